@@ -48,9 +48,9 @@ const SUBCODE_NAMES: Record<number, Record<number, string>> = {
     5: 'Authentication Failure (deprecated)',
     6: 'Unacceptable Hold Time',
     7: 'Unsupported Capability',
-    8: 'Grouping Conflict (deprecated)',
-    9: 'Grouping Required (deprecated)',
-    10: 'Capability Value Mismatch (deprecated)',
+    8: 'Deprecated (8)',
+    9: 'Deprecated (9)',
+    10: 'Deprecated (10)',
     11: 'Role Mismatch',
   },
   3: {
