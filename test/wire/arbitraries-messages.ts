@@ -54,7 +54,7 @@ export const capabilityArb: fc.Arbitrary<Capability> = fc.oneof(
   rec({
     kind: fc.constant('unknown' as const),
     code: fc.integer({ min: 0, max: 255 }).filter((c) => !KNOWN_CODES.has(c)),
-    value: fc.uint8Array({ maxLength: 40 }),
+    value: fc.oneof(fc.uint8Array({ maxLength: 12 }), fc.uint8Array({ minLength: 60, maxLength: 200 })),
   }),
 );
 
