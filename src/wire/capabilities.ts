@@ -1,4 +1,4 @@
-import { u16, u32, type Writer } from './buffer.js';
+import { u16, u32, Writer } from './buffer.js';
 import { CapabilityCode, ErrorCode } from './constants.js';
 import { BgpError } from './errors.js';
 import type { AddPathMode, Capability } from './types.js';
@@ -186,6 +186,13 @@ export function encodeCapability(cap: Capability, w: Writer): void {
       w.u8(cap.code).u8(cap.value.length).bytes(cap.value);
       return;
   }
+}
+
+/** Capabilities as TLV bytes, e.g. the data of an Unsupported Capability (2/7) NOTIFICATION (RFC 5492 §3). */
+export function encodeCapabilities(caps: readonly Capability[]): Uint8Array {
+  const w = new Writer(64);
+  for (const cap of caps) encodeCapability(cap, w);
+  return w.finish();
 }
 
 function checkUint(v: number, max: number, what: string): void {

@@ -11,7 +11,7 @@ export { Framer, badLengthError, type FrameHandler } from './framer.js';
 export { frameMessage, writeHeader } from './header.js';
 export { decodeMessage, encodeMessage } from './message.js';
 export { decodeOpen, encodeOpenBody, buildOpen, openAsn, capabilitiesOf, type OpenOptions } from './open.js';
-export { decodeCapabilities, decodeCapability, encodeCapability } from './capabilities.js';
+export { decodeCapabilities, decodeCapability, encodeCapability, encodeCapabilities } from './capabilities.js';
 export {
   decodeNotification,
   encodeNotificationBody,

@@ -1,6 +1,6 @@
 import { formatV4, parseV4 } from '../net/address.js';
 import { u16, u32, Writer } from './buffer.js';
-import { decodeCapabilities, encodeCapability } from './capabilities.js';
+import { decodeCapabilities, encodeCapabilities } from './capabilities.js';
 import { AS_TRANS, BGP_VERSION, ErrorCode, OpenSubcode } from './constants.js';
 import { BgpError } from './errors.js';
 import { badLengthError } from './framer.js';
@@ -82,12 +82,10 @@ export function encodeOpenBody(msg: OpenMessage): Uint8Array {
   const values = msg.params.map((p) => {
     checkUint(p.type, 0xff, 'optional parameter type');
     if (p.type === EXTENDED_LENGTH_PARAM) throw new RangeError('optional parameter type 255 is reserved (RFC 9072)');
-    if (p.capabilities) {
-      const w = new Writer(64);
-      for (const cap of p.capabilities) encodeCapability(cap, w);
-      return { type: p.type, value: w.finish() };
-    }
-    return { type: p.type, value: (p as { value: Uint8Array }).value };
+    if (p.capabilities) return { type: p.type, value: encodeCapabilities(p.capabilities) };
+    const value = (p as { value?: unknown }).value;
+    if (!(value instanceof Uint8Array)) throw new RangeError(`optional parameter ${p.type} has neither capabilities nor a byte value`);
+    return { type: p.type, value };
   });
   const plainLength = values.reduce((n, v) => n + 2 + v.value.length, 0);
   const extended = msg.extendedParams === true || plainLength > 255 || values.some((v) => v.value.length > 255);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Writer } from '../../src/wire/buffer.js';
-import { decodeCapabilities, decodeCapability, encodeCapability } from '../../src/wire/capabilities.js';
+import { decodeCapabilities, decodeCapability, encodeCapabilities, encodeCapability } from '../../src/wire/capabilities.js';
 import { BgpError } from '../../src/wire/errors.js';
 import type { Capability } from '../../src/wire/types.js';
 import { capabilityArb, capabilityValueLength, hex } from './arbitraries-messages.js';
@@ -173,6 +173,16 @@ describe('capability encoding', () => {
         expect(decodeCapabilities(wire, 0, wire.length)).toStrictEqual([cap]);
       }),
       { numRuns: 1000 },
+    );
+  });
+
+  it('encodes a list as concatenated TLVs (the data of a 2/7 NOTIFICATION)', () => {
+    expect(encodeCapabilities([{ kind: 'routeRefresh' }, { kind: 'fourOctetAs', asn: 65550 }])).toEqual(hex('02 00 41 04 0001000e'));
+    fc.assert(
+      fc.property(fc.array(capabilityArb, { maxLength: 5 }), (caps) => {
+        const b = encodeCapabilities(caps);
+        expect(decodeCapabilities(b, 0, b.length)).toStrictEqual(caps);
+      }),
     );
   });
 
