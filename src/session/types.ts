@@ -1,0 +1,136 @@
+import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage, RouteRefreshMessage, UpdateMessage, Message } from '../wire/types.js';
+import type { BgpError } from '../wire/errors.js';
+import type { Negotiated } from './negotiate.js';
+
+/** RFC 4271 §8.2.2 states. */
+export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
+
+/** Per-connection timers of RFC 4271 §8 (IdleHold is the §8.1.1 damping timer). */
+export type TimerName = 'ConnectRetry' | 'Hold' | 'Keepalive' | 'DelayOpen' | 'IdleHold';
+
+/** Peer-level timers of graceful restart (RFC 4724). */
+export type PeerTimerName = 'Restart' | 'StalePath';
+
+/** RFC 4271 §8.1 events, messages already decoded by the shell. */
+export type FsmEvent =
+  | { readonly type: 'ManualStart' }
+  | { readonly type: 'ManualStop' }
+  | { readonly type: 'AutomaticStart' }
+  | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
+  | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }
+  | { readonly type: 'AutomaticStop'; readonly subcode?: number }
+  | { readonly type: 'ConnectRetryTimer_Expires' }
+  | { readonly type: 'HoldTimer_Expires' }
+  | { readonly type: 'KeepaliveTimer_Expires' }
+  | { readonly type: 'DelayOpenTimer_Expires' }
+  | { readonly type: 'IdleHoldTimer_Expires' }
+  | { readonly type: 'TcpConnection_Valid' }
+  | { readonly type: 'TcpConnection_Acknowledged' }
+  | { readonly type: 'TcpConnectionConfirmed' }
+  | { readonly type: 'TcpConnectionFails' }
+  | { readonly type: 'BGPOpen'; readonly message: OpenMessage }
+  | { readonly type: 'BGPHeaderErr'; readonly error: BgpError }
+  | { readonly type: 'BGPOpenMsgErr'; readonly error: BgpError }
+  | { readonly type: 'OpenCollisionDump' }
+  | { readonly type: 'NotifMsgVerErr'; readonly message: NotificationMessage }
+  | { readonly type: 'NotifMsg'; readonly message: NotificationMessage }
+  | { readonly type: 'KeepAliveMsg' }
+  | { readonly type: 'UpdateMsg'; readonly message: UpdateMessage }
+  | { readonly type: 'UpdateMsgErr'; readonly error: BgpError }
+  | { readonly type: 'RouteRefresh'; readonly message: RouteRefreshMessage };
+
+export type FsmEventType = FsmEvent['type'];
+
+/** Why a session (or an attempt) ended, for logs and the graceful-restart decision. */
+export type DownReason =
+  | { readonly kind: 'manualStop' }
+  | { readonly kind: 'automaticStop' }
+  | { readonly kind: 'holdTimerExpired' }
+  | { readonly kind: 'tcpFailed' }
+  | { readonly kind: 'notificationReceived'; readonly code: number; readonly subcode: number }
+  | { readonly kind: 'notificationSent'; readonly code: number; readonly subcode: number; readonly message: string }
+  | { readonly kind: 'collision' }
+  | { readonly kind: 'unexpected'; readonly event: FsmEventType };
+
+/** What the FSM asks the shell to do. Plain data; the shell carries it out in order. */
+export type FsmAction =
+  | { readonly type: 'connect' }
+  | { readonly type: 'disconnect' }
+  | { readonly type: 'send'; readonly message: Message }
+  | { readonly type: 'startTimer'; readonly timer: TimerName; readonly seconds: number }
+  | { readonly type: 'stopTimer'; readonly timer: TimerName }
+  | { readonly type: 'stateChange'; readonly from: StateName; readonly to: StateName }
+  /** Both OPENs known: switch the codec contexts and framer limit. */
+  | { readonly type: 'negotiated'; readonly negotiated: Negotiated }
+  | { readonly type: 'sessionUp'; readonly negotiated: Negotiated }
+  | { readonly type: 'sessionDown'; readonly reason: DownReason }
+  /** An attempt that never reached Established ended. */
+  | { readonly type: 'attemptFailed'; readonly reason: DownReason }
+  | { readonly type: 'update'; readonly message: UpdateMessage }
+  | { readonly type: 'routeRefresh'; readonly message: RouteRefreshMessage };
+
+export interface IdleHoldConfig {
+  /** First delay before an automatic restart, seconds. */
+  readonly initial: number;
+  /** Upper bound of the doubling backoff, seconds. */
+  readonly max: number;
+  /** A session up at least this long resets the backoff, seconds. */
+  readonly stableAfter: number;
+}
+
+export interface GracefulRestartConfig {
+  /** Seconds we ask peers to wait for us (0..4095). */
+  readonly restartTime: number;
+  /** Bound on waiting for End-of-RIB after the peer comes back, seconds. */
+  readonly stalePathTime: number;
+  /** Families whose forwarding state we keep across our own restart. */
+  readonly forwardingPreserved: readonly AfiSafi[];
+}
+
+/** Static configuration of one peer as the session layer sees it. */
+export interface SessionConfig {
+  readonly localAs: number;
+  /** Our BGP identifier, dotted quad. */
+  readonly localId: string;
+  /** The peer's AS, or 'any' to learn it from its OPEN. */
+  readonly peerAs: number | 'any';
+  /** Proposed hold time, seconds (0 or ≥ 3). */
+  readonly holdTime: number;
+  /** Keepalive interval; a third of the negotiated hold time when absent. */
+  readonly keepaliveTime?: number;
+  readonly connectRetryTime: number;
+  /** RFC 4271 DelayOpen, seconds; 0 or absent disables it. */
+  readonly delayOpenTime?: number;
+  /** Never connect out; wait for the peer. */
+  readonly passive: boolean;
+  readonly idleHold: IdleHoldConfig;
+  readonly families: readonly AfiSafi[];
+  readonly routeRefresh: boolean;
+  readonly enhancedRouteRefresh: boolean;
+  readonly extendedMessage: boolean;
+  readonly addPath: readonly { readonly afi: number; readonly safi: number; readonly mode: AddPathMode }[];
+  /** Present to advertise graceful restart. */
+  readonly gracefulRestart?: GracefulRestartConfig;
+  /** Extra capabilities to advertise verbatim. */
+  readonly extraCapabilities?: readonly Capability[];
+  /** Capabilities the peer must advertise; checked by kind (and family for multiprotocol). */
+  readonly requiredCapabilities?: readonly Capability[];
+}
+
+export const DEFAULT_IDLE_HOLD: IdleHoldConfig = Object.freeze({ initial: 5, max: 120, stableAfter: 60 });
+
+/** A config with RFC 4271 suggested defaults; override what you need. */
+export function sessionConfig(base: Pick<SessionConfig, 'localAs' | 'localId' | 'peerAs'> & Partial<SessionConfig>): SessionConfig {
+  return {
+    holdTime: 90,
+    connectRetryTime: 120,
+    passive: false,
+    idleHold: DEFAULT_IDLE_HOLD,
+    families: [{ afi: 1, safi: 1 }],
+    routeRefresh: true,
+    enhancedRouteRefresh: false,
+    extendedMessage: false,
+    addPath: [],
+    ...base,
+  };
+}
