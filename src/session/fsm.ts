@@ -278,8 +278,13 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnectionConfirmed':
       return tcpUp(st);
     case 'TcpConnectionFails':
-      if (f.state === 'Connect' && delayOpenRunning) {
-        return st.set({ connected: false }).start('ConnectRetry', f.config.connectRetryTime).stop('DelayOpen').goto('Active').done();
+      if (f.state === 'Connect') {
+        // §8.2.2 sends Connect to Idle here unless DelayOpen runs; like most
+        // implementations we go to Active and listen until ConnectRetry, so
+        // two peers that both dial never lock each other out from Idle.
+        st.set({ connected: false }).start('ConnectRetry', f.config.connectRetryTime).stop('DelayOpen');
+        st.emit({ type: 'attemptFailed', reason: { kind: 'tcpFailed' } });
+        return st.goto('Active').done();
       }
       return toIdle(st, { reason: { kind: 'tcpFailed' }, failure: true });
     case 'BGPOpen':

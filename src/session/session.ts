@@ -2,7 +2,7 @@ import type { AfiSafi, OpenMessage } from '../wire/types.js';
 import { createFsm, transition, type Fsm } from './fsm.js';
 import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
-import type { FsmAction, FsmEvent, PeerTimerName, SessionConfig } from './types.js';
+import type { FsmAction, FsmEvent, PeerTimerName, SessionConfig, TimerName } from './types.js';
 
 /** One TCP connection's FSM. `initiator` says who opened the TCP connection (for §6.8). */
 export interface ConnSlot {
@@ -124,8 +124,11 @@ class PeerStepper {
   /** An Idle connection next to another one is dropped; the survivor becomes primary. */
   private reap(id: number): void {
     const slot = this.slot(id);
-    if (!slot || slot.fsm.state !== 'Idle' || this.s.conns.length < 2) return;
-    if (slot.fsm.timers.IdleHold !== undefined) this.actions.push({ type: 'stopTimer', timer: 'IdleHold', conn: id });
+    if (!slot || this.s.conns.length < 2) return;
+    // Idle, or back in Active without a connection: nothing left to resolve on it.
+    const spent = slot.fsm.state === 'Idle' || (slot.fsm.state === 'Active' && !slot.fsm.connected);
+    if (!spent) return;
+    for (const timer of Object.keys(slot.fsm.timers) as TimerName[]) this.actions.push({ type: 'stopTimer', timer, conn: id });
     this.actions.push({ type: 'release', conn: id });
     const survivor = this.s.conns.find((c) => c.id !== id)!;
     // Refusals learnt on the dropped connection still apply to the next OPEN.

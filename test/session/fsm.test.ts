@@ -39,7 +39,7 @@ const table: Row[] = [
   T('Connect', e('ConnectRetryTimer_Expires'), 'Connect', null, { connect: true, disconnect: true, timers: ['ConnectRetry:120'] }),
   T('Connect', e('TcpConnection_Acknowledged'), 'OpenSent', null, { sent: ['open'], timers: [`Hold:${LARGE_HOLD_TIME}`] }),
   T('Connect', e('TcpConnectionConfirmed'), 'OpenSent', null, { sent: ['open'] }),
-  T('Connect', e('TcpConnectionFails'), 'Idle', null, { sent: [] }),
+  T('Connect', e('TcpConnectionFails'), 'Active', null, { sent: [], timers: ['ConnectRetry:120'] }), // deviation: listen, see fsm.ts
   T('Connect', ev.headerErr(), 'Idle', [1, 2], { disconnect: true }),
   T('Connect', ev.openErr(), 'Idle', [2, 4]),
   T('Connect', ev.notif(6, 2), 'Idle', null, { sent: [] }),
@@ -202,7 +202,8 @@ describe('FSM details', () => {
     const delays: number[] = [];
     for (let i = 0; i < 6; i++) {
       f = transition(f, { type: 'ManualStart' }, now).fsm;
-      f = transition(f, { type: 'TcpConnectionFails' }, now).fsm;
+      f = transition(f, { type: 'TcpConnection_Acknowledged' }, now).fsm;
+      f = transition(f, { type: 'HoldTimer_Expires' }, now).fsm;
       delays.push((f.timers.IdleHold! - now) / 1000);
       now += 1000;
     }
