@@ -124,7 +124,6 @@ export class BgpConnection {
     if (this.closed || this.closing) return;
     this.closing = true;
     this.lanes[3].length = 0;
-    this.socket.pause();
     this.lingerTimer = setTimeout(() => this.socket.destroy(), this.opts.lingerMs ?? 3000);
     this.lingerTimer.unref?.();
     if (!this.blocked) this.socket.end();
@@ -136,6 +135,7 @@ export class BgpConnection {
   }
 
   private onData(chunk: Buffer): void {
+    // Still read while closing (so the peer's FIN is seen), but ignore what arrives.
     if (this.failed || this.closing) return;
     // Frames are handed out one by one, so an OPEN's new contexts apply to the next frame.
     let inHandler = false;

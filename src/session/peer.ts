@@ -237,9 +237,17 @@ export class Peer {
         c?.close();
         return;
       }
-      case 'send':
-        this.conns.get(a.conn)?.send(a.message);
+      case 'send': {
+        const c = this.conns.get(a.conn);
+        try {
+          c?.send(a.message);
+        } catch (e) {
+          // An unencodable message is our bug; drop the connection rather than the process.
+          this.log(`cannot send ${a.message.type}: ${String(e)}`);
+          c?.destroy();
+        }
         return;
+      }
       case 'startTimer':
         this.setTimer(`${a.conn}:${a.timer}`, a.seconds, { type: 'conn', conn: a.conn, event: { type: TIMER_EVENT[a.timer] } as FsmEvent });
         return;
