@@ -2,7 +2,7 @@ import type { AfiSafi, OpenMessage } from '../wire/types.js';
 import { createFsm, transition, type Fsm } from './fsm.js';
 import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
-import type { FsmAction, FsmEvent, PeerTimerName, SessionConfig, TimerName } from './types.js';
+import { validateSessionConfig, type FsmAction, type FsmEvent, type PeerTimerName, type SessionConfig, type TimerName } from './types.js';
 
 /** One TCP connection's FSM. `initiator` says who opened the TCP connection (for §6.8). */
 export interface ConnSlot {
@@ -53,7 +53,9 @@ export interface PeerStep {
   readonly actions: readonly PeerAction[];
 }
 
+/** Throws SessionConfigError naming the field when `config` is unusable. */
 export function createPeerSession(config: SessionConfig, opts: { restarting?: boolean } = {}): PeerSession {
+  validateSessionConfig(config);
   const restarting = opts.restarting ?? false;
   return { config, conns: [{ id: 1, initiator: 'local', fsm: createFsm(config, { restarting }) }], nextId: 2, gr: GR_NONE, restarting };
 }

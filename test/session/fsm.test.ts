@@ -129,6 +129,44 @@ describe('RFC 4271 §8.2.2 transition table', () => {
   });
 });
 
+// The DelayOpen rows of §8.2.2 (Connect and Active with the DelayOpenTimer running).
+const delayed = cfg({ delayOpenTime: 5 });
+const DELAY_PATHS: Record<string, FsmEvent[]> = {
+  Connect: [{ type: 'ManualStart' }, { type: 'TcpConnection_Acknowledged' }],
+  Active: [{ type: 'ManualStart_with_PassiveTcpEstablishment' }, { type: 'TcpConnectionConfirmed' }],
+};
+const delayTable: Row[] = [
+  T('Connect', e('DelayOpenTimer_Expires'), 'OpenSent', null, { sent: ['open'], timers: ['Hold:240'] }),
+  T('Connect', ev.open(), 'OpenConfirm', null, { sent: ['open', 'keepalive'], timers: ['Keepalive:30', 'Hold:90'] }),
+  T('Connect', ev.verErr(), 'Idle', null, { disconnect: true }),
+  T('Connect', e('TcpConnectionFails'), 'Active', null, { timers: ['ConnectRetry:120'] }),
+  T('Connect', e('ManualStop'), 'Idle', [6, 2], { disconnect: true }),
+  T('Connect', ev.open(peerOpen({ holdTime: 2 })), 'Idle', [2, 6]),
+  T('Active', e('DelayOpenTimer_Expires'), 'OpenSent', null, { sent: ['open'], timers: ['Hold:240'] }),
+  T('Active', ev.open(), 'OpenConfirm', null, { sent: ['open', 'keepalive'] }),
+  T('Active', ev.open(peerOpen({ bgpId: '0.0.0.0' })), 'Idle', [2, 3]),
+  T('Active', ev.headerErr(), 'Idle', [1, 2], { disconnect: true }),
+  T('Active', e('TcpConnectionFails'), 'Idle', null, { disconnect: true }),
+  T('Active', e('ManualStop'), 'Idle', [6, 2]),
+  T('Active', e('ConnectRetryTimer_Expires'), 'Active', null, { sent: [] }), // stopped when TCP came up
+];
+
+describe('RFC 4271 §8.2.2 with DelayOpen', () => {
+  it.each(delayTable.map((r) => [`${r.state} (DelayOpen running) + ${r.event.type} → ${r.to}`, r] as const))('%s', (_name, r) => {
+    const f = drive(delayed, DELAY_PATHS[r.state]);
+    expect(f.state).toBe(r.state);
+    expect(f.timers.DelayOpen).toBeDefined();
+    const t = transition(f, r.event, 1000);
+    expect(t.fsm.state).toBe(r.to);
+    expect(sentNotification(t.actions) ?? null).toEqual(r.notify);
+    const other = sends(t.actions).filter((m) => m.type !== 'notification').map((m) => m.type);
+    if (r.sent) expect(other).toEqual(r.sent);
+    if (r.disconnect !== undefined) expect(t.actions.some((a) => a.type === 'disconnect')).toBe(r.disconnect);
+    if (r.timers) for (const tm of r.timers) expect(timersStarted(t.actions)).toContain(tm);
+    if (r.to !== 'Connect' && r.to !== 'Active') expect(t.fsm.timers.DelayOpen).toBeUndefined();
+  });
+});
+
 describe('FSM details', () => {
   it('reports session up with the negotiation and down with the reason', () => {
     const f = drive(c, PATHS.OpenConfirm);

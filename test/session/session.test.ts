@@ -96,3 +96,17 @@ describe('collision detection (RFC 4271 §6.8)', () => {
     expect(run(createPeerSession(cfg()), [{ type: 'sendEndOfRib', family: { afi: 1, safi: 1 } }]).actions).toEqual([]);
   });
 });
+
+describe('session config validation', () => {
+  it('names the field that is wrong', () => {
+    expect(() => createPeerSession(cfg({ holdTime: 2 }))).toThrow(/holdTime must be 0 or 3\.\.65535 seconds, got 2/);
+    expect(() => createPeerSession(cfg({ localId: '0.0.0.0' }))).toThrow(/localId/);
+    expect(() => createPeerSession(cfg({ localId: '10.0.0.256' }))).toThrow(/localId/);
+    expect(() => createPeerSession(cfg({ localAs: 0 }))).toThrow(/localAs/);
+    expect(() => createPeerSession(cfg({ peerAs: 2 ** 32 }))).toThrow(/peerAs/);
+    expect(() => createPeerSession(cfg({ families: [] }))).toThrow(/families/);
+    expect(() => createPeerSession(cfg({ idleHold: { initial: 10, max: 5, stableAfter: 0 } }))).toThrow(/idleHold/);
+    expect(() => createPeerSession(cfg({ gracefulRestart: { restartTime: 5000, stalePathTime: 1, forwardingPreserved: [] } }))).toThrow(/restartTime must be 0\.\.4095/);
+    expect(createPeerSession(cfg({ holdTime: 0, peerAs: 'any' })).conns).toHaveLength(1);
+  });
+});
