@@ -238,7 +238,10 @@ export function transition(fsm: Fsm, ev: FsmEvent, now: number): Transition {
 
 function idle(st: Step, ev: FsmEvent): Transition {
   switch (ev.type) {
-    case 'ManualStart': return start(st, false);
+    case 'ManualStart':
+      // An operator start is a fresh start: forget capabilities the peer once refused.
+      st.set({ omissions: NO_OMISSIONS });
+      return start(st, false);
     case 'ManualStart_with_PassiveTcpEstablishment':
     case 'AutomaticStart_with_PassiveTcpEstablishment':
       if (ev.type.startsWith('Automatic') && st.fsm.timers.IdleHold !== undefined) return st.done();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { openCapabilities } from '../../src/session/open.js';
 import { sessionConfig, type SessionConfig } from '../../src/session/types.js';
 import { refuseCapabilities, Sim } from './sim.js';
@@ -135,5 +136,46 @@ describe('simulation over in-memory links', () => {
     expect(sim.state('a', 'b')).not.toBe('Established');
     expect(up(sim, 'a', 'c') && up(sim, 'b', 'c')).toBe(true);
     expect(sim.clock.runUntil(all, 60_000, 100)).toBe(true);
+  });
+});
+
+describe('simulation under random faults', () => {
+  it('after any schedule of cuts, stalls, refusals and restarts, clearing the faults brings the session back with one connection per side', () => {
+    const fault = fc.record({
+      at: fc.integer({ min: 0, max: 300_000 }),
+      what: fc.constantFrom('cut', 'stall', 'unstall', 'down', 'up', 'restartA', 'restartB', 'stopA', 'startA'),
+    });
+    fc.assert(fc.property(fc.array(fault, { maxLength: 12 }), fc.boolean(), (faults, gr) => {
+      const g = gr ? { gracefulRestart: { restartTime: 60, stalePathTime: 120, forwardingPreserved: [{ afi: 1, safi: 1 }] } } : {};
+      const sim = pair({ holdTime: 9, ...g });
+      sim.start('a', 'b');
+      sim.start('b', 'a');
+      let now = 0;
+      for (const f of [...faults].sort((x, y) => x.at - y.at)) {
+        sim.clock.advance(f.at - now);
+        now = f.at;
+        if (f.what === 'cut') sim.cut('a', 'b');
+        if (f.what === 'stall') sim.setFaults('a', 'b', { stall: true });
+        if (f.what === 'unstall' || f.what === 'up') sim.setFaults('a', 'b', {});
+        if (f.what === 'down') sim.setFaults('a', 'b', { down: true });
+        if (f.what === 'restartA') { sim.restart('a', 'b', conf('a', 'b', { holdTime: 9, ...g }), { restarting: gr }); sim.start('a', 'b'); }
+        if (f.what === 'restartB') { sim.restart('b', 'a', conf('b', 'a', { holdTime: 9, ...g }), { restarting: gr }); sim.start('b', 'a'); }
+        if (f.what === 'stopA') sim.step('a', 'b', { type: 'stop' });
+        if (f.what === 'startA') sim.start('a', 'b');
+        for (const x of ['a', 'b']) {
+          const s = sim.session(x, x === 'a' ? 'b' : 'a');
+          expect(s.conns.filter((c) => c.fsm.state === 'OpenConfirm' || c.fsm.state === 'Established').length).toBeLessThanOrEqual(1);
+        }
+      }
+      sim.setFaults('a', 'b', {});
+      if (sim.session('a', 'b').conns[0].fsm.state === 'Idle' && !sim.session('a', 'b').conns[0].fsm.autoRestart) sim.start('a', 'b');
+      // Worst case: both back off to idleHold.max and ConnectRetry (120 s) runs out once.
+      expect(sim.clock.runUntil(() => up(sim, 'a', 'b'), 400_000, 500)).toBe(true);
+      expect(sim.session('a', 'b').conns).toHaveLength(1);
+      expect(sim.session('b', 'a').conns).toHaveLength(1);
+      // Whatever graceful restart did meanwhile, no stale state outlives Restart + StalePath.
+      sim.clock.advance(200_000);
+      expect(sim.session('a', 'b').gr.phase).toBe('none');
+    }), { numRuns: 60 });
   });
 });
