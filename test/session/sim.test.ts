@@ -179,3 +179,24 @@ describe('simulation under random faults', () => {
     }), { numRuns: 60 });
   });
 });
+
+describe('simulation link faults', () => {
+  it('a short stall delays keepalives without loss; a stall past the hold time ends the session', () => {
+    const sim = pair({ holdTime: 30 });
+    sim.start('a', 'b');
+    sim.start('b', 'a');
+    expect(sim.clock.runUntil(() => up(sim, 'a', 'b'), 5000)).toBe(true);
+    const received = () => sim.log.filter((l) => l.node === 'a' && l.action.type === 'startTimer' && l.action.timer === 'Hold').length;
+    const before = received();
+    sim.setFaults('a', 'b', { stall: true });
+    sim.clock.advance(15_000);
+    expect(received()).toBe(before); // nothing from b got through
+    sim.setFaults('a', 'b', {});
+    sim.clock.advance(10);
+    expect(received()).toBeGreaterThan(before); // the held keepalive arrived
+    expect(up(sim, 'a', 'b')).toBe(true);
+    sim.setFaults('a', 'b', { drop: true });
+    sim.clock.advance(31_000);
+    expect(sim.actions('a', 'b', 'sessionDown')[0]).toMatchObject({ reason: { kind: 'holdTimerExpired' } });
+  });
+});

@@ -68,13 +68,17 @@ interface Pipe {
   readonly a: Endpoint;
   readonly b: Endpoint;
   open: boolean;
+  /** Messages held by a stall: destination and message. */
+  held?: { to: Endpoint; message: Message }[];
 }
 
 export interface LinkFaults {
   /** New connections are refused. */
   down?: boolean;
-  /** Messages are silently lost; TCP stays up. */
+  /** Messages are held back (TCP stays up, nothing lost); released in order when the stall ends. */
   stall?: boolean;
+  /** Messages are silently lost (a broken middlebox; TCP itself never loses data). */
+  drop?: boolean;
 }
 
 export interface LogEntry {
@@ -119,6 +123,14 @@ export class Sim {
 
   setFaults(a: string, b: string, f: LinkFaults): void {
     this.faults.set([a, b].sort().join('|'), f);
+    if (f.stall) return;
+    // The stall is over: what TCP buffered arrives, in order.
+    for (const p of new Set(this.pipes.values())) {
+      if (!p.held || [p.a.node, p.b.node].sort().join('|') !== [a, b].sort().join('|')) continue;
+      const held = p.held;
+      p.held = undefined;
+      for (const h of held) this.later(() => this.receive(h.to, h.message, p));
+    }
   }
 
   private faultsOf(a: string, b: string): LinkFaults {
@@ -237,8 +249,13 @@ export class Sim {
         const p = this.pipes.get(this.epKey({ node, peer, conn: a.conn }));
         if (!p || !p.open) return;
         this.sent.push({ at: this.clock.now(), from: node, to: peer, message: a.message });
-        if (this.faultsOf(node, peer).stall) return;
+        const faults = this.faultsOf(node, peer);
+        if (faults.drop) return;
         const to = p.a.node === node ? p.b : p.a;
+        if (faults.stall || p.held) {
+          (p.held ??= []).push({ to, message: a.message });
+          return;
+        }
         this.later(() => this.receive(to, a.message, p));
         return;
       }
