@@ -1,0 +1,164 @@
+import type { Socket } from 'node:net';
+import { CeaseSubcode, ErrorCode, MAX_EXTENDED_MESSAGE, MAX_MESSAGE } from '../wire/constants.js';
+import { LEGACY_CONTEXT, type CodecContext } from '../wire/context.js';
+import { BgpError } from '../wire/errors.js';
+import { Framer } from '../wire/framer.js';
+import { decodeMessage, encodeMessage } from '../wire/message.js';
+import type { Message, MessageKind } from '../wire/types.js';
+
+export interface Codec {
+  decode(type: number, body: Uint8Array, ctx: CodecContext): Message;
+  encode(msg: Message, ctx: CodecContext): Uint8Array;
+}
+
+export const WIRE_CODEC: Codec = { decode: decodeMessage, encode: encodeMessage };
+
+export interface ConnectionHandlers {
+  onMessage(msg: Message): void;
+  /** A decode failure. The NOTIFICATION has been sent and the connection is closing. */
+  onError(err: BgpError): void;
+  onClose(): void;
+  /** The send queue emptied after backpressure; a good moment to build more UPDATEs. */
+  onDrain?(): void;
+}
+
+export interface ConnectionOptions {
+  codec?: Codec;
+  /** TCP keepalive probe delay, ms (0 disables). */
+  tcpKeepAliveMs?: number;
+  /** How long `close()` waits for queued bytes before destroying the socket, ms. */
+  lingerMs?: number;
+}
+
+/** Send priority as BIRD orders it: NOTIFICATION > KEEPALIVE > OPEN > UPDATE (route refresh with UPDATE). */
+const LANE: Record<MessageKind, number> = { notification: 0, keepalive: 1, open: 2, update: 3, routeRefresh: 3 };
+
+/**
+ * One BGP TCP connection: bytes in through the framer and the codec, typed
+ * messages out through a priority queue that only fills while the socket
+ * pushes back. Carries out no BGP logic.
+ */
+export class BgpConnection {
+  private readonly framer = new Framer(MAX_MESSAGE);
+  private readonly codec: Codec;
+  private decodeCtx: CodecContext = LEGACY_CONTEXT;
+  private encodeCtx: CodecContext = LEGACY_CONTEXT;
+  private readonly lanes: Uint8Array[][] = [[], [], [], []];
+  private blocked = false;
+  private closing = false;
+  private closed = false;
+  private failed = false;
+  private lingerTimer?: ReturnType<typeof setTimeout>;
+
+  constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers, private readonly opts: ConnectionOptions = {}) {
+    this.codec = opts.codec ?? WIRE_CODEC;
+    socket.setNoDelay(true);
+    const ka = opts.tcpKeepAliveMs ?? 30_000;
+    if (ka > 0) socket.setKeepAlive(true, ka);
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('drain', () => this.flush());
+    socket.on('error', () => { /* 'close' follows and reports it */ });
+    socket.on('close', () => {
+      this.closed = true;
+      if (this.lingerTimer) clearTimeout(this.lingerTimer);
+      this.handlers.onClose();
+    });
+  }
+
+  /** After both OPENs: what we agreed to read and to write. */
+  setContexts(decode: CodecContext, encode: CodecContext): void {
+    this.decodeCtx = decode;
+    this.encodeCtx = encode;
+    this.framer.maxSize = decode.extendedMessage ? MAX_EXTENDED_MESSAGE : MAX_MESSAGE;
+  }
+
+  get isOpen(): boolean {
+    return !this.closed && !this.closing;
+  }
+
+  /** True when a send would go straight to the socket. */
+  get writable(): boolean {
+    return this.isOpen && !this.blocked;
+  }
+
+  /** Messages waiting for the socket, per lane (notification, keepalive, open, update). */
+  get queued(): readonly number[] {
+    return this.lanes.map((l) => l.length);
+  }
+
+  /** Queues one message; false when the connection is closing or closed (the message is dropped). */
+  send(msg: Message): boolean {
+    if (!this.isOpen) return false;
+    const bytes = this.codec.encode(msg, this.encodeCtx);
+    if (!this.blocked) {
+      this.blocked = !this.socket.write(bytes);
+      return true;
+    }
+    this.lanes[LANE[msg.type]].push(bytes);
+    return true;
+  }
+
+  private flush(): void {
+    this.blocked = false;
+    for (const lane of this.lanes) {
+      while (lane.length > 0) {
+        const bytes = lane.shift()!;
+        if (!this.socket.write(bytes)) {
+          this.blocked = true;
+          return;
+        }
+      }
+    }
+    if (this.closing) {
+      this.socket.end();
+      return;
+    }
+    this.handlers.onDrain?.();
+  }
+
+  /**
+   * Graceful close: UPDATEs still queued are dropped (the session is over),
+   * NOTIFICATION and the rest are flushed, then FIN; destroyed after `lingerMs`.
+   */
+  close(): void {
+    if (this.closed || this.closing) return;
+    this.closing = true;
+    this.lanes[3].length = 0;
+    this.lingerTimer = setTimeout(() => this.socket.destroy(), this.opts.lingerMs ?? 3000);
+    this.lingerTimer.unref?.();
+    if (!this.blocked) this.socket.end();
+  }
+
+  destroy(): void {
+    this.closing = true;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    // Still read while closing (so the peer's FIN is seen), but ignore what arrives.
+    if (this.failed || this.closing) return;
+    // Frames are handed out one by one, so an OPEN's new contexts apply to the next frame.
+    let inHandler = false;
+    try {
+      this.framer.push(chunk, (type, body) => {
+        if (this.closing) return;
+        const m = this.codec.decode(type, body, this.decodeCtx);
+        inHandler = true;
+        this.handlers.onMessage(m);
+        inHandler = false;
+      });
+    } catch (e) {
+      // A throwing handler is our bug, not bad input: let it surface.
+      if (inHandler) throw e;
+      this.fail(e instanceof BgpError ? e : new BgpError(ErrorCode.CEASE, CeaseSubcode.OUT_OF_RESOURCES, `internal error decoding a message: ${String(e)}`));
+    }
+  }
+
+  /** Decode failure: NOTIFICATION with the error's code, then close, then tell the owner. */
+  private fail(err: BgpError): void {
+    this.failed = true;
+    this.send({ type: 'notification', code: err.code, subcode: err.subcode, data: err.data });
+    this.close();
+    this.handlers.onError(err);
+  }
+}

@@ -1,0 +1,103 @@
+import type { AfiSafi, UpdateMessage } from '../wire/types.js';
+import type { Negotiated } from './negotiate.js';
+import { sameFamily } from './negotiate.js';
+import type { DownReason, PeerTimerName } from './types.js';
+
+/** What graceful restart asks of the RIB and the peer-level timers. */
+export type GrAction =
+  /** Keep the peer's routes of these families but mark them stale. */
+  | { readonly type: 'markStale'; readonly families: readonly AfiSafi[] }
+  /** Drop the peer's routes of these families that are still stale. */
+  | { readonly type: 'purgeStale'; readonly families: readonly AfiSafi[] }
+  /** Plain session loss: drop all of the peer's routes. */
+  | { readonly type: 'flushRoutes' }
+  | { readonly type: 'startPeerTimer'; readonly timer: PeerTimerName; readonly seconds: number }
+  | { readonly type: 'stopPeerTimer'; readonly timer: PeerTimerName };
+
+/**
+ * RFC 4724 receiving-speaker state for one peer. `waitingRestart`: session
+ * lost, routes stale, Restart timer running. `waitingEor`: back up, waiting
+ * for End-of-RIB per family under the StalePath timer.
+ */
+export interface GrState {
+  readonly phase: 'none' | 'waitingRestart' | 'waitingEor';
+  readonly stale: readonly AfiSafi[];
+}
+
+export const GR_NONE: GrState = Object.freeze({ phase: 'none', stale: [] });
+
+export interface GrStep {
+  readonly gr: GrState;
+  readonly actions: readonly GrAction[];
+}
+
+const without = (list: readonly AfiSafi[], drop: readonly AfiSafi[]) => list.filter((f) => !drop.some((d) => sameFamily(d, f)));
+
+/** A session loss keeps routes only when GR was negotiated and the loss was not a NOTIFICATION or an operator stop. */
+export function retainsRoutes(n: Negotiated | undefined, reason: DownReason): boolean {
+  const gr = n?.gracefulRestart;
+  if (!gr || gr.restartTime === 0 || gr.families.length === 0) return false;
+  return reason.kind === 'tcpFailed' || reason.kind === 'holdTimerExpired' || reason.kind === 'collision';
+}
+
+export function grSessionDown(gr: GrState, n: Negotiated | undefined, reason: DownReason): GrStep {
+  const actions: GrAction[] = [];
+  // Routes still stale from an earlier restart do not survive a second one.
+  if (gr.stale.length > 0) actions.push({ type: 'purgeStale', families: gr.stale });
+  if (gr.phase === 'waitingEor') actions.push({ type: 'stopPeerTimer', timer: 'StalePath' });
+  if (!retainsRoutes(n, reason)) {
+    actions.push({ type: 'flushRoutes' });
+    return { gr: GR_NONE, actions };
+  }
+  const peer = n!.gracefulRestart!;
+  const families = peer.families.map((f) => ({ afi: f.afi, safi: f.safi }));
+  actions.push({ type: 'markStale', families }, { type: 'startPeerTimer', timer: 'Restart', seconds: peer.restartTime });
+  return { gr: { phase: 'waitingRestart', stale: families }, actions };
+}
+
+/** The peer is back: families it no longer covers, or without the F bit, are purged now. */
+export function grSessionUp(gr: GrState, n: Negotiated, stalePathTime: number): GrStep {
+  if (gr.phase === 'none') return { gr, actions: [] };
+  const actions: GrAction[] = [];
+  if (gr.phase === 'waitingRestart') actions.push({ type: 'stopPeerTimer', timer: 'Restart' });
+  const kept = (n.gracefulRestart?.families ?? []).filter((f) => f.forwardingPreserved);
+  const keep = gr.stale.filter((f) => kept.some((k) => sameFamily(k, f)));
+  const drop = without(gr.stale, keep);
+  if (drop.length > 0) actions.push({ type: 'purgeStale', families: drop });
+  if (keep.length === 0) return { gr: GR_NONE, actions };
+  actions.push({ type: 'startPeerTimer', timer: 'StalePath', seconds: stalePathTime });
+  return { gr: { phase: 'waitingEor', stale: keep }, actions };
+}
+
+export function grEndOfRib(gr: GrState, family: AfiSafi): GrStep {
+  if (gr.phase !== 'waitingEor' || !gr.stale.some((f) => sameFamily(f, family))) return { gr, actions: [] };
+  const stale = without(gr.stale, [family]);
+  const actions: GrAction[] = [{ type: 'purgeStale', families: [family] }];
+  if (stale.length > 0) return { gr: { phase: 'waitingEor', stale }, actions };
+  actions.push({ type: 'stopPeerTimer', timer: 'StalePath' });
+  return { gr: GR_NONE, actions };
+}
+
+/** Restart or StalePath timer ran out: whatever is still stale goes. */
+export function grTimerExpired(gr: GrState, timer: PeerTimerName): GrStep {
+  const expected = gr.phase === 'waitingRestart' ? 'Restart' : gr.phase === 'waitingEor' ? 'StalePath' : undefined;
+  if (timer !== expected) return { gr, actions: [] };
+  return { gr: GR_NONE, actions: [{ type: 'purgeStale', families: gr.stale }] };
+}
+
+/** RFC 4724 §2 End-of-RIB: an empty UPDATE for IPv4 unicast, an UPDATE with only an empty MP_UNREACH otherwise. */
+export function endOfRibFamily(u: UpdateMessage): AfiSafi | undefined {
+  if (u.withdrawn.length > 0 || u.nlri.length > 0) return undefined;
+  const a = u.attributes;
+  const keys = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  if (keys.length === 0) return { afi: 1, safi: 1 };
+  if (keys.length === 1 && a.mpUnreach && a.mpUnreach.withdrawn.length === 0 && !a.mpUnreach.raw?.length) {
+    return { afi: a.mpUnreach.afi, safi: a.mpUnreach.safi };
+  }
+  return undefined;
+}
+
+export function endOfRibMessage(family: AfiSafi): UpdateMessage {
+  if (family.afi === 1 && family.safi === 1) return { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
+  return { type: 'update', withdrawn: [], attributes: { mpUnreach: { afi: family.afi, safi: family.safi, withdrawn: [] } }, nlri: [] };
+}

@@ -1,0 +1,107 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { Address } from '../net/address.js';
+import { Prefix } from '../net/prefix.js';
+
+/** Whatever takes an inbound connection: a `Peer` in practice. */
+export interface Acceptor {
+  accept(socket: Socket): boolean;
+}
+
+export interface ListenerOptions {
+  /** Local addresses to listen on; both wildcards when absent. */
+  readonly addresses?: readonly string[];
+  /** 179 unless told otherwise (0 picks a free port, for tests). */
+  readonly port?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** "::ffff:192.0.2.1" → "192.0.2.1"; canonical text otherwise. */
+export function canonicalRemote(text: string): string | undefined {
+  const bare = text.startsWith('::ffff:') && text.includes('.') ? text.slice(7) : text;
+  try {
+    return Address.parse(bare.split('%')[0]).toString();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Accepts BGP connections and hands each to the peer configured for its
+ * remote address, or to a dynamic range's factory; anything else is closed
+ * with a log line.
+ */
+export class Listener {
+  private readonly servers: Server[] = [];
+  private readonly peers = new Map<string, Acceptor>();
+  private readonly ranges: { prefix: Prefix; factory: (remote: string) => Acceptor | undefined }[] = [];
+
+  constructor(private readonly options: ListenerOptions = {}) {}
+
+  addPeer(address: string, peer: Acceptor): void {
+    const key = canonicalRemote(address);
+    if (!key) throw new Error(`listener: peer address ${JSON.stringify(address)} is not an IP address`);
+    this.peers.set(key, peer);
+  }
+
+  removePeer(address: string): void {
+    const key = canonicalRemote(address);
+    if (key) this.peers.delete(key);
+  }
+
+  /** Connections from `prefix` go to whatever `factory` returns for the remote address (undefined refuses). */
+  addRange(prefix: string, factory: (remote: string) => Acceptor | undefined): void {
+    this.ranges.push({ prefix: Prefix.parse(prefix), factory });
+  }
+
+  /** The acceptor for a remote address, if any: exact peers first, then the most specific range. */
+  lookup(remote: string): Acceptor | undefined {
+    const key = canonicalRemote(remote);
+    if (!key) return undefined;
+    const exact = this.peers.get(key);
+    if (exact) return exact;
+    const addr = Address.parse(key);
+    const match = this.ranges.filter((r) => r.prefix.contains(addr)).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    return match?.factory(key);
+  }
+
+  /** Bound ports, one per address (useful with port 0). */
+  get ports(): number[] {
+    return this.servers.map((s) => {
+      const a = s.address();
+      return typeof a === 'object' && a ? a.port : 0;
+    });
+  }
+
+  async listen(): Promise<void> {
+    const port = this.options.port ?? 179;
+    const addresses = this.options.addresses ?? ['::'];
+    for (const host of addresses) {
+      const server = createServer((socket) => this.onConnection(socket));
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen({ host, port, ipv6Only: false }, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      server.on('error', (e) => this.options.log?.(`listener ${host}:${port}: ${e.message}`));
+      this.servers.push(server);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    this.servers.length = 0;
+  }
+
+  private onConnection(socket: Socket): void {
+    const remote = socket.remoteAddress ?? '';
+    const peer = this.lookup(remote);
+    if (!peer) {
+      this.options.log?.(`closing connection from ${remote}:${socket.remotePort}: no peer configured for that address`);
+      socket.destroy();
+      return;
+    }
+    peer.accept(socket);
+  }
+}

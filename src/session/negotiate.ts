@@ -1,0 +1,108 @@
+import { Afi, Safi } from '../wire/constants.js';
+import type { CodecContext } from '../wire/context.js';
+import type { AfiSafi, Capability, OpenMessage } from '../wire/types.js';
+import { openCapabilities, peerAsOf } from './open.js';
+
+export interface GracefulRestartPeer {
+  /** Seconds the peer asked us to keep its routes. */
+  readonly restartTime: number;
+  /** R bit: the peer says it has just restarted. */
+  readonly restarting: boolean;
+  readonly notification: boolean;
+  /** Families (also negotiated) the peer covers, with its F bit. */
+  readonly families: readonly { readonly afi: number; readonly safi: number; readonly forwardingPreserved: boolean }[];
+}
+
+/** What both OPENs together settle for one session. */
+export interface Negotiated {
+  readonly peerAs: number;
+  readonly peerId: string;
+  readonly families: readonly AfiSafi[];
+  readonly asn4: boolean;
+  readonly routeRefresh: boolean;
+  readonly enhancedRouteRefresh: boolean;
+  readonly extendedMessage: boolean;
+  /** ADD-PATH per family: we take path ids in / we put them out. */
+  readonly addPathReceive: readonly AfiSafi[];
+  readonly addPathSend: readonly AfiSafi[];
+  /** Present when both sides advertised graceful restart: the peer's view. */
+  readonly gracefulRestart?: GracefulRestartPeer;
+  /** Seconds; 0 means no hold timer and no keepalives. */
+  readonly holdTime: number;
+  readonly keepaliveTime: number;
+  readonly decode: CodecContext;
+  readonly encode: CodecContext;
+}
+
+const IPV4_UNICAST: AfiSafi = { afi: Afi.IPV4, safi: Safi.UNICAST };
+
+/** Multiprotocol families an OPEN offers; none at all means IPv4 unicast (RFC 4760 §8). */
+export function offeredFamilies(caps: readonly Capability[]): AfiSafi[] {
+  const mp = caps.flatMap((c) => (c.kind === 'multiprotocol' ? [{ afi: c.afi, safi: c.safi }] : []));
+  return mp.length > 0 ? mp : [IPV4_UNICAST];
+}
+
+export const sameFamily = (a: AfiSafi, b: AfiSafi): boolean => a.afi === b.afi && a.safi === b.safi;
+const includes = (list: readonly AfiSafi[], f: AfiSafi) => list.some((x) => sameFamily(x, f));
+
+function addPathModes(caps: readonly Capability[]): { afi: number; safi: number; mode: string }[] {
+  return caps.flatMap((c) => (c.kind === 'addPath' ? c.families : []));
+}
+
+/** Hold time per RFC 4271 §4.2 (smaller wins), keepalive a third of it unless configured lower. */
+export function negotiateTimers(ourHold: number, peerHold: number, keepalive?: number): { holdTime: number; keepaliveTime: number } {
+  const holdTime = Math.min(ourHold, peerHold);
+  if (holdTime === 0) return { holdTime: 0, keepaliveTime: 0 };
+  const third = Math.max(1, Math.floor(holdTime / 3));
+  const keepaliveTime = keepalive !== undefined && keepalive > 0 && keepalive <= holdTime ? keepalive : third;
+  return { holdTime, keepaliveTime };
+}
+
+export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: number): Negotiated {
+  const our = openCapabilities(ours);
+  const peer = openCapabilities(theirs);
+  const has = (caps: readonly Capability[], kind: Capability['kind']) => caps.some((c) => c.kind === kind);
+  const both = (kind: Capability['kind']) => has(our, kind) && has(peer, kind);
+
+  const peerFamilies = offeredFamilies(peer);
+  const families = offeredFamilies(our).filter((f) => includes(peerFamilies, f));
+
+  const ourModes = addPathModes(our);
+  const peerModes = addPathModes(peer);
+  const modeOf = (list: typeof ourModes, f: AfiSafi) => list.find((x) => sameFamily(x, f))?.mode;
+  const canRecv = (m?: string) => m === 'receive' || m === 'both';
+  const canSend = (m?: string) => m === 'send' || m === 'both';
+  const addPathReceive = families.filter((f) => canRecv(modeOf(ourModes, f)) && canSend(modeOf(peerModes, f)));
+  const addPathSend = families.filter((f) => canSend(modeOf(ourModes, f)) && canRecv(modeOf(peerModes, f)));
+
+  let gracefulRestart: GracefulRestartPeer | undefined;
+  const peerGr = peer.find((c) => c.kind === 'gracefulRestart');
+  if (peerGr && peerGr.kind === 'gracefulRestart' && has(our, 'gracefulRestart')) {
+    gracefulRestart = {
+      restartTime: peerGr.restartTime,
+      restarting: peerGr.restarting,
+      notification: peerGr.notification,
+      families: peerGr.families.filter((f) => includes(families, f)).map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: f.forwardingPreserved })),
+    };
+  }
+
+  const asn4 = both('fourOctetAs');
+  const extendedMessage = both('extendedMessage');
+  const v4 = (list: readonly AfiSafi[]) => includes(list, IPV4_UNICAST);
+  const v6 = (list: readonly AfiSafi[]) => includes(list, { afi: Afi.IPV6, safi: Safi.UNICAST });
+  return {
+    peerAs: peerAsOf(theirs),
+    peerId: theirs.bgpId,
+    families,
+    asn4,
+    routeRefresh: both('routeRefresh'),
+    enhancedRouteRefresh: both('enhancedRouteRefresh'),
+    extendedMessage,
+    addPathReceive,
+    addPathSend,
+    gracefulRestart,
+    ...negotiateTimers(ours.holdTime, theirs.holdTime, keepalive),
+    decode: { asn4, extendedMessage, addPathV4: v4(addPathReceive), addPathV6: v6(addPathReceive) },
+    encode: { asn4, extendedMessage, addPathV4: v4(addPathSend), addPathV6: v6(addPathSend) },
+  };
+}

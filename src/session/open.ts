@@ -1,0 +1,180 @@
+import { AS_TRANS, BGP_VERSION, CapabilityCode, ErrorCode, OpenSubcode } from '../wire/constants.js';
+import { BgpError } from '../wire/errors.js';
+import type { Capability, OpenMessage } from '../wire/types.js';
+import type { SessionConfig } from './types.js';
+
+/** Capabilities the peer refused (NOTIFICATION 2/7 or 2/4); left out of the next OPEN. */
+export interface Omissions {
+  readonly codes: readonly number[];
+  /** 2/4: the peer does not do optional parameters at all. */
+  readonly allOptional: boolean;
+}
+
+export const NO_OMISSIONS: Omissions = Object.freeze({ codes: [], allOptional: false });
+
+export function capabilityCode(cap: Capability): number {
+  switch (cap.kind) {
+    case 'multiprotocol': return CapabilityCode.MULTIPROTOCOL;
+    case 'routeRefresh': return CapabilityCode.ROUTE_REFRESH;
+    case 'enhancedRouteRefresh': return CapabilityCode.ENHANCED_ROUTE_REFRESH;
+    case 'extendedMessage': return CapabilityCode.EXTENDED_MESSAGE;
+    case 'fourOctetAs': return CapabilityCode.FOUR_OCTET_AS;
+    case 'gracefulRestart': return CapabilityCode.GRACEFUL_RESTART;
+    case 'addPath': return CapabilityCode.ADD_PATH;
+    case 'extendedNextHop': return CapabilityCode.EXTENDED_NEXT_HOP;
+    case 'fqdn': return CapabilityCode.FQDN;
+    case 'unknown': return cap.code;
+  }
+}
+
+/**
+ * A capability as code/length/value, for NOTIFICATION 2/7 data. Covers the
+ * kinds a user can require; others go out as code with empty value.
+ */
+export function capabilityTlv(cap: Capability): Uint8Array {
+  let value: number[] = [];
+  switch (cap.kind) {
+    case 'multiprotocol': value = [cap.afi >> 8, cap.afi & 0xff, 0, cap.safi]; break;
+    case 'fourOctetAs': value = [cap.asn >>> 24, (cap.asn >>> 16) & 0xff, (cap.asn >>> 8) & 0xff, cap.asn & 0xff]; break;
+    case 'addPath': value = cap.families.flatMap((f) => [f.afi >> 8, f.afi & 0xff, f.safi, f.mode === 'receive' ? 1 : f.mode === 'send' ? 2 : 3]); break;
+    case 'gracefulRestart': {
+      const flags = (cap.restarting ? 0x8 : 0) | (cap.notification ? 0x4 : 0);
+      value = [(flags << 4) | ((cap.restartTime >> 8) & 0xf), cap.restartTime & 0xff,
+        ...cap.families.flatMap((f) => [f.afi >> 8, f.afi & 0xff, f.safi, f.forwardingPreserved ? 0x80 : 0])];
+      break;
+    }
+    case 'unknown': value = [...cap.value]; break;
+    default: break;
+  }
+  return Uint8Array.from([capabilityCode(cap), value.length, ...value]);
+}
+
+/** Capability codes named in NOTIFICATION 2/7 data (a list of TLVs); stops at a truncated entry. */
+export function refusedCapabilityCodes(data: Uint8Array): number[] {
+  const codes: number[] = [];
+  let off = 0;
+  while (off + 2 <= data.length) {
+    const len = data[off + 1];
+    if (off + 2 + len > data.length) break;
+    codes.push(data[off]);
+    off += 2 + len;
+  }
+  return codes;
+}
+
+/** Folds a peer's NOTIFICATION into what the next OPEN must leave out. */
+export function omissionsAfter(prev: Omissions, code: number, subcode: number, data: Uint8Array): Omissions {
+  if (code !== ErrorCode.OPEN_MESSAGE) return prev;
+  if (subcode === OpenSubcode.UNSUPPORTED_OPTIONAL_PARAMETER) return { codes: prev.codes, allOptional: true };
+  if (subcode === OpenSubcode.UNSUPPORTED_CAPABILITY) {
+    const codes = new Set([...prev.codes, ...refusedCapabilityCodes(data)]);
+    return { codes: [...codes].sort((a, b) => a - b), allOptional: prev.allOptional };
+  }
+  return prev;
+}
+
+/** The capabilities our OPEN carries, before omissions. */
+export function ourCapabilities(cfg: SessionConfig, restarting: boolean): Capability[] {
+  const caps: Capability[] = [];
+  for (const f of cfg.families) caps.push({ kind: 'multiprotocol', afi: f.afi, safi: f.safi });
+  if (cfg.routeRefresh) caps.push({ kind: 'routeRefresh' });
+  if (cfg.enhancedRouteRefresh) caps.push({ kind: 'enhancedRouteRefresh' });
+  if (cfg.extendedMessage) caps.push({ kind: 'extendedMessage' });
+  caps.push({ kind: 'fourOctetAs', asn: cfg.localAs });
+  if (cfg.gracefulRestart) {
+    const gr = cfg.gracefulRestart;
+    const preserved = (afi: number, safi: number) => gr.forwardingPreserved.some((p) => p.afi === afi && p.safi === safi);
+    caps.push({
+      kind: 'gracefulRestart',
+      restarting,
+      notification: false,
+      restartTime: gr.restartTime,
+      // Forwarding flags only mean something while we are the restarting side.
+      families: cfg.families.map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: restarting && preserved(f.afi, f.safi) })),
+    });
+  }
+  if (cfg.addPath.length > 0) caps.push({ kind: 'addPath', families: cfg.addPath });
+  if (cfg.extraCapabilities) caps.push(...cfg.extraCapabilities);
+  return caps;
+}
+
+export function buildOpen(cfg: SessionConfig, omit: Omissions, restarting: boolean): OpenMessage {
+  const caps = omit.allOptional ? [] : ourCapabilities(cfg, restarting).filter((c) => !omit.codes.includes(capabilityCode(c)));
+  return {
+    type: 'open',
+    version: BGP_VERSION,
+    myAs: cfg.localAs > 0xffff ? AS_TRANS : cfg.localAs,
+    holdTime: cfg.holdTime,
+    bgpId: cfg.localId,
+    params: caps.length > 0 ? [{ type: 2, capabilities: caps }] : [],
+  };
+}
+
+export function openCapabilities(open: OpenMessage): Capability[] {
+  const out: Capability[] = [];
+  for (const p of open.params) if (p.capabilities) out.push(...p.capabilities);
+  return out;
+}
+
+/** The peer's real AS: the 4-octet capability when present, else My AS. */
+export function peerAsOf(open: OpenMessage): number {
+  const cap = openCapabilities(open).find((c) => c.kind === 'fourOctetAs');
+  return cap && cap.kind === 'fourOctetAs' ? cap.asn : open.myAs;
+}
+
+export function parseBgpId(text: string): number | undefined {
+  const parts = text.split('.');
+  if (parts.length !== 4) return undefined;
+  let v = 0;
+  for (const p of parts) {
+    if (!/^\d{1,3}$/.test(p)) return undefined;
+    const n = Number(p);
+    if (n > 255) return undefined;
+    v = v * 256 + n;
+  }
+  return v;
+}
+
+function hasCapability(caps: readonly Capability[], want: Capability): boolean {
+  return caps.some((c) => {
+    if (c.kind !== want.kind) return false;
+    if (c.kind === 'multiprotocol' && want.kind === 'multiprotocol') return c.afi === want.afi && c.safi === want.safi;
+    if (c.kind === 'unknown' && want.kind === 'unknown') return c.code === want.code;
+    return true;
+  });
+}
+
+const u16 = (n: number) => Uint8Array.of(n >> 8, n & 0xff);
+
+/** RFC 4271 §6.2 checks of a received OPEN; the BgpError says which NOTIFICATION to send. */
+export function checkOpen(open: OpenMessage, cfg: SessionConfig): BgpError | undefined {
+  if (open.version !== BGP_VERSION) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNSUPPORTED_VERSION, `peer speaks BGP version ${open.version}, we speak ${BGP_VERSION}`, u16(BGP_VERSION));
+  }
+  const caps = openCapabilities(open);
+  const asn = peerAsOf(open);
+  const has4 = caps.some((c) => c.kind === 'fourOctetAs');
+  if (!has4 && open.myAs === AS_TRANS) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_PEER_AS, `peer sent AS_TRANS (${AS_TRANS}) without the 4-octet AS capability`);
+  }
+  if (cfg.peerAs !== 'any' && asn !== cfg.peerAs) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_PEER_AS, `peer AS ${asn} is not the configured ${cfg.peerAs}`);
+  }
+  const id = parseBgpId(open.bgpId);
+  if (id === undefined || id === 0) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_BGP_IDENTIFIER, `peer BGP identifier ${open.bgpId} is not a usable identifier`);
+  }
+  // RFC 6286: equal identifiers are only a conflict inside one AS.
+  if (asn === cfg.localAs && id === parseBgpId(cfg.localId)) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_BGP_IDENTIFIER, `iBGP peer uses our own BGP identifier ${open.bgpId}`);
+  }
+  if (open.holdTime === 1 || open.holdTime === 2) {
+    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNACCEPTABLE_HOLD_TIME, `peer hold time ${open.holdTime} s is neither 0 nor at least 3`);
+  }
+  for (const want of cfg.requiredCapabilities ?? []) {
+    if (!hasCapability(caps, want)) {
+      return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNSUPPORTED_CAPABILITY, `peer did not advertise required capability ${want.kind}`, capabilityTlv(want));
+    }
+  }
+  return undefined;
+}

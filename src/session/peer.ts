@@ -1,0 +1,306 @@
+import { connect as netConnect, type Socket } from 'node:net';
+import type { BgpError } from '../wire/errors.js';
+import type { AfiSafi, Message, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
+import { realScheduler, type Scheduler } from './clock.js';
+import { BgpConnection, type Codec } from './connection.js';
+import { errorEvent, notificationEvent } from './fsm.js';
+import type { GrAction } from './graceful.js';
+import type { Negotiated } from './negotiate.js';
+import { createPeerSession, establishedConn, peerTransition, type PeerAction, type PeerEvent, type PeerSession } from './session.js';
+import { assertTransportSupported, type TransportOptions } from './transport.js';
+import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
+
+export interface DialOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly localAddress?: string;
+  readonly localPort?: number;
+}
+
+/** Hooks for the layers above; the session decides nothing about routes. */
+export interface PeerHooks {
+  onUpdate?(msg: UpdateMessage): void;
+  onRouteRefresh?(msg: RouteRefreshMessage): void;
+  onEndOfRib?(family: AfiSafi): void;
+  /** Graceful restart asks the RIB to mark, purge or flush this peer's routes. */
+  onRib?(action: Exclude<GrAction, { type: 'startPeerTimer' | 'stopPeerTimer' }>): void;
+  onUp?(negotiated: Negotiated): void;
+  onDown?(reason: DownReason): void;
+  onStateChange?(from: StateName, to: StateName): void;
+  /** The established connection can take more UPDATEs. */
+  onDrain?(): void;
+  log?(line: string): void;
+}
+
+export interface PeerOptions extends TransportOptions {
+  readonly session: SessionConfig;
+  readonly remoteAddress: string;
+  readonly remotePort?: number;
+  readonly localAddress?: string;
+  readonly localPort?: number;
+  /** We are restarting (RFC 4724 R bit in our OPEN). */
+  readonly restarting?: boolean;
+  readonly scheduler?: Scheduler;
+  /** Opens the outgoing TCP connection; `net.connect` unless a test injects one. */
+  readonly dial?: (o: DialOptions) => Socket;
+  readonly codec?: Codec;
+  readonly hooks?: PeerHooks;
+}
+
+const TIMER_EVENT: Record<TimerName, FsmEvent['type']> = {
+  ConnectRetry: 'ConnectRetryTimer_Expires',
+  Hold: 'HoldTimer_Expires',
+  Keepalive: 'KeepaliveTimer_Expires',
+  DelayOpen: 'DelayOpenTimer_Expires',
+  IdleHold: 'IdleHoldTimer_Expires',
+};
+
+function messageEvent(m: Message): FsmEvent {
+  switch (m.type) {
+    case 'open': return { type: 'BGPOpen', message: m };
+    case 'keepalive': return { type: 'KeepAliveMsg' };
+    case 'update': return { type: 'UpdateMsg', message: m };
+    case 'notification': return notificationEvent(m);
+    case 'routeRefresh': return { type: 'RouteRefresh', message: m };
+  }
+}
+
+/**
+ * The imperative shell around one peer's PeerSession: real sockets, timers
+ * from the injected scheduler, hooks out. Events are queued so that an action
+ * causing another event (a synchronous socket error, say) is handled after
+ * the current step, never inside it.
+ */
+export class Peer {
+  private session: PeerSession;
+  private readonly scheduler: Scheduler;
+  private readonly conns = new Map<number, BgpConnection>();
+  private readonly timers = new Map<string, unknown>();
+  private readonly queue: PeerEvent[] = [];
+  private running = false;
+  private readonly hooks: PeerHooks;
+
+  constructor(readonly options: PeerOptions) {
+    assertTransportSupported(options, options.remoteAddress);
+    this.session = createPeerSession(options.session, { restarting: options.restarting });
+    this.scheduler = options.scheduler ?? realScheduler;
+    this.hooks = options.hooks ?? {};
+  }
+
+  get state(): StateName {
+    return establishedConn(this.session)?.fsm.state ?? this.session.conns[0].fsm.state;
+  }
+
+  get snapshot(): PeerSession {
+    return this.session;
+  }
+
+  get negotiated(): Negotiated | undefined {
+    return establishedConn(this.session)?.fsm.negotiated;
+  }
+
+  /** The established connection can take an UPDATE without queueing. */
+  get writable(): boolean {
+    const up = establishedConn(this.session);
+    return up ? this.conns.get(up.id)?.writable ?? false : false;
+  }
+
+  start(passive = false): void {
+    this.dispatch({ type: 'start', passive });
+  }
+
+  stop(): void {
+    this.dispatch({ type: 'stop' });
+  }
+
+  /** Sends an UPDATE (or ROUTE-REFRESH) on the established session; false if there is none. */
+  send(msg: UpdateMessage | RouteRefreshMessage): boolean {
+    const up = establishedConn(this.session);
+    if (!up) return false;
+    return this.conns.get(up.id)?.send(msg) ?? false;
+  }
+
+  sendEndOfRib(family: AfiSafi): void {
+    this.dispatch({ type: 'sendEndOfRib', family });
+  }
+
+  /** An inbound connection from the listener. Returns false (and closes it) when refused. */
+  accept(socket: Socket): boolean {
+    const r = peerTransition(this.session, { type: 'incoming' }, this.scheduler.now());
+    const accept = r.actions.find((a) => a.type === 'accept');
+    if (!accept || accept.type !== 'accept') {
+      this.session = r.session;
+      const refuse = r.actions.find((a) => a.type === 'refuse');
+      this.log(`refused connection from ${socket.remoteAddress}: ${refuse && refuse.type === 'refuse' ? refuse.reason : 'no slot'}`);
+      socket.destroy();
+      return false;
+    }
+    this.bind(accept.conn, socket);
+    this.session = r.session;
+    this.running = true;
+    try {
+      for (const a of r.actions) this.apply(a);
+    } finally {
+      this.running = false;
+    }
+    this.drain();
+    return true;
+  }
+
+  private log(line: string): void {
+    this.hooks.log?.(`[${this.options.remoteAddress}] ${line}`);
+  }
+
+  private dispatch(ev: PeerEvent): void {
+    this.queue.push(ev);
+    this.drain();
+  }
+
+  private drain(): void {
+    if (this.running) return;
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const ev = this.queue.shift()!;
+        const r = peerTransition(this.session, ev, this.scheduler.now());
+        this.session = r.session;
+        for (const a of r.actions) this.apply(a);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private connEvent(id: number, c: BgpConnection, event: FsmEvent): void {
+    // Late events from a socket we already replaced are noise.
+    if (this.conns.get(id) !== c) return;
+    this.dispatch({ type: 'conn', conn: id, event });
+  }
+
+  private bind(id: number, socket: Socket, outgoing = false): BgpConnection {
+    this.conns.get(id)?.destroy();
+    let acknowledged = !outgoing;
+    const c: BgpConnection = new BgpConnection(socket, {
+      onMessage: (m) => this.connEvent(id, c, messageEvent(m)),
+      onError: (err: BgpError) => this.connEvent(id, c, errorEvent(err)),
+      onClose: () => {
+        if (this.conns.get(id) !== c) return;
+        this.conns.delete(id);
+        this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
+      },
+      onDrain: () => { if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.(); },
+    }, { codec: this.options.codec });
+    if (outgoing) {
+      socket.once('connect', () => {
+        acknowledged = true;
+        this.connEvent(id, c, { type: 'TcpConnection_Acknowledged' });
+      });
+      socket.once('error', (e) => { if (!acknowledged) this.log(`connect failed: ${e.message}`); });
+    }
+    this.conns.set(id, c);
+    return c;
+  }
+
+  private setTimer(key: string, seconds: number, ev: PeerEvent): void {
+    const old = this.timers.get(key);
+    if (old !== undefined) this.scheduler.clearTimeout(old);
+    this.timers.set(key, this.scheduler.setTimeout(() => {
+      this.timers.delete(key);
+      this.dispatch(ev);
+    }, seconds * 1000));
+  }
+
+  private clearTimer(key: string): void {
+    const h = this.timers.get(key);
+    if (h !== undefined) this.scheduler.clearTimeout(h);
+    this.timers.delete(key);
+  }
+
+  private apply(a: PeerAction): void {
+    switch (a.type) {
+      case 'connect': {
+        const dial = this.options.dial ?? ((o: DialOptions) => netConnect(o));
+        const socket = dial({ host: this.options.remoteAddress, port: this.options.remotePort ?? 179, localAddress: this.options.localAddress, localPort: this.options.localPort });
+        this.bind(a.conn, socket, true);
+        return;
+      }
+      case 'disconnect': {
+        const c = this.conns.get(a.conn);
+        this.conns.delete(a.conn);
+        c?.close();
+        return;
+      }
+      case 'release': {
+        for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
+        const c = this.conns.get(a.conn);
+        this.conns.delete(a.conn);
+        c?.close();
+        return;
+      }
+      case 'send': {
+        const c = this.conns.get(a.conn);
+        try {
+          c?.send(a.message);
+        } catch (e) {
+          // An unencodable message is our bug; drop the connection rather than the process.
+          this.log(`cannot send ${a.message.type}: ${String(e)}`);
+          c?.destroy();
+        }
+        return;
+      }
+      case 'startTimer':
+        this.setTimer(`${a.conn}:${a.timer}`, a.seconds, { type: 'conn', conn: a.conn, event: { type: TIMER_EVENT[a.timer] } as FsmEvent });
+        return;
+      case 'stopTimer':
+        this.clearTimer(`${a.conn}:${a.timer}`);
+        return;
+      case 'startPeerTimer':
+        this.setTimer(`peer:${a.timer}`, a.seconds, { type: 'peerTimer', timer: a.timer });
+        return;
+      case 'stopPeerTimer':
+        this.clearTimer(`peer:${a.timer}`);
+        return;
+      case 'negotiated':
+        this.conns.get(a.conn)?.setContexts(a.negotiated.decode, a.negotiated.encode);
+        return;
+      case 'stateChange':
+        this.log(`connection ${a.conn}: ${a.from} → ${a.to}`);
+        this.hooks.onStateChange?.(a.from, a.to);
+        return;
+      case 'sessionUp':
+        this.log(`session up (AS ${a.negotiated.peerAs}, hold ${a.negotiated.holdTime} s)`);
+        this.hooks.onUp?.(a.negotiated);
+        return;
+      case 'sessionDown':
+        this.log(`session down: ${describeReason(a.reason)}`);
+        this.hooks.onDown?.(a.reason);
+        return;
+      case 'attemptFailed':
+        this.log(`connection ${a.conn} attempt failed: ${describeReason(a.reason)}`);
+        return;
+      case 'update':
+        this.hooks.onUpdate?.(a.message);
+        return;
+      case 'routeRefresh':
+        this.hooks.onRouteRefresh?.(a.message);
+        return;
+      case 'endOfRib':
+        this.hooks.onEndOfRib?.(a.family);
+        return;
+      case 'markStale': case 'purgeStale': case 'flushRoutes':
+        this.hooks.onRib?.(a);
+        return;
+      case 'accept': case 'refuse':
+        return;
+    }
+  }
+}
+
+export function describeReason(r: DownReason): string {
+  switch (r.kind) {
+    case 'notificationReceived': return `NOTIFICATION ${r.code}/${r.subcode} received`;
+    case 'notificationSent': return `NOTIFICATION ${r.code}/${r.subcode} sent (${r.message})`;
+    case 'unexpected': return `unexpected ${r.event}`;
+    default: return r.kind;
+  }
+}

@@ -1,0 +1,120 @@
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Listener, canonicalRemote } from '../../src/session/listener.js';
+import { Peer } from '../../src/session/peer.js';
+import { UnsupportedTransportError } from '../../src/session/transport.js';
+import { sessionConfig } from '../../src/session/types.js';
+import type { UpdateMessage } from '../../src/wire/types.js';
+import { JSON_CODEC } from './jsoncodec.js';
+import { loopbackPair, recorder, until } from './loopback.js';
+import { VirtualClock } from './sim.js';
+
+describe('Peer over loopback with a virtual clock (test codec)', () => {
+  const cleanup: (() => unknown)[] = [];
+  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+
+  it('establishes, carries an UPDATE and End-of-RIB, keeps alive on the clock, and goes down on hold expiry when stalled', async () => {
+    const p = await loopbackPair(JSON_CODEC);
+    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    p.a.start();
+    p.b.start();
+    expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
+    expect(p.ra.ups).toBe(1);
+    expect(p.a.negotiated?.peerAs).toBe(65002);
+    const u: UpdateMessage = { type: 'update', withdrawn: [], attributes: { origin: 0 }, nlri: [] };
+    expect(p.b.send(u)).toBe(true);
+    p.b.sendEndOfRib({ afi: 1, safi: 1 });
+    expect(await until(() => p.ra.updates.length === 1 && p.ra.eor === 1)).toBe(true);
+    // 30 s at a time with I/O in between: keepalives keep both sides up.
+    for (let i = 0; i < 5; i++) {
+      p.clock.advance(30_000);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(p.a.state).toBe('Established');
+    expect(p.ra.downs).toEqual([]);
+    // 91 s with no I/O in between: the keepalives cannot arrive, hold expires.
+    p.clock.advance(91_000);
+    expect(p.ra.downs).toEqual([{ kind: 'holdTimerExpired' }]);
+    expect(p.rb.downs).toEqual([{ kind: 'holdTimerExpired' }]);
+    expect(p.a.state).toBe('Idle');
+  });
+
+  it('a ManualStop sends Cease 6/2 and the other side sees it', async () => {
+    const p = await loopbackPair(JSON_CODEC);
+    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    p.a.start();
+    p.b.start();
+    expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
+    p.b.stop();
+    expect(await until(() => p.ra.downs.length === 1)).toBe(true);
+    expect(p.ra.downs[0]).toEqual({ kind: 'notificationReceived', code: 6, subcode: 2 });
+    expect(p.rb.downs[0]).toEqual({ kind: 'manualStop' });
+  });
+
+  it('dials out from the configured source address, and a refused dial leaves it in Active', async () => {
+    const clock = new VirtualClock();
+    const seen: unknown[] = [];
+    const r = recorder();
+    const p = new Peer({
+      session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 0,
+      scheduler: clock, codec: JSON_CODEC, hooks: r.hooks,
+      dial: (o) => { seen.push(o); return connect({ host: o.host, port: o.port, localAddress: o.localAddress }); },
+    });
+    cleanup.push(() => p.stop());
+    p.start();
+    expect(seen).toEqual([{ host: '127.0.0.1', port: 1, localAddress: '127.0.0.1', localPort: 0 }]);
+    expect(await until(() => p.state === 'Active')).toBe(true);
+    // ConnectRetry brings the next attempt.
+    clock.advance(120_000);
+    expect(seen).toHaveLength(2);
+  });
+
+  it('refuses a TCP-MD5 password or TTL security with an error saying Node.js cannot do it', () => {
+    const base = { session: sessionConfig({ localAs: 1, localId: '1.1.1.1', peerAs: 2 }), remoteAddress: '192.0.2.1' };
+    expect(() => new Peer({ ...base, password: 'secret' })).toThrow(UnsupportedTransportError);
+    expect(() => new Peer({ ...base, password: 'secret' })).toThrow(/TCP-MD5.*Node\.js cannot set TCP_MD5SIG/);
+    expect(() => new Peer({ ...base, ttlSecurity: true })).toThrow(/TTL security.*Node\.js cannot set the outgoing TTL/);
+    expect(() => new Peer({ ...base, multihopTtl: 2 })).toThrow(/cannot set the TTL/);
+    expect(() => new Peer({ ...base, password: '', ttlSecurity: false })).not.toThrow();
+  });
+});
+
+describe('Listener', () => {
+  const cleanup: (() => unknown)[] = [];
+  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+
+  it('canonicalises v4-mapped and scoped addresses', () => {
+    expect(canonicalRemote('::ffff:127.0.0.1')).toBe('127.0.0.1');
+    expect(canonicalRemote('fe80::1%eth0')).toBe('fe80::1');
+    expect(canonicalRemote('bogus')).toBeUndefined();
+  });
+
+  it('closes connections from unknown addresses with a log line, hands range matches to the factory', async () => {
+    const logs: string[] = [];
+    const listener = new Listener({ addresses: ['127.0.0.1'], port: 0, log: (l) => logs.push(l) });
+    await listener.listen();
+    cleanup.push(() => listener.close());
+    const c1 = connect(listener.ports[0], '127.0.0.1');
+    let closed = false;
+    c1.on('close', () => { closed = true; });
+    c1.on('error', () => {});
+    expect(await until(() => closed)).toBe(true);
+    expect(logs.some((l) => /closing connection from 127\.0\.0\.1:\d+: no peer configured/.test(l))).toBe(true);
+
+    const accepted: string[] = [];
+    listener.addRange('127.0.0.0/8', (remote) => ({ accept: (s: Socket) => { accepted.push(remote); s.destroy(); return true; } }));
+    const c2 = connect(listener.ports[0], '127.0.0.1');
+    c2.on('error', () => {});
+    expect(await until(() => accepted.length === 1)).toBe(true);
+    expect(accepted).toEqual(['127.0.0.1']);
+    // An exact peer wins over the range.
+    const exact: string[] = [];
+    listener.addPeer('127.0.0.1', { accept: (s: Socket) => { exact.push('x'); s.destroy(); return true; } });
+    expect(listener.lookup('::ffff:127.0.0.1')).toBeDefined();
+    const c3 = connect(listener.ports[0], '127.0.0.1');
+    c3.on('error', () => {});
+    expect(await until(() => exact.length === 1)).toBe(true);
+    expect(accepted).toHaveLength(1);
+    expect(() => listener.addPeer('nope', { accept: () => true })).toThrow(/not an IP address/);
+  });
+});
