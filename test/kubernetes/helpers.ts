@@ -35,12 +35,12 @@ export interface SvcOpts {
   ns?: string;
   type?: string;
   clusterIP?: string;
-  clusterIPs?: string[];
-  externalIPs?: string[];
-  lbIngress?: ({ ip: string } | { hostname: string })[];
+  clusterIPs?: readonly string[];
+  externalIPs?: readonly string[];
+  lbIngress?: readonly ({ ip: string } | { hostname: string })[];
   loadBalancerIP?: string;
   eTP?: 'Cluster' | 'Local';
-  ipFamilies?: string[];
+  ipFamilies?: readonly string[];
 }
 
 export function svc(name: string, o: SvcOpts = {}): Service {
