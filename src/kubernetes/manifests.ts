@@ -105,7 +105,8 @@ export function mergeWithPrevious(previous: ReadonlyMap<string, { resource: Reso
     if (out.has(key)) continue;
     if (next.invalidKeys.has(key) || (old.file !== undefined && next.brokenFiles.has(old.file))) out.set(key, old);
   }
-  return out;
+  // Key order, so events come out the same whatever the file order was.
+  return new Map([...out.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 
 /** The add/update/delete events that turn `before` into `after` (update only when the value changed). */
