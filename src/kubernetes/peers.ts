@@ -49,9 +49,10 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     }
   };
 
-  const rrRole = (asn: number, remote: Node | undefined) => {
+  // Route-reflector client: this node reflects, the session is iBGP, and the far side is not in its cluster.
+  const rrRole = (asn: number, sessionLocalAsn: number, remote: Node | undefined) => {
     const remoteCluster = remote?.routeReflectorClusterId;
-    const client = myCluster !== undefined && asn === localAsn && remoteCluster !== myCluster;
+    const client = myCluster !== undefined && asn === sessionLocalAsn && remoteCluster !== myCluster;
     return { routeReflectorClient: client, routeReflectorClusterId: client ? myCluster : undefined };
   };
 
@@ -106,13 +107,14 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       // Running without a named filter could leak routes: refuse instead.
       if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
       const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
+      const sessionLocalAsn = p.localASNumber ?? localAsn;
       return {
         asn,
-        localAsn: p.localASNumber ?? localAsn,
+        localAsn: sessionLocalAsn,
         type,
         from: { kind: 'BGPPeer', name: p.name },
         remoteNode: remote?.name,
-        ...rrRole(asn, remote),
+        ...rrRole(asn, sessionLocalAsn, remote),
         nextHopMode: keep ? 'Keep' : (p.nextHopMode ?? 'Auto'),
         keepOriginalNextHop: p.keepOriginalNextHop,
         numAllowedLocalASNumbers: p.numAllowedLocalASNumbers,

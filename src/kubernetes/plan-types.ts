@@ -1,5 +1,5 @@
 import type { Address, Prefix } from '../net/index.js';
-import type { CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
+import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
 
 /** Why a route is in the plan: the resource (and field or rule) that caused it. */
 export type RouteReason =
@@ -102,6 +102,8 @@ export interface Plan {
   readonly routes: readonly PlannedRoute[];
   readonly refused: readonly RefusedIP[];
   readonly peers: readonly PlannedPeer[];
+  /** The BGPFilters the planned peers name, by name order, so the plan is self-contained. */
+  readonly filters: readonly BGPFilter[];
   readonly exportAllowList: ExportAllowList;
   readonly errors: readonly PlanError[];
 }

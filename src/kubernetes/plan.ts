@@ -2,7 +2,7 @@ import type { Prefix } from '../net/index.js';
 import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
 import { planPeers } from './peers.js';
 import type { ExportAllowList, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason, NodeSummary } from './plan-types.js';
-import type { CommunityValue, Node } from './resources.js';
+import type { BGPFilter, CommunityValue, Node } from './resources.js';
 import { planService, type ServiceContext, type ServiceContribution } from './services.js';
 import { serviceKey, type ClusterState } from './state.js';
 import { parseCommunityLiteral } from './validate.js';
@@ -15,6 +15,7 @@ export interface GlobalPart {
   readonly listen: Plan['listen'];
   readonly routes: readonly { readonly prefix: Prefix; readonly reason: RouteReason }[];
   readonly peers: readonly PlannedPeer[];
+  readonly filters: readonly BGPFilter[];
   readonly exportAllowList: ExportAllowList;
   readonly errors: readonly PlanError[];
 }
@@ -61,6 +62,11 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     serviceAdvertisementExcluded: excluded,
   };
   const peers = node ? planPeers(state, node, config, errors) : [];
+  const used = new Set(peers.flatMap((p) => p.filters));
+  const filters = [...used]
+    .sort()
+    .map((n) => state.bgpFilters.get(n))
+    .filter((f): f is BGPFilter => f !== undefined);
   const pools = [...state.ipPools.values()]
     .sort((a, b) => a.cidr.compare(b.cidr) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     .map((p) => ({ name: p.name, cidr: p.cidr, disabled: p.disabled, disableBGPExport: p.disableBGPExport }));
@@ -71,6 +77,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined },
     routes,
     peers,
+    filters,
     exportAllowList: { pools, serviceRanges: ranges },
     errors,
   };
@@ -158,6 +165,7 @@ export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>)
     routes,
     refused: refused.sort(compareRefused),
     peers: g.peers,
+    filters: g.filters,
     exportAllowList: g.exportAllowList,
     errors,
   };

@@ -579,7 +579,9 @@ function validateBlockAffinity(o: Obj, m: Meta): BlockAffinity {
   const spec = asObj(o.spec, 'spec');
   const node = reqStr(spec, 'node', 'spec.');
   if (spec.cidr === undefined) throw new FieldError('spec.cidr', 'is required');
-  const state = optEnum<BlockState>(spec, 'state', 'spec.', ['confirmed', 'pending', 'pendingDeletion']) ?? 'confirmed';
+  let state = optEnum<BlockState>(spec, 'state', 'spec.', ['confirmed', 'pending', 'pendingDeletion']) ?? 'confirmed';
+  // Calico marks an affinity being released with `deleted: "true"` (a string in the CRD).
+  if (spec.deleted === true || spec.deleted === 'true') state = 'pendingDeletion';
   return { kind: 'BlockAffinity', name: m.name, node, cidr: prefixValue(spec.cidr, 'spec.cidr'), state };
 }
 

@@ -75,6 +75,11 @@ describe('§2 global and node-specific BGPPeers', () => {
     const [p] = planFor(withV6, 'worker1').peers;
     expect(p).toMatchObject({ port: 1179, asn: 65000, localAsn: 65100, nextHopMode: 'Keep', keepOriginalNextHop: true, numAllowedLocalASNumbers: 2, maxRestartTime: 90, keepaliveTime: 10, filters: ['f-b', 'f-a'], sourceAddress: undefined, refused: false });
     expect(p.address.toString()).toBe('2001:db8::1');
+    // The plan carries the named filters themselves, so it is self-contained.
+    expect(planFor(withV6, 'worker1').filters.map((f) => [f.name, f.exportV4.length])).toEqual([
+      ['f-a', 0],
+      ['f-b', 1],
+    ]);
     // worker2 has no IPv6 address: the peering cannot be planned and says so.
     const p2 = planFor(rs, 'worker2');
     expect(p2.peers).toEqual([]);
@@ -123,6 +128,14 @@ describe('§2 peerSelector peerings and route reflectors', () => {
       ['192.0.2.11', 'rr-clients', true, '244.0.0.1', false],
     ]);
     expect(p.peers.every((x) => x.type !== 'node-to-node mesh')).toBe(true);
+  });
+  it('a peering made eBGP by localASNumber is not a route-reflector client session', () => {
+    const list = [...rs(), peer('rr-ebgp', { node: 'rr1', peerIP: '192.0.2.20', asNumber: 64512, localASNumber: 65100 }), peer('rr-ibgp', { node: 'rr1', peerIP: '192.0.2.21', asNumber: 64512 })];
+    const p = planFor(list, 'rr1');
+    expect(p.peers.filter((x) => ['rr-ebgp', 'rr-ibgp'].includes(x.from.name)).map((x) => [x.from.name, x.localAsn, x.routeReflectorClient])).toEqual([
+      ['rr-ebgp', 65100, false],
+      ['rr-ibgp', 64512, true],
+    ]);
   });
   it('the remote AS of a peerSelector peering comes from the remote node, else the global AS', () => {
     const list = [node('a', '192.0.2.10'), node('b', '192.0.2.11', { annotations: { 'projectcalico.org/ASNumber': '65020' } }), bgpConfig({ asNumber: 65010, nodeToNodeMeshEnabled: false }), peer('all', { peerSelector: 'all()' })];

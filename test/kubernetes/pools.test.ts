@@ -17,6 +17,15 @@ describe('§5 pod blocks: BlockAffinities confirmed for this node', () => {
   });
 });
 
+describe('§5 pod blocks: an affinity marked deleted is not confirmed', () => {
+  it('deleted: "true" drops the block', async () => {
+    const { validateObject } = await import('../../src/kubernetes/validate.js');
+    const r = validateObject({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: 'x' }, spec: { node: 'worker1', cidr: '198.19.0.0/26', state: 'confirmed', deleted: 'true' } });
+    expect(r.ok && r.resource.kind === 'BlockAffinity' && r.resource.state).toBe('pendingDeletion');
+    if (r.ok) expect(prefixes(planFor([...threeNodes(), r.resource], 'worker1'))).toEqual([]);
+  });
+});
+
 describe('§5 pod blocks: Node spec.podCIDRs when no BlockAffinity is confirmed for the node', () => {
   it('uses the podCIDRs (plain Kubernetes IPAM)', () => {
     const p = planFor([node('worker1', '192.0.2.10', { podCIDRs: ['10.244.1.0/24', 'fd00:244:1::/64'] }), affinity('worker1', '198.19.0.0/26', 'pending')], 'worker1');
