@@ -1,7 +1,7 @@
 import type { Prefix } from '../net/index.js';
 import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
 import { planPeers } from './peers.js';
-import type { ExportAllowList, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason, NodeSummary } from './plan-types.js';
+import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason } from './plan-types.js';
 import type { BGPFilter, CommunityValue, Node } from './resources.js';
 import { planService, type ServiceContext, type ServiceContribution } from './services.js';
 import { serviceKey, type ClusterState } from './state.js';
@@ -79,7 +79,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     peers,
     filters,
     exportAllowList: { pools, serviceRanges: ranges },
-    errors,
+    errors: [...errors, ...communityErrors(config)],
   };
 }
 
@@ -105,20 +105,15 @@ function compareStr(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Resolves prefixAdvertisements for one prefix (all matching entries, in order, no repeats). */
-export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig, errors?: Set<string>): CommunityValue[] {
+/** Resolves prefixAdvertisements for one prefix (all matching entries, in order, no repeats). Unknown names are skipped (planGlobal reports them). */
+export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): CommunityValue[] {
   const out: CommunityValue[] = [];
   const seen = new Set<string>();
   for (const pa of cfg.prefixAdvertisements) {
     if (!pa.cidr.contains(prefix)) continue;
     for (const c of pa.communities) {
-      const lit = parseCommunityLiteral(c);
-      const value = lit instanceof Error ? undefined : (lit ?? cfg.communities.get(c));
-      if (!value) {
-        errors?.add(`community ${JSON.stringify(c)} in BGPConfiguration ${cfg.prefixAdvertisementsFrom} prefixAdvertisements (${pa.cidr}) is not defined in BGPConfiguration default spec.communities`);
-        continue;
-      }
-      if (seen.has(value.text)) continue;
+      const value = resolveCommunity(c, cfg);
+      if (!value || seen.has(value.text)) continue;
       seen.add(value.text);
       out.push(value);
     }
@@ -126,38 +121,71 @@ export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig, errors?: Se
   return out;
 }
 
-function compareRefused(a: RefusedIP, b: RefusedIP): number {
+function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
+  const lit = parseCommunityLiteral(c);
+  return lit instanceof Error ? undefined : (lit ?? cfg.communities.get(c));
+}
+
+/** Community names in prefixAdvertisements that BGPConfiguration default does not define. */
+function communityErrors(cfg: EffectiveConfig): PlanError[] {
+  const out: PlanError[] = [];
+  cfg.prefixAdvertisements.forEach((pa, i) => {
+    pa.communities.forEach((c, j) => {
+      if (resolveCommunity(c, cfg)) return;
+      out.push({
+        kind: 'BGPConfiguration',
+        name: cfg.prefixAdvertisementsFrom,
+        field: `spec.prefixAdvertisements[${i}].communities[${j}]`,
+        message: `community ${JSON.stringify(c)} (for ${pa.cidr}) is not defined in BGPConfiguration default spec.communities`,
+      });
+    });
+  });
+  return out;
+}
+
+export function compareRefused(a: RefusedIP, b: RefusedIP): number {
   return compareStr(a.namespace, b.namespace) || compareStr(a.name, b.name) || compareStr(a.source, b.source) || compareStr(a.ip, b.ip);
 }
 
 /**
- * Builds the final plan from the global part and the per-service
- * contributions. Routes wanted by several resources merge, reasons sorted so
- * that the same inputs always give the same plan.
+ * The merged route table: every prefix with the reasons that want it. A
+ * route stays while any reason is left (a /32 shared by several Services).
  */
-export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>): Plan {
-  const byKey = new Map<number | string, { prefix: Prefix; reasons: Map<string, RouteReason> }>();
-  const refused: RefusedIP[] = [];
-  const addRoute = (prefix: Prefix, reason: RouteReason) => {
-    let e = byKey.get(prefix.key);
-    if (!e) byKey.set(prefix.key, (e = { prefix, reasons: new Map() }));
+export class RouteIndex {
+  private readonly entries = new Map<number | string, { prefix: Prefix; reasons: Map<string, RouteReason> }>();
+
+  add(prefix: Prefix, reason: RouteReason): void {
+    let e = this.entries.get(prefix.key);
+    if (!e) this.entries.set(prefix.key, (e = { prefix, reasons: new Map() }));
     e.reasons.set(reasonKey(reason), reason);
-  };
-  for (const r of g.routes) addRoute(r.prefix, r.reason);
-  for (const c of services) {
-    for (const r of c.routes) addRoute(r.prefix, r.reason);
-    refused.push(...c.refused);
   }
-  const communityErrors = new Set<string>();
-  const routes: PlannedRoute[] = [...byKey.values()]
-    .sort((a, b) => a.prefix.compare(b.prefix))
-    .map((e) => ({
+
+  remove(prefix: Prefix, reason: RouteReason): void {
+    const e = this.entries.get(prefix.key);
+    if (!e) return;
+    e.reasons.delete(reasonKey(reason));
+    if (e.reasons.size === 0) this.entries.delete(prefix.key);
+  }
+
+  /** The planned route for one prefix, or undefined when nothing wants it. */
+  route(key: number | string, cfg: EffectiveConfig): PlannedRoute | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    return {
       prefix: e.prefix,
-      communities: communitiesFor(e.prefix, g.config, communityErrors),
+      communities: communitiesFor(e.prefix, cfg),
       reasons: [...e.reasons.entries()].sort((a, b) => compareStr(a[0], b[0])).map(([, r]) => r),
-    }));
-  const errors: PlanError[] = [...g.errors];
-  for (const m of [...communityErrors].sort()) errors.push({ kind: 'BGPConfiguration', name: g.config.prefixAdvertisementsFrom, field: 'spec.prefixAdvertisements', message: m });
+    };
+  }
+
+  /** Every route, in prefix order. */
+  routes(cfg: EffectiveConfig): PlannedRoute[] {
+    return [...this.entries.values()].sort((a, b) => a.prefix.compare(b.prefix)).map((e) => this.route(e.prefix.key, cfg)!);
+  }
+}
+
+/** Builds a plan from its parts; routes come already merged and sorted. */
+export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused: RefusedIP[]): Plan {
   return {
     node: g.node,
     listen: g.listen,
@@ -167,8 +195,23 @@ export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>)
     peers: g.peers,
     filters: g.filters,
     exportAllowList: g.exportAllowList,
-    errors,
+    errors: g.errors,
   };
+}
+
+/**
+ * Builds the final plan from the global part and the per-service
+ * contributions, sorted so that the same inputs always give the same plan.
+ */
+export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>): Plan {
+  const index = new RouteIndex();
+  const refused: RefusedIP[] = [];
+  for (const r of g.routes) index.add(r.prefix, r.reason);
+  for (const c of services) {
+    for (const r of c.routes) index.add(r.prefix, r.reason);
+    refused.push(...c.refused);
+  }
+  return planFrom(g, index.routes(g.config), refused);
 }
 
 /** The pure planner: cluster state + node name → what this node advertises and to whom. */

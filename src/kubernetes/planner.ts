@@ -1,18 +1,22 @@
-import { assemble, planGlobal, planServiceByKey, type GlobalPart } from './plan.js';
-import type { Plan, PlanDiff, PlannedRoute } from './plan-types.js';
+import { planFrom, planGlobal, planServiceByKey, RouteIndex, type GlobalPart } from './plan.js';
+import type { Plan, PlanDiff, PlannedRoute, RefusedIP } from './plan-types.js';
 import type { ServiceContribution } from './services.js';
 import { ClusterState, serviceKey, type ClusterEvent } from './state.js';
 
 /**
  * The incremental planner. A Service or EndpointSlice event recomputes only
  * the Services it touches; any other event recomputes the node-wide part
- * (and, when it can change service decisions, every Service). The result is
- * always equal to `plan(state, nodeName)` from scratch.
+ * (and, when it can change service decisions, every Service). A service
+ * event patches only the prefixes it touched in the sorted route list. The
+ * result always equals `plan(state, nodeName)` from scratch.
  */
 export class Planner {
   readonly state: ClusterState;
   private global: GlobalPart;
   private readonly contributions = new Map<string, ServiceContribution>();
+  private index = new RouteIndex();
+  /** The current routes in prefix order, patched in place on service events. */
+  private sorted: PlannedRoute[] = [];
   private current: Plan;
   /** How many Service contributions were recomputed by the last `apply` (for tests and metrics). */
   lastRecomputed = 0;
@@ -24,7 +28,7 @@ export class Planner {
     this.state = state;
     this.global = planGlobal(state, nodeName);
     this.recomputeAllServices();
-    this.current = this.build();
+    this.current = this.rebuild();
   }
 
   get plan(): Plan {
@@ -35,37 +39,28 @@ export class Planner {
     const prev = this.state.apply(ev);
     const kind = ev.type === 'delete' ? ev.kind : ev.resource.kind;
     this.lastRecomputed = 0;
-    switch (kind) {
-      case 'Service': {
+    const before = this.current;
+    if (kind === 'Service' || kind === 'EndpointSlice') {
+      const touched = new Set<string>();
+      if (kind === 'Service') {
         const ns = ev.type === 'delete' ? (ev.namespace ?? 'default') : (ev.resource as { namespace: string }).namespace;
-        const name = ev.type === 'delete' ? ev.name : ev.resource.name;
-        this.recomputeService(serviceKey(ns, name));
-        break;
-      }
-      case 'EndpointSlice': {
-        const touched = new Set<string>();
+        touched.add(serviceKey(ns, ev.type === 'delete' ? ev.name : ev.resource.name));
+      } else {
         if (prev?.kind === 'EndpointSlice' && prev.serviceName) touched.add(serviceKey(prev.namespace, prev.serviceName));
         if (ev.type !== 'delete' && ev.resource.kind === 'EndpointSlice' && ev.resource.serviceName) touched.add(serviceKey(ev.resource.namespace, ev.resource.serviceName));
-        for (const k of touched) this.recomputeService(k);
-        break;
       }
-      case 'Node': {
-        const name = ev.type === 'delete' ? ev.name : ev.resource.name;
-        this.global = planGlobal(this.state, this.nodeName);
-        // Only this node's labels (exclusion) feed service decisions.
-        if (name === this.nodeName) this.recomputeAllServices();
-        break;
-      }
-      case 'BGPConfiguration':
-        this.global = planGlobal(this.state, this.nodeName);
-        this.recomputeAllServices();
-        break;
-      default:
-        // IPPool, BlockAffinity, BGPPeer, BGPFilter: node-wide part only.
-        this.global = planGlobal(this.state, this.nodeName);
+      const diff = this.patchServices(touched);
+      return { plan: this.current, diff };
     }
-    const before = this.current;
-    this.current = this.build();
+    if (kind === 'BGPConfiguration' || (kind === 'Node' && (ev.type === 'delete' ? ev.name : ev.resource.name) === this.nodeName)) {
+      // Allow-lists, aggregation, or this node's exclusion label: every service decision may change.
+      this.global = planGlobal(this.state, this.nodeName);
+      this.recomputeAllServices();
+    } else {
+      // Other nodes, IPPool, BlockAffinity, BGPPeer, BGPFilter: node-wide part only.
+      this.global = planGlobal(this.state, this.nodeName);
+    }
+    this.current = this.rebuild();
     return { plan: this.current, diff: diffPlans(before, this.current) };
   }
 
@@ -81,13 +76,64 @@ export class Planner {
     for (const key of this.state.services.keys()) this.recomputeService(key);
   }
 
-  private build(): Plan {
-    // Sorted so the plan does not depend on event order.
-    const keys = [...this.contributions.keys()].sort();
-    return assemble(
-      this.global,
-      keys.map((k) => this.contributions.get(k)!),
-    );
+  /** Full rebuild of the route index from the global part and every contribution. */
+  private rebuild(): Plan {
+    this.index = new RouteIndex();
+    for (const r of this.global.routes) this.index.add(r.prefix, r.reason);
+    for (const c of this.contributions.values()) for (const r of c.routes) this.index.add(r.prefix, r.reason);
+    this.sorted = this.index.routes(this.global.config);
+    return planFrom(this.global, this.sorted.slice(), this.collectRefused());
+  }
+
+  private collectRefused(): RefusedIP[] {
+    const out: RefusedIP[] = [];
+    for (const c of this.contributions.values()) out.push(...c.refused);
+    return out;
+  }
+
+  /** Recomputes some services and patches only the prefixes they touch. */
+  private patchServices(keys: Iterable<string>): PlanDiff {
+    const prefixes = new Map<number | string, PlannedRoute['prefix']>();
+    for (const key of keys) {
+      const old = this.contributions.get(key);
+      if (old) for (const r of old.routes) (this.index.remove(r.prefix, r.reason), prefixes.set(r.prefix.key, r.prefix));
+      this.recomputeService(key);
+      const now = this.contributions.get(key);
+      if (now) for (const r of now.routes) (this.index.add(r.prefix, r.reason), prefixes.set(r.prefix.key, r.prefix));
+    }
+    const added: PlannedRoute[] = [];
+    const removed: PlannedRoute[] = [];
+    for (const [key, prefix] of prefixes) {
+      const next = this.index.route(key, this.global.config);
+      const at = this.find(prefix);
+      const prev = at.found ? this.sorted[at.i] : undefined;
+      if (prev && next) {
+        // Reasons changed only: communities depend on the prefix and global config, not on services.
+        this.sorted[at.i] = next;
+      } else if (prev) {
+        removed.push(prev);
+        this.sorted.splice(at.i, 1);
+      } else if (next) {
+        added.push(next);
+        this.sorted.splice(at.i, 0, next);
+      }
+    }
+    this.current = planFrom(this.global, this.sorted.slice(), this.collectRefused());
+    return { added, removed, changed: [] };
+  }
+
+  /** Binary search in the sorted routes. */
+  private find(prefix: PlannedRoute['prefix']): { found: boolean; i: number } {
+    let lo = 0;
+    let hi = this.sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const c = this.sorted[mid].prefix.compare(prefix);
+      if (c === 0) return { found: true, i: mid };
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return { found: false, i: lo };
   }
 }
 

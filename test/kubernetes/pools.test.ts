@@ -107,7 +107,7 @@ describe('§1 prefixAdvertisements: communities by name or literal on routes ins
     const perNode = bgpConfig({ prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['nope'] }] }, 'node.worker1');
     const p = planFor([...threeNodes(), cfg(), perNode], 'worker1');
     expect(p.routes[0].communities).toEqual([]);
-    expect(p.errors).toEqual([{ kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements', message: expect.stringContaining('"nope"') }]);
+    expect(p.errors).toEqual([{ kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[0]', message: expect.stringContaining('"nope"') }]);
   });
   it('per-node listenPort and logSeverityScreen override; other per-node fields are ignored', () => {
     const perNode = bgpConfig({ listenPort: 1179, logSeverityScreen: 'Debug', serviceClusterIPs: [{ cidr: '10.0.0.0/8' }], asNumber: 65099 }, 'node.worker1');
