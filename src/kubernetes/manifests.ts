@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { Resource } from './resources.js';
 import { keyOf } from './resources.js';
@@ -172,7 +172,12 @@ export async function watchManifests(paths: readonly string[], opts: WatchOption
   for (const p of paths) {
     try {
       const st = await stat(p);
-      watchers.push(watch(p, { recursive: st.isDirectory() }, schedule));
+      if (st.isDirectory()) watchers.push(watch(p, { recursive: true }, schedule));
+      else {
+        // Watch the folder: editors that save by rename would orphan a watch on the file itself.
+        const name = basename(p);
+        watchers.push(watch(dirname(p), (_e, f) => (f === null || f === name) && schedule()));
+      }
     } catch (e) {
       opts.onError?.(e as Error);
     }

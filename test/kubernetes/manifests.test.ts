@@ -88,6 +88,26 @@ describe('an invalid edit never replaces a valid running configuration', () => {
     ]);
   });
 
+  it('watching a single file survives an editor saving by rename', async () => {
+    const f = join(dir, 'one.yaml');
+    await writeFile(f, pool('a', '10.0.0.0/16'));
+    const seen: ClusterEvent[][] = [];
+    let wake: () => void = () => {};
+    const w = await watchManifests([f], { debounceMs: 20, onChange: (events) => (seen.push(events), wake()) });
+    try {
+      const waiting = new Promise<void>((res) => (wake = res));
+      await writeFile(join(dir, '.one.yaml.tmp'), pool('a', '10.7.0.0/16'));
+      const { rename } = await import('node:fs/promises');
+      await rename(join(dir, '.one.yaml.tmp'), f);
+      await waiting;
+      const now = w.current.get('IPPool/a')!.resource;
+      expect(now.kind === 'IPPool' && now.cidr.toString()).toBe('10.7.0.0/16');
+      expect(seen.at(-1)!.map((e) => e.type)).toEqual(['update']);
+    } finally {
+      w.close();
+    }
+  });
+
   it('watchManifests reloads after a debounced change and keeps the valid version on a bad edit', async () => {
     const f = join(dir, 'pools.yaml');
     await writeFile(f, pool('a', '10.0.0.0/16'));
