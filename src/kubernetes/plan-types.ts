@@ -83,6 +83,8 @@ export interface ExportAllowList {
   /** Every IP pool, disabled ones included (a disabled pool is an export allow-list for injected routes). */
   readonly pools: readonly { readonly name: string; readonly cidr: Prefix; readonly disabled: boolean; readonly disableBGPExport: boolean }[];
   readonly serviceRanges: readonly { readonly prefix: Prefix; readonly field: 'serviceClusterIPs' | 'serviceExternalIPs' | 'serviceLoadBalancerIPs' }[];
+  /** On a route reflector only: every external and LB allow-list entry, within which clients' /32s are re-advertised. */
+  readonly reflected: readonly { readonly prefix: Prefix; readonly field: 'serviceExternalIPs' | 'serviceLoadBalancerIPs' }[];
 }
 
 export interface NodeSummary {

@@ -31,6 +31,13 @@ function serviceRanges(cfg: EffectiveConfig): { prefix: Prefix; field: (typeof R
   return out;
 }
 
+function reflectedRanges(cfg: EffectiveConfig): ExportAllowList['reflected'] {
+  return [
+    ...cfg.serviceExternalIPs.map((prefix) => ({ prefix, field: 'serviceExternalIPs' as const })),
+    ...cfg.serviceLoadBalancerIPs.map((prefix) => ({ prefix, field: 'serviceLoadBalancerIPs' as const })),
+  ];
+}
+
 /** Pod blocks of this node (reference §5): confirmed BlockAffinities, else the Node's podCIDRs; never from disableBGPExport pools. */
 function podBlocks(state: ClusterState, node: Node | undefined, nodeName: string): { prefix: Prefix; reason: RouteReason }[] {
   const blocked = [...state.ipPools.values()].filter((p) => p.disableBGPExport);
@@ -78,7 +85,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     routes,
     peers,
     filters,
-    exportAllowList: { pools, serviceRanges: ranges },
+    exportAllowList: { pools, serviceRanges: ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
     errors: [...errors, ...communityErrors(config)],
   };
 }

@@ -70,6 +70,13 @@ describe('§5 export allow-list: every IP pool including disabled ones, plus the
       ['198.18.0.0/16', 'serviceClusterIPs'],
       ['203.0.113.0/24', 'serviceLoadBalancerIPs'],
     ]);
+    expect(p.exportAllowList.reflected).toEqual([]);
+    // A route reflector also lets through clients' routes inside the external and LB allow-lists, /32 entries included.
+    const rr = planFor([node('rr1', '192.0.2.1', { annotations: { 'projectcalico.org/RouteReflectorClusterID': '244.0.0.1' } }), ...rs], 'rr1');
+    expect(rr.exportAllowList.reflected.map((r) => [r.prefix.toString(), r.field])).toEqual([
+      ['203.0.113.0/24', 'serviceLoadBalancerIPs'],
+      ['203.0.114.1/32', 'serviceLoadBalancerIPs'],
+    ]);
     // A disabled pool allows export but originates nothing by itself.
     expect(prefixes(p)).toEqual(['198.18.0.0/16', '203.0.113.0/24']);
   });
