@@ -125,3 +125,30 @@ describe('§1 prefixAdvertisements: communities by name or literal on routes ins
     expect(p.node.asn).toBe(64512);
   });
 });
+
+describe('§5 built-in export order, for routes the node did not plan (e.g. MetalLB /32s)', () => {
+  it.each([
+    ['203.0.113.7/32', true, 'disabled pool used as an export allow-list'],
+    ['100.64.0.9/32', false, 'disableBGPExport'],
+    ['198.19.0.70/32', false, 'more specific than the local block 198.19.0.64/26'],
+    ['198.19.0.64/26', true, 'originated by this node'],
+    ['198.19.5.0/26', true, 'inside IPPool pods'],
+    ['198.18.4.4/32', true, 'inside serviceClusterIPs 198.18.0.0/16'],
+    ['192.0.2.77/32', false, 'not inside any IP pool or service range'],
+    ['2001:db8::/64', false, 'not inside any IP pool or service range'],
+  ])('%s → accept %s (%s)', async (prefix, accept, reason) => {
+    const { builtinExport } = await import('../../src/kubernetes/export.js');
+    const { Prefix } = await import('../../src/net/index.js');
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] }),
+      pool('metallb-allow', { cidr: '203.0.113.0/24', disabled: true }),
+      pool('pods', { cidr: '198.19.0.0/16' }),
+      pool('hidden', { cidr: '100.64.0.0/16', disableBGPExport: true }),
+      affinity('worker1', '198.19.0.64/26'),
+    ];
+    const v = builtinExport(planFor(rs, 'worker1'), Prefix.parse(prefix));
+    expect(v.accept).toBe(accept);
+    expect(v.reason).toContain(reason);
+  });
+});
