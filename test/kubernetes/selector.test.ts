@@ -97,3 +97,20 @@ describe('selector algebra (property)', () => {
     );
   });
 });
+
+describe('selector parser on untrusted text (property)', () => {
+  it('either parses or throws SelectorError, never anything else', () => {
+    const pieces = fc.constantFrom('has(', ')', '(', 'a', "'x'", '"y"', '==', '!=', '!', '&&', '||', ' in ', ' not ', '{', '}', ',', 'all()', ' ', '=', '&');
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.array(pieces, { maxLength: 12 }).map((p) => p.join(''))), (text) => {
+        try {
+          const s = parseSelector(text);
+          expect(typeof matches(s, { a: 'x' })).toBe('boolean');
+        } catch (e) {
+          expect(e).toBeInstanceOf(SelectorError);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatIssue, validateAll, validateObject } from '../../src/kubernetes/validate.js';
 
@@ -130,5 +131,34 @@ describe('typed values after validation', () => {
       ['192.0.2.10'],
       ['10.244.1.0/24'],
     ]);
+  });
+});
+
+describe('validation never throws on untrusted input (property)', () => {
+  const kinds = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity', 'Other'];
+  const apis = ['v1', 'discovery.k8s.io/v1', 'projectcalico.org/v3', 'crd.projectcalico.org/v1'];
+  const leaf = fc.oneof(fc.string(), fc.constantFrom('10.0.0.0/8', '10.0.0.1', 'fd00::/8', '::1', 'None', 'Local', 'In', '120s', '65000:1', 'all()'), fc.integer(), fc.boolean(), fc.constant(null));
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof({ maxDepth: 3 }, leaf, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('cidr', 'ip', 'name', 'key', 'action', 'matchOperator', 'values', 'min', 'max', 'secretKeyRef', 'type', 'address', 'ready'), tie('v'), { maxKeys: 3 })),
+  })).v;
+  const specKeys = fc.constantFrom('cidr', 'blockSize', 'node', 'state', 'peerIP', 'asNumber', 'peerSelector', 'nodeSelector', 'password', 'filters', 'exportV4', 'importV6', 'serviceClusterIPs', 'communities', 'prefixAdvertisements', 'type', 'clusterIP', 'clusterIPs', 'externalIPs', 'ipFamilies', 'podCIDRs', 'maxRestartTime');
+  it('returns a typed resource or an issue, for any object shape', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...kinds),
+        fc.constantFrom(...apis),
+        fc.oneof(fc.string(), fc.constant('n')),
+        fc.dictionary(specKeys, value, { maxKeys: 5 }),
+        fc.anything(),
+        (kind, apiVersion, name, spec, junk) => {
+          for (const raw of [{ apiVersion, kind, metadata: { name, annotations: { 'projectcalico.org/ASNumber': typeof junk === 'string' ? junk : '65000' } }, spec, addressType: 'IPv4', endpoints: spec.exportV4, status: junk }, junk]) {
+            const r = validateObject(raw, 'fuzz.yaml');
+            if (!r.ok) expect(typeof r.issue.message).toBe('string');
+            else expect(r.resource.kind).toBe(kind);
+          }
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });
