@@ -29,7 +29,7 @@ export function parseManifestText(text: string, file?: string): { objects: Sourc
   list.forEach((doc, i) => {
     if (doc.errors.length > 0) {
       const e = doc.errors[0];
-      issues.push({ severity: 'error', file, message: `YAML document ${i + 1}: ${e.message.split('\n')[0]}` });
+      issues.push({ severity: 'error', file, message: `YAML document ${i + 1}: ${e.message.split('\n')[0].replace(/:$/, '')}` });
       return;
     }
     const value: unknown = doc.toJS({ maxAliasCount: 100 });
