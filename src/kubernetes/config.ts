@@ -1,0 +1,75 @@
+import type { Address, Prefix } from '../net/index.js';
+import type { BGPConfiguration, CommunityValue, LogSeverity, Node, PrefixAdvertisement, SecretKeyRef } from './resources.js';
+import { EXCLUDE_FROM_LB_LABEL } from './resources.js';
+import type { ClusterState } from './state.js';
+
+/** Calico's built-in defaults when no `default` BGPConfiguration sets a field. */
+export const DEFAULTS = {
+  asNumber: 64512,
+  nodeToNodeMeshEnabled: true,
+  logSeverityScreen: 'Info' as LogSeverity,
+  listenPort: 179,
+  maxRestartTime: 120,
+};
+
+/** The settings one node runs with: `default` merged with built-ins, plus what `node.<name>` may override. */
+export interface EffectiveConfig {
+  readonly asNumber: number;
+  readonly nodeToNodeMeshEnabled: boolean;
+  readonly serviceClusterIPs: readonly Prefix[];
+  readonly serviceExternalIPs: readonly Prefix[];
+  readonly serviceLoadBalancerIPs: readonly Prefix[];
+  readonly aggregation: 'Enabled' | 'Disabled';
+  readonly communities: ReadonlyMap<string, CommunityValue>;
+  readonly prefixAdvertisements: readonly PrefixAdvertisement[];
+  /** Which resource the prefixAdvertisements came from (for error messages). */
+  readonly prefixAdvertisementsFrom: string;
+  readonly listenPort: number;
+  readonly logSeverityScreen: LogSeverity;
+  readonly nodeMeshPassword?: SecretKeyRef;
+  readonly nodeMeshMaxRestartTime: number;
+  readonly bindMode: 'None' | 'NodeIP';
+}
+
+export function effectiveConfig(state: ClusterState, nodeName: string): EffectiveConfig {
+  const g: BGPConfiguration | undefined = state.bgpConfigurations.get('default');
+  const n: BGPConfiguration | undefined = state.bgpConfigurations.get(`node.${nodeName}`);
+  const usePerNodeAdverts = n?.prefixAdvertisements !== undefined;
+  return {
+    asNumber: g?.asNumber ?? DEFAULTS.asNumber,
+    nodeToNodeMeshEnabled: g?.nodeToNodeMeshEnabled ?? DEFAULTS.nodeToNodeMeshEnabled,
+    serviceClusterIPs: g?.serviceClusterIPs ?? [],
+    serviceExternalIPs: g?.serviceExternalIPs ?? [],
+    serviceLoadBalancerIPs: g?.serviceLoadBalancerIPs ?? [],
+    aggregation: g?.serviceLoadBalancerAggregation ?? 'Enabled',
+    communities: new Map((g?.communities ?? []).map((c) => [c.name, c.value])),
+    prefixAdvertisements: (usePerNodeAdverts ? n.prefixAdvertisements : g?.prefixAdvertisements) ?? [],
+    prefixAdvertisementsFrom: usePerNodeAdverts ? `node.${nodeName}` : 'default',
+    listenPort: n?.listenPort ?? g?.listenPort ?? DEFAULTS.listenPort,
+    logSeverityScreen: n?.logSeverityScreen ?? g?.logSeverityScreen ?? DEFAULTS.logSeverityScreen,
+    nodeMeshPassword: g?.nodeMeshPassword,
+    nodeMeshMaxRestartTime: g?.nodeMeshMaxRestartTime ?? DEFAULTS.maxRestartTime,
+    bindMode: g?.bindMode ?? 'None',
+  };
+}
+
+/** The address a node peers from: the Calico annotation, else its first InternalIP of that family. */
+export function nodeAddress(node: Node | undefined, family: 4 | 6): Address | undefined {
+  if (!node) return undefined;
+  const ann = family === 4 ? node.ipv4Address : node.ipv6Address;
+  if (ann) return ann.address;
+  return node.internalIPs.find((a) => a.family === family);
+}
+
+export function nodeAsn(node: Node | undefined, cfg: EffectiveConfig): number {
+  return node?.asNumber ?? cfg.asNumber;
+}
+
+export function isExcludedFromLB(node: Node | undefined): boolean {
+  return node?.labels[EXCLUDE_FROM_LB_LABEL] === 'true';
+}
+
+/** Listen port of a node (its `node.<name>` BGPConfiguration may override the global one). */
+export function listenPortOf(state: ClusterState, nodeName: string): number {
+  return state.bgpConfigurations.get(`node.${nodeName}`)?.listenPort ?? state.bgpConfigurations.get('default')?.listenPort ?? DEFAULTS.listenPort;
+}

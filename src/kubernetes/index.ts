@@ -1,0 +1,12 @@
+export * from './resources.js';
+export * from './selector.js';
+export * from './validate.js';
+export * from './manifests.js';
+export * from './state.js';
+export * from './config.js';
+export * from './plan-types.js';
+export { plan, planGlobal, assemble, communitiesFor } from './plan.js';
+export { planService, type ServiceContribution, type ServiceContext } from './services.js';
+export { planPeers } from './peers.js';
+export { Planner, diffPlans } from './planner.js';
+export { builtinExport, type ExportVerdict } from './export.js';

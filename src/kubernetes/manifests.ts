@@ -1,0 +1,196 @@
+import { watch, type FSWatcher } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { Resource } from './resources.js';
+import { keyOf } from './resources.js';
+import type { ClusterEvent } from './state.js';
+import { validateAll, type ManifestIssue, type SourcedObject } from './validate.js';
+
+export interface LoadResult {
+  readonly resources: Resource[];
+  /** Source file per resource key. */
+  readonly files: Map<string, string | undefined>;
+  readonly issues: ManifestIssue[];
+  /** Keys whose newest definition was invalid. */
+  readonly invalidKeys: Set<string>;
+  /** Files that could not be read or parsed as YAML at all. */
+  readonly brokenFiles: Set<string>;
+}
+
+const MANIFEST_EXT = /\.(ya?ml|json)$/i;
+
+/** Splits multi-document YAML text into objects; `kind: List` items are flattened. */
+export function parseManifestText(text: string, file?: string): { objects: SourcedObject[]; issues: ManifestIssue[] } {
+  const objects: SourcedObject[] = [];
+  const issues: ManifestIssue[] = [];
+  const docs = parseAllDocuments(text, { prettyErrors: true });
+  const list = Array.isArray(docs) ? docs : [docs];
+  list.forEach((doc, i) => {
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0];
+      issues.push({ severity: 'error', file, message: `YAML document ${i + 1}: ${e.message.split('\n')[0].replace(/:$/, '')}` });
+      return;
+    }
+    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) return; // empty document (e.g. trailing `---`)
+    if (typeof value === 'object' && !Array.isArray(value) && (value as { kind?: unknown }).kind === 'List') {
+      const items = (value as { items?: unknown }).items;
+      if (items !== undefined && !Array.isArray(items)) {
+        issues.push({ severity: 'error', file, kind: 'List', path: 'items', message: 'expected a list of resources' });
+        return;
+      }
+      for (const item of items ?? []) objects.push({ object: item, file });
+      return;
+    }
+    objects.push({ object: value, file });
+  });
+  return { objects, issues };
+}
+
+/** Expands files and folders (recursively, `.yaml`/`.yml`/`.json`, sorted) into file paths. */
+export async function listManifestFiles(paths: readonly string[]): Promise<{ files: string[]; issues: ManifestIssue[] }> {
+  const files: string[] = [];
+  const issues: ManifestIssue[] = [];
+  const walk = async (p: string, top: boolean): Promise<void> => {
+    let st;
+    try {
+      st = await stat(p);
+    } catch (e) {
+      issues.push({ severity: 'error', file: p, message: `cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` });
+      return;
+    }
+    if (st.isDirectory()) {
+      const entries = (await readdir(p)).filter((n) => !n.startsWith('.')).sort();
+      for (const n of entries) await walk(join(p, n), false);
+    } else if (top || MANIFEST_EXT.test(p)) files.push(p);
+  };
+  for (const p of paths) await walk(p, true);
+  return { files, issues };
+}
+
+/** Loads and validates every manifest under `paths`; invalid resources are reported and skipped. */
+export async function loadManifests(paths: readonly string[]): Promise<LoadResult> {
+  const { files, issues } = await listManifestFiles(paths);
+  const objects: SourcedObject[] = [];
+  const brokenFiles = new Set<string>();
+  for (const f of files) {
+    let text: string;
+    try {
+      text = await readFile(f, 'utf8');
+    } catch (e) {
+      issues.push({ severity: 'error', file: f, message: `cannot read: ${(e as Error).message}` });
+      brokenFiles.add(f);
+      continue;
+    }
+    const parsed = parseManifestText(text, f);
+    if (parsed.issues.length > 0) brokenFiles.add(f);
+    issues.push(...parsed.issues);
+    objects.push(...parsed.objects);
+  }
+  for (const i of issues) if (i.file && i.severity === 'error' && !i.kind) brokenFiles.add(i.file);
+  const v = validateAll(objects);
+  return { resources: v.resources, files: v.files, issues: [...issues, ...v.issues], invalidKeys: v.invalidKeys, brokenFiles };
+}
+
+/**
+ * Merges a new load with the running set: a resource whose new definition is
+ * invalid, or whose file no longer parses, keeps its last valid version. An
+ * invalid edit never replaces a valid running configuration.
+ */
+export function mergeWithPrevious(previous: ReadonlyMap<string, { resource: Resource; file?: string }>, next: LoadResult): Map<string, { resource: Resource; file?: string }> {
+  const out = new Map<string, { resource: Resource; file?: string }>();
+  for (const r of next.resources) out.set(keyOf(r), { resource: r, file: next.files.get(keyOf(r)) });
+  for (const [key, old] of previous) {
+    if (out.has(key)) continue;
+    if (next.invalidKeys.has(key) || (old.file !== undefined && next.brokenFiles.has(old.file))) out.set(key, old);
+  }
+  // Key order, so events come out the same whatever the file order was.
+  return new Map([...out.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+}
+
+/** The add/update/delete events that turn `before` into `after` (update only when the value changed). */
+export function eventsBetween(before: ReadonlyMap<string, { resource: Resource }>, after: ReadonlyMap<string, { resource: Resource }>): ClusterEvent[] {
+  const events: ClusterEvent[] = [];
+  for (const [key, { resource }] of after) {
+    const old = before.get(key);
+    if (!old) events.push({ type: 'add', resource });
+    else if (JSON.stringify(old.resource) !== JSON.stringify(resource)) events.push({ type: 'update', resource });
+  }
+  for (const [key, { resource: r }] of before) {
+    if (!after.has(key)) events.push({ type: 'delete', kind: r.kind, name: r.name, namespace: 'namespace' in r ? r.namespace : undefined });
+  }
+  return events;
+}
+
+export interface ManifestWatcher {
+  /** The running set, by resource key. */
+  readonly current: ReadonlyMap<string, { resource: Resource; file?: string }>;
+  /** Reloads now (also what a file change triggers after the debounce). */
+  reload(): Promise<void>;
+  close(): void;
+}
+
+export interface WatchOptions {
+  readonly debounceMs?: number;
+  /** Called after each reload with the events to apply and the issues of that load. */
+  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onError?: (err: Error) => void;
+}
+
+/**
+ * Watches files/folders, reloading after changes settle (debounced), and
+ * reports the events since the last load. The first load runs at once.
+ */
+export async function watchManifests(paths: readonly string[], opts: WatchOptions): Promise<ManifestWatcher> {
+  const debounceMs = opts.debounceMs ?? 200;
+  let current = new Map<string, { resource: Resource; file?: string }>();
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  let closed = false;
+  const watchers: FSWatcher[] = [];
+
+  const reloadOnce = async () => {
+    const next = await loadManifests(paths);
+    const merged = mergeWithPrevious(current, next);
+    const events = eventsBetween(current, merged);
+    current = merged;
+    opts.onChange(events, next.issues);
+  };
+  // Serialise reloads so two never interleave.
+  const reload = () => (running = running.then(reloadOnce).catch((e: Error) => opts.onError?.(e)));
+  const schedule = () => {
+    if (closed) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void reload();
+    }, debounceMs);
+  };
+
+  await reload();
+  for (const p of paths) {
+    try {
+      const st = await stat(p);
+      if (st.isDirectory()) watchers.push(watch(p, { recursive: true }, schedule));
+      else {
+        // Watch the folder: editors that save by rename would orphan a watch on the file itself.
+        const name = basename(p);
+        watchers.push(watch(dirname(p), (_e, f) => (f === null || f === name) && schedule()));
+      }
+    } catch (e) {
+      opts.onError?.(e as Error);
+    }
+  }
+  return {
+    get current() {
+      return current;
+    },
+    reload: () => reload(),
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      for (const w of watchers) w.close();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { Address, Prefix } from '../net/index.js';
+import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
+
+/** Why a route is in the plan: the resource (and field or rule) that caused it. */
+export type RouteReason =
+  | { readonly kind: 'BGPConfiguration'; readonly name: string; readonly field: 'serviceClusterIPs' | 'serviceExternalIPs' | 'serviceLoadBalancerIPs' }
+  | {
+      readonly kind: 'Service';
+      readonly namespace: string;
+      readonly name: string;
+      readonly ip: string;
+      readonly source: 'clusterIP' | 'externalIP' | 'loadBalancerIP';
+      readonly rule: string;
+    }
+  | { readonly kind: 'BlockAffinity'; readonly name: string; readonly field: 'spec.cidr' }
+  | { readonly kind: 'Node'; readonly name: string; readonly field: 'spec.podCIDRs' };
+
+export interface PlannedRoute {
+  readonly prefix: Prefix;
+  /** From prefixAdvertisements whose cidr contains the prefix, names resolved, in order, no repeats. */
+  readonly communities: readonly CommunityValue[];
+  /** Every resource that wants this route, in a stable order; the route stays while any is left. */
+  readonly reasons: readonly RouteReason[];
+}
+
+/** An external or load-balancer IP of a Service that this node does not advertise as a /32 or /128. */
+export interface RefusedIP {
+  readonly namespace: string;
+  readonly name: string;
+  readonly ip: string;
+  readonly source: 'externalIP' | 'loadBalancerIP';
+  readonly reason: 'outside allow-list' | 'not-local' | 'not ready' | 'node excluded';
+  readonly message: string;
+}
+
+export type PeerType = 'global' | 'node specific' | 'node-to-node mesh';
+
+export interface PlannedPeer {
+  /** Stable identity: `Mesh_<node>_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`. */
+  readonly id: string;
+  readonly address: Address;
+  readonly port: number;
+  readonly asn: number;
+  readonly localAsn: number;
+  readonly type: PeerType;
+  /** The BGPPeer, or for mesh peers the remote Node. */
+  readonly from: { readonly kind: 'BGPPeer' | 'Node'; readonly name: string };
+  /** The cluster node at the other end, when it is one. */
+  readonly remoteNode?: string;
+  /** Mesh and peerSelector peerings: the side with the greater IP (string order) waits. */
+  readonly passive: boolean;
+  readonly routeReflectorClient: boolean;
+  readonly routeReflectorClusterId?: string;
+  readonly nextHopMode: NextHopMode;
+  readonly keepOriginalNextHop: boolean;
+  readonly numAllowedLocalASNumbers?: number;
+  readonly gracefulRestart: boolean;
+  /** Seconds. */
+  readonly maxRestartTime: number;
+  /** Seconds. */
+  readonly keepaliveTime?: number;
+  /** BGPFilter names, in the order they apply (export: then the built-in policy). */
+  readonly filters: readonly string[];
+  readonly sourceAddress?: Address;
+  readonly password?: SecretKeyRef;
+  readonly ttlSecurity?: number;
+  readonly reachableBy?: Address;
+  /** Settings that cannot be honoured; when non-empty the peer is refused (not started). */
+  readonly refusedSettings: readonly { readonly field: string; readonly message: string }[];
+  readonly refused: boolean;
+}
+
+export interface PlanError {
+  readonly kind?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  readonly field?: string;
+  readonly message: string;
+}
+
+/** What the built-in export policy lets through for routes this node did not originate itself. */
+export interface ExportAllowList {
+  /** Every IP pool, disabled ones included (a disabled pool is an export allow-list for injected routes). */
+  readonly pools: readonly { readonly name: string; readonly cidr: Prefix; readonly disabled: boolean; readonly disableBGPExport: boolean }[];
+  readonly serviceRanges: readonly { readonly prefix: Prefix; readonly field: 'serviceClusterIPs' | 'serviceExternalIPs' | 'serviceLoadBalancerIPs' }[];
+  /** On a route reflector only: every external and LB allow-list entry, within which clients' /32s are re-advertised. */
+  readonly reflected: readonly { readonly prefix: Prefix; readonly field: 'serviceExternalIPs' | 'serviceLoadBalancerIPs' }[];
+}
+
+export interface NodeSummary {
+  readonly name: string;
+  readonly asn: number;
+  readonly ipv4?: Address;
+  readonly ipv6?: Address;
+  readonly routeReflectorClusterId?: string;
+  /** Labelled exclude-from-external-load-balancers=true: advertises no service routes. */
+  readonly serviceAdvertisementExcluded: boolean;
+}
+
+export interface Plan {
+  readonly node: NodeSummary;
+  readonly listen: { readonly port: number; readonly address?: Address };
+  readonly logSeverity: LogSeverity;
+  readonly routes: readonly PlannedRoute[];
+  readonly refused: readonly RefusedIP[];
+  readonly peers: readonly PlannedPeer[];
+  /** The BGPFilters the planned peers name, by name order, so the plan is self-contained. */
+  readonly filters: readonly BGPFilter[];
+  readonly exportAllowList: ExportAllowList;
+  readonly errors: readonly PlanError[];
+}
+
+export interface PlanDiff {
+  readonly added: readonly PlannedRoute[];
+  readonly removed: readonly PlannedRoute[];
+  /** Same prefix, different communities: re-originate. */
+  readonly changed: readonly PlannedRoute[];
+}

@@ -1,0 +1,216 @@
+import type { Address, Family, Prefix } from '../net/index.js';
+import type { LargeCommunity } from '../wire/types.js';
+import type { Selector } from './selector.js';
+
+/**
+ * Typed Kubernetes and Calico resources, as the validator produces them.
+ * Only the fields the planner reads are kept; every value is already checked
+ * (addresses parsed, enums known, CIDRs without host bits).
+ */
+
+export const CALICO_ANNOTATIONS = {
+  asNumber: 'projectcalico.org/ASNumber',
+  ipv4Address: 'projectcalico.org/IPv4Address',
+  ipv6Address: 'projectcalico.org/IPv6Address',
+  rrClusterId: 'projectcalico.org/RouteReflectorClusterID',
+} as const;
+
+export const EXCLUDE_FROM_LB_LABEL = 'node.kubernetes.io/exclude-from-external-load-balancers';
+export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
+
+export type Labels = Readonly<Record<string, string>>;
+
+/** An interface address as Calico writes it on a node: `10.0.0.1/24` or a bare address. */
+export interface InterfaceAddress {
+  readonly address: Address;
+  readonly length?: number;
+}
+
+export interface Node {
+  readonly kind: 'Node';
+  readonly name: string;
+  readonly labels: Labels;
+  readonly annotations: Labels;
+  readonly asNumber?: number;
+  readonly ipv4Address?: InterfaceAddress;
+  readonly ipv6Address?: InterfaceAddress;
+  readonly routeReflectorClusterId?: string;
+  readonly internalIPs: readonly Address[];
+  readonly podCIDRs: readonly Prefix[];
+}
+
+export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';
+export type TrafficPolicy = 'Cluster' | 'Local';
+
+export interface Service {
+  readonly kind: 'Service';
+  readonly namespace: string;
+  readonly name: string;
+  readonly labels: Labels;
+  readonly type: ServiceType;
+  /** True for `clusterIP: None` (headless): such a service is never advertised. */
+  readonly headless: boolean;
+  readonly clusterIPs: readonly Address[];
+  readonly externalIPs: readonly Address[];
+  /** `status.loadBalancer.ingress[].ip`; hostname-only entries are dropped. */
+  readonly loadBalancerIngressIPs: readonly Address[];
+  /** `spec.loadBalancerIP`, kept for status only: never advertised (Calico #11917). */
+  readonly specLoadBalancerIP?: Address;
+  readonly externalTrafficPolicy: TrafficPolicy;
+  readonly ipFamilies: readonly Family[];
+}
+
+export type EndpointAddressType = 'IPv4' | 'IPv6' | 'FQDN';
+
+export interface Endpoint {
+  readonly nodeName?: string;
+  /** `conditions.ready`; a missing value counts as ready. */
+  readonly ready: boolean;
+}
+
+export interface EndpointSlice {
+  readonly kind: 'EndpointSlice';
+  readonly namespace: string;
+  readonly name: string;
+  /** The `kubernetes.io/service-name` label; a slice without it belongs to no service. */
+  readonly serviceName?: string;
+  readonly addressType: EndpointAddressType;
+  readonly endpoints: readonly Endpoint[];
+}
+
+export type CommunityValue =
+  | { readonly type: 'standard'; readonly value: number; readonly text: string }
+  | { readonly type: 'large'; readonly value: LargeCommunity; readonly text: string };
+
+export interface SecretKeyRef {
+  readonly name: string;
+  readonly key: string;
+}
+
+export type LogSeverity = 'Trace' | 'Debug' | 'Info' | 'Warning' | 'Error' | 'Fatal';
+
+export interface PrefixAdvertisement {
+  readonly cidr: Prefix;
+  /** Community names (resolved by the planner) or literals `aa:nn` / `aa:nn:mm`. */
+  readonly communities: readonly string[];
+}
+
+export interface BGPConfiguration {
+  readonly kind: 'BGPConfiguration';
+  readonly name: string;
+  readonly asNumber?: number;
+  readonly nodeToNodeMeshEnabled?: boolean;
+  readonly serviceClusterIPs: readonly Prefix[];
+  readonly serviceExternalIPs: readonly Prefix[];
+  readonly serviceLoadBalancerIPs: readonly Prefix[];
+  readonly serviceLoadBalancerAggregation: 'Enabled' | 'Disabled';
+  readonly communities: readonly { readonly name: string; readonly value: CommunityValue }[];
+  /** Undefined when the field is absent (a per-node resource then inherits the global one). */
+  readonly prefixAdvertisements?: readonly PrefixAdvertisement[];
+  readonly listenPort?: number;
+  readonly nodeMeshPassword?: SecretKeyRef;
+  /** Seconds. */
+  readonly nodeMeshMaxRestartTime?: number;
+  readonly bindMode?: 'None' | 'NodeIP';
+  readonly logSeverityScreen?: LogSeverity;
+}
+
+export type NextHopMode = 'Auto' | 'Self' | 'Keep';
+
+export interface BGPPeer {
+  readonly kind: 'BGPPeer';
+  readonly name: string;
+  readonly node?: string;
+  readonly nodeSelector?: Selector;
+  readonly peerIP?: { readonly address: Address; readonly port?: number };
+  readonly asNumber?: number;
+  readonly peerSelector?: Selector;
+  readonly localASNumber?: number;
+  readonly password?: SecretKeyRef;
+  readonly sourceAddress: 'UseNodeIP' | 'None';
+  readonly nextHopMode?: NextHopMode;
+  readonly keepOriginalNextHop: boolean;
+  /** Seconds. */
+  readonly maxRestartTime?: number;
+  /** Seconds. */
+  readonly keepaliveTime?: number;
+  readonly numAllowedLocalASNumbers?: number;
+  readonly ttlSecurity?: number;
+  readonly filters: readonly string[];
+  readonly reachableBy?: Address;
+}
+
+export interface IPPool {
+  readonly kind: 'IPPool';
+  readonly name: string;
+  readonly cidr: Prefix;
+  readonly blockSize: number;
+  readonly disabled: boolean;
+  readonly disableBGPExport: boolean;
+  readonly nodeSelector: Selector;
+}
+
+export type FilterOperator = 'Equal' | 'NotEqual' | 'In' | 'NotIn';
+
+export interface FilterRule {
+  readonly action: 'Accept' | 'Reject';
+  readonly cidr?: Prefix;
+  readonly matchOperator?: FilterOperator;
+  readonly prefixLength?: { readonly min?: number; readonly max?: number };
+  readonly source?: 'RemotePeers';
+  readonly interface?: string;
+  readonly peerType?: 'eBGP' | 'iBGP';
+  readonly communities?: readonly CommunityValue[];
+  readonly asPathPrefix?: readonly number[];
+  readonly priority?: number;
+  readonly operations: readonly FilterOperation[];
+}
+
+export type FilterOperation =
+  | { readonly addCommunity: CommunityValue }
+  | { readonly prependASPath: { readonly prefix: readonly number[] } }
+  | { readonly setPriority: number };
+
+export interface BGPFilter {
+  readonly kind: 'BGPFilter';
+  readonly name: string;
+  readonly exportV4: readonly FilterRule[];
+  readonly importV4: readonly FilterRule[];
+  readonly exportV6: readonly FilterRule[];
+  readonly importV6: readonly FilterRule[];
+}
+
+export type BlockState = 'confirmed' | 'pending' | 'pendingDeletion';
+
+export interface BlockAffinity {
+  readonly kind: 'BlockAffinity';
+  readonly name: string;
+  readonly node: string;
+  readonly cidr: Prefix;
+  readonly state: BlockState;
+}
+
+export type Resource = Node | Service | EndpointSlice | BGPConfiguration | BGPPeer | IPPool | BGPFilter | BlockAffinity;
+export type ResourceKind = Resource['kind'];
+
+export const RESOURCE_KINDS: readonly ResourceKind[] = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity'];
+
+/** Kinds that live in a namespace; the others are cluster-scoped. */
+export function isNamespaced(kind: ResourceKind): boolean {
+  return kind === 'Service' || kind === 'EndpointSlice';
+}
+
+/** `kind/namespace/name` or `kind/name`: the identity of a resource across updates. */
+export function resourceKey(kind: ResourceKind, name: string, namespace?: string): string {
+  return isNamespaced(kind) ? `${kind}/${namespace ?? ''}/${name}` : `${kind}/${name}`;
+}
+
+export function keyOf(r: Resource): string {
+  return resourceKey(r.kind, r.name, 'namespace' in r ? r.namespace : undefined);
+}
+
+/** Human form for messages: `Service yaobank/customer`, `BGPPeer rack1`. */
+export function describe(kind: string, name?: string, namespace?: string): string {
+  if (name === undefined) return kind;
+  return namespace ? `${kind} ${namespace}/${name}` : `${kind} ${name}`;
+}

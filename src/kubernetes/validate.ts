@@ -1,0 +1,697 @@
+import { Address, ParseError, Prefix, type Family } from '../net/index.js';
+import type {
+  BGPConfiguration,
+  BGPFilter,
+  BGPPeer,
+  BlockAffinity,
+  BlockState,
+  CommunityValue,
+  Endpoint,
+  EndpointAddressType,
+  EndpointSlice,
+  FilterOperation,
+  FilterRule,
+  InterfaceAddress,
+  IPPool,
+  Labels,
+  Node,
+  PrefixAdvertisement,
+  Resource,
+  ResourceKind,
+  SecretKeyRef,
+  Service,
+  ServiceType,
+} from './resources.js';
+import { CALICO_ANNOTATIONS, describe, isNamespaced, resourceKey, SERVICE_NAME_LABEL } from './resources.js';
+import { ALL, parseSelector, SelectorError, type Selector } from './selector.js';
+
+/** One problem found in user input, with where it is. `ignored` is informational (unknown kinds). */
+export interface ManifestIssue {
+  readonly severity: 'error' | 'ignored';
+  readonly file?: string;
+  readonly kind?: string;
+  readonly namespace?: string;
+  readonly name?: string;
+  /** Dotted field path inside the resource, e.g. `spec.exportV4[0].matchOperator`. */
+  readonly path?: string;
+  readonly message: string;
+}
+
+/** `file: Kind ns/name: path: message`, skipping what is unknown. */
+export function formatIssue(i: ManifestIssue): string {
+  const parts: string[] = [];
+  if (i.file) parts.push(i.file);
+  if (i.kind) parts.push(describe(i.kind, i.name, i.namespace));
+  if (i.path) parts.push(i.path);
+  parts.push(i.message);
+  return parts.join(': ');
+}
+
+/** Thrown inside a resource's validator; caught per resource so the rest still applies. */
+class FieldError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CALICO_API = ['projectcalico.org/v3', 'crd.projectcalico.org/v1'];
+const API_VERSIONS: Record<ResourceKind, readonly string[]> = {
+  Node: ['v1'],
+  Service: ['v1'],
+  EndpointSlice: ['discovery.k8s.io/v1'],
+  BGPConfiguration: CALICO_API,
+  BGPPeer: CALICO_API,
+  IPPool: CALICO_API,
+  BGPFilter: CALICO_API,
+  BlockAffinity: CALICO_API,
+};
+
+export function isKnownKind(kind: unknown): kind is ResourceKind {
+  return typeof kind === 'string' && Object.hasOwn(API_VERSIONS, kind);
+}
+
+// ---------- field readers: each throws FieldError naming the path ----------
+
+type Obj = Record<string, unknown>;
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  return typeof v === 'object' ? 'a map' : `${typeof v} ${JSON.stringify(v)}`;
+}
+
+function asObj(v: unknown, path: string): Obj {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new FieldError(path, `expected a map, got ${typeName(v)}`);
+  return v as Obj;
+}
+
+function asList(v: unknown, path: string): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new FieldError(path, `expected a list, got ${typeName(v)}`);
+  return v;
+}
+
+function optStr(o: Obj, key: string, path: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new FieldError(`${path}${key}`, `expected a string, got ${typeName(v)}`);
+  return v;
+}
+
+function reqStr(o: Obj, key: string, path: string): string {
+  const v = optStr(o, key, path);
+  if (v === undefined || v === '') throw new FieldError(`${path}${key}`, 'is required');
+  return v;
+}
+
+function optBool(o: Obj, key: string, path: string): boolean | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') throw new FieldError(`${path}${key}`, `expected true or false, got ${typeName(v)}`);
+  return v;
+}
+
+function optInt(o: Obj, key: string, path: string, min: number, max: number): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  return intValue(v, `${path}${key}`, min, max);
+}
+
+function intValue(v: unknown, path: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new FieldError(path, `expected an integer, got ${typeName(v)}`);
+  if (v < min || v > max) throw new FieldError(path, `${v} is out of range (${min} to ${max})`);
+  return v;
+}
+
+function optEnum<T extends string>(o: Obj, key: string, path: string, values: readonly T[]): T | undefined {
+  const v = optStr(o, key, path);
+  if (v === undefined) return undefined;
+  if (!(values as readonly string[]).includes(v)) {
+    throw new FieldError(`${path}${key}`, `unknown value ${JSON.stringify(v)} (expected one of ${values.join(', ')})`);
+  }
+  return v as T;
+}
+
+function prefixValue(v: unknown, path: string): Prefix {
+  if (typeof v !== 'string') throw new FieldError(path, `expected a CIDR string, got ${typeName(v)}`);
+  try {
+    return Prefix.parse(v);
+  } catch (e) {
+    if (e instanceof ParseError) throw new FieldError(path, e.message);
+    throw e;
+  }
+}
+
+function addressValue(v: unknown, path: string): Address {
+  if (typeof v !== 'string') throw new FieldError(path, `expected an IP address string, got ${typeName(v)}`);
+  try {
+    return Address.parse(v);
+  } catch (e) {
+    if (e instanceof ParseError) throw new FieldError(path, e.message);
+    throw e;
+  }
+}
+
+function selectorValue(o: Obj, key: string, path: string): Selector | undefined {
+  const v = optStr(o, key, path);
+  if (v === undefined || v.trim() === '') return undefined;
+  try {
+    return parseSelector(v);
+  } catch (e) {
+    if (e instanceof SelectorError) throw new FieldError(`${path}${key}`, e.message);
+    throw e;
+  }
+}
+
+function labelMap(v: unknown, path: string): Labels {
+  const o = asObj(v, path);
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(o)) {
+    if (typeof val !== 'string') throw new FieldError(`${path}.${k}`, `expected a string value, got ${typeName(val)}`);
+    out[k] = val;
+  }
+  return out;
+}
+
+/** uint32 AS number; also accepts asdot `x.y` text as Calico does. */
+function asNumberValue(v: unknown, path: string): number {
+  if (typeof v === 'string') {
+    const m = /^(\d+)(?:\.(\d+))?$/.exec(v.trim());
+    if (!m) throw new FieldError(path, `expected an AS number, got ${JSON.stringify(v)}`);
+    const n = m[2] === undefined ? Number(m[1]) : Number(m[1]) * 65536 + Number(m[2]);
+    if (m[2] !== undefined && (Number(m[1]) > 65535 || Number(m[2]) > 65535)) throw new FieldError(path, `asdot parts must be 0 to 65535, got ${JSON.stringify(v)}`);
+    return intValue(n, path, 1, 0xffffffff);
+  }
+  return intValue(v, path, 1, 0xffffffff);
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+
+/** Go duration text (`120s`, `2m30s`, `1h`) to seconds. */
+function durationValue(o: Obj, key: string, path: string): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  const p = `${path}${key}`;
+  if (typeof v !== 'string') throw new FieldError(p, `expected a duration such as "120s", got ${typeName(v)}`);
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/y;
+  let total = 0;
+  let at = 0;
+  if (v === '0') return 0;
+  while (at < v.length) {
+    re.lastIndex = at;
+    const m = re.exec(v);
+    if (!m) throw new FieldError(p, `expected a duration such as "120s" or "2m", got ${JSON.stringify(v)}`);
+    total += Number(m[1]) * DURATION_UNITS[m[2]];
+    at = re.lastIndex;
+  }
+  if (v.length === 0) throw new FieldError(p, 'empty duration');
+  return total;
+}
+
+function secretRef(v: unknown, path: string): SecretKeyRef | undefined {
+  if (v === undefined || v === null) return undefined;
+  const o = asObj(v, path);
+  const ref = asObj(o.secretKeyRef, `${path}.secretKeyRef`);
+  if (o.secretKeyRef === undefined) throw new FieldError(`${path}.secretKeyRef`, 'is required');
+  return { name: reqStr(ref, 'name', `${path}.secretKeyRef.`), key: reqStr(ref, 'key', `${path}.secretKeyRef.`) };
+}
+
+/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts); undefined when `text` is not a literal at all. */
+export function parseCommunityLiteral(text: string): CommunityValue | undefined | Error {
+  if (!text.includes(':')) return undefined;
+  const parts = text.split(':');
+  if (!parts.every((p) => /^\d+$/.test(p)) || (parts.length !== 2 && parts.length !== 3)) {
+    return new Error(`community ${JSON.stringify(text)} is neither "aa:nn" nor "aa:nn:mm" with decimal parts`);
+  }
+  const n = parts.map(Number);
+  if (parts.length === 2) {
+    if (n[0] > 0xffff || n[1] > 0xffff) return new Error(`standard community ${JSON.stringify(text)} has a part above 65535`);
+    return { type: 'standard', value: (n[0] * 65536 + n[1]) >>> 0, text };
+  }
+  if (n.some((x) => x > 0xffffffff)) return new Error(`large community ${JSON.stringify(text)} has a part above 4294967295`);
+  return { type: 'large', value: { global: n[0], local1: n[1], local2: n[2] }, text };
+}
+
+function communityValue(v: unknown, path: string): CommunityValue {
+  if (typeof v !== 'string') throw new FieldError(path, `expected a community "aa:nn" or "aa:nn:mm", got ${typeName(v)}`);
+  const c = parseCommunityLiteral(v);
+  if (c === undefined) throw new FieldError(path, `expected a community "aa:nn" or "aa:nn:mm", got ${JSON.stringify(v)}`);
+  if (c instanceof Error) throw new FieldError(path, c.message);
+  return c;
+}
+
+// ---------- per kind ----------
+
+interface Meta {
+  name: string;
+  namespace?: string;
+  labels: Labels;
+  annotations: Labels;
+}
+
+function validateNode(o: Obj, m: Meta): Node {
+  const spec = asObj(o.spec, 'spec');
+  const status = asObj(o.status, 'status');
+  const a = m.annotations;
+  const ifAddr = (key: string, family: Family): InterfaceAddress | undefined => {
+    const text = a[key];
+    if (text === undefined || text === '') return undefined;
+    const path = `metadata.annotations.${key}`;
+    const [addr, len, extra] = text.split('/');
+    if (extra !== undefined) throw new FieldError(path, `expected an address or address/length, got ${JSON.stringify(text)}`);
+    const address = addressValue(addr, path);
+    if (address.family !== family) throw new FieldError(path, `expected an IPv${family} address, got ${JSON.stringify(text)}`);
+    if (len === undefined) return { address };
+    const max = family === 4 ? 32 : 128;
+    if (!/^\d+$/.test(len) || Number(len) > max) throw new FieldError(path, `prefix length ${JSON.stringify(len)} is not 0 to ${max}`);
+    return { address, length: Number(len) };
+  };
+  const internalIPs: Address[] = [];
+  asList(status.addresses, 'status.addresses').forEach((e, i) => {
+    const p = `status.addresses[${i}]`;
+    const entry = asObj(e, p);
+    if (optStr(entry, 'type', `${p}.`) === 'InternalIP') internalIPs.push(addressValue(entry.address, `${p}.address`));
+  });
+  const podCIDRs = asList(spec.podCIDRs, 'spec.podCIDRs').map((c, i) => prefixValue(c, `spec.podCIDRs[${i}]`));
+  if (podCIDRs.length === 0 && typeof spec.podCIDR === 'string' && spec.podCIDR !== '') podCIDRs.push(prefixValue(spec.podCIDR, 'spec.podCIDR'));
+  const asText = a[CALICO_ANNOTATIONS.asNumber];
+  const rr = a[CALICO_ANNOTATIONS.rrClusterId];
+  if (rr !== undefined && rr !== '') {
+    try {
+      const addr = Address.parse(rr);
+      if (addr.family !== 4) throw new Error();
+    } catch {
+      throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
+    }
+  }
+  return {
+    kind: 'Node',
+    name: m.name,
+    labels: m.labels,
+    annotations: m.annotations,
+    asNumber: asText === undefined || asText === '' ? undefined : asNumberValue(asText, `metadata.annotations.${CALICO_ANNOTATIONS.asNumber}`),
+    ipv4Address: ifAddr(CALICO_ANNOTATIONS.ipv4Address, 4),
+    ipv6Address: ifAddr(CALICO_ANNOTATIONS.ipv6Address, 6),
+    routeReflectorClusterId: rr === '' ? undefined : rr,
+    internalIPs,
+    podCIDRs,
+  };
+}
+
+const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
+
+function validateService(o: Obj, m: Meta): Service {
+  const spec = asObj(o.spec, 'spec');
+  const status = asObj(o.status, 'status');
+  const type = optEnum(spec, 'type', 'spec.', SERVICE_TYPES) ?? 'ClusterIP';
+  let headless = false;
+  let clusterIPs: Address[] = [];
+  const listed = asList(spec.clusterIPs, 'spec.clusterIPs');
+  const single = optStr(spec, 'clusterIP', 'spec.');
+  const texts: { v: unknown; path: string }[] = listed.length > 0 ? listed.map((v, i) => ({ v, path: `spec.clusterIPs[${i}]` })) : single ? [{ v: single, path: 'spec.clusterIP' }] : [];
+  if (texts.some((t) => t.v === 'None')) headless = true;
+  else clusterIPs = texts.filter((t) => t.v !== '').map((t) => addressValue(t.v, t.path));
+  if (single && listed.length > 0 && single !== 'None' && single !== listed[0]) {
+    throw new FieldError('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
+  }
+  const externalIPs = asList(spec.externalIPs, 'spec.externalIPs').map((v, i) => addressValue(v, `spec.externalIPs[${i}]`));
+  const lb = asObj(status.loadBalancer, 'status.loadBalancer');
+  const loadBalancerIngressIPs: Address[] = [];
+  asList(lb.ingress, 'status.loadBalancer.ingress').forEach((e, i) => {
+    const p = `status.loadBalancer.ingress[${i}]`;
+    const entry = asObj(e, p);
+    const ip = optStr(entry, 'ip', `${p}.`);
+    if (ip) loadBalancerIngressIPs.push(addressValue(ip, `${p}.ip`));
+  });
+  const specLb = optStr(spec, 'loadBalancerIP', 'spec.');
+  const ipFamilies = asList(spec.ipFamilies, 'spec.ipFamilies').map((f, i): Family => {
+    if (f === 'IPv4') return 4;
+    if (f === 'IPv6') return 6;
+    throw new FieldError(`spec.ipFamilies[${i}]`, `unknown value ${JSON.stringify(f)} (expected one of IPv4, IPv6)`);
+  });
+  if (ipFamilies.length === 0) {
+    for (const a of clusterIPs) if (!ipFamilies.includes(a.family)) ipFamilies.push(a.family);
+    if (ipFamilies.length === 0) ipFamilies.push(4);
+  }
+  return {
+    kind: 'Service',
+    namespace: m.namespace ?? 'default',
+    name: m.name,
+    labels: m.labels,
+    type,
+    headless,
+    clusterIPs,
+    externalIPs,
+    loadBalancerIngressIPs,
+    specLoadBalancerIP: specLb ? addressValue(specLb, 'spec.loadBalancerIP') : undefined,
+    externalTrafficPolicy: optEnum(spec, 'externalTrafficPolicy', 'spec.', ['Cluster', 'Local'] as const) ?? 'Cluster',
+    ipFamilies,
+  };
+}
+
+function validateEndpointSlice(o: Obj, m: Meta): EndpointSlice {
+  const addressType = optEnum<EndpointAddressType>(o, 'addressType', '', ['IPv4', 'IPv6', 'FQDN']);
+  if (addressType === undefined) throw new FieldError('addressType', 'is required (IPv4, IPv6 or FQDN)');
+  const endpoints = asList(o.endpoints, 'endpoints').map((e, i): Endpoint => {
+    const p = `endpoints[${i}]`;
+    const entry = asObj(e, p);
+    const cond = asObj(entry.conditions, `${p}.conditions`);
+    return { nodeName: optStr(entry, 'nodeName', `${p}.`), ready: optBool(cond, 'ready', `${p}.conditions.`) !== false };
+  });
+  const svc = m.labels[SERVICE_NAME_LABEL];
+  return { kind: 'EndpointSlice', namespace: m.namespace ?? 'default', name: m.name, serviceName: svc === '' ? undefined : svc, addressType, endpoints };
+}
+
+function cidrList(spec: Obj, key: string): Prefix[] {
+  return asList(spec[key], `spec.${key}`).map((e, i) => {
+    const p = `spec.${key}[${i}]`;
+    const entry = asObj(e, p);
+    if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
+    return prefixValue(entry.cidr, `${p}.cidr`);
+  });
+}
+
+function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
+  const spec = asObj(o.spec, 'spec');
+  const communities = asList(spec.communities, 'spec.communities').map((e, i) => {
+    const p = `spec.communities[${i}]`;
+    const entry = asObj(e, p);
+    const name = reqStr(entry, 'name', `${p}.`);
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new FieldError(`${p}.name`, `community names use letters, digits, "-" and "_", got ${JSON.stringify(name)}`);
+    return { name, value: communityValue(entry.value, `${p}.value`) };
+  });
+  const seen = new Set<string>();
+  communities.forEach((c, i) => {
+    if (seen.has(c.name)) throw new FieldError(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`);
+    seen.add(c.name);
+  });
+  const prefixAdvertisements =
+    spec.prefixAdvertisements === undefined || spec.prefixAdvertisements === null
+      ? undefined
+      : asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements').map((e, i): PrefixAdvertisement => {
+          const p = `spec.prefixAdvertisements[${i}]`;
+          const entry = asObj(e, p);
+          if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
+          const cidr = prefixValue(entry.cidr, `${p}.cidr`);
+          const list = asList(entry.communities, `${p}.communities`).map((c, j) => {
+            const cp = `${p}.communities[${j}]`;
+            if (typeof c !== 'string' || c === '') throw new FieldError(cp, `expected a community name or "aa:nn" literal, got ${typeName(c)}`);
+            const lit = parseCommunityLiteral(c);
+            if (lit instanceof Error) throw new FieldError(cp, lit.message);
+            if (lit === undefined && m.name === 'default' && !seen.has(c)) throw new FieldError(cp, `community name ${JSON.stringify(c)} is not defined in spec.communities`);
+            return c;
+          });
+          return { cidr, communities: list };
+        });
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : asNumberValue(spec.asNumber, 'spec.asNumber');
+  return {
+    kind: 'BGPConfiguration',
+    name: m.name,
+    asNumber,
+    nodeToNodeMeshEnabled: optBool(spec, 'nodeToNodeMeshEnabled', 'spec.'),
+    serviceClusterIPs: cidrList(spec, 'serviceClusterIPs'),
+    serviceExternalIPs: cidrList(spec, 'serviceExternalIPs'),
+    serviceLoadBalancerIPs: cidrList(spec, 'serviceLoadBalancerIPs'),
+    serviceLoadBalancerAggregation: optEnum(spec, 'serviceLoadBalancerAggregation', 'spec.', ['Enabled', 'Disabled'] as const) ?? 'Enabled',
+    communities,
+    prefixAdvertisements,
+    listenPort: optInt(spec, 'listenPort', 'spec.', 1, 65535),
+    nodeMeshPassword: secretRef(spec.nodeMeshPassword, 'spec.nodeMeshPassword'),
+    nodeMeshMaxRestartTime: durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'),
+    bindMode: optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const),
+    logSeverityScreen: optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const),
+  };
+}
+
+/** `ip`, `ip:port` or `[v6]:port`. */
+function peerIPValue(text: string, path: string): { address: Address; port?: number } {
+  let host = text;
+  let port: string | undefined;
+  if (text.startsWith('[')) {
+    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+    if (!m) throw new FieldError(path, `expected ip, ip:port or [ipv6]:port, got ${JSON.stringify(text)}`);
+    host = m[1];
+    port = m[2];
+  } else if (text.split(':').length === 2) {
+    [host, port] = text.split(':');
+  }
+  const address = addressValue(host, path);
+  if (port === undefined) return { address };
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new FieldError(path, `port ${JSON.stringify(port)} is not 1 to 65535`);
+  return { address, port: Number(port) };
+}
+
+function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
+  const spec = asObj(o.spec, 'spec');
+  const node = optStr(spec, 'node', 'spec.') || undefined;
+  const nodeSelector = selectorValue(spec, 'nodeSelector', 'spec.');
+  if (node && nodeSelector) throw new FieldError('spec.nodeSelector', 'cannot be set together with spec.node');
+  const peerSelector = selectorValue(spec, 'peerSelector', 'spec.');
+  const peerIPText = optStr(spec, 'peerIP', 'spec.') || undefined;
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : asNumberValue(spec.asNumber, 'spec.asNumber');
+  if (peerSelector) {
+    if (peerIPText) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
+    if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
+  } else {
+    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.peerSelector is not set');
+    if (!peerIPText) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
+  }
+  const nextHopMode = optEnum(spec, 'nextHopMode', 'spec.', ['Auto', 'Self', 'Keep'] as const);
+  const keepOriginalNextHop = optBool(spec, 'keepOriginalNextHop', 'spec.') ?? false;
+  if (keepOriginalNextHop && nextHopMode !== undefined && nextHopMode !== 'Keep') {
+    throw new FieldError('spec.keepOriginalNextHop', `contradicts spec.nextHopMode ${nextHopMode} (keepOriginalNextHop is the deprecated form of nextHopMode Keep)`);
+  }
+  const filters = asList(spec.filters, 'spec.filters').map((f, i) => {
+    if (typeof f !== 'string' || f === '') throw new FieldError(`spec.filters[${i}]`, `expected a BGPFilter name, got ${typeName(f)}`);
+    return f;
+  });
+  const reachable = optStr(spec, 'reachableBy', 'spec.');
+  return {
+    kind: 'BGPPeer',
+    name: m.name,
+    node,
+    nodeSelector,
+    peerIP: peerIPText ? peerIPValue(peerIPText, 'spec.peerIP') : undefined,
+    asNumber,
+    peerSelector,
+    localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : asNumberValue(spec.localASNumber, 'spec.localASNumber'),
+    password: secretRef(spec.password, 'spec.password'),
+    sourceAddress: optEnum(spec, 'sourceAddress', 'spec.', ['UseNodeIP', 'None'] as const) ?? 'UseNodeIP',
+    nextHopMode,
+    keepOriginalNextHop,
+    maxRestartTime: durationValue(spec, 'maxRestartTime', 'spec.'),
+    keepaliveTime: durationValue(spec, 'keepaliveTime', 'spec.'),
+    numAllowedLocalASNumbers: optInt(spec, 'numAllowedLocalASNumbers', 'spec.', 0, 10),
+    ttlSecurity: optInt(spec, 'ttlSecurity', 'spec.', 0, 255),
+    filters,
+    reachableBy: reachable ? addressValue(reachable, 'spec.reachableBy') : undefined,
+  };
+}
+
+function validateIPPool(o: Obj, m: Meta): IPPool {
+  const spec = asObj(o.spec, 'spec');
+  if (spec.cidr === undefined) throw new FieldError('spec.cidr', 'is required');
+  const cidr = prefixValue(spec.cidr, 'spec.cidr');
+  const [lo, hi] = cidr.family === 4 ? [20, 32] : [116, 128];
+  const blockSize = optInt(spec, 'blockSize', 'spec.', lo, hi) ?? (cidr.family === 4 ? 26 : 122);
+  if (blockSize < cidr.length) throw new FieldError('spec.blockSize', `block size /${blockSize} is larger than the pool ${cidr.toString()}`);
+  return {
+    kind: 'IPPool',
+    name: m.name,
+    cidr,
+    blockSize,
+    disabled: optBool(spec, 'disabled', 'spec.') ?? false,
+    disableBGPExport: optBool(spec, 'disableBGPExport', 'spec.') ?? false,
+    nodeSelector: selectorValue(spec, 'nodeSelector', 'spec.') ?? ALL,
+  };
+}
+
+function validateFilterRule(v: unknown, path: string, family: Family): FilterRule {
+  const r = asObj(v, path);
+  const p = `${path}.`;
+  const action = optEnum(r, 'action', p, ['Accept', 'Reject'] as const);
+  if (action === undefined) throw new FieldError(`${p}action`, 'is required (Accept or Reject)');
+  const matchOperator = optEnum(r, 'matchOperator', p, ['Equal', 'NotEqual', 'In', 'NotIn'] as const);
+  const cidr = r.cidr === undefined || r.cidr === null || r.cidr === '' ? undefined : prefixValue(r.cidr, `${p}cidr`);
+  if (cidr && cidr.family !== family) throw new FieldError(`${p}cidr`, `${cidr.toString()} is not an IPv${family} CIDR (this is a V${family} rule list)`);
+  if (cidr && !matchOperator) throw new FieldError(`${p}matchOperator`, 'is required when cidr is set');
+  if (!cidr && matchOperator) throw new FieldError(`${p}cidr`, 'is required when matchOperator is set');
+  let prefixLength: FilterRule['prefixLength'];
+  if (r.prefixLength !== undefined && r.prefixLength !== null) {
+    if (!cidr) throw new FieldError(`${p}prefixLength`, 'needs cidr to be set');
+    const pl = asObj(r.prefixLength, `${p}prefixLength`);
+    const max = family === 4 ? 32 : 128;
+    const mn = optInt(pl, 'min', `${p}prefixLength.`, 0, max);
+    const mx = optInt(pl, 'max', `${p}prefixLength.`, 0, max);
+    if (mn !== undefined && mx !== undefined && mn > mx) throw new FieldError(`${p}prefixLength`, `min ${mn} is above max ${mx}`);
+    prefixLength = { min: mn, max: mx };
+  }
+  let communities: CommunityValue[] | undefined;
+  if (r.communities !== undefined && r.communities !== null) {
+    const c = asObj(r.communities, `${p}communities`);
+    const values = asList(c.values, `${p}communities.values`);
+    if (values.length !== 1) throw new FieldError(`${p}communities.values`, `expected exactly one community value, got ${values.length}`);
+    communities = values.map((x, i) => communityValue(x, `${p}communities.values[${i}]`));
+  }
+  const asPathPrefix =
+    r.asPathPrefix === undefined ? undefined : asList(r.asPathPrefix, `${p}asPathPrefix`).map((a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`));
+  const operations = asList(r.operations, `${p}operations`).map((e, i): FilterOperation => {
+    const op = asObj(e, `${p}operations[${i}]`);
+    const q = `${p}operations[${i}].`;
+    const keys = Object.keys(op);
+    if (keys.length !== 1) throw new FieldError(`${p}operations[${i}]`, `expected exactly one of addCommunity, prependASPath, setPriority, got ${keys.length}`);
+    if (op.addCommunity !== undefined) return { addCommunity: communityValue(asObj(op.addCommunity, `${q}addCommunity`).value, `${q}addCommunity.value`) };
+    if (op.prependASPath !== undefined) {
+      const pp = asObj(op.prependASPath, `${q}prependASPath`);
+      return { prependASPath: { prefix: asList(pp.prefix, `${q}prependASPath.prefix`).map((a, j) => asNumberValue(a, `${q}prependASPath.prefix[${j}]`)) } };
+    }
+    if (op.setPriority !== undefined) return { setPriority: intValue(asObj(op.setPriority, `${q}setPriority`).value, `${q}setPriority.value`, 1, 2147483646) };
+    throw new FieldError(`${q}${keys[0]}`, `unknown operation (expected addCommunity, prependASPath or setPriority)`);
+  });
+  if (operations.length > 0 && action !== 'Accept') throw new FieldError(`${p}operations`, 'only allowed when action is Accept');
+  return {
+    action,
+    cidr,
+    matchOperator,
+    prefixLength,
+    source: optEnum(r, 'source', p, ['RemotePeers'] as const),
+    interface: optStr(r, 'interface', p),
+    peerType: optEnum(r, 'peerType', p, ['eBGP', 'iBGP'] as const),
+    communities,
+    asPathPrefix,
+    priority: optInt(r, 'priority', p, 1, 2147483646),
+    operations,
+  };
+}
+
+function validateBGPFilter(o: Obj, m: Meta): BGPFilter {
+  const spec = asObj(o.spec, 'spec');
+  const rules = (key: 'exportV4' | 'importV4' | 'exportV6' | 'importV6', family: Family) =>
+    asList(spec[key], `spec.${key}`).map((r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family));
+  return { kind: 'BGPFilter', name: m.name, exportV4: rules('exportV4', 4), importV4: rules('importV4', 4), exportV6: rules('exportV6', 6), importV6: rules('importV6', 6) };
+}
+
+function validateBlockAffinity(o: Obj, m: Meta): BlockAffinity {
+  const spec = asObj(o.spec, 'spec');
+  const node = reqStr(spec, 'node', 'spec.');
+  if (spec.cidr === undefined) throw new FieldError('spec.cidr', 'is required');
+  let state = optEnum<BlockState>(spec, 'state', 'spec.', ['confirmed', 'pending', 'pendingDeletion']) ?? 'confirmed';
+  // Calico marks an affinity being released with `deleted: "true"` (a string in the CRD).
+  if (spec.deleted === true || spec.deleted === 'true') state = 'pendingDeletion';
+  return { kind: 'BlockAffinity', name: m.name, node, cidr: prefixValue(spec.cidr, 'spec.cidr'), state };
+}
+
+const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, { kind: K }> } = {
+  Node: validateNode,
+  Service: validateService,
+  EndpointSlice: validateEndpointSlice,
+  BGPConfiguration: validateBGPConfiguration,
+  BGPPeer: validateBGPPeer,
+  IPPool: validateIPPool,
+  BGPFilter: validateBGPFilter,
+  BlockAffinity: validateBlockAffinity,
+};
+
+export type ValidationResult =
+  | { readonly ok: true; readonly resource: Resource }
+  | { readonly ok: false; readonly issue: ManifestIssue; readonly key?: string };
+
+/**
+ * Validates one parsed object. On failure the issue names the file, kind,
+ * namespace/name (when readable) and field path; `key` is the resource's
+ * identity when it could be read, so a caller can keep the last valid version.
+ */
+export function validateObject(raw: unknown, file?: string): ValidationResult {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return { ok: false, issue: { severity: 'error', file, message: `expected a resource (a map with apiVersion and kind), got ${typeName(raw)}` } };
+  }
+  const o = raw as Obj;
+  const kind = o.kind;
+  if (typeof kind !== 'string' || kind === '') return { ok: false, issue: { severity: 'error', file, path: 'kind', message: 'is required' } };
+  let meta: Obj;
+  try {
+    meta = asObj(o.metadata, 'metadata');
+  } catch (e) {
+    return { ok: false, issue: { severity: 'error', file, kind, path: 'metadata', message: (e as Error).message } };
+  }
+  const name = typeof meta.name === 'string' && meta.name !== '' ? meta.name : undefined;
+  const nsRaw = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : undefined;
+  if (!isKnownKind(kind)) return { ok: false, issue: { severity: 'ignored', file, kind, name, namespace: nsRaw, message: `kind ${kind} is not used by tsbgp; ignored` } };
+  const namespace = isNamespaced(kind) ? (nsRaw ?? 'default') : undefined;
+  const fail = (path: string | undefined, message: string, withKey = true): ValidationResult => ({
+    ok: false,
+    issue: { severity: 'error', file, kind, namespace, name, path, message },
+    key: withKey && name ? resourceKey(kind, name, namespace) : undefined,
+  });
+  if (name === undefined) return fail('metadata.name', 'is required', false);
+  const api = o.apiVersion;
+  if (!API_VERSIONS[kind].includes(api as string)) {
+    return fail('apiVersion', `expected ${API_VERSIONS[kind].map((v) => JSON.stringify(v)).join(' or ')} for ${kind}, got ${typeName(api)}`);
+  }
+  try {
+    const m: Meta = {
+      name,
+      namespace,
+      labels: labelMap(meta.labels, 'metadata.labels'),
+      annotations: labelMap(meta.annotations, 'metadata.annotations'),
+    };
+    return { ok: true, resource: VALIDATORS[kind](o, m) };
+  } catch (e) {
+    if (e instanceof FieldError) return fail(e.path, e.message);
+    throw e;
+  }
+}
+
+export interface SourcedObject {
+  readonly object: unknown;
+  readonly file?: string;
+}
+
+export interface ValidatedSet {
+  readonly resources: Resource[];
+  /** Which file each valid resource came from, by resource key. */
+  readonly files: Map<string, string | undefined>;
+  readonly issues: ManifestIssue[];
+  /** Keys of resources whose latest definition is invalid (so a caller may keep an older valid one). */
+  readonly invalidKeys: Set<string>;
+}
+
+/**
+ * Validates many objects: invalid ones are reported and skipped, a second
+ * definition of the same kind/namespace/name is an error (the first wins),
+ * and each unknown kind is reported once as ignored.
+ */
+export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
+  const resources: Resource[] = [];
+  const files = new Map<string, string | undefined>();
+  const issues: ManifestIssue[] = [];
+  const invalidKeys = new Set<string>();
+  const ignoredKinds = new Set<string>();
+  for (const { object, file } of objects) {
+    const r = validateObject(object, file);
+    if (!r.ok) {
+      if (r.issue.severity === 'ignored') {
+        if (ignoredKinds.has(r.issue.kind ?? '')) continue;
+        ignoredKinds.add(r.issue.kind ?? '');
+      }
+      issues.push(r.issue);
+      if (r.key) invalidKeys.add(r.key);
+      continue;
+    }
+    const res = r.resource;
+    const ns = 'namespace' in res ? res.namespace : undefined;
+    const key = resourceKey(res.kind, res.name, ns);
+    if (files.has(key)) {
+      const first = files.get(key);
+      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped` });
+      continue;
+    }
+    files.set(key, file);
+    resources.push(res);
+  }
+  return { resources, files, issues, invalidKeys };
+}

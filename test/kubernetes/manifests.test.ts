@@ -1,0 +1,146 @@
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eventsBetween, loadManifests, mergeWithPrevious, parseManifestText, watchManifests } from '../../src/kubernetes/manifests.js';
+import type { ClusterEvent } from '../../src/kubernetes/state.js';
+import type { ManifestIssue } from '../../src/kubernetes/validate.js';
+
+const pool = (name: string, cidr: string) => `apiVersion: projectcalico.org/v3
+kind: IPPool
+metadata:
+  name: ${name}
+spec:
+  cidr: ${cidr}
+`;
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tsbgp-manifests-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('parseManifestText', () => {
+  it('splits multi-document YAML, skips empty documents, flattens kind: List', () => {
+    const text = `${pool('a', '10.0.0.0/16')}---\n---\n${pool('b', '10.1.0.0/16')}---
+apiVersion: v1
+kind: List
+items:
+  - ${pool('c', '10.2.0.0/16').replace(/\n/g, '\n    ').trimEnd()}
+  - ${pool('d', '10.3.0.0/16').replace(/\n/g, '\n    ').trimEnd()}
+`;
+    const { objects, issues } = parseManifestText(text, 'x.yaml');
+    expect(issues).toEqual([]);
+    expect(objects.map((o) => (o.object as { metadata: { name: string } }).metadata.name)).toEqual(['a', 'b', 'c', 'd']);
+    expect(objects.every((o) => o.file === 'x.yaml')).toBe(true);
+  });
+  it('reports a broken document with its file and number, keeps the good ones', () => {
+    const { objects, issues } = parseManifestText(`${pool('a', '10.0.0.0/16')}---\nkind: [unclosed\n---\n${pool('b', '10.1.0.0/16')}`, 'y.yaml');
+    expect(objects).toHaveLength(2);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatchObject({ severity: 'error', file: 'y.yaml', message: expect.stringMatching(/^YAML document 2: .* at line 9, column \d+$/) });
+  });
+});
+
+describe('loadManifests', () => {
+  it('loads a folder recursively (yaml/yml/json, sorted), with file names on resources and errors', async () => {
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'a.yaml'), pool('a', '10.0.0.0/16'));
+    await writeFile(join(dir, 'sub', 'b.yml'), `${pool('b', '10.1.0.1/16')}---\n${pool('c', '10.2.0.0/16')}`);
+    await writeFile(join(dir, 'sub', 'd.json'), JSON.stringify({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'd' }, spec: { cidr: '10.3.0.0/16' } }));
+    await writeFile(join(dir, 'notes.txt'), 'not a manifest');
+    const r = await loadManifests([dir]);
+    expect(r.resources.map((x) => x.name)).toEqual(['a', 'c', 'd']);
+    expect(r.files.get('IPPool/c')).toBe(join(dir, 'sub', 'b.yml'));
+    expect(r.issues).toEqual([expect.objectContaining({ file: join(dir, 'sub', 'b.yml'), kind: 'IPPool', name: 'b', path: 'spec.cidr' })]);
+    expect(r.invalidKeys).toEqual(new Set(['IPPool/b']));
+  });
+  it('a missing path is an error naming it', async () => {
+    const r = await loadManifests([join(dir, 'nope')]);
+    expect(r.issues).toEqual([expect.objectContaining({ severity: 'error', file: join(dir, 'nope'), message: 'cannot read: ENOENT' })]);
+  });
+});
+
+describe('an invalid edit never replaces a valid running configuration', () => {
+  it('mergeWithPrevious keeps the last valid version of a resource whose new definition is invalid', async () => {
+    const f = join(dir, 'pools.yaml');
+    await writeFile(f, `${pool('a', '10.0.0.0/16')}---\n${pool('b', '10.1.0.0/16')}`);
+    const first = mergeWithPrevious(new Map(), await loadManifests([dir]));
+    await writeFile(f, `${pool('a', '10.0.0.1/16')}---\n${pool('b', '10.9.0.0/16')}`);
+    const second = mergeWithPrevious(first, await loadManifests([dir]));
+    const cidr = (m: typeof second, k: string) => {
+      const r = m.get(k)?.resource;
+      return r?.kind === 'IPPool' ? r.cidr.toString() : undefined;
+    };
+    expect([cidr(second, 'IPPool/a'), cidr(second, 'IPPool/b')]).toEqual(['10.0.0.0/16', '10.9.0.0/16']);
+    expect(eventsBetween(first, second).map((e) => [e.type, e.type === 'delete' ? e.name : e.resource.name])).toEqual([['update', 'b']]);
+    // A file that stops parsing keeps everything it defined; removing it deletes them.
+    await writeFile(f, 'kind: [broken');
+    const third = mergeWithPrevious(second, await loadManifests([dir]));
+    expect([...third.keys()].sort()).toEqual(['IPPool/a', 'IPPool/b']);
+    await rm(f);
+    const fourth = mergeWithPrevious(third, await loadManifests([dir]));
+    expect(eventsBetween(third, fourth)).toEqual([
+      { type: 'delete', kind: 'IPPool', name: 'a', namespace: undefined },
+      { type: 'delete', kind: 'IPPool', name: 'b', namespace: undefined },
+    ]);
+  });
+
+  it('watching a single file survives an editor saving by rename', async () => {
+    const f = join(dir, 'one.yaml');
+    await writeFile(f, pool('a', '10.0.0.0/16'));
+    const seen: ClusterEvent[][] = [];
+    let wake: () => void = () => {};
+    const w = await watchManifests([f], { debounceMs: 20, onChange: (events) => (seen.push(events), wake()) });
+    try {
+      const waiting = new Promise<void>((res) => (wake = res));
+      await writeFile(join(dir, '.one.yaml.tmp'), pool('a', '10.7.0.0/16'));
+      const { rename } = await import('node:fs/promises');
+      await rename(join(dir, '.one.yaml.tmp'), f);
+      await waiting;
+      const now = w.current.get('IPPool/a')!.resource;
+      expect(now.kind === 'IPPool' && now.cidr.toString()).toBe('10.7.0.0/16');
+      expect(seen.at(-1)!.map((e) => e.type)).toEqual(['update']);
+    } finally {
+      w.close();
+    }
+  });
+
+  it('watchManifests reloads after a debounced change and keeps the valid version on a bad edit', async () => {
+    const f = join(dir, 'pools.yaml');
+    await writeFile(f, pool('a', '10.0.0.0/16'));
+    const calls: { events: ClusterEvent[]; issues: ManifestIssue[] }[] = [];
+    let wake: () => void = () => {};
+    const w = await watchManifests([dir], {
+      debounceMs: 30,
+      onChange: (events, issues) => {
+        calls.push({ events, issues });
+        wake();
+      },
+    });
+    const next = () => new Promise<void>((res) => (wake = res));
+    try {
+      expect(calls).toHaveLength(1);
+      expect(calls[0].events.map((e) => e.type)).toEqual(['add']);
+      let waiting = next();
+      await writeFile(f, pool('a', '10.0.0.1/16'));
+      await waiting;
+      const bad = calls.at(-1)!;
+      expect(bad.events).toEqual([]);
+      expect(bad.issues[0]).toMatchObject({ kind: 'IPPool', name: 'a', path: 'spec.cidr' });
+      const kept = w.current.get('IPPool/a')!.resource;
+      expect(kept.kind === 'IPPool' && kept.cidr.toString()).toBe('10.0.0.0/16');
+      waiting = next();
+      await writeFile(f, pool('a', '10.5.0.0/16'));
+      await waiting;
+      const good = calls.at(-1)!;
+      expect(good.events.map((e) => e.type)).toEqual(['update']);
+      const now = w.current.get('IPPool/a')!.resource;
+      expect(now.kind === 'IPPool' && now.cidr.toString()).toBe('10.5.0.0/16');
+    } finally {
+      w.close();
+    }
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { PlannedPeer } from '../../src/kubernetes/plan-types.js';
+import { bgpConfig, filter, node, peer, planFor, threeNodes } from './helpers.js';
+
+const brief = (p: PlannedPeer) => ({ address: p.address.toString(), port: p.port, asn: p.asn, localAsn: p.localAsn, type: p.type, passive: p.passive });
+
+describe('§2 node-to-node mesh', () => {
+  it('peers with every other node; the greater IP (string order) is passive', () => {
+    // "192.0.2.9" > "192.0.2.10" as strings although 9 < 10 as numbers: Calico compares strings.
+    const rs = [node('a', '192.0.2.9'), node('b', '192.0.2.10'), node('c', '192.0.2.100')];
+    expect(planFor(rs, 'a').peers.map(brief)).toEqual([
+      { address: '192.0.2.10', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
+      { address: '192.0.2.100', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
+    ]);
+    expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.passive])).toEqual([
+      ['192.0.2.9', false],
+      ['192.0.2.100', false],
+    ]);
+  });
+  it('uses node AS annotations, the IPv4Address annotation, per-node listen ports, 120 s restart time', () => {
+    const rs = [
+      node('a', '192.0.2.9', { annotations: { 'projectcalico.org/ASNumber': '65001' } }),
+      node('b', '192.0.2.10', { annotations: { 'projectcalico.org/IPv4Address': '10.1.0.2/24' } }),
+      bgpConfig({ listenPort: 1179 }, 'node.b'),
+    ];
+    const [p] = planFor(rs, 'a').peers;
+    expect(brief(p)).toEqual({ address: '10.1.0.2', port: 1179, asn: 64512, localAsn: 65001, type: 'node-to-node mesh', passive: true });
+    expect(p.maxRestartTime).toBe(120);
+    expect(p.gracefulRestart).toBe(true);
+    expect(p.sourceAddress?.toString()).toBe('192.0.2.9');
+  });
+  it('nodeToNodeMeshEnabled false: no mesh; nodeMeshMaxRestartTime applies; nodeMeshPassword refuses the peering', () => {
+    expect(planFor([...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false })], 'worker1').peers).toEqual([]);
+    const p = planFor([...threeNodes(), bgpConfig({ nodeMeshMaxRestartTime: '5m', nodeMeshPassword: { secretKeyRef: { name: 's', key: 'k' } } })], 'worker1');
+    expect(p.peers.map((x) => [x.maxRestartTime, x.refused])).toEqual([
+      [300, true],
+      [300, true],
+    ]);
+    expect(p.errors[0]).toMatchObject({ kind: 'BGPConfiguration', name: 'default', field: 'BGPConfiguration default spec.nodeMeshPassword' });
+  });
+});
+
+describe('§2 global and node-specific BGPPeers', () => {
+  it('a global peer applies to every node; node and nodeSelector peers only where they match', () => {
+    const rs = [
+      node('worker1', '192.0.2.10', { labels: { rack: 'r1' } }),
+      node('worker2', '192.0.2.11', { labels: { rack: 'r2' } }),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('tor', { peerIP: '192.0.2.20', asNumber: 65000 }),
+      peer('w1-only', { node: 'worker1', peerIP: '192.0.2.21:1790', asNumber: 65001 }),
+      peer('rack2', { nodeSelector: "rack == 'r2'", peerIP: '192.0.2.22', asNumber: 65002 }),
+    ];
+    expect(planFor(rs, 'worker1').peers.map(brief)).toEqual([
+      { address: '192.0.2.20', port: 179, asn: 65000, localAsn: 64512, type: 'global', passive: false },
+      { address: '192.0.2.21', port: 1790, asn: 65001, localAsn: 64512, type: 'node specific', passive: false },
+    ]);
+    expect(planFor(rs, 'worker2').peers.map((p) => [p.address.toString(), p.type, p.id])).toEqual([
+      ['192.0.2.20', 'global', 'Global_tor_192_0_2_20'],
+      ['192.0.2.22', 'node specific', 'Node_rack2_192_0_2_22'],
+    ]);
+  });
+  it('a node-specific peering is dropped when a global one to the same ip:port exists', () => {
+    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('a-node', { node: 'worker1', peerIP: '192.0.2.20', asNumber: 65009 }), peer('z-global', { peerIP: '192.0.2.20', asNumber: 65000 })];
+    expect(planFor(rs, 'worker1').peers.map((p) => [p.from.name, p.type, p.asn])).toEqual([['z-global', 'global', 65000]]);
+  });
+  it('session options: localASNumber, keepOriginalNextHop → Keep, numAllowedLocalASNumbers, maxRestartTime, keepalive, ordered filters, sourceAddress None', () => {
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      filter('f-b', { exportV4: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }] }),
+      filter('f-a', {}),
+      peer('up', { peerIP: '[2001:db8::1]:1179', asNumber: 65000, localASNumber: 65100, keepOriginalNextHop: true, numAllowedLocalASNumbers: 2, maxRestartTime: '90s', keepaliveTime: '10s', filters: ['f-b', 'f-a'], sourceAddress: 'None' }),
+    ];
+    const withV6 = [node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }), ...rs.slice(1)];
+    const [p] = planFor(withV6, 'worker1').peers;
+    expect(p).toMatchObject({ port: 1179, asn: 65000, localAsn: 65100, nextHopMode: 'Keep', keepOriginalNextHop: true, numAllowedLocalASNumbers: 2, maxRestartTime: 90, keepaliveTime: 10, filters: ['f-b', 'f-a'], sourceAddress: undefined, refused: false });
+    expect(p.address.toString()).toBe('2001:db8::1');
+    // The plan carries the named filters themselves, so it is self-contained.
+    expect(planFor(withV6, 'worker1').filters.map((f) => [f.name, f.exportV4.length])).toEqual([
+      ['f-a', 0],
+      ['f-b', 1],
+    ]);
+    // worker2 has no IPv6 address: the peering cannot be planned and says so.
+    const p2 = planFor(rs, 'worker2');
+    expect(p2.peers).toEqual([]);
+    expect(p2.errors[0]).toMatchObject({ kind: 'BGPPeer', name: 'up', message: expect.stringContaining('no IPv6 address') });
+  });
+  it('password and ttlSecurity cannot be honoured by Node.js: the peer is refused with the error', () => {
+    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('sec', { peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name: 'bgp', key: 'pw' } }, ttlSecurity: 1 })];
+    const p = planFor(rs, 'worker1');
+    expect(p.peers[0].refused).toBe(true);
+    expect(p.peers[0].refusedSettings.map((r) => r.field)).toEqual(['spec.password', 'spec.ttlSecurity']);
+    expect(p.errors.map((e) => [e.kind, e.name, e.field])).toEqual([
+      ['BGPPeer', 'sec', 'spec.password'],
+      ['BGPPeer', 'sec', 'spec.ttlSecurity'],
+    ]);
+  });
+  it('a missing BGPFilter refuses the peer rather than exporting unfiltered', () => {
+    const p = planFor([...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('f', { peerIP: '192.0.2.20', asNumber: 65000, filters: ['absent'] })], 'worker1');
+    expect(p.peers[0].refusedSettings).toEqual([{ field: 'spec.filters', message: expect.stringContaining('absent') }]);
+  });
+});
+
+describe('§2 peerSelector peerings and route reflectors', () => {
+  const rr = (name: string, ip: string, cluster = '244.0.0.1') => node(name, ip, { labels: { 'route-reflector': 'true' }, annotations: { 'projectcalico.org/RouteReflectorClusterID': cluster } });
+  const rs = () => [
+    rr('rr1', '192.0.2.1'),
+    rr('rr2', '192.0.2.2'),
+    node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/ASNumber': '64512' } }),
+    node('worker2', '192.0.2.11'),
+    peer('to-rr', { nodeSelector: '!has(route-reflector)', peerSelector: 'has(route-reflector)' }),
+    peer('rr-mesh', { nodeSelector: 'has(route-reflector)', peerSelector: 'has(route-reflector)' }),
+    peer('rr-clients', { nodeSelector: 'has(route-reflector)', peerSelector: '!has(route-reflector)' }),
+  ];
+  it('a client peers with the reflectors (not with the mesh to RRs), the greater IP passive', () => {
+    const p = planFor(rs(), 'worker1');
+    expect(p.peers.map((x) => [x.address.toString(), x.type, x.passive, x.routeReflectorClient])).toEqual([
+      ['192.0.2.1', 'node specific', true, false],
+      ['192.0.2.2', 'node specific', false, false], // "192.0.2.10" < "192.0.2.2" as strings
+      ['192.0.2.11', 'node-to-node mesh', false, false], // "192.0.2.10" < "192.0.2.11": active
+    ]);
+  });
+  it('a reflector has no mesh; its non-RR iBGP peers are clients with its cluster ID; same-cluster RRs are not', () => {
+    const p = planFor(rs(), 'rr1');
+    expect(p.peers.map((x) => [x.address.toString(), x.from.name, x.routeReflectorClient, x.routeReflectorClusterId, x.passive])).toEqual([
+      ['192.0.2.2', 'rr-mesh', false, undefined, false],
+      ['192.0.2.10', 'rr-clients', true, '244.0.0.1', false],
+      ['192.0.2.11', 'rr-clients', true, '244.0.0.1', false],
+    ]);
+    expect(p.peers.every((x) => x.type !== 'node-to-node mesh')).toBe(true);
+  });
+  it('a peering made eBGP by localASNumber is not a route-reflector client session', () => {
+    const list = [...rs(), peer('rr-ebgp', { node: 'rr1', peerIP: '192.0.2.20', asNumber: 64512, localASNumber: 65100 }), peer('rr-ibgp', { node: 'rr1', peerIP: '192.0.2.21', asNumber: 64512 })];
+    const p = planFor(list, 'rr1');
+    expect(p.peers.filter((x) => ['rr-ebgp', 'rr-ibgp'].includes(x.from.name)).map((x) => [x.from.name, x.localAsn, x.routeReflectorClient])).toEqual([
+      ['rr-ebgp', 65100, false],
+      ['rr-ibgp', 64512, true],
+    ]);
+  });
+  it('the remote AS of a peerSelector peering comes from the remote node, else the global AS', () => {
+    const list = [node('a', '192.0.2.10'), node('b', '192.0.2.11', { annotations: { 'projectcalico.org/ASNumber': '65020' } }), bgpConfig({ asNumber: 65010, nodeToNodeMeshEnabled: false }), peer('all', { peerSelector: 'all()' })];
+    expect(planFor(list, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65020, 65010]]);
+    expect(planFor(list, 'b').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65010, 65020]]);
+  });
+});
