@@ -1,0 +1,155 @@
+/**
+ * The public shape of `BgpSpeaker`: options, per-peer settings, status
+ * snapshots and events. Kept apart from the class so the agent layer (and
+ * tests) can depend on the contract alone.
+ */
+import type { Prefix } from '../net/prefix.js';
+
+export type FamilyName = 'ipv4' | 'ipv6';
+export type PeerState = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
+
+export interface SpeakerOptions {
+  /** Local AS (1..4294967295). */
+  readonly asn: number;
+  /** BGP identifier, dotted quad. */
+  readonly routerId: string;
+  /** Where to accept connections; `false` never listens. Default port 179 on all addresses. */
+  readonly listen?: { readonly port?: number; readonly addresses?: readonly string[] } | false;
+  /** Route-reflector cluster ID (dotted quad); peers marked `routeReflectorClient` become clients. */
+  readonly clusterId?: string;
+  /** Coalescing window for outgoing changes, ms (default 5) and the hard latency bound (default 50). */
+  readonly coalesceMs?: number;
+  readonly maxDelayMs?: number;
+  /** Log sink; default silent. */
+  readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+/** Attributes of a locally originated route, in user terms. */
+export interface RouteAttributes {
+  readonly origin?: 'igp' | 'egp' | 'incomplete';
+  readonly med?: number;
+  /** iBGP only; default 100. */
+  readonly localPref?: number;
+  /** "65000:100", a well-known name ("no-export"), or a 32-bit number. */
+  readonly communities?: readonly (string | number)[];
+  /** "global:local1:local2". */
+  readonly largeCommunities?: readonly string[];
+  /** Next hop to announce; default: the session's local address (next-hop self). */
+  readonly nextHop?: string;
+  /** ASNs to put after our own on eBGP (e.g. a prepend). */
+  readonly asPath?: readonly number[];
+}
+
+export interface PeerOptions {
+  /** The peer's address; the key of the peer. */
+  readonly address: string;
+  /** TCP port to connect to (default 179). */
+  readonly port?: number;
+  /** Remote AS, or 'any' to learn it from the peer's OPEN. */
+  readonly asn: number | 'any';
+  /** Local AS for this session (overrides the speaker's). */
+  readonly localAsn?: number;
+  readonly description?: string;
+  /** Families to negotiate; default ['ipv4', 'ipv6']. */
+  readonly families?: readonly FamilyName[];
+  /** Seconds; default 90 (0, or ≥ 3). */
+  readonly holdTime?: number;
+  readonly keepaliveTime?: number;
+  /** Seconds; default 5. */
+  readonly connectRetryTime?: number;
+  /** Only accept; never connect out. */
+  readonly passive?: boolean;
+  /** Source address (and port) for the outgoing connection. */
+  readonly localAddress?: string;
+  readonly localPort?: number;
+  /** Graceful restart (RFC 4724); default on with 120 s. `false` disables. */
+  readonly gracefulRestart?: { readonly restartTime?: number } | false;
+  readonly addPath?: 'receive' | 'send' | 'both';
+  readonly routeReflectorClient?: boolean;
+  /** eBGP: send the original next hop instead of ours. */
+  readonly keepNextHop?: boolean;
+  /** iBGP: set next hop to ours. */
+  readonly nextHopSelf?: boolean;
+  /** Accept our own AS this many times in received paths. */
+  readonly allowOwnAs?: number;
+  /** Import and export policy names (see `BgpSpeaker.definePolicy`), in order. */
+  readonly importPolicies?: readonly string[];
+  readonly exportPolicies?: readonly string[];
+  /** Node.js cannot honour these: setting either throws UnsupportedTransportError. */
+  readonly password?: string;
+  readonly ttlSecurity?: number;
+}
+
+export interface PeerStatus {
+  readonly address: string;
+  readonly port: number;
+  readonly asn: number | 'any';
+  readonly description?: string;
+  readonly state: PeerState;
+  /** When `state` was entered. */
+  readonly since: Date;
+  readonly negotiated?: {
+    readonly families: readonly FamilyName[];
+    readonly holdTime: number;
+    readonly keepaliveTime: number;
+    readonly asn4: boolean;
+    readonly routeRefresh: boolean;
+    readonly enhancedRouteRefresh: boolean;
+    readonly extendedMessage: boolean;
+    readonly addPath: readonly { readonly family: FamilyName; readonly send: boolean; readonly receive: boolean }[];
+    readonly gracefulRestart?: { readonly restartTime: number };
+    readonly peerAsn: number;
+    readonly peerRouterId: string;
+  };
+  readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  readonly counters: {
+    readonly messagesIn: number;
+    readonly messagesOut: number;
+    readonly updatesIn: number;
+    readonly updatesOut: number;
+    readonly prefixesReceived: number;
+    readonly prefixesAccepted: number;
+    readonly prefixesAdvertised: number;
+  };
+}
+
+export interface AdvertisedRoute {
+  readonly prefix: Prefix;
+  readonly nextHop?: string;
+  readonly asPath: readonly number[];
+  readonly med?: number;
+  readonly localPref?: number;
+  readonly communities: readonly string[];
+  readonly largeCommunities: readonly string[];
+}
+
+export interface ReceivedRoute extends AdvertisedRoute {
+  readonly peer: string;
+  readonly best: boolean;
+  readonly stale: boolean;
+}
+
+export interface SpeakerEvents {
+  peerUp: (peer: PeerStatus) => void;
+  peerDown: (peer: PeerStatus, reason: string) => void;
+  stateChange: (peer: PeerStatus, from: PeerState) => void;
+  /** A received route was accepted into (or removed from) the Loc-RIB candidates. */
+  routeReceived: (route: ReceivedRoute) => void;
+  routeWithdrawn: (peer: string, prefix: Prefix) => void;
+}
+
+/** What the node agent needs of a speaker. `BgpSpeaker` implements it. */
+export interface SpeakerApi {
+  start(): Promise<void>;
+  /** Cease to every peer (RFC 9003 message when given) and close; `graceful` keeps GR state for a fast comeback. */
+  stop(opts?: { message?: string; graceful?: boolean }): Promise<void>;
+  addPeer(opts: PeerOptions): void;
+  /** Applies new settings; resets the session only when a setting the session depends on changed. */
+  updatePeer(opts: PeerOptions): void;
+  removePeer(address: string, opts?: { message?: string }): Promise<void>;
+  originate(prefix: Prefix | string, attrs?: RouteAttributes): void;
+  withdraw(prefix: Prefix | string): void;
+  status(): readonly PeerStatus[];
+  advertised(peer: string): readonly AdvertisedRoute[];
+  received(peer?: string): readonly ReceivedRoute[];
+}
