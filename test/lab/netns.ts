@@ -148,7 +148,7 @@ export class Lab {
   exec(name: string, cmd: string | readonly string[], opts: { timeoutMs?: number } = {}): RunResult {
     const n = this.node(name);
     const argv = typeof cmd === 'string' ? ['sh', '-c', cmd] : [...cmd];
-    const env = { ...process.env, PATH: `${join(n.work, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`, TSBGP_NODE: name };
+    const env = { ...process.env, PATH: `${join(n.work, 'bin')}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`, TSBGP_NODE: name, TSBGP_WORK: n.work };
     return run('ip', ['netns', 'exec', n.ns, ...argv], { env, timeoutMs: opts.timeoutMs ?? 30_000 });
   }
 
@@ -301,7 +301,7 @@ export class Lab {
       }
       case 'tsbgp':
       case 'host':
-        if (node.cmd) this.spawnDetached(n, ['sh', '-c', node.cmd], `${node.kind}.log`, { ...process.env, ...node.env });
+        if (node.cmd) this.spawnDetached(n, ['sh', '-c', node.cmd], `${node.kind}.log`, { ...process.env, TSBGP_NODE: node.name, TSBGP_WORK: n.work, ...node.env });
         break;
       case 'bridge':
         break;
