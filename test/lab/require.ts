@@ -19,21 +19,31 @@ export interface LabAvailability {
   reasons: string[];
 }
 
-export function checkLab(kinds: readonly NodeKind[]): LabAvailability {
+/** What the gate looks at; tests swap it to see both outcomes on one machine. */
+export interface LabProbe {
+  platform: string;
+  uid: number | undefined;
+  findBinary(name: string): string | undefined;
+  env: NodeJS.ProcessEnv;
+}
+
+export const realProbe = (): LabProbe => ({ platform: process.platform, uid: process.getuid?.(), findBinary, env: process.env });
+
+export function checkLab(kinds: readonly NodeKind[], probe: LabProbe = realProbe()): LabAvailability {
   const reasons: string[] = [];
-  if (process.platform !== 'linux') reasons.push(`network namespaces need Linux (this is ${process.platform})`);
-  if (process.getuid?.() !== 0) reasons.push('not running as root (network namespaces need root: run with sudo)');
-  const missing = binariesFor(kinds).filter((b) => !findBinary(b));
+  if (probe.platform !== 'linux') reasons.push(`network namespaces need Linux (this is ${probe.platform})`);
+  if (probe.uid !== 0) reasons.push('not running as root (network namespaces need root: run with sudo)');
+  const missing = binariesFor(kinds).filter((b) => !probe.findBinary(b));
   if (missing.length) reasons.push(`missing binaries: ${missing.join(', ')} (Debian: apt-get install bird2 frr gobgpd exabgp iproute2)`);
-  if (reasons.length === 0 && run('ip', ['netns', 'list']).status !== 0) reasons.push('"ip netns list" fails: no namespace support');
+  if (reasons.length === 0 && probe.platform === process.platform && run('ip', ['netns', 'list']).status !== 0) reasons.push('"ip netns list" fails: no namespace support');
   return { ok: reasons.length === 0, reasons };
 }
 
-export function requireLab(kinds: readonly NodeKind[] = ['bird', 'frr', 'gobgp', 'exabgp']): LabAvailability {
-  const a = checkLab(kinds);
+export function requireLab(kinds: readonly NodeKind[] = ['bird', 'frr', 'gobgp', 'exabgp'], probe: LabProbe = realProbe()): LabAvailability {
+  const a = checkLab(kinds, probe);
   if (!a.ok) {
     const msg = `lab tests need ${kinds.join(', ')}: ${a.reasons.join('; ')}`;
-    if (isCi()) throw new Error(`${msg} (CI=true, so this is a failure, not a skip)`);
+    if (isCi(probe.env)) throw new Error(`${msg} (CI=true, so this is a failure, not a skip)`);
     console.warn(`SKIPPING lab tests: ${msg}`);
   }
   return a;
@@ -44,7 +54,7 @@ export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
   return v !== '' && v !== 'false' && v !== '0';
 }
 
-function findBinary(name: string): string | undefined {
+export function findBinary(name: string): string | undefined {
   const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).concat(['/usr/sbin', '/sbin']).map((d) => join(d, name));
   for (const c of candidates) {
     try {
