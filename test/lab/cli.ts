@@ -3,19 +3,22 @@
  * npm run lab -- down [<name>]
  * npm run lab -- exec [--lab <name>] <node> -- <cmd…>
  * npm run lab -- list
+ * npm run lab -- clab <topology.yml>   print the same lab as a plain containerlab file
  *
  * Brings containerlab-style topologies up in network namespaces (needs root).
  * A lab brought up stays up after the command returns; its state is kept in
  * /run/tsbgp-lab/<name>.json for `down` and `exec`.
  */
 import { loadTopology } from './topology.js';
+import { toContainerlab } from './containerlab.js';
 import { cleanupStale, Lab, listStates, saveState, type LabState } from './netns.js';
 
 const USAGE = `usage:
   npm run lab -- up <topology.yml>
   npm run lab -- down [<name>]
   npm run lab -- exec [--lab <name>] <node> -- <command…>
-  npm run lab -- list`;
+  npm run lab -- list
+  npm run lab -- clab <topology.yml>     (print a plain containerlab file)`;
 
 function fail(msg: string): never {
   console.error(msg);
@@ -31,6 +34,11 @@ function pickLab(name: string | undefined, node?: string): LabState {
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
+  if (command === 'clab') {
+    if (!rest[0]) fail(USAGE);
+    process.stdout.write(toContainerlab(loadTopology(rest[0])));
+    return;
+  }
   if (process.getuid?.() !== 0 && command !== undefined && command !== 'help') fail('the lab needs root (network namespaces)');
   switch (command) {
     case 'up': {

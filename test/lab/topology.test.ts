@@ -90,3 +90,24 @@ describe('parseTopology', () => {
     }
   });
 });
+
+describe('toContainerlab', () => {
+  it('maps kinds to linux images, configs to binds and addresses to exec', async () => {
+    const { toContainerlab } = await import('./containerlab.js');
+    const { parse } = await import('yaml');
+    const out = parse(toContainerlab(parseTopology(base, FILE))) as { name: string; topology: { nodes: Record<string, Record<string, unknown>>; links: unknown[] } };
+    expect(out.name).toBe('t');
+    expect(out.topology.nodes.sw).toEqual({ kind: 'bridge' });
+    expect(out.topology.nodes.r1).toEqual({
+      kind: 'linux',
+      image: 'tsbgp/lab-daemons:bookworm',
+      cmd: 'bird -f -c /etc/bird/bird.conf',
+      binds: ['/labs/r1.conf:/etc/bird/bird.conf:ro'],
+      exec: ['ip addr add 198.51.100.1/24 dev eth1', 'ip -6 addr add 2001:db8::1/64 dev eth1', 'ip addr add 192.0.2.255/32 dev lo'],
+    });
+    // an existing bind to the config path is kept, not doubled
+    expect(out.topology.nodes.r2.binds).toEqual(['/labs/cfg/frr.conf:/etc/frr/frr.conf:ro', '/abs/x:/y']);
+    expect(out.topology.nodes.h1).toMatchObject({ kind: 'linux', exec: ['ip route add default via 192.0.2.1'], env: { A: '1' } });
+    expect(out.topology.links).toEqual([{ endpoints: ['r1:eth1', 'sw:p1'] }, { endpoints: ['r2:eth1', 'sw:p2'] }, { endpoints: ['r1:eth2', 'h1:eth1'] }]);
+  });
+});
