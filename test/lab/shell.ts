@@ -1,4 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 
 /** Result of a finished command. */
 export interface RunResult {
@@ -44,13 +45,19 @@ export function listNamespaces(): string[] {
     .filter((n): n is string => !!n);
 }
 
-/** True if a process with this pid exists (signal 0 probes without killing). */
+/** True if a process with this pid exists and is not a zombie (signal 0 probes without killing). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // "pid (comm) S …": a killed process stays a zombie until its parent reaps it
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 
