@@ -25,8 +25,9 @@ export interface NodeState {
   kind: NodeKind;
   ns: string;
   work: string;
-  /** Daemon pids (also those read from pid files). */
+  /** Pids of processes the lab spawned itself (gobgpd, exabgp, cmd). */
   pids: number[];
+  /** Pid files of self-daemonizing daemons (bird, FRR), for inspection; teardown kills by namespace. */
   pidFiles: string[];
   birdSocket?: string;
   /** FRR pathspace name (`-N`), also the folder under /etc/frr and /var/run/frr. */
