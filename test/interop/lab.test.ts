@@ -9,7 +9,7 @@ import { alive, listNamespaces, nsPids } from '../lab/shell.js';
 import { loadTopology } from '../lab/topology.js';
 
 const TOPOLOGY = join(dirname(fileURLToPath(import.meta.url)), '..', 'lab', 'topologies', 'interop.clab.yml');
-const available = requireLab(['bird', 'frr', 'gobgp', 'exabgp', 'host', 'bridge']);
+const available = requireLab(['bird', 'frr', 'gobgp', 'exabgp', 'host', 'bridge'], { binaries: ['curl', 'python3'] });
 
 const route = (routes: KernelRoute[], dst: string): KernelRoute | undefined => routes.find((r) => r.dst === dst);
 

@@ -70,7 +70,7 @@ describe('BIRD output parsers', () => {
   });
 });
 
-const available = requireLab(['host', 'bridge']);
+const available = requireLab(['host', 'bridge'], { binaries: ['bash'] });
 
 const LAN = `
 name: lan

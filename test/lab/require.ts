@@ -1,7 +1,7 @@
 /**
  * Gate for tests that need the lab (root, network namespaces, real daemons).
  *
- *   const lab = requireLab(['bird', 'frr']);
+ *   const lab = requireLab(['bird', 'frr'], { binaries: ['curl'] });
  *   describe.skipIf(!lab.ok)('…', () => { … });
  *
  * In CI (CI=true) anything missing throws, so the suite fails instead of
@@ -29,18 +29,26 @@ export interface LabProbe {
 
 export const realProbe = (): LabProbe => ({ platform: process.platform, uid: process.getuid?.(), findBinary, env: process.env });
 
-export function checkLab(kinds: readonly NodeKind[], probe: LabProbe = realProbe()): LabAvailability {
+export interface LabNeeds {
+  /** Further binaries the test runs itself (curl, python3, …). */
+  binaries?: readonly string[];
+  probe?: LabProbe;
+}
+
+export function checkLab(kinds: readonly NodeKind[], needs: LabNeeds = {}): LabAvailability {
+  const probe = needs.probe ?? realProbe();
   const reasons: string[] = [];
   if (probe.platform !== 'linux') reasons.push(`network namespaces need Linux (this is ${probe.platform})`);
   if (probe.uid !== 0) reasons.push('not running as root (network namespaces need root: run with sudo)');
-  const missing = binariesFor(kinds).filter((b) => !probe.findBinary(b));
+  const missing = [...new Set([...binariesFor(kinds), ...(needs.binaries ?? [])])].filter((b) => !probe.findBinary(b));
   if (missing.length) reasons.push(`missing binaries: ${missing.join(', ')} (Debian: apt-get install bird2 frr gobgpd exabgp iproute2)`);
   if (reasons.length === 0 && probe.platform === process.platform && run('ip', ['netns', 'list']).status !== 0) reasons.push('"ip netns list" fails: no namespace support');
   return { ok: reasons.length === 0, reasons };
 }
 
-export function requireLab(kinds: readonly NodeKind[] = ['bird', 'frr', 'gobgp', 'exabgp'], probe: LabProbe = realProbe()): LabAvailability {
-  const a = checkLab(kinds, probe);
+export function requireLab(kinds: readonly NodeKind[] = ['bird', 'frr', 'gobgp', 'exabgp'], needs: LabNeeds = {}): LabAvailability {
+  const probe = needs.probe ?? realProbe();
+  const a = checkLab(kinds, { ...needs, probe });
   if (!a.ok) {
     const msg = `lab tests need ${kinds.join(', ')}: ${a.reasons.join('; ')}`;
     if (isCi(probe.env)) throw new Error(`${msg} (CI=true, so this is a failure, not a skip)`);
