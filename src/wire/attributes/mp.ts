@@ -30,10 +30,11 @@ export function addPathFor(ctx: CodecContext, afi: number): boolean {
 /** `data` is the whole attribute (for the NOTIFICATION). */
 export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecContext, data: Uint8Array): MpReach {
   const end = o + len;
-  if (len < 5) malformed('MP_REACH_NLRI', `length ${len} is below the 5-byte minimum`, data);
+  if (len < 3) malformed('MP_REACH_NLRI', `length ${len} cannot hold AFI and SAFI`, data);
   const afi = (b[o] << 8) | b[o + 1];
   const safi = b[o + 2];
   if (!isUnicast(afi, safi)) return { afi, safi, nextHops: [], nlri: [], raw: b.slice(o + 3, end) };
+  if (len < 5) malformed('MP_REACH_NLRI', `length ${len} is below the 5-byte minimum for unicast`, data);
   const nhLen = b[o + 3];
   const nhStart = o + 4;
   if (nhStart + nhLen + 1 > end) malformed('MP_REACH_NLRI', `next hop length ${nhLen} overruns the attribute`, data);
