@@ -86,7 +86,9 @@ export function formatExtendedCommunity(value: bigint): string {
   if (name !== undefined) {
     if (type === 0x00) return `${name}:${hi & 0xffff}:${lo >>> 0}`;
     if (type === 0x01) return `${name}:${formatV4((((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0)}:${lo & 0xffff}`;
-    if (type === 0x02) return `${name}:${(((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0}:${lo & 0xffff}`;
+    const as4 = (((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0;
+    // A four-octet-AS form holding a 2-byte AS would read back as type 0x00: leave it in hex.
+    if (type === 0x02 && as4 > 0xffff) return `${name}:${as4}:${lo & 0xffff}`;
   }
   return `0x${v.toString(16).padStart(16, '0')}`;
 }

@@ -46,7 +46,7 @@ function ids(n: number): fc.Arbitrary<number[]> {
   return fc.array(u32, { minLength: n, maxLength: n });
 }
 
-function withIds<T extends { pathIds?: readonly number[] }>(base: fc.Arbitrary<T>, count: (t: T) => number, on: boolean): fc.Arbitrary<T> {
+function withIds<T extends object>(base: fc.Arbitrary<T>, count: (t: T) => number, on: boolean): fc.Arbitrary<T & { pathIds?: number[] }> {
   if (!on) return base;
   return base.chain((t) => ids(count(t)).map((pathIds) => ({ ...t, pathIds })));
 }
