@@ -4,7 +4,7 @@ import { AttrType, HEADER_LENGTH, UpdateSubcode } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
 import { decodeAttributeBlock } from './attributes/block.js';
-import { encodeAttributes } from './attributes/block.js';
+import { attributesSize, encodeAttributes } from './attributes/block.js';
 import { attributeName, type Mutable } from './attributes/descriptors.js';
 import { decodeV4Prefixes, prefixesSize, writePrefixes, type NlriSite } from './nlri.js';
 import type { AttributeIssue, MpUnreach, PathAttributes, UpdateMessage } from './types.js';
@@ -149,20 +149,19 @@ export function encodeUpdateBody(msg: UpdateMessage, ctx: CodecContext): Uint8Ar
   const addPath = ctx.addPathV4;
   const wSize = prefixesSize(msg.withdrawn, addPath);
   const nSize = prefixesSize(msg.nlri, addPath);
-  const mp = msg.attributes.mpReach?.nlri.length ?? 0;
-  const w = new Writer(4 + wSize + nSize + 128 + mp * 18);
+  const aSize = attributesSize(msg.attributes, ctx);
+  const total = 4 + wSize + aSize + nSize;
+  const limit = maxMessageSize(ctx);
+  if (total + HEADER_LENGTH > limit) throw new Error(`UPDATE of ${total + HEADER_LENGTH} bytes exceeds the ${limit}-byte limit; use the packer to split it`);
+  // Sizes are known up front: one exact allocation, written in place.
+  const w = new Writer(total);
   w.u16(wSize);
   w.pos = writePrefixes(w.buf, w.pos, msg.withdrawn, 4, addPath, msg.withdrawnPathIds);
-  const mark = w.reserve(2);
+  w.u16(aSize);
   encodeAttributes(w, msg.attributes, ctx);
-  const aLen = w.pos - mark - 2;
-  if (aLen > 0xffff) throw new Error(`path attributes of ${aLen} bytes exceed 65535`);
-  w.patch(mark, 2);
-  w.ensure(nSize);
   w.pos = writePrefixes(w.buf, w.pos, msg.nlri, 4, addPath, msg.nlriPathIds);
-  const limit = maxMessageSize(ctx);
-  if (w.pos + HEADER_LENGTH > limit) throw new Error(`UPDATE of ${w.pos + HEADER_LENGTH} bytes exceeds the ${limit}-byte limit; use the packer to split it`);
-  return w.finish();
+  if (w.pos !== total || w.buf.length !== total) throw new Error(`UPDATE encoder wrote ${w.pos} bytes, expected ${total}`);
+  return w.buf;
 }
 
 /** The End-of-RIB marker (RFC 4724 §2): an empty UPDATE for IPv4 unicast, an empty MP_UNREACH_NLRI otherwise. */

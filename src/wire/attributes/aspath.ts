@@ -65,6 +65,17 @@ export function encodeSegments(w: Writer, segs: readonly AsPathSegment[], width:
   }
 }
 
+/** Encoded size of the segments as encodeSegments writes them. */
+export function segmentsSize(segs: readonly AsPathSegment[], width: 2 | 4, skipConfed = false): number {
+  let n = 0;
+  for (const seg of segs) {
+    if (skipConfed && (seg.type === 3 || seg.type === 4)) continue;
+    const len = seg.asns.length;
+    n += 2 * Math.ceil(len / 255) + len * width;
+  }
+  return n;
+}
+
 export function hasWideAsn(segs: readonly AsPathSegment[]): boolean {
   for (const s of segs) for (const a of s.asns) if (a > 0xffff) return true;
   return false;

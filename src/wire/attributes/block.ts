@@ -132,27 +132,29 @@ function mergeAs4(s: DecodeScratch): void {
   if (as4Path !== undefined && a.asPath !== undefined) a.asPath = mergeAs4Path(a.asPath, as4Path);
 }
 
-/** Finishes an attribute whose value was written after 4 reserved header bytes at `start`. */
-function finishAttribute(w: Writer, start: number, flags: number, code: number): void {
-  const len = w.pos - start - 4;
+function headerSize(len: number): number {
+  return len > 255 ? 4 : 3;
+}
+
+function writeHeader(w: Writer, flags: number, code: number, len: number): void {
+  if (len > 0xffff) throw new Error(`attribute ${code} value of ${len} bytes exceeds 65535`);
+  w.ensure(headerSize(len) + len);
   const buf = w.buf;
-  if (len <= 255) {
-    buf.copyWithin(start + 3, start + 4, w.pos);
-    w.pos--;
-    buf[start] = flags & ~AttrFlag.EXTENDED_LENGTH;
-    buf[start + 1] = code;
-    buf[start + 2] = len;
+  let p = w.pos;
+  if (len > 255) {
+    buf[p++] = flags | AttrFlag.EXTENDED_LENGTH;
+    buf[p++] = code;
+    buf[p++] = len >>> 8;
   } else {
-    if (len > 0xffff) throw new Error(`attribute ${code} value of ${len} bytes exceeds 65535`);
-    buf[start] = flags | AttrFlag.EXTENDED_LENGTH;
-    buf[start + 1] = code;
-    buf[start + 2] = len >>> 8;
-    buf[start + 3] = len;
+    buf[p++] = flags & ~AttrFlag.EXTENDED_LENGTH;
+    buf[p++] = code;
   }
+  buf[p++] = len;
+  w.pos = p;
 }
 
 function sortedUnknown(list: readonly RawAttribute[] | undefined): readonly RawAttribute[] {
-  if (list === undefined || list.length === 0) return [];
+  if (list === undefined || list.length === 0) return EMPTY;
   for (const u of list) {
     if (DESCRIPTORS[u.code] !== undefined) throw new Error(`attribute ${u.code} has a codec; put it in its own field, not in unknown`);
     if (!Number.isInteger(u.code) || u.code < 0 || u.code > 255) throw new Error(`attribute code ${u.code} is not a byte`);
@@ -160,11 +162,27 @@ function sortedUnknown(list: readonly RawAttribute[] | undefined): readonly RawA
   return [...list].sort((x, y) => x.code - y.code);
 }
 
+const EMPTY: readonly RawAttribute[] = [];
+
+/** Bytes encodeAttributes will write for `a`. */
+export function attributesSize(a: PathAttributes, ctx: CodecContext, skipMp = false): number {
+  let n = 0;
+  for (let i = skipMp ? 2 : 0; i < ENCODE_ORDER.length; i++) {
+    const d = ENCODE_ORDER[i];
+    if (!d.present(a, ctx)) continue;
+    const len = d.size(a, ctx);
+    n += headerSize(len) + len;
+  }
+  if (a.unknown !== undefined) for (const u of a.unknown) n += headerSize(u.value.length) + u.value.length;
+  return n;
+}
+
 /**
  * Writes the attribute block (no total-length field) in canonical form: see
  * ENCODE_ORDER; the extended-length flag only when a value exceeds 255
  * bytes; unknown attributes with the Partial bit set (we pass them on
  * without understanding them). `skipMp` leaves out MP_REACH/MP_UNREACH.
+ * Each value's size is computed first so its header is written once, in place.
  */
 export function encodeAttributes(w: Writer, a: PathAttributes, ctx: CodecContext, skipMp = false): void {
   const unknown = sortedUnknown(a.unknown);
@@ -173,19 +191,16 @@ export function encodeAttributes(w: Writer, a: PathAttributes, ctx: CodecContext
     const d = ENCODE_ORDER[i];
     while (i >= 2 && u < unknown.length && unknown[u].code < d.code) writeUnknown(w, unknown[u++]);
     if (!d.present(a, ctx)) continue;
+    const len = d.size(a, ctx);
+    writeHeader(w, d.flags, d.code, len);
     const start = w.pos;
-    w.ensure(4);
-    w.pos += 4;
     d.encode(w, a, ctx);
-    finishAttribute(w, start, d.flags, d.code);
+    if (w.pos - start !== len) throw new Error(`${d.name} wrote ${w.pos - start} bytes, not the ${len} it announced`);
   }
   while (u < unknown.length) writeUnknown(w, unknown[u++]);
 }
 
 function writeUnknown(w: Writer, raw: RawAttribute): void {
-  const start = w.pos;
-  w.ensure(4);
-  w.pos += 4;
+  writeHeader(w, (raw.flags | AttrFlag.PARTIAL) & 0xff, raw.code, raw.value.length);
   w.bytes(raw.value);
-  finishAttribute(w, start, (raw.flags | AttrFlag.PARTIAL) & 0xff, raw.code);
 }

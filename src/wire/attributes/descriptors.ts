@@ -3,8 +3,8 @@ import { AS_TRANS, AttrType } from '../constants.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
 import type { Aggregator, AsPathSegment, AttributeIssue, LargeCommunity, PathAttributes } from '../types.js';
-import { decodeSegments, encodeSegments, needsAs4Path } from './aspath.js';
-import { decodeMpReach, decodeMpUnreach, encodeMpReachValue, encodeMpUnreachValue } from './mp.js';
+import { decodeSegments, encodeSegments, needsAs4Path, segmentsSize } from './aspath.js';
+import { decodeMpReach, decodeMpUnreach, encodeMpReachValue, encodeMpUnreachValue, mpReachSize, mpUnreachSize } from './mp.js';
 
 /**
  * One descriptor per attribute type code (BIRD's design): its name, the
@@ -47,6 +47,8 @@ export interface AttributeDescriptor {
   decode(b: Uint8Array, o: number, len: number, s: DecodeScratch, whole: Uint8Array): string | undefined;
   /** Whether `a` carries this attribute when encoding for `ctx`. */
   present(a: PathAttributes, ctx: CodecContext): boolean;
+  /** The value's encoded size in bytes (known before writing, so the header goes out first). */
+  size(a: PathAttributes, ctx: CodecContext): number;
   /** Writes the value (no header). */
   encode(w: Writer, a: PathAttributes, ctx: CodecContext): void;
 }
@@ -86,6 +88,7 @@ const origin: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.origin !== undefined,
+  size: () => 1,
   encode(w, a) {
     const v = a.origin as number;
     if (v !== 0 && v !== 1 && v !== 2) throw new Error(`ORIGIN ${v} is not 0, 1 or 2`);
@@ -105,6 +108,7 @@ const asPath: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.asPath !== undefined,
+  size: (a, ctx) => segmentsSize(a.asPath!, ctx.asn4 ? 4 : 2),
   encode: (w, a, ctx) => encodeSegments(w, a.asPath!, ctx.asn4 ? 4 : 2),
 };
 
@@ -119,6 +123,7 @@ const nextHop: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.nextHop !== undefined,
+  size: () => 4,
   encode: (w, a) => v4Address(w, a.nextHop!, 'NEXT_HOP'),
 };
 
@@ -133,6 +138,7 @@ const med: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.med !== undefined,
+  size: () => 4,
   encode: (w, a) => u32Checked(w, a.med!, 'MULTI_EXIT_DISC'),
 };
 
@@ -152,6 +158,7 @@ const localPref: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.localPref !== undefined,
+  size: () => 4,
   encode: (w, a) => u32Checked(w, a.localPref!, 'LOCAL_PREF'),
 };
 
@@ -166,6 +173,7 @@ const atomicAggregate: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.atomicAggregate === true,
+  size: () => 0,
   encode: () => undefined,
 };
 
@@ -185,6 +193,7 @@ const aggregator: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.aggregator !== undefined,
+  size: (_a, ctx) => (ctx.asn4 ? 8 : 6),
   encode(w, a, ctx) {
     const { asn, address } = a.aggregator!;
     if (ctx.asn4) u32Checked(w, asn, 'AGGREGATOR AS');
@@ -211,6 +220,7 @@ const communities: AttributeDescriptor = {
   },
   // An empty list cannot be sent (RFC 7606 calls zero length malformed), so it is left out.
   present: (a) => a.communities !== undefined && a.communities.length > 0,
+  size: (a) => 4 * a.communities!.length,
   encode(w, a) {
     for (const c of a.communities!) u32Checked(w, c, 'community');
   },
@@ -227,6 +237,7 @@ const originatorId: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.originatorId !== undefined,
+  size: () => 4,
   encode: (w, a) => v4Address(w, a.originatorId!, 'ORIGINATOR_ID'),
 };
 
@@ -244,6 +255,7 @@ const clusterList: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.clusterList !== undefined && a.clusterList.length > 0,
+  size: (a) => 4 * a.clusterList!.length,
   encode(w, a) {
     for (const c of a.clusterList!) v4Address(w, c, 'CLUSTER_LIST entry');
   },
@@ -259,6 +271,7 @@ const mpReach: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.mpReach !== undefined,
+  size: (a, ctx) => mpReachSize(a.mpReach!, ctx),
   encode: (w, a, ctx) => encodeMpReachValue(w, a.mpReach!, ctx),
 };
 
@@ -272,6 +285,7 @@ const mpUnreach: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.mpUnreach !== undefined,
+  size: (a, ctx) => mpUnreachSize(a.mpUnreach!, ctx),
   encode: (w, a, ctx) => encodeMpUnreachValue(w, a.mpUnreach!, ctx),
 };
 
@@ -289,6 +303,7 @@ const extendedCommunities: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.extendedCommunities !== undefined && a.extendedCommunities.length > 0,
+  size: (a) => 8 * a.extendedCommunities!.length,
   encode(w, a) {
     for (const c of a.extendedCommunities!) {
       if (typeof c !== 'bigint' || c < 0n || c > 0xffffffffffffffffn) throw new Error(`extended community ${String(c)} is not a 64-bit unsigned value`);
@@ -313,6 +328,7 @@ const as4Path: AttributeDescriptor = {
     return undefined;
   },
   present: (a, ctx) => !ctx.asn4 && a.asPath !== undefined && needsAs4Path(a.asPath),
+  size: (a) => segmentsSize(a.asPath!, 4, true),
   encode: (w, a) => encodeSegments(w, a.asPath!, 4, true),
 };
 
@@ -328,6 +344,7 @@ const as4Aggregator: AttributeDescriptor = {
     return undefined;
   },
   present: (a, ctx) => !ctx.asn4 && a.aggregator !== undefined && a.aggregator.asn > 0xffff,
+  size: () => 8,
   encode(w, a) {
     w.u32(a.aggregator!.asn);
     v4Address(w, a.aggregator!.address, 'AS4_AGGREGATOR address');
@@ -351,6 +368,7 @@ const largeCommunities: AttributeDescriptor = {
     return undefined;
   },
   present: (a) => a.largeCommunities !== undefined && a.largeCommunities.length > 0,
+  size: (a) => 12 * a.largeCommunities!.length,
   encode(w, a) {
     for (const c of a.largeCommunities!) {
       u32Checked(w, c.global, 'large community global administrator');

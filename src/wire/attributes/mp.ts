@@ -72,6 +72,22 @@ function familyOf(afi: number): 4 | 6 {
   return afi === 1 ? 4 : 6;
 }
 
+function nextHopsLength(mp: MpReach): number {
+  let n = 0;
+  for (const a of mp.nextHops) n += a.byteLength;
+  return n;
+}
+
+export function mpReachSize(mp: MpReach, ctx: CodecContext): number {
+  if (mp.raw !== undefined) return 3 + mp.raw.length;
+  return 3 + 1 + nextHopsLength(mp) + 1 + prefixesSize(mp.nlri, addPathFor(ctx, mp.afi));
+}
+
+export function mpUnreachSize(mp: MpUnreach, ctx: CodecContext): number {
+  if (mp.raw !== undefined) return 3 + mp.raw.length;
+  return 3 + prefixesSize(mp.withdrawn, addPathFor(ctx, mp.afi));
+}
+
 /** Writes the MP_REACH_NLRI value (no attribute header). */
 export function encodeMpReachValue(w: Writer, mp: MpReach, ctx: CodecContext): void {
   w.u16(mp.afi).u8(mp.safi);
@@ -80,8 +96,7 @@ export function encodeMpReachValue(w: Writer, mp: MpReach, ctx: CodecContext): v
     return;
   }
   if (!isUnicast(mp.afi, mp.safi)) throw new Error(`MP_REACH_NLRI for AFI ${mp.afi}/SAFI ${mp.safi} needs raw bytes`);
-  let nhLen = 0;
-  for (const a of mp.nextHops) nhLen += a.byteLength;
+  const nhLen = nextHopsLength(mp);
   if (nhLen === 0 || nhLen > 32) throw new Error(`MP_REACH_NLRI needs one next hop, or IPv6 global + link-local (got ${mp.nextHops.length})`);
   w.u8(nhLen);
   w.ensure(nhLen);
