@@ -44,25 +44,39 @@ function mask(v: number, len: number): number {
   return (v & (0xffffffff << (32 - len))) >>> 0;
 }
 
+/** MASK4[len]: the top `len` bits of a word, for len 0..32 (a table beats shifts with edge cases). */
+const MASK4: readonly number[] = Array.from({ length: 33 }, (_, len) => (len === 0 ? 0 : len === 32 ? 0xffffffff : (0xffffffff << (32 - len)) >>> 0));
+
 /**
  * Decodes IPv4 prefixes in b[start, end) into `out` (and their path ids into
  * `ids` when `addPath`). Throws BgpError with `site.subcode` on a length above
  * 32 or a prefix running past `end` (RFC 7606 §5.3: session reset).
  */
 export function decodeV4Prefixes(b: Uint8Array, start: number, end: number, addPath: boolean, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+  if (addPath) return decodeV4WithIds(b, start, end, out, ids, site);
   let o = start;
   while (o < end) {
-    let id = 0;
-    if (addPath) {
-      if (end - o < 5) fail(site, `path identifier and length truncated at byte ${o - start}`);
-      id = ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
-      o += 4;
-    }
     const len = b[o++];
     if (len > 32) fail(site, `IPv4 prefix length ${len} is above 32`);
     const n = (len + 7) >>> 3;
     if (o + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o} remain`);
-    const v = mask(partialWord(b, o, n), len);
+    const v = (partialWord(b, o, n) & MASK4[len]) >>> 0;
+    o += n;
+    out.push(Prefix.v4(v, len));
+  }
+}
+
+function decodeV4WithIds(b: Uint8Array, start: number, end: number, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+  let o = start;
+  while (o < end) {
+    if (end - o < 5) fail(site, `path identifier and length truncated at byte ${o - start}`);
+    const id = ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
+    o += 4;
+    const len = b[o++];
+    if (len > 32) fail(site, `IPv4 prefix length ${len} is above 32`);
+    const n = (len + 7) >>> 3;
+    if (o + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o} remain`);
+    const v = (partialWord(b, o, n) & MASK4[len]) >>> 0;
     o += n;
     out.push(Prefix.v4(v, len));
     if (ids !== null) ids.push(id);
