@@ -1,4 +1,5 @@
 import { Prefix } from '../net/prefix.js';
+import { copyBytes } from './attributes/bytes.js';
 import { BgpError } from './errors.js';
 
 /**
@@ -13,12 +14,15 @@ import { BgpError } from './errors.js';
 export interface NlriSite {
   readonly what: string;
   readonly subcode: number;
-  /** NOTIFICATION data (e.g. the enclosing attribute); empty when absent. */
-  readonly data?: Uint8Array;
+  /** NOTIFICATION data, the enclosing attribute as buf[from, to); copied only on error. Empty when absent. */
+  readonly buf?: Uint8Array;
+  readonly from?: number;
+  readonly to?: number;
 }
 
 function fail(site: NlriSite, why: string): never {
-  throw new BgpError(3, site.subcode, `${site.what}: ${why}`, site.data ?? new Uint8Array(0));
+  const data = site.buf !== undefined ? copyBytes(site.buf, site.from ?? 0, site.to ?? 0) : new Uint8Array(0);
+  throw new BgpError(3, site.subcode, `${site.what}: ${why}`, data);
 }
 
 /** The first `n` (0..4) bytes at `o` as the top of a 32-bit word. */

@@ -79,6 +79,7 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
  * reported as malformed is not reported again.
  */
 function checkMandatory(a: PathAttributes, classic: boolean, peer: UpdateDecodeOptions['peer'], issues: AttributeIssue[]): boolean {
+  if (a.origin !== undefined && a.asPath !== undefined && (!classic || a.nextHop !== undefined) && (peer !== 'internal' || a.localPref !== undefined)) return false;
   const missing: number[] = [];
   if (a.origin === undefined) missing.push(AttrType.ORIGIN);
   if (a.asPath === undefined) missing.push(AttrType.AS_PATH);

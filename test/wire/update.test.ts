@@ -154,6 +154,23 @@ describe('encoder input errors', () => {
   });
 });
 
+describe('decoded values own their bytes', () => {
+  it('copies unknown attributes and raw MP values out of a Buffer instead of aliasing it', () => {
+    const m: UpdateMessage = {
+      type: 'update',
+      withdrawn: [],
+      nlri: [],
+      attributes: { unknown: [{ flags: 0xe0, code: 99, value: Uint8Array.of(1, 2, 3) }], mpReach: { afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(4, 5) } },
+    };
+    const wire = Buffer.from(encodeUpdateBody(m, DEFAULT_CONTEXT));
+    const d = decodeUpdate(wire, DEFAULT_CONTEXT);
+    wire.fill(0);
+    expect(d.attributes.unknown![0].value).toEqual(Uint8Array.of(1, 2, 3));
+    expect(d.attributes.mpReach!.raw).toEqual(Uint8Array.of(4, 5));
+    expect(Buffer.isBuffer(d.attributes.unknown![0].value)).toBe(false);
+  });
+});
+
 describe('decoding is total', () => {
   const check = (bytes: Uint8Array, ctx: CodecContext) => {
     try {

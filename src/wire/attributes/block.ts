@@ -4,6 +4,7 @@ import type { CodecContext } from '../context.js';
 import { BgpError } from '../errors.js';
 import type { AttributeIssue, PathAttributes, RawAttribute } from '../types.js';
 import { mergeAs4Path } from './aspath.js';
+import { copyBytes } from './bytes.js';
 import { DESCRIPTORS, ENCODE_ORDER, type DecodeScratch, type Mutable } from './descriptors.js';
 
 /**
@@ -52,7 +53,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
       // RFC 7606 §4: treat-as-withdraw, the block's total length still locates the NLRI.
       // An MP attribute cut short hides NLRI that cannot then be withdrawn: reset.
       if (code === MP_REACH || code === MP_UNREACH) {
-        throw new BgpError(3, UpdateSubcode.OPTIONAL_ATTRIBUTE_ERROR, `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`, b.slice(o, end));
+        throw new BgpError(3, UpdateSubcode.OPTIONAL_ATTRIBUTE_ERROR, `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`, copyBytes(b, o, end));
       }
       issues.push({ code, action: 'treat-as-withdraw', reason: `attribute length ${len} overruns the attribute block by ${v + len - end} byte(s)` });
       withdraw = true;
@@ -62,7 +63,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     const d = DESCRIPTORS[code];
     if (d === undefined) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
-        throw new BgpError(3, UpdateSubcode.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, `unrecognized well-known attribute ${code}`, b.slice(o, next));
+        throw new BgpError(3, UpdateSubcode.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, `unrecognized well-known attribute ${code}`, copyBytes(b, o, next));
       }
     }
     // RFC 7606 §3(g): later copies are discarded, except MP_* which reset.
@@ -89,7 +90,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     if (d === undefined) {
       // Unknown optional: transitive ones travel on (flags kept as received, less the length bit); others are dropped.
       if ((flags & AttrFlag.TRANSITIVE) !== 0) {
-        (unknown ??= []).push({ flags: flags & ~AttrFlag.EXTENDED_LENGTH & 0xff, code, value: b.slice(v, next) });
+        (unknown ??= []).push({ flags: flags & ~AttrFlag.EXTENDED_LENGTH & 0xff, code, value: copyBytes(b, v, next) });
       }
       o = next;
       continue;
@@ -101,14 +102,14 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     let why: string | undefined;
     if ((flags & 0xc0) !== d.flags) {
       why = `flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`;
-      if (d.onMalformed === 'session-reset') throw new BgpError(3, UpdateSubcode.ATTRIBUTE_FLAGS_ERROR, `${d.name}: ${why}`, b.slice(o, next));
+      if (d.onMalformed === 'session-reset') throw new BgpError(3, UpdateSubcode.ATTRIBUTE_FLAGS_ERROR, `${d.name}: ${why}`, copyBytes(b, o, next));
       // RFC 7606 §3(c): a flag conflict makes the attribute malformed, handled as treat-as-withdraw.
       issues.push({ code, action: 'treat-as-withdraw', reason: `${d.name}: ${why}` });
       withdraw = true;
       o = next;
       continue;
     }
-    why = d.decode(b, v, len, s, b.subarray(o, next));
+    why = d.decode(b, v, len, s, o);
     if (why !== undefined) {
       const action = d.onMalformed === 'attribute-discard' ? 'attribute-discard' : 'treat-as-withdraw';
       issues.push({ code, action, reason: `malformed ${d.name}: ${why}` });

@@ -42,9 +42,9 @@ export interface AttributeDescriptor {
   readonly ignored?: (ctx: CodecContext) => boolean;
   /**
    * Decodes the value b[o, o+len) into the scratch; returns why it is
-   * malformed, or undefined. `whole` is the attribute with its header.
+   * malformed, or undefined. The attribute's header starts at `at`.
    */
-  decode(b: Uint8Array, o: number, len: number, s: DecodeScratch, whole: Uint8Array): string | undefined;
+  decode(b: Uint8Array, o: number, len: number, s: DecodeScratch, at: number): string | undefined;
   /** Whether `a` carries this attribute when encoding for `ctx`. */
   present(a: PathAttributes, ctx: CodecContext): boolean;
   /** The value's encoded size in bytes (known before writing, so the header goes out first). */
@@ -266,8 +266,8 @@ const mpReach: AttributeDescriptor = {
   name: 'MP_REACH_NLRI',
   flags: OPTIONAL,
   onMalformed: 'session-reset',
-  decode(b, o, len, s, whole) {
-    s.attrs.mpReach = decodeMpReach(b, o, len, s.ctx, whole);
+  decode(b, o, len, s, at) {
+    s.attrs.mpReach = decodeMpReach(b, o, len, s.ctx, at);
     return undefined;
   },
   present: (a) => a.mpReach !== undefined,
@@ -280,8 +280,8 @@ const mpUnreach: AttributeDescriptor = {
   name: 'MP_UNREACH_NLRI',
   flags: OPTIONAL,
   onMalformed: 'session-reset',
-  decode(b, o, len, s, whole) {
-    s.attrs.mpUnreach = decodeMpUnreach(b, o, len, s.ctx, whole);
+  decode(b, o, len, s, at) {
+    s.attrs.mpUnreach = decodeMpUnreach(b, o, len, s.ctx, at);
     return undefined;
   },
   present: (a) => a.mpUnreach !== undefined,

@@ -3,6 +3,7 @@ import type { Prefix } from '../../net/prefix.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
 import { BgpError } from '../errors.js';
+import { copyBytes } from './bytes.js';
 import { decodeV4Prefixes, decodeV6Prefixes, prefixesSize, writePrefixes, type NlriSite } from '../nlri.js';
 import type { MpReach, MpUnreach } from '../types.js';
 
@@ -15,8 +16,9 @@ import type { MpReach, MpUnreach } from '../types.js';
 
 const OPTIONAL_ATTRIBUTE_ERROR = 9;
 
-function malformed(name: string, why: string, data: Uint8Array): never {
-  throw new BgpError(3, OPTIONAL_ATTRIBUTE_ERROR, `malformed ${name}: ${why}`, data);
+/** `at` is where the attribute (header included) starts; it ends at the value's end. */
+function malformed(name: string, why: string, b: Uint8Array, at: number, end: number): never {
+  throw new BgpError(3, OPTIONAL_ATTRIBUTE_ERROR, `malformed ${name}: ${why}`, copyBytes(b, at, end));
 }
 
 export function isUnicast(afi: number, safi: number): boolean {
@@ -27,42 +29,42 @@ export function addPathFor(ctx: CodecContext, afi: number): boolean {
   return afi === 1 ? ctx.addPathV4 : afi === 2 ? ctx.addPathV6 : false;
 }
 
-/** `data` is the whole attribute (for the NOTIFICATION). */
-export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecContext, data: Uint8Array): MpReach {
+/** The value is b[o, o+len); the attribute header starts at `at` (for the NOTIFICATION data). */
+export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecContext, at: number): MpReach {
   const end = o + len;
-  if (len < 3) malformed('MP_REACH_NLRI', `length ${len} cannot hold AFI and SAFI`, data);
+  if (len < 3) malformed('MP_REACH_NLRI', `length ${len} cannot hold AFI and SAFI`, b, at, end);
   const afi = (b[o] << 8) | b[o + 1];
   const safi = b[o + 2];
-  if (!isUnicast(afi, safi)) return { afi, safi, nextHops: [], nlri: [], raw: b.slice(o + 3, end) };
-  if (len < 5) malformed('MP_REACH_NLRI', `length ${len} is below the 5-byte minimum for unicast`, data);
+  if (!isUnicast(afi, safi)) return { afi, safi, nextHops: [], nlri: [], raw: copyBytes(b, o + 3, end) };
+  if (len < 5) malformed('MP_REACH_NLRI', `length ${len} is below the 5-byte minimum for unicast`, b, at, end);
   const nhLen = b[o + 3];
   const nhStart = o + 4;
-  if (nhStart + nhLen + 1 > end) malformed('MP_REACH_NLRI', `next hop length ${nhLen} overruns the attribute`, data);
+  if (nhStart + nhLen + 1 > end) malformed('MP_REACH_NLRI', `next hop length ${nhLen} overruns the attribute`, b, at, end);
   let nextHops: Address[];
   if (nhLen === 4 && afi === 1) nextHops = [Address.fromBytes(4, b, nhStart)];
   else if (nhLen === 16) nextHops = [Address.fromBytes(6, b, nhStart)];
   else if (nhLen === 32) nextHops = [Address.fromBytes(6, b, nhStart), Address.fromBytes(6, b, nhStart + 16)];
-  else malformed('MP_REACH_NLRI', `next hop length ${nhLen} is not valid for AFI ${afi} (4, 16 or 32 expected)`, data);
+  else malformed('MP_REACH_NLRI', `next hop length ${nhLen} is not valid for AFI ${afi} (4, 16 or 32 expected)`, b, at, end);
   const nlriStart = nhStart + nhLen + 1; // one reserved byte after the next hop
   const addPath = addPathFor(ctx, afi);
   const nlri: Prefix[] = [];
   const ids: number[] | null = addPath ? [] : null;
-  const site: NlriSite = { what: 'MP_REACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, data };
+  const site: NlriSite = { what: 'MP_REACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, buf: b, from: at, to: end };
   if (afi === 1) decodeV4Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
   else decodeV6Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
   return ids !== null ? { afi, safi, nextHops, nlri, pathIds: ids } : { afi, safi, nextHops, nlri };
 }
 
-export function decodeMpUnreach(b: Uint8Array, o: number, len: number, ctx: CodecContext, data: Uint8Array): MpUnreach {
+export function decodeMpUnreach(b: Uint8Array, o: number, len: number, ctx: CodecContext, at: number): MpUnreach {
   const end = o + len;
-  if (len < 3) malformed('MP_UNREACH_NLRI', `length ${len} is below the 3-byte minimum`, data);
+  if (len < 3) malformed('MP_UNREACH_NLRI', `length ${len} is below the 3-byte minimum`, b, at, end);
   const afi = (b[o] << 8) | b[o + 1];
   const safi = b[o + 2];
-  if (!isUnicast(afi, safi)) return { afi, safi, withdrawn: [], raw: b.slice(o + 3, end) };
+  if (!isUnicast(afi, safi)) return { afi, safi, withdrawn: [], raw: copyBytes(b, o + 3, end) };
   const addPath = addPathFor(ctx, afi);
   const withdrawn: Prefix[] = [];
   const ids: number[] | null = addPath ? [] : null;
-  const site: NlriSite = { what: 'MP_UNREACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, data };
+  const site: NlriSite = { what: 'MP_UNREACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, buf: b, from: at, to: end };
   if (afi === 1) decodeV4Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
   else decodeV6Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
   return ids !== null ? { afi, safi, withdrawn, pathIds: ids } : { afi, safi, withdrawn };
