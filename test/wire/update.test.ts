@@ -160,7 +160,7 @@ describe('decoded values own their bytes', () => {
       type: 'update',
       withdrawn: [],
       nlri: [],
-      attributes: { unknown: [{ flags: 0xe0, code: 99, value: Uint8Array.of(1, 2, 3) }], mpReach: { afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(4, 5) } },
+      attributes: { origin: 0, asPath: [], unknown: [{ flags: 0xe0, code: 99, value: Uint8Array.of(1, 2, 3) }], mpReach: { afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(4, 5) } },
     };
     const wire = Buffer.from(encodeUpdateBody(m, DEFAULT_CONTEXT));
     const d = decodeUpdate(wire, DEFAULT_CONTEXT);
