@@ -66,6 +66,10 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
         throw new BgpError(3, UpdateSubcode.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, `unrecognized well-known attribute ${code}`, copyBytes(b, o, next));
       }
     }
+    if (d !== undefined && d.ignored !== undefined && d.ignored(ctx)) {
+      o = next;
+      continue;
+    }
     // RFC 7606 §3(g): later copies are discarded, except MP_* which reset.
     let dup: boolean;
     if (code < 32) {
@@ -92,10 +96,6 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
       if ((flags & AttrFlag.TRANSITIVE) !== 0) {
         (unknown ??= []).push({ flags: flags & ~AttrFlag.EXTENDED_LENGTH & 0xff, code, value: copyBytes(b, v, next) });
       }
-      o = next;
-      continue;
-    }
-    if (d.ignored !== undefined && d.ignored(ctx)) {
       o = next;
       continue;
     }
