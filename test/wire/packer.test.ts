@@ -107,6 +107,18 @@ describe('packUpdates', () => {
     expect(msgs.map((m) => m.length)).toEqual([43 + 4 * 1013, 43 + 4 * 1013, 43 + 4 * 974]);
   });
 
+  it('holds the buffer bound with the largest prefixes (ADD-PATH /32 and /128), at both size limits', () => {
+    for (const extendedMessage of [false, true]) {
+      const ctx = { ...DEFAULT_CONTEXT, extendedMessage, addPathV4: true, addPathV6: true };
+      const prefixes = [...Array.from({ length: 6000 }, (_, i) => Prefix.v4(i, 32)), ...Array.from({ length: 3000 }, (_, i) => Prefix.v6(0x20010db8, 0, 0, i, 128))];
+      const attrs: PathAttributes = { origin: 0, asPath: [], nextHop: Address.v4(1) };
+      const decoded = unpack(packUpdates(attrs, prefixes, ctx, { nextHopV6: [Address.parse('2001:db8::1')] }), ctx);
+      expect(decoded.flatMap((d) => [...d.nlri, ...(d.attributes.mpReach?.nlri ?? [])])).toEqual(prefixes);
+      const w = unpack(packWithdrawals(prefixes, ctx), ctx);
+      expect(w.flatMap((d) => [...d.withdrawn, ...(d.attributes.mpUnreach?.withdrawn ?? [])])).toEqual(prefixes);
+    }
+  });
+
   it('says what is missing', () => {
     const v6 = prefixV6Of(1);
     expect(() => packUpdates({ origin: 0, asPath: [] }, [v6], DEFAULT_CONTEXT)).toThrow(/nextHopV6/);
