@@ -6,7 +6,7 @@ import { maxMessageSize, DEFAULT_CONTEXT, type CodecContext } from '../../src/wi
 import { packUpdates, packWithdrawals } from '../../src/wire/packer.js';
 import type { PathAttributes, UpdateMessage } from '../../src/wire/types.js';
 import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
-import { ALL_CONTEXTS, addressV4, addressV6, pathAttributesArb, prefixV4, prefixV6 } from './arbitraries-update.js';
+import { ALL_CONTEXTS, addressV6, pathAttributesArb, prefixV4, prefixV6 } from './arbitraries-update.js';
 
 /** Checks framing and returns the decoded messages. */
 function unpack(msgs: Uint8Array[], ctx: CodecContext): UpdateMessage[] {
