@@ -26,6 +26,12 @@ import type { AttributeIssue, MpUnreach, PathAttributes, UpdateMessage } from '.
  *   ATOMIC_AGGREGATE, AGGREGATOR, AS4_PATH or AS4_AGGREGATOR; repeats of an
  *   attribute (the first copy is kept, RFC 7606 §3(g)); LOCAL_PREF from an
  *   external peer.
+ *
+ * Left to the layers that know more: semantic checks (martian next hops, a
+ * first AS that is not the peer's, AS_CONFED segments from a peer outside
+ * the confederation), and RFC 7606's "AFI/SAFI disable" alternative to a
+ * reset, which needs session state. NOTIFICATION data is the offending
+ * attribute where RFC 4271 §6.3 asks for it, otherwise empty.
  */
 
 export interface UpdateDecodeOptions {
