@@ -39,11 +39,12 @@ export interface UpdateDecodeOptions {
   readonly peer?: 'internal' | 'external';
 }
 
+const NO_OPTIONS: UpdateDecodeOptions = Object.freeze({});
 const WITHDRAWN_SITE: NlriSite = { what: 'withdrawn routes', subcode: UpdateSubcode.INVALID_NETWORK_FIELD };
 const NLRI_SITE: NlriSite = { what: 'NLRI', subcode: UpdateSubcode.INVALID_NETWORK_FIELD };
 
 /** Decodes an UPDATE body (the bytes after the 19-byte header). Throws only BgpError. */
-export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDecodeOptions = {}): UpdateMessage {
+export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDecodeOptions = NO_OPTIONS): UpdateMessage {
   const size = body.length;
   if (size < 4) throw new BgpError(3, UpdateSubcode.MALFORMED_ATTRIBUTE_LIST, `UPDATE body of ${size} bytes cannot hold the two length fields`);
   const wLen = (body[0] << 8) | body[1];
