@@ -106,6 +106,8 @@ const rows: Row[] = [
   { rule: '7606 7.12 / 5.3: MP_UNREACH_NLRI prefix overruns', bytes: body([], attr(0x80, 15, 0, 2, 1, 64, 0x20, 0x01), []), expect: { error: [3, 9] } },
   { rule: '7606 7.14: EXTENDED_COMMUNITIES length not a multiple of 8', bytes: body([], [...MANDATORY, ...attr(0xc0, 16, 0, 2, 0, 1, 0, 0, 0)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 16 } },
   { rule: '8092 / 7606: LARGE_COMMUNITIES length not a multiple of 12', bytes: body([], [...MANDATORY, ...attr(0xc0, 32, ...new Array(11).fill(1))], NLRI), expect: { outcome: 'treat-as-withdraw', code: 32 } },
+  // §7.13 (traffic engineering, 22), §7.15 (IPv6 address-specific extended communities, 25) and §7.16 (ATTR_SET, 128) have no decoder here: as unknown optional transitive attributes they pass through untouched.
+  { rule: '7606 7.13/7.15/7.16: attributes without a decoder pass through as unknown', bytes: body([], [...MANDATORY, ...attr(0xc0, 22, 1), ...attr(0xc0, 25, 1, 2, 3), ...attr(0xc0, 128, 0, 0, 0, 1)], NLRI), expect: { outcome: 'ok' } },
   { rule: '6793 6: malformed AS4_PATH is discarded (2-byte session)', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 2, 1, 0, 0)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 17 } },
   { rule: '6793 6: AS4_PATH with a confederation segment is discarded', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 3, 1, 0, 0, 0, 1)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 17 } },
   { rule: '6793 6: malformed AS4_AGGREGATOR is discarded', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 18, 0, 0, 0, 1, 10, 0, 0)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 18 } },
@@ -153,6 +155,18 @@ describe('RFC 4271 §6.3 and RFC 7606 error table', () => {
     } catch (err) {
       expect(Array.from((err as BgpError).data)).toEqual(bad);
       expect((err as BgpError).message).toContain('unrecognized well-known attribute 99');
+    }
+  });
+
+  it('MP_* NOTIFICATIONs carry the whole attribute as data', () => {
+    const bad = attr(0x80, 15, 0, 2, 1, 64, 0x20, 0x01);
+    try {
+      decodeUpdate(body([], bad, []), DEFAULT_CONTEXT);
+      expect.unreachable();
+    } catch (err) {
+      expect((err as BgpError).subcode).toBe(9);
+      expect(Array.from((err as BgpError).data)).toEqual(bad);
+      expect((err as BgpError).message).toMatch(/MP_UNREACH_NLRI: prefix \/64 needs 8 bytes/);
     }
   });
 
