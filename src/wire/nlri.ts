@@ -58,15 +58,25 @@ const MASK4: readonly number[] = Array.from({ length: 33 }, (_, len) => (len ===
  */
 export function decodeV4Prefixes(b: Uint8Array, start: number, end: number, addPath: boolean, out: Prefix[], ids: number[] | null, site: NlriSite): void {
   if (addPath) return decodeV4WithIds(b, start, end, out, ids, site);
+  // Pass 1 checks every length and counts, so pass 2 can fill a presized array without checks.
   let o = start;
+  let count = 0;
   while (o < end) {
-    const len = b[o++];
+    const len = b[o];
     if (len > 32) fail(site, `IPv4 prefix length ${len} is above 32`);
     const n = (len + 7) >>> 3;
-    if (o + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o} remain`);
-    const v = (partialWord(b, o, n) & MASK4[len]) >>> 0;
+    if (o + 1 + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o - 1} remain`);
+    o += 1 + n;
+    count++;
+  }
+  let k = out.length;
+  out.length = k + count;
+  o = start;
+  while (o < end) {
+    const len = b[o++];
+    const n = (len + 7) >>> 3;
+    out[k++] = Prefix.v4((partialWord(b, o, n) & MASK4[len]) >>> 0, len);
     o += n;
-    out.push(Prefix.v4(v, len));
   }
 }
 
