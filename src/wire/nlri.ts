@@ -99,25 +99,34 @@ function decodeV4WithIds(b: Uint8Array, start: number, end: number, out: Prefix[
 
 /** As decodeV4Prefixes, for IPv6 (length up to 128). */
 export function decodeV6Prefixes(b: Uint8Array, start: number, end: number, addPath: boolean, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+  const head = addPath ? 5 : 1;
   let o = start;
+  let count = 0;
   while (o < end) {
-    let id = 0;
+    if (end - o < head) fail(site, `path identifier and length truncated at byte ${o - start}`);
+    const len = b[o + head - 1];
+    if (len > 128) fail(site, `IPv6 prefix length ${len} is above 128`);
+    const n = (len + 7) >>> 3;
+    if (o + head + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o - head} remain`);
+    o += head + n;
+    count++;
+  }
+  let k = out.length;
+  out.length = k + count;
+  o = start;
+  while (o < end) {
     if (addPath) {
-      if (end - o < 5) fail(site, `path identifier and length truncated at byte ${o - start}`);
-      id = ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
+      if (ids !== null) ids.push(((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0);
       o += 4;
     }
     const len = b[o++];
-    if (len > 128) fail(site, `IPv6 prefix length ${len} is above 128`);
     const n = (len + 7) >>> 3;
-    if (o + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o} remain`);
     const w0 = mask(partialWord(b, o, n > 4 ? 4 : n), len);
     const w1 = n > 4 ? mask(partialWord(b, o + 4, n > 8 ? 4 : n - 4), len - 32) : 0;
     const w2 = n > 8 ? mask(partialWord(b, o + 8, n > 12 ? 4 : n - 8), len - 64) : 0;
     const w3 = n > 12 ? mask(partialWord(b, o + 12, n - 12), len - 96) : 0;
     o += n;
-    out.push(Prefix.v6(w0, w1, w2, w3, len));
-    if (ids !== null) ids.push(id);
+    out[k++] = Prefix.v6(w0, w1, w2, w3, len);
   }
 }
 
