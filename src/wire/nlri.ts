@@ -149,6 +149,22 @@ function writeWordBytes(buf: Uint8Array, o: number, w: number, n: number): void 
   if (n > 3) buf[o + 3] = w;
 }
 
+/** Writes an IPv4 prefix without path id at `o`; returns the new offset. */
+export function writeV4(buf: Uint8Array, o: number, len: number, w: number): number {
+  buf[o++] = len;
+  if (len > 0) {
+    buf[o++] = w >>> 24;
+    if (len > 8) {
+      buf[o++] = w >>> 16;
+      if (len > 16) {
+        buf[o++] = w >>> 8;
+        if (len > 24) buf[o++] = w;
+      }
+    }
+  }
+  return o;
+}
+
 /**
  * Writes one prefix at `o` (the caller has checked room); returns the new
  * offset. `id` is written only when `addPath`.
@@ -189,6 +205,15 @@ export function writePrefixes(
   from = 0,
   to = prefixes.length,
 ): number {
+  if (family === 4 && !addPath) {
+    // The common case, inlined: length byte then 0–4 address bytes.
+    for (let i = from; i < to; i++) {
+      const p = prefixes[i];
+      if (p.family !== 4) throw new Error(`cannot encode ${p.toString()} in an IPv4 prefix list`);
+      o = writeV4(buf, o, p.length, p.w0);
+    }
+    return o;
+  }
   for (let i = from; i < to; i++) {
     const p = prefixes[i];
     if (p.family !== family) throw new Error(`cannot encode ${p.toString()} in an IPv${family} prefix list`);

@@ -5,7 +5,7 @@ import { AttrFlag, AttrType, HEADER_LENGTH, MessageType } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { encodeAttributes } from './attributes/block.js';
 import { writeHeader } from './header.js';
-import { writePrefix } from './nlri.js';
+import { writePrefix, writeV4 } from './nlri.js';
 import type { PathAttributes } from './types.js';
 
 /**
@@ -146,6 +146,7 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
   };
 
   open();
+  const fastV4 = lay.family === 4 && !lay.addPath;
   let used = 0; // prefix bytes in the open message
   for (let i = 0; i < prefixes.length; i++) {
     const p = prefixes[i];
@@ -158,7 +159,7 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
       open();
       used = 0;
     }
-    o = writePrefix(buf, o, p, lay.addPath, ids !== undefined ? ids[i] ?? 0 : 0);
+    o = fastV4 ? writeV4(buf, o, p.length, p.w0) : writePrefix(buf, o, p, lay.addPath, ids !== undefined ? ids[i] ?? 0 : 0);
     used += size;
   }
   close();
