@@ -192,6 +192,31 @@ describe('decoding is total', () => {
     );
   });
 
+  it('whatever decodes cleanly re-encodes, and a second round trip changes nothing', () => {
+    const mutation = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 });
+    let clean = 0;
+    fc.assert(
+      fc.property(fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), updateMessageArb(ctx))), mutation, ([ctx, m], muts) => {
+        const bytes = encodeUpdateBody(m, ctx).slice();
+        for (const [at, v] of muts) if (bytes.length > 0) bytes[at % bytes.length] = v;
+        let m1: UpdateMessage;
+        try {
+          m1 = decodeUpdate(bytes, ctx);
+        } catch (err) {
+          expect(err).toBeInstanceOf(BgpError);
+          return;
+        }
+        if (m1.issues !== undefined) return;
+        clean++;
+        // The first pass may normalize (Partial bit on unknown attributes, path merge); after that it is a fixed point.
+        const m2 = decodeUpdate(encodeUpdateBody(m1, ctx), ctx);
+        expect(decodeUpdate(encodeUpdateBody(m2, ctx), ctx)).toEqual(m2);
+      }),
+      { numRuns: 800 },
+    );
+    expect(clean).toBeGreaterThan(50);
+  });
+
   it('mutated valid messages give an UpdateMessage or a BgpError', () => {
     const mutation = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 });
     fc.assert(
