@@ -1,4 +1,6 @@
 import { AS_TRANS, BGP_VERSION, CapabilityCode, ErrorCode, OpenSubcode } from '../wire/constants.js';
+import { encodeCapabilities } from '../wire/capabilities.js';
+import { capabilitiesOf, openAsn } from '../wire/open.js';
 import { BgpError } from '../wire/errors.js';
 import type { Capability, OpenMessage } from '../wire/types.js';
 import type { SessionConfig } from './types.js';
@@ -27,26 +29,9 @@ export function capabilityCode(cap: Capability): number {
   }
 }
 
-/**
- * A capability as code/length/value, for NOTIFICATION 2/7 data. Covers the
- * kinds a user can require; others go out as code with empty value.
- */
+/** A capability as code/length/value, for NOTIFICATION 2/7 data. */
 export function capabilityTlv(cap: Capability): Uint8Array {
-  let value: number[] = [];
-  switch (cap.kind) {
-    case 'multiprotocol': value = [cap.afi >> 8, cap.afi & 0xff, 0, cap.safi]; break;
-    case 'fourOctetAs': value = [cap.asn >>> 24, (cap.asn >>> 16) & 0xff, (cap.asn >>> 8) & 0xff, cap.asn & 0xff]; break;
-    case 'addPath': value = cap.families.flatMap((f) => [f.afi >> 8, f.afi & 0xff, f.safi, f.mode === 'receive' ? 1 : f.mode === 'send' ? 2 : 3]); break;
-    case 'gracefulRestart': {
-      const flags = (cap.restarting ? 0x8 : 0) | (cap.notification ? 0x4 : 0);
-      value = [(flags << 4) | ((cap.restartTime >> 8) & 0xf), cap.restartTime & 0xff,
-        ...cap.families.flatMap((f) => [f.afi >> 8, f.afi & 0xff, f.safi, f.forwardingPreserved ? 0x80 : 0])];
-      break;
-    }
-    case 'unknown': value = [...cap.value]; break;
-    default: break;
-  }
-  return Uint8Array.from([capabilityCode(cap), value.length, ...value]);
+  return encodeCapabilities([cap]);
 }
 
 /** Capability codes named in NOTIFICATION 2/7 data (a list of TLVs); stops at a truncated entry. */
@@ -110,17 +95,8 @@ export function buildOpen(cfg: SessionConfig, omit: Omissions, restarting: boole
   };
 }
 
-export function openCapabilities(open: OpenMessage): Capability[] {
-  const out: Capability[] = [];
-  for (const p of open.params) if (p.capabilities) out.push(...p.capabilities);
-  return out;
-}
-
-/** The peer's real AS: the 4-octet capability when present, else My AS. */
-export function peerAsOf(open: OpenMessage): number {
-  const cap = openCapabilities(open).find((c) => c.kind === 'fourOctetAs');
-  return cap && cap.kind === 'fourOctetAs' ? cap.asn : open.myAs;
-}
+/** Flattened capabilities of an OPEN, and the peer's real AS: the wire layer's helpers under the names this layer uses. */
+export { capabilitiesOf as openCapabilities, openAsn as peerAsOf };
 
 export function parseBgpId(text: string): number | undefined {
   const parts = text.split('.');
@@ -151,8 +127,8 @@ export function checkOpen(open: OpenMessage, cfg: SessionConfig): BgpError | und
   if (open.version !== BGP_VERSION) {
     return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNSUPPORTED_VERSION, `peer speaks BGP version ${open.version}, we speak ${BGP_VERSION}`, u16(BGP_VERSION));
   }
-  const caps = openCapabilities(open);
-  const asn = peerAsOf(open);
+  const caps = capabilitiesOf(open);
+  const asn = openAsn(open);
   const has4 = caps.some((c) => c.kind === 'fourOctetAs');
   if (!has4 && open.myAs === AS_TRANS) {
     return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_PEER_AS, `peer sent AS_TRANS (${AS_TRANS}) without the 4-octet AS capability`);
