@@ -1,0 +1,108 @@
+/**
+ * RIB benchmark: originate 1,040,000 IPv4 /24s over a few thousand attribute
+ * sets, plan (and fake-pack) the UPDATEs for one update group, and measure
+ * the heap per route with 1 peer and with 10 peers in the group.
+ *
+ *   node --expose-gc --import tsx bench/rib.ts [--quick]
+ */
+import { Address } from '../src/net/address.js';
+import { Prefix } from '../src/net/prefix.js';
+import type { Packer } from '../src/rib/ports.js';
+import { Rib } from '../src/rib/rib.js';
+import type { PathAttributes } from '../src/wire/types.js';
+
+const quick = process.argv.includes('--quick');
+const N = quick ? 104_000 : 1_040_000;
+const SETS = quick ? 300 : 3_000;
+const RUNS = quick ? 1 : 3;
+const PER_MESSAGE = 900; // about what fits in 4096 bytes for /24s
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc === undefined) console.warn('run with node --expose-gc for heap figures');
+
+/** Counts messages instead of encoding them: the real packer is measured in bench/wire. */
+class CountingPacker implements Packer {
+  messages = 0;
+  prefixes = 0;
+  packUpdates(_a: PathAttributes, prefixes: readonly Prefix[]): Uint8Array[] {
+    this.prefixes += prefixes.length;
+    const n = Math.ceil(prefixes.length / PER_MESSAGE);
+    this.messages += n;
+    return Array.from({ length: n }, () => EMPTY);
+  }
+  packWithdrawals(prefixes: readonly Prefix[]): Uint8Array[] {
+    return this.packUpdates({}, prefixes);
+  }
+}
+const EMPTY = new Uint8Array(0);
+
+function attrSets(): PathAttributes[] {
+  return Array.from({ length: SETS }, (_, i) => ({
+    origin: 0,
+    asPath: [],
+    med: i % 7,
+    communities: [(65000 * 65536 + i) >>> 0, 0xfde80001],
+  }));
+}
+
+function heap(): number {
+  gc?.();
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+interface Result {
+  originateMs: number;
+  planMs: number;
+  packMs: number;
+  messages: number;
+  bytesPerRoute: number;
+}
+
+function run(peers: number): Result {
+  const sets = attrSets();
+  const packer = new CountingPacker();
+  const before = heap();
+  const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer });
+  const ids: string[] = [];
+  for (let p = 0; p < peers; p++) {
+    const id = rib.addPeer({ address: Address.v4((0x0a000000 + p + 1) >>> 0), asn: 65100, localAddressV4: Address.parse('192.0.2.1') });
+    rib.peerUp(id, { ctx: { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }, families: [4], routerId: `10.255.0.${p + 1}` }, 0);
+    ids.push(id);
+  }
+  rib.flushDue(10); // initial empty dumps + End-of-RIB
+  const t0 = performance.now();
+  // Interleave attribute sets across prefixes, as a planner handing over many services would.
+  for (let s = 0; s < SETS; s++) {
+    const set = rib.store.lookupOrCreate(sets[s]);
+    for (let i = s; i < N; i += SETS) rib.originate(Prefix.v4((0x10000000 + i * 256) >>> 0, 24), set, 20);
+  }
+  const t1 = performance.now();
+  const plans = rib.planDue(1e9);
+  const t2 = performance.now();
+  const sends = plans.flatMap((p) => p.group.pack(p, packer));
+  const t3 = performance.now();
+  if (rib.locRibSize !== N || packer.prefixes !== N) throw new Error(`expected ${N} routes, got ${rib.locRibSize} / ${packer.prefixes}`);
+  if (sends.length !== peers) throw new Error(`expected ${peers} sends`);
+  plans.length = 0;
+  sends.length = 0;
+  const after = heap();
+  const bytesPerRoute = (after - before) / N;
+  // Keep the RIB alive until after the measurement.
+  if (rib.adjRibOut(ids[0])!.size !== N) throw new Error('Adj-RIB-Out incomplete');
+  return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages: packer.messages, bytesPerRoute };
+}
+
+const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+for (const peers of [1, 10]) {
+  const rs: Result[] = [];
+  for (let r = 0; r < RUNS; r++) rs.push(run(peers));
+  const m = (f: (r: Result) => number) => median(rs.map(f));
+  console.log(
+    `${N} prefixes, ${SETS} attribute sets, ${peers} peer(s) in one group: ` +
+      `originate ${m((r) => r.originateMs).toFixed(0)} ms, plan ${m((r) => r.planMs).toFixed(0)} ms, ` +
+      `fake pack ${m((r) => r.packMs).toFixed(0)} ms (${rs[0].messages} UPDATEs), ` +
+      `total ${m((r) => r.originateMs + r.planMs).toFixed(0)} ms; heap ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route`,
+  );
+}
