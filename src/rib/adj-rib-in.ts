@@ -6,6 +6,7 @@
 import type { Prefix } from '../net/prefix.js';
 import type { AttrSet } from './attr-store.js';
 import type { Path } from './path.js';
+import { keyOf } from './prefix-key.js';
 
 export interface InRoute {
   readonly prefix: Prefix;
@@ -21,7 +22,8 @@ export interface InRoute {
 export type InKey = number | string;
 
 export function inKey(prefix: Prefix, pathId: number | undefined): InKey {
-  return pathId === undefined ? prefix.key : `${prefix.key}#${pathId}`;
+  const k = keyOf(prefix);
+  return pathId === undefined ? k : `${k}#${pathId}`;
 }
 
 export class AdjRibIn {

@@ -19,11 +19,18 @@ export type Change = 'none' | 'best' | 'multipath';
 
 export class LocRib {
   private readonly table = new Map<PrefixKey, Path | MultiEntry>();
+  /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
+  replaced: Path | undefined;
 
   constructor(private readonly opts: BestPathOptions = {}) {}
 
   get size(): number {
     return this.table.size;
+  }
+
+  /** Calls `fn` with every prefix and its best path, in table order. */
+  forEachBest(fn: (best: Path, key: PrefixKey) => void): void {
+    this.table.forEach((e, key) => fn(e instanceof MultiEntry ? e.best : e, key));
   }
 
   keys(): IterableIterator<PrefixKey> {
@@ -65,17 +72,21 @@ export class LocRib {
    */
   upsert(key: PrefixKey, path: Path): Change {
     const e = this.table.get(key);
+    this.replaced = undefined;
     if (e === undefined) {
       this.table.set(key, path);
       return 'best';
     }
     if (!(e instanceof MultiEntry)) {
       if (samePath(e, path)) {
+        this.replaced = e;
+        if (e === path) return 'none';
         this.table.set(key, path);
-        return e === path ? 'none' : 'best';
+        return 'best';
       }
       return this.reselect(key, [e, path], e, [e]);
     }
+    this.replaced = e.paths.find((p) => samePath(p, path));
     const paths = e.paths.filter((p) => !samePath(p, path));
     paths.push(path);
     return this.reselect(key, paths, e.best, e.multipath);

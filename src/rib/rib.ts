@@ -15,7 +15,7 @@ import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
-import type { PrefixKey } from './prefix-key.js';
+import { keyOf, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
@@ -96,7 +96,7 @@ export class Rib {
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
     this.clusterIdAddr = opts.clusterId !== undefined ? parseQuad(opts.clusterId, 'clusterId') : undefined;
     const loc = this.loc;
-    this.view = { best: (k) => loc.best(k), keys: () => loc.keys(), has: (k) => loc.has(k) };
+    this.view = { best: (k) => loc.best(k), forEachBest: (fn) => loc.forEachBest(fn), has: (k) => loc.has(k), size: () => loc.size };
   }
 
   // ------------------------------------------------------------ peers
@@ -217,7 +217,7 @@ export class Rib {
       if (path === old) continue;
       peer.adjIn.set(k, { prefix: r.prefix, pathId: r.pathId, pre: r.pre, path, stale: r.stale });
       if (old !== null) this.store.release(old.attrs);
-      this.applyToLoc(r.prefix.key, path, peer.source, pid, now);
+      this.applyToLoc(keyOf(r.prefix), path, peer.source, pid, now);
     }
   }
 
@@ -257,7 +257,7 @@ export class Rib {
     const path = this.evaluateImport(peer, prefix, pathId ?? 0, pre);
     peer.adjIn.set(k, { prefix, pathId, pre, path, stale: false });
     if (old !== undefined) this.releaseIn(old);
-    this.applyToLoc(prefix.key, path, peer.source, pathId ?? 0, now);
+    this.applyToLoc(keyOf(prefix), path, peer.source, pathId ?? 0, now);
   }
 
   private withdrawIn(peer: PeerState, prefix: Prefix, pathId: number | undefined, now: number): void {
@@ -266,7 +266,7 @@ export class Rib {
     if (old === undefined) return;
     peer.adjIn.delete(k);
     this.releaseIn(old);
-    this.applyToLoc(prefix.key, null, peer.source, pathId ?? 0, now);
+    this.applyToLoc(keyOf(prefix), null, peer.source, pathId ?? 0, now);
   }
 
   private releaseIn(r: InRoute): void {
@@ -306,19 +306,19 @@ export class Rib {
   /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
   originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
     const set = attrs instanceof AttrSet ? attrs : this.store.lookupOrCreate(attrs);
-    this.originateKey(prefix.key, set, now);
+    this.originateKey(keyOf(prefix), set, now);
     this.store.dropIfUnused(set);
   }
 
   /** Originates many prefixes with one attribute set, interned once. */
   originateMany(prefixes: Iterable<Prefix>, attrs: PathAttributes | AttrSet, now: number): void {
     const set = attrs instanceof AttrSet ? attrs : this.store.lookupOrCreate(attrs);
-    for (const p of prefixes) this.originateKey(p.key, set, now);
+    for (const p of prefixes) this.originateKey(keyOf(p), set, now);
     this.store.dropIfUnused(set);
   }
 
   withdraw(prefix: Prefix, now: number): void {
-    const key = prefix.key;
+    const key = keyOf(prefix);
     const old = this.loc.find(key, LOCAL_SOURCE, 0);
     if (old === undefined) return;
     this.applyToLoc(key, null, LOCAL_SOURCE, 0, now);
@@ -326,14 +326,15 @@ export class Rib {
   }
 
   private originateKey(key: PrefixKey, set: AttrSet, now: number): void {
-    const old = this.loc.find(key, LOCAL_SOURCE, 0);
-    if (old !== undefined && old.attrs === set) return;
     let lp = this.localPaths.get(set);
     if (lp === undefined) this.localPaths.set(set, (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0 }, count: 0 }));
+    const change = this.loc.upsert(key, lp.path);
+    const old = this.loc.replaced;
+    if (old === lp.path) return; // already originated with these attributes
     lp.count++;
     this.store.retain(set);
-    this.applyToLoc(key, lp.path, LOCAL_SOURCE, 0, now);
     if (old !== undefined) this.releaseLocal(old.attrs);
+    if (change === 'best') for (const g of this.groups.values()) g.touch(key, now);
   }
 
   private releaseLocal(set: AttrSet): void {
@@ -369,15 +370,15 @@ export class Rib {
   // ------------------------------------------------------------ queries
 
   best(prefix: Prefix): Path | undefined {
-    return this.loc.best(prefix.key);
+    return this.loc.best(keyOf(prefix));
   }
 
   multipath(prefix: Prefix): readonly Path[] {
-    return this.loc.multipath(prefix.key);
+    return this.loc.multipath(keyOf(prefix));
   }
 
   candidates(prefix: Prefix): readonly Path[] {
-    return this.loc.candidates(prefix.key);
+    return this.loc.candidates(keyOf(prefix));
   }
 
   get locRibSize(): number {
@@ -426,7 +427,7 @@ export class Rib {
   /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */
   private touchOwnRoutes(peer: PeerState, g: UpdateGroup, now: number): void {
     if (peer.source.type !== 'ebgp') return;
-    for (const r of peer.adjIn.routes.values()) g.touch(r.prefix.key, now);
+    for (const r of peer.adjIn.routes.values()) g.touch(keyOf(r.prefix), now);
   }
 
   private policyId(p: object | undefined): number {

@@ -19,15 +19,18 @@ export interface CoalesceOptions {
   readonly delayMs: number;
   /** Longest a change waits however busy the RIB is (default 50 ms). */
   readonly maxDelayMs: number;
+  /** Pending changes beyond which a group re-scans the whole Loc-RIB instead of keeping a change list. */
+  readonly scanThreshold: number;
 }
 
-export const DEFAULT_COALESCE: CoalesceOptions = Object.freeze({ delayMs: 5, maxDelayMs: 50 });
+export const DEFAULT_COALESCE: CoalesceOptions = Object.freeze({ delayMs: 5, maxDelayMs: 50, scanThreshold: 200_000 });
 
 /** What a group reads from the Loc-RIB. */
 export interface RouteView {
   best(key: PrefixKey): Path | undefined;
-  keys(): Iterable<PrefixKey>;
+  forEachBest(fn: (best: Path, key: PrefixKey) => void): void;
   has(key: PrefixKey): boolean;
+  size(): number;
 }
 
 /** Planned output before packing: withdrawals, and announcements bucketed by attribute set (ascending set id). */
@@ -52,8 +55,13 @@ export interface Send {
   readonly messages: readonly Uint8Array[];
 }
 
-/** Export results of one plan, per family, source and attribute set. */
-type Memo = [Map<PathSource, Map<AttrSet, AttrSet | null>>, Map<PathSource, Map<AttrSet, AttrSet | null>>];
+/** Export results of one plan, per family, source and attribute set, plus the last hit (runs of one set are common). */
+interface Memo {
+  readonly byFamily: [Map<PathSource, Map<AttrSet, AttrSet | null>>, Map<PathSource, Map<AttrSet, AttrSet | null>>];
+  lastPath: Path | undefined;
+  lastFam: number;
+  lastOut: AttrSet | null;
+}
 
 type MemberState = 'join' | 'refresh' | 'live';
 
@@ -73,7 +81,8 @@ export class UpdateGroup {
   readonly families: ReadonlySet<4 | 6>;
   private readonly cfg: GroupConfig;
   private readonly adjOut = new Map<PrefixKey, AttrSet>();
-  private readonly pending = new Set<PrefixKey>();
+  /** Keys whose best path changed since the last plan; duplicates are harmless (the second visit finds nothing to do). */
+  private pending: PrefixKey[] = [];
   private fullScan = true;
   private readonly members = new Map<string, MemberState>();
   private memberList: string[] = [];
@@ -125,14 +134,20 @@ export class UpdateGroup {
 
   /** The best path of `key` changed. */
   touch(key: PrefixKey, now: number): void {
-    if (!this.fullScan) this.pending.add(key);
+    if (!this.fullScan) {
+      // A burst touching a large part of the table is cheaper as one scan than as a change list.
+      if (this.pending.push(key) > this.cfg.coalesce.scanThreshold) {
+        this.fullScan = true;
+        this.pending = [];
+      }
+    }
     this.touchTime(now);
   }
 
   /** Re-evaluate everything at the next flush (policy or settings change). */
   rescan(now: number): void {
     this.fullScan = true;
-    this.pending.clear();
+    this.pending = [];
     this.touchTime(now);
   }
 
@@ -189,39 +204,48 @@ export class UpdateGroup {
   dispose(): void {
     for (const set of this.adjOut.values()) this.store.release(set);
     this.adjOut.clear();
-    this.pending.clear();
+    this.pending = [];
   }
 
   private computeDelta(view: RouteView): Batch {
     const buckets = new Map<AttrSet, PrefixKey[]>();
     const withdraw: PrefixKey[] = [];
-    const memo: Memo = [new Map(), new Map()];
+    const memo: Memo = { byFamily: [new Map(), new Map()], lastPath: undefined, lastFam: 0, lastOut: null };
     const held: AttrSet[] = [];
-    const step = (key: PrefixKey): void => {
-      const path = view.best(key);
+    let wasEmpty = this.adjOut.size === 0;
+    const step = (path: Path | undefined, key: PrefixKey): void => {
       const fam = familyOfKey(key);
       const next = path !== undefined && this.families.has(fam) ? this.exportFor(path, key, fam, memo, held) : null;
-      const old = this.adjOut.get(key);
+      const old = wasEmpty ? undefined : this.adjOut.get(key);
       if (next === (old ?? null)) return;
       if (next !== null) {
         this.adjOut.set(key, this.store.retain(next));
-        let b = buckets.get(next);
-        if (b === undefined) buckets.set(next, (b = []));
-        b.push(key);
+        if (next !== lastSet) {
+          lastSet = next;
+          lastBucket = buckets.get(next);
+          if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
+        }
+        lastBucket!.push(key);
       } else {
         this.adjOut.delete(key);
         withdraw.push(key);
       }
       if (old !== undefined) this.store.release(old);
     };
+    let lastSet: AttrSet | undefined;
+    let lastBucket: PrefixKey[] | undefined;
     if (this.fullScan) {
-      for (const key of view.keys()) step(key);
-      for (const key of this.adjOut.keys()) if (!view.has(key)) step(key);
       this.fullScan = false;
+      this.pending = [];
+      view.forEachBest(step);
+      if (!wasEmpty) for (const key of this.adjOut.keys()) if (!view.has(key)) step(undefined, key);
     } else {
-      for (const key of this.pending) step(key);
+      // Visiting a key twice is a no-op the second time, but the first visit must see the Adj-RIB-Out.
+      wasEmpty = false;
+      const pending = this.pending;
+      this.pending = [];
+      for (const key of pending) step(view.best(key), key);
     }
-    this.pending.clear();
     for (const s of held) this.store.release(s);
     const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys }));
     return { withdraw, announce };
@@ -229,15 +253,22 @@ export class UpdateGroup {
 
   private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
     // The export rules do not look at the prefix: memoise per (family, source, attribute set).
-    const m = memo[fam === 4 ? 0 : 1];
-    let bySrc = m.get(path.source);
-    if (bySrc === undefined) m.set(path.source, (bySrc = new Map()));
-    let out = bySrc.get(path.attrs);
-    if (out === undefined) {
-      const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
-      out = attrs === null ? null : this.store.acquire(attrs);
-      if (out !== null) held.push(out);
-      bySrc.set(path.attrs, out);
+    let out: AttrSet | null | undefined;
+    if (memo.lastPath === path && memo.lastFam === fam) out = memo.lastOut;
+    else {
+      const m = memo.byFamily[fam === 4 ? 0 : 1];
+      let bySrc = m.get(path.source);
+      if (bySrc === undefined) m.set(path.source, (bySrc = new Map()));
+      out = bySrc.get(path.attrs);
+      if (out === undefined) {
+        const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
+        out = attrs === null ? null : this.store.acquire(attrs);
+        if (out !== null) held.push(out);
+        bySrc.set(path.attrs, out);
+      }
+      memo.lastPath = path;
+      memo.lastFam = fam;
+      memo.lastOut = out;
     }
     if (out === null || this.cfg.policy === undefined) return out;
     return this.applyPolicy(path, key, out, held);
