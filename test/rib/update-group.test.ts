@@ -200,4 +200,62 @@ describe('update groups', () => {
     rib.withdraw(P('203.0.113.0/24'), 30);
     expect(rib.store.size).toBe(0);
   });
+
+  it('switches a large burst to a full scan and still finds withdrawals and changes', () => {
+    const packer = new FakePacker();
+    const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.100', packer, coalesce: { scanThreshold: 3 } });
+    const a = rib.addPeer({ address: A('10.0.0.1'), asn: 65009, localAddressV4: A('192.0.2.100') });
+    rib.peerUp(a, SESSION, 0);
+    const pfx = (i: number) => Prefix.v4(((10 << 24) | (i << 8)) >>> 0, 24);
+    for (let i = 0; i < 6; i++) rib.originate(pfx(i), ORIGIN, 0);
+    rib.flushDue(10);
+    expect(rib.adjRibOut(a)!.size).toBe(6);
+    for (let i = 0; i < 3; i++) rib.withdraw(pfx(i), 20);
+    rib.originate(pfx(3), { ...ORIGIN, med: 1 }, 20);
+    rib.originate(pfx(9), ORIGIN, 20);
+    const [s] = rib.flushDue(30);
+    expect(texts(s)[0]).toBe('W 10.0.0.0/24 10.0.1.0/24 10.0.2.0/24');
+    expect(texts(s).slice(1).join('\n')).toMatch(/"med":1.* 10\.0\.3\.0\/24$/m);
+    expect(texts(s).slice(1).join('\n')).toMatch(/ 10\.0\.9\.0\/24$/m);
+    expect(texts(s).join('\n')).not.toContain('10.0.4.0');
+    expect([...rib.adjRibOut(a)!.keys()].length).toBe(4);
+  });
+
+  it('reflects routes between route-reflector clients with ORIGINATOR_ID and CLUSTER_LIST', () => {
+    const packer = new FakePacker();
+    const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.100', clusterId: '192.0.2.200', packer });
+    const mk = (addr: string, rrClient: boolean) => rib.addPeer({ address: A(addr), asn: 65000, rrClient, localAddressV4: A('192.0.2.100') });
+    const c1 = mk('10.0.1.1', true);
+    const c2 = mk('10.0.1.2', true);
+    const n1 = mk('10.0.1.3', false);
+    const n2 = mk('10.0.1.4', false);
+    [c1, c2, n1, n2].forEach((p, i) => rib.peerUp(p, { ...SESSION, routerId: `1.1.1.${i + 1}` }, 0));
+    expect(rib.groupOf(c1)).toBe(rib.groupOf(c2));
+    expect(rib.groupOf(n1)).toBe(rib.groupOf(n2));
+    rib.flushDue(10);
+    rib.ingest(c1, update(ebgpAttrs([65001], '10.0.0.9'), ['198.51.100.0/24']), 20);
+    rib.ingest(n1, update(ebgpAttrs([65002], '10.0.0.8'), ['203.0.113.0/24']), 20);
+    const sends = rib.flushDue(30);
+    const byPeer = new Map(sends.map((s) => [s.peerId, texts(s).join('\n')]));
+    // From client c1: to every client and non-client (c1 itself included; it drops its own ORIGINATOR_ID).
+    for (const p of [c1, c2, n1, n2]) expect(byPeer.get(p)).toContain('198.51.100.0/24');
+    expect(byPeer.get(n2)).toContain('"originatorId":"1.1.1.1","clusterList":["192.0.2.200"]');
+    expect(byPeer.get(n2)).toContain('"nextHop":"10.0.0.9"');
+    expect(byPeer.get(n2)).toContain('"localPref":100');
+    // From non-client n1: to clients only.
+    expect(byPeer.get(c2)).toContain('203.0.113.0/24');
+    expect(byPeer.get(n2)).not.toContain('203.0.113.0/24');
+  });
+
+  it('takes IPv4 NLRI from MP_REACH with its next hop', () => {
+    const { rib, peer } = setup();
+    const up = rib.addPeer({ address: A('10.0.0.1'), asn: 65001 });
+    const down = peer('10.0.0.9', 65000);
+    rib.peerUp(down, SESSION, 0);
+    rib.ingest(up, update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 1, safi: 1, nextHops: [A('10.0.0.1')], nlri: [P('198.51.100.0/24')] } }, []), 0);
+    expect(rib.best(P('198.51.100.0/24'))!.attrs.attrs.nextHop!.toString()).toBe('10.0.0.1');
+    const [s] = rib.flushDue(10);
+    expect(texts(s)[0]).toContain('"nextHop":"10.0.0.1"');
+    expect(texts(s)[0]).not.toContain('mpReach');
+  });
 });
