@@ -69,7 +69,7 @@ interface PeerState {
   cfg: PeerConfig;
   readonly source: PeerSource;
   readonly adjIn: AdjRibIn;
-  readonly elig: EligibilityContext;
+  elig: EligibilityContext;
   readonly ref: PeerRef;
   session?: SessionInfo;
   group?: UpdateGroup;
@@ -124,10 +124,34 @@ export class Rib {
   /** The session reached Established: the peer joins its update group and gets a full dump, then End-of-RIB. */
   peerUp(peerId: string, session: SessionInfo, now: number): void {
     const peer = this.peer(peerId);
+    const routerIdNum = parseQuad(session.routerId, `router ID of peer ${peerId}`).w0;
     if (peer.group !== undefined) this.leaveGroup(peer, now);
     peer.session = session;
     peer.source.routerId = session.routerId;
-    peer.source.routerIdNum = parseQuad(session.routerId, `router ID of peer ${peerId}`).w0;
+    peer.source.routerIdNum = routerIdNum;
+    this.joinGroup(peer, session, now);
+  }
+
+  /**
+   * Changes a peer's settings or policies. A new import policy re-runs import
+   * from the pre-policy Adj-RIB-In; export changes move an established peer
+   * to its new update group and send it only the difference.
+   */
+  reconfigurePeer(peerId: string, changes: Omit<Partial<PeerConfig>, 'address' | 'asn' | 'localAsn'>, now: number): void {
+    const peer = this.peer(peerId);
+    const importChanged = 'importPolicy' in changes && changes.importPolicy !== peer.cfg.importPolicy;
+    peer.cfg = { ...peer.cfg, ...changes };
+    if ('allowOwnAs' in changes) peer.elig = { ...peer.elig, allowOwnAs: peer.cfg.allowOwnAs ?? 0 };
+    if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
+    const session = peer.session;
+    if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
+    const prior = new Map(peer.group.adjRibOut);
+    this.leaveGroup(peer, now);
+    this.joinGroup(peer, session, now, prior);
+  }
+
+  private joinGroup(peer: PeerState, session: SessionInfo, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+    const peerId = peer.source.id;
     const key = this.groupKey(peer, session);
     let g = this.groups.get(key);
     if (g === undefined) {
@@ -161,7 +185,7 @@ export class Rib {
       );
       this.groups.set(key, g);
     }
-    g.join(peerId, now);
+    g.join(peerId, now, prior);
     peer.group = g;
     this.touchOwnRoutes(peer, g, now);
   }
@@ -201,6 +225,11 @@ export class Rib {
     const peer = this.peer(peerId);
     peer.cfg = { ...peer.cfg, importPolicy: policy };
     this.softReconfigure(peerId, now);
+  }
+
+  /** Replaces the export policy (the peer changes update group and is sent the difference). */
+  setExportPolicy(peerId: string, policy: ExportPolicy | undefined, now: number): void {
+    this.reconfigurePeer(peerId, { exportPolicy: policy }, now);
   }
 
   /** Soft reconfiguration inbound: re-evaluate every stored route against the current import policy. */

@@ -48,6 +48,8 @@ export interface GroupPlan {
   readonly dump?: Batch;
   readonly dumpTo: readonly string[];
   readonly eorTo: readonly string[];
+  /** Members that moved here from another group: only the difference from what they already have. */
+  readonly resync: readonly { readonly peerId: string; readonly batch: Batch }[];
 }
 
 export interface Send {
@@ -63,7 +65,8 @@ interface Memo {
   lastOut: AttrSet | null;
 }
 
-type MemberState = 'join' | 'refresh' | 'live';
+/** 'join' wants a dump and End-of-RIB; 'refresh' a dump; a Map is what a peer moved from another group already has. */
+type MemberState = 'join' | 'refresh' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
 
 export interface GroupConfig {
   readonly key: string;
@@ -115,8 +118,9 @@ export class UpdateGroup {
     return this.adjOut;
   }
 
-  join(peerId: string, now: number): void {
-    this.members.set(peerId, 'join');
+  /** A new member; `prior` is the Adj-RIB-Out it already received in another group (a policy or settings change). */
+  join(peerId: string, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+    this.members.set(peerId, prior ?? 'join');
     this.memberList = [...this.members.keys()];
     this.touchTime(now);
   }
@@ -174,15 +178,19 @@ export class UpdateGroup {
     const deltaTo: string[] = [];
     const dumpTo: string[] = [];
     const eorTo: string[] = [];
+    const resync: { peerId: string; batch: Batch }[] = [];
     for (const [id, st] of this.members) {
       if (st === 'live') deltaTo.push(id);
-      else {
+      else if (typeof st !== 'string') {
+        resync.push({ peerId: id, batch: this.diffBatch(st) });
+        this.members.set(id, 'live');
+      } else {
         dumpTo.push(id);
         if (st === 'join') eorTo.push(id);
         this.members.set(id, 'live');
       }
     }
-    return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo };
+    return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo, resync };
   }
 
   /** Packs a plan once and hands every member the same message objects. */
@@ -196,6 +204,10 @@ export class UpdateGroup {
       const dump = packBatch(plan.dump, this.ctx, packer);
       const eor = [...this.families].sort().map((f) => endOfRib(f));
       for (const id of plan.dumpTo) out.push({ peerId: id, messages: plan.eorTo.includes(id) ? [...dump, ...eor] : dump });
+    }
+    for (const r of plan.resync) {
+      const msgs = packBatch(r.batch, this.ctx, packer);
+      if (msgs.length > 0) out.push({ peerId: r.peerId, messages: msgs });
     }
     return out;
   }
@@ -281,6 +293,19 @@ export class UpdateGroup {
     const s = this.store.acquire(res.attrs as PathAttributes);
     held.push(s);
     return s;
+  }
+
+  private diffBatch(prior: ReadonlyMap<PrefixKey, AttrSet>): Batch {
+    const withdraw: PrefixKey[] = [];
+    for (const key of prior.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
+    const buckets = new Map<AttrSet, PrefixKey[]>();
+    for (const [key, set] of this.adjOut) {
+      if (prior.get(key) === set) continue;
+      let b = buckets.get(set);
+      if (b === undefined) buckets.set(set, (b = []));
+      b.push(key);
+    }
+    return { withdraw, announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
   }
 
   private dumpBatch(): Batch {

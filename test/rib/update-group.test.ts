@@ -258,4 +258,41 @@ describe('update groups', () => {
     expect(texts(s)[0]).toContain('"nextHop":"10.0.0.1"');
     expect(texts(s)[0]).not.toContain('mpReach');
   });
+
+  it('an export policy change moves the peer to a new group and sends only the difference', () => {
+    const { rib, peer } = setup();
+    const a = peer('10.0.0.1');
+    const b = peer('10.0.0.2');
+    rib.peerUp(a, SESSION, 0);
+    rib.peerUp(b, SESSION, 0);
+    rib.originateMany([P('198.51.100.0/24'), P('203.0.113.0/24')], ORIGIN, 0);
+    rib.originate(P('192.0.2.0/25'), { ...ORIGIN, med: 9 }, 0);
+    rib.flushDue(10);
+    const only24 = (r: { prefix: Prefix; attrs: object }) => ({ verdict: r.prefix.length === 24 ? ('accept' as const) : ('reject' as const), attrs: r.attrs });
+    rib.setExportPolicy(a, only24, 20);
+    expect(rib.groupOf(a)).not.toBe(rib.groupOf(b));
+    const sends = rib.flushDue(30);
+    expect(sends.map((s) => s.peerId)).toEqual([a]);
+    expect(texts(sends[0])).toEqual(['W 192.0.2.0/25']);
+    // Back to no policy: the /25 comes back, nothing else is repeated.
+    rib.setExportPolicy(a, undefined, 40);
+    expect(rib.groupOf(a)).toBe(rib.groupOf(b));
+    const again = rib.flushDue(50);
+    expect(again.map((s) => s.peerId)).toEqual([a]);
+    expect(texts(again[0])).toHaveLength(1);
+    expect(texts(again[0])[0]).toMatch(/"med":9.* 192\.0\.2\.0\/25$/);
+  });
+
+  it('a settings change (next-hop-self) re-sends the routes whose attributes change', () => {
+    const { rib } = setup();
+    const up = rib.addPeer({ address: A('10.0.0.1'), asn: 65001 });
+    const ib = rib.addPeer({ address: A('10.0.1.1'), asn: 65000, localAddressV4: A('192.0.2.100') });
+    rib.peerUp(ib, SESSION, 0);
+    rib.ingest(up, update(ebgpAttrs([65001], '10.0.0.1'), ['198.51.100.0/24']), 0);
+    expect(texts(rib.flushDue(10)[0])[0]).toContain('"nextHop":"10.0.0.1"');
+    rib.reconfigurePeer(ib, { nextHopSelf: true }, 20);
+    const [s] = rib.flushDue(30);
+    expect(texts(s)).toHaveLength(1);
+    expect(texts(s)[0]).toContain('"nextHop":"192.0.2.100"');
+  });
 });
