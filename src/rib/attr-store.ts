@@ -43,7 +43,7 @@ export class AttrStore {
   /** The shared set equal to `attrs` (MP_UNREACH and MP_REACH NLRI dropped), without taking a reference. */
   lookupOrCreate(attrs: PathAttributes): AttrSet {
     const known = this.byObject.get(attrs);
-    if (known !== undefined && known.refs >= 0 && this.isLive(known)) return known;
+    if (known !== undefined && this.isLive(known)) return known;
     const norm = normalize(attrs);
     const hash = hashAttrs(norm);
     const slot = this.byHash.get(hash);

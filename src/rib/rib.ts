@@ -12,10 +12,10 @@ import { AdjRibIn, inKey, type InRoute } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import type { MultipathOptions } from './best-path.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
-import { LocRib } from './loc-rib.js';
+import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
-import { keyOf, type PrefixKey } from './prefix-key.js';
+import { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
@@ -30,6 +30,8 @@ export interface RibOptions {
   readonly coalesce?: Partial<CoalesceOptions>;
   /** Defaults to src/wire/packer.ts. */
   readonly packer?: Packer;
+  /** Told when a prefix's best path or ECMP set changes (empty when it has none); e.g. to program a FIB. */
+  readonly onLocChange?: (prefix: Prefix, multipath: readonly Path[]) => void;
 }
 
 export interface PeerConfig {
@@ -115,10 +117,8 @@ export class Rib {
 
   /** Drops the peer and every route learned from it. */
   removePeer(peerId: string, now: number): void {
-    const peer = this.peer(peerId);
     this.peerDown(peerId, now);
     this.peers.delete(peerId);
-    void peer;
   }
 
   /** The session reached Established: the peer joins its update group and gets a full dump, then End-of-RIB. */
@@ -327,21 +327,28 @@ export class Rib {
 
   private applyToLoc(key: PrefixKey, path: Path | null, source: PeerSource | typeof LOCAL_SOURCE, pathId: number, now: number): void {
     const change = path !== null ? this.loc.upsert(key, path) : this.loc.remove(key, source, pathId);
+    this.changed(key, change, now);
+  }
+
+  private changed(key: PrefixKey, change: Change, now: number): void {
+    if (change === 'none') return;
     if (change === 'best') for (const g of this.groups.values()) g.touch(key, now);
+    const cb = this.opts.onLocChange;
+    if (cb !== undefined) cb(prefixFromKey(key), this.loc.multipath(key));
   }
 
   // ------------------------------------------------------------ local routes
 
   /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
   originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
-    const set = attrs instanceof AttrSet ? attrs : this.store.lookupOrCreate(attrs);
+    const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
     this.originateKey(keyOf(prefix), set, now);
     this.store.dropIfUnused(set);
   }
 
   /** Originates many prefixes with one attribute set, interned once. */
   originateMany(prefixes: Iterable<Prefix>, attrs: PathAttributes | AttrSet, now: number): void {
-    const set = attrs instanceof AttrSet ? attrs : this.store.lookupOrCreate(attrs);
+    const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
     for (const p of prefixes) this.originateKey(keyOf(p), set, now);
     this.store.dropIfUnused(set);
   }
@@ -363,7 +370,7 @@ export class Rib {
     lp.count++;
     this.store.retain(set);
     if (old !== undefined) this.releaseLocal(old.attrs);
-    if (change === 'best') for (const g of this.groups.values()) g.touch(key, now);
+    this.changed(key, change, now);
   }
 
   private releaseLocal(set: AttrSet): void {

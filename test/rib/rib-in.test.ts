@@ -137,4 +137,32 @@ describe('Adj-RIB-In and import', () => {
     const { rib } = setup();
     expect(() => rib.ingest('10.9.9.9', update({}, []), 0)).toThrow(/unknown peer "10.9.9.9"/);
   });
+
+  it('reports best-path and ECMP changes to onLocChange', () => {
+    const seen: string[] = [];
+    const rib = new Rib({
+      localAsn: 65000,
+      routerId: '192.0.2.100',
+      packer: new FakePacker(),
+      multipath: { maxPaths: 4, relaxNeighborAs: false },
+      onLocChange: (p, mp) => seen.push(`${p} ${mp.map((x) => (x.source.kind === 'peer' ? x.source.id : 'local')).join(',')}`),
+    });
+    const a = rib.addPeer({ address: A('10.0.0.1'), asn: 65001 });
+    const b = rib.addPeer({ address: A('10.0.0.2'), asn: 65001 });
+    rib.ingest(a, update(ebgpAttrs([65001], '10.0.0.1'), ['198.51.100.0/24']), 0);
+    rib.ingest(b, update(ebgpAttrs([65001], '10.0.0.2'), ['198.51.100.0/24']), 0);
+    rib.ingest(b, update(ebgpAttrs([65001], '10.0.0.2'), ['198.51.100.0/24']), 0); // unchanged: no event
+    rib.originate(P('198.51.100.0/24'), { origin: 0 }, 1);
+    rib.withdraw(P('198.51.100.0/24'), 2);
+    rib.ingest(a, update({}, [], ['198.51.100.0/24']), 3);
+    rib.ingest(b, update({}, [], ['198.51.100.0/24']), 3);
+    expect(seen).toEqual([
+      '198.51.100.0/24 10.0.0.1',
+      '198.51.100.0/24 10.0.0.1,10.0.0.2',
+      '198.51.100.0/24 local',
+      '198.51.100.0/24 10.0.0.1,10.0.0.2',
+      '198.51.100.0/24 10.0.0.2',
+      '198.51.100.0/24 ',
+    ]);
+  });
 });
