@@ -3,15 +3,20 @@
  * sets, plan (and fake-pack) the UPDATEs for one update group, and measure
  * the heap per route with 1 peer and with 10 peers in the group.
  *
- *   node --expose-gc --import tsx bench/rib.ts [--quick]
+ *   node --expose-gc --import tsx bench/rib.ts [--quick] [--real-packer]
+ *
+ * By default UPDATEs are counted, not encoded (the packer is measured with
+ * the codec); --real-packer uses src/wire/packer.ts instead.
  */
 import { Address } from '../src/net/address.js';
 import { Prefix } from '../src/net/prefix.js';
 import type { Packer } from '../src/rib/ports.js';
 import { Rib } from '../src/rib/rib.js';
+import * as wirePacker from '../src/wire/packer.js';
 import type { PathAttributes } from '../src/wire/types.js';
 
 const quick = process.argv.includes('--quick');
+const realPacker = process.argv.includes('--real-packer');
 const N = quick ? 104_000 : 1_040_000;
 const SETS = quick ? 300 : 3_000;
 const RUNS = quick ? 1 : 3;
@@ -59,9 +64,10 @@ interface Result {
   bytesPerRoute: number;
 }
 
-function run(peers: number): Result {
+function run(peers: number, plainAttrs = false): Result {
   const sets = attrSets();
-  const packer = new CountingPacker();
+  const counter = new CountingPacker();
+  const packer: Packer = realPacker ? wirePacker : counter;
   const before = heap();
   const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer });
   const ids: string[] = [];
@@ -74,15 +80,23 @@ function run(peers: number): Result {
   const t0 = performance.now();
   // Interleave attribute sets across prefixes, as a planner handing over many services would.
   for (let s = 0; s < SETS; s++) {
+    // Either the interned set (what a planner holding a set per service does) or a fresh equal object per call.
     const set = rib.store.lookupOrCreate(sets[s]);
-    for (let i = s; i < N; i += SETS) rib.originate(Prefix.v4((0x10000000 + i * 256) >>> 0, 24), set, 20);
+    for (let i = s; i < N; i += SETS) rib.originate(Prefix.v4((0x10000000 + i * 256) >>> 0, 24), plainAttrs ? { ...sets[s] } : set, 20);
   }
   const t1 = performance.now();
   const plans = rib.planDue(1e9);
   const t2 = performance.now();
-  const sends = plans.flatMap((p) => p.group.pack(p, packer));
+  let sends;
+  try {
+    sends = plans.flatMap((p) => p.group.pack(p, packer));
+  } catch (err) {
+    console.log(`packing failed: ${(err as Error).message}`);
+    process.exit(1);
+  }
   const t3 = performance.now();
-  if (rib.locRibSize !== N || packer.prefixes !== N) throw new Error(`expected ${N} routes, got ${rib.locRibSize} / ${packer.prefixes}`);
+  if (rib.locRibSize !== N || (!realPacker && counter.prefixes !== N)) throw new Error(`expected ${N} routes, got ${rib.locRibSize} / ${counter.prefixes}`);
+  const messages = realPacker ? sends[0].messages.length : counter.messages;
   if (sends.length !== peers) throw new Error(`expected ${peers} sends`);
   plans.length = 0;
   sends.length = 0;
@@ -90,7 +104,7 @@ function run(peers: number): Result {
   const bytesPerRoute = (after - before) / N;
   // Keep the RIB alive until after the measurement.
   if (rib.adjRibOut(ids[0])!.size !== N) throw new Error('Adj-RIB-Out incomplete');
-  return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages: packer.messages, bytesPerRoute };
+  return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages, bytesPerRoute };
 }
 
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -102,7 +116,10 @@ for (const peers of [1, 10]) {
   console.log(
     `${N} prefixes, ${SETS} attribute sets, ${peers} peer(s) in one group: ` +
       `originate ${m((r) => r.originateMs).toFixed(0)} ms, plan ${m((r) => r.planMs).toFixed(0)} ms, ` +
-      `fake pack ${m((r) => r.packMs).toFixed(0)} ms (${rs[0].messages} UPDATEs), ` +
+      `${realPacker ? 'pack' : 'fake pack'} ${m((r) => r.packMs).toFixed(0)} ms (${rs[0].messages} UPDATEs), ` +
       `total ${m((r) => r.originateMs + r.planMs).toFixed(0)} ms; heap ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route`,
   );
 }
+
+const plain = run(1, true);
+console.log(`  same, 1 peer, a fresh attribute object per originate call (interning hashes each): originate ${plain.originateMs.toFixed(0)} ms`);

@@ -44,17 +44,17 @@ export class AttrStore {
   lookupOrCreate(attrs: PathAttributes): AttrSet {
     const known = this.byObject.get(attrs);
     if (known !== undefined && this.isLive(known)) return known;
-    const norm = normalize(attrs);
-    const hash = hashAttrs(norm);
+    // Hash and compare the input as given (both ignore what normalize drops); copy only on a miss.
+    const hash = hashAttrs(attrs);
     const slot = this.byHash.get(hash);
     if (slot !== undefined) {
       if (slot instanceof AttrSet) {
-        if (attrsEqual(slot.attrs, norm)) return slot;
+        if (attrsEqual(slot.attrs, attrs)) return slot;
       } else {
-        for (const s of slot) if (attrsEqual(s.attrs, norm)) return s;
+        for (const s of slot) if (attrsEqual(s.attrs, attrs)) return s;
       }
     }
-    const frozen = deepFreeze(norm);
+    const frozen = deepFreeze(normalize(attrs));
     const set = new AttrSet(frozen, hash, this.nextId++);
     if (slot === undefined) this.byHash.set(hash, set);
     else if (slot instanceof AttrSet) this.byHash.set(hash, [slot, set]);
@@ -164,7 +164,7 @@ function mixPath(h: number, segs: readonly AsPathSegment[]): number {
   return h;
 }
 
-/** A cheap structural hash; equal attribute sets hash equal. */
+/** A cheap structural hash; equal attribute sets hash equal. Ignores MP_UNREACH and MP_REACH NLRI, like interning. */
 export function hashAttrs(a: PathAttributes): number {
   let h = 0x811c9dc5;
   h = mix(h, a.origin ?? 7);
@@ -221,7 +221,7 @@ function arrEq<T>(a: readonly T[] | undefined, b: readonly T[] | undefined, eq: 
 
 const same = <T>(x: T, y: T): boolean => x === y;
 
-/** Deep equality of two attribute sets; list order (communities included) matters. */
+/** Deep equality of two attribute sets; list order (communities included) matters. Ignores MP_UNREACH and MP_REACH NLRI. */
 export function attrsEqual(a: PathAttributes, b: PathAttributes): boolean {
   if (a === b) return true;
   return (
