@@ -4,7 +4,7 @@
  * group settings, never on the prefix, so a group can memoise it per path.
  */
 import { Address } from '../net/address.js';
-import { WellKnownCommunity } from '../wire/constants.js';
+import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
 import type { AsPathSegment, PathAttributes } from '../wire/types.js';
 import type { Path } from './path.js';
 import type { PeerType } from './ports.js';
@@ -47,6 +47,12 @@ export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathA
     if (s.type === 'ebgp' && (comms.includes(WellKnownCommunity.NO_EXPORT) || comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED))) return null;
   }
   const out: Mutable<PathAttributes> = { ...a };
+  if (src.kind === 'peer' && a.unknown !== undefined) {
+    // RFC 4271 §5: unknown non-transitive attributes stop here; transitive ones go on marked Partial.
+    const kept = a.unknown.filter((u) => (u.flags & AttrFlag.TRANSITIVE) !== 0).map((u) => ({ ...u, flags: u.flags | AttrFlag.PARTIAL }));
+    if (kept.length > 0) out.unknown = kept;
+    else delete out.unknown;
+  }
   if (src.kind === 'peer') {
     if (s.type === 'ebgp') {
       // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.
@@ -72,8 +78,9 @@ export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathA
     if (!s.keepNextHop || !hasNextHop(a, family)) setSelf(out, family, s);
   } else {
     if (out.localPref === undefined) out.localPref = s.defaultLocalPref;
-    // eBGP-learned next hops pass unchanged into iBGP unless next-hop-self.
-    if (s.nextHopSelf || !hasNextHop(a, family)) setSelf(out, family, s);
+    // eBGP-learned next hops pass unchanged into iBGP unless next-hop-self; reflected routes keep theirs.
+    const reflected = src.kind === 'peer' && src.type === 'ibgp';
+    if ((s.nextHopSelf && !reflected) || !hasNextHop(a, family)) setSelf(out, family, s);
   }
   return out;
 }

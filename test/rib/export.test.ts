@@ -120,4 +120,24 @@ describe('export rules', () => {
     expect(exportAttrs(w(WellKnownCommunity.NO_EXPORT_SUBCONFED), 4, toE)).toBeNull();
     expect(exportAttrs(w(WellKnownCommunity.NO_EXPORT_SUBCONFED), 4, toI)).not.toBeNull();
   });
+
+  it('keeps the next hop of reflected routes even with next-hop-self', () => {
+    const out = exportAttrs(path(iClient, learned), 4, { ...rr(false), nextHopSelf: true })!;
+    expect(out.nextHop!.toString()).toBe('10.0.0.1');
+  });
+
+  it('passes unknown transitive attributes on marked Partial and drops non-transitive ones', () => {
+    const withUnknown = {
+      ...learned,
+      unknown: [
+        { flags: 0xc0, code: 99, value: Uint8Array.of(1) },
+        { flags: 0x80, code: 98, value: Uint8Array.of(2) },
+      ],
+    };
+    const out = exportAttrs(path(eSrc, withUnknown), 4, toE)!;
+    expect(out.unknown!.map((u) => [u.code, u.flags])).toEqual([[99, 0xe0]]);
+    expect(exportAttrs(path(eSrc, { ...learned, unknown: [{ flags: 0x80, code: 98, value: Uint8Array.of(2) }] }), 4, toI)!.unknown).toBeUndefined();
+    // Our own originations carry what we configured.
+    expect(exportAttrs(path(LOCAL_SOURCE, { origin: 0, unknown: [{ flags: 0x80, code: 98, value: Uint8Array.of(2) }] }), 4, toE)!.unknown).toHaveLength(1);
+  });
 });
