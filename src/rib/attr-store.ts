@@ -9,6 +9,8 @@ import type { AsPathSegment, MpReach, PathAttributes } from '../wire/types.js';
 export class AttrSet {
   /** Holders: Adj-RIB-In entries, local originations, Adj-RIB-Out entries. */
   refs = 0;
+  /** False once the store has dropped the set; a dead set is never handed out again. */
+  live = true;
   private encoded: Map<string, Uint8Array> | undefined;
 
   constructor(
@@ -66,7 +68,7 @@ export class AttrStore {
 
   /** Interns and takes one reference. */
   acquire(attrs: PathAttributes | AttrSet): AttrSet {
-    const set = attrs instanceof AttrSet && this.isLive(attrs) ? attrs : this.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
+    const set = this.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
     set.refs++;
     return set;
   }
@@ -90,6 +92,7 @@ export class AttrStore {
   }
 
   private drop(set: AttrSet): void {
+    set.live = false;
     const slot = this.byHash.get(set.hash);
     if (slot === set) this.byHash.delete(set.hash);
     else if (Array.isArray(slot)) {
@@ -101,8 +104,7 @@ export class AttrStore {
   }
 
   private isLive(set: AttrSet): boolean {
-    const slot = this.byHash.get(set.hash);
-    return slot === set || (Array.isArray(slot) && slot.includes(set));
+    return set.live;
   }
 }
 
