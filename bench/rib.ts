@@ -62,6 +62,8 @@ interface Result {
   packMs: number;
   messages: number;
   bytesPerRoute: number;
+  /** Process CPU time for originate + plan: less sensitive than wall time to a shared, busy machine. */
+  cpuMs: number;
 }
 
 function run(peers: number, plainAttrs = false): Result {
@@ -77,6 +79,7 @@ function run(peers: number, plainAttrs = false): Result {
     ids.push(id);
   }
   rib.flushDue(10); // initial empty dumps + End-of-RIB
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   // Interleave attribute sets across prefixes, as a planner handing over many services would.
   for (let s = 0; s < SETS; s++) {
@@ -87,6 +90,7 @@ function run(peers: number, plainAttrs = false): Result {
   const t1 = performance.now();
   const plans = rib.planDue(1e9);
   const t2 = performance.now();
+  const c1 = process.cpuUsage(c0);
   let sends;
   try {
     sends = plans.flatMap((p) => p.group.pack(p, packer));
@@ -104,7 +108,7 @@ function run(peers: number, plainAttrs = false): Result {
   const bytesPerRoute = (after - before) / N;
   // Keep the RIB alive until after the measurement.
   if (rib.adjRibOut(ids[0])!.size !== N) throw new Error('Adj-RIB-Out incomplete');
-  return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages, bytesPerRoute };
+  return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages, bytesPerRoute, cpuMs: (c1.user + c1.system) / 1000 };
 }
 
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -117,7 +121,7 @@ for (const peers of [1, 10]) {
     `${N} prefixes, ${SETS} attribute sets, ${peers} peer(s) in one group: ` +
       `originate ${m((r) => r.originateMs).toFixed(0)} ms, plan ${m((r) => r.planMs).toFixed(0)} ms, ` +
       `${realPacker ? 'pack' : 'fake pack'} ${m((r) => r.packMs).toFixed(0)} ms (${rs[0].messages} UPDATEs), ` +
-      `total ${m((r) => r.originateMs + r.planMs).toFixed(0)} ms; heap ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route`,
+      `total ${m((r) => r.originateMs + r.planMs).toFixed(0)} ms (cpu ${m((r) => r.cpuMs).toFixed(0)} ms); heap ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route`,
   );
 }
 
