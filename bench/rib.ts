@@ -107,7 +107,7 @@ function run(peers: number, plainAttrs = false): Result {
   const after = heap();
   const bytesPerRoute = (after - before) / N;
   // Keep the RIB alive until after the measurement.
-  if (rib.adjRibOut(ids[0])!.size !== N) throw new Error('Adj-RIB-Out incomplete');
+  if (rib.groupOf(ids[0])!.adjRibOutSize !== N) throw new Error('Adj-RIB-Out incomplete');
   return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages, bytesPerRoute, cpuMs: (c1.user + c1.system) / 1000 };
 }
 

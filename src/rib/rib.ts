@@ -145,7 +145,7 @@ export class Rib {
     if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
     const session = peer.session;
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
-    const prior = new Map(peer.group.adjRibOut);
+    const prior = peer.group.adjRibOut;
     this.leaveGroup(peer, now);
     this.joinGroup(peer, session, now, prior);
   }
@@ -430,6 +430,7 @@ export class Rib {
     return out;
   }
 
+  /** A copy of what the peer's update group has planned for it. */
   adjRibOut(peerId: string): ReadonlyMap<PrefixKey, AttrSet> | undefined {
     return this.peer(peerId).group?.adjRibOut;
   }

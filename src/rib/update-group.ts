@@ -8,6 +8,7 @@
 import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes } from '../wire/types.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
+import { AdjRibOut } from './adj-rib-out.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
@@ -83,7 +84,7 @@ export class UpdateGroup {
   readonly ctx: CodecContext;
   readonly families: ReadonlySet<4 | 6>;
   private readonly cfg: GroupConfig;
-  private readonly adjOut = new Map<PrefixKey, AttrSet>();
+  private readonly adjOut: AdjRibOut;
   /** Keys whose best path changed since the last plan; duplicates are harmless (the second visit finds nothing to do). */
   private pending: PrefixKey[] = [];
   private fullScan = true;
@@ -98,6 +99,7 @@ export class UpdateGroup {
     now: number,
   ) {
     this.cfg = cfg;
+    this.adjOut = new AdjRibOut(store);
     this.key = cfg.key;
     this.ctx = cfg.ctx;
     this.families = new Set(cfg.families);
@@ -113,9 +115,13 @@ export class UpdateGroup {
     return [...this.members.keys()];
   }
 
-  /** The routes as last planned for this group's peers. */
-  get adjRibOut(): ReadonlyMap<PrefixKey, AttrSet> {
-    return this.adjOut;
+  /** A copy of the routes as last planned for this group's peers. */
+  get adjRibOut(): Map<PrefixKey, AttrSet> {
+    return this.adjOut.snapshot();
+  }
+
+  get adjRibOutSize(): number {
+    return this.adjOut.size;
   }
 
   /** A new member; `prior` is the Adj-RIB-Out it already received in another group (a policy or settings change). */
@@ -214,7 +220,6 @@ export class UpdateGroup {
 
   /** Drops every Adj-RIB-Out reference (the group is going away). */
   dispose(): void {
-    for (const set of this.adjOut.values()) this.store.release(set);
     this.adjOut.clear();
     this.pending = [];
   }
@@ -231,7 +236,7 @@ export class UpdateGroup {
       const old = wasEmpty ? undefined : this.adjOut.get(key);
       if (next === (old ?? null)) return;
       if (next !== null) {
-        this.adjOut.set(key, this.store.retain(next));
+        this.adjOut.set(key, next);
         if (next !== lastSet) {
           lastSet = next;
           lastBucket = buckets.get(next);
@@ -242,7 +247,6 @@ export class UpdateGroup {
         this.adjOut.delete(key);
         withdraw.push(key);
       }
-      if (old !== undefined) this.store.release(old);
     };
     let lastSet: AttrSet | undefined;
     let lastBucket: PrefixKey[] | undefined;
@@ -250,7 +254,13 @@ export class UpdateGroup {
       this.fullScan = false;
       this.pending = [];
       view.forEachBest(step);
-      if (!wasEmpty) for (const key of this.adjOut.keys()) if (!view.has(key)) step(undefined, key);
+      if (!wasEmpty) {
+        const gone: PrefixKey[] = [];
+        this.adjOut.forEach((_set, key) => {
+          if (!view.has(key)) gone.push(key);
+        });
+        for (const key of gone) step(undefined, key);
+      }
     } else {
       // Visiting a key twice is a no-op the second time, but the first visit must see the Adj-RIB-Out.
       wasEmpty = false;
@@ -299,22 +309,22 @@ export class UpdateGroup {
     const withdraw: PrefixKey[] = [];
     for (const key of prior.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
     const buckets = new Map<AttrSet, PrefixKey[]>();
-    for (const [key, set] of this.adjOut) {
-      if (prior.get(key) === set) continue;
+    this.adjOut.forEach((set, key) => {
+      if (prior.get(key) === set) return;
       let b = buckets.get(set);
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
-    }
+    });
     return { withdraw, announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
   }
 
   private dumpBatch(): Batch {
     const buckets = new Map<AttrSet, PrefixKey[]>();
-    for (const [key, set] of this.adjOut) {
+    this.adjOut.forEach((set, key) => {
       let b = buckets.get(set);
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
-    }
+    });
     return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
   }
 }
