@@ -204,10 +204,9 @@ export class Rib {
     }
   }
 
-  /** ROUTE-REFRESH from the peer: re-send its whole Adj-RIB-Out. */
-  routeRefresh(peerId: string, now: number): void {
-    const peer = this.peer(peerId);
-    peer.group?.refresh(peerId, now);
+  /** ROUTE-REFRESH from the peer: re-send its Adj-RIB-Out for `family` (default: every family). */
+  routeRefresh(peerId: string, now: number, family?: 4 | 6): void {
+    this.peer(peerId).group?.refresh(peerId, now, family);
   }
 
   /** Graceful restart: mark every route of `family` from the peer stale. */

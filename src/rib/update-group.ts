@@ -66,8 +66,11 @@ interface Memo {
   lastOut: AttrSet | null;
 }
 
-/** 'join' wants a dump and End-of-RIB; 'refresh' a dump; a Map is what a peer moved from another group already has. */
-type MemberState = 'join' | 'refresh' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
+/**
+ * 'join' wants a dump and End-of-RIB; 'refresh' a dump (refresh4/refresh6 of one family);
+ * a Map is what a peer moved from another group already has.
+ */
+type MemberState = 'join' | 'refresh' | 'refresh4' | 'refresh6' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
 
 export interface GroupConfig {
   readonly key: string;
@@ -136,9 +139,14 @@ export class UpdateGroup {
     this.memberList = [...this.members.keys()];
   }
 
-  /** ROUTE-REFRESH: send the whole Adj-RIB-Out to this member again. */
-  refresh(peerId: string, now: number): void {
-    if (this.members.get(peerId) === 'live') this.members.set(peerId, 'refresh');
+  /** ROUTE-REFRESH: send the Adj-RIB-Out (of one family, or all) to this member again. */
+  refresh(peerId: string, now: number, family?: 4 | 6): void {
+    if (family !== undefined && !this.families.has(family)) return;
+    const st = this.members.get(peerId);
+    const want = family === undefined ? 'refresh' : family === 4 ? 'refresh4' : 'refresh6';
+    if (st === 'live') this.members.set(peerId, want);
+    else if ((st === 'refresh4' || st === 'refresh6') && st !== want) this.members.set(peerId, 'refresh');
+    else return;
     this.touchTime(now);
   }
 
@@ -189,6 +197,9 @@ export class UpdateGroup {
       if (st === 'live') deltaTo.push(id);
       else if (typeof st !== 'string') {
         resync.push({ peerId: id, batch: this.diffBatch(st) });
+        this.members.set(id, 'live');
+      } else if (st === 'refresh4' || st === 'refresh6') {
+        resync.push({ peerId: id, batch: this.dumpBatch(st === 'refresh4' ? 4 : 6) });
         this.members.set(id, 'live');
       } else {
         dumpTo.push(id);
@@ -318,9 +329,10 @@ export class UpdateGroup {
     return { withdraw, announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
   }
 
-  private dumpBatch(): Batch {
+  private dumpBatch(family?: 4 | 6): Batch {
     const buckets = new Map<AttrSet, PrefixKey[]>();
     this.adjOut.forEach((set, key) => {
+      if (family !== undefined && familyOfKey(key) !== family) return;
       let b = buckets.get(set);
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);

@@ -149,6 +149,24 @@ describe('update groups', () => {
     expect(texts(s)[0]).toMatch(/198\.51\.100\.0\/24 203\.0\.113\.0\/24$/);
   });
 
+  it('limits a ROUTE-REFRESH for one family to that family', () => {
+    const { rib, peer } = setup();
+    const a = peer('10.0.0.1');
+    rib.peerUp(a, SESSION, 0);
+    rib.originateMany([P('198.51.100.0/24'), P('2001:db8:9::/48')], ORIGIN, 0);
+    rib.flushDue(10);
+    rib.routeRefresh(a, 20, 6);
+    const [s] = rib.flushDue(25);
+    expect(texts(s)).toHaveLength(1);
+    expect(texts(s)[0]).toMatch(/ 2001:db8:9::\/48$/);
+    rib.routeRefresh(a, 30, 6);
+    rib.routeRefresh(a, 30, 4);
+    const both = texts(rib.flushDue(35)[0]); // one UPDATE per family: their next hops differ
+    expect(both).toHaveLength(2);
+    expect(both.join('\n')).toMatch(/ 198\.51\.100\.0\/24$/m);
+    expect(both.join('\n')).toMatch(/ 2001:db8:9::\/48$/m);
+  });
+
   it('withdraws from peers when the best path goes, and follows best-path changes', () => {
     const { rib, peer } = setup();
     const up = rib.addPeer({ address: A('10.0.0.1'), asn: 65001 });
