@@ -132,3 +132,35 @@ const plain = run(1, true);
 console.log(`  same, 1 peer, a fresh attribute object per originate call (interning hashes each): originate ${plain.originateMs.toFixed(0)} ms`);
 const two = run(2, false, 2);
 console.log(`  2 peers in 2 update groups: plan ${two.planMs.toFixed(0)} ms, heap ${gc ? two.bytesPerRoute.toFixed(1) : '?'} bytes/route`);
+
+/** Info: the same prefixes learned from one eBGP peer (UPDATEs of 900 prefixes each) and planned toward one other peer. */
+function ingestRun(): { ms: number; bytesPerRoute: number } {
+  const sets = attrSets();
+  const before = heap();
+  const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer: new CountingPacker() });
+  const src = rib.addPeer({ address: Address.parse('10.1.0.1'), asn: 65200 });
+  const dst = rib.addPeer({ address: Address.parse('10.1.0.2'), asn: 65100, localAddressV4: Address.parse('192.0.2.1') });
+  rib.peerUp(dst, { ctx: { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }, families: [4], routerId: '10.255.1.2' }, 0);
+  rib.flushDue(10);
+  const t0 = performance.now();
+  for (let s = 0; s < SETS; s++) {
+    const attrs: PathAttributes = { ...sets[s], asPath: [{ type: 2, asns: [65200, 65300 + (s % 50)] }], nextHop: Address.parse('10.1.0.1') };
+    let batch: Prefix[] = [];
+    const send = () => {
+      rib.ingest(src, { type: 'update', withdrawn: [], attributes: attrs, nlri: batch }, 20);
+      batch = [];
+    };
+    for (let i = s; i < N; i += SETS) {
+      batch.push(Prefix.v4((0x10000000 + i * 256) >>> 0, 24));
+      if (batch.length === PER_MESSAGE) send();
+    }
+    if (batch.length > 0) send();
+  }
+  rib.planDue(1e9);
+  const ms = performance.now() - t0;
+  const bytesPerRoute = (heap() - before) / N;
+  if (rib.groupOf(dst)!.adjRibOutSize !== N) throw new Error('ingest run incomplete');
+  return { ms, bytesPerRoute };
+}
+const learned = ingestRun();
+console.log(`  info: ${N} prefixes learned from one eBGP peer and planned toward another: ${learned.ms.toFixed(0)} ms, heap ${gc ? learned.bytesPerRoute.toFixed(1) : '?'} bytes/route (Adj-RIB-In included)`);
