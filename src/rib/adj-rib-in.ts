@@ -1,29 +1,40 @@
 /**
  * Adj-RIB-In of one peer: each route as received (pre-policy) and as
  * accepted (post-policy, or null when refused), so import can be re-run
- * without asking the peer (soft reconfiguration inbound).
+ * without asking the peer (soft reconfiguration inbound). An accepted
+ * route is itself the Loc-RIB candidate (one object per route, no Prefix kept).
  */
-import type { Prefix } from '../net/prefix.js';
 import type { AttrSet } from './attr-store.js';
-import type { Path } from './path.js';
-import { keyOf } from './prefix-key.js';
+import type { Path, PeerSource } from './path.js';
+import { familyOfKey, keyOf, type PrefixKey } from './prefix-key.js';
+import type { Prefix } from '../net/prefix.js';
 
-export interface InRoute {
-  readonly prefix: Prefix;
-  /** ADD-PATH identifier, or undefined when the session does not use ADD-PATH for this family. */
-  readonly pathId: number | undefined;
-  readonly pre: AttrSet;
-  /** The Loc-RIB candidate; null when ineligible or rejected by import policy. */
-  readonly path: Path | null;
-  /** Graceful restart: kept from before the restart, not yet re-announced. */
-  stale: boolean;
+export class InRoute implements Path {
+  constructor(
+    readonly source: PeerSource,
+    /** keyOf(prefix). */
+    readonly key: PrefixKey,
+    /** ADD-PATH identifier (0 without ADD-PATH). */
+    readonly pathId: number,
+    /** The session uses ADD-PATH for this route's family. */
+    readonly addPath: boolean,
+    readonly pre: AttrSet,
+    /** Post-policy attributes; null when ineligible or rejected by import policy. */
+    readonly post: AttrSet | null,
+    /** Graceful restart: kept from before the restart, not yet re-announced. */
+    public stale: boolean,
+  ) {}
+
+  /** As a Loc-RIB candidate (only ever placed there when `post` is set). */
+  get attrs(): AttrSet {
+    return this.post!;
+  }
 }
 
 export type InKey = number | string;
 
-export function inKey(prefix: Prefix, pathId: number | undefined): InKey {
-  const k = keyOf(prefix);
-  return pathId === undefined ? k : `${k}#${pathId}`;
+export function inKey(key: PrefixKey, pathId: number | undefined): InKey {
+  return pathId === undefined ? key : `${key}#${pathId}`;
 }
 
 export class AdjRibIn {
@@ -47,6 +58,10 @@ export class AdjRibIn {
 
   /** Routes of one family (4 or 6). */
   *ofFamily(family: 4 | 6): IterableIterator<[InKey, InRoute]> {
-    for (const e of this.routes) if (e[1].prefix.family === family) yield e;
+    for (const e of this.routes) if (familyOfKey(e[1].key) === family) yield e;
   }
+}
+
+export function routeKey(prefix: Prefix): PrefixKey {
+  return keyOf(prefix);
 }

@@ -8,7 +8,7 @@ import type { Prefix } from '../net/prefix.js';
 import * as wirePacker from '../wire/packer.js';
 import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes, UpdateMessage } from '../wire/types.js';
-import { AdjRibIn, inKey, type InRoute } from './adj-rib-in.js';
+import { AdjRibIn, InRoute, inKey } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import type { MultipathOptions } from './best-path.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
@@ -89,6 +89,7 @@ export class Rib {
   private readonly clusterIdAddr: Address | undefined;
   private readonly view: RouteView;
   private readonly policyIds = new WeakMap<object, number>();
+  private readonly baseCache: { pre: AttrSet | undefined; peer: PeerState | undefined; base: AttrSet | null } = { pre: undefined, peer: undefined, base: null };
   private nextPolicyId = 1;
 
   constructor(private readonly opts: RibOptions) {
@@ -141,7 +142,10 @@ export class Rib {
     const peer = this.peer(peerId);
     const importChanged = 'importPolicy' in changes && changes.importPolicy !== peer.cfg.importPolicy;
     peer.cfg = { ...peer.cfg, ...changes };
-    if ('allowOwnAs' in changes) peer.elig = { ...peer.elig, allowOwnAs: peer.cfg.allowOwnAs ?? 0 };
+    if ('allowOwnAs' in changes) {
+      peer.elig = { ...peer.elig, allowOwnAs: peer.cfg.allowOwnAs ?? 0 };
+      this.clearBaseCache();
+    }
     if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
     const session = peer.session;
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
@@ -235,18 +239,26 @@ export class Rib {
   softReconfigure(peerId: string, now: number): void {
     const peer = this.peer(peerId);
     for (const [k, r] of peer.adjIn.routes) {
-      const pid = r.pathId ?? 0;
-      let path = this.evaluateImport(peer, r.prefix, pid, r.pre);
-      const old = r.path;
-      if (path !== null && old !== null && path.attrs === old.attrs) {
-        this.store.release(path.attrs);
-        path = old;
+      const post = this.evaluateImport(peer, prefixFromKey(r.key), r.pre);
+      if (post === r.post) {
+        if (post !== null) this.store.release(post);
+        continue;
       }
-      if (path === old) continue;
-      peer.adjIn.set(k, { prefix: r.prefix, pathId: r.pathId, pre: r.pre, path, stale: r.stale });
-      if (old !== null) this.store.release(old.attrs);
-      this.applyToLoc(keyOf(r.prefix), path, peer.source, pid, now);
+      const next = new InRoute(peer.source, r.key, r.pathId, r.addPath, r.pre, post, r.stale);
+      peer.adjIn.set(k, next);
+      if (r.post !== null) this.store.release(r.post);
+      this.applyToLoc(r.key, post !== null ? next : null, peer.source, r.pathId, now);
     }
+    this.clearBaseCache();
+  }
+
+  /** Forgets the import-base cache, dropping a stripped set nobody took. */
+  private clearBaseCache(): void {
+    const c = this.baseCache;
+    if (c.base !== null && c.base !== c.pre) this.store.dropIfUnused(c.base);
+    c.pre = undefined;
+    c.peer = undefined;
+    c.base = null;
   }
 
   // ------------------------------------------------------------ routes in
@@ -254,10 +266,10 @@ export class Rib {
   /** Applies one decoded UPDATE from `peerId`. */
   ingest(peerId: string, update: UpdateMessage, now: number): void {
     const peer = this.peer(peerId);
-    update.withdrawn.forEach((p, i) => this.withdrawIn(peer, p, update.withdrawnPathIds?.[i], now));
+    update.withdrawn.forEach((p, i) => this.withdrawIn(peer, keyOf(p), update.withdrawnPathIds?.[i], now));
     const a = update.attributes;
     const un = a.mpUnreach;
-    if (un !== undefined) un.withdrawn.forEach((p, i) => this.withdrawIn(peer, p, un.pathIds?.[i], now));
+    if (un !== undefined) un.withdrawn.forEach((p, i) => this.withdrawIn(peer, keyOf(p), un.pathIds?.[i], now));
     if (update.nlri.length > 0) {
       const pre = this.store.lookupOrCreate({ ...a, mpReach: undefined, mpUnreach: undefined });
       update.nlri.forEach((p, i) => this.importRoute(peer, p, update.nlriPathIds?.[i], pre, now));
@@ -272,56 +284,69 @@ export class Rib {
       mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);
     }
+    this.clearBaseCache();
   }
 
   private importRoute(peer: PeerState, prefix: Prefix, pathId: number | undefined, pre: AttrSet, now: number): void {
-    const k = inKey(prefix, pathId);
+    const key = keyOf(prefix);
+    const k = inKey(key, pathId);
     const old = peer.adjIn.get(k);
     if (old !== undefined && old.pre === pre) {
       old.stale = false;
       return;
     }
     this.store.retain(pre);
-    const path = this.evaluateImport(peer, prefix, pathId ?? 0, pre);
-    peer.adjIn.set(k, { prefix, pathId, pre, path, stale: false });
+    const post = this.evaluateImport(peer, prefix, pre);
+    const r = new InRoute(peer.source, key, pathId ?? 0, pathId !== undefined, pre, post, false);
+    peer.adjIn.set(k, r);
     if (old !== undefined) this.releaseIn(old);
-    this.applyToLoc(keyOf(prefix), path, peer.source, pathId ?? 0, now);
+    this.applyToLoc(key, post !== null ? r : null, peer.source, pathId ?? 0, now);
   }
 
-  private withdrawIn(peer: PeerState, prefix: Prefix, pathId: number | undefined, now: number): void {
-    const k = inKey(prefix, pathId);
+  private withdrawIn(peer: PeerState, key: PrefixKey, pathId: number | undefined, now: number): void {
+    const k = inKey(key, pathId);
     const old = peer.adjIn.get(k);
     if (old === undefined) return;
     peer.adjIn.delete(k);
     this.releaseIn(old);
-    this.applyToLoc(keyOf(prefix), null, peer.source, pathId ?? 0, now);
+    this.applyToLoc(key, null, peer.source, pathId ?? 0, now);
   }
 
   private releaseIn(r: InRoute): void {
     this.store.release(r.pre);
-    if (r.path !== null) this.store.release(r.path.attrs);
+    if (r.post !== null) this.store.release(r.post);
   }
 
   private dropRoutes(peer: PeerState, family: 4 | 6, which: (r: InRoute) => boolean, now: number): number {
     const gone: InRoute[] = [];
     for (const [, r] of peer.adjIn.ofFamily(family)) if (which(r)) gone.push(r);
-    for (const r of gone) this.withdrawIn(peer, r.prefix, r.pathId, now);
+    for (const r of gone) this.withdrawIn(peer, r.key, r.addPath ? r.pathId : undefined, now);
     return gone.length;
   }
 
-  /** Eligibility, then (for eBGP) dropping a received LOCAL_PREF, then import policy. The Path holds one reference. */
-  private evaluateImport(peer: PeerState, prefix: Prefix, pathId: number, pre: AttrSet): Path | null {
-    if (refusalReason(pre.attrs, peer.elig) !== undefined) return null;
-    let attrs = pre.attrs;
-    if (peer.source.type === 'ebgp' && attrs.localPref !== undefined) attrs = { ...attrs, localPref: undefined };
+  /** The attributes import starts from: null when ineligible; for eBGP without a received LOCAL_PREF. Cached per `pre`. */
+  private importBase(peer: PeerState, pre: AttrSet): AttrSet | null {
+    const c = this.baseCache;
+    if (c.pre === pre && c.peer === peer && (c.base === null || c.base.live)) return c.base;
+    this.clearBaseCache();
+    let base: AttrSet | null = pre;
+    if (refusalReason(pre.attrs, peer.elig) !== undefined) base = null;
+    else if (peer.source.type === 'ebgp' && pre.attrs.localPref !== undefined) base = this.store.lookupOrCreate({ ...pre.attrs, localPref: undefined });
+    c.pre = pre;
+    c.peer = peer;
+    c.base = base;
+    return base;
+  }
+
+  /** Eligibility, then import policy. The result carries one reference for the caller. */
+  private evaluateImport(peer: PeerState, prefix: Prefix, pre: AttrSet): AttrSet | null {
+    const base = this.importBase(peer, pre);
+    if (base === null) return null;
     const policy = peer.cfg.importPolicy;
-    if (policy !== undefined) {
-      const res = policy({ prefix, attrs, source: policySource(peer.source) }, { peer: peer.ref, direction: 'import' });
-      if (res.verdict === 'reject') return null;
-      attrs = res.attrs;
-    }
-    const post = attrs === pre.attrs ? this.store.retain(pre) : this.store.acquire(attrs);
-    return { source: peer.source, attrs: post, pathId };
+    if (policy === undefined) return this.store.retain(base);
+    const res = policy({ prefix, attrs: base.attrs, source: policySource(peer.source) }, { peer: peer.ref, direction: 'import' });
+    if (res.verdict === 'reject') return null;
+    return res.attrs === base.attrs ? this.store.retain(base) : this.store.acquire(res.attrs);
   }
 
   private applyToLoc(key: PrefixKey, path: Path | null, source: PeerSource | typeof LOCAL_SOURCE, pathId: number, now: number): void {
@@ -423,8 +448,8 @@ export class Rib {
   adjRibIn(peerId: string, which: 'pre' | 'post'): InRouteView[] {
     const out: InRouteView[] = [];
     for (const r of this.peer(peerId).adjIn.routes.values()) {
-      const set = which === 'pre' ? r.pre : r.path?.attrs;
-      if (set !== undefined) out.push({ prefix: r.prefix, pathId: r.pathId, attrs: set.attrs, stale: r.stale });
+      const set = which === 'pre' ? r.pre : r.post;
+      if (set !== null) out.push({ prefix: prefixFromKey(r.key), pathId: r.addPath ? r.pathId : undefined, attrs: set.attrs, stale: r.stale });
     }
     return out;
   }
@@ -463,7 +488,7 @@ export class Rib {
   /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */
   private touchOwnRoutes(peer: PeerState, g: UpdateGroup, now: number): void {
     if (peer.source.type !== 'ebgp') return;
-    for (const r of peer.adjIn.routes.values()) g.touch(keyOf(r.prefix), now);
+    for (const r of peer.adjIn.routes.values()) g.touch(r.key, now);
   }
 
   private policyId(p: object | undefined): number {

@@ -165,4 +165,17 @@ describe('Adj-RIB-In and import', () => {
       '198.51.100.0/24 ',
     ]);
   });
+
+  it('keeps no stray attribute sets when eBGP LOCAL_PREF is stripped and policy rejects', () => {
+    const { rib, e1 } = setup();
+    rib.setImportPolicy(e1, (r) => ({ verdict: r.prefix.length === 24 ? 'accept' : 'reject', attrs: r.attrs }), 0);
+    rib.ingest(e1, update(ebgpAttrs([65001], '10.0.0.1', { localPref: 300 }), ['198.51.100.0/25', '198.51.100.128/25']), 0);
+    expect(rib.store.size).toBe(1); // only the pre-policy set
+    rib.ingest(e1, update(ebgpAttrs([65001], '10.0.0.1', { localPref: 300 }), ['203.0.113.0/24']), 0);
+    expect(rib.store.size).toBe(2); // plus the stripped set the accepted route uses
+    rib.setImportPolicy(e1, undefined, 1);
+    expect(rib.adjRibIn(e1, 'post')).toHaveLength(3);
+    rib.ingest(e1, update({}, [], ['198.51.100.0/25', '198.51.100.128/25', '203.0.113.0/24']), 2);
+    expect(rib.store.size).toBe(0);
+  });
 });
