@@ -136,9 +136,10 @@ export class Rib {
   /**
    * Changes a peer's settings or policies. A new import policy re-runs import
    * from the pre-policy Adj-RIB-In; export changes move an established peer
-   * to its new update group and send it only the difference.
+   * to its new update group and send it only the difference. (AS numbers and
+   * route-reflector client status are fixed: remove and re-add the peer.)
    */
-  reconfigurePeer(peerId: string, changes: Omit<Partial<PeerConfig>, 'address' | 'asn' | 'localAsn'>, now: number): void {
+  reconfigurePeer(peerId: string, changes: Omit<Partial<PeerConfig>, 'address' | 'asn' | 'localAsn' | 'rrClient'>, now: number): void {
     const peer = this.peer(peerId);
     const importChanged = 'importPolicy' in changes && changes.importPolicy !== peer.cfg.importPolicy;
     peer.cfg = { ...peer.cfg, ...changes };
