@@ -8,6 +8,7 @@
 import type { PrefixKey } from './prefix-key.js';
 
 const MIN_CAPACITY = 16;
+let instances = 0;
 
 export class KeyTable {
   private keys: Int32Array;
@@ -16,6 +17,12 @@ export class KeyTable {
   private mask: number;
   private used = 0;
   private readonly other = new Map<PrefixKey, number>();
+  /**
+   * Per-table hash seed. Copying one table into another in slot order is
+   * what a full scan does; with one shared hash that order piles every key
+   * into one probe run of the target (quadratic). Seeds decorrelate them.
+   */
+  private readonly seed = Math.imul(++instances, 0x9e3779b1) | 1;
 
   constructor(capacity = MIN_CAPACITY) {
     let cap = MIN_CAPACITY;
@@ -33,7 +40,7 @@ export class KeyTable {
   get(key: PrefixKey): number {
     if (!isInt32(key)) return this.other.get(key) ?? 0;
     const { keys, vals, mask } = this;
-    for (let i = slot(key, mask); ; i = (i + 1) & mask) {
+    for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
       const v = vals[i];
       if (v === 0) return 0;
       if (keys[i] === key) return v;
@@ -48,7 +55,7 @@ export class KeyTable {
     }
     if ((this.used + 1) * 2 > this.vals.length) this.grow();
     const { keys, vals, mask } = this;
-    for (let i = slot(key, mask); ; i = (i + 1) & mask) {
+    for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
       if (vals[i] === 0) {
         keys[i] = key;
         vals[i] = value;
@@ -65,7 +72,7 @@ export class KeyTable {
   delete(key: PrefixKey): boolean {
     if (!isInt32(key)) return this.other.delete(key);
     const { keys, vals, mask } = this;
-    let i = slot(key, mask);
+    let i = slot(key, mask, this.seed);
     for (; ; i = (i + 1) & mask) {
       if (vals[i] === 0) return false;
       if (keys[i] === key) break;
@@ -73,7 +80,7 @@ export class KeyTable {
     // Backward-shift: pull later members of the probe run into the hole so lookups never stop early.
     let hole = i;
     for (let j = (i + 1) & mask; vals[j] !== 0; j = (j + 1) & mask) {
-      const home = slot(keys[j], mask);
+      const home = slot(keys[j], mask, this.seed);
       // Move j into the hole when its home is not cyclically in (hole, j].
       if (((j - home) & mask) >= ((j - hole) & mask)) {
         keys[hole] = keys[j];
@@ -112,7 +119,7 @@ export class KeyTable {
     for (let k = 0; k < oldVals.length; k++) {
       const v = oldVals[k];
       if (v === 0) continue;
-      let i = slot(oldKeys[k], mask);
+      let i = slot(oldKeys[k], mask, this.seed);
       while (vals[i] !== 0) i = (i + 1) & mask;
       keys[i] = oldKeys[k];
       vals[i] = v;
@@ -127,8 +134,12 @@ function isInt32(key: PrefixKey): key is number {
   return typeof key === 'number' && (key | 0) === key;
 }
 
-/** Fibonacci hashing: the top bits of key × 2^32/φ, which mix every input bit (prefix keys share their low bits). */
-function slot(key: number, mask: number): number {
+/** A seeded 32-bit finaliser (murmur3's), then the top bits: every input bit matters (prefix keys share their low bits). */
+function slot(key: number, mask: number, seed: number): number {
+  let h = key ^ seed;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  h ^= h >>> 16;
   // mask = 2^b - 1, so clz32(mask) = 32 - b.
-  return (Math.imul(key, 0x9e3779b1) >>> Math.clz32(mask)) & mask;
+  return (h >>> Math.clz32(mask)) & mask;
 }

@@ -33,3 +33,28 @@ export function prefixFromKey(key: PrefixKey): Prefix {
 export function familyOfKey(key: PrefixKey): 4 | 6 {
   return typeof key === 'number' ? 4 : 6;
 }
+
+/**
+ * Keys in a canonical order (IPv4 by address for one length, /32 after the
+ * rest, then IPv6 by key), so output does not depend on hash-table layout.
+ */
+export function sortKeys(keys: PrefixKey[]): PrefixKey[] {
+  let strings: string[] | undefined;
+  const nums = new Float64Array(keys.length);
+  let n = 0;
+  for (const k of keys) {
+    if (typeof k === 'number') nums[n++] = k < 0 ? k + TWO32 : k;
+    else (strings ??= []).push(k);
+  }
+  const sorted = nums.subarray(0, n).sort();
+  const out: PrefixKey[] = new Array(keys.length);
+  for (let i = 0; i < n; i++) {
+    const v = sorted[i];
+    out[i] = v >= 2147483648 && v < TWO32 ? v - TWO32 : v;
+  }
+  if (strings !== undefined) {
+    strings.sort();
+    for (let i = 0; i < strings.length; i++) out[n + i] = strings[i];
+  }
+  return out;
+}

@@ -13,7 +13,7 @@ import { endOfRib } from './eor.js';
 import { exportAttrs, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
-import { familyOfKey, prefixFromKey, type PrefixKey } from './prefix-key.js';
+import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 
 export interface CoalesceOptions {
   /** Quiet time after the last change before sending (default 5 ms). */
@@ -280,8 +280,8 @@ export class UpdateGroup {
       for (const key of pending) step(view.best(key), key);
     }
     for (const s of held) this.store.release(s);
-    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys }));
-    return { withdraw, announce };
+    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
+    return { withdraw: sortKeys(withdraw), announce };
   }
 
   private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
@@ -326,7 +326,7 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw, announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
+    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
   }
 
   private dumpBatch(family?: 4 | 6): Batch {
@@ -337,7 +337,7 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
+    return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
   }
 }
 
