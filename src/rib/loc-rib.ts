@@ -1,13 +1,11 @@
 /**
  * Loc-RIB: candidate paths per prefix and the selected best / ECMP set.
  * A prefix with one candidate stores the Path itself (the common case, and
- * the cheap one: local originations share one Path per attribute set, and
- * the ValueTable one slot per shared Path).
+ * the cheap one: local originations share one Path per attribute set).
  */
 import { selectBest, type BestPathOptions } from './best-path.js';
 import type { Path } from './path.js';
 import type { PrefixKey } from './prefix-key.js';
-import { ValueTable } from './value-table.js';
 
 class MultiEntry {
   constructor(
@@ -20,8 +18,7 @@ class MultiEntry {
 export type Change = 'none' | 'best' | 'multipath';
 
 export class LocRib {
-  /** Local originations share one slot per attribute set (their Path is shared). */
-  private readonly table = new ValueTable<Path | MultiEntry>((e) => !(e instanceof MultiEntry) && e.source.kind === 'local');
+  private readonly table = new Map<PrefixKey, Path | MultiEntry>();
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;
 
@@ -34,6 +31,10 @@ export class LocRib {
   /** Calls `fn` with every prefix and its best path, in table order. */
   forEachBest(fn: (best: Path, key: PrefixKey) => void): void {
     this.table.forEach((e, key) => fn(e instanceof MultiEntry ? e.best : e, key));
+  }
+
+  keys(): IterableIterator<PrefixKey> {
+    return this.table.keys();
   }
 
   has(key: PrefixKey): boolean {
