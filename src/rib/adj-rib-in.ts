@@ -6,8 +6,7 @@
  */
 import type { AttrSet } from './attr-store.js';
 import type { Path, PeerSource } from './path.js';
-import { familyOfKey, keyOf, type PrefixKey } from './prefix-key.js';
-import type { Prefix } from '../net/prefix.js';
+import { familyOfKey, type PrefixKey } from './prefix-key.js';
 
 export class InRoute implements Path {
   constructor(
@@ -60,8 +59,4 @@ export class AdjRibIn {
   *ofFamily(family: 4 | 6): IterableIterator<[InKey, InRoute]> {
     for (const e of this.routes) if (familyOfKey(e[1].key) === family) yield e;
   }
-}
-
-export function routeKey(prefix: Prefix): PrefixKey {
-  return keyOf(prefix);
 }
