@@ -256,7 +256,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     return [
       ...issues.filter((i) => i.severity === 'error').map(issueJson),
       ...plan.errors.map(planJsonError),
-      ...runnablePeers(plan).refused.map(refusalJson),
+      ...runnablePeers(plan).refused.filter((r) => !r.byPlanner).map(refusalJson),
       ...failures.map((f) => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` })),
       ...restartNeeded,
     ];

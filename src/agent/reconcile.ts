@@ -27,6 +27,8 @@ export interface PeerRefusal {
   readonly name: string;
   readonly field: string;
   readonly message: string;
+  /** The planner refused it (and already lists it in `plan.errors`); else the agent did. */
+  readonly byPlanner: boolean;
 }
 
 export interface Operations {
@@ -98,17 +100,17 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
     const address = p.address.toString();
     const base = { id: p.id, address, kind: p.from.kind, name: p.from.name };
     if (p.refused || p.refusedSettings.length > 0) {
-      for (const s of p.refusedSettings) refused.push({ ...base, field: s.field, message: s.message });
-      if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner' });
+      for (const s of p.refusedSettings) refused.push({ ...base, field: s.field, message: s.message, byPlanner: true });
+      if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner', byPlanner: true });
       continue;
     }
     if (p.filters.length > 0 && !opts.filters) {
-      refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered` });
+      refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered`, byPlanner: false });
       continue;
     }
     const other = peers.get(address);
     if (other) {
-      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} is already peered by ${other.id}; one session per address` });
+      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} is already peered by ${other.id}; one session per address`, byPlanner: false });
       continue;
     }
     peers.set(address, p);

@@ -151,7 +151,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
       };
     }),
     refused: plan.refused.map(refusedJson),
-    errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.map(refusalJson)],
+    errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
   };
 }
