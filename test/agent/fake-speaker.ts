@@ -116,6 +116,19 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
     return this.receivedRoutes.filter((r) => peer === undefined || r.peer === peer);
   }
 
+  // The speaker branch adds policies and route refresh to SpeakerApi; the
+  // fake accepts them (parameters typed loosely so it fits either version).
+  readonly policies = new Map<string, unknown>();
+  definePolicy(name: string, definition: unknown): void {
+    this.policies.set(name, definition);
+  }
+  definePolicies(config: unknown): void {
+    this.policies.set('*', config);
+  }
+  requestRouteRefresh(address: string): void {
+    if (!this.peers.has(address)) throw new Error(`no peer ${address}`);
+  }
+
   // ---- the peer's side, for tests ----
 
   setState(address: string, state: PeerState, at: Date = this.now()): void {
