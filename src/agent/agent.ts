@@ -112,6 +112,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   let running = true;
   let work: Promise<void> = Promise.resolve();
   let poll: NodeJS.Timeout | undefined;
+  let startError: Error | undefined;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
 
@@ -137,7 +138,15 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
     };
     const s = opts.speakerFactory(speakerOpts);
-    await s.start();
+    try {
+      await s.start();
+    } catch (e) {
+      // At start-up this ends runAgent; later (the node appeared afterwards) the next change retries.
+      startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}`);
+      log.error(startError.message);
+      speakerOpts = undefined;
+      return;
+    }
     speaker = s;
     log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     if (hasEvents(s)) {
@@ -382,6 +391,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   try {
     watcher = await watchLayers(opts.manifests, { debounceMs: opts.debounceMs ?? 100, onChange, onError: (e) => log.error(`manifest watch: ${e.message}`) });
     await work;
+    if (startError) throw startError;
     if (opts.control !== false && opts.control !== undefined) {
       control = await startControlServer(opts.control, handle, (e) => log.error(`control socket: ${e.message}`));
       log.info('control socket listening', { path: opts.control });

@@ -187,3 +187,33 @@ describe('runAgent with a fake speaker', () => {
     expect(st.code).toBe(1);
   });
 });
+
+describe('runAgent start-up failures', () => {
+  it('a speaker that cannot start (e.g. the port is taken) fails runAgent with the reason', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-agent-'));
+    const logs: string[] = [];
+    const failing = (o: SpeakerOptions) =>
+      Object.assign(new FakeSpeaker(o), {
+        start: async () => {
+          throw new Error('listen EADDRINUSE: address already in use 0.0.0.0:179');
+        },
+      });
+    await expect(
+      runAgent({ node: 'worker1', manifests: [join(yb, 'base')], control: join(dir, 's.sock'), signals: false, logger: createLogger({ write: (l) => void logs.push(l) }), speakerFactory: failing }),
+    ).rejects.toThrow('cannot start the BGP speaker: listen EADDRINUSE');
+    expect(logs.some((l) => l.includes('tsbgp agent shutting down'))).toBe(true);
+  });
+
+  it('without the node in the manifests: no speaker yet, the error is kept for status; adding the node starts it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-agent-'));
+    await cp(join(yb, 'base', 'calico.yaml'), join(dir, 'calico.yaml'));
+    let speaker: FakeSpeaker | undefined;
+    const agent = await runAgent({ node: 'worker1', manifests: [dir], control: false, signals: false, debounceMs: 50, logger: createLogger({ write: () => undefined }), speakerFactory: (o) => (speaker = new FakeSpeaker(o)) });
+    running.push(agent);
+    expect(speaker).toBeUndefined();
+    expect(agent.status()).toMatchObject({ speaker: null, errors: [expect.objectContaining({ kind: 'Node', message: expect.stringContaining('node worker1 is not in the cluster state') })] });
+    await cp(join(yb, 'base', 'nodes.yaml'), join(dir, 'nodes.yaml'));
+    await within(1000, () => speaker?.routes.has('198.19.0.64/26') ?? false);
+    expect(agent.status().speaker).toEqual({ asn: 64512, routerId: '192.0.2.10', listenPort: 179 });
+  });
+});
