@@ -82,6 +82,12 @@ describe('reconcile', () => {
     expect(ops.addPeers).toEqual([]);
   });
 
+  it('a policy-only change (filter list) is an update naming only exportPolicies', () => {
+    const f1 = peer('192.0.2.50', { filters: ['a'] });
+    const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]), { filters: true });
+    expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies']]]);
+  });
+
   it('password and ttlSecurity peers are not added and come back as refusals', () => {
     const bad = peer('192.0.2.40', {
       refused: true,
