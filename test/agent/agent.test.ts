@@ -177,6 +177,23 @@ describe('runAgent with a fake speaker', () => {
     expect(routesOf(s)).toEqual(['198.19.0.64/26']);
   });
 
+  it('a prefix leaving the plan while a local peer still sends it is handed over without a withdrawal', async () => {
+    const h = await start();
+    const metallb = 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: metallb}\nspec: {node: worker1, peerIP: 127.0.0.1, asNumber: 64512}\n';
+    const block = '---\napiVersion: crd.projectcalico.org/v1\nkind: BlockAffinity\nmetadata: {name: extra}\nspec: {node: worker1, cidr: 198.19.1.0/26, state: confirmed}\n';
+    await writeFile(join(h.overlay, 'extra.yaml'), metallb + block);
+    await within(1000, () => h.speaker().routes.has('198.19.1.0/26') && h.speaker().peers.has('127.0.0.1'));
+    const s = h.speaker();
+    s.receive('127.0.0.1', '198.19.1.0/26', ['65000:9']);
+    await h.agent.settled();
+    const mark = s.calls.length;
+    await writeFile(join(h.overlay, 'extra.yaml'), metallb);
+    await within(1000, () => s.routes.get('198.19.1.0/26')?.attrs?.communities?.[0] === '65000:9');
+    await h.agent.settled();
+    expect(s.calls.slice(mark).filter((c) => c.op === 'withdraw')).toEqual([]);
+    expect(h.agent.routes().redistributed.map((r) => r.prefix)).toEqual(['198.19.1.0/26']);
+  });
+
   it('stop: speaker.stop with graceful restart kept and the shutdown message; the control socket goes away', async () => {
     const h = await start();
     await h.agent.stop();
