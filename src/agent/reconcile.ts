@@ -1,0 +1,152 @@
+/**
+ * The reconciler: from the plan the speaker holds and the new plan, the
+ * speaker operations that turn one into the other. Pure: plain data in,
+ * plain data out; the agent shell carries the operations out.
+ */
+import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
+import type { Prefix } from '../net/index.js';
+import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
+
+export interface PeerOp {
+  readonly options: PeerOptions;
+  readonly peer: PlannedPeer;
+  /** For updates: the fields that changed (`description`, `exportPolicies` do not reset the session). */
+  readonly changed: readonly string[];
+}
+
+export interface RouteOp {
+  readonly prefix: Prefix;
+  readonly attrs: RouteAttributes;
+  readonly route: PlannedRoute;
+}
+
+export interface PeerRefusal {
+  readonly id: string;
+  readonly address: string;
+  readonly kind: 'BGPPeer' | 'Node';
+  readonly name: string;
+  readonly field: string;
+  readonly message: string;
+  /** The planner refused it (and already lists it in `plan.errors`); else the agent did. */
+  readonly byPlanner: boolean;
+}
+
+export interface Operations {
+  readonly addPeers: readonly PeerOp[];
+  readonly updatePeers: readonly PeerOp[];
+  readonly removePeers: readonly string[];
+  /** New routes and routes whose communities changed (re-originated). */
+  readonly originate: readonly RouteOp[];
+  readonly withdraw: readonly Prefix[];
+  /** Peers not started, and why (the planner's refusals plus the agent's own). */
+  readonly refusedPeers: readonly PeerRefusal[];
+}
+
+export interface ReconcileOptions {
+  /**
+   * Whether the speaker can apply Calico BGPFilters. Without it a peer that
+   * names filters is refused: running it unfiltered could leak routes.
+   */
+  readonly filters?: boolean;
+}
+
+/** Fields a changed value of which the speaker may apply without a session reset. */
+export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
+
+/** The speaker's view of a planned peer. */
+export function peerOptions(p: PlannedPeer): PeerOptions {
+  const o: {
+    -readonly [K in keyof PeerOptions]: PeerOptions[K];
+  } = {
+    address: p.address.toString(),
+    port: p.port,
+    asn: p.asn,
+    localAsn: p.localAsn,
+    description: `${p.id} (${p.type})`,
+    families: [p.address.family === 4 ? 'ipv4' : 'ipv6'],
+    passive: p.passive,
+    gracefulRestart: p.gracefulRestart ? { restartTime: p.maxRestartTime } : false,
+    routeReflectorClient: p.routeReflectorClient,
+    keepNextHop: p.nextHopMode === 'Keep' || p.keepOriginalNextHop,
+    nextHopSelf: p.nextHopMode === 'Self',
+  };
+  if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
+  if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
+  if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
+  if (p.filters.length > 0) o.exportPolicies = [...p.filters];
+  return o;
+}
+
+/** The fields whose values differ between two option sets (deep, order-sensitive). */
+export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof PeerOptions>;
+  return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
+}
+
+export function routeAttributes(r: PlannedRoute): RouteAttributes {
+  return { origin: 'igp', communities: r.communities.map((c) => c.text) };
+}
+
+/**
+ * The peers of a plan the speaker should run, keyed by address (the
+ * speaker's peer key), and those it must not: refused by the planner, naming
+ * filters the speaker cannot apply, or a second peering to an address
+ * already taken (the first in plan order wins).
+ */
+export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {}): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
+  const peers = new Map<string, PlannedPeer>();
+  const refused: PeerRefusal[] = [];
+  for (const p of plan?.peers ?? []) {
+    const address = p.address.toString();
+    const base = { id: p.id, address, kind: p.from.kind, name: p.from.name };
+    if (p.refused || p.refusedSettings.length > 0) {
+      for (const s of p.refusedSettings) refused.push({ ...base, field: s.field, message: s.message, byPlanner: true });
+      if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner', byPlanner: true });
+      continue;
+    }
+    if (p.filters.length > 0 && !opts.filters) {
+      refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered`, byPlanner: false });
+      continue;
+    }
+    const other = peers.get(address);
+    if (other) {
+      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} is already peered by ${other.id}; one session per address`, byPlanner: false });
+      continue;
+    }
+    peers.set(address, p);
+  }
+  return { peers, refused };
+}
+
+/** The operations that move a speaker from `prev` (undefined: nothing yet) to `next`. */
+export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOptions = {}): Operations {
+  const before = runnablePeers(prev, opts).peers;
+  const { peers: after, refused } = runnablePeers(next, opts);
+  const addPeers: PeerOp[] = [];
+  const updatePeers: PeerOp[] = [];
+  const removePeers: string[] = [];
+  for (const [address, p] of after) {
+    const options = peerOptions(p);
+    const old = before.get(address);
+    if (!old) {
+      addPeers.push({ options, peer: p, changed: [] });
+      continue;
+    }
+    const changed = changedFields(peerOptions(old), options);
+    if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
+  }
+  for (const address of before.keys()) if (!after.has(address)) removePeers.push(address);
+
+  const empty: Plan = { ...next, routes: [] };
+  const diff = diffPlans(prev ?? empty, next);
+  const originate = [...diff.added, ...diff.changed]
+    .sort((a, b) => a.prefix.compare(b.prefix))
+    .map((route) => ({ prefix: route.prefix, attrs: routeAttributes(route), route }));
+  const withdraw = diff.removed.map((r) => r.prefix).sort((a, b) => a.compare(b));
+  return { addPeers, updatePeers, removePeers, originate, withdraw, refusedPeers: refused };
+}
+
+/** True when the operations change nothing in the speaker. */
+export function isEmpty(ops: Operations): boolean {
+  return ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + ops.withdraw.length === 0;
+}

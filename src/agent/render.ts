@@ -1,0 +1,80 @@
+/** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import type { RoutesJson, StatusJson } from './agent.js';
+import { renderStatus, type StatusRow } from './status-table.js';
+import { formatError, type ExplainJson, type PlanJson } from './views.js';
+
+function section(title: string, lines: string[], empty: string): string[] {
+  return [title, ...(lines.length > 0 ? lines.map((l) => `  ${l}`) : [`  ${empty}`]), ''];
+}
+
+function tail(v: PlanJson): string[] {
+  return [
+    ...section('REFUSED (not advertised)', v.refused.map((r) => `${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), 'none'),
+    ...section('ERRORS', v.errors.map(formatError), 'none'),
+  ];
+}
+
+export function renderPlan(v: PlanJson): string {
+  const node = v.node;
+  const out = [`node ${node.name}: AS ${node.asn}${node.ipv4 ? `, ${node.ipv4}` : ''}${node.ipv6 ? `, ${node.ipv6}` : ''}, listen port ${node.listenPort}`, ''];
+  out.push(
+    ...section(
+      'ROUTES',
+      v.routes.map((r) => `${r.prefix}${r.communities.length ? ` [${r.communities.join(' ')}]` : ''}  ← ${r.reasons.map((x) => x.text).join('; ')}`),
+      'none',
+    ),
+  );
+  if (v.redistributed.length > 0) out.push(...section('RE-ADVERTISED FROM LOCAL PEERS', v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`), 'none'));
+  out.push(
+    ...section(
+      'PEERS (exports: built-in export policy)',
+      v.peers.map((p) => `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''}  exports: ${p.exports.join(', ') || '-'}`),
+      'none',
+    ),
+  );
+  out.push(...tail(v));
+  return out.join('\n');
+}
+
+export function renderRoutes(v: RoutesJson): string {
+  const out: string[] = [];
+  for (const p of v.peers) {
+    out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
+    if (p.advertised.length === 0) out.push('  nothing advertised');
+    for (const a of p.advertised) {
+      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
+        .filter(Boolean)
+        .join(', ');
+      const why = (a.reasons as { text?: string }[]).map((r) => r.text ?? JSON.stringify(r)).join('; ');
+      out.push(`  ${a.prefix}${attrs ? `  ${attrs}` : ''}  ← ${why || 'unknown origin'}`);
+    }
+    out.push('');
+  }
+  if (v.peers.length === 0) out.push('No peers.', '');
+  out.push(...tail(v));
+  return out.join('\n');
+}
+
+export function renderExplain(v: ExplainJson): string {
+  const out = [v.service ? `Service ${v.service}` : `prefix ${v.prefixes[0]?.prefix ?? v.query}`, `  ${v.summary.split('\n').join('\n  ')}`, ''];
+  for (const p of v.prefixes) {
+    out.push(`${p.prefix}`);
+    out.push(`  planner: ${p.planned ? p.planned.reasons.map((r) => r.text).join('; ') : p.redistributedFrom ? `received from local peer ${p.redistributedFrom}` : 'not planned'}`);
+    if (p.coveredBy.length) out.push(`  covered by: ${p.coveredBy.map((r) => r.prefix).join(', ')}`);
+    for (const r of p.refused) out.push(`  refused: ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`);
+    out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
+    out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
+    for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${peer.exported ? 'exported' : 'not exported'}: ${peer.why}`);
+    out.push('');
+  }
+  if (v.service && v.refused.length && v.prefixes.length === 0) for (const r of v.refused) out.push(`${r.ip}: ${r.reason} (${r.message})`, '');
+  return out.join('\n');
+}
+
+export function renderStatusJson(v: StatusJson, now: Date): string {
+  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
+  const out = [renderStatus(rows, now, v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.')];
+  if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
+  if (v.refused.length) out.push('Refused advertisements:', ...v.refused.map((r) => `  ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), '');
+  return out.join('\n');
+}

@@ -1,0 +1,276 @@
+/**
+ * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
+ * in docs/json-output.md), computed from a plan alone. Pure.
+ */
+import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason } from '../kubernetes/index.js';
+import { Prefix } from '../net/index.js';
+import { runnablePeers, type PeerRefusal } from './reconcile.js';
+
+export const JSON_VERSION = 1;
+
+export interface ErrorJson {
+  readonly file: string | null;
+  readonly kind: string | null;
+  readonly namespace: string | null;
+  readonly name: string | null;
+  readonly field: string | null;
+  readonly message: string;
+}
+
+export type ReasonJson = RouteReason & { readonly text: string };
+
+export interface RouteJson {
+  readonly prefix: string;
+  readonly communities: readonly string[];
+  readonly reasons: readonly ReasonJson[];
+}
+
+/** A route re-advertised from a local peer (MetalLB, GoBGP on 127.0.0.1) because the built-in export accepts it. */
+export interface RedistributedJson {
+  readonly prefix: string;
+  readonly from: string;
+  readonly communities: readonly string[];
+  readonly export: ExportVerdict;
+}
+
+export interface PeerJson {
+  readonly id: string;
+  readonly address: string;
+  readonly port: number;
+  readonly asn: number;
+  readonly localAsn: number;
+  readonly type: PlannedPeer['type'];
+  readonly passive: boolean;
+  readonly filters: readonly string[];
+  /** Not started; the reasons are in `errors`. */
+  readonly refused: boolean;
+  /** Prefixes exported to the peer after policy (built-in export; see `exportPolicy`). */
+  readonly exports: readonly string[];
+}
+
+export interface RefusedJson {
+  readonly service: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly ip: string;
+  readonly source: 'externalIP' | 'loadBalancerIP';
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface PlanJson {
+  readonly version: typeof JSON_VERSION;
+  readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
+  /** `builtin`: exports are Calico's built-in export policy; BGPFilters are not evaluated (peers naming them are refused). */
+  readonly exportPolicy: 'builtin';
+  readonly routes: readonly RouteJson[];
+  readonly redistributed: readonly RedistributedJson[];
+  readonly peers: readonly PeerJson[];
+  readonly refused: readonly RefusedJson[];
+  readonly errors: readonly ErrorJson[];
+  /** Resources of kinds tsbgp does not read (informational). */
+  readonly ignored: readonly ErrorJson[];
+}
+
+export interface Redistributed {
+  readonly prefix: Prefix;
+  readonly from: string;
+  readonly communities: readonly string[];
+}
+
+const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+
+export function issueJson(i: ManifestIssue): ErrorJson {
+  return { file: n(i.file), kind: n(i.kind), namespace: n(i.namespace), name: n(i.name), field: n(i.path), message: i.message };
+}
+
+export function planErrorJson(e: PlanError): ErrorJson {
+  return { file: null, kind: n(e.kind), namespace: n(e.namespace), name: n(e.name), field: n(e.field), message: e.message };
+}
+
+export function refusalJson(r: PeerRefusal): ErrorJson {
+  return { file: null, kind: r.kind, namespace: null, name: r.name, field: r.field || null, message: `peer ${r.address} (${r.id}) not started: ${r.message}` };
+}
+
+export function formatError(e: ErrorJson): string {
+  return formatIssue({ severity: 'error', file: e.file ?? undefined, kind: e.kind ?? undefined, namespace: e.namespace ?? undefined, name: e.name ?? undefined, path: e.field ?? undefined, message: e.message });
+}
+
+/** A reason in words, naming the pool of a block. */
+export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string {
+  switch (r.kind) {
+    case 'BGPConfiguration':
+      return `BGPConfiguration ${r.name} ${r.field}`;
+    case 'Service':
+      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}`;
+    case 'BlockAffinity':
+    case 'Node': {
+      const pool = prefix && plan?.exportAllowList.pools.find((p) => p.cidr.contains(prefix));
+      const what = r.kind === 'BlockAffinity' ? `BlockAffinity ${r.name}` : `Node ${r.name} ${r.field}`;
+      return pool ? `${what} (IPPool ${pool.name})` : what;
+    }
+  }
+}
+
+export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
+  return { prefix: r.prefix.toString(), communities: r.communities.map((c) => c.text), reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })) };
+}
+
+/** The prefixes a peer gets: planned routes and redistributed ones the built-in export accepts, of the peer's family. */
+export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
+  const fam = peer.address.family;
+  const out: Prefix[] = [];
+  for (const r of plan.routes) if (r.prefix.family === fam && builtinExport(plan, r.prefix).accept) out.push(r.prefix);
+  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && builtinExport(plan, r.prefix).accept) out.push(r.prefix);
+  return out.sort((a, b) => a.compare(b));
+}
+
+export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
+  const { peers: running, refused: refusals } = runnablePeers(plan);
+  const redistributed = opts.redistributed ?? [];
+  const issues = opts.issues ?? [];
+  return {
+    version: JSON_VERSION,
+    node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
+    exportPolicy: 'builtin',
+    routes: plan.routes.map((r) => routeJson(r, plan)),
+    redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
+    peers: plan.peers.map((p) => {
+      const runs = running.get(p.address.toString()) === p;
+      return {
+        id: p.id,
+        address: p.address.toString(),
+        port: p.port,
+        asn: p.asn,
+        localAsn: p.localAsn,
+        type: p.type,
+        passive: p.passive,
+        filters: [...p.filters],
+        refused: !runs,
+        exports: runs ? exportsTo(plan, p, redistributed).map(String) : [],
+      };
+    }),
+    refused: plan.refused.map(refusedJson),
+    errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
+    ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
+  };
+}
+
+// ---------- explain ----------
+
+export interface ExplainPeerJson {
+  readonly address: string;
+  readonly type: PlannedPeer['type'];
+  readonly exported: boolean;
+  readonly why: string;
+}
+
+export interface ExplainPrefixJson {
+  readonly prefix: string;
+  /** The planner's decision: the route with its reasons, or why not. */
+  readonly planned: RouteJson | null;
+  readonly redistributedFrom: string | null;
+  /** Planned routes that contain the prefix (e.g. the range covering a service IP). */
+  readonly coveredBy: readonly RouteJson[];
+  readonly refused: readonly RefusedJson[];
+  /** Calico's built-in export policy for this prefix. */
+  readonly export: ExportVerdict;
+  /** The export allow-list entries (pools, service ranges, reflected ranges) that contain the prefix. */
+  readonly allowList: readonly { readonly kind: 'IPPool' | 'serviceRange' | 'reflected'; readonly name: string; readonly cidr: string }[];
+  readonly peers: readonly ExplainPeerJson[];
+  readonly summary: string;
+}
+
+export interface ExplainJson {
+  readonly version: typeof JSON_VERSION;
+  readonly query: string;
+  readonly service: string | null;
+  readonly prefixes: readonly ExplainPrefixJson[];
+  /** Refused IPs of the service (for a service query). */
+  readonly refused: readonly RefusedJson[];
+  readonly summary: string;
+}
+
+function allowListFor(plan: Plan, p: Prefix): ExplainPrefixJson['allowList'] {
+  const { pools, serviceRanges, reflected } = plan.exportAllowList;
+  return [
+    ...serviceRanges.filter((r) => r.prefix.contains(p)).map((r) => ({ kind: 'serviceRange' as const, name: r.field, cidr: r.prefix.toString() })),
+    ...reflected.filter((r) => r.prefix.contains(p)).map((r) => ({ kind: 'reflected' as const, name: r.field, cidr: r.prefix.toString() })),
+    ...pools.filter((x) => x.cidr.contains(p)).map((x) => ({ kind: 'IPPool' as const, name: x.name, cidr: x.cidr.toString() })),
+  ];
+}
+
+export function refusedJson(r: Plan['refused'][number]): RefusedJson {
+  return { service: `${r.namespace}/${r.name}`, namespace: r.namespace, name: r.name, ip: r.ip, source: r.source, reason: r.reason, message: r.message };
+}
+
+function refusedJsonOf(plan: Plan, pred: (r: Plan['refused'][number]) => boolean): RefusedJson[] {
+  return plan.refused.filter(pred).map(refusedJson);
+}
+
+export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonly Redistributed[] = []): ExplainPrefixJson {
+  const own = plan.routes.find((r) => r.prefix.equals(prefix));
+  const redis = redistributed.find((r) => r.prefix.equals(prefix));
+  const coveredBy = plan.routes.filter((r) => !r.prefix.equals(prefix) && r.prefix.contains(prefix)).map((r) => routeJson(r, plan));
+  const refused = refusedJsonOf(plan, (r) => prefix.contains(Prefix.parse(r.ip, { allowBareAddress: true })));
+  const verdict = builtinExport(plan, prefix);
+  const { peers: running, refused: refusals } = runnablePeers(plan);
+  const advertised = (own !== undefined || redis !== undefined) && verdict.accept;
+  const peers = plan.peers.map((p): ExplainPeerJson => {
+    const base = { address: p.address.toString(), type: p.type };
+    if (running.get(p.address.toString()) !== p) {
+      const why = refusals.filter((r) => r.id === p.id).map((r) => r.message).join('; ') || 'peer not started';
+      return { ...base, exported: false, why: `peer not started: ${why}` };
+    }
+    if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
+    if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
+    if (!verdict.accept) return { ...base, exported: false, why: `built-in export rejects: ${verdict.reason}` };
+    const filterNote = p.type === 'node-to-node mesh' ? 'mesh peers get the built-in export only' : 'no BGPFilters';
+    return { ...base, exported: true, why: `built-in export accepts: ${verdict.reason} (${filterNote})` };
+  });
+  let summary: string;
+  if (own) summary = advertised ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}` : `planned but not exported: ${verdict.reason}`;
+  else if (redis) summary = advertised ? `re-advertised from local peer ${redis.from}: ${verdict.reason}` : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
+  else if (refused.length > 0) summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
+  else if (coveredBy.length > 0) summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
+  else summary = 'not advertised: no Service, pool block or range on this node plans it';
+  return {
+    prefix: prefix.toString(),
+    planned: own ? routeJson(own, plan) : null,
+    redistributedFrom: redis?.from ?? null,
+    coveredBy,
+    refused,
+    export: verdict,
+    allowList: allowListFor(plan, prefix),
+    peers,
+    summary,
+  };
+}
+
+/** `PREFIX`, a bare address, or `NAMESPACE/SERVICE`. */
+export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: string; name: string } {
+  const slash = q.indexOf('/');
+  const looksLikePrefix = /^[0-9a-fA-F:.]+(\/\d+)?$/.test(q) && (q.includes('.') || q.includes(':'));
+  if (looksLikePrefix) return { prefix: Prefix.parse(q, { allowBareAddress: true }) };
+  if (slash > 0 && slash < q.length - 1 && q.indexOf('/', slash + 1) < 0) return { namespace: q.slice(0, slash), name: q.slice(slash + 1) };
+  throw new Error(`cannot explain ${JSON.stringify(q)}: expected a prefix (198.18.0.0/16), an address, or NAMESPACE/SERVICE`);
+}
+
+export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], serviceExists?: (ns: string, name: string) => boolean): ExplainJson {
+  const q = parseExplainQuery(query);
+  if ('prefix' in q) {
+    const e = explainPrefix(plan, q.prefix, redistributed);
+    return { version: JSON_VERSION, query, service: null, prefixes: [e], refused: e.refused, summary: e.summary };
+  }
+  const svc = `${q.namespace}/${q.name}`;
+  const mine = plan.routes.filter((r) => r.reasons.some((x) => x.kind === 'Service' && x.namespace === q.namespace && x.name === q.name));
+  const refused = refusedJsonOf(plan, (r) => r.namespace === q.namespace && r.name === q.name);
+  const prefixes = mine.map((r) => explainPrefix(plan, r.prefix, redistributed));
+  let summary: string;
+  if (prefixes.length > 0 || refused.length > 0) {
+    const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
+    summary = parts.join('\n');
+  } else if (serviceExists && !serviceExists(q.namespace, q.name)) summary = `Service ${svc} is not in the cluster state`;
+  else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
+}

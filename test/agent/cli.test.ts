@@ -1,0 +1,168 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { PlanJson } from '../../src/agent/views.js';
+import { run } from './cli-helpers.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const yb = join(root, 'examples/yaobank');
+const STEPS = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
+const layers = (step: number) => [join(yb, 'base'), ...STEPS.slice(0, step)];
+
+const blocks = { worker1: '198.19.0.64/26', worker2: '198.19.0.128/26', master1: '198.19.0.0/26' } as const;
+type NodeName = keyof typeof blocks;
+/** examples/yaobank/README.md's table. */
+function expectedRoutes(step: number, node: NodeName): string[] {
+  const r: string[] = [blocks[node]];
+  if (step >= 1) r.push('198.18.0.0/16');
+  if (step >= 2 && node === 'worker1') r.push('198.18.217.62/32');
+  if (step >= 3) r.push('203.0.113.0/24');
+  if (step >= 4 && node === 'worker1') r.push('203.0.113.10/32');
+  return r.sort(cmpPrefix);
+}
+function cmpPrefix(a: string, b: string): number {
+  const num = (p: string) => p.split('/')[0].split('.').reduce((x, o) => x * 256 + Number(o), 0);
+  return num(a) - num(b) || Number(a.split('/')[1]) - Number(b.split('/')[1]);
+}
+
+function assertShape(v: PlanJson): void {
+  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version']);
+  expect(v.version).toBe(1);
+  expect(v.exportPolicy).toBe('builtin');
+  for (const r of v.routes) {
+    expect(Object.keys(r).sort()).toEqual(['communities', 'prefix', 'reasons']);
+    expect(r.prefix).toMatch(/^[0-9.]+\/\d+$/);
+    expect(Array.isArray(r.communities)).toBe(true);
+    expect(r.reasons.length).toBeGreaterThan(0);
+    for (const x of r.reasons) expect(typeof x.kind === 'string' && typeof x.text === 'string').toBe(true);
+  }
+  for (const p of v.peers) {
+    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exports', 'filters', 'id', 'localAsn', 'passive', 'port', 'refused', 'type']);
+    expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
+    expect(typeof p.port).toBe('number');
+  }
+  for (const r of v.refused) expect(Object.keys(r).sort()).toEqual(['ip', 'message', 'name', 'namespace', 'reason', 'service', 'source']);
+  for (const e of [...v.errors, ...v.ignored]) expect(Object.keys(e).sort()).toEqual(['field', 'file', 'kind', 'message', 'name', 'namespace']);
+}
+
+describe('tsbgp plan over examples/yaobank', () => {
+  for (let step = 0; step <= 4; step++) {
+    for (const node of ['worker1', 'worker2', 'master1'] as const) {
+      it(`step ${step}, ${node}: the lab's routes, exported to every peer, in the documented shape`, async () => {
+        const res = await run(['plan', '--node', node, '--json', ...layers(step).flatMap((p) => ['--manifests', p])]);
+        expect(res.stderr).toBe('');
+        expect(res.code).toBe(0);
+        const v = JSON.parse(res.stdout) as PlanJson;
+        assertShape(v);
+        expect(v.node.name).toBe(node);
+        expect(v.routes.map((r) => r.prefix)).toEqual(expectedRoutes(step, node));
+        expect(v.peers.map((p) => p.type).sort()).toEqual(['global', 'node-to-node mesh', 'node-to-node mesh']);
+        const host1 = v.peers.find((p) => p.type === 'global')!;
+        expect([host1.address, host1.asn, host1.port]).toEqual(['192.0.2.20', 65000, 179]);
+        for (const p of v.peers) expect(p.exports).toEqual(expectedRoutes(step, node));
+        expect(v.errors).toEqual([]);
+        expect(v.ignored.map((i) => i.kind)).toEqual(['Namespace', 'Deployment']);
+        if (step === 4 && node !== 'worker1') {
+          expect(v.refused).toEqual([
+            { service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: `externalTrafficPolicy=Local and no endpoint runs on node ${node}` },
+          ]);
+        } else expect(v.refused).toEqual([]);
+      });
+    }
+  }
+
+  it('step 2, worker1: the /32 names the Service and rule that caused it; the block names its pool', async () => {
+    const v = JSON.parse((await run(['plan', '--node', 'worker1', '--json', '--manifests', ...layers(2)])).stdout) as PlanJson;
+    expect(v.routes.find((r) => r.prefix === '198.18.217.62/32')!.reasons).toEqual([
+      { kind: 'Service', namespace: 'yaobank', name: 'customer', ip: '198.18.217.62', source: 'clusterIP', rule: 'externalTrafficPolicy=Local with a ready local endpoint', text: 'Service yaobank/customer clusterIP 198.18.217.62: externalTrafficPolicy=Local with a ready local endpoint' },
+    ]);
+    expect(v.routes.find((r) => r.prefix === '198.19.0.64/26')!.reasons[0].text).toContain('IPPool default-ipv4-ippool');
+  });
+
+  it('text output lists routes with reasons, peers and exports', async () => {
+    const res = await run(['plan', '--node', 'worker1', '--manifests', ...layers(4)]);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('203.0.113.10/32  ← Service yaobank/customer externalIP 203.0.113.10');
+    expect(res.stdout).toMatch(/192\.0\.2\.20:179 AS 65000 global {2}exports: .*203\.0\.113\.10\/32/);
+  });
+
+  it('invalid manifests: exit 1, each error with file, kind, name and field, the valid rest still planned', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-plan-'));
+    await writeFile(join(dir, 'bad.yaml'), 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: bad}\nspec: {peerIP: 300.1.1.1, asNumber: 65000}\n');
+    const res = await run(['plan', '--node', 'worker1', '--json', '--manifests', join(yb, 'base'), '--manifests', dir]);
+    expect(res.code).toBe(1);
+    const v = JSON.parse(res.stdout) as PlanJson;
+    assertShape(v);
+    expect(v.errors).toEqual([{ file: join(dir, 'bad.yaml'), kind: 'BGPPeer', namespace: null, name: 'bad', field: 'spec.peerIP', message: expect.stringContaining('300') }]);
+    expect(v.routes.map((r) => r.prefix)).toEqual(['198.19.0.64/26']);
+    expect(res.stderr).toContain('spec.peerIP');
+  });
+
+  it('a missing manifest path is an error naming it; an unknown node is an error too', async () => {
+    const missing = await run(['plan', '--node', 'worker1', '--manifests', '/nonexistent/tsbgp']);
+    expect(missing.code).toBe(1);
+    expect(missing.stdout).toContain('/nonexistent/tsbgp: cannot read: ENOENT');
+    const ghost = await run(['plan', '--node', 'ghost', '--json', '--manifests', join(yb, 'base')]);
+    expect(ghost.code).toBe(1);
+    expect((JSON.parse(ghost.stdout) as PlanJson).errors.map((e) => e.message)).toEqual([expect.stringContaining('node ghost is not in the cluster state')]);
+  });
+
+  it('refused peers (TCP MD5) appear in errors, not started, with no exports', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-plan-'));
+    await writeFile(
+      join(dir, 'md5.yaml'),
+      'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: secure}\nspec: {peerIP: 192.0.2.99, asNumber: 65099, password: {secretKeyRef: {name: s, key: k}}}\n',
+    );
+    const res = await run(['plan', '--node', 'worker1', '--json', '--manifests', join(yb, 'base'), '--manifests', dir]);
+    const v = JSON.parse(res.stdout) as PlanJson;
+    expect(res.code).toBe(1);
+    expect(v.peers.find((p) => p.address === '192.0.2.99')).toMatchObject({ refused: true, exports: [] });
+    expect(v.errors).toEqual([expect.objectContaining({ kind: 'BGPPeer', name: 'secure', field: 'spec.password' })]);
+  });
+});
+
+describe('CLI flags', () => {
+  it.each([
+    [['plan', '--bogus'], "Unknown option '--bogus'"],
+    [['plan', '--manifests', 'x'], '--node is required'],
+    [['plan', '--node', 'w'], '--manifests PATH is required'],
+    [['plan', '--node'], "Option '--node <value>' argument missing"],
+    [['agent', '--node', 'w', '--manifests', 'x', '--listen-port', '70000'], '--listen-port must be a port number 1-65535'],
+    [['agent', '--node', 'w', '--manifests', 'x', '--log-level', 'loud'], '--log-level: invalid log level "loud"'],
+    [['status', '--peer', '1.2.3.4'], "Unknown option '--peer'"],
+    [['status', 'extra'], "Unexpected argument 'extra'"],
+    [['routes', '--json=3'], '--json'],
+    [['explain'], 'expected one PREFIX or NAMESPACE/SERVICE, got 0'],
+    [['explain', 'not-a-thing'], 'cannot explain "not-a-thing"'],
+  ])('%j → exit 2 naming the problem', async (argv, message) => {
+    const res = await run(argv);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(message);
+    expect(res.stdout).toBe('');
+  });
+
+  it('an unknown command exits 2 with the usage; help and version exit 0', async () => {
+    const bad = await run(['frobnicate']);
+    expect([bad.code, bad.stderr.includes('unknown command "frobnicate"'), bad.stderr.includes('usage: tsbgp')]).toEqual([2, true, true]);
+    expect((await run(['help'])).stdout).toContain('explain  PREFIX|NAMESPACE/SERVICE');
+    expect((await run(['version'])).stdout).toMatch(/^tsbgp \d+\.\d+\.\d+\n$/);
+  });
+
+  it('status with no agent listening says so and exits 1', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-cli-'));
+    const res = await run(['status', '--control', join(dir, 'none.sock')]);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`no tsbgp agent at ${join(dir, 'none.sock')}`);
+  });
+
+  it('runs as a process: node --import tsx src/agent/main.ts plan … (exit code and JSON)', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--node', 'worker1', '--json', '--manifests', ...layers(4)], { cwd: root });
+    expect((JSON.parse(stdout) as PlanJson).routes.map((r) => r.prefix)).toEqual(expectedRoutes(4, 'worker1'));
+    const bad = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--nod', 'x'], { cwd: root }).catch((e: { code: number; stderr: string }) => e);
+    expect('code' in bad && bad.code).toBe(2);
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * An in-memory SpeakerApi for agent tests: it records every call, keeps
+ * peers and originated routes, and lets a test play a peer's part
+ * (session state changes, routes received).
+ */
+import { EventEmitter } from 'eventemitter3';
+import { Prefix } from '../../src/net/index.js';
+import type {
+  AdvertisedRoute,
+  PeerOptions,
+  PeerState,
+  PeerStatus,
+  ReceivedRoute,
+  RouteAttributes,
+  SpeakerApi,
+  SpeakerEvents,
+  SpeakerOptions,
+} from '../../src/speaker/types.js';
+
+export type Call =
+  | { op: 'start' }
+  | { op: 'stop'; opts?: { message?: string; graceful?: boolean } }
+  | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
+  | { op: 'removePeer'; address: string }
+  | { op: 'originate'; prefix: string; attrs?: RouteAttributes }
+  | { op: 'withdraw'; prefix: string };
+
+const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p) : p);
+
+export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi {
+  readonly calls: Call[] = [];
+  readonly peers = new Map<string, PeerOptions>();
+  readonly routes = new Map<string, { prefix: Prefix; attrs?: RouteAttributes }>();
+  readonly states = new Map<string, { state: PeerState; since: Date }>();
+  readonly receivedRoutes: ReceivedRoute[] = [];
+  started = false;
+  stopped = false;
+
+  constructor(
+    readonly options?: SpeakerOptions,
+    private readonly now: () => Date = () => new Date(0),
+  ) {
+    super();
+  }
+
+  async start(): Promise<void> {
+    this.calls.push({ op: 'start' });
+    this.started = true;
+  }
+
+  async stop(opts?: { message?: string; graceful?: boolean }): Promise<void> {
+    this.calls.push({ op: 'stop', opts });
+    this.stopped = true;
+  }
+
+  addPeer(opts: PeerOptions): void {
+    if (this.peers.has(opts.address)) throw new Error(`peer ${opts.address} already exists`);
+    if (opts.password !== undefined || opts.ttlSecurity !== undefined) throw new Error('unsupported transport setting');
+    this.calls.push({ op: 'addPeer', opts });
+    this.peers.set(opts.address, opts);
+    this.states.set(opts.address, { state: 'Idle', since: this.now() });
+  }
+
+  updatePeer(opts: PeerOptions): void {
+    if (!this.peers.has(opts.address)) throw new Error(`no peer ${opts.address}`);
+    this.calls.push({ op: 'updatePeer', opts });
+    this.peers.set(opts.address, opts);
+  }
+
+  async removePeer(address: string): Promise<void> {
+    if (!this.peers.has(address)) throw new Error(`no peer ${address}`);
+    this.calls.push({ op: 'removePeer', address });
+    this.peers.delete(address);
+    this.states.delete(address);
+  }
+
+  originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
+    const p = toPrefix(prefix);
+    this.calls.push({ op: 'originate', prefix: p.toString(), attrs });
+    this.routes.set(p.toString(), { prefix: p, attrs });
+  }
+
+  withdraw(prefix: Prefix | string): void {
+    const p = toPrefix(prefix);
+    this.calls.push({ op: 'withdraw', prefix: p.toString() });
+    this.routes.delete(p.toString());
+  }
+
+  status(): readonly PeerStatus[] {
+    return [...this.peers.values()].map((o) => {
+      const s = this.states.get(o.address) ?? { state: 'Idle' as const, since: this.now() };
+      return {
+        address: o.address,
+        port: o.port ?? 179,
+        asn: o.asn,
+        description: o.description,
+        state: s.state,
+        since: s.since,
+        counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0, prefixesReceived: 0, prefixesAccepted: 0, prefixesAdvertised: this.routes.size },
+      };
+    });
+  }
+
+  /** Every originated route goes to every peer (the fake has no policy). */
+  advertised(peer: string): readonly AdvertisedRoute[] {
+    if (!this.peers.has(peer)) return [];
+    return [...this.routes.values()].map(({ prefix, attrs }) => ({
+      prefix,
+      asPath: [],
+      communities: (attrs?.communities ?? []).map(String),
+      largeCommunities: [...(attrs?.largeCommunities ?? [])],
+    }));
+  }
+
+  received(peer?: string): readonly ReceivedRoute[] {
+    return this.receivedRoutes.filter((r) => peer === undefined || r.peer === peer);
+  }
+
+  // The speaker branch adds policies and route refresh to SpeakerApi; the
+  // fake accepts them (parameters typed loosely so it fits either version).
+  readonly policies = new Map<string, unknown>();
+  definePolicy(name: string, definition: unknown): void {
+    this.policies.set(name, definition);
+  }
+  definePolicies(config: unknown): void {
+    this.policies.set('*', config);
+  }
+  requestRouteRefresh(address: string): void {
+    if (!this.peers.has(address)) throw new Error(`no peer ${address}`);
+  }
+
+  // ---- the peer's side, for tests ----
+
+  setState(address: string, state: PeerState, at: Date = this.now()): void {
+    const prev = this.states.get(address);
+    if (!prev) throw new Error(`no peer ${address}`);
+    this.states.set(address, { state, since: at });
+    const status = this.status().find((s) => s.address === address)!;
+    this.emit('stateChange', status, prev.state);
+    if (state === 'Established') this.emit('peerUp', status);
+    else if (prev.state === 'Established') this.emit('peerDown', status, 'test');
+  }
+
+  receive(peer: string, prefix: string, communities: string[] = []): void {
+    const route: ReceivedRoute = { peer, prefix: Prefix.parse(prefix), asPath: [], communities, largeCommunities: [], best: true, stale: false };
+    const i = this.receivedRoutes.findIndex((r) => r.peer === peer && r.prefix.equals(route.prefix));
+    if (i >= 0) this.receivedRoutes.splice(i, 1);
+    this.receivedRoutes.push(route);
+    this.emit('routeReceived', route);
+  }
+
+  lose(peer: string, prefix: string): void {
+    const p = Prefix.parse(prefix);
+    const i = this.receivedRoutes.findIndex((r) => r.peer === peer && r.prefix.equals(p));
+    if (i >= 0) this.receivedRoutes.splice(i, 1);
+    this.emit('routeWithdrawn', peer, p);
+  }
+
+  /** Applies reconcile operations the way the agent does (for pure-layer tests). */
+  opsSince(mark: number): Call[] {
+    return this.calls.slice(mark);
+  }
+}

@@ -1,0 +1,192 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { applyOperations } from '../../src/agent/apply.js';
+import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
+import { Address } from '../../src/net/index.js';
+import { FakeSpeaker } from './fake-speaker.js';
+import { peer, plan, route } from './plans.js';
+
+describe('peerOptions', () => {
+  it('maps every planned setting onto the speaker options', () => {
+    const o = peerOptions(
+      peer('192.0.2.20', {
+        port: 1790,
+        asn: 65001,
+        localAsn: 64600,
+        passive: true,
+        maxRestartTime: 300,
+        routeReflectorClient: true,
+        nextHopMode: 'Keep',
+        numAllowedLocalASNumbers: 2,
+        sourceAddress: Address.parse('192.0.2.1'),
+        keepaliveTime: 20,
+      }),
+    );
+    expect(o).toEqual({
+      address: '192.0.2.20',
+      port: 1790,
+      asn: 65001,
+      localAsn: 64600,
+      description: 'Global_p_192.0.2.20 (global)',
+      families: ['ipv4'],
+      passive: true,
+      gracefulRestart: { restartTime: 300 },
+      routeReflectorClient: true,
+      keepNextHop: true,
+      nextHopSelf: false,
+      keepaliveTime: 20,
+      allowOwnAs: 2,
+      localAddress: '192.0.2.1',
+    });
+  });
+
+  it('keepOriginalNextHop means keep; Self means next-hop self; IPv6 peers negotiate ipv6; GR off is false', () => {
+    expect(peerOptions(peer('192.0.2.20', { keepOriginalNextHop: true })).keepNextHop).toBe(true);
+    expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Self' }))).toMatchObject({ keepNextHop: false, nextHopSelf: true });
+    expect(peerOptions(peer('2001:db8::1')).families).toEqual(['ipv6']);
+    expect(peerOptions(peer('192.0.2.20', { gracefulRestart: false })).gracefulRestart).toBe(false);
+  });
+});
+
+describe('reconcile', () => {
+  const a = peer('192.0.2.20');
+  const b = peer('192.0.2.30', { type: 'node-to-node mesh', id: 'Mesh_w2_192.0.2.30', from: { kind: 'Node', name: 'w2' } });
+
+  it.each([
+    ['first plan adds everything', undefined, plan([route('10.0.0.0/16', ['65000:1'])], [a]), { add: ['192.0.2.20'], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] }],
+    ['identical plans: nothing', plan([route('10.0.0.0/16')], [a, b]), plan([route('10.0.0.0/16')], [a, b]), { add: [], update: [], remove: [], originate: [], withdraw: [] }],
+    ['a route goes, another comes', plan([route('10.0.0.0/16')], [a]), plan([route('10.1.0.0/16')], [a]), { add: [], update: [], remove: [], originate: ['10.1.0.0/16'], withdraw: ['10.0.0.0/16'] }],
+    ['communities changed: re-originate only', plan([route('10.0.0.0/16', ['65000:1'])]), plan([route('10.0.0.0/16', ['65000:2'])]), { add: [], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] }],
+    ['a peer removed', plan([], [a, b]), plan([], [b]), { add: [], update: [], remove: ['192.0.2.20'], originate: [], withdraw: [] }],
+    ['a peer AS changed: update', plan([], [a]), plan([], [{ ...a, asn: 65009 }]), { add: [], update: ['192.0.2.20'], remove: [], originate: [], withdraw: [] }],
+    ['a peer now refused: removed', plan([], [a]), plan([], [{ ...a, refused: true, refusedSettings: [{ field: 'spec.password', message: 'TCP MD5 is not available' }] }]), { add: [], update: [], remove: ['192.0.2.20'], originate: [], withdraw: [] }],
+  ] as const)('%s', (_name, prev, next, want) => {
+    const ops = reconcile(prev, next);
+    expect({
+      add: ops.addPeers.map((p) => p.options.address),
+      update: ops.updatePeers.map((p) => p.options.address),
+      remove: [...ops.removePeers],
+      originate: ops.originate.map((r) => r.prefix.toString()),
+      withdraw: ops.withdraw.map((p) => p.toString()),
+    }).toEqual(want);
+  });
+
+  it('carries the communities of a re-originated route', () => {
+    const ops = reconcile(plan([route('10.0.0.0/16', ['65000:1'])]), plan([route('10.0.0.0/16', ['65000:2', '65000:3'])]));
+    expect(ops.originate[0].attrs).toEqual({ origin: 'igp', communities: ['65000:2', '65000:3'] });
+  });
+
+  it('a description-only change is an update naming only that field (no session reset)', () => {
+    const ops = reconcile(plan([], [a]), plan([], [{ ...a, id: 'Global_other_192.0.2.20' }]));
+    expect(ops.updatePeers.map((u) => u.changed)).toEqual([['description']]);
+    expect(ops.addPeers).toEqual([]);
+  });
+
+  it('a policy-only change (filter list) is an update naming only exportPolicies', () => {
+    const f1 = peer('192.0.2.50', { filters: ['a'] });
+    const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]), { filters: true });
+    expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies']]]);
+  });
+
+  it('password and ttlSecurity peers are not added and come back as refusals', () => {
+    const bad = peer('192.0.2.40', {
+      refused: true,
+      refusedSettings: [
+        { field: 'spec.password', message: 'TCP MD5 is not available in Node.js' },
+        { field: 'spec.ttlSecurity', message: 'GTSM is not available in Node.js' },
+      ],
+    });
+    const ops = reconcile(undefined, plan([], [a, bad]));
+    expect(ops.addPeers.map((p) => p.options.address)).toEqual(['192.0.2.20']);
+    expect(ops.refusedPeers.map((r) => [r.address, r.field])).toEqual([
+      ['192.0.2.40', 'spec.password'],
+      ['192.0.2.40', 'spec.ttlSecurity'],
+    ]);
+  });
+
+  it('peers naming BGPFilters are refused when the speaker cannot apply filters, run when it can', () => {
+    const filtered = peer('192.0.2.50', { filters: ['only-pools'] });
+    expect(reconcile(undefined, plan([], [filtered])).addPeers).toEqual([]);
+    expect(reconcile(undefined, plan([], [filtered])).refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50' });
+    expect(reconcile(undefined, plan([], [filtered]), { filters: true }).addPeers[0].options.exportPolicies).toEqual(['only-pools']);
+  });
+
+  it('a second peering to the same address is refused (the speaker keys peers by address)', () => {
+    const ops = reconcile(undefined, plan([], [a, { ...a, id: 'Node_x_192.0.2.20', port: 1790 }]));
+    expect(ops.addPeers).toHaveLength(1);
+    expect(ops.refusedPeers[0].message).toContain('already peered by Global_p_192.0.2.20');
+  });
+});
+
+// ---- property: applying A→B to a speaker holding A yields B ----
+
+const ADDRS = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '2001:db8::1', '2001:db8::2'];
+const PREFIXES = ['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24', '198.18.0.0/16', '203.0.113.10/32', '2001:db8:1::/48', '2001:db8:1::5/128'];
+const COMMS = ['65000:1', '65000:2', '64512:300'];
+
+const arbRoutes = fc.uniqueArray(fc.record({ prefix: fc.constantFrom(...PREFIXES), comms: fc.subarray(COMMS) }), { selector: (r) => r.prefix, maxLength: PREFIXES.length }).map((rs) => rs.map((r) => route(r.prefix, r.comms)));
+const arbPeers = fc
+  .uniqueArray(
+    fc.record({
+      address: fc.constantFrom(...ADDRS),
+      asn: fc.constantFrom(64512, 65000),
+      port: fc.constantFrom(179, 1790),
+      passive: fc.boolean(),
+      gr: fc.boolean(),
+      rr: fc.boolean(),
+      refused: fc.boolean(),
+      desc: fc.constantFrom('a', 'b'),
+    }),
+    { selector: (p) => p.address, maxLength: ADDRS.length },
+  )
+  .map((ps) =>
+    ps.map((p) =>
+      peer(p.address, {
+        id: `Global_${p.desc}_${p.address}`,
+        asn: p.asn,
+        port: p.port,
+        passive: p.passive,
+        gracefulRestart: p.gr,
+        routeReflectorClient: p.rr,
+        refused: p.refused,
+        refusedSettings: p.refused ? [{ field: 'spec.password', message: 'no MD5' }] : [],
+      }),
+    ),
+  );
+const arbPlan = fc.tuple(arbRoutes, arbPeers).map(([r, p]) => plan(r, p));
+
+function speakerView(s: FakeSpeaker) {
+  return {
+    routes: [...s.routes.entries()].map(([p, r]) => [p, r.attrs?.communities ?? []]).sort(),
+    peers: [...s.peers.values()].sort((x, y) => (x.address < y.address ? -1 : 1)),
+  };
+}
+
+function planView(p: ReturnType<typeof plan>) {
+  return {
+    routes: p.routes.map((r) => [r.prefix.toString(), r.communities.map((c) => c.text)]).sort(),
+    peers: p.peers.filter((x) => !x.refused).map(peerOptions).sort((x, y) => (x.address < y.address ? -1 : 1)),
+  };
+}
+
+describe('reconcile property', () => {
+  it('applying the operations of A→B to a speaker holding A yields exactly B', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbPlan, arbPlan, async (A, B) => {
+        const s = new FakeSpeaker();
+        expect(await applyOperations(s, reconcile(undefined, A))).toEqual([]);
+        expect(speakerView(s)).toEqual(planView(A));
+        const mark = s.calls.length;
+        expect(await applyOperations(s, reconcile(A, B))).toEqual([]);
+        expect(speakerView(s)).toEqual(planView(B));
+        // Untouched peers see no call at all.
+        const touched = new Set(s.calls.slice(mark).flatMap((c) => ('opts' in c && c.opts && 'address' in c.opts ? [c.opts.address] : 'address' in c ? [c.address] : [])));
+        for (const p of B.peers) {
+          const old = A.peers.find((q) => q.address.equals(p.address));
+          if (old && !old.refused && !p.refused && JSON.stringify(peerOptions(old)) === JSON.stringify(peerOptions(p))) expect(touched.has(p.address.toString())).toBe(false);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

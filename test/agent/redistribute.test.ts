@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { desiredRedistribution, isLocalPeer, redistributionOps } from '../../src/agent/redistribute.js';
+import type { Plan } from '../../src/kubernetes/index.js';
+import { Prefix } from '../../src/net/index.js';
+import type { ReceivedRoute } from '../../src/speaker/types.js';
+import { peer, plan, route } from './plans.js';
+
+function withPool(p: Plan): Plan {
+  return { ...p, exportAllowList: { ...p.exportAllowList, pools: [{ name: 'lb', cidr: Prefix.parse('198.51.100.0/24'), disabled: true, disableBGPExport: false }], serviceRanges: [{ prefix: Prefix.parse('198.18.0.0/16'), field: 'serviceClusterIPs' }] } };
+}
+
+const rx = (peerAddr: string, prefix: string, over: Partial<ReceivedRoute> = {}): ReceivedRoute => ({ peer: peerAddr, prefix: Prefix.parse(prefix), asPath: [], communities: [], largeCommunities: [], best: false, stale: false, ...over });
+
+describe('redistribution', () => {
+  const p = withPool(plan([route('198.18.0.0/16')], [peer('127.0.0.1'), peer('192.0.2.1', { id: 'Node_self' }), peer('192.0.2.20'), peer('::1')]));
+
+  it('local peers: loopback (v4 and v6) and the node’s own address', () => {
+    expect(['127.0.0.1', '127.1.2.3', '::1', '192.0.2.1', '192.0.2.20', '2001:db8::1', 'junk'].map((a) => isLocalPeer(p, a))).toEqual([true, true, true, true, false, false, false]);
+  });
+
+  it('takes what the built-in export accepts from local peers only; a disabled pool is the allow-list', () => {
+    const got = desiredRedistribution(p, [
+      rx('127.0.0.1', '198.51.100.7/32', { communities: ['65000:1'] }),
+      rx('192.0.2.20', '198.51.100.8/32'), // not local
+      rx('127.0.0.1', '10.0.0.1/32'), // outside every pool and range
+      rx('127.0.0.1', '198.18.0.0/16'), // the plan originates it itself
+      rx('127.0.0.1', '198.18.5.5/32', { stale: true }), // inside a service range; stale kept
+    ]);
+    expect(got).toEqual([
+      { prefix: Prefix.parse('198.18.5.5/32'), from: '127.0.0.1', communities: [] },
+      { prefix: Prefix.parse('198.51.100.7/32'), from: '127.0.0.1', communities: ['65000:1'] },
+    ]);
+  });
+
+  it('one route per prefix: the best one wins', () => {
+    const got = desiredRedistribution(p, [rx('127.0.0.1', '198.51.100.7/32', { communities: ['1:1'] }), rx('192.0.2.1', '198.51.100.7/32', { communities: ['2:2'], best: true })]);
+    expect(got.map((r) => [r.from, r.communities])).toEqual([['192.0.2.1', ['2:2']]]);
+  });
+
+  it('ops: originate new and changed, withdraw gone, forget (no withdraw) what the plan now originates', () => {
+    const cur = new Map([
+      ['198.51.100.1/32', { prefix: Prefix.parse('198.51.100.1/32'), from: '127.0.0.1', communities: [] }],
+      ['198.51.100.2/32', { prefix: Prefix.parse('198.51.100.2/32'), from: '127.0.0.1', communities: ['1:1'] }],
+      ['198.51.100.3/32', { prefix: Prefix.parse('198.51.100.3/32'), from: '127.0.0.1', communities: [] }],
+    ]);
+    const next = withPool(plan([route('198.51.100.3/32')], [...p.peers]));
+    const ops = redistributionOps(cur, [{ prefix: Prefix.parse('198.51.100.2/32'), from: '127.0.0.1', communities: ['1:2'] }, { prefix: Prefix.parse('198.51.100.4/32'), from: '127.0.0.1', communities: [] }], next);
+    expect(ops.originate.map((r) => r.prefix.toString())).toEqual(['198.51.100.2/32', '198.51.100.4/32']);
+    expect(ops.withdraw.map(String)).toEqual(['198.51.100.1/32']);
+    expect(ops.forget).toEqual(['198.51.100.3/32']);
+  });
+});

@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import type { StatusJson } from '../../src/agent/agent.js';
+import { renderExplain, renderStatusJson } from '../../src/agent/render.js';
+import { loadLayers } from '../../src/agent/sources.js';
+import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
+import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
+import { Prefix } from '../../src/net/index.js';
+
+const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
+const STEPS = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
+
+async function planAt(step: number, node: string): Promise<Plan> {
+  const { resources } = await loadLayers([join(yb, 'base'), ...STEPS.slice(0, step)]);
+  return plan(stateOf(resources), node);
+}
+
+describe('layers', () => {
+  it('a later layer replaces a resource of an earlier one without a duplicate error', async () => {
+    const { resources, issues } = await loadLayers([join(yb, 'base'), STEPS[0], STEPS[2]]);
+    expect(issues.filter((i) => i.severity === 'error')).toEqual([]);
+    const cfg = resources.find((r) => r.kind === 'BGPConfiguration' && r.name === 'default')!;
+    expect(cfg.kind === 'BGPConfiguration' && cfg.serviceExternalIPs.map(String)).toEqual(['203.0.113.0/24']);
+  });
+});
+
+describe('explain', () => {
+  it('a Service whose external IP is refused on this node: the refusal, the rule, and the cluster IP covered by the range', async () => {
+    const p = await planAt(4, 'worker2');
+    const x = explain(p, 'yaobank/customer', [], () => true);
+    expect(x.service).toBe('yaobank/customer');
+    expect(x.prefixes).toEqual([]);
+    expect(x.refused).toEqual([expect.objectContaining({ ip: '203.0.113.10', reason: 'not-local' })]);
+    expect(x.summary).toContain('203.0.113.10: not advertised (not-local: externalTrafficPolicy=Local and no endpoint runs on node worker2)');
+    const ip = explain(p, '203.0.113.10');
+    expect(ip.prefixes[0]).toMatchObject({
+      prefix: '203.0.113.10/32',
+      planned: null,
+      coveredBy: [expect.objectContaining({ prefix: '203.0.113.0/24' })],
+      allowList: [{ kind: 'serviceRange', name: 'serviceExternalIPs', cidr: '203.0.113.0/24' }],
+      export: { accept: true, reason: 'inside serviceExternalIPs 203.0.113.0/24' },
+    });
+    expect(ip.summary).toContain('not-local');
+    expect(ip.prefixes[0].peers.map((q) => [q.address, q.exported])).toEqual([
+      ['192.0.2.10', false],
+      ['192.0.2.12', false],
+      ['192.0.2.20', false],
+    ]);
+  });
+
+  it('the same Service on worker1: each /32 with its rule and the peers it goes to', async () => {
+    const p = await planAt(4, 'worker1');
+    const x = explain(p, 'yaobank/customer');
+    expect(x.prefixes.map((e) => e.prefix)).toEqual(['198.18.217.62/32', '203.0.113.10/32']);
+    const ext = x.prefixes[1];
+    expect(ext.planned!.reasons[0]).toMatchObject({ kind: 'Service', source: 'externalIP', rule: 'externalTrafficPolicy=Local with a ready local endpoint' });
+    expect(ext.peers.every((q) => q.exported && q.why.startsWith('built-in export accepts: originated by this node'))).toBe(true);
+    expect(ext.peers.find((q) => q.type === 'node-to-node mesh')!.why).toContain('mesh peers get the built-in export only');
+    const text = renderExplain(x);
+    expect(text).toContain('→ 192.0.2.20 (global): exported');
+    expect(text).toContain('allow-list: serviceRange serviceExternalIPs 203.0.113.0/24');
+  });
+
+  it('a prefix outside everything, an unknown Service, an IPv6 prefix, and a bad query', async () => {
+    const p = await planAt(1, 'worker1');
+    const out = explain(p, '10.9.0.0/16');
+    expect(out.prefixes[0].export).toEqual({ accept: false, reason: 'not inside any IP pool or service range' });
+    expect(out.summary).toBe('not advertised: no Service, pool block or range on this node plans it');
+    expect(explain(p, 'default/nope', [], () => false).summary).toBe('Service default/nope is not in the cluster state');
+    expect(explain(p, '2001:db8::1').prefixes[0].peers[0].why).toBe('IPv6 prefix, IPv4 session');
+    expect(() => parseExplainQuery('a/b/c')).toThrow('cannot explain "a/b/c"');
+    expect(() => parseExplainQuery('198.18.0.1/16')).toThrow('host bits set');
+    expect(parseExplainQuery('198.18.0.1')).toEqual({ prefix: Prefix.parse('198.18.0.1/32') });
+  });
+});
+
+describe('planJson', () => {
+  it('a disableBGPExport pool hides a planned route from every peer export', async () => {
+    const p = await planAt(1, 'worker1');
+    const hidden: Plan = { ...p, exportAllowList: { ...p.exportAllowList, pools: [{ name: 'quiet', cidr: Prefix.parse('198.18.0.0/16'), disabled: false, disableBGPExport: true }] } };
+    const v = planJson(hidden);
+    expect(v.routes.map((r) => r.prefix)).toContain('198.18.0.0/16');
+    for (const peer of v.peers) expect(peer.exports).not.toContain('198.18.0.0/16');
+  });
+});
+
+describe('renderStatusJson', () => {
+  it('the calicoctl table, then configuration errors and refused advertisements', () => {
+    const s: StatusJson = {
+      version: 1,
+      node: 'worker2',
+      running: true,
+      startedAt: '2026-12-02T09:00:00.000Z',
+      speaker: { asn: 64512, routerId: '192.0.2.11', listenPort: 179 },
+      peers: [
+        { id: 'Global_host1_192_0_2_20', address: '192.0.2.20', port: 179, asn: 65000, family: 4, type: 'global', state: 'Active', since: '2026-12-01T09:00:00.000Z', info: 'Socket: Connection refused', refused: false },
+        { id: 'Node_x', address: '2001:db8::9', port: 179, asn: 65009, family: 6, type: 'node specific', state: 'Idle', since: '2026-12-02T09:00:00.000Z', info: 'Not started: TCP MD5 passwords cannot be set', refused: true },
+      ],
+      errors: [{ file: '/m/peers.yaml', kind: 'BGPPeer', namespace: null, name: 'x', field: 'spec.password', message: 'TCP MD5 passwords cannot be set' }],
+      refused: [{ service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: 'no local endpoint' }],
+    };
+    const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
+    expect(text).toContain('tsbgp agent is running (node worker2).');
+    expect(text).toMatch(/\| 192\.0\.2\.20 +\| global +\| start +\| 2026-12-01 +\| Active Socket: Connection refused +\|/);
+    expect(text).toMatch(/\| 2001:db8::9 +\| node specific +\| down +\| 09:00:00 +\| Idle Not started: TCP MD5/);
+    expect(text).toContain('Configuration errors:\n  /m/peers.yaml: BGPPeer x: spec.password: TCP MD5 passwords cannot be set');
+    expect(text).toContain('Refused advertisements:\n  yaobank/customer externalIP 203.0.113.10: not-local (no local endpoint)');
+  });
+});
