@@ -1,5 +1,6 @@
 import type { Address, Family } from './address.js';
 import { Prefix, wordMask } from './prefix.js';
+import { V4Index } from './trie-v4-index.js';
 
 /** One stored prefix and its value, as handed out by lookups (no copy is made). */
 export interface TrieEntry<V> {
@@ -24,6 +25,8 @@ class Node<V> implements TrieEntry<V> {
   value: V = undefined as V;
   left: Node<V> | null = null;
   right: Node<V> | null = null;
+  /** Id in the IPv4 lookup index while this node holds a value and the index exists. */
+  id4 = -1;
 
   constructor(readonly prefix: Prefix) {
     this.w0 = prefix.w0;
@@ -85,6 +88,8 @@ export class PrefixTrie<V> {
   private readonly root4: Node<V> = new Node(Prefix.v4(0, 0));
   private readonly root6: Node<V> = new Node(Prefix.v6(0, 0, 0, 0, 0));
   private count = 0;
+  /** Built on the first IPv4 address lookup, then kept up to date by set/delete. */
+  private index4: V4Index<Node<V>> | null = null;
 
   get size(): number {
     return this.count;
@@ -100,9 +105,12 @@ export class PrefixTrie<V> {
     let node = this.rootOf(prefix.family);
     for (;;) {
       if (node.len === plen) {
-        if (!node.has) this.count++;
-        node.has = true;
         node.value = value;
+        if (!node.has) {
+          this.count++;
+          node.has = true;
+          this.indexAdd(node);
+        }
         return this;
       }
       const b = bitOf(w0, w1, w2, w3, node.len);
@@ -137,7 +145,12 @@ export class PrefixTrie<V> {
     n.has = true;
     n.value = value;
     this.count++;
+    this.indexAdd(n);
     return n;
+  }
+
+  private indexAdd(n: Node<V>): void {
+    if (this.index4 !== null && n.prefix.family === 4) n.id4 = this.index4.insert(n.w0, n.len, n);
   }
 
   private attach(parent: Node<V>, bit: number, child: Node<V> | null): void {
@@ -177,10 +190,12 @@ export class PrefixTrie<V> {
     const { w0, w1, w2, w3, length: plen } = prefix;
     let grand: Node<V> | null = null;
     let parent: Node<V> | null = null;
+    let cover: Node<V> | null = null;
     let node: Node<V> | null = this.rootOf(prefix.family);
     while (node.len < plen) {
       const next: Node<V> | null = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
       if (next === null || next.len > plen || !nodeMatches(next, w0, w1, w2, w3)) return false;
+      if (node.has) cover = node;
       grand = parent;
       parent = node;
       node = next;
@@ -189,6 +204,10 @@ export class PrefixTrie<V> {
     node.has = false;
     node.value = undefined as V;
     this.count--;
+    if (this.index4 !== null && node.id4 >= 0) {
+      this.index4.remove(node.w0, node.len, node.id4, cover === null ? -1 : cover.id4, cover === null ? 0 : cover.len);
+      node.id4 = -1;
+    }
     if (parent === null) return true; // a root stays as the family's anchor
     if (node.left !== null && node.right !== null) return true; // becomes glue
     const only = node.left ?? node.right;
@@ -210,21 +229,30 @@ export class PrefixTrie<V> {
       r.left = r.right = null;
       r.has = false;
       r.value = undefined as V;
+      r.id4 = -1;
     }
     this.count = 0;
+    this.index4 = null;
   }
 
-  /** Longest-prefix match of an IPv4 address given as a 32-bit number. */
+  /** Longest-prefix match of an IPv4 address given as a 32-bit number (at most three array reads). */
   lookupV4(value: number): TrieEntry<V> | undefined {
-    const v = value >>> 0;
-    let node: Node<V> | null = this.root4;
-    let best: Node<V> | undefined = node.has ? node : undefined;
-    while (node.len < 32) {
-      node = (v >>> (31 - node.len)) & 1 ? node.right : node.left;
-      if (node === null || ((v ^ node.w0) & node.mask0) !== 0) break;
-      if (node.has) best = node;
+    // Only >>> and & read `value`, so signed or unsigned 32-bit input both work.
+    const ix = this.index4;
+    return ix === null ? this.buildIndex4().lookup(value) : ix.lookup(value);
+  }
+
+  private buildIndex4(): V4Index<Node<V>> {
+    const index = new V4Index<Node<V>>();
+    const stack: Node<V>[] = [this.root4];
+    while (stack.length > 0) {
+      const n = stack.pop()!;
+      if (n.has) n.id4 = index.insert(n.w0, n.len, n);
+      if (n.right !== null) stack.push(n.right);
+      if (n.left !== null) stack.push(n.left);
     }
-    return best;
+    this.index4 = index;
+    return index;
   }
 
   /** Longest-prefix match of an address, or of a prefix (the longest stored prefix containing it). */

@@ -80,6 +80,8 @@ const show = (es: Iterable<{ prefix: Prefix; value: number }>) => [...es].map((e
 function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) {
   const trie = new PrefixTrie<number>();
   const naive = new NaiveMap();
+  // Build the IPv4 index up front half of the time, so it is also checked while kept up to date.
+  if (ops.length % 2 === 0) trie.lookupV4(0);
   for (const o of ops) {
     if (o.kind === 'set') {
       trie.set(o.prefix, o.value);
@@ -88,6 +90,13 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
       expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
     }
     expect(trie.size).toBe(naive.items.length);
+    if (o.prefix.family === 4) {
+      for (const a of [o.prefix.network, ...addresses.filter((x) => x.family === 4).slice(0, 3)]) {
+        const want = naive.lookup(a);
+        const got = trie.lookupV4(a.w0);
+        expect(got && `${got.prefix}=${got.value}`).toBe(want && `${want.prefix}=${want.value}`);
+      }
+    }
   }
   expect(show(trie)).toEqual(show(naive.sorted()));
   const probes = [...queries, ...ops.map((o) => o.prefix)];
