@@ -17,6 +17,9 @@ export interface PrefixRange {
  */
 type LengthMask = Uint32Array;
 
+/** Below this many ranges a walk over the ancestors is cheap and needs no lookup index. */
+const FLAT_THRESHOLD = 64;
+
 function lengthAllowed(mask: LengthMask, len: number): boolean {
   return ((mask[len >>> 5] >>> (len & 31)) & 1) === 1;
 }
@@ -28,6 +31,15 @@ function lengthAllowed(mask: LengthMask, len: number): boolean {
 export class PrefixSet {
   private readonly trie = new PrefixTrie<LengthMask>();
   private readonly list: PrefixRange[] = [];
+  /**
+   * For large sets: each stored prefix mapped to the OR of its own and all its
+   * ancestors' masks. A prefix q then matches iff bit q.length is set in the
+   * entry of the longest stored prefix containing q's address (a mask never
+   * holds lengths shorter than its own prefix, so longer entries that contain
+   * the address but not q cannot add a false bit). With the trie's IPv4 index
+   * that is three array reads. Rebuilt lazily after `add`.
+   */
+  private flat: PrefixTrie<LengthMask> | null = null;
 
   constructor(ranges: Iterable<PrefixRange | string> = []) {
     for (const r of ranges) this.add(r);
@@ -46,12 +58,34 @@ export class PrefixSet {
     }
     for (let l = r.ge; l <= r.le; l++) mask[l >>> 5] |= 1 << (l & 31);
     this.list.push(r);
+    this.flat = null;
     return this;
   }
 
   /** True when `prefix` lies inside some entry's prefix with its length in that entry's [ge, le]. */
   matches(prefix: Prefix): boolean {
-    return this.trie.someCovering(prefix, lengthAllowed, prefix.length);
+    if (this.list.length < FLAT_THRESHOLD) return this.trie.someCovering(prefix, lengthAllowed, prefix.length);
+    const flat = this.flat ?? this.buildFlat();
+    const e = prefix.family === 4 ? flat.lookupV4(prefix.w0) : flat.lookup(prefix);
+    return e !== undefined && lengthAllowed(e.value, prefix.length);
+  }
+
+  private buildFlat(): PrefixTrie<LengthMask> {
+    const flat = new PrefixTrie<LengthMask>();
+    // Entries come ancestors first, so a stack of open ancestors gives each one's cumulative mask.
+    const stack: { prefix: Prefix; mask: LengthMask }[] = [];
+    for (const { prefix, value } of this.trie) {
+      while (stack.length > 0 && !stack[stack.length - 1].prefix.contains(prefix)) stack.pop();
+      const mask = Uint32Array.from(value);
+      if (stack.length > 0) {
+        const up = stack[stack.length - 1].mask;
+        for (let i = 0; i < mask.length; i++) mask[i] |= up[i];
+      }
+      stack.push({ prefix, mask });
+      flat.set(prefix, mask);
+    }
+    this.flat = flat;
+    return flat;
   }
 
   /** The ranges as added (duplicates kept). */

@@ -21,6 +21,9 @@ class Node<V> implements TrieEntry<V> {
   readonly len: number;
   /** Mask of the top `len` bits of w0 (IPv4 fast path). */
   readonly mask0: number;
+  /** Index of the word holding the last prefix bit, and the mask of that word's prefix bits. */
+  readonly lastWord: number;
+  readonly lastMask: number;
   has = false;
   value: V = undefined as V;
   left: Node<V> | null = null;
@@ -35,6 +38,8 @@ class Node<V> implements TrieEntry<V> {
     this.w3 = prefix.w3;
     this.len = prefix.length;
     this.mask0 = wordMask(prefix.length);
+    this.lastWord = prefix.length === 0 ? 0 : (prefix.length - 1) >>> 5;
+    this.lastMask = wordMask(prefix.length - 32 * this.lastWord);
   }
 }
 
@@ -65,6 +70,16 @@ function nodeMatches<V>(n: Node<V>, w0: number, w1: number, w2: number, w3: numb
   if (((w2 ^ n.w2) & wordMask(len - 64)) !== 0) return false;
   if (len <= 96) return true;
   return ((w3 ^ n.w3) & wordMask(len - 96)) === 0;
+}
+
+/**
+ * Like nodeMatches, for a walk that already knows every bit before word
+ * `from` matches: in a path-compressed walk this is usually one compare.
+ */
+function matchesFrom<V>(n: Node<V>, from: number, w0: number, w1: number, w2: number, w3: number): boolean {
+  const last = n.lastWord;
+  for (let k = from; k < last; k++) if (wordOf(n.w0, n.w1, n.w2, n.w3, k) !== wordOf(w0, w1, w2, w3, k)) return false;
+  return ((wordOf(n.w0, n.w1, n.w2, n.w3, last) ^ wordOf(w0, w1, w2, w3, last)) & n.lastMask) === 0;
 }
 
 function truncate(family: Family, w0: number, w1: number, w2: number, w3: number, len: number): Prefix {
@@ -263,8 +278,9 @@ export class PrefixTrie<V> {
     let node: Node<V> | null = this.rootOf(target.family);
     let best: Node<V> | undefined = node.has ? node : undefined;
     while (node.len < tlen) {
+      const from = node.len >>> 5;
       node = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
-      if (node === null || node.len > tlen || !nodeMatches(node, w0, w1, w2, w3)) break;
+      if (node === null || node.len > tlen || !matchesFrom(node, from, w0, w1, w2, w3)) break;
       if (node.has) best = node;
     }
     return best;
@@ -280,8 +296,9 @@ export class PrefixTrie<V> {
     let node: Node<V> | null = this.rootOf(target.family);
     if (node.has && test(node.value, arg)) return true;
     while (node.len < tlen) {
+      const from = node.len >>> 5;
       node = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
-      if (node === null || node.len > tlen || !nodeMatches(node, w0, w1, w2, w3)) return false;
+      if (node === null || node.len > tlen || !matchesFrom(node, from, w0, w1, w2, w3)) return false;
       if (node.has && test(node.value, arg)) return true;
     }
     return false;
@@ -295,8 +312,9 @@ export class PrefixTrie<V> {
     let node: Node<V> | null = this.rootOf(target.family);
     if (node.has) out.push(node);
     while (node.len < tlen) {
+      const from = node.len >>> 5;
       node = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
-      if (node === null || node.len > tlen || !nodeMatches(node, w0, w1, w2, w3)) break;
+      if (node === null || node.len > tlen || !matchesFrom(node, from, w0, w1, w2, w3)) break;
       if (node.has) out.push(node);
     }
     return out;

@@ -71,7 +71,7 @@ describe('PrefixSet', () => {
 
   it('agrees with a linear scan over its ranges', () => {
     fc.assert(
-      fc.property(fc.array(range, { maxLength: 30 }), fc.array(fc.oneof(v4, v6), { maxLength: 30 }), (ranges, probes) => {
+      fc.property(fc.array(range, { maxLength: 100 }), fc.array(fc.oneof(v4, v6), { maxLength: 30 }), (ranges, probes) => {
         const s = new PrefixSet(ranges);
         for (const q of [...probes, ...ranges.map((r) => r.prefix)]) {
           const want = ranges.some((r) => r.prefix.contains(q) && q.length >= r.ge && q.length <= r.le);
@@ -79,6 +79,24 @@ describe('PrefixSet', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('agrees with a linear scan for large sets (flattened index), also after more adds', () => {
+    fc.assert(
+      fc.property(fc.array(range, { minLength: 64, maxLength: 150 }), fc.array(range, { maxLength: 20 }), fc.array(fc.oneof(v4, v6), { maxLength: 40 }), (ranges, more, probes) => {
+        const s = new PrefixSet(ranges);
+        const check = (all: PrefixRange[]) => {
+          for (const q of [...probes, ...all.map((r) => r.prefix)]) {
+            const want = all.some((r) => r.prefix.contains(q) && q.length >= r.ge && q.length <= r.le);
+            expect(s.matches(q)).toBe(want);
+          }
+        };
+        check(ranges);
+        for (const r of more) s.add(r);
+        check([...ranges, ...more]);
+      }),
+      { numRuns: 100 },
     );
   });
 });
