@@ -1,0 +1,108 @@
+/**
+ * Export rules toward one kind of peer (RFC 4271 §9.1.3, RFC 4456, RFC 1997),
+ * applied before the peer's export policy. Depends only on the path and the
+ * group settings, never on the prefix, so a group can memoise it per path.
+ */
+import { Address } from '../net/address.js';
+import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
+import type { AsPathSegment, PathAttributes } from '../wire/types.js';
+import type { Path } from './path.js';
+import type { PeerType } from './ports.js';
+
+/** Everything about the receiving peer(s) the rules look at; part of the update-group key. */
+export interface ExportSettings {
+  readonly type: PeerType;
+  readonly peerAsn: number;
+  /** The AS we present to this peer (per-peer local AS, else ours). */
+  readonly localAsn: number;
+  /** Our BGP identifier as a dotted quad. */
+  readonly routerId: string;
+  /** Set when we are a route reflector. */
+  readonly clusterId?: Address;
+  /** The receiving iBGP peer is our route-reflector client. */
+  readonly rrClient: boolean;
+  readonly nextHopSelf: boolean;
+  /** eBGP only: pass the next hop through instead of setting ourselves. */
+  readonly keepNextHop: boolean;
+  /** eBGP only: send a MED we learned from a peer. */
+  readonly sendMed: boolean;
+  readonly defaultLocalPref: number;
+  /** Our addresses on the session, used for next-hop-self. */
+  readonly localAddressV4?: Address;
+  readonly localAddressV6?: Address;
+  readonly linkLocalV6?: Address;
+  /** Addresses of the receiving peers (split horizon). */
+  readonly members: readonly string[];
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The attributes to send for `path` under `s`, or null when it must not be sent. `family` picks the next-hop field. */
+export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathAttributes | null {
+  const a = path.attrs.attrs;
+  const src = path.source;
+  const comms = a.communities;
+  if (comms !== undefined) {
+    if (comms.includes(WellKnownCommunity.NO_ADVERTISE)) return null;
+    if (s.type === 'ebgp' && (comms.includes(WellKnownCommunity.NO_EXPORT) || comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED))) return null;
+  }
+  const out: Mutable<PathAttributes> = { ...a };
+  if (src.kind === 'peer' && a.unknown !== undefined) {
+    // RFC 4271 §5: unknown non-transitive attributes stop here; transitive ones go on marked Partial.
+    const kept = a.unknown.filter((u) => (u.flags & AttrFlag.TRANSITIVE) !== 0).map((u) => ({ ...u, flags: u.flags | AttrFlag.PARTIAL }));
+    if (kept.length > 0) out.unknown = kept;
+    else delete out.unknown;
+  }
+  if (src.kind === 'peer') {
+    if (s.type === 'ebgp') {
+      // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.
+      if (s.members.includes(src.address.toString())) return null;
+      if ((a.asPath ?? []).some((seg) => seg.asns.includes(s.peerAsn))) return null;
+    }
+    if (src.type === 'ibgp' && s.type === 'ibgp') {
+      if (s.clusterId === undefined) return null;
+      if (!src.rrClient && !s.rrClient) return null;
+      if (out.originatorId === undefined) {
+        if (src.routerId === undefined) return null;
+        out.originatorId = Address.v4(src.routerIdNum);
+      }
+      out.clusterList = [s.clusterId, ...(a.clusterList ?? [])];
+    }
+  }
+  if (s.type === 'ebgp') {
+    out.asPath = prepend(a.asPath ?? [], s.localAsn);
+    delete out.localPref;
+    delete out.originatorId;
+    delete out.clusterList;
+    if (src.kind === 'peer' && !s.sendMed) delete out.med;
+    if (!s.keepNextHop || !hasNextHop(a, family)) setSelf(out, family, s);
+  } else {
+    if (out.localPref === undefined) out.localPref = s.defaultLocalPref;
+    // eBGP-learned next hops pass unchanged into iBGP unless next-hop-self; reflected routes keep theirs.
+    const reflected = src.kind === 'peer' && src.type === 'ibgp';
+    if ((s.nextHopSelf && !reflected) || !hasNextHop(a, family)) setSelf(out, family, s);
+  }
+  return out;
+}
+
+function hasNextHop(a: PathAttributes, family: 4 | 6): boolean {
+  return family === 4 ? a.nextHop !== undefined : (a.mpReach?.nextHops.length ?? 0) > 0;
+}
+
+function setSelf(out: Mutable<PathAttributes>, family: 4 | 6, s: ExportSettings): void {
+  if (family === 4) {
+    if (s.localAddressV4 !== undefined) out.nextHop = s.localAddressV4;
+    return;
+  }
+  if (s.localAddressV6 === undefined) return;
+  const hops = s.linkLocalV6 !== undefined ? [s.localAddressV6, s.linkLocalV6] : [s.localAddressV6];
+  out.mpReach = { afi: 2, safi: 1, nextHops: hops, nlri: [] };
+}
+
+function prepend(path: readonly AsPathSegment[], asn: number): AsPathSegment[] {
+  // Leaving our AS: confederation segments go (RFC 5065 §5.3).
+  const segs = path.filter((s) => s.type === 1 || s.type === 2);
+  const first = segs[0];
+  if (first !== undefined && first.type === 2 && first.asns.length < 255) return [{ type: 2, asns: [asn, ...first.asns] }, ...segs.slice(1)];
+  return [{ type: 2, asns: [asn] }, ...segs];
+}

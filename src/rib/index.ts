@@ -1,0 +1,21 @@
+/** The routing layer's public surface (for src/speaker.ts and src/index.ts). */
+export { Rib, type RibOptions, type PeerConfig, type SessionInfo, type InRouteView } from './rib.js';
+export { AttrSet, AttrStore, attrsEqual, hashAttrs } from './attr-store.js';
+export { selectBest, type BestPathOptions, type MultipathOptions, type Selection } from './best-path.js';
+export { exportAttrs, type ExportSettings } from './export.js';
+export { LOCAL_SOURCE, asPathLength, neighborAs, type Path, type PathSource, type PeerSource } from './path.js';
+export { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
+export { endOfRib } from './eor.js';
+export { DEFAULT_COALESCE, UpdateGroup, packBatch, type Batch, type CoalesceOptions, type GroupPlan, type Send } from './update-group.js';
+export {
+  acceptAll,
+  type ExportPolicy,
+  type ImportPolicy,
+  type Packer,
+  type PeerRef,
+  type PolicyContext,
+  type PolicyEvaluator,
+  type PolicyResult,
+  type PolicyRoute,
+  type RouteSource,
+} from './ports.js';

@@ -1,0 +1,134 @@
+/**
+ * A compact map from PrefixKey to a small positive integer. IPv4 keys that
+ * are 32-bit integers (every prefix up to /31) live in an open-addressing
+ * table of two Int32Arrays (linear probing, backward-shift deletion): about
+ * 16 bytes a route and no per-entry objects for the GC to trace. Other keys
+ * (/32 host routes, IPv6) fall back to a Map.
+ */
+import type { PrefixKey } from './prefix-key.js';
+
+const MIN_CAPACITY = 16;
+
+export class KeyTable {
+  private keys: Int32Array;
+  /** 0 marks an empty slot, so stored values must be ≥ 1. */
+  private vals: Int32Array;
+  private mask: number;
+  private used = 0;
+  private readonly other = new Map<PrefixKey, number>();
+
+  constructor(capacity = MIN_CAPACITY) {
+    let cap = MIN_CAPACITY;
+    while (cap < capacity) cap *= 2;
+    this.keys = new Int32Array(cap);
+    this.vals = new Int32Array(cap);
+    this.mask = cap - 1;
+  }
+
+  get size(): number {
+    return this.used + this.other.size;
+  }
+
+  /** The value for `key`, or 0 when absent. */
+  get(key: PrefixKey): number {
+    if (!isInt32(key)) return this.other.get(key) ?? 0;
+    const { keys, vals, mask } = this;
+    for (let i = slot(key, mask); ; i = (i + 1) & mask) {
+      const v = vals[i];
+      if (v === 0) return 0;
+      if (keys[i] === key) return v;
+    }
+  }
+
+  set(key: PrefixKey, value: number): void {
+    if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
+    if (!isInt32(key)) {
+      this.other.set(key, value);
+      return;
+    }
+    if ((this.used + 1) * 2 > this.vals.length) this.grow();
+    const { keys, vals, mask } = this;
+    for (let i = slot(key, mask); ; i = (i + 1) & mask) {
+      if (vals[i] === 0) {
+        keys[i] = key;
+        vals[i] = value;
+        this.used++;
+        return;
+      }
+      if (keys[i] === key) {
+        vals[i] = value;
+        return;
+      }
+    }
+  }
+
+  delete(key: PrefixKey): boolean {
+    if (!isInt32(key)) return this.other.delete(key);
+    const { keys, vals, mask } = this;
+    let i = slot(key, mask);
+    for (; ; i = (i + 1) & mask) {
+      if (vals[i] === 0) return false;
+      if (keys[i] === key) break;
+    }
+    // Backward-shift: pull later members of the probe run into the hole so lookups never stop early.
+    let hole = i;
+    for (let j = (i + 1) & mask; vals[j] !== 0; j = (j + 1) & mask) {
+      const home = slot(keys[j], mask);
+      // Move j into the hole when its home is not cyclically in (hole, j].
+      if (((j - home) & mask) >= ((j - hole) & mask)) {
+        keys[hole] = keys[j];
+        vals[hole] = vals[j];
+        hole = j;
+      }
+    }
+    vals[hole] = 0;
+    keys[hole] = 0;
+    this.used--;
+    return true;
+  }
+
+  /** Visits every entry. Do not add or delete while visiting. */
+  forEach(fn: (value: number, key: PrefixKey) => void): void {
+    const { keys, vals } = this;
+    for (let i = 0; i < vals.length; i++) if (vals[i] !== 0) fn(vals[i], keys[i]);
+    this.other.forEach(fn);
+  }
+
+  clear(): void {
+    this.keys = new Int32Array(MIN_CAPACITY);
+    this.vals = new Int32Array(MIN_CAPACITY);
+    this.mask = MIN_CAPACITY - 1;
+    this.used = 0;
+    this.other.clear();
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldVals = this.vals;
+    const cap = oldVals.length * 2;
+    const keys = new Int32Array(cap);
+    const vals = new Int32Array(cap);
+    const mask = cap - 1;
+    for (let k = 0; k < oldVals.length; k++) {
+      const v = oldVals[k];
+      if (v === 0) continue;
+      let i = slot(oldKeys[k], mask);
+      while (vals[i] !== 0) i = (i + 1) & mask;
+      keys[i] = oldKeys[k];
+      vals[i] = v;
+    }
+    this.keys = keys;
+    this.vals = vals;
+    this.mask = mask;
+  }
+}
+
+function isInt32(key: PrefixKey): key is number {
+  return typeof key === 'number' && (key | 0) === key;
+}
+
+/** Fibonacci hashing: the top bits of key × 2^32/φ, which mix every input bit (prefix keys share their low bits). */
+function slot(key: number, mask: number): number {
+  // mask = 2^b - 1, so clz32(mask) = 32 - b.
+  return (Math.imul(key, 0x9e3779b1) >>> Math.clz32(mask)) & mask;
+}

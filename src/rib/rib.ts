@@ -1,0 +1,508 @@
+/**
+ * The routing layer's entry point: peers' Adj-RIBs-In, local originations,
+ * the Loc-RIB, and update groups planning what each peer is sent. Pure and
+ * synchronous; the caller passes `now` (ms) and sends what `flushDue` returns.
+ */
+import { Address } from '../net/address.js';
+import type { Prefix } from '../net/prefix.js';
+import * as wirePacker from '../wire/packer.js';
+import type { CodecContext } from '../wire/context.js';
+import type { PathAttributes, UpdateMessage } from '../wire/types.js';
+import { AdjRibIn, inKey, type InRoute } from './adj-rib-in.js';
+import { AttrSet, AttrStore } from './attr-store.js';
+import type { MultipathOptions } from './best-path.js';
+import { refusalReason, type EligibilityContext } from './eligibility.js';
+import { LocRib, type Change } from './loc-rib.js';
+import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
+import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
+import { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
+import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
+
+export interface RibOptions {
+  readonly localAsn: number;
+  /** Our BGP identifier, dotted quad. */
+  readonly routerId: string;
+  /** Makes us a route reflector with this cluster ID (dotted quad). */
+  readonly clusterId?: string;
+  readonly multipath?: MultipathOptions;
+  readonly alwaysCompareMed?: boolean;
+  readonly defaultLocalPref?: number;
+  readonly coalesce?: Partial<CoalesceOptions>;
+  /** Defaults to src/wire/packer.ts. */
+  readonly packer?: Packer;
+  /** Told when a prefix's best path or ECMP set changes (empty when it has none); e.g. to program a FIB. */
+  readonly onLocChange?: (prefix: Prefix, multipath: readonly Path[]) => void;
+}
+
+export interface PeerConfig {
+  readonly address: Address;
+  readonly asn: number;
+  /** Per-peer local AS (defaults to the RIB's). */
+  readonly localAsn?: number;
+  readonly rrClient?: boolean;
+  readonly nextHopSelf?: boolean;
+  readonly keepNextHop?: boolean;
+  readonly sendMed?: boolean;
+  readonly localAddressV4?: Address;
+  readonly localAddressV6?: Address;
+  readonly linkLocalV6?: Address;
+  readonly allowOwnAs?: number;
+  readonly importPolicy?: ImportPolicy;
+  readonly exportPolicy?: ExportPolicy;
+}
+
+/** What the session negotiated, given when it reaches Established. */
+export interface SessionInfo {
+  /** The encoding context for what we send. */
+  readonly ctx: CodecContext;
+  readonly families: readonly (4 | 6)[];
+  /** The peer's BGP identifier from its OPEN. */
+  readonly routerId: string;
+}
+
+export interface InRouteView {
+  readonly prefix: Prefix;
+  readonly pathId: number | undefined;
+  readonly attrs: PathAttributes;
+  readonly stale: boolean;
+}
+
+interface PeerState {
+  cfg: PeerConfig;
+  readonly source: PeerSource;
+  readonly adjIn: AdjRibIn;
+  elig: EligibilityContext;
+  readonly ref: PeerRef;
+  session?: SessionInfo;
+  group?: UpdateGroup;
+}
+
+export class Rib {
+  readonly store = new AttrStore();
+  private readonly loc: LocRib;
+  private readonly peers = new Map<string, PeerState>();
+  private readonly groups = new Map<string, UpdateGroup>();
+  private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
+  private readonly coalesce: CoalesceOptions;
+  private readonly packer: Packer;
+  private readonly routerIdAddr: Address;
+  private readonly clusterIdAddr: Address | undefined;
+  private readonly view: RouteView;
+  private readonly policyIds = new WeakMap<object, number>();
+  private nextPolicyId = 1;
+
+  constructor(private readonly opts: RibOptions) {
+    this.loc = new LocRib({ multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref });
+    this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
+    this.packer = opts.packer ?? wirePacker;
+    this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
+    this.clusterIdAddr = opts.clusterId !== undefined ? parseQuad(opts.clusterId, 'clusterId') : undefined;
+    const loc = this.loc;
+    this.view = { best: (k) => loc.best(k), forEachBest: (fn) => loc.forEachBest(fn), has: (k) => loc.has(k), size: () => loc.size };
+  }
+
+  // ------------------------------------------------------------ peers
+
+  addPeer(cfg: PeerConfig): string {
+    const id = cfg.address.toString();
+    if (this.peers.has(id)) throw new Error(`peer ${id} is already configured`);
+    const localAsn = cfg.localAsn ?? this.opts.localAsn;
+    const type = cfg.asn === localAsn ? 'ibgp' : 'ebgp';
+    const source: PeerSource = { kind: 'peer', id, address: cfg.address, asn: cfg.asn, type, routerIdNum: 0, rrClient: cfg.rrClient ?? false };
+    const ownAsns = localAsn === this.opts.localAsn ? [localAsn] : [localAsn, this.opts.localAsn];
+    const elig: EligibilityContext = { ownAsns, allowOwnAs: cfg.allowOwnAs ?? 0, routerId: this.routerIdAddr, clusterId: this.clusterIdAddr };
+    this.peers.set(id, { cfg, source, adjIn: new AdjRibIn(), elig, ref: { address: cfg.address, asn: cfg.asn, type, localAsn } });
+    return id;
+  }
+
+  /** Drops the peer and every route learned from it. */
+  removePeer(peerId: string, now: number): void {
+    this.peerDown(peerId, now);
+    this.peers.delete(peerId);
+  }
+
+  /** The session reached Established: the peer joins its update group and gets a full dump, then End-of-RIB. */
+  peerUp(peerId: string, session: SessionInfo, now: number): void {
+    const peer = this.peer(peerId);
+    const routerIdNum = parseQuad(session.routerId, `router ID of peer ${peerId}`).w0;
+    if (peer.group !== undefined) this.leaveGroup(peer, now);
+    peer.session = session;
+    peer.source.routerId = session.routerId;
+    peer.source.routerIdNum = routerIdNum;
+    this.joinGroup(peer, session, now);
+  }
+
+  /**
+   * Changes a peer's settings or policies. A new import policy re-runs import
+   * from the pre-policy Adj-RIB-In; export changes move an established peer
+   * to its new update group and send it only the difference.
+   */
+  reconfigurePeer(peerId: string, changes: Omit<Partial<PeerConfig>, 'address' | 'asn' | 'localAsn'>, now: number): void {
+    const peer = this.peer(peerId);
+    const importChanged = 'importPolicy' in changes && changes.importPolicy !== peer.cfg.importPolicy;
+    peer.cfg = { ...peer.cfg, ...changes };
+    if ('allowOwnAs' in changes) peer.elig = { ...peer.elig, allowOwnAs: peer.cfg.allowOwnAs ?? 0 };
+    if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
+    const session = peer.session;
+    if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
+    const prior = peer.group.adjRibOut;
+    this.leaveGroup(peer, now);
+    this.joinGroup(peer, session, now, prior);
+  }
+
+  private joinGroup(peer: PeerState, session: SessionInfo, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+    const peerId = peer.source.id;
+    const key = this.groupKey(peer, session);
+    let g = this.groups.get(key);
+    if (g === undefined) {
+      const c = peer.cfg;
+      g = new UpdateGroup(
+        {
+          key,
+          ctx: session.ctx,
+          families: session.families,
+          settings: {
+            type: peer.source.type,
+            peerAsn: c.asn,
+            localAsn: peer.ref.localAsn,
+            routerId: this.opts.routerId,
+            clusterId: this.clusterIdAddr,
+            rrClient: c.rrClient ?? false,
+            nextHopSelf: c.nextHopSelf ?? false,
+            keepNextHop: c.keepNextHop ?? false,
+            sendMed: c.sendMed ?? false,
+            defaultLocalPref: this.opts.defaultLocalPref ?? 100,
+            localAddressV4: c.localAddressV4,
+            localAddressV6: c.localAddressV6,
+            linkLocalV6: c.linkLocalV6,
+          },
+          policy: c.exportPolicy,
+          peerRef: peer.ref,
+          coalesce: this.coalesce,
+        },
+        this.store,
+        now,
+      );
+      this.groups.set(key, g);
+    }
+    g.join(peerId, now, prior);
+    peer.group = g;
+    this.touchOwnRoutes(peer, g, now);
+  }
+
+  /**
+   * The session went down. Families in `gracefulFamilies` keep their routes
+   * marked stale (graceful restart, purge later with purgeStale); the rest are withdrawn.
+   */
+  peerDown(peerId: string, now: number, opts: { gracefulFamilies?: readonly (4 | 6)[] } = {}): void {
+    const peer = this.peer(peerId);
+    if (peer.group !== undefined) this.leaveGroup(peer, now);
+    peer.session = undefined;
+    for (const fam of [4, 6] as const) {
+      if (opts.gracefulFamilies?.includes(fam)) this.markStale(peerId, fam);
+      else this.dropRoutes(peer, fam, () => true, now);
+    }
+  }
+
+  /** ROUTE-REFRESH from the peer: re-send its Adj-RIB-Out for `family` (default: every family). */
+  routeRefresh(peerId: string, now: number, family?: 4 | 6): void {
+    this.peer(peerId).group?.refresh(peerId, now, family);
+  }
+
+  /** Graceful restart: mark every route of `family` from the peer stale. */
+  markStale(peerId: string, family: 4 | 6): void {
+    for (const [, r] of this.peer(peerId).adjIn.ofFamily(family)) r.stale = true;
+  }
+
+  /** Graceful restart finished (End-of-RIB or timer): withdraw routes still stale. */
+  purgeStale(peerId: string, family: 4 | 6, now: number): number {
+    return this.dropRoutes(this.peer(peerId), family, (r) => r.stale, now);
+  }
+
+  /** Replaces the import policy and re-runs import from the pre-policy Adj-RIB-In. */
+  setImportPolicy(peerId: string, policy: ImportPolicy | undefined, now: number): void {
+    const peer = this.peer(peerId);
+    peer.cfg = { ...peer.cfg, importPolicy: policy };
+    this.softReconfigure(peerId, now);
+  }
+
+  /** Replaces the export policy (the peer changes update group and is sent the difference). */
+  setExportPolicy(peerId: string, policy: ExportPolicy | undefined, now: number): void {
+    this.reconfigurePeer(peerId, { exportPolicy: policy }, now);
+  }
+
+  /** Soft reconfiguration inbound: re-evaluate every stored route against the current import policy. */
+  softReconfigure(peerId: string, now: number): void {
+    const peer = this.peer(peerId);
+    for (const [k, r] of peer.adjIn.routes) {
+      const pid = r.pathId ?? 0;
+      let path = this.evaluateImport(peer, r.prefix, pid, r.pre);
+      const old = r.path;
+      if (path !== null && old !== null && path.attrs === old.attrs) {
+        this.store.release(path.attrs);
+        path = old;
+      }
+      if (path === old) continue;
+      peer.adjIn.set(k, { prefix: r.prefix, pathId: r.pathId, pre: r.pre, path, stale: r.stale });
+      if (old !== null) this.store.release(old.attrs);
+      this.applyToLoc(keyOf(r.prefix), path, peer.source, pid, now);
+    }
+  }
+
+  // ------------------------------------------------------------ routes in
+
+  /** Applies one decoded UPDATE from `peerId`. */
+  ingest(peerId: string, update: UpdateMessage, now: number): void {
+    const peer = this.peer(peerId);
+    update.withdrawn.forEach((p, i) => this.withdrawIn(peer, p, update.withdrawnPathIds?.[i], now));
+    const a = update.attributes;
+    const un = a.mpUnreach;
+    if (un !== undefined) un.withdrawn.forEach((p, i) => this.withdrawIn(peer, p, un.pathIds?.[i], now));
+    if (update.nlri.length > 0) {
+      const pre = this.store.lookupOrCreate({ ...a, mpReach: undefined, mpUnreach: undefined });
+      update.nlri.forEach((p, i) => this.importRoute(peer, p, update.nlriPathIds?.[i], pre, now));
+      this.store.dropIfUnused(pre);
+    }
+    const mp = a.mpReach;
+    if (mp !== undefined && mp.nlri.length > 0) {
+      // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
+      const attrs: PathAttributes =
+        mp.afi === 1 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
+      const pre = this.store.lookupOrCreate(attrs);
+      mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
+      this.store.dropIfUnused(pre);
+    }
+  }
+
+  private importRoute(peer: PeerState, prefix: Prefix, pathId: number | undefined, pre: AttrSet, now: number): void {
+    const k = inKey(prefix, pathId);
+    const old = peer.adjIn.get(k);
+    if (old !== undefined && old.pre === pre) {
+      old.stale = false;
+      return;
+    }
+    this.store.retain(pre);
+    const path = this.evaluateImport(peer, prefix, pathId ?? 0, pre);
+    peer.adjIn.set(k, { prefix, pathId, pre, path, stale: false });
+    if (old !== undefined) this.releaseIn(old);
+    this.applyToLoc(keyOf(prefix), path, peer.source, pathId ?? 0, now);
+  }
+
+  private withdrawIn(peer: PeerState, prefix: Prefix, pathId: number | undefined, now: number): void {
+    const k = inKey(prefix, pathId);
+    const old = peer.adjIn.get(k);
+    if (old === undefined) return;
+    peer.adjIn.delete(k);
+    this.releaseIn(old);
+    this.applyToLoc(keyOf(prefix), null, peer.source, pathId ?? 0, now);
+  }
+
+  private releaseIn(r: InRoute): void {
+    this.store.release(r.pre);
+    if (r.path !== null) this.store.release(r.path.attrs);
+  }
+
+  private dropRoutes(peer: PeerState, family: 4 | 6, which: (r: InRoute) => boolean, now: number): number {
+    const gone: InRoute[] = [];
+    for (const [, r] of peer.adjIn.ofFamily(family)) if (which(r)) gone.push(r);
+    for (const r of gone) this.withdrawIn(peer, r.prefix, r.pathId, now);
+    return gone.length;
+  }
+
+  /** Eligibility, then (for eBGP) dropping a received LOCAL_PREF, then import policy. The Path holds one reference. */
+  private evaluateImport(peer: PeerState, prefix: Prefix, pathId: number, pre: AttrSet): Path | null {
+    if (refusalReason(pre.attrs, peer.elig) !== undefined) return null;
+    let attrs = pre.attrs;
+    if (peer.source.type === 'ebgp' && attrs.localPref !== undefined) attrs = { ...attrs, localPref: undefined };
+    const policy = peer.cfg.importPolicy;
+    if (policy !== undefined) {
+      const res = policy({ prefix, attrs, source: policySource(peer.source) }, { peer: peer.ref, direction: 'import' });
+      if (res.verdict === 'reject') return null;
+      attrs = res.attrs;
+    }
+    const post = attrs === pre.attrs ? this.store.retain(pre) : this.store.acquire(attrs);
+    return { source: peer.source, attrs: post, pathId };
+  }
+
+  private applyToLoc(key: PrefixKey, path: Path | null, source: PeerSource | typeof LOCAL_SOURCE, pathId: number, now: number): void {
+    const change = path !== null ? this.loc.upsert(key, path) : this.loc.remove(key, source, pathId);
+    this.changed(key, change, now);
+  }
+
+  private changed(key: PrefixKey, change: Change, now: number): void {
+    if (change === 'none') return;
+    if (change === 'best') for (const g of this.groups.values()) g.touch(key, now);
+    const cb = this.opts.onLocChange;
+    if (cb !== undefined) cb(prefixFromKey(key), this.loc.multipath(key));
+  }
+
+  // ------------------------------------------------------------ local routes
+
+  /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
+  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
+    const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
+    this.originateKey(keyOf(prefix), set, now);
+    this.store.dropIfUnused(set);
+  }
+
+  /** Originates many prefixes with one attribute set, interned once. */
+  originateMany(prefixes: Iterable<Prefix>, attrs: PathAttributes | AttrSet, now: number): void {
+    const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
+    for (const p of prefixes) this.originateKey(keyOf(p), set, now);
+    this.store.dropIfUnused(set);
+  }
+
+  withdraw(prefix: Prefix, now: number): void {
+    const key = keyOf(prefix);
+    const old = this.loc.find(key, LOCAL_SOURCE, 0);
+    if (old === undefined) return;
+    this.applyToLoc(key, null, LOCAL_SOURCE, 0, now);
+    this.releaseLocal(old.attrs);
+  }
+
+  private originateKey(key: PrefixKey, set: AttrSet, now: number): void {
+    let lp = this.localPaths.get(set);
+    if (lp === undefined) this.localPaths.set(set, (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0 }, count: 0 }));
+    const change = this.loc.upsert(key, lp.path);
+    const old = this.loc.replaced;
+    if (old === lp.path) return; // already originated with these attributes
+    lp.count++;
+    this.store.retain(set);
+    if (old !== undefined) this.releaseLocal(old.attrs);
+    this.changed(key, change, now);
+  }
+
+  private releaseLocal(set: AttrSet): void {
+    const lp = this.localPaths.get(set)!;
+    if (--lp.count === 0) this.localPaths.delete(set);
+    this.store.release(set);
+  }
+
+  // ------------------------------------------------------------ output
+
+  /** Plans (without packing) every group whose coalescing window has closed. */
+  planDue(now: number): GroupPlan[] {
+    const plans: GroupPlan[] = [];
+    for (const g of this.groups.values()) if (g.isDue(now)) plans.push(g.plan(this.view));
+    return plans;
+  }
+
+  /** Plans and packs every due group: the messages to write to each peer, in order. */
+  flushDue(now: number): Send[] {
+    return this.planDue(now).flatMap((p) => p.group.pack(p, this.packer));
+  }
+
+  /** The earliest time a group wants flushing, or undefined when nothing is pending. */
+  nextDeadline(): number | undefined {
+    let d: number | undefined;
+    for (const g of this.groups.values()) {
+      const x = g.deadline();
+      if (x !== undefined && (d === undefined || x < d)) d = x;
+    }
+    return d;
+  }
+
+  // ------------------------------------------------------------ queries
+
+  best(prefix: Prefix): Path | undefined {
+    return this.loc.best(keyOf(prefix));
+  }
+
+  multipath(prefix: Prefix): readonly Path[] {
+    return this.loc.multipath(keyOf(prefix));
+  }
+
+  candidates(prefix: Prefix): readonly Path[] {
+    return this.loc.candidates(keyOf(prefix));
+  }
+
+  get locRibSize(): number {
+    return this.loc.size;
+  }
+
+  adjRibIn(peerId: string, which: 'pre' | 'post'): InRouteView[] {
+    const out: InRouteView[] = [];
+    for (const r of this.peer(peerId).adjIn.routes.values()) {
+      const set = which === 'pre' ? r.pre : r.path?.attrs;
+      if (set !== undefined) out.push({ prefix: r.prefix, pathId: r.pathId, attrs: set.attrs, stale: r.stale });
+    }
+    return out;
+  }
+
+  /** A copy of what the peer's update group has planned for it. */
+  adjRibOut(peerId: string): ReadonlyMap<PrefixKey, AttrSet> | undefined {
+    return this.peer(peerId).group?.adjRibOut;
+  }
+
+  groupOf(peerId: string): UpdateGroup | undefined {
+    return this.peer(peerId).group;
+  }
+
+  get groupCount(): number {
+    return this.groups.size;
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private peer(id: string): PeerState {
+    const p = this.peers.get(id);
+    if (p === undefined) throw new Error(`unknown peer ${JSON.stringify(id)}`);
+    return p;
+  }
+
+  private leaveGroup(peer: PeerState, now: number): void {
+    const g = peer.group!;
+    g.leave(peer.source.id);
+    peer.group = undefined;
+    if (g.size === 0) {
+      g.dispose();
+      this.groups.delete(g.key);
+    } else this.touchOwnRoutes(peer, g, now);
+  }
+
+  /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */
+  private touchOwnRoutes(peer: PeerState, g: UpdateGroup, now: number): void {
+    if (peer.source.type !== 'ebgp') return;
+    for (const r of peer.adjIn.routes.values()) g.touch(keyOf(r.prefix), now);
+  }
+
+  private policyId(p: object | undefined): number {
+    if (p === undefined) return 0;
+    let id = this.policyIds.get(p);
+    if (id === undefined) this.policyIds.set(p, (id = this.nextPolicyId++));
+    return id;
+  }
+
+  private groupKey(peer: PeerState, s: SessionInfo): string {
+    const c = peer.cfg;
+    return JSON.stringify([
+      s.ctx.asn4,
+      s.ctx.extendedMessage,
+      s.ctx.addPathV4,
+      s.ctx.addPathV6,
+      [...s.families].sort(),
+      peer.source.type,
+      c.asn,
+      peer.ref.localAsn,
+      c.rrClient ?? false,
+      c.nextHopSelf ?? false,
+      c.keepNextHop ?? false,
+      c.sendMed ?? false,
+      c.localAddressV4?.toString(),
+      c.localAddressV6?.toString(),
+      c.linkLocalV6?.toString(),
+      this.policyId(c.exportPolicy),
+    ]);
+  }
+}
+
+function parseQuad(text: string, what: string): Address {
+  let a: Address;
+  try {
+    a = Address.parse(text);
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}`);
+  }
+  if (a.family !== 4) throw new Error(`${what}: ${JSON.stringify(text)} is not a dotted-quad identifier`);
+  return a;
+}

@@ -1,0 +1,358 @@
+/**
+ * An update group: peers that would be sent exactly the same bytes (same
+ * encoding context, families, export settings and policy). Changes are
+ * evaluated and packed once per group; the group owns the Adj-RIB-Out
+ * (one attribute-set reference per prefix) and the pending-change set.
+ * Pure: time comes in as `now` (milliseconds), output comes back as data.
+ */
+import type { CodecContext } from '../wire/context.js';
+import type { PathAttributes } from '../wire/types.js';
+import type { AttrSet, AttrStore } from './attr-store.js';
+import { AdjRibOut } from './adj-rib-out.js';
+import { endOfRib } from './eor.js';
+import { exportAttrs, type ExportSettings } from './export.js';
+import { policySource, type Path, type PathSource } from './path.js';
+import type { ExportPolicy, Packer, PeerRef } from './ports.js';
+import { familyOfKey, prefixFromKey, type PrefixKey } from './prefix-key.js';
+
+export interface CoalesceOptions {
+  /** Quiet time after the last change before sending (default 5 ms). */
+  readonly delayMs: number;
+  /** Longest a change waits however busy the RIB is (default 50 ms). */
+  readonly maxDelayMs: number;
+  /** Pending changes beyond which a group re-scans the whole Loc-RIB instead of keeping a change list. */
+  readonly scanThreshold: number;
+}
+
+export const DEFAULT_COALESCE: CoalesceOptions = Object.freeze({ delayMs: 5, maxDelayMs: 50, scanThreshold: 200_000 });
+
+/** What a group reads from the Loc-RIB. */
+export interface RouteView {
+  best(key: PrefixKey): Path | undefined;
+  forEachBest(fn: (best: Path, key: PrefixKey) => void): void;
+  has(key: PrefixKey): boolean;
+  size(): number;
+}
+
+/** Planned output before packing: withdrawals, and announcements bucketed by attribute set (ascending set id). */
+export interface Batch {
+  readonly withdraw: PrefixKey[];
+  readonly announce: { readonly attrs: AttrSet; readonly keys: PrefixKey[] }[];
+}
+
+export interface GroupPlan {
+  readonly group: UpdateGroup;
+  /** Changes for members already in sync. */
+  readonly delta: Batch;
+  readonly deltaTo: readonly string[];
+  /** The whole Adj-RIB-Out, for members that joined (then End-of-RIB) or asked for a refresh. */
+  readonly dump?: Batch;
+  readonly dumpTo: readonly string[];
+  readonly eorTo: readonly string[];
+  /** Members that moved here from another group: only the difference from what they already have. */
+  readonly resync: readonly { readonly peerId: string; readonly batch: Batch }[];
+}
+
+export interface Send {
+  readonly peerId: string;
+  readonly messages: readonly Uint8Array[];
+}
+
+/** Export results of one plan, per family, source and attribute set, plus the last hit (runs of one set are common). */
+interface Memo {
+  readonly byFamily: [Map<PathSource, Map<AttrSet, AttrSet | null>>, Map<PathSource, Map<AttrSet, AttrSet | null>>];
+  lastPath: Path | undefined;
+  lastFam: number;
+  lastOut: AttrSet | null;
+}
+
+/**
+ * 'join' wants a dump and End-of-RIB; 'refresh' a dump (refresh4/refresh6 of one family);
+ * a Map is what a peer moved from another group already has.
+ */
+type MemberState = 'join' | 'refresh' | 'refresh4' | 'refresh6' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
+
+export interface GroupConfig {
+  readonly key: string;
+  readonly ctx: CodecContext;
+  readonly families: readonly (4 | 6)[];
+  readonly settings: Omit<ExportSettings, 'members'>;
+  readonly policy?: ExportPolicy;
+  readonly peerRef: PeerRef;
+  readonly coalesce: CoalesceOptions;
+}
+
+export class UpdateGroup {
+  readonly key: string;
+  readonly ctx: CodecContext;
+  readonly families: ReadonlySet<4 | 6>;
+  private readonly cfg: GroupConfig;
+  private readonly adjOut: AdjRibOut;
+  /** Keys whose best path changed since the last plan; duplicates are harmless (the second visit finds nothing to do). */
+  private pending: PrefixKey[] = [];
+  private fullScan = true;
+  private readonly members = new Map<string, MemberState>();
+  private memberList: string[] = [];
+  private firstPendingAt: number | undefined;
+  private lastChangeAt = 0;
+
+  constructor(
+    cfg: GroupConfig,
+    private readonly store: AttrStore,
+    now: number,
+  ) {
+    this.cfg = cfg;
+    this.adjOut = new AdjRibOut(store);
+    this.key = cfg.key;
+    this.ctx = cfg.ctx;
+    this.families = new Set(cfg.families);
+    this.firstPendingAt = now;
+    this.lastChangeAt = now;
+  }
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  memberIds(): string[] {
+    return [...this.members.keys()];
+  }
+
+  /** A copy of the routes as last planned for this group's peers. */
+  get adjRibOut(): Map<PrefixKey, AttrSet> {
+    return this.adjOut.snapshot();
+  }
+
+  get adjRibOutSize(): number {
+    return this.adjOut.size;
+  }
+
+  /** A new member; `prior` is the Adj-RIB-Out it already received in another group (a policy or settings change). */
+  join(peerId: string, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+    this.members.set(peerId, prior ?? 'join');
+    this.memberList = [...this.members.keys()];
+    this.touchTime(now);
+  }
+
+  leave(peerId: string): void {
+    this.members.delete(peerId);
+    this.memberList = [...this.members.keys()];
+  }
+
+  /** ROUTE-REFRESH: send the Adj-RIB-Out (of one family, or all) to this member again. */
+  refresh(peerId: string, now: number, family?: 4 | 6): void {
+    if (family !== undefined && !this.families.has(family)) return;
+    const st = this.members.get(peerId);
+    const want = family === undefined ? 'refresh' : family === 4 ? 'refresh4' : 'refresh6';
+    if (st === 'live') this.members.set(peerId, want);
+    else if ((st === 'refresh4' || st === 'refresh6') && st !== want) this.members.set(peerId, 'refresh');
+    else return;
+    this.touchTime(now);
+  }
+
+  /** The best path of `key` changed. */
+  touch(key: PrefixKey, now: number): void {
+    if (!this.fullScan) {
+      // A burst touching a large part of the table is cheaper as one scan than as a change list.
+      if (this.pending.push(key) > this.cfg.coalesce.scanThreshold) {
+        this.fullScan = true;
+        this.pending = [];
+      }
+    }
+    this.touchTime(now);
+  }
+
+  /** Re-evaluate everything at the next flush (policy or settings change). */
+  rescan(now: number): void {
+    this.fullScan = true;
+    this.pending = [];
+    this.touchTime(now);
+  }
+
+  private touchTime(now: number): void {
+    if (this.firstPendingAt === undefined) this.firstPendingAt = now;
+    this.lastChangeAt = now;
+  }
+
+  /** When the group wants to be flushed next, or undefined when idle. */
+  deadline(): number | undefined {
+    if (this.firstPendingAt === undefined) return undefined;
+    return Math.min(this.lastChangeAt + this.cfg.coalesce.delayMs, this.firstPendingAt + this.cfg.coalesce.maxDelayMs);
+  }
+
+  isDue(now: number): boolean {
+    const d = this.deadline();
+    return d !== undefined && now >= d;
+  }
+
+  /** Brings the Adj-RIB-Out up to date with `view` and says what to send to whom. */
+  plan(view: RouteView): GroupPlan {
+    const delta = this.computeDelta(view);
+    this.firstPendingAt = undefined;
+    const deltaTo: string[] = [];
+    const dumpTo: string[] = [];
+    const eorTo: string[] = [];
+    const resync: { peerId: string; batch: Batch }[] = [];
+    for (const [id, st] of this.members) {
+      if (st === 'live') deltaTo.push(id);
+      else if (typeof st !== 'string') {
+        resync.push({ peerId: id, batch: this.diffBatch(st) });
+        this.members.set(id, 'live');
+      } else if (st === 'refresh4' || st === 'refresh6') {
+        resync.push({ peerId: id, batch: this.dumpBatch(st === 'refresh4' ? 4 : 6) });
+        this.members.set(id, 'live');
+      } else {
+        dumpTo.push(id);
+        if (st === 'join') eorTo.push(id);
+        this.members.set(id, 'live');
+      }
+    }
+    return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo, resync };
+  }
+
+  /** Packs a plan once and hands every member the same message objects. */
+  pack(plan: GroupPlan, packer: Packer): Send[] {
+    const out: Send[] = [];
+    if (plan.deltaTo.length > 0 && (plan.delta.withdraw.length > 0 || plan.delta.announce.length > 0)) {
+      const msgs = packBatch(plan.delta, this.ctx, packer);
+      for (const id of plan.deltaTo) out.push({ peerId: id, messages: msgs });
+    }
+    if (plan.dump !== undefined) {
+      const dump = packBatch(plan.dump, this.ctx, packer);
+      const eor = [...this.families].sort().map((f) => endOfRib(f));
+      for (const id of plan.dumpTo) out.push({ peerId: id, messages: plan.eorTo.includes(id) ? [...dump, ...eor] : dump });
+    }
+    for (const r of plan.resync) {
+      const msgs = packBatch(r.batch, this.ctx, packer);
+      if (msgs.length > 0) out.push({ peerId: r.peerId, messages: msgs });
+    }
+    return out;
+  }
+
+  /** Drops every Adj-RIB-Out reference (the group is going away). */
+  dispose(): void {
+    this.adjOut.clear();
+    this.pending = [];
+  }
+
+  private computeDelta(view: RouteView): Batch {
+    const buckets = new Map<AttrSet, PrefixKey[]>();
+    const withdraw: PrefixKey[] = [];
+    const memo: Memo = { byFamily: [new Map(), new Map()], lastPath: undefined, lastFam: 0, lastOut: null };
+    const held: AttrSet[] = [];
+    let wasEmpty = this.adjOut.size === 0;
+    const step = (path: Path | undefined, key: PrefixKey): void => {
+      const fam = familyOfKey(key);
+      const next = path !== undefined && this.families.has(fam) ? this.exportFor(path, key, fam, memo, held) : null;
+      const old = wasEmpty ? undefined : this.adjOut.get(key);
+      if (next === (old ?? null)) return;
+      if (next !== null) {
+        this.adjOut.set(key, next);
+        if (next !== lastSet) {
+          lastSet = next;
+          lastBucket = buckets.get(next);
+          if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
+        }
+        lastBucket!.push(key);
+      } else {
+        this.adjOut.delete(key);
+        withdraw.push(key);
+      }
+    };
+    let lastSet: AttrSet | undefined;
+    let lastBucket: PrefixKey[] | undefined;
+    if (this.fullScan) {
+      this.fullScan = false;
+      this.pending = [];
+      view.forEachBest(step);
+      if (!wasEmpty) {
+        const gone: PrefixKey[] = [];
+        this.adjOut.forEach((_set, key) => {
+          if (!view.has(key)) gone.push(key);
+        });
+        for (const key of gone) step(undefined, key);
+      }
+    } else {
+      // Visiting a key twice is a no-op the second time, but the first visit must see the Adj-RIB-Out.
+      wasEmpty = false;
+      const pending = this.pending;
+      this.pending = [];
+      for (const key of pending) step(view.best(key), key);
+    }
+    for (const s of held) this.store.release(s);
+    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys }));
+    return { withdraw, announce };
+  }
+
+  private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
+    // The export rules do not look at the prefix: memoise per (family, source, attribute set).
+    let out: AttrSet | null | undefined;
+    if (memo.lastPath === path && memo.lastFam === fam) out = memo.lastOut;
+    else {
+      const m = memo.byFamily[fam === 4 ? 0 : 1];
+      let bySrc = m.get(path.source);
+      if (bySrc === undefined) m.set(path.source, (bySrc = new Map()));
+      out = bySrc.get(path.attrs);
+      if (out === undefined) {
+        const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
+        out = attrs === null ? null : this.store.acquire(attrs);
+        if (out !== null) held.push(out);
+        bySrc.set(path.attrs, out);
+      }
+      memo.lastPath = path;
+      memo.lastFam = fam;
+      memo.lastOut = out;
+    }
+    if (out === null || this.cfg.policy === undefined) return out;
+    return this.applyPolicy(path, key, out, held);
+  }
+
+  private applyPolicy(path: Path, key: PrefixKey, set: AttrSet, held: AttrSet[]): AttrSet | null {
+    const res = this.cfg.policy!({ prefix: prefixFromKey(key), attrs: set.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+    if (res.verdict === 'reject') return null;
+    if (res.attrs === set.attrs) return set;
+    const s = this.store.acquire(res.attrs as PathAttributes);
+    held.push(s);
+    return s;
+  }
+
+  private diffBatch(prior: ReadonlyMap<PrefixKey, AttrSet>): Batch {
+    const withdraw: PrefixKey[] = [];
+    for (const key of prior.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
+    const buckets = new Map<AttrSet, PrefixKey[]>();
+    this.adjOut.forEach((set, key) => {
+      if (prior.get(key) === set) return;
+      let b = buckets.get(set);
+      if (b === undefined) buckets.set(set, (b = []));
+      b.push(key);
+    });
+    return { withdraw, announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
+  }
+
+  private dumpBatch(family?: 4 | 6): Batch {
+    const buckets = new Map<AttrSet, PrefixKey[]>();
+    this.adjOut.forEach((set, key) => {
+      if (family !== undefined && familyOfKey(key) !== family) return;
+      let b = buckets.get(set);
+      if (b === undefined) buckets.set(set, (b = []));
+      b.push(key);
+    });
+    return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys })) };
+  }
+}
+
+export function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const addPath = ctx.addPathV4 || ctx.addPathV6;
+  if (batch.withdraw.length > 0) {
+    const prefixes = batch.withdraw.map(prefixFromKey);
+    out.push(...packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1) } : undefined));
+  }
+  for (const { attrs, keys } of batch.announce) {
+    const prefixes = keys.map(prefixFromKey);
+    const nextHopV6 = attrs.attrs.mpReach?.nextHops;
+    const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1) } : nextHopV6 ? { nextHopV6 } : undefined;
+    for (const m of packer.packUpdates(attrs.attrs, prefixes, ctx, opts)) out.push(m);
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+import { formatV4, parseV4 } from '../net/address.js';
+import { ParseError } from '../net/errors.js';
+import { WellKnownCommunity } from './constants.js';
+import type { LargeCommunity } from './types.js';
+
+/**
+ * Text forms of communities: RFC 1997 "AS:value" (and well-known names),
+ * RFC 8092 large "global:local1:local2", and the common RFC 4360 extended
+ * types ("rt:65000:100", "soo:192.0.2.1:7", "rt:4200000000:1"), falling back
+ * to 16 hex digits ("0x0002fde800000064") for types without a name.
+ */
+
+const NAMES: ReadonlyMap<number, string> = new Map([
+  [WellKnownCommunity.GRACEFUL_SHUTDOWN, 'graceful-shutdown'],
+  [WellKnownCommunity.ACCEPT_OWN, 'accept-own'],
+  [WellKnownCommunity.LLGR_STALE, 'llgr-stale'],
+  [WellKnownCommunity.NO_LLGR, 'no-llgr'],
+  [WellKnownCommunity.BLACKHOLE, 'blackhole'],
+  [WellKnownCommunity.NO_EXPORT, 'no-export'],
+  [WellKnownCommunity.NO_ADVERTISE, 'no-advertise'],
+  [WellKnownCommunity.NO_EXPORT_SUBCONFED, 'no-export-subconfed'],
+  [WellKnownCommunity.NOPEER, 'no-peer'],
+]);
+
+const BY_NAME: ReadonlyMap<string, number> = new Map([...[...NAMES].map(([v, n]) => [n, v] as [string, number]), ['local-as', WellKnownCommunity.NO_EXPORT_SUBCONFED]]);
+
+/** The well-known name of a community, if it has one. */
+export function communityName(value: number): string | undefined {
+  return NAMES.get(value >>> 0);
+}
+
+/** "no-export" for well-known values, else "AS:value". */
+export function formatCommunity(value: number): string {
+  const v = value >>> 0;
+  return NAMES.get(v) ?? `${v >>> 16}:${v & 0xffff}`;
+}
+
+function decimal(text: string, part: string, max: number, what: string): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(part)) throw new ParseError(text, `${what} (${JSON.stringify(part)} is not a decimal number)`);
+  const n = Number(part);
+  if (n > max) throw new ParseError(text, `${what} (${n} is above ${max})`);
+  return n;
+}
+
+/** Parses "65000:100" or a well-known name ("no-export", "blackhole", …) into the 32-bit value. */
+export function parseCommunity(text: string): number {
+  const t = text.trim().toLowerCase();
+  const named = BY_NAME.get(t);
+  if (named !== undefined) return named;
+  const parts = t.split(':');
+  if (parts.length !== 2) throw new ParseError(text, 'community (expected "AS:value" or a well-known name)');
+  return ((decimal(text, parts[0], 0xffff, 'community AS') << 16) | decimal(text, parts[1], 0xffff, 'community value')) >>> 0;
+}
+
+export function formatLargeCommunity(c: LargeCommunity): string {
+  return `${c.global >>> 0}:${c.local1 >>> 0}:${c.local2 >>> 0}`;
+}
+
+/** Parses "global:local1:local2", each 0..4294967295. */
+export function parseLargeCommunity(text: string): LargeCommunity {
+  const parts = text.trim().split(':');
+  if (parts.length !== 3) throw new ParseError(text, 'large community (expected "global:local1:local2")');
+  return {
+    global: decimal(text, parts[0], 0xffffffff, 'large community global administrator'),
+    local1: decimal(text, parts[1], 0xffffffff, 'large community local data 1'),
+    local2: decimal(text, parts[2], 0xffffffff, 'large community local data 2'),
+  };
+}
+
+/** RFC 4360 / RFC 5668 subtypes with names: 2 route target, 3 route origin. */
+const SUBTYPE_NAMES: Record<number, string> = { 2: 'rt', 3: 'soo' };
+const NAME_SUBTYPES: Record<string, number> = { rt: 2, soo: 3 };
+
+/**
+ * "rt:65000:100" (two-octet AS specific, type 0x00), "rt:192.0.2.1:100"
+ * (IPv4 specific, 0x01), "rt:4200000000:100" (four-octet AS specific, 0x02);
+ * anything else as "0x" and 16 hex digits.
+ */
+export function formatExtendedCommunity(value: bigint): string {
+  const v = BigInt.asUintN(64, value);
+  const hi = Number(v >> 32n);
+  const lo = Number(v & 0xffffffffn);
+  const type = hi >>> 24;
+  const sub = (hi >>> 16) & 0xff;
+  const name = SUBTYPE_NAMES[sub];
+  if (name !== undefined) {
+    if (type === 0x00) return `${name}:${hi & 0xffff}:${lo >>> 0}`;
+    if (type === 0x01) return `${name}:${formatV4((((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0)}:${lo & 0xffff}`;
+    const as4 = (((hi & 0xffff) << 16) | (lo >>> 16)) >>> 0;
+    // A four-octet-AS form holding a 2-byte AS would read back as type 0x00: leave it in hex.
+    if (type === 0x02 && as4 > 0xffff) return `${name}:${as4}:${lo & 0xffff}`;
+  }
+  return `0x${v.toString(16).padStart(16, '0')}`;
+}
+
+/** Inverse of formatExtendedCommunity. A 2-byte global AS picks type 0x00 (its 32-bit local value allowed); larger picks 0x02. */
+export function parseExtendedCommunity(text: string): bigint {
+  const t = text.trim().toLowerCase();
+  if (/^0x[0-9a-f]{1,16}$/.test(t)) return BigInt(t);
+  const parts = t.split(':');
+  if (parts.length !== 3 || NAME_SUBTYPES[parts[0]] === undefined) {
+    throw new ParseError(text, 'extended community (expected "rt:ADMIN:VALUE", "soo:ADMIN:VALUE" or 0x and up to 16 hex digits)');
+  }
+  const sub = NAME_SUBTYPES[parts[0]];
+  let hi: number;
+  let lo: number;
+  if (parts[1].includes('.')) {
+    const ip = parseV4(parts[1], 'extended community IPv4 administrator');
+    const local = decimal(text, parts[2], 0xffff, 'extended community local value');
+    hi = (0x01 << 24) | (sub << 16) | (ip >>> 16);
+    lo = ((ip & 0xffff) << 16) | local;
+  } else {
+    const admin = decimal(text, parts[1], 0xffffffff, 'extended community AS');
+    if (admin <= 0xffff) {
+      hi = (sub << 16) | admin;
+      lo = decimal(text, parts[2], 0xffffffff, 'extended community local value');
+    } else {
+      const local = decimal(text, parts[2], 0xffff, 'extended community local value (four-octet AS form)');
+      hi = (0x02 << 24) | (sub << 16) | (admin >>> 16);
+      lo = ((admin & 0xffff) << 16) | local;
+    }
+  }
+  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+}

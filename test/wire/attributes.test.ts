@@ -1,0 +1,160 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Address } from '../../src/net/address.js';
+import { ParseError } from '../../src/net/errors.js';
+import { mergeAs4Path, pathCount } from '../../src/wire/attributes/aspath.js';
+import { DESCRIPTORS, ENCODE_ORDER } from '../../src/wire/attributes/descriptors.js';
+import {
+  communityName,
+  formatCommunity,
+  formatExtendedCommunity,
+  formatLargeCommunity,
+  parseCommunity,
+  parseExtendedCommunity,
+  parseLargeCommunity,
+} from '../../src/wire/communities.js';
+import { AttrType, WellKnownCommunity } from '../../src/wire/constants.js';
+import { DEFAULT_CONTEXT, LEGACY_CONTEXT } from '../../src/wire/context.js';
+import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
+import type { PathAttributes } from '../../src/wire/types.js';
+
+const attrBytes = (a: PathAttributes, ctx = DEFAULT_CONTEXT) => Buffer.from(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, ctx).subarray(4)).toString('hex');
+
+describe('attribute descriptors', () => {
+  it('has one descriptor per supported code, with the RFC flag bits', () => {
+    const flags = Object.fromEntries(ENCODE_ORDER.map((d) => [d.name, d.flags]));
+    expect(flags).toEqual({
+      ORIGIN: 0x40,
+      AS_PATH: 0x40,
+      NEXT_HOP: 0x40,
+      MULTI_EXIT_DISC: 0x80,
+      LOCAL_PREF: 0x40,
+      ATOMIC_AGGREGATE: 0x40,
+      AGGREGATOR: 0xc0,
+      COMMUNITIES: 0xc0,
+      ORIGINATOR_ID: 0x80,
+      CLUSTER_LIST: 0x80,
+      MP_REACH_NLRI: 0x80,
+      MP_UNREACH_NLRI: 0x80,
+      EXTENDED_COMMUNITIES: 0xc0,
+      AS4_PATH: 0xc0,
+      AS4_AGGREGATOR: 0xc0,
+      LARGE_COMMUNITIES: 0xc0,
+    });
+    for (const [name, code] of Object.entries(AttrType)) expect(DESCRIPTORS[code]?.name).toBe(name);
+  });
+
+  it('encodes each attribute to the RFC byte layout', () => {
+    expect(attrBytes({ origin: 2 })).toBe('40010102');
+    expect(attrBytes({ asPath: [{ type: 2, asns: [65000, 4200000000] }] })).toBe('40020a02020000fde8fa56ea00');
+    expect(attrBytes({ asPath: [{ type: 1, asns: [1, 2] }] }, LEGACY_CONTEXT)).toBe('400206010200010002');
+    expect(attrBytes({ nextHop: Address.parse('192.0.2.1') })).toBe('400304c0000201');
+    expect(attrBytes({ med: 100 })).toBe('80040400000064');
+    expect(attrBytes({ localPref: 200 })).toBe('400504000000c8');
+    expect(attrBytes({ atomicAggregate: true })).toBe('400600');
+    expect(attrBytes({ aggregator: { asn: 65001, address: Address.parse('10.0.0.1') } })).toBe('c007080000fde90a000001');
+    expect(attrBytes({ aggregator: { asn: 65001, address: Address.parse('10.0.0.1') } }, LEGACY_CONTEXT)).toBe('c00706fde90a000001');
+    expect(attrBytes({ communities: [WellKnownCommunity.NO_EXPORT, 0xfde80064] })).toBe('c00808ffffff01fde80064');
+    expect(attrBytes({ originatorId: Address.parse('10.0.0.9') })).toBe('8009040a000009');
+    expect(attrBytes({ clusterList: [Address.parse('10.0.0.1'), Address.parse('10.0.0.2')] })).toBe('800a080a0000010a000002');
+    expect(attrBytes({ extendedCommunities: [0x0002fde800000064n] })).toBe('c010080002fde800000064');
+    expect(attrBytes({ largeCommunities: [{ global: 65000, local1: 1, local2: 2 }] })).toBe('c0200c0000fde80000000100000002');
+    expect(attrBytes({ mpUnreach: { afi: 2, safi: 1, withdrawn: [] } })).toBe('800f03000201');
+    expect(attrBytes({ mpReach: { afi: 2, safi: 1, nextHops: [Address.parse('2001:db8::1'), Address.parse('fe80::1')], nlri: [] } })).toBe(
+      '800e2500020120' + '20010db8000000000000000000000001' + 'fe800000000000000000000000000001' + '00',
+    );
+    expect(attrBytes({ mpReach: { afi: 1, safi: 1, nextHops: [Address.parse('192.0.2.1')], nlri: [] } })).toBe('800e0900010104c000020100');
+    // The all-empty lists are left out: a zero-length COMMUNITIES etc. is malformed on the wire.
+    expect(attrBytes({ communities: [], clusterList: [], extendedCommunities: [], largeCommunities: [] })).toBe('');
+  });
+
+  it('decodes IPv4 NLRI carried in MP_REACH_NLRI and IPv6 next hops of 16 and 32 bytes', () => {
+    for (const nextHops of [[Address.parse('2001:db8::1')], [Address.parse('2001:db8::1'), Address.parse('fe80::1')]]) {
+      const a: PathAttributes = { origin: 0, asPath: [], mpReach: { afi: 2, safi: 1, nextHops, nlri: [] } };
+      expect(decodeUpdate(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, DEFAULT_CONTEXT), DEFAULT_CONTEXT).attributes).toEqual(a);
+    }
+  });
+});
+
+describe('RFC 6793 path merge', () => {
+  it('counts sequences by ASN, sets as one, confederation segments as none', () => {
+    expect(pathCount([{ type: 2, asns: [1, 2, 3] }, { type: 1, asns: [4, 5] }, { type: 3, asns: [6] }])).toBe(4);
+  });
+
+  it('prepends the leading ASNs that AS4_PATH lacks and keeps leading confederation segments', () => {
+    const as2 = [{ type: 3 as const, asns: [65100] }, { type: 2 as const, asns: [10, 23456, 23456, 30] }];
+    const as4 = [{ type: 2 as const, asns: [4200000000, 4200000001, 30] }];
+    expect(mergeAs4Path(as2, as4)).toEqual([{ type: 3, asns: [65100] }, { type: 2, asns: [10, 4200000000, 4200000001, 30] }]);
+  });
+
+  it('is the identity when the counts match and AS4_PATH carries the same path', () => {
+    const seg = fc.record({ type: fc.constantFrom(1 as const, 2 as const), asns: fc.array(fc.integer({ min: 1, max: 0xffffffff }), { minLength: 1, maxLength: 8 }) });
+    fc.assert(
+      fc.property(fc.array(seg, { maxLength: 5 }), (path) => {
+        const as2 = path.map((s) => ({ type: s.type, asns: s.asns.map((a) => (a > 0xffff ? 23456 : a)) }));
+        expect(mergeAs4Path(as2, path)).toEqual(path);
+      }),
+    );
+  });
+});
+
+describe('community text', () => {
+  it('names well-known communities and formats the rest as AS:value', () => {
+    expect(formatCommunity(WellKnownCommunity.NO_EXPORT)).toBe('no-export');
+    expect(formatCommunity(WellKnownCommunity.BLACKHOLE)).toBe('blackhole');
+    expect(formatCommunity(0xfde80064)).toBe('65000:100');
+    expect(communityName(0xfde80064)).toBeUndefined();
+    expect(parseCommunity('65000:100')).toBe(0xfde80064);
+    expect(parseCommunity('NO-ADVERTISE')).toBe(WellKnownCommunity.NO_ADVERTISE);
+    expect(parseCommunity('local-as')).toBe(WellKnownCommunity.NO_EXPORT_SUBCONFED);
+  });
+
+  it('round-trips every community through text', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (v) => {
+        expect(parseCommunity(formatCommunity(v))).toBe(v);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.record({ global: fc.nat(0xffffffff), local1: fc.nat(0xffffffff), local2: fc.nat(0xffffffff) }), (c) => {
+        expect(parseLargeCommunity(formatLargeCommunity(c))).toEqual(c);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 0xffffffffffffffffn }), (v) => {
+        expect(parseExtendedCommunity(formatExtendedCommunity(v))).toBe(v);
+      }),
+    );
+    // The named types (0x00–0x02 with route-target / route-origin subtypes), which random values rarely hit.
+    const named = fc
+      .tuple(fc.constantFrom(0, 1, 2), fc.constantFrom(2, 3), fc.bigInt({ min: 0n, max: 0xffffffffffffn }), fc.boolean())
+      .map(([type, sub, rest, small]) => (BigInt(type) << 56n) | (BigInt(sub) << 48n) | (small ? rest & 0xffffffffn : rest));
+    fc.assert(
+      fc.property(named, (v) => {
+        expect(parseExtendedCommunity(formatExtendedCommunity(v))).toBe(v);
+      }),
+    );
+  });
+
+  it('formats and parses extended communities by type', () => {
+    expect(formatExtendedCommunity(0x0002fde800000064n)).toBe('rt:65000:100');
+    expect(parseExtendedCommunity('rt:65000:100')).toBe(0x0002fde800000064n);
+    expect(formatExtendedCommunity(parseExtendedCommunity('soo:192.0.2.1:7'))).toBe('soo:192.0.2.1:7');
+    expect(parseExtendedCommunity('rt:4200000000:5')).toBe(0x0202fa56ea000005n);
+    expect(formatExtendedCommunity(0x0202fa56ea000005n)).toBe('rt:4200000000:5');
+    expect(formatExtendedCommunity(0x8006000000000000n)).toBe('0x8006000000000000');
+  });
+
+  it.each([
+    ['65536:1', 'community', parseCommunity],
+    ['1:2:3', 'community', parseCommunity],
+    ['no-such-name', 'community', parseCommunity],
+    ['1:2', 'large community', parseLargeCommunity],
+    ['1:2:4294967296', 'large community', parseLargeCommunity],
+    ['rt:1', 'extended community', parseExtendedCommunity],
+    ['rt:4200000000:70000', 'four-octet', parseExtendedCommunity],
+  ] as const)('rejects %j, naming the %s', (text, what, parse) => {
+    expect(() => parse(text)).toThrow(ParseError);
+    expect(() => parse(text)).toThrow(what);
+  });
+});
