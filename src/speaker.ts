@@ -395,8 +395,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.lastError) s.lastError = e.lastError;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
-      s.localAddress = canonicalRemote(ep.localAddress) ?? ep.localAddress;
-      s.localPort = ep.localPort;
+      s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
     }
     if (n) {
       const fam = (f: { afi: number }) => familyName(f.afi);
@@ -513,6 +512,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   }
 
   private onNotification(e: PeerEntry, direction: 'sent' | 'received', m: NotificationMessage): void {
+    // Collision resolution (Cease 7) is routine when both sides dial; it is not the peer's last error.
+    if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
     e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };

@@ -136,9 +136,8 @@ export interface PeerStatus {
    * when there is one; `message` is that communication alone.
    */
   readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
-  /** Our address and port on the established session. */
-  readonly localAddress?: string;
-  readonly localPort?: number;
+  /** Our end of the established TCP session. */
+  readonly local?: { readonly address: string; readonly port: number };
   readonly counters: {
     readonly messagesIn: number;
     readonly messagesOut: number;

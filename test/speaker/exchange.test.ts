@@ -11,7 +11,7 @@ describe('two speakers over loopback TCP', () => {
     const st = await established(a, '127.0.0.2');
     expect(st.negotiated?.families).toEqual(['ipv4', 'ipv6']);
     expect(st.negotiated?.peerAsn).toBe(65000);
-    expect(st.localAddress).toBe('127.0.0.1');
+    expect(st.local?.address).toBe('127.0.0.1');
     await established(b, '127.0.0.1');
 
     a.originate('10.1.0.0/16', { communities: ['65000:100', 'no-export'], largeCommunities: ['65000:1:2'], med: 50, localPref: 200 });
