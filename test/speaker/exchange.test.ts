@@ -34,3 +34,52 @@ describe('two speakers over loopback TCP', () => {
     expect(routeOf(b, '2001:db8:100::/48')).toBeDefined();
   });
 });
+
+describe('IPv6 next hops and families', () => {
+  it('over an IPv4 session without nextHopV6, IPv6 routes are held back (and IPv4 ones still go)', async () => {
+    const logs: string[] = [];
+    const a = await speaker('127.0.0.1', { asn: 65000, log: (level, msg) => { if (level === 'warning') logs.push(msg); } });
+    const b = await speaker('127.0.0.2', { asn: 65000 });
+    link(a, b);
+    await established(a, '127.0.0.2');
+    a.originate('2001:db8:200::/48');
+    a.originate('10.7.0.0/16');
+    await eventually('IPv4 route at b', () => routeOf(b, '10.7.0.0/16'));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(routeOf(b, '2001:db8:200::/48')).toBeUndefined();
+    expect(logs.some((l) => l.includes('no nextHopV6'))).toBe(true);
+  });
+
+  it('IPv6 routes need IPv6 unicast negotiated with the peer', async () => {
+    const a = await speaker('127.0.0.1', { asn: 65000 });
+    const b = await speaker('127.0.0.2', { asn: 65000 });
+    link(a, b, { nextHopV6: '2001:db8::1' }, { families: ['ipv4'] });
+    const st = await established(a, '127.0.0.2');
+    expect(st.negotiated?.families).toEqual(['ipv4']);
+    a.originate('2001:db8:300::/48');
+    a.originate('10.8.0.0/16');
+    await eventually('IPv4 route at b', () => routeOf(b, '10.8.0.0/16'));
+    expect(a.advertised('127.0.0.2').map((r) => r.prefix.toString())).toEqual(['10.8.0.0/16']);
+  });
+
+  it("learns the peer's AS from its OPEN when asn is 'any', and reports events", async () => {
+    const a = await speaker('127.0.0.1', { asn: 65000 });
+    const b = await speaker('127.0.0.2', { asn: 65009 });
+    const events: string[] = [];
+    b.on('peerUp', (p) => events.push(`up ${p.address} ${p.negotiated?.peerAsn}`));
+    b.on('peerDown', (p, reason) => events.push(`down ${p.address} ${reason}`));
+    b.on('stateChange', (p, from) => events.push(`${from}→${p.state}`));
+    link(a, b, { families: ['ipv4'] }, { families: ['ipv4'], asn: 'any' });
+    await established(b, '127.0.0.1');
+    a.originate('10.9.0.0/16');
+    const r = await eventually('route at b', () => routeOf(b, '10.9.0.0/16'));
+    expect(r.asPath).toEqual([65000]);
+    expect(b.status()[0].asn).toBe('any');
+    expect(b.status()[0].negotiated?.peerAsn).toBe(65000);
+    await a.stop({ message: 'bye' });
+    await eventually('peerDown event', () => events.some((e) => e.startsWith('down')));
+    expect(events).toContain('up 127.0.0.1 65000');
+    expect(events).toContain('OpenConfirm→Established');
+    expect(events.find((e) => e.startsWith('down'))).toContain('NOTIFICATION 6/2 received');
+  });
+});
