@@ -31,6 +31,7 @@ import type {
   RouteAttributes,
   SpeakerApi,
   SpeakerEvents,
+  SpeakerPolicyApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -85,7 +86,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();

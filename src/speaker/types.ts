@@ -192,6 +192,13 @@ export interface SpeakerApi {
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];
   received(peer?: string): readonly ReceivedRoute[];
+}
+
+/**
+ * What `BgpSpeaker` offers beyond `SpeakerApi`: named policies and asking a
+ * peer for a refresh. Kept apart so fakes of `SpeakerApi` stay valid.
+ */
+export interface SpeakerPolicyApi {
   /** Adds (or replaces) one named policy; peers using it are re-evaluated without a reset. */
   definePolicy(name: string, definition: PolicyDef): void;
   /** Adds or replaces several policies and the defined sets they use. */
