@@ -468,28 +468,31 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   }
 
   private onDown(e: PeerEntry, reason: DownReason): void {
-    // Keep everything for now, marked stale; the graceful-restart actions that
-    // follow in the same step purge what must not survive (onGracefulRestart).
-    if (e.ribAsn !== undefined && this.peers.get(e.id) === e) this.rib.peerDown(e.id, this.scheduler.now(), { gracefulFamilies: [4, 6] });
+    // The RIB hears of it from the graceful-restart actions of the same step
+    // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }
 
+  /**
+   * Graceful restart (RFC 4724) as the session layer decided it. After a
+   * session loss: `purgeStale` for routes left over from an earlier restart,
+   * then `flushRoutes` (drop all) or `markStale` (keep those families as
+   * stale, drop the rest). Later: `purgeStale` on End-of-RIB or a timer.
+   */
   private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
-    if (e.ribAsn === undefined) return;
+    if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
     const now = this.scheduler.now();
     const fams = (list: readonly { afi: number }[]) => list.map((f) => (f.afi === 1 ? 4 : f.afi === 2 ? 6 : 0)).filter((f): f is 4 | 6 => f !== 0);
-    let purge: (4 | 6)[];
-    if (a.type === 'flushRoutes') purge = [4, 6];
-    else if (a.type === 'markStale') {
-      const keep = fams(a.families);
-      purge = ([4, 6] as const).filter((f) => !keep.includes(f));
-    } else purge = fams(a.families);
-    for (const f of purge) {
-      const n = this.rib.purgeStale(e.id, f, now);
-      if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);
+    if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
+    else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
+    else {
+      for (const f of fams(a.families)) {
+        const n = this.rib.purgeStale(e.id, f, now);
+        if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);
+      }
     }
     this.scheduleFlush();
   }
