@@ -499,6 +499,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   private onUpdate(e: PeerEntry, m: UpdateMessage): void {
     if (e.ribAsn === undefined) return;
+    // RFC 7606: the codec already applied attribute-discard / treat-as-withdraw; say so.
+    for (const i of m.issues ?? []) this.log('warning', `peer ${e.id}: UPDATE attribute ${i.code}: ${i.action} (${i.reason})`);
     this.rib.ingest(e.id, m, this.scheduler.now());
     this.scheduleFlush();
     if (this.listenerCount('routeWithdrawn') > 0) {
