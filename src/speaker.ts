@@ -346,23 +346,36 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       scheduler: this.scheduler,
       hooks: {
         // Hooks of a replaced shell (after a reset) no longer speak for the peer.
-        onStateChange: (from) => { if (e.peer === peer) this.onStateChange(e, from); },
-        onUp: (n) => { if (e.peer === peer) this.onUp(e, n); },
-        onDown: (reason) => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); },
-        onUpdate: (m) => { if (e.peer === peer) this.onUpdate(e, m); },
-        onRouteRefresh: (m) => {
+        onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
+        onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
+        onDown: (reason) => this.guard(e, () => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); }),
+        onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
+        onRouteRefresh: (m) => this.guard(e, () => {
           if (e.peer !== peer || e.ribAsn === undefined) return;
           const fam = m.afi === 1 ? 4 : m.afi === 2 ? 6 : undefined;
           if (fam === undefined || m.safi !== 1 || m.subtype !== 0) return;
           this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
           this.scheduleFlush();
-        },
-        onRib: (a) => { if (e.peer === peer) this.onGracefulRestart(e, a); },
-        onNotification: (direction, m) => { if (e.peer === peer) this.onNotification(e, direction, m); },
+        }),
+        onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
+        onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
         log: (line) => this.log('debug', line),
       },
     });
     return peer;
+  }
+
+  /**
+   * Hooks run inside the session shell's socket handlers, where an exception
+   * would take the process down: a bug here (or in an event listener) is
+   * logged instead, and the session carries on.
+   */
+  private guard(e: PeerEntry, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log('error', `peer ${e.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
   }
 
   private statusOf(e: PeerEntry): PeerStatus {

@@ -100,3 +100,20 @@ describe('an IPv6 TCP session', () => {
     expect(await eventually('IPv4 route at a', () => routeOf(a, '10.14.0.0/16'))).toMatchObject({ nextHop: '192.0.2.2' });
   });
 });
+
+describe('robustness', () => {
+  it('a throwing event listener is logged and the session stays up', async () => {
+    const errors: string[] = [];
+    const a = await speaker('127.0.0.1', { asn: 65000 });
+    const b = await speaker('127.0.0.2', { asn: 65000, log: (level, msg) => { if (level === 'error') errors.push(msg); } });
+    b.on('routeReceived', () => { throw new Error('listener bug'); });
+    link(a, b, { families: ['ipv4'] }, { families: ['ipv4'] });
+    const up = await established(b, '127.0.0.1');
+    a.originate('10.15.0.0/16');
+    await eventually('error logged', () => errors.length > 0);
+    expect(errors[0]).toContain('listener bug');
+    a.originate('10.16.0.0/16');
+    await eventually('second route', () => routeOf(b, '10.16.0.0/16'));
+    expect(b.status()[0].since).toEqual(up.since);
+  });
+});
