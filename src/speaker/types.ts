@@ -32,6 +32,8 @@ export interface SpeakerOptions {
    * We are coming back from a restart (crash, upgrade) with forwarding state
    * kept: our OPENs carry the graceful-restart R bit and the F bit for every
    * family, so peers that kept our routes as stale wait for our End-of-RIB.
+   * The initial dump (and its End-of-RIB) is built when a session comes up:
+   * originate the routes before `start()`, or peers purge what is missing.
    */
   readonly restarting?: boolean;
   /** Injected clock and timers (tests); default real timers. */
