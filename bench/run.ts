@@ -7,7 +7,15 @@ import os from 'node:os';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-const suites = ['codec', 'trie', 'rib'].filter((s) => only.length === 0 || only.includes(s));
+// Per suite: extra arguments for a full run and for --quick.
+const SUITES: Record<string, { full: string[]; quick: string[] }> = {
+  codec: { full: [], quick: ['--quick'] },
+  trie: { full: [], quick: ['--quick'] },
+  rib: { full: [], quick: ['--quick'] },
+  'kubernetes-planner': { full: ['5000'], quick: ['500'] },
+  'speaker-originate': { full: ['100000', '5'], quick: ['10000', '1'] },
+};
+const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 
 console.log(`# tsbgp benchmarks ${quick ? '(quick)' : ''}`);
 console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`);
@@ -20,7 +28,7 @@ for (const suite of suites) {
     continue;
   }
   console.log(`\n## ${suite}`);
-  const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? ['--quick'] : [])];
+  const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? SUITES[suite].quick : SUITES[suite].full)];
   const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
   if (r.status !== 0) {
     console.error(`benchmark ${suite} failed (exit ${r.status})`);
