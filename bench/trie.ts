@@ -14,6 +14,7 @@ const V4_TABLE = quick ? 100_000 : 1_040_000;
 const V6_TABLE = quick ? 22_000 : 220_000;
 const LOOKUPS = quick ? 200_000 : 2_000_000;
 const SET_SIZE = 10_000;
+const WARMUP = quick ? 1 : 3;
 
 // xorshift32: deterministic inputs so runs are comparable.
 let seed = 0x9e3779b9;
@@ -49,7 +50,10 @@ function time(fn: () => number): { ns: number; sink: number } {
 }
 function rate(label: string, ops: number, fn: () => number, runs = RUNS): number {
   const ns: number[] = [];
-  let sink = fn(); // warm-up run: JIT and first-touch page faults are not measured
+  // Warm-up runs: V8 reaches its optimising tier only after a few long loops,
+  // and first-touch page faults should not be measured either.
+  let sink = 0;
+  for (let i = 0; i < WARMUP; i++) sink += fn();
   for (let i = 0; i < runs; i++) {
     const r = time(fn);
     ns.push(r.ns);
