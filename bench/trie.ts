@@ -123,6 +123,16 @@ const ourV4 = rate('tsbgp PrefixTrie.lookupV4(number), IPv4', LOOKUPS, () => {
   for (let i = 0; i < v4Addrs.length; i++) if (v4.lookupV4(v4Addrs[i]) !== undefined) hits++;
   return hits;
 });
+const batchOut = new Array(4096);
+rate('tsbgp PrefixTrie.lookupV4Many, batches of 4096, IPv4', LOOKUPS, () => {
+  let hits = 0;
+  for (let off = 0; off < v4Addrs.length; off += 4096) {
+    const part = v4Addrs.subarray(off, Math.min(off + 4096, v4Addrs.length));
+    v4.lookupV4Many(part, batchOut);
+    for (let i = 0; i < part.length; i++) if (batchOut[i] !== undefined) hits++;
+  }
+  return hits;
+});
 rate('tsbgp PrefixTrie.lookup(Address), IPv4', v4AddrObjs.length, () => {
   let hits = 0;
   for (let i = 0; i < v4AddrObjs.length; i++) if (v4.lookup(v4AddrObjs[i]) !== undefined) hits++;

@@ -43,6 +43,9 @@ class Node<V> implements TrieEntry<V> {
   }
 }
 
+/** From this many entries on, IPv4 address lookups build and use the multibit index. */
+const INDEX_MIN_SIZE = 64;
+
 function wordOf(w0: number, w1: number, w2: number, w3: number, i: number): number {
   return i === 0 ? w0 : i === 1 ? w1 : i === 2 ? w2 : w3;
 }
@@ -268,6 +271,20 @@ export class PrefixTrie<V> {
     return ix === null ? this.buildIndex4().lookup(value) : ix.lookup(value);
   }
 
+  /**
+   * Longest-prefix match of many IPv4 addresses: `out[i]` gets the entry for
+   * `values[i]`. Faster per address than lookupV4 on large tables, because the
+   * memory reads of different addresses overlap.
+   */
+  lookupV4Many(values: ArrayLike<number>, out: (TrieEntry<V> | undefined)[] = new Array(values.length)): (TrieEntry<V> | undefined)[] {
+    const ix = this.index4 ?? this.buildIndex4();
+    if (this.scratch.length < values.length) this.scratch = new Int32Array(values.length);
+    ix.lookupMany(values, out as (Node<V> | undefined)[], this.scratch);
+    return out;
+  }
+
+  private scratch = new Int32Array(0);
+
   private buildIndex4(): V4Index<Node<V>> {
     const index = new V4Index<Node<V>>();
     const stack: Node<V>[] = [this.root4];
@@ -283,7 +300,8 @@ export class PrefixTrie<V> {
 
   /** Longest-prefix match of an address, or of a prefix (the longest stored prefix containing it). */
   lookup(target: Address | Prefix): TrieEntry<V> | undefined {
-    if (target.family === 4 && !(target instanceof Prefix)) return this.lookupV4(target.w0);
+    // Small tries (neighbour sets…) walk; the 16-8-8 index costs ~400 KB, worth it for big ones.
+    if (target.family === 4 && !(target instanceof Prefix) && (this.index4 !== null || this.count >= INDEX_MIN_SIZE)) return this.lookupV4(target.w0);
     const { w0, w1, w2, w3 } = target;
     const tlen = target instanceof Prefix ? target.length : target.family === 4 ? 32 : 128;
     let node: Node<V> | null;

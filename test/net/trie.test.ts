@@ -109,6 +109,9 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
     const pred = (v: number, arg: number) => (v & 3) === arg;
     expect(trie.someCovering(q, pred, 1)).toBe(naive.covering(q).some((e) => pred(e.value, 1)));
   }
+  const v4s = addresses.filter((a) => a.family === 4);
+  const many = trie.lookupV4Many(v4s.map((a) => a.w0));
+  expect(many.map((e) => e && `${e.prefix}=${e.value}`)).toEqual(v4s.map((a) => naive.lookup(a)).map((e) => e && `${e.prefix}=${e.value}`));
   for (const a of addresses) {
     const want = naive.lookup(a);
     const got = trie.lookup(a);
