@@ -43,7 +43,7 @@ class Node<V> implements TrieEntry<V> {
   }
 }
 
-/** From this many entries on, IPv4 address lookups build and use the multibit index. */
+/** From this many entries on, address lookups build and use the IPv4 index / IPv6 jump table. */
 const INDEX_MIN_SIZE = 64;
 
 function wordOf(w0: number, w1: number, w2: number, w3: number, i: number): number {
@@ -306,7 +306,7 @@ export class PrefixTrie<V> {
     const tlen = target instanceof Prefix ? target.length : target.family === 4 ? 32 : 128;
     let node: Node<V> | null;
     let best: Node<V> | undefined;
-    if (target.family === 6 && tlen >= 16) {
+    if (target.family === 6 && tlen >= 16 && (this.jump6 !== null || this.count >= INDEX_MIN_SIZE)) {
       const jumps = this.jump6 ?? (this.jump6 = new Array<Jump<V> | undefined>(65536).fill(undefined));
       const k = w0 >>> 16;
       let j = jumps[k];

@@ -155,6 +155,32 @@ describe('PrefixTrie', () => {
     );
   });
 
+  it('matches a naive list once big enough to use the IPv4 index and IPv6 jump table', () => {
+    let biggest = 0;
+    fc.assert(
+      fc.property(fc.array(op(anyPrefix), { minLength: 150, maxLength: 250 }), fc.array(fc.oneof(v4Address, v6Address), { maxLength: 20 }), (ops, addrs) => {
+        const trie = new PrefixTrie<number>();
+        const naive = new NaiveMap();
+        ops.forEach((o, i) => {
+          if (o.kind === 'set') {
+            trie.set(o.prefix, o.value);
+            naive.set(o.prefix, o.value);
+          } else expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
+          biggest = Math.max(biggest, trie.size);
+          // Probe after every few changes, so cached jump entries and the index must follow them.
+          if (i % 7 === 0)
+            for (const a of [...addrs, o.prefix.network]) {
+              const want = naive.lookup(a);
+              const got = trie.lookup(a);
+              expect(got && `${got.prefix}=${got.value}`).toBe(want && `${want.prefix}=${want.value}`);
+            }
+        });
+      }),
+      { numRuns: 40 },
+    );
+    expect(biggest).toBeGreaterThanOrEqual(64);
+  });
+
   it('keeps the two families apart in a mixed trie', () => {
     fc.assert(
       fc.property(fc.array(op(anyPrefix), { maxLength: 60 }), fc.array(anyPrefix, { maxLength: 15 }), fc.array(fc.oneof(v4Address, v6Address), { maxLength: 15 }), checkAgainstOracle),
