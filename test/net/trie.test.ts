@@ -90,12 +90,10 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
       expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
     }
     expect(trie.size).toBe(naive.items.length);
-    if (o.prefix.family === 4) {
-      for (const a of [o.prefix.network, ...addresses.filter((x) => x.family === 4).slice(0, 3)]) {
-        const want = naive.lookup(a);
-        const got = trie.lookupV4(a.w0);
-        expect(got && `${got.prefix}=${got.value}`).toBe(want && `${want.prefix}=${want.value}`);
-      }
+    for (const a of [o.prefix.network, ...addresses.slice(0, 3)]) {
+      const want = naive.lookup(a);
+      const got = a.family === 4 ? trie.lookupV4(a.w0) : trie.lookup(a);
+      expect(got && `${got.prefix}=${got.value}`).toBe(want && `${want.prefix}=${want.value}`);
     }
   }
   expect(show(trie)).toEqual(show(naive.sorted()));
@@ -111,6 +109,9 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
     const pred = (v: number, arg: number) => (v & 3) === arg;
     expect(trie.someCovering(q, pred, 1)).toBe(naive.covering(q).some((e) => pred(e.value, 1)));
   }
+  const v4s = addresses.filter((a) => a.family === 4);
+  const many = trie.lookupV4Many(v4s.map((a) => a.w0));
+  expect(many.map((e) => e && `${e.prefix}=${e.value}`)).toEqual(v4s.map((a) => naive.lookup(a)).map((e) => e && `${e.prefix}=${e.value}`));
   for (const a of addresses) {
     const want = naive.lookup(a);
     const got = trie.lookup(a);
@@ -152,6 +153,32 @@ describe('PrefixTrie', () => {
       fc.property(fc.array(op(v6Prefix), { maxLength: 60 }), fc.array(v6Prefix, { maxLength: 15 }), fc.array(v6Address, { maxLength: 15 }), checkAgainstOracle),
       { numRuns: 300 },
     );
+  });
+
+  it('matches a naive list once big enough to use the IPv4 index and IPv6 jump table', () => {
+    let biggest = 0;
+    fc.assert(
+      fc.property(fc.array(op(anyPrefix), { minLength: 150, maxLength: 250 }), fc.array(fc.oneof(v4Address, v6Address), { maxLength: 20 }), (ops, addrs) => {
+        const trie = new PrefixTrie<number>();
+        const naive = new NaiveMap();
+        ops.forEach((o, i) => {
+          if (o.kind === 'set') {
+            trie.set(o.prefix, o.value);
+            naive.set(o.prefix, o.value);
+          } else expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
+          biggest = Math.max(biggest, trie.size);
+          // Probe after every few changes, so cached jump entries and the index must follow them.
+          if (i % 7 === 0)
+            for (const a of [...addrs, o.prefix.network]) {
+              const want = naive.lookup(a);
+              const got = trie.lookup(a);
+              expect(got && `${got.prefix}=${got.value}`).toBe(want && `${want.prefix}=${want.value}`);
+            }
+        });
+      }),
+      { numRuns: 40 },
+    );
+    expect(biggest).toBeGreaterThanOrEqual(64);
   });
 
   it('keeps the two families apart in a mixed trie', () => {
