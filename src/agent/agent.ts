@@ -10,6 +10,7 @@ import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions }
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import { createLogger, parseLevel, type Level, type Logger } from './log.js';
+import type { AgentMetrics } from './metrics.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, redistributedAttributes, redistributionOps } from './redistribute.js';
 import { watchLayers, type LayerWatcher } from './sources.js';
@@ -32,6 +33,8 @@ export interface AgentOptions {
   /** Install SIGTERM/SIGINT handlers (default true). */
   readonly signals?: boolean;
   readonly now?: () => Date;
+  /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
+  readonly metrics?: AgentMetrics;
 }
 
 export interface StatusPeerJson {
@@ -166,6 +169,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const sessionChanged = (st: PeerStatus, from: PeerState) => {
     if (from === st.state) return;
     lastStates.set(st.address, st.state);
+    opts.metrics?.refresh();
     const fields = { peer: st.address, from, to: st.state, ...(st.lastError ? { lastError: st.lastError.text } : {}) };
     if (st.state === 'Established') log.info('BGP session established', fields);
     else if (from === 'Established') log.warn('BGP session down', fields);
@@ -231,6 +235,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     }
     applied = plan;
     await redistribute();
+    opts.metrics?.reconciled();
   };
 
   const onChange = (events: ClusterEvent[], newIssues: ManifestIssue[]) => {
@@ -253,6 +258,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       if (i.severity === 'error') log.error(`invalid manifest: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
       else if (issuesChanged) log.debug(`ignored: ${formatIssue(i)}`);
     }
+    if (events.length > 0) opts.metrics?.eventReceived();
     if (events.length > 0 || !applied) void enqueue(reconcileNow);
   };
 
@@ -366,6 +372,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const explainNow = (query: string) => explain(applied ?? planner.plan, query, redistributedList(), (ns, name) => planner.state.services.has(`${ns}/${name}`));
 
   // ---- start ----
+  opts.metrics?.attach(() => ({ running, speaker, plan: applied, configErrors: currentErrors().length }));
   log.info('tsbgp agent starting', { node: opts.node, manifests: opts.manifests });
   let watcher: LayerWatcher | undefined;
   let control: ControlServer | undefined;

@@ -5,6 +5,8 @@ import type { SpeakerApi, SpeakerOptions } from '../speaker/types.js';
 import { runAgent, type RoutesJson, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
 import { parseLevel, type Level } from './log.js';
+import { AgentMetrics } from './metrics.js';
+import { parseMetricsAddress, startMetricsServer } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
@@ -13,6 +15,7 @@ const USAGE = `usage: tsbgp <command> [options]
 
 commands:
   agent    --node NAME --manifests PATH... [--control SOCKET] [--log-level LEVEL] [--listen-port N]
+           [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
            run the node agent: advertise this node's Services and pools over BGP
   status   [--json] [--control SOCKET]
            BGP sessions (calicoctl node status), configuration errors, refused advertisements
@@ -98,6 +101,15 @@ function level(cmd: string, text: string | undefined): Level | undefined {
   }
 }
 
+function metricsFlag(cmd: string, text: string | undefined) {
+  if (text === undefined) return undefined;
+  try {
+    return parseMetricsAddress(text);
+  } catch (e) {
+    throw new UsageError(`${cmd}: ${(e as Error).message}`);
+  }
+}
+
 async function defaultSpeakerFactory(): Promise<(opts: SpeakerOptions) => SpeakerApi> {
   // Resolved at run time so the agent builds before (and without) the speaker module.
   const specifier = '../speaker.js';
@@ -133,14 +145,21 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         out(USAGE);
         return 0;
       case 'agent': {
-        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...CONTROL, 'log-level': { type: 'string' }, 'listen-port': { type: 'string' } }, 'some');
+        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...CONTROL, 'log-level': { type: 'string' }, 'listen-port': { type: 'string' }, metrics: { type: 'string' } }, 'some');
         const node = required(cmd, values, 'node');
         const manifests = manifestPaths(cmd, values, positionals);
+        const metricsAt = metricsFlag(cmd, values.metrics as string | undefined);
         const logLevel = level(cmd, values['log-level'] as string | undefined);
         const listenPort = port(cmd, values['listen-port'] as string | undefined);
         const speakerFactory = io.speakerFactory ?? (await defaultSpeakerFactory());
-        const agent = await runAgent({ node, manifests, control: controlPath(values), logLevel, listenPort, speakerFactory, now });
-        await agent.done;
+        const metrics = metricsAt ? new AgentMetrics() : undefined;
+        const server = metrics && metricsAt ? await startMetricsServer(metrics, metricsAt, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
+        try {
+          const agent = await runAgent({ node, manifests, control: controlPath(values), logLevel, listenPort, speakerFactory, now, metrics });
+          await agent.done;
+        } finally {
+          await server?.close();
+        }
         return 0;
       }
       case 'status': {

@@ -1,0 +1,216 @@
+/**
+ * Prometheus metrics of the node agent, on a registry of their own (never
+ * prom-client's global one, so several agents in one process — tests — do
+ * not share series). The agent attaches a state source; every scrape and
+ * every reconcile or session change reads it, so gauges are current and the
+ * message counters follow the speaker's own.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Plan } from '../kubernetes/plan-types.js';
+import type { PeerState, SpeakerApi } from '../speaker/types.js';
+
+export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
+
+/** The planner's reasons for not advertising a Service IP; always exported, 0 when none. */
+export const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded'] as const;
+
+/** What the metrics read from the agent. */
+export interface MetricsInput {
+  /** False once the agent is shutting down. */
+  readonly running: boolean;
+  /** The started speaker; undefined until it is. */
+  readonly speaker?: Pick<SpeakerApi, 'status' | 'advertised' | 'received'>;
+  /** The plan last applied to the speaker; undefined before the first one. */
+  readonly plan?: Plan;
+  /** Configuration errors the agent reports in `status` (manifests, plan, refused peers, speaker refusals). */
+  readonly configErrors: number;
+  /** Refused routes beyond the plan's refused IPs, by reason (e.g. "rejected by filter"). */
+  readonly refusedExtra?: Readonly<Record<string, number>>;
+}
+
+export interface AgentMetricsOptions {
+  /** Milliseconds, for session uptime and reconcile durations; default Date.now / performance.now. */
+  readonly now?: () => number;
+  /** Also export process_* and nodejs_* metrics (default true). */
+  readonly processMetrics?: boolean;
+}
+
+export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
+
+type CounterName = 'messagesIn' | 'messagesOut' | 'updatesIn' | 'updatesOut';
+const COUNTERS: readonly CounterName[] = ['messagesIn', 'messagesOut', 'updatesIn', 'updatesOut'];
+
+/** How much a monotonic counter grew since `last`; a smaller value means it restarted from 0 (session reset). */
+export function counterDelta(last: number | undefined, current: number): number {
+  if (last === undefined) return current;
+  return current >= last ? current - last : current;
+}
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  private readonly now: () => number;
+  private source?: () => MetricsInput;
+  private pendingSince?: number;
+  /** Last raw speaker counter per peer, to turn snapshots into increments. */
+  private readonly lastCounters = new Map<string, Record<CounterName, number>>();
+  /** Label sets exported last time, to drop the series of peers that are gone. */
+  private peerLabels = new Map<string, { peer: string; type: string }>();
+  private familyLabels = new Set<string>();
+
+  private readonly sessionState: Gauge<'peer' | 'type' | 'state'>;
+  private readonly sessionUptime: Gauge<'peer' | 'type'>;
+  private readonly counters: Record<CounterName, Counter<'peer'>>;
+  private readonly prefixesAdvertised: Gauge<'peer' | 'family'>;
+  private readonly prefixesReceived: Gauge<'peer' | 'family'>;
+  private readonly refused: Gauge<'reason'>;
+  private readonly configErrors: Gauge;
+  private readonly up: Gauge;
+  private readonly reconcileSeconds: Histogram;
+  private readonly watchRestarts: Counter<'resource'>;
+
+  constructor(opts: AgentMetricsOptions = {}) {
+    this.now = opts.now ?? (() => performance.timeOrigin + performance.now());
+    const registers = [this.registry];
+    this.sessionState = new Gauge({ name: 'tsbgp_bgp_session_state', help: 'BGP session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'type', 'state'], registers });
+    this.sessionUptime = new Gauge({ name: 'tsbgp_bgp_session_uptime_seconds', help: 'Seconds since the session reached Established; 0 when it is not established', labelNames: ['peer', 'type'], registers });
+    const counter = (name: string, help: string) => new Counter({ name, help, labelNames: ['peer'], registers });
+    this.counters = {
+      messagesIn: counter('tsbgp_bgp_messages_received_total', 'BGP messages received from the peer, across session resets'),
+      messagesOut: counter('tsbgp_bgp_messages_sent_total', 'BGP messages sent to the peer, across session resets'),
+      updatesIn: counter('tsbgp_bgp_updates_received_total', 'BGP UPDATE messages received from the peer, across session resets'),
+      updatesOut: counter('tsbgp_bgp_updates_sent_total', 'BGP UPDATE messages sent to the peer, across session resets'),
+    };
+    this.prefixesAdvertised = new Gauge({ name: 'tsbgp_bgp_prefixes_advertised', help: 'Prefixes currently advertised to the peer, per address family', labelNames: ['peer', 'family'], registers });
+    this.prefixesReceived = new Gauge({ name: 'tsbgp_bgp_prefixes_received', help: 'Prefixes currently accepted from the peer, per address family', labelNames: ['peer', 'family'], registers });
+    this.refused = new Gauge({ name: 'tsbgp_routes_refused', help: 'Service IPs (and routes) this node does not advertise, by reason', labelNames: ['reason'], registers });
+    this.configErrors = new Gauge({ name: 'tsbgp_config_errors', help: 'Configuration errors currently reported by tsbgp status', registers });
+    this.up = new Gauge({ name: 'tsbgp_agent_ready', help: '1 once the first configuration was applied and the speaker started (as /readyz)', registers });
+    this.reconcileSeconds = new Histogram({
+      name: 'tsbgp_reconcile_duration_seconds',
+      help: 'From a configuration event received to the speaker calls done',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.watchRestarts = new Counter({ name: 'tsbgp_kubernetes_watch_restarts_total', help: 'Kubernetes API watches restarted (expired resourceVersion, dropped connection)', labelNames: ['resource'], registers });
+    for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
+    this.configErrors.set(0);
+    this.up.set(0);
+    if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where the metrics read the agent's state (the agent calls this once it has one). */
+  attach(source: () => MetricsInput): void {
+    this.source = source;
+    this.refresh();
+  }
+
+  /** A configuration event arrived: starts the reconcile clock unless one is already running. */
+  eventReceived(): void {
+    this.pendingSince ??= this.now();
+  }
+
+  /** The speaker calls for the pending events are done: records the duration, then refreshes. */
+  reconciled(): void {
+    if (this.pendingSince !== undefined) {
+      this.reconcileSeconds.observe(Math.max(0, this.now() - this.pendingSince) / 1000);
+      this.pendingSince = undefined;
+    }
+    this.refresh();
+  }
+
+  /** For the Kubernetes API source: a watch of `resource` was restarted. */
+  watchRestarted(resource: string): void {
+    this.watchRestarts.inc({ resource });
+  }
+
+  /** 503 reasons for /readyz, in the order they are checked. */
+  readiness(): Readiness {
+    const s = this.source?.();
+    if (!s) return { ready: false, reason: 'agent starting' };
+    if (!s.running) return { ready: false, reason: 'agent shutting down' };
+    if (!s.speaker) return { ready: false, reason: 'BGP speaker not started' };
+    if (!s.plan) return { ready: false, reason: 'no configuration applied yet' };
+    return { ready: true };
+  }
+
+  /** /healthz: alive unless the agent stopped. */
+  liveness(): Readiness {
+    const s = this.source?.();
+    return s && !s.running ? { ready: false, reason: 'agent stopped' } : { ready: true };
+  }
+
+  /** Reads the source and updates every gauge and counter. */
+  refresh(): void {
+    const s = this.source?.();
+    if (!s) return;
+    this.up.set(this.readiness().ready ? 1 : 0);
+    this.configErrors.set(s.configErrors);
+    const byReason = new Map<string, number>(REFUSED_REASONS.map((r) => [r, 0]));
+    for (const r of s.plan?.refused ?? []) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+    for (const [r, n] of Object.entries(s.refusedExtra ?? {})) byReason.set(r, (byReason.get(r) ?? 0) + n);
+    for (const [reason, n] of byReason) this.refused.set({ reason }, n);
+    this.refreshPeers(s);
+  }
+
+  async metrics(): Promise<string> {
+    this.refresh();
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  private refreshPeers(s: MetricsInput): void {
+    const types = new Map((s.plan?.peers ?? []).map((p) => [p.address.toString(), p.type as string]));
+    const peers = new Map<string, { peer: string; type: string }>();
+    const families = new Set<string>();
+    const now = this.now();
+    for (const st of s.speaker?.status() ?? []) {
+      const labels = { peer: st.address, type: types.get(st.address) ?? 'unknown' };
+      peers.set(st.address, labels);
+      const old = this.peerLabels.get(st.address);
+      if (old && old.type !== labels.type) this.dropSessionSeries(old);
+      for (const state of PEER_STATES) this.sessionState.set({ ...labels, state }, state === st.state ? 1 : 0);
+      this.sessionUptime.set(labels, st.state === 'Established' ? Math.max(0, now - st.since.getTime()) / 1000 : 0);
+      const last = this.lastCounters.get(st.address);
+      const cur = {} as Record<CounterName, number>;
+      for (const c of COUNTERS) {
+        cur[c] = st.counters[c];
+        const d = counterDelta(last?.[c], cur[c]);
+        // inc(0) still creates the series, so a quiet peer shows 0 rather than nothing.
+        this.counters[c].inc({ peer: st.address }, d);
+      }
+      this.lastCounters.set(st.address, cur);
+      const count = (routes: readonly { prefix: { family: 4 | 6 } }[], g: Gauge<'peer' | 'family'>) => {
+        const n = { ipv4: 0, ipv6: 0 };
+        for (const r of routes) n[r.prefix.family === 4 ? 'ipv4' : 'ipv6']++;
+        for (const family of ['ipv4', 'ipv6'] as const) {
+          g.set({ peer: st.address, family }, n[family]);
+          families.add(`${st.address} ${family}`);
+        }
+      };
+      count(s.speaker!.advertised(st.address), this.prefixesAdvertised);
+      count(s.speaker!.received(st.address), this.prefixesReceived);
+    }
+    for (const [addr, labels] of this.peerLabels) {
+      if (peers.has(addr)) continue;
+      this.dropSessionSeries(labels);
+      for (const c of COUNTERS) this.counters[c].remove({ peer: addr });
+      this.lastCounters.delete(addr);
+    }
+    for (const key of this.familyLabels) {
+      if (families.has(key)) continue;
+      const [peer, family] = key.split(' ');
+      this.prefixesAdvertised.remove({ peer, family });
+      this.prefixesReceived.remove({ peer, family });
+    }
+    this.peerLabels = peers;
+    this.familyLabels = families;
+  }
+
+  private dropSessionSeries(labels: { peer: string; type: string }): void {
+    for (const state of PEER_STATES) this.sessionState.remove({ ...labels, state });
+    this.sessionUptime.remove(labels);
+  }
+}
