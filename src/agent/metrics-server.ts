@@ -27,6 +27,7 @@ export function parseMetricsAddress(text: string): MetricsAddress {
     portText = v6[2];
     if (isIP(host) !== 6) fail(`${JSON.stringify(host)} is not an IPv6 address`);
   } else {
+    if (text.startsWith('[')) fail('no port after the bracketed address');
     const i = text.lastIndexOf(':');
     if (i < 0) fail('no port');
     host = text.slice(0, i);
