@@ -29,7 +29,7 @@ export interface MetricsInput {
 }
 
 export interface AgentMetricsOptions {
-  /** Milliseconds, for session uptime and reconcile durations; default Date.now / performance.now. */
+  /** Milliseconds, for session uptime and reconcile durations; default Date.now. */
   readonly now?: () => number;
   /** Also export process_* and nodejs_* metrics (default true). */
   readonly processMetrics?: boolean;
@@ -69,7 +69,8 @@ export class AgentMetrics {
   private readonly watchRestarts: Counter<'resource'>;
 
   constructor(opts: AgentMetricsOptions = {}) {
-    this.now = opts.now ?? (() => performance.timeOrigin + performance.now());
+    // Wall clock: session `since` is a Date. A step backwards clamps a duration to 0.
+    this.now = opts.now ?? Date.now;
     const registers = [this.registry];
     this.sessionState = new Gauge({ name: 'tsbgp_bgp_session_state', help: 'BGP session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'type', 'state'], registers });
     this.sessionUptime = new Gauge({ name: 'tsbgp_bgp_session_uptime_seconds', help: 'Seconds since the session reached Established; 0 when it is not established', labelNames: ['peer', 'type'], registers });
