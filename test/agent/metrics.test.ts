@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { cp, mkdtemp } from 'node:fs/promises';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -415,4 +417,48 @@ describe('runAgent with --metrics', () => {
     expect(await get(server, '/readyz')).toMatchObject({ status: 503, body: 'agent shutting down\n' });
     expect((await get(server, '/healthz')).status).toBe(503);
   });
+});
+
+describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const freePort = () =>
+    new Promise<number>((resolve, reject) => {
+      const s = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = s.address() as AddressInfo;
+        s.close(() => resolve(port));
+      });
+      s.on('error', reject);
+    });
+
+  it('serves /readyz and /metrics once configured, and closes on SIGTERM', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-metrics-cli-'));
+    const [bgpPort, httpPort] = [await freePort(), await freePort()];
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', 'worker1', '--manifests', 'examples/yaobank/base', '--listen-port', String(bgpPort), '--control', join(dir, 'tsbgp.sock'), '--metrics', `127.0.0.1:${httpPort}`],
+      { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    try {
+      const url = `http://127.0.0.1:${httpPort}`;
+      const t0 = Date.now();
+      let ready = 0;
+      while (ready !== 200) {
+        if (Date.now() - t0 > 15_000) throw new Error(`not ready within 15 s; stderr: ${err}`);
+        ready = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
+        if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      const m = new Scrape(parseExposition(await (await fetch(`${url}/metrics`)).text()).samples, new Map());
+      expect(m.get('tsbgp_agent_ready')).toBe(1);
+      expect(m.get('tsbgp_reconcile_duration_seconds_count')).toBeGreaterThanOrEqual(1);
+      expect(m.series('tsbgp_bgp_session_state').filter((s) => s.labels.peer === '192.0.2.20' && s.labels.type === 'global')).toHaveLength(6);
+      expect(m.get('process_resident_memory_bytes')).toBeGreaterThan(0);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${httpPort}/healthz`)).rejects.toThrow();
+  }, 30_000);
 });
