@@ -10,16 +10,35 @@ const MIN_LENGTH: Record<number, number> = {
   [MessageType.ROUTE_REFRESH]: 23,
 };
 
+/** RFC 8654 lifts the 4096 limit for every type except OPEN and KEEPALIVE. */
+const FIXED_MAX: Record<number, number> = {
+  [MessageType.OPEN]: MAX_MESSAGE,
+  [MessageType.KEEPALIVE]: HEADER_LENGTH,
+};
+
+const MESSAGE_HEADER_ERROR = 1;
+
+/** Message Header Error / Bad Message Length; the data is the 2-byte length field (RFC 4271 §6.1). */
+export function badLengthError(bodyLength: number, reason: string): BgpError {
+  const total = HEADER_LENGTH + bodyLength;
+  return new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, reason, Uint8Array.of((total >>> 8) & 0xff, total & 0xff));
+}
+
 export type FrameHandler = (type: number, body: Uint8Array) => void;
 
 /**
  * Push parser for the TCP byte stream: reassembles messages split across
  * chunks and splits chunks holding many. Complete frames are handed out as
- * views into the chunk (no copy); only a frame that straddles chunks is
- * copied. Header faults raise BgpError with the RFC 4271 §6.1 code.
+ * views into the chunk (no copy); a frame that straddles chunks is gathered
+ * into one buffer of exactly its length, so reassembly is linear however
+ * small the chunks. Each header is checked as soon as its 19 bytes are in
+ * (RFC 4271 §6.1), before the body arrives. After a BgpError (or a throwing
+ * handler) the framer's state is undefined: the session closes anyway.
  */
 export class Framer {
-  private pending: Uint8Array | null = null;
+  /** The frame being gathered across chunks, and how many of its bytes are in. */
+  private partial: Uint8Array | null = null;
+  private have = 0;
   /** Largest accepted message: 4096, or 65535 once RFC 8654 is negotiated. */
   maxSize: number;
 
@@ -29,35 +48,76 @@ export class Framer {
 
   /** Bytes held back waiting for the rest of a message. */
   get buffered(): number {
-    return this.pending?.length ?? 0;
+    return this.have;
   }
 
   push(chunk: Uint8Array, onFrame: FrameHandler): void {
-    let buf = chunk;
-    if (this.pending) {
-      const joined = new Uint8Array(this.pending.length + chunk.length);
-      joined.set(this.pending, 0);
-      joined.set(chunk, this.pending.length);
-      buf = joined;
-      this.pending = null;
-    }
     let off = 0;
-    while (buf.length - off >= HEADER_LENGTH) {
-      for (let i = 0; i < 16; i++) {
-        if (buf[off + i] !== 0xff) throw new BgpError(1, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED, 'message header marker is not all ones');
-      }
-      const length = (buf[off + 16] << 8) | buf[off + 17];
-      const type = buf[off + 18];
-      const lengthField = buf.slice(off + 16, off + 18);
-      const min = MIN_LENGTH[type];
-      if (min === undefined) throw new BgpError(1, HeaderSubcode.BAD_MESSAGE_TYPE, `unknown message type ${type}`, Uint8Array.of(type));
-      if (length < min || length > this.maxSize || (type === MessageType.KEEPALIVE && length !== HEADER_LENGTH)) {
-        throw new BgpError(1, HeaderSubcode.BAD_MESSAGE_LENGTH, `bad message length ${length} for type ${type} (allowed ${min}..${type === MessageType.KEEPALIVE ? HEADER_LENGTH : this.maxSize})`, lengthField);
-      }
-      if (buf.length - off < length) break;
-      onFrame(type, buf.subarray(off + HEADER_LENGTH, off + length));
+    if (this.partial) {
+      off = this.fill(chunk, onFrame);
+      if (this.partial) return;
+    }
+    while (chunk.length - off >= HEADER_LENGTH) {
+      const length = this.check(chunk, off);
+      if (chunk.length - off < length) break;
+      onFrame(chunk[off + 18], chunk.subarray(off + HEADER_LENGTH, off + length));
       off += length;
     }
-    if (off < buf.length) this.pending = buf.slice(off);
+    const rest = chunk.length - off;
+    if (rest > 0) {
+      const size = rest >= HEADER_LENGTH ? (chunk[off + 16] << 8) | chunk[off + 17] : HEADER_LENGTH;
+      this.partial = new Uint8Array(size);
+      this.partial.set(chunk.subarray(off), 0);
+      this.have = rest;
+    }
+  }
+
+  /** Feeds the start of `chunk` into the pending frame; returns the bytes consumed. */
+  private fill(chunk: Uint8Array, onFrame: FrameHandler): number {
+    let buf = this.partial!;
+    let off = 0;
+    if (this.have < HEADER_LENGTH) {
+      off = Math.min(HEADER_LENGTH - this.have, chunk.length);
+      buf.set(chunk.subarray(0, off), this.have);
+      this.have += off;
+      if (this.have < HEADER_LENGTH) return off;
+      const length = this.check(buf, 0);
+      if (length > buf.length) {
+        const grown = new Uint8Array(length);
+        grown.set(buf.subarray(0, this.have), 0);
+        buf = this.partial = grown;
+      }
+    }
+    const total = buf.length;
+    const n = Math.min(total - this.have, chunk.length - off);
+    buf.set(chunk.subarray(off, off + n), this.have);
+    this.have += n;
+    off += n;
+    if (this.have === total) {
+      this.partial = null;
+      this.have = 0;
+      onFrame(buf[18], buf.subarray(HEADER_LENGTH, total));
+    }
+    return off;
+  }
+
+  /** Validates the header at `off` (19 bytes present); returns the message length. */
+  private check(buf: Uint8Array, off: number): number {
+    for (let i = 0; i < 16; i++) {
+      if (buf[off + i] !== 0xff) throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED, 'message header marker is not all ones');
+    }
+    const length = (buf[off + 16] << 8) | buf[off + 17];
+    const type = buf[off + 18];
+    const lengthField = buf.slice(off + 16, off + 18);
+    if (length < HEADER_LENGTH || length > this.maxSize) {
+      throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, `bad message length ${length} (allowed ${HEADER_LENGTH}..${this.maxSize})`, lengthField);
+    }
+    const min = MIN_LENGTH[type];
+    if (min === undefined) throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_TYPE, `unknown message type ${type}`, Uint8Array.of(type));
+    const max = Math.min(FIXED_MAX[type] ?? this.maxSize, this.maxSize);
+    if (length < min || length > max) {
+      throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, `bad message length ${length} for type ${type} (allowed ${min}..${max})`, lengthField);
+    }
+    return length;
   }
 }

@@ -1,0 +1,30 @@
+// Runs every in-process benchmark in its own Node process, one after another
+// (never in parallel: the figures are medians on a shared 2-core machine).
+// `npm run bench` for the full set, `npm run bench -- --quick` for a smoke run.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import os from 'node:os';
+
+const quick = process.argv.includes('--quick');
+const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const suites = ['codec', 'trie', 'rib'].filter((s) => only.length === 0 || only.includes(s));
+
+console.log(`# tsbgp benchmarks ${quick ? '(quick)' : ''}`);
+console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`);
+let failed = 0;
+for (const suite of suites) {
+  const file = `bench/${suite}.ts`;
+  if (!existsSync(file)) {
+    console.error(`missing benchmark ${file}`);
+    failed++;
+    continue;
+  }
+  console.log(`\n## ${suite}`);
+  const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? ['--quick'] : [])];
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  if (r.status !== 0) {
+    console.error(`benchmark ${suite} failed (exit ${r.status})`);
+    failed++;
+  }
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,45 @@
+/** Structured JSON logs, one object per line; levels as Calico's logSeverityScreen. */
+export const LEVELS = ['trace', 'debug', 'info', 'warning', 'error', 'fatal'] as const;
+export type Level = (typeof LEVELS)[number];
+
+/** Accepts Calico's spellings (Trace, Debug, Info, Warning, Error, Fatal) and `warn`. */
+export function parseLevel(text: string): Level {
+  const t = text.trim().toLowerCase();
+  const level = t === 'warn' ? 'warning' : t;
+  if (!(LEVELS as readonly string[]).includes(level)) throw new Error(`invalid log level ${JSON.stringify(text)} (expected one of ${LEVELS.join(', ')})`);
+  return level as Level;
+}
+
+export interface Logger {
+  level: Level;
+  log(level: Level, msg: string, fields?: Record<string, unknown>): void;
+  trace(msg: string, fields?: Record<string, unknown>): void;
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(opts: { level?: Level; write?: (line: string) => void; now?: () => Date } = {}): Logger {
+  const write = opts.write ?? ((line: string) => process.stderr.write(line));
+  const now = opts.now ?? (() => new Date());
+  const logger: Logger = {
+    level: opts.level ?? 'info',
+    log(level, msg, fields) {
+      if (LEVELS.indexOf(level) < LEVELS.indexOf(logger.level)) return;
+      write(`${JSON.stringify({ time: now().toISOString(), level, msg, ...fields }, jsonSafe)}\n`);
+    },
+    trace: (m, f) => logger.log('trace', m, f),
+    debug: (m, f) => logger.log('debug', m, f),
+    info: (m, f) => logger.log('info', m, f),
+    warn: (m, f) => logger.log('warning', m, f),
+    error: (m, f) => logger.log('error', m, f),
+  };
+  return logger;
+}
+
+function jsonSafe(_key: string, value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Error) return value.message;
+  return value;
+}

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, parseLevel } from '../../src/agent/log.js';
+
+describe('logger', () => {
+  it('writes JSON lines at or above the level', () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'info', write: (l) => lines.push(l), now: () => new Date('2026-12-02T00:00:00Z') });
+    log.debug('hidden');
+    log.info('session up', { peer: '192.0.2.1', n: 1n });
+    log.error('boom', { err: new Error('bad') });
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      { time: '2026-12-02T00:00:00.000Z', level: 'info', msg: 'session up', peer: '192.0.2.1', n: '1' },
+      { time: '2026-12-02T00:00:00.000Z', level: 'error', msg: 'boom', err: 'bad' },
+    ]);
+  });
+
+  it("parses Calico's logSeverityScreen values and rejects others", () => {
+    expect(parseLevel('Warning')).toBe('warning');
+    expect(parseLevel('warn')).toBe('warning');
+    expect(parseLevel('Trace')).toBe('trace');
+    expect(() => parseLevel('loud')).toThrow('invalid log level "loud"');
+  });
+});
