@@ -63,6 +63,8 @@ export interface RequestLog {
   readonly method: string;
   readonly path: string;
   readonly query: Record<string, string>;
+  readonly contentType?: string;
+  readonly accept?: string;
 }
 
 const gv = (r: FakeResource) => (r.group === '' ? r.version : `${r.group}/${r.version}`);
@@ -281,7 +283,7 @@ export class FakeApiServer {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url);
     const query = Object.fromEntries(url.searchParams.entries());
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query });
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'], accept: req.headers.accept });
     if (req.headers.authorization !== `Bearer ${this.token}`) return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
     if (this.failWith) return json(res, this.failWith, status(this.failWith, 'ServiceUnavailable', 'injected failure'));
     const chunks: Buffer[] = [];
