@@ -19,6 +19,7 @@ export interface FakeResource {
   readonly kind: string;
   readonly namespaced: boolean;
   readonly verbs: readonly string[];
+  readonly shortNames?: readonly string[];
 }
 
 const RO = ['get', 'list', 'watch'];
@@ -32,9 +33,9 @@ const CALICO = [
 
 export function defaultResources(opts: { calicoV3?: boolean } = {}): FakeResource[] {
   const out: FakeResource[] = [
-    { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, verbs: RO },
-    { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, verbs: RO },
-    { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true, verbs: ['create', 'get', 'list', 'patch'] },
+    { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, verbs: RO, shortNames: ['no'] },
+    { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, verbs: RO, shortNames: ['svc'] },
+    { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true, verbs: ['create', 'get', 'list', 'patch'], shortNames: ['ev'] },
     { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', kind: 'EndpointSlice', namespaced: true, verbs: RO },
     ...CALICO.map(([plural, kind]) => ({ group: 'crd.projectcalico.org', version: 'v1', plural, kind, namespaced: false, verbs: RO })),
   ];
@@ -83,6 +84,8 @@ export class FakeApiServer {
   private portNumber = 0;
   /** When set, every request gets this HTTP status (e.g. 503) instead of an answer. */
   failWith?: number;
+  /** Accept requests without the bearer token (kubectl sends no token over plain http). */
+  allowAnonymous = false;
 
   constructor(resources: FakeResource[] = defaultResources()) {
     this.resources = resources;
@@ -284,7 +287,7 @@ export class FakeApiServer {
     const url = new URL(req.url ?? '/', this.url);
     const query = Object.fromEntries(url.searchParams.entries());
     this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'], accept: req.headers.accept });
-    if (req.headers.authorization !== `Bearer ${this.token}`) return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
     if (this.failWith) return json(res, this.failWith, status(this.failWith, 'ServiceUnavailable', 'injected failure'));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -364,7 +367,7 @@ export class FakeApiServer {
       kind: 'APIResourceList',
       apiVersion: 'v1',
       groupVersion: group === '' ? version : `${group}/${version}`,
-      resources: served.map((r) => ({ name: r.plural, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: r.verbs })),
+      resources: served.map((r) => ({ name: r.plural, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: r.verbs, ...(r.shortNames ? { shortNames: r.shortNames } : {}) })),
     };
   }
 
