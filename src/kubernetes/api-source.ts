@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from './api-known.js';
-import type { ResourceKind } from './resources.js';
+import type { Resource, ResourceKind } from './resources.js';
+import { keyOf } from './resources.js';
 import type { ClusterEvent } from './state.js';
 import type { ManifestIssue } from './validate.js';
 
@@ -162,12 +163,36 @@ export interface ApiSourceOptions {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly onError?: (err: Error, resource?: string) => void;
+  /** Asked of the API server for each watch; it then ends the watch cleanly and the informer re-watches. Default 300. */
+  readonly watchTimeoutSeconds?: number;
+  /** A watch silent for this long (no line, no restart) is presumed half-open and reconnected. Default: the watch timeout + 60 s. */
+  readonly watchIdleMs?: number;
+  /** How often the idle watchdog looks. Default 10 s. */
+  readonly watchdogIntervalMs?: number;
 }
 
-/** ListWatch passes only resourceVersion and selectors; ask for bookmarks too, so a relist after a drop is rarely needed. */
-class BookmarkWatch extends Watch {
-  override watch(path: string, queryParams: Record<string, unknown>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
-    return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, callback, done);
+/**
+ * ListWatch passes only resourceVersion and selectors. Also ask for bookmarks
+ * (so a clean re-watch rarely needs a relist) and a server-side timeout (so a
+ * healthy watch ends and restarts on its own), and note every line received,
+ * for the idle watchdog that catches half-open connections.
+ */
+class InstrumentedWatch extends Watch {
+  constructor(
+    kc: KubeConfig,
+    private readonly timeoutSeconds: number,
+    private readonly onActivity: () => void,
+  ) {
+    super(kc);
+  }
+
+  override watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
+    this.onActivity();
+    const cb = (phase: string, obj: unknown, raw?: unknown) => {
+      this.onActivity();
+      callback(phase, obj, raw);
+    };
+    return super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds }, cb, done);
   }
 }
 
@@ -179,6 +204,8 @@ class ResourceWatch {
   attempt = 0;
   lastError?: string;
   timer?: NodeJS.Timeout;
+  /** When the watch last started or received a line (ms, from `now`). */
+  lastActivity = 0;
   constructor(
     readonly def: WatchedResource,
     readonly known: KnownObjects,
@@ -197,6 +224,9 @@ export class KubernetesApiSource {
   private probeAttempt = 0;
   private probeTimer?: NodeJS.Timeout;
   private syncWaiters: (() => void)[] = [];
+  private watchdog?: NodeJS.Timeout;
+  /** Until the first complete sync, changes are held back and delivered as one batch. */
+  private initial: KnownStep | undefined = { events: [], issues: [] };
 
   constructor(private readonly opts: ApiSourceOptions) {
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
@@ -208,6 +238,36 @@ export class KubernetesApiSource {
   start(): void {
     this.closed = false;
     void this.probe();
+    const idleMs = this.opts.watchIdleMs ?? ((this.opts.watchTimeoutSeconds ?? 300) + 60) * 1000;
+    this.watchdog = setInterval(() => this.checkIdle(idleMs), this.opts.watchdogIntervalMs ?? 10_000);
+    this.watchdog.unref();
+  }
+
+  /** Reconnects watches that have been silent too long (a dead peer can leave TCP open for many minutes). */
+  private checkIdle(idleMs: number): void {
+    const now = this.now();
+    for (const w of this.watches) {
+      if (!w.connected || !w.informer || now - w.lastActivity < idleMs) continue;
+      this.fail(w, w.informer, new Error(`watch silent for ${Math.round((now - w.lastActivity) / 1000)} s; reconnecting`));
+    }
+  }
+
+  /** Forces a relist of every resource (the diff emits only real changes). */
+  resync(): void {
+    for (const w of this.watches) {
+      if (w.timer) clearTimeout(w.timer);
+      const old = w.informer;
+      w.informer = undefined;
+      void old?.stop();
+      this.connect(w);
+    }
+  }
+
+  /** The valid resources currently known, by resource key. */
+  current(): Map<string, Resource> {
+    const out = new Map<string, Resource>();
+    for (const w of this.watches) for (const r of w.known.resources()) out.set(keyOf(r), r);
+    return out;
   }
 
   /** Resolves once every resource has been listed at least once. */
@@ -247,6 +307,7 @@ export class KubernetesApiSource {
   async close(): Promise<void> {
     this.closed = true;
     if (this.probeTimer) clearTimeout(this.probeTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
     for (const w of this.watches) {
       if (w.timer) clearTimeout(w.timer);
       w.connected = false;
@@ -278,7 +339,23 @@ export class KubernetesApiSource {
   }
 
   private emit(step: KnownStep): void {
+    if (this.initial) {
+      this.initial.events.push(...step.events);
+      this.initial.issues.push(...step.issues);
+      if (!this.isSynced()) return;
+      step = this.initial;
+      this.initial = undefined;
+    }
     if (step.events.length > 0 || step.issues.length > 0) this.opts.onChange(step.events, step.issues);
+  }
+
+  private fail(w: ResourceWatch, informer: ListWatch<KubernetesObject>, e: Error): void {
+    w.connected = false;
+    this.noteError(e, w);
+    w.informer = undefined;
+    void informer.stop();
+    const delay = backoffDelay(w.attempt++, this.backoff, this.random());
+    w.timer = setTimeout(() => this.connect(w), delay);
   }
 
   /**
@@ -302,7 +379,12 @@ export class KubernetesApiSource {
       if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
       return list;
     };
-    const informer = new ListWatch<KubernetesObject>(path, new BookmarkWatch(kc), listFn, false);
+    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300;
+    const watch = new InstrumentedWatch(kc, timeoutSeconds, () => {
+      if (w.informer === informer) w.lastActivity = this.now();
+    });
+    const informer = new ListWatch<KubernetesObject>(path, watch, listFn, false);
+    w.lastActivity = this.now();
     w.informer = informer;
     const live = () => !this.closed && w.informer === informer;
     informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
@@ -313,12 +395,7 @@ export class KubernetesApiSource {
     });
     informer.on('error', (err: unknown) => {
       if (!live()) return;
-      const e = err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err));
-      w.connected = false;
-      this.noteError(e, w);
-      void informer.stop();
-      const delay = backoffDelay(w.attempt++, this.backoff, this.random());
-      w.timer = setTimeout(() => this.connect(w), delay);
+      this.fail(w, informer, err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)));
     });
     void informer.start();
   }

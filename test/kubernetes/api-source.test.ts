@@ -15,11 +15,12 @@ interface Harness {
   state: ClusterState;
   events: ClusterEvent[];
   issues: ManifestIssue[];
+  batches: { n: number };
 }
 
 const open: Harness[] = [];
 
-async function setup(opts: { calicoV3?: boolean; seed?: Record<string, unknown>[] } = {}): Promise<Harness> {
+async function setup(opts: { calicoV3?: boolean; seed?: Record<string, unknown>[]; idleMs?: number } = {}): Promise<Harness> {
   const server = new FakeApiServer(defaultResources({ calicoV3: opts.calicoV3 }));
   for (const o of opts.seed ?? everyKind()) server.apply(o);
   await server.start();
@@ -27,16 +28,20 @@ async function setup(opts: { calicoV3?: boolean; seed?: Record<string, unknown>[
   const state = new ClusterState();
   const events: ClusterEvent[] = [];
   const issues: ManifestIssue[] = [];
+  const batches = { n: 0 };
   const source = new KubernetesApiSource({
     kubeConfig,
     backoff: { initialMs: 20, maxMs: 100, jitter: 0.5 },
+    watchIdleMs: opts.idleMs,
+    watchdogIntervalMs: 25,
     onChange: (evs, iss) => {
+      batches.n++;
       for (const e of evs) state.apply(e);
       events.push(...evs);
       issues.push(...iss);
     },
   });
-  const h = { server, source, state, events, issues };
+  const h = { server, source, state, events, issues, batches };
   open.push(h);
   source.start();
   await source.synced();
@@ -56,8 +61,9 @@ async function watching(h: Harness, n = 8): Promise<void> {
 }
 
 describe('KubernetesApiSource', () => {
-  it('initial sync emits one add per object of every kind, through the kubeconfig token', async () => {
+  it('initial sync emits one batch with an add per object of every kind, through the kubeconfig token', async () => {
     const h = await setup();
+    expect(h.batches.n).toBe(1);
     expect(h.events.every((e) => e.type === 'add')).toBe(true);
     expect(h.events.map((e) => (e.type === 'delete' ? e.kind : e.resource.kind)).sort()).toEqual([...RESOURCE_KINDS].sort());
     expect(h.state.all()).toHaveLength(8);
@@ -246,6 +252,18 @@ describe('KubernetesApiSource', () => {
     h.server.apply(rawBgpPeer('tor', '192.168.1.5', 65001));
     await until(() => h.events.length === 9, 5000, 'fixed update');
     expect(h.source.issues().map((i) => i.name)).toEqual(['bad']);
+  });
+
+  it('reconnects a watch that went silent (half-open connection) and catches up', async () => {
+    const h = await setup({ idleMs: 300 });
+    await watching(h);
+    h.server.freezeWatches();
+    h.server.apply(rawBgpPeer('tor', '192.168.1.1', 65042));
+    await until(() => h.events.length === 9, 5000, 'change after idle reconnect');
+    expect(h.events[8]).toMatchObject({ type: 'update', resource: { kind: 'BGPPeer', asNumber: 65042 } });
+    expect(h.source.status().lastError).toMatch(/silent/);
+    await until(() => h.source.status().connected, 5000, 'all reconnected');
+    expect(h.events).toHaveLength(9);
   });
 
   it('reads projectcalico.org/v3 when discovery shows the Calico API server', async () => {

@@ -58,6 +58,8 @@ interface Watcher {
   readonly namespace?: string;
   readonly bookmarks: boolean;
   readonly out: http.ServerResponse;
+  /** A frozen watch stays open but receives nothing (a half-open connection). */
+  frozen?: boolean;
 }
 
 export interface RequestLog {
@@ -277,7 +279,13 @@ export class FakeApiServer {
     }
   }
 
+  /** Open watches go silent but stay connected, as behind a dead network path; new watches work. */
+  freezeWatches(): void {
+    for (const w of this.watchers) w.frozen = true;
+  }
+
   private send(w: Watcher, ev: unknown): void {
+    if (w.frozen) return;
     w.out.write(JSON.stringify(ev) + '\n');
   }
 
