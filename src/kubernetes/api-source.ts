@@ -400,3 +400,16 @@ export class KubernetesApiSource {
     void informer.start();
   }
 }
+
+/**
+ * Starts a source and resolves after its first complete sync (like
+ * `watchManifests` resolving after its first load). While the API server is
+ * unreachable this keeps waiting; use `new KubernetesApiSource(...)` and
+ * `status()` directly to do something else meanwhile.
+ */
+export async function watchKubernetesApi(opts: ApiSourceOptions): Promise<KubernetesApiSource> {
+  const source = new KubernetesApiSource(opts);
+  source.start();
+  await source.synced();
+  return source;
+}
