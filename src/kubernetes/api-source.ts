@@ -61,12 +61,14 @@ export function collectionPath(w: WatchedResource): string {
 }
 
 /** `--kubeconfig PATH` when given, else the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT). */
-export function loadKubeConfig(opts: { readonly kubeconfig?: string }): KubeConfig {
+export function loadKubeConfig(opts: { readonly kubeconfig?: string; /** Prefix of /var/run/secrets/kubernetes.io/serviceaccount (tests). */ readonly serviceAccountRoot?: string }): KubeConfig {
   const kc = new KubeConfig();
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else {
-    if (!process.env.KUBERNETES_SERVICE_HOST) throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST is unset) and no --kubeconfig given');
-    kc.loadFromCluster();
+    if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
+      throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given');
+    }
+    kc.loadFromCluster(opts.serviceAccountRoot);
   }
   return kc;
 }

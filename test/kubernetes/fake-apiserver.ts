@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -89,7 +90,11 @@ export class FakeApiServer {
   /** Accept requests without the bearer token (kubectl sends no token over plain http). */
   allowAnonymous = false;
 
-  constructor(resources: FakeResource[] = defaultResources()) {
+  constructor(
+    resources: FakeResource[] = defaultResources(),
+    /** Serve HTTPS with this key and certificate (the kubeconfig then carries the certificate as its CA). */
+    private readonly tls?: { readonly key: string; readonly cert: string },
+  ) {
     this.resources = resources;
     for (const r of resources) this.store.set(r, new Map());
   }
@@ -99,7 +104,7 @@ export class FakeApiServer {
   }
 
   get url(): string {
-    return `http://127.0.0.1:${this.portNumber}`;
+    return `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.portNumber}`;
   }
 
   get resourceVersion(): number {
@@ -107,7 +112,8 @@ export class FakeApiServer {
   }
 
   async start(): Promise<void> {
-    const server = http.createServer((req, res) => this.handle(req, res));
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+    const server = this.tls ? https.createServer({ key: this.tls.key, cert: this.tls.cert }, handler) : http.createServer(handler);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.portNumber, '127.0.0.1', () => resolve());
@@ -146,7 +152,7 @@ export class FakeApiServer {
       '  cluster:',
       `    server: ${this.url}`,
       // client-node refuses plain http unless TLS verification is explicitly off.
-      '    insecure-skip-tls-verify: true',
+      this.tls ? `    certificate-authority-data: ${Buffer.from(this.tls.cert).toString('base64')}` : '    insecure-skip-tls-verify: true',
       'users:',
       '- name: fake',
       '  user:',
