@@ -1,0 +1,153 @@
+import type { Resource, ResourceKind } from './resources.js';
+import { isNamespaced, keyOf, resourceKey } from './resources.js';
+import type { ClusterEvent } from './state.js';
+import { validateObject, type ManifestIssue } from './validate.js';
+
+/**
+ * What the API source last knew of one resource type, and the pure rules that
+ * turn raw API objects into ClusterEvents: validate every object, emit only
+ * real changes, keep the last valid version when an update is invalid, and on
+ * a relist diff the whole set so unchanged objects produce no events.
+ */
+export interface KnownStep {
+  readonly events: ClusterEvent[];
+  /** Issues that are new or changed since they were last reported. */
+  readonly issues: ManifestIssue[];
+}
+
+interface Entry {
+  readonly resource: Resource;
+  readonly json: string;
+}
+
+/** `namespace/name` as the API server scopes it ("" namespace for cluster-scoped). */
+function rawIdentity(raw: unknown): { name?: string; namespace?: string } {
+  const meta = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+  return {
+    name: typeof meta?.name === 'string' ? meta.name : undefined,
+    namespace: typeof meta?.namespace === 'string' && meta.namespace !== '' ? meta.namespace : undefined,
+  };
+}
+
+export class KnownObjects {
+  private readonly entries = new Map<string, Entry>();
+  /** Current issue per key (or per raw identity when no key could be read), as reported. */
+  private readonly issueText = new Map<string, string>();
+  private readonly issueByKey = new Map<string, ManifestIssue>();
+
+  constructor(
+    readonly kind: ResourceKind,
+    /** The apiVersion stamped on list items, which the API server sends without kind/apiVersion. */
+    readonly apiVersion: string,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  resources(): Resource[] {
+    return [...this.entries.values()].map((e) => e.resource);
+  }
+
+  /** Issues of objects whose newest version is invalid. */
+  issues(): ManifestIssue[] {
+    return [...this.issueByKey.values()];
+  }
+
+  private keyFor(raw: unknown): string {
+    const { name, namespace } = rawIdentity(raw);
+    return resourceKey(this.kind, name ?? '', isNamespaced(this.kind) ? (namespace ?? 'default') : undefined);
+  }
+
+  private typed(raw: unknown): unknown {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+    const o = raw as Record<string, unknown>;
+    return { ...o, apiVersion: o.apiVersion ?? this.apiVersion, kind: o.kind ?? this.kind };
+  }
+
+  /** An ADDED/MODIFIED object (from a watch or a list). */
+  upsert(raw: unknown): KnownStep {
+    const key = this.keyFor(raw);
+    const v = validateObject(this.typed(raw));
+    if (!v.ok) {
+      // An invalid version never replaces the last valid one: report and keep.
+      return { events: [], issues: this.noteIssue(key, v.issue) };
+    }
+    const cleared = this.clearIssue(key);
+    const json = JSON.stringify(v.resource);
+    const old = this.entries.get(key);
+    if (old && old.json === json) return { events: [], issues: cleared };
+    this.entries.set(key, { resource: v.resource, json });
+    return { events: [{ type: old ? 'update' : 'add', resource: v.resource }], issues: cleared };
+  }
+
+  /** A DELETED object: only the identity matters. */
+  remove(raw: unknown): KnownStep {
+    const key = this.keyFor(raw);
+    this.clearIssue(key);
+    const old = this.entries.get(key);
+    if (!old) return { events: [], issues: [] };
+    this.entries.delete(key);
+    return { events: [deleteEvent(old.resource)], issues: [] };
+  }
+
+  /**
+   * A complete list: objects missing from it are deleted, the others upserted.
+   * An object present but invalid keeps its last valid version (it still exists).
+   */
+  replaceAll(items: readonly unknown[]): KnownStep {
+    const events: ClusterEvent[] = [];
+    const issues: ManifestIssue[] = [];
+    const present = new Set<string>();
+    for (const raw of items) {
+      present.add(this.keyFor(raw));
+      const s = this.upsert(raw);
+      events.push(...s.events);
+      issues.push(...s.issues);
+    }
+    for (const [key, e] of [...this.entries]) {
+      if (present.has(key)) continue;
+      this.entries.delete(key);
+      events.push(deleteEvent(e.resource));
+    }
+    for (const key of [...this.issueByKey.keys()]) if (!present.has(key)) this.clearIssue(key);
+    return { events, issues };
+  }
+
+  private noteIssue(key: string, issue: ManifestIssue): ManifestIssue[] {
+    const text = JSON.stringify(issue);
+    this.issueByKey.set(key, issue);
+    if (this.issueText.get(key) === text) return [];
+    this.issueText.set(key, text);
+    return [issue];
+  }
+
+  private clearIssue(key: string): ManifestIssue[] {
+    this.issueByKey.delete(key);
+    this.issueText.delete(key);
+    return [];
+  }
+}
+
+export function deleteEvent(r: Resource): ClusterEvent {
+  return { type: 'delete', kind: r.kind, name: r.name, namespace: 'namespace' in r ? r.namespace : undefined };
+}
+
+export { keyOf };
+
+export interface BackoffOptions {
+  /** First retry delay. */
+  readonly initialMs: number;
+  /** Upper bound on the delay. */
+  readonly maxMs: number;
+  /** 0..1: the share of the delay that is randomised (spreads out a fleet of agents). */
+  readonly jitter: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000, jitter: 0.5 };
+
+/** Delay before retry number `attempt` (0-based): exponential, capped, jittered downwards. */
+export function backoffDelay(attempt: number, opts: BackoffOptions, random: number): number {
+  const base = Math.min(opts.maxMs, opts.initialMs * 2 ** Math.min(attempt, 30));
+  return Math.round(base * (1 - opts.jitter * random));
+}

@@ -1,0 +1,417 @@
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from './api-known.js';
+import type { Resource, ResourceKind } from './resources.js';
+import { keyOf } from './resources.js';
+import type { ClusterEvent } from './state.js';
+import type { ManifestIssue } from './validate.js';
+
+/**
+ * The Kubernetes API source: list+watch (client-node ListWatch informers) of
+ * every resource the planner reads, validated into ClusterEvents exactly like
+ * the manifest source. Relists are diffed against what is known, so a
+ * reconnect or a 410 Gone produces only the real differences.
+ */
+
+export type CalicoApi = 'crd.projectcalico.org/v1' | 'projectcalico.org/v3';
+
+export interface WatchedResource {
+  readonly kind: ResourceKind;
+  /** "" for the core group. */
+  readonly group: string;
+  readonly version: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+const CORE: readonly WatchedResource[] = [
+  { kind: 'Node', group: '', version: 'v1', plural: 'nodes', namespaced: false },
+  { kind: 'Service', group: '', version: 'v1', plural: 'services', namespaced: true },
+  { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
+];
+
+const CALICO_KINDS: readonly { kind: ResourceKind; plural: string }[] = [
+  { kind: 'BGPConfiguration', plural: 'bgpconfigurations' },
+  { kind: 'BGPPeer', plural: 'bgppeers' },
+  { kind: 'IPPool', plural: 'ippools' },
+  { kind: 'BGPFilter', plural: 'bgpfilters' },
+  { kind: 'BlockAffinity', plural: 'blockaffinities' },
+];
+
+/** The resources watched when Calico is read through `calicoApi`. */
+export function watchedResources(calicoApi: CalicoApi): WatchedResource[] {
+  const [group, version] = calicoApi.split('/');
+  return [...CORE, ...CALICO_KINDS.map((c) => ({ kind: c.kind, group, version, plural: c.plural, namespaced: false }))];
+}
+
+/** Every (apiGroup, resource) the source may read, whichever Calico API it picks: what RBAC must grant. */
+export const WATCHED_RBAC: readonly { readonly apiGroup: string; readonly resource: string }[] = [
+  ...watchedResources('crd.projectcalico.org/v1'),
+  ...watchedResources('projectcalico.org/v3').slice(CORE.length),
+].map((w) => ({ apiGroup: w.group, resource: w.plural }));
+
+export function apiVersionOf(w: WatchedResource): string {
+  return w.group === '' ? w.version : `${w.group}/${w.version}`;
+}
+
+/** The collection path across all namespaces. */
+export function collectionPath(w: WatchedResource): string {
+  return w.group === '' ? `/api/${w.version}/${w.plural}` : `/apis/${w.group}/${w.version}/${w.plural}`;
+}
+
+/** `--kubeconfig PATH` when given, else the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT). */
+export function loadKubeConfig(opts: { readonly kubeconfig?: string; /** Prefix of /var/run/secrets/kubernetes.io/serviceaccount (tests). */ readonly serviceAccountRoot?: string }): KubeConfig {
+  const kc = new KubeConfig();
+  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
+  else {
+    if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
+      throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given');
+    }
+    kc.loadFromCluster(opts.serviceAccountRoot);
+  }
+  return kc;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A plain GET returning parsed JSON, authenticated the way the kubeconfig says. */
+export async function getJson(kc: KubeConfig, path: string, timeoutMs = 15_000): Promise<unknown> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig has no current cluster');
+  const url = new URL(cluster.server.replace(/\/$/, '') + path);
+  const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
+  await kc.applyToHTTPSOptions(opts);
+  const mod = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { ...opts, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) {
+          let msg = text.slice(0, 200);
+          try {
+            msg = (JSON.parse(text) as { message?: string }).message ?? msg;
+          } catch {
+            /* not JSON */
+          }
+          reject(new ApiError(res.statusCode ?? 0, `GET ${path}: ${res.statusCode} ${msg}`));
+          return;
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch (e) {
+          reject(new Error(`GET ${path}: invalid JSON (${(e as Error).message})`));
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out after ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Asks API discovery once whether `projectcalico.org/v3` (the Calico API server) is served with the resources we need. */
+export async function probeCalicoApi(kc: KubeConfig): Promise<CalicoApi> {
+  const groups = (await getJson(kc, '/apis')) as { groups?: { name?: string; versions?: { groupVersion?: string }[] }[] };
+  const v3 = groups.groups?.find((g) => g.name === 'projectcalico.org')?.versions?.some((v) => v.groupVersion === 'projectcalico.org/v3');
+  if (!v3) return 'crd.projectcalico.org/v1';
+  try {
+    const list = (await getJson(kc, '/apis/projectcalico.org/v3')) as { resources?: { name?: string }[] };
+    const names = new Set((list.resources ?? []).map((r) => r.name));
+    return CALICO_KINDS.every((c) => names.has(c.plural)) ? 'projectcalico.org/v3' : 'crd.projectcalico.org/v1';
+  } catch {
+    return 'crd.projectcalico.org/v1';
+  }
+}
+
+export interface ResourceStatus {
+  readonly connected: boolean;
+  readonly synced: boolean;
+  readonly watchRestarts: number;
+  readonly objects: number;
+  readonly lastError?: string;
+}
+
+export interface ApiSourceStatus {
+  /** Every watched resource is listed and watching. */
+  readonly connected: boolean;
+  /** Wall-clock ms of the last complete list of any resource. */
+  readonly lastSyncAt?: number;
+  readonly calicoApi?: CalicoApi;
+  /** Keyed by plural, e.g. `bgppeers`. */
+  readonly resources: Readonly<Record<string, ResourceStatus>>;
+  /** Per plural: watch (re)starts after the first one (drops, 410 relists, reconnects). */
+  readonly watchRestarts: Readonly<Record<string, number>>;
+  readonly lastError?: string;
+}
+
+export interface ApiSourceOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Called with each batch of changes and the new issues (invalid objects) found with them. */
+  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly backoff?: Partial<BackoffOptions>;
+  /** Skip the discovery probe. */
+  readonly calicoApi?: CalicoApi;
+  readonly now?: () => number;
+  readonly random?: () => number;
+  readonly onError?: (err: Error, resource?: string) => void;
+  /** Asked of the API server for each watch; it then ends the watch cleanly and the informer re-watches. Default 300. */
+  readonly watchTimeoutSeconds?: number;
+  /** A watch silent for this long (no line, no restart) is presumed half-open and reconnected. Default: the watch timeout + 60 s. */
+  readonly watchIdleMs?: number;
+  /** How often the idle watchdog looks. Default 10 s. */
+  readonly watchdogIntervalMs?: number;
+}
+
+/**
+ * ListWatch passes only resourceVersion and selectors. Also ask for bookmarks
+ * (so a clean re-watch rarely needs a relist) and a server-side timeout (so a
+ * healthy watch ends and restarts on its own), and note every line received,
+ * for the idle watchdog that catches half-open connections.
+ */
+class InstrumentedWatch extends Watch {
+  constructor(
+    kc: KubeConfig,
+    private readonly timeoutSeconds: number,
+    private readonly onActivity: () => void,
+  ) {
+    super(kc);
+  }
+
+  override watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
+    this.onActivity();
+    const cb = (phase: string, obj: unknown, raw?: unknown) => {
+      this.onActivity();
+      callback(phase, obj, raw);
+    };
+    return super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds }, cb, done);
+  }
+}
+
+class ResourceWatch {
+  informer?: ListWatch<KubernetesObject>;
+  connected = false;
+  synced = false;
+  connects = 0;
+  attempt = 0;
+  lastError?: string;
+  timer?: NodeJS.Timeout;
+  /** When the watch last started or received a line (ms, from `now`). */
+  lastActivity = 0;
+  constructor(
+    readonly def: WatchedResource,
+    readonly known: KnownObjects,
+  ) {}
+}
+
+export class KubernetesApiSource {
+  private readonly backoff: BackoffOptions;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private watches: ResourceWatch[] = [];
+  private calicoApi?: CalicoApi;
+  private lastSyncAt?: number;
+  private lastError?: string;
+  private closed = false;
+  private probeAttempt = 0;
+  private probeTimer?: NodeJS.Timeout;
+  private syncWaiters: (() => void)[] = [];
+  private watchdog?: NodeJS.Timeout;
+  /** Until the first complete sync, changes are held back and delivered as one batch. */
+  private initial: KnownStep | undefined = { events: [], issues: [] };
+
+  constructor(private readonly opts: ApiSourceOptions) {
+    this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+    this.now = opts.now ?? Date.now;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** Starts probing and watching; retries with backoff while the API server is unreachable. */
+  start(): void {
+    this.closed = false;
+    void this.probe();
+    const idleMs = this.opts.watchIdleMs ?? ((this.opts.watchTimeoutSeconds ?? 300) + 60) * 1000;
+    this.watchdog = setInterval(() => this.checkIdle(idleMs), this.opts.watchdogIntervalMs ?? 10_000);
+    this.watchdog.unref();
+  }
+
+  /** Reconnects watches that have been silent too long (a dead peer can leave TCP open for many minutes). */
+  private checkIdle(idleMs: number): void {
+    const now = this.now();
+    for (const w of this.watches) {
+      if (!w.connected || !w.informer || now - w.lastActivity < idleMs) continue;
+      this.fail(w, w.informer, new Error(`watch silent for ${Math.round((now - w.lastActivity) / 1000)} s; reconnecting`));
+    }
+  }
+
+  /** Forces a relist of every resource (the diff emits only real changes). */
+  resync(): void {
+    for (const w of this.watches) {
+      if (w.timer) clearTimeout(w.timer);
+      const old = w.informer;
+      w.informer = undefined;
+      void old?.stop();
+      this.connect(w);
+    }
+  }
+
+  /** The valid resources currently known, by resource key. */
+  current(): Map<string, Resource> {
+    const out = new Map<string, Resource>();
+    for (const w of this.watches) for (const r of w.known.resources()) out.set(keyOf(r), r);
+    return out;
+  }
+
+  /** Resolves once every resource has been listed at least once. */
+  synced(): Promise<void> {
+    if (this.isSynced()) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Every resource listed at least once and currently watching. */
+  private isSynced(): boolean {
+    return this.watches.length > 0 && this.watches.every((w) => w.synced);
+  }
+
+  status(): ApiSourceStatus {
+    const resources: Record<string, ResourceStatus> = {};
+    const watchRestarts: Record<string, number> = {};
+    for (const w of this.watches) {
+      const restarts = Math.max(0, w.connects - 1);
+      resources[w.def.plural] = { connected: w.connected, synced: w.synced, watchRestarts: restarts, objects: w.known.size, lastError: w.lastError };
+      watchRestarts[w.def.plural] = restarts;
+    }
+    return {
+      connected: this.watches.length > 0 && this.watches.every((w) => w.connected),
+      lastSyncAt: this.lastSyncAt,
+      calicoApi: this.calicoApi,
+      resources,
+      watchRestarts,
+      lastError: this.lastError,
+    };
+  }
+
+  /** Issues of every object whose newest version is invalid. */
+  issues(): ManifestIssue[] {
+    return this.watches.flatMap((w) => w.known.issues());
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer);
+    if (this.watchdog) clearInterval(this.watchdog);
+    for (const w of this.watches) {
+      if (w.timer) clearTimeout(w.timer);
+      w.connected = false;
+      await w.informer?.stop();
+    }
+  }
+
+  private async probe(): Promise<void> {
+    if (this.closed) return;
+    try {
+      this.calicoApi = this.opts.calicoApi ?? (await probeCalicoApi(this.opts.kubeConfig));
+    } catch (e) {
+      this.noteError(e as Error);
+      const delay = backoffDelay(this.probeAttempt++, this.backoff, this.random());
+      this.probeTimer = setTimeout(() => void this.probe(), delay);
+      return;
+    }
+    if (this.closed) return;
+    const api = this.calicoApi;
+    this.watches = watchedResources(api).map((d) => new ResourceWatch(d, new KnownObjects(d.kind, apiVersionOf(d))));
+    for (const w of this.watches) this.connect(w);
+  }
+
+  private noteError(err: Error, w?: ResourceWatch): void {
+    const text = w ? `${w.def.plural}: ${err.message}` : err.message;
+    this.lastError = text;
+    if (w) w.lastError = err.message;
+    this.opts.onError?.(err, w?.def.plural);
+  }
+
+  private emit(step: KnownStep): void {
+    if (this.initial) {
+      this.initial.events.push(...step.events);
+      this.initial.issues.push(...step.issues);
+      if (!this.isSynced()) return;
+      step = this.initial;
+      this.initial = undefined;
+    }
+    if (step.events.length > 0 || step.issues.length > 0) this.opts.onChange(step.events, step.issues);
+  }
+
+  private fail(w: ResourceWatch, informer: ListWatch<KubernetesObject>, e: Error): void {
+    w.connected = false;
+    this.noteError(e, w);
+    w.informer = undefined;
+    void informer.stop();
+    const delay = backoffDelay(w.attempt++, this.backoff, this.random());
+    w.timer = setTimeout(() => this.connect(w), delay);
+  }
+
+  /**
+   * A fresh informer per connection, so every (re)connect starts with a list;
+   * the list is diffed against what is known (KnownObjects.replaceAll) and the
+   * informer's own add callbacks then find nothing new.
+   */
+  private connect(w: ResourceWatch): void {
+    if (this.closed) return;
+    const kc = this.opts.kubeConfig;
+    const path = collectionPath(w.def);
+    const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      const list = (await getJson(kc, path)) as KubernetesListObject<KubernetesObject>;
+      if (this.closed || w.informer !== informer) return list;
+      w.connected = true;
+      w.synced = true;
+      w.attempt = 0;
+      w.lastError = undefined;
+      this.lastSyncAt = this.now();
+      this.emit(w.known.replaceAll(list.items ?? []));
+      if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
+      return list;
+    };
+    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300;
+    const watch = new InstrumentedWatch(kc, timeoutSeconds, () => {
+      if (w.informer === informer) w.lastActivity = this.now();
+    });
+    const informer = new ListWatch<KubernetesObject>(path, watch, listFn, false);
+    w.lastActivity = this.now();
+    w.informer = informer;
+    const live = () => !this.closed && w.informer === informer;
+    informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
+    informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));
+    informer.on('delete', (o) => live() && this.emit(w.known.remove(o)));
+    informer.on('connect', () => {
+      if (live()) w.connects++;
+    });
+    informer.on('error', (err: unknown) => {
+      if (!live()) return;
+      this.fail(w, informer, err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)));
+    });
+    void informer.start();
+  }
+}
+
+/**
+ * Starts a source and resolves after its first complete sync (like
+ * `watchManifests` resolving after its first load). While the API server is
+ * unreachable this keeps waiting; use `new KubernetesApiSource(...)` and
+ * `status()` directly to do something else meanwhile.
+ */
+export async function watchKubernetesApi(opts: ApiSourceOptions): Promise<KubernetesApiSource> {
+  const source = new KubernetesApiSource(opts);
+  source.start();
+  await source.synced();
+  return source;
+}

@@ -1,0 +1,244 @@
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { Plan } from './plan-types.js';
+
+/**
+ * Kubernetes Events for what the agent will not do: a Service IP outside the
+ * allow-list (`NotAdvertised`, on the Service) and a refused BGPPeer
+ * (`PeerRefused`, on this Node). The planning part is pure (plan + time in,
+ * create/patch actions out); `ApiEventRecorder` carries the actions out.
+ */
+
+export type EventReason = 'NotAdvertised' | 'PeerRefused';
+
+export interface InvolvedObject {
+  readonly kind: 'Service' | 'Node';
+  readonly name: string;
+  /** Set for Services; Node events live in `default`, as the kubelet's do. */
+  readonly namespace?: string;
+  readonly uid?: string;
+}
+
+export interface DesiredEvent {
+  readonly involved: InvolvedObject;
+  readonly reason: EventReason;
+  readonly message: string;
+}
+
+/** The events a plan calls for on `nodeName`, in a stable order. */
+export function eventsFromPlan(plan: Plan, nodeName: string): DesiredEvent[] {
+  const out: DesiredEvent[] = [];
+  for (const r of plan.refused) {
+    if (r.reason !== 'outside allow-list') continue;
+    const field = r.source === 'externalIP' ? 'serviceExternalIPs' : 'serviceLoadBalancerIPs';
+    const ranges = plan.exportAllowList.serviceRanges.filter((s) => s.field === field).map((s) => s.prefix.toString());
+    out.push({
+      involved: { kind: 'Service', name: r.name, namespace: r.namespace },
+      reason: 'NotAdvertised',
+      message: `${r.source === 'externalIP' ? 'external' : 'load-balancer'} IP ${r.ip} is not advertised: outside the allow-list BGPConfiguration ${field} [${ranges.join(', ')}]`,
+    });
+  }
+  for (const p of plan.peers) {
+    if (!p.refused) continue;
+    const why = p.refusedSettings.map((s) => `${s.field}: ${s.message}`).join('; ');
+    out.push({
+      involved: { kind: 'Node', name: nodeName },
+      reason: 'PeerRefused',
+      message: `${p.from.kind} ${p.from.name} (peer ${p.address.toString()} AS ${p.asn}) is refused: ${why}`,
+    });
+  }
+  return out;
+}
+
+export type EventAction =
+  | { readonly type: 'create'; readonly key: string; readonly event: EventBody }
+  | { readonly type: 'patch'; readonly key: string; readonly namespace: string; readonly name: string; readonly count: number; readonly lastTimestamp: number };
+
+/** A core/v1 Event with times as ms (the shell converts). */
+export interface EventBody {
+  readonly name: string;
+  readonly namespace: string;
+  readonly involved: InvolvedObject;
+  readonly reason: EventReason;
+  readonly message: string;
+  readonly count: number;
+  readonly firstTimestamp: number;
+  readonly lastTimestamp: number;
+  readonly component: string;
+  readonly host: string;
+}
+
+interface Seen {
+  readonly namespace: string;
+  readonly name: string;
+  count: number;
+  /** The count the API server has. */
+  sentCount: number;
+  lastSentAt: number;
+  lastSeenAt: number;
+}
+
+export interface DeduperOptions {
+  /** At most one patch per event per interval. */
+  readonly intervalMs?: number;
+  /** Forget an event not seen for this long (the API server drops Events after an hour by default). */
+  readonly forgetAfterMs?: number;
+  /** Bound on remembered events. */
+  readonly maxEntries?: number;
+  readonly component?: string;
+  readonly host: string;
+}
+
+export function eventKey(e: DesiredEvent): string {
+  return JSON.stringify([e.involved.kind, e.involved.namespace ?? '', e.involved.name, e.reason, e.message]);
+}
+
+/**
+ * Turns observations into Event writes: a new (object, reason, message) is
+ * created; seeing it again bumps a count, sent as one patch per interval at
+ * most, never as a new Event.
+ */
+export class EventDeduper {
+  private readonly seen = new Map<string, Seen>();
+  private seq = 0;
+  private readonly intervalMs: number;
+  private readonly forgetAfterMs: number;
+  private readonly maxEntries: number;
+
+  constructor(private readonly opts: DeduperOptions) {
+    this.intervalMs = opts.intervalMs ?? 60_000;
+    this.forgetAfterMs = opts.forgetAfterMs ?? 3_600_000;
+    this.maxEntries = opts.maxEntries ?? 4096;
+  }
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  /** One occurrence of each event, at `now`; returns what to write. */
+  observe(events: readonly DesiredEvent[], now: number): EventAction[] {
+    this.evict(now);
+    const actions: EventAction[] = [];
+    for (const e of events) {
+      const key = eventKey(e);
+      const s = this.seen.get(key);
+      if (!s) {
+        const namespace = e.involved.namespace ?? 'default';
+        // Unique per object like the kubelet's `<name>.<hex time>`; the sequence breaks ties within a millisecond.
+        const name = `${e.involved.name}.${(now * 1000 + (this.seq++ % 1000)).toString(16)}`;
+        this.seen.set(key, { namespace, name, count: 1, sentCount: 1, lastSentAt: now, lastSeenAt: now });
+        actions.push({
+          type: 'create',
+          key,
+          event: { name, namespace, involved: e.involved, reason: e.reason, message: e.message, count: 1, firstTimestamp: now, lastTimestamp: now, component: this.opts.component ?? 'tsbgp', host: this.opts.host },
+        });
+        continue;
+      }
+      s.count++;
+      s.lastSeenAt = now;
+      // Re-insert: Map order is then least-recently-seen first, for eviction.
+      this.seen.delete(key);
+      this.seen.set(key, s);
+    }
+    actions.push(...this.flush(now));
+    return actions;
+  }
+
+  /** Patches for counts not yet sent whose interval has passed (call on a timer to send the last bump). */
+  flush(now: number): EventAction[] {
+    const out: EventAction[] = [];
+    for (const [key, s] of this.seen) {
+      if (s.count === s.sentCount || now - s.lastSentAt < this.intervalMs) continue;
+      s.sentCount = s.count;
+      s.lastSentAt = now;
+      out.push({ type: 'patch', key, namespace: s.namespace, name: s.name, count: s.count, lastTimestamp: s.lastSeenAt });
+    }
+    return out;
+  }
+
+  /** The server lost the Event (expired): forget it so the next occurrence creates a new one. */
+  forget(key: string): void {
+    this.seen.delete(key);
+  }
+
+  private evict(now: number): void {
+    for (const [key, s] of this.seen) {
+      if (this.seen.size <= this.maxEntries && now - s.lastSeenAt < this.forgetAfterMs) break;
+      this.seen.delete(key);
+    }
+  }
+}
+
+/** The core/v1 Event object for a create. */
+export function eventObject(b: EventBody): CoreV1Event {
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: b.name, namespace: b.namespace },
+    involvedObject: { apiVersion: 'v1', kind: b.involved.kind, name: b.involved.name, namespace: b.involved.namespace, uid: b.involved.uid },
+    reason: b.reason,
+    message: b.message,
+    type: 'Warning',
+    count: b.count,
+    firstTimestamp: new Date(b.firstTimestamp),
+    lastTimestamp: new Date(b.lastTimestamp),
+    source: { component: b.component, host: b.host },
+    reportingComponent: b.component,
+    reportingInstance: b.host,
+  };
+}
+
+export interface ApiEventRecorderOptions extends DeduperOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly now?: () => number;
+  readonly onError?: (err: Error) => void;
+}
+
+/** Writes the deduper's actions through CoreV1Api; failures are reported, never thrown at the caller. */
+export class ApiEventRecorder {
+  readonly deduper: EventDeduper;
+  private readonly api: CoreV1Api;
+  private readonly now: () => number;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: ApiEventRecorderOptions) {
+    this.deduper = new EventDeduper(opts);
+    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Records one occurrence of each event; resolves when the writes are done. */
+  record(events: readonly DesiredEvent[]): Promise<void> {
+    return this.run(this.deduper.observe(events, this.now()));
+  }
+
+  /** Sends pending count bumps whose interval has passed. */
+  flush(): Promise<void> {
+    return this.run(this.deduper.flush(this.now()));
+  }
+
+  private run(actions: EventAction[]): Promise<void> {
+    // Serialised, so a patch never overtakes the create it refers to.
+    this.queue = this.queue.then(async () => {
+      for (const a of actions) {
+        try {
+          await this.apply(a);
+        } catch (e) {
+          if (a.type === 'patch') this.deduper.forget(a.key);
+          this.opts.onError?.(e as Error);
+        }
+      }
+    });
+    return this.queue;
+  }
+
+  private async apply(a: EventAction): Promise<void> {
+    if (a.type === 'create') {
+      await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
+      return;
+    }
+    await this.api.patchNamespacedEvent(
+      { name: a.name, namespace: a.namespace, body: { count: a.count, lastTimestamp: new Date(a.lastTimestamp).toISOString() } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}
