@@ -230,14 +230,13 @@ export function gobgpNegotiated(n: GobgpNeighborFull): NegotiatedView & { establ
 
 interface GobgpAttr {
   type: number;
-  value?: number;
+  /** ORIGIN and LOCAL_PREF: a number; LARGE_COMMUNITY: the list of values. */
+  value?: number | { ASN: number; LocalData1: number; LocalData2: number }[];
   as_paths?: { asns?: number[] }[];
   nexthop?: string;
   metric?: number;
   local_pref?: number;
-  value_?: number;
   communities?: number[];
-  values?: { global_admin: number; local_data1: number; local_data2: number }[];
   nlri?: unknown;
   mp_reach?: unknown;
   [k: string]: unknown;
@@ -261,12 +260,12 @@ export function gobgpView(p: GobgpPath): RouteView & { neighbor?: string; stale:
     neighbor: p['neighbor-ip'],
     stale: !!p.stale,
     prefix: p.nlri.prefix,
-    origin: GOBGP_ORIGIN[attr(1)?.value ?? 0],
+    origin: GOBGP_ORIGIN[Number(attr(1)?.value ?? 0)],
     asPath: (attr(2)?.as_paths ?? []).flatMap((s) => s.asns ?? []),
     nextHop: attr(3)?.nexthop ?? mp?.nexthop,
     med: attr(4)?.metric,
-    localPref: attr(5)?.value,
+    localPref: attr(5)?.value as number | undefined,
     communities: (attr(8)?.communities ?? []).map((c) => `${c >>> 16}:${c & 0xffff}`).sort(),
-    largeCommunities: (attr(32)?.values ?? []).map((v) => `${v.global_admin}:${v.local_data1}:${v.local_data2}`).sort(),
+    largeCommunities: ((attr(32)?.value ?? []) as { ASN: number; LocalData1: number; LocalData2: number }[]).map((v) => `${v.ASN}:${v.LocalData1}:${v.LocalData2}`).sort(),
   };
 }

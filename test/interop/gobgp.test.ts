@@ -1,0 +1,202 @@
+/**
+ * tsbgp against GoBGP 3 (topology tsbgp-gobgp.clab.yml): the five sessions,
+ * routes both ways (GoBGP's loaded from an MRT dump), route refresh, graceful
+ * restart (GoBGP installs nothing in the kernel, so its RIB is watched),
+ * administrative shutdown and link down.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../lab/eventually.js';
+import { cleanupStale, Lab } from '../lab/netns.js';
+import { requireLab } from '../lab/require.js';
+import { DAEMON_V4, DAEMON_V6, daemonRoutes } from './daemon-routes.js';
+import { expectedAtDaemon, familyOf, HOLD_TIME, LossWatch, session, SESSIONS, sorted, TOPOLOGIES, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, viewOfTs, type Session } from './harness.js';
+import { mrtDump } from './mrt.js';
+import { gobgpNegotiated, gobgpView, type GobgpNeighborFull, type GobgpPath } from './readers.js';
+import { requireSpeaker, SpeakerProcess } from './speaker-client.js';
+import { loadTopology } from '../lab/topology.js';
+
+const available = requireLab(['gobgp', 'tsbgp']);
+const withSpeaker = available.ok && requireSpeaker();
+
+describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
+  let lab: Lab;
+  let ts: SpeakerProcess | undefined;
+
+  const gobgp = (...args: string[]): string => lab.mustExec('d1', ['gobgp', ...args]);
+  const neighbor = (s: Session): GobgpNeighborFull => JSON.parse(gobgp('-j', 'neighbor', s.ts)) as GobgpNeighborFull;
+  const established = (s: Session): boolean => gobgpNegotiated(neighbor(s)).established;
+  const ribCount = (f: 'ipv4' | 'ipv6'): number => Number(/Destination: (\d+)/.exec(gobgp('global', 'rib', 'summary', '-a', f))?.[1] ?? NaN);
+  /** GoBGP's paths for tsbgp's prefixes (global RIB, every source). */
+  const fromTs = (): ReturnType<typeof gobgpView>[] =>
+    (['ipv4', 'ipv6'] as const).flatMap((f) => {
+      const cover = f === 'ipv4' ? '203.0.113.0/24' : '2001:db8:100::/40';
+      const rib = JSON.parse(gobgp('-j', 'global', 'rib', '-a', f, cover, 'longer-prefixes') || '{}') as Record<string, GobgpPath[]>;
+      return Object.values(rib).flat().map(gobgpView);
+    });
+  const present = (): Set<string> => new Set(fromTs().map((r) => r.prefix));
+  const allEstablished = async (): Promise<void> => {
+    await eventually(() => {
+      for (const s of SESSIONS) expect({ s: s.name, up: established(s) }).toEqual({ s: s.name, up: true });
+    }, 60_000, 250);
+    for (const s of SESSIONS) await ts!.waitEstablished(s.d, 30_000);
+  };
+
+  beforeAll(async () => {
+    cleanupStale();
+    lab = await Lab.up(loadTopology(join(TOPOLOGIES, 'tsbgp-gobgp.clab.yml')), { ephemeral: true });
+    const file = join(lab.node('d1').work, 'routes.mrt');
+    // next hop 0.0.0.0 / :: is GoBGP's "self": it sends the session's local address
+    writeFileSync(file, mrtDump({ routerId: '198.51.100.11', peerAsn: 4200000002, v4: DAEMON_V4, v6: DAEMON_V6, nextHop4: '0.0.0.0', nextHop6: '::' }));
+    gobgp('mrt', 'inject', 'global', file);
+  });
+  afterAll(async () => {
+    await ts?.kill9().catch(() => undefined);
+    lab?.teardown();
+  });
+
+  it('GoBGP loads the config and the MRT dump: five neighbors for tsbgp, 2048 IPv4 and 1024 IPv6 routes', async () => {
+    const ns = JSON.parse(gobgp('-j', 'neighbor')) as GobgpNeighborFull[];
+    expect(sorted(ns.map((n) => n.conf.neighbor_address))).toEqual(sorted(SESSIONS.map((s) => s.ts)));
+    await eventually(() => {
+      expect(ribCount('ipv4')).toBe(DAEMON_V4.count);
+      expect(ribCount('ipv6')).toBe(DAEMON_V6.count);
+    }, 10_000, 200);
+    const one = JSON.parse(gobgp('-j', 'global', 'rib', '-a', 'ipv4', '198.19.192.8/30')) as Record<string, GobgpPath[]>;
+    expect(gobgpView(one['198.19.192.8/30'][0])).toMatchObject({ origin: 'egp', med: 20, communities: ['65010:2', '65010:3'], largeCommunities: ['4200000002:1:2'] });
+    for (const n of ns) expect(gobgpNegotiated(n).established).toBe(false);
+  });
+
+  describe.skipIf(!withSpeaker)('with the tsbgp speaker', () => {
+    it('brings up all five sessions; GoBGP and tsbgp agree on the negotiated capabilities', async () => {
+      ts = await SpeakerProcess.start(lab, 'ts1', tsConfig());
+      await allEstablished();
+      for (const s of SESSIONS) {
+        const { established: up, peerAsn, ...theirs } = gobgpNegotiated(neighbor(s));
+        const { peerAsn: mineAsn, ...mine } = tsNegotiated(await ts.peer(s.d), s);
+        expect(up).toBe(true);
+        expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...mine });
+        expect({ session: s.name, peerAsn, hold: mine.holdTime, asn4: mine.asn4, families: mine.families }).toEqual({ session: s.name, peerAsn: mineAsn, hold: HOLD_TIME, asn4: true, families: [s.family] });
+      }
+    });
+
+    it("puts tsbgp's routes in GoBGP's RIB with exactly tsbgp's attributes", async () => {
+      await eventually(() => {
+        const routes = fromTs();
+        for (const s of SESSIONS) {
+          for (const r of TS_ROUTES.filter((x) => familyOf(x.prefix) === s.family)) {
+            const got = routes.find((x) => x.neighbor === s.ts && x.prefix === r.prefix);
+            const { neighbor: _n, stale: _s, localPref, ...rest } = got ?? ({} as never);
+            expect({ session: s.name, ...rest, ...(s.ibgp ? { localPref } : {}) }).toEqual({ session: s.name, ...expectedAtDaemon(r, s) });
+          }
+        }
+        expect(routes).toHaveLength(TS_PREFIXES('ipv4').length * 3 + TS_PREFIXES('ipv6').length * 2);
+      }, 30_000);
+    });
+
+    it("holds in tsbgp's Adj-RIB-In exactly what GoBGP's Adj-RIB-Out shows on each session", async () => {
+      for (const s of SESSIONS) {
+        const out = JSON.parse(gobgp('-j', 'neighbor', s.ts, 'adj-out', '-a', s.family)) as Record<string, GobgpPath[]>;
+        const want = Object.values(out).flat().map((p) => {
+          const { origin: _o, neighbor: _n, stale: _s, ...v } = gobgpView(p);
+          return viewOfTs(v);
+        });
+        expect(sorted(want.map((w) => w.prefix))).toEqual(sorted(daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => r.prefix)));
+        await eventually(async () => {
+          const got = (await ts!.received(s.d)).map(viewOfTs);
+          expect(got.length).toBe(want.length);
+          const byPrefix = new Map(got.map((r) => [r.prefix, r]));
+          for (const w of want) expect(byPrefix.get(w.prefix)).toEqual(w);
+        }, 30_000);
+      }
+    });
+
+    it('route refresh: tsbgp asks and GoBGP re-sends; GoBGP asks (softresetin) and tsbgp re-sends', async () => {
+      const s = session('e4');
+      const msgs = (): { sent: Record<string, number>; received: Record<string, number> } => (neighbor(s).state as { messages: { sent: Record<string, number>; received: Record<string, number> } }).messages;
+      const before = (await ts!.peer(s.d)).counters;
+      const g0 = msgs();
+      await ts!.routeRefresh(s.d, 'ipv4');
+      await eventually(async () => {
+        expect(msgs().received.refresh ?? 0).toBeGreaterThan(g0.received.refresh ?? 0);
+        expect((await ts!.peer(s.d)).counters.updatesIn).toBeGreaterThan(before.updatesIn);
+      }, 15_000, 200);
+      expect((await ts!.received(s.d)).length).toBe(DAEMON_V4.count);
+
+      const g1 = msgs();
+      const tsOut = (await ts!.peer(s.d)).counters.updatesOut;
+      gobgp('neighbor', s.ts, 'softresetin', '-a', 'ipv4');
+      await eventually(async () => {
+        expect(msgs().sent.refresh ?? 0).toBeGreaterThan(g1.sent.refresh ?? 0);
+        expect((await ts!.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
+      }, 15_000, 200);
+    });
+
+    it("a withdrawal removes tsbgp's route from GoBGP's RIB", async () => {
+      const gone = ['203.0.113.16/28', '2001:db8:101::/48'];
+      await ts!.withdraw(gone);
+      await eventually(() => expect([...present()].filter((p) => gone.includes(p))).toEqual([]), 15_000, 200);
+      await ts!.originate(TS_ROUTES.filter((r) => gone.includes(r.prefix)));
+      await eventually(() => expect(sorted(present())).toEqual(sorted(TS_ROUTES.map((r) => r.prefix))), 15_000, 200);
+    });
+
+    it('graceful restart: kill -9 and restart; the RIB never loses a route, then GoBGP takes the new set after End-of-RIB', async () => {
+      const kept = TS_ROUTES.filter((r) => r.prefix !== '203.0.113.16/28');
+      const next = kept.map((r) => (r.prefix === '203.0.113.32/28' ? { ...r, attrs: { ...r.attrs, med: 5 } } : r));
+      // two `gobgp` runs per poll take ~30-40 ms here; still well within 100 ms
+      const watch = new LossWatch(kept.map((r) => r.prefix), present, 10);
+      await ts!.kill9();
+      const t0 = Date.now();
+      await eventually(() => expect(established(session('e4'))).toBe(false), 15_000, 100);
+      ts = await SpeakerProcess.start(lab, 'ts1', tsConfig({ routes: next }), { tag: 'speaker-restarted' });
+      await allEstablished();
+      await eventually(() => {
+        const e4 = fromTs().filter((r) => r.neighbor === '198.51.100.1');
+        expect(e4.map((r) => r.prefix).sort()).toEqual(['203.0.113.0/28', '203.0.113.32/28']);
+        expect(e4.find((r) => r.prefix === '203.0.113.32/28')?.med).toBe(5);
+        expect(e4.some((r) => r.stale)).toBe(false);
+        expect(present().has('203.0.113.16/28')).toBe(false);
+      }, 30_000, 200);
+      await watch.stop();
+      console.log(`GoBGP graceful restart: back in ${Date.now() - t0} ms; ${watch.polls} RIB polls, widest gap ${watch.maxGapMs} ms, ${watch.losses.length} with a route missing`);
+      expect(watch.errors).toEqual([]);
+      expect(watch.maxGapMs).toBeLessThanOrEqual(100);
+      expect(watch.losses).toEqual([]);
+    });
+
+    it("administrative shutdown reaches GoBGP as Cease with tsbgp's RFC 9003 message", async () => {
+      const message = 'tsbgp interop: maintenance 42';
+      await ts!.stop({ message });
+      await eventually(() => {
+        for (const s of SESSIONS) expect(established(s)).toBe(false);
+      }, 10_000, 200);
+      // GoBGP logs each received NOTIFICATION with its code, subcode and the decoded communication
+      const log = readFileSync(join(lab.node('d1').work, 'gobgpd.log'), 'utf8').split('\n').filter((l) => l.includes('198.51.100.1') && /notification/i.test(l));
+      expect(log.join('\n')).toContain(message);
+    });
+
+    it('link down: both ends drop the sessions within the hold time, and GoBGP drops the routes', async () => {
+      ts = await SpeakerProcess.start(lab, 'ts1', tsConfig({ gracefulRestart: false }), { tag: 'speaker-nogr' });
+      await allEstablished();
+      await eventually(() => expect(present().size).toBe(TS_ROUTES.length), 15_000, 200);
+      const t0 = Date.now();
+      lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
+      try {
+        await eventually(async () => {
+          const st = await ts!.status();
+          expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
+          for (const s of SESSIONS) expect(established(s)).toBe(false);
+          expect(present().size).toBe(0);
+        }, (HOLD_TIME + 3) * 1000, 200);
+        const took = Date.now() - t0;
+        console.log(`GoBGP link down: both ends down and routes gone after ${took} ms (hold time ${HOLD_TIME} s)`);
+        expect(took).toBeLessThanOrEqual((HOLD_TIME + 1) * 1000);
+      } finally {
+        lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'up']);
+      }
+      await allEstablished();
+      await ts!.stop();
+    });
+  });
+});
