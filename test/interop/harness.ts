@@ -4,6 +4,7 @@
  * tsbgp originates and what each daemon should make of them, config
  * generation, and a no-loss poller for graceful restart.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -90,7 +91,12 @@ export function expectedAtDaemon(r: RouteSpec, s: Session): RouteView {
 }
 
 /** tsbgp's configuration for these sessions (only those named, default all). */
-export function tsConfig(opts: { sessions?: readonly Session['name'][]; routes?: readonly RouteSpec[]; ranges?: NodeConfig['ranges']; gracefulRestart?: boolean; verbose?: boolean } = {}): NodeConfig {
+/**
+ * `restarting`: the speaker comes back from a crash (kill -9) and says so in
+ * its OPENs (graceful-restart R bit, F bit per family); without it the F bit
+ * is clear and a helper must flush our stale routes at once (RFC 4724 4.2).
+ */
+export function tsConfig(opts: { sessions?: readonly Session['name'][]; routes?: readonly RouteSpec[]; ranges?: NodeConfig['ranges']; gracefulRestart?: boolean; restarting?: boolean; verbose?: boolean } = {}): NodeConfig {
   const sessions = SESSIONS.filter((s) => !opts.sessions || opts.sessions.includes(s.name));
   const peers: PeerOptions[] = sessions.map((s) => ({
     address: s.d,
@@ -105,7 +111,7 @@ export function tsConfig(opts: { sessions?: readonly Session['name'][]; routes?:
     gracefulRestart: opts.gracefulRestart === false ? false : { restartTime: RESTART_TIME },
   }));
   return {
-    speaker: { asn: TS_ASN, routerId: '198.51.100.1', listen: { port: 179 }, coalesceMs: 5, maxDelayMs: 50 },
+    speaker: { asn: TS_ASN, routerId: '198.51.100.1', listen: { port: 179 }, coalesceMs: 5, maxDelayMs: 50, ...(opts.restarting ? { restarting: true } : {}) },
     peers,
     routes: opts.routes ?? TS_ROUTES,
     ranges: opts.ranges,
@@ -158,48 +164,76 @@ export function topologyWith(file: string, node: string, config: (base: string, 
   return { topo, dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** Like lab/eventually.ts, but awaits the check, so async checks retry too. */
+export async function until<T>(check: () => T | Promise<T>, ms = 60_000, everyMs = 500): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (e) {
+      if (Date.now() > deadline) throw e;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /**
- * Polls `snapshot` (the prefixes present now) back to back until stopped and
- * records every poll in which an expected prefix was missing, and the widest
- * gap between two polls, so a test can assert no route was ever lost.
+ * Polls inside a namespace, in a shell loop of its own (so a busy test
+ * process cannot stretch the interval): every round prints a timestamp line
+ * and the output of `commands`. `stop()` parses each round with `parse`
+ * (output → prefixes present) and reports rounds with an expected prefix
+ * missing and the widest gap between rounds.
  */
-export class LossWatch {
-  private running = true;
-  private done: Promise<void>;
-  polls = 0;
-  maxGapMs = 0;
-  readonly losses: { at: number; missing: string[] }[] = [];
-  readonly errors: string[] = [];
+export class NsWatch {
+  private readonly child: ChildProcess;
+  private out = '';
 
   constructor(
+    ns: string,
+    commands: readonly string[],
     private readonly expected: readonly string[],
-    snapshot: () => Set<string>,
-    everyMs = 50,
+    private readonly parse: (roundOutput: string) => Set<string>,
+    sleepS = 0.02,
+    env: NodeJS.ProcessEnv = process.env,
   ) {
-    this.done = (async () => {
-      let last = Date.now();
-      while (this.running) {
-        try {
-          const have = snapshot();
-          const missing = this.expected.filter((p) => !have.has(p));
-          if (missing.length) this.losses.push({ at: Date.now(), missing });
-        } catch (e) {
-          this.errors.push((e as Error).message);
-        }
-        this.polls++;
-        const now = Date.now();
-        this.maxGapMs = Math.max(this.maxGapMs, now - last);
-        last = now;
-        await new Promise((r) => setTimeout(r, everyMs));
-      }
-    })();
+    const script = `while :; do echo "@@@ $(date +%s%3N)"; ${commands.join('; ')}; sleep ${sleepS}; done`;
+    this.child = spawn('ip', ['netns', 'exec', ns, 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'ignore'], env });
+    this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString('utf8')));
   }
 
-  async stop(): Promise<this> {
-    this.running = false;
-    await this.done;
-    return this;
+  async stop(): Promise<{ rounds: number; maxGapMs: number; losses: { at: number; missing: string[] }[] }> {
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGKILL');
+    await exited;
+    const parts = this.out.split(/^@@@ (\d+)\n/m).slice(1);
+    const rounds: { at: number; text: string }[] = [];
+    for (let i = 0; i + 1 < parts.length; i += 2) rounds.push({ at: Number(parts[i]), text: parts[i + 1] });
+    // the last round may have been cut off by the kill
+    rounds.pop();
+    let maxGapMs = 0;
+    const losses: { at: number; missing: string[] }[] = [];
+    rounds.forEach((r, i) => {
+      if (i > 0) maxGapMs = Math.max(maxGapMs, r.at - rounds[i - 1].at);
+      const have = this.parse(r.text);
+      const missing = this.expected.filter((p) => !have.has(p));
+      if (missing.length) losses.push({ at: r.at, missing });
+    });
+    return { rounds: rounds.length, maxGapMs, losses };
   }
+}
+
+/** Destinations in `ip -j route` output (several JSON arrays, one per line). */
+export function kernelDsts(text: string, protocol: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('[')) continue;
+    try {
+      for (const r of JSON.parse(line) as { dst: string; protocol?: string }[]) if (r.protocol === protocol) out.add(r.dst);
+    } catch {
+      /* a cut-off line */
+    }
+  }
+  return out;
 }
 
 /** Sorted copy, for order-free comparisons. */
