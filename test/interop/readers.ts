@@ -146,6 +146,8 @@ export interface FrrDetailPath {
   med?: number;
   metric?: number;
   localpref?: number;
+  /** FRR 8's name for it in the detail JSON. */
+  locPrf?: number;
   community?: { string?: string };
   largeCommunity?: { string?: string };
   nexthops?: { ip?: string }[];
@@ -165,7 +167,7 @@ export function frrView(prefix: string, p: FrrDetailPath): RouteView & { peer?: 
     asPath: path && path !== 'Local' ? path.split(/\s+/).map(Number) : [],
     nextHop: p.nexthops?.[0]?.ip,
     med,
-    localPref: p.localpref,
+    localPref: p.locPrf ?? p.localpref,
     communities: (p.community?.string ?? '').split(/\s+/).filter(Boolean).sort(),
     largeCommunities: (p.largeCommunity?.string ?? '').split(/\s+/).filter(Boolean).sort(),
   };
