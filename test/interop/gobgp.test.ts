@@ -1,14 +1,16 @@
 /**
  * tsbgp against GoBGP 3 (topology tsbgp-gobgp.clab.yml): the five sessions,
  * routes both ways (GoBGP's loaded from an MRT dump), route refresh, graceful
- * restart (GoBGP installs nothing in the kernel, so its RIB is watched),
+ * restart (GoBGP installs nothing in the kernel, so its RIB is followed),
  * administrative shutdown and link down.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupStale, GOBGP_PORT, Lab } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
+import { sleep } from '../lab/shell.js';
 import { DAEMON_V4, DAEMON_V6, daemonRoutes } from './daemon-routes.js';
 import { until, NsWatch, kernelDsts, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, viewOfTs, type Session } from './harness.js';
 import { mrtDump } from './mrt.js';
@@ -22,6 +24,54 @@ const available = requireLab(['gobgp', 'tsbgp']);
 const ribKeys = (text: string): Set<string> =>
   new Set(text.split('\n').filter((l) => l.startsWith('{')).flatMap((l) => { try { return Object.keys(JSON.parse(l) as object); } catch { return []; } }));
 const withSpeaker = available.ok && requireSpeaker();
+
+/**
+ * Follows `gobgp -j monitor global rib --current -a FAMILY` in a namespace: the current table
+ * first, then one JSON line per best-path change (`withdrawal: true` when no path is left).
+ * Records every moment an expected prefix was absent.
+ */
+class RibMonitor {
+  private readonly child: ChildProcess;
+  private readonly present = new Set<string>();
+  private buf = '';
+  events = 0;
+  readonly losses: { at: number; missing: string[] }[] = [];
+
+  constructor(ns: string, family: 'ipv4' | 'ipv6', private readonly expected: readonly string[]) {
+    this.child = spawn('ip', ['netns', 'exec', ns, 'gobgp', '-p', String(GOBGP_PORT), '-j', 'monitor', 'global', 'rib', '--current', '-a', family], { stdio: ['ignore', 'pipe', 'ignore'] });
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.buf += d.toString('utf8');
+      const lines = this.buf.split('\n');
+      this.buf = lines.pop()!;
+      for (const line of lines) this.line(line);
+    });
+  }
+
+  /** The current table has come in with every expected prefix. */
+  get ready(): boolean {
+    return this.expected.every((p) => this.present.has(p));
+  }
+
+  private line(line: string): void {
+    if (!line.trim()) return;
+    const paths = ([] as GobgpPath[]).concat(JSON.parse(line) as GobgpPath | GobgpPath[]);
+    const wasReady = this.ready;
+    for (const p of paths) {
+      this.events++;
+      if ((p as { withdrawal?: boolean }).withdrawal) this.present.delete(p.nlri.prefix);
+      else this.present.add(p.nlri.prefix);
+    }
+    const missing = this.expected.filter((x) => !this.present.has(x));
+    if (wasReady && missing.length) this.losses.push({ at: Date.now(), missing });
+  }
+
+  async stop(): Promise<{ events: number; losses: { at: number; missing: string[] }[] }> {
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGKILL');
+    await exited;
+    return { events: this.events, losses: this.losses };
+  }
+}
 
 describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
   let lab: Lab;
@@ -77,6 +127,32 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
   });
 
   describe.skipIf(!withSpeaker)('with the tsbgp speaker', () => {
+    it('link down: both ends drop the sessions within the hold time, and GoBGP drops the routes', async () => {
+      // First, before any session with graceful restart: after one, GoBGP 3.10 kept treating the
+      // peer as restart-capable on later sessions whose OPEN had no GR capability, and kept our
+      // routes as stale when the hold timer expired (seen in this lab when this test ran last).
+      ts = await restartTs(tsConfig({ gracefulRestart: false }), { tag: 'speaker-nogr' });
+      await allEstablished();
+      await until(() => expect(present().size).toBe(TS_ROUTES.length), 15_000, 200);
+      const t0 = Date.now();
+      lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
+      try {
+        await until(async () => {
+          const st = await ts!.status();
+          expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
+          for (const s of SESSIONS) expect(established(s)).toBe(false);
+          expect(fromTs().map((r) => `${r.prefix} from ${r.neighbor}${r.stale ? ' (stale)' : ''}`)).toEqual([]);
+        }, (HOLD_TIME + 3) * 1000, 200);
+        const took = Date.now() - t0;
+        console.log(`GoBGP link down: both ends down and routes gone after ${took} ms (hold time ${HOLD_TIME} s)`);
+        // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
+        expect(took).toBeLessThanOrEqual((HOLD_TIME + 2) * 1000);
+      } finally {
+        lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'up']);
+      }
+      await allEstablished();
+      await ts!.stop();
+    });
     it('brings up all five sessions; GoBGP and tsbgp agree on the negotiated capabilities', async () => {
       ts = await restartTs(tsConfig());
       await allEstablished();
@@ -120,7 +196,7 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
       }
     });
 
-    it('route refresh: tsbgp asks and GoBGP re-sends; GoBGP asks (softresetin) and tsbgp re-sends', async () => {
+    it("route refresh: tsbgp asks and GoBGP re-sends; GoBGP's softresetin sends none (it keeps its own Adj-RIB-In)", async () => {
       const s = session('e4');
       const msgs = (): { sent: Record<string, number>; received: Record<string, number> } => (neighbor(s).state as { messages: { sent: Record<string, number>; received: Record<string, number> } }).messages;
       const before = (await ts!.peer(s.d)).counters;
@@ -132,13 +208,15 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
       }, 15_000, 200);
       expect((await ts!.received(s.d)).length).toBe(DAEMON_V4.count);
 
+      // The other direction cannot be driven: GoBGP 3.10 keeps every received path, and
+      // `gobgp neighbor X softresetin` re-runs import policy over that stored Adj-RIB-In without
+      // sending a ROUTE-REFRESH (its "Route Refresh" sent counter stays 0; seen in this lab).
+      // So only check that tsbgp's routes are still all there afterwards.
       const g1 = msgs();
-      const tsOut = (await ts!.peer(s.d)).counters.updatesOut;
       gobgp('neighbor', s.ts, 'softresetin', '-a', 'ipv4');
-      await until(async () => {
-        expect(msgs().sent.refresh ?? 0).toBeGreaterThan(g1.sent.refresh ?? 0);
-        expect((await ts!.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
-      }, 15_000, 200);
+      await sleep(500);
+      expect(msgs().sent.refresh ?? 0).toBe(g1.sent.refresh ?? 0);
+      expect(sorted(fromTs().filter((r) => r.neighbor === s.ts).map((r) => r.prefix))).toEqual(sorted(TS_PREFIXES('ipv4')));
     });
 
     it("a withdrawal removes tsbgp's route from GoBGP's RIB", async () => {
@@ -152,8 +230,12 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
     it('graceful restart: kill -9 and restart; the RIB never loses a route, then GoBGP takes the new set after End-of-RIB', async () => {
       const kept = TS_ROUTES.filter((r) => r.prefix !== '203.0.113.16/28');
       const next = kept.map((r) => (r.prefix === '203.0.113.32/28' ? { ...r, attrs: { ...r.attrs, med: 5 } } : r));
-      // two `gobgp` runs per poll take ~30-40 ms here; still within 100 ms
-      const watch = new NsWatch(lab.ns('d1'), [`gobgp -p ${GOBGP_PORT} -j global rib -a ipv4 203.0.113.0/24 longer-prefixes`, `gobgp -p ${GOBGP_PORT} -j global rib -a ipv6 2001:db8:100::/40 longer-prefixes`], kept.map((r) => r.prefix), ribKeys);
+      // GoBGP has no kernel routes, so its RIB is watched. Polling it with `gobgp` runs left gaps of
+      // up to ~180 ms on this loaded machine (each run starts a Go binary), so instead follow
+      // `gobgp monitor global rib --current`: the whole table, then every best-path change as it
+      // happens, which sees any loss however short.
+      const monitors = (['ipv4', 'ipv6'] as const).map((f) => new RibMonitor(lab.ns('d1'), f, kept.map((r) => r.prefix).filter((p) => familyOf(p) === f)));
+      await until(() => expect(monitors.map((m) => m.ready)).toEqual([true, true]), 10_000, 50);
       await ts!.kill9();
       const t0 = Date.now();
       await until(() => expect(established(session('e4'))).toBe(false), 15_000, 100);
@@ -166,11 +248,10 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
         expect(e4.some((r) => r.stale)).toBe(false);
         expect(present().has('203.0.113.16/28')).toBe(false);
       }, 30_000, 200);
-      const w = await watch.stop();
-      console.log(`GoBGP graceful restart: back in ${Date.now() - t0} ms; ${w.rounds} RIB polls, widest gap ${w.maxGapMs} ms, ${w.losses.length} with a route missing`);
-      expect(w.rounds).toBeGreaterThan(10);
-      expect(w.maxGapMs).toBeLessThanOrEqual(100);
-      expect(w.losses).toEqual([]);
+      const results = await Promise.all(monitors.map((m) => m.stop()));
+      console.log(`GoBGP graceful restart: back in ${Date.now() - t0} ms; ${results.map((r) => r.events).join(' + ')} RIB events seen, ${results.flatMap((r) => r.losses).length} losing a route`);
+      expect(results.map((r) => r.events).every((n) => n > 0)).toBe(true);
+      expect(results.flatMap((r) => r.losses)).toEqual([]);
     });
 
     it("administrative shutdown reaches GoBGP as Cease with tsbgp's RFC 9003 message", async () => {
@@ -184,28 +265,5 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
       expect(log.join('\n')).toContain(message);
     });
 
-    it('link down: both ends drop the sessions within the hold time, and GoBGP drops the routes', async () => {
-      ts = await restartTs(tsConfig({ gracefulRestart: false }), { tag: 'speaker-nogr' });
-      await allEstablished();
-      await until(() => expect(present().size).toBe(TS_ROUTES.length), 15_000, 200);
-      const t0 = Date.now();
-      lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
-      try {
-        await until(async () => {
-          const st = await ts!.status();
-          expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
-          for (const s of SESSIONS) expect(established(s)).toBe(false);
-          expect(present().size).toBe(0);
-        }, (HOLD_TIME + 3) * 1000, 200);
-        const took = Date.now() - t0;
-        console.log(`GoBGP link down: both ends down and routes gone after ${took} ms (hold time ${HOLD_TIME} s)`);
-        // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
-        expect(took).toBeLessThanOrEqual((HOLD_TIME + 2) * 1000);
-      } finally {
-        lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'up']);
-      }
-      await allEstablished();
-      await ts!.stop();
-    });
   });
 });

@@ -201,7 +201,7 @@ export class NsWatch {
     this.child.stdout!.on('data', (d: Buffer) => (this.out += d.toString('utf8')));
   }
 
-  async stop(): Promise<{ rounds: number; maxGapMs: number; losses: { at: number; missing: string[] }[] }> {
+  async stop(): Promise<WatchResult> {
     const exited = new Promise((r) => this.child.once('exit', r));
     this.child.kill('SIGKILL');
     await exited;
@@ -210,17 +210,27 @@ export class NsWatch {
     for (let i = 0; i + 1 < parts.length; i += 2) rounds.push({ at: Number(parts[i]), text: parts[i + 1] });
     // the last round may have been cut off by the kill
     rounds.pop();
-    let maxGapMs = 0;
-    const losses: { at: number; missing: string[] }[] = [];
-    rounds.forEach((r, i) => {
-      if (i > 0) maxGapMs = Math.max(maxGapMs, r.at - rounds[i - 1].at);
-      const have = this.parse(r.text);
-      const missing = this.expected.filter((p) => !have.has(p));
-      if (missing.length) losses.push({ at: r.at, missing });
-    });
-    return { rounds: rounds.length, maxGapMs, losses };
+    return summarize(rounds.map((r) => ({ at: r.at, missing: this.expected.filter((p) => !this.parse(r.text).has(p)) })));
   }
 }
+
+export interface WatchResult {
+  rounds: number;
+  maxGapMs: number;
+  losses: { at: number; missing: string[] }[];
+  /** Every round, for merging watches of the same thing. */
+  all: { at: number; missing: string[] }[];
+}
+
+function summarize(all: { at: number; missing: string[] }[]): WatchResult {
+  const sortedRounds = [...all].sort((a, b) => a.at - b.at);
+  let maxGapMs = 0;
+  for (let i = 1; i < sortedRounds.length; i++) maxGapMs = Math.max(maxGapMs, sortedRounds[i].at - sortedRounds[i - 1].at);
+  return { rounds: sortedRounds.length, maxGapMs, losses: sortedRounds.filter((r) => r.missing.length > 0), all: sortedRounds };
+}
+
+/** Several watches of the same thing (staggered pollers) as one timeline. */
+export const mergeWatches = (rs: readonly WatchResult[]): WatchResult => summarize(rs.flatMap((r) => r.all));
 
 /** Destinations in `ip -j route` output (several JSON arrays, one per line). */
 export function kernelDsts(text: string, protocol: string): Set<string> {
