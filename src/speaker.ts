@@ -31,6 +31,7 @@ import type {
   RouteAttributes,
   SpeakerApi,
   SpeakerEvents,
+  SpeakerPolicyApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -85,7 +86,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -345,23 +346,36 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       scheduler: this.scheduler,
       hooks: {
         // Hooks of a replaced shell (after a reset) no longer speak for the peer.
-        onStateChange: (from) => { if (e.peer === peer) this.onStateChange(e, from); },
-        onUp: (n) => { if (e.peer === peer) this.onUp(e, n); },
-        onDown: (reason) => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); },
-        onUpdate: (m) => { if (e.peer === peer) this.onUpdate(e, m); },
-        onRouteRefresh: (m) => {
+        onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
+        onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
+        onDown: (reason) => this.guard(e, () => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); }),
+        onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
+        onRouteRefresh: (m) => this.guard(e, () => {
           if (e.peer !== peer || e.ribAsn === undefined) return;
           const fam = m.afi === 1 ? 4 : m.afi === 2 ? 6 : undefined;
           if (fam === undefined || m.safi !== 1 || m.subtype !== 0) return;
           this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
           this.scheduleFlush();
-        },
-        onRib: (a) => { if (e.peer === peer) this.onGracefulRestart(e, a); },
-        onNotification: (direction, m) => { if (e.peer === peer) this.onNotification(e, direction, m); },
+        }),
+        onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
+        onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
         log: (line) => this.log('debug', line),
       },
     });
     return peer;
+  }
+
+  /**
+   * Hooks run inside the session shell's socket handlers, where an exception
+   * would take the process down: a bug here (or in an event listener) is
+   * logged instead, and the session carries on.
+   */
+  private guard(e: PeerEntry, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log('error', `peer ${e.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
   }
 
   private statusOf(e: PeerEntry): PeerStatus {
@@ -467,34 +481,39 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   }
 
   private onDown(e: PeerEntry, reason: DownReason): void {
-    // Keep everything for now, marked stale; the graceful-restart actions that
-    // follow in the same step purge what must not survive (onGracefulRestart).
-    if (e.ribAsn !== undefined && this.peers.get(e.id) === e) this.rib.peerDown(e.id, this.scheduler.now(), { gracefulFamilies: [4, 6] });
+    // The RIB hears of it from the graceful-restart actions of the same step
+    // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }
 
+  /**
+   * Graceful restart (RFC 4724) as the session layer decided it. After a
+   * session loss: `purgeStale` for routes left over from an earlier restart,
+   * then `flushRoutes` (drop all) or `markStale` (keep those families as
+   * stale, drop the rest). Later: `purgeStale` on End-of-RIB or a timer.
+   */
   private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
-    if (e.ribAsn === undefined) return;
+    if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
     const now = this.scheduler.now();
     const fams = (list: readonly { afi: number }[]) => list.map((f) => (f.afi === 1 ? 4 : f.afi === 2 ? 6 : 0)).filter((f): f is 4 | 6 => f !== 0);
-    let purge: (4 | 6)[];
-    if (a.type === 'flushRoutes') purge = [4, 6];
-    else if (a.type === 'markStale') {
-      const keep = fams(a.families);
-      purge = ([4, 6] as const).filter((f) => !keep.includes(f));
-    } else purge = fams(a.families);
-    for (const f of purge) {
-      const n = this.rib.purgeStale(e.id, f, now);
-      if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);
+    if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
+    else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
+    else {
+      for (const f of fams(a.families)) {
+        const n = this.rib.purgeStale(e.id, f, now);
+        if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);
+      }
     }
     this.scheduleFlush();
   }
 
   private onUpdate(e: PeerEntry, m: UpdateMessage): void {
     if (e.ribAsn === undefined) return;
+    // RFC 7606: the codec already applied attribute-discard / treat-as-withdraw; say so.
+    for (const i of m.issues ?? []) this.log('warning', `peer ${e.id}: UPDATE attribute ${i.code}: ${i.action} (${i.reason})`);
     this.rib.ingest(e.id, m, this.scheduler.now());
     this.scheduleFlush();
     if (this.listenerCount('routeWithdrawn') > 0) {

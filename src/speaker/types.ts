@@ -32,6 +32,8 @@ export interface SpeakerOptions {
    * We are coming back from a restart (crash, upgrade) with forwarding state
    * kept: our OPENs carry the graceful-restart R bit and the F bit for every
    * family, so peers that kept our routes as stale wait for our End-of-RIB.
+   * The initial dump (and its End-of-RIB) is built when a session comes up:
+   * originate the routes before `start()`, or peers purge what is missing.
    */
   readonly restarting?: boolean;
   /** Injected clock and timers (tests); default real timers. */
@@ -192,6 +194,13 @@ export interface SpeakerApi {
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];
   received(peer?: string): readonly ReceivedRoute[];
+}
+
+/**
+ * What `BgpSpeaker` offers beyond `SpeakerApi`: named policies and asking a
+ * peer for a refresh. Kept apart so fakes of `SpeakerApi` stay valid.
+ */
+export interface SpeakerPolicyApi {
   /** Adds (or replaces) one named policy; peers using it are re-evaluated without a reset. */
   definePolicy(name: string, definition: PolicyDef): void;
   /** Adds or replaces several policies and the defined sets they use. */

@@ -83,3 +83,37 @@ describe('IPv6 next hops and families', () => {
     expect(events.find((e) => e.startsWith('down'))).toContain('NOTIFICATION 6/2 received');
   });
 });
+
+describe('an IPv6 TCP session', () => {
+  it('uses the session’s IPv6 address as the IPv6 next hop, nextHopV4 (or the router ID) for IPv4', async () => {
+    const a = await speaker('::1', { asn: 65001, routerId: '192.0.2.1' });
+    const b = await speaker('::1', { asn: 65002, routerId: '192.0.2.2' });
+    a.addPeer({ address: '::1', port: b.port, asn: 65002, connectRetryTime: 1, idleHoldTime: 1, nextHopV4: '192.0.2.101' });
+    b.addPeer({ address: '::1', port: a.port, asn: 65001, connectRetryTime: 1, idleHoldTime: 1 });
+    const st = await established(a, '::1');
+    expect(st.local?.address).toBe('::1');
+    a.originate('2001:db8:400::/48');
+    a.originate('10.13.0.0/16');
+    b.originate('10.14.0.0/16');
+    expect(await eventually('IPv6 route at b', () => routeOf(b, '2001:db8:400::/48'))).toMatchObject({ nextHop: '::1', asPath: [65001] });
+    expect(await eventually('IPv4 route at b', () => routeOf(b, '10.13.0.0/16'))).toMatchObject({ nextHop: '192.0.2.101' });
+    expect(await eventually('IPv4 route at a', () => routeOf(a, '10.14.0.0/16'))).toMatchObject({ nextHop: '192.0.2.2' });
+  });
+});
+
+describe('robustness', () => {
+  it('a throwing event listener is logged and the session stays up', async () => {
+    const errors: string[] = [];
+    const a = await speaker('127.0.0.1', { asn: 65000 });
+    const b = await speaker('127.0.0.2', { asn: 65000, log: (level, msg) => { if (level === 'error') errors.push(msg); } });
+    b.on('routeReceived', () => { throw new Error('listener bug'); });
+    link(a, b, { families: ['ipv4'] }, { families: ['ipv4'] });
+    const up = await established(b, '127.0.0.1');
+    a.originate('10.15.0.0/16');
+    await eventually('error logged', () => errors.length > 0);
+    expect(errors[0]).toContain('listener bug');
+    a.originate('10.16.0.0/16');
+    await eventually('second route', () => routeOf(b, '10.16.0.0/16'));
+    expect(b.status()[0].since).toEqual(up.since);
+  });
+});
