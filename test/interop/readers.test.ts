@@ -87,8 +87,10 @@ describe('prefix ranges', () => {
         const step = 2 ** (32 - len);
         const startInt = (slot * step) % 2 ** 31;
         const start = [startInt >>> 24, (startInt >>> 16) & 255, (startInt >>> 8) & 255, startInt & 255].join('.');
-        const out = expandRange({ start, length: len, count });
-        expect(out).toHaveLength(count);
+        // no further than the end of the address space (that is an error, tested above)
+        const n = Math.min(count, (2 ** 32 - startInt) / step);
+        const out = expandRange({ start, length: len, count: n });
+        expect(out).toHaveLength(n);
         const parsed = out.map((p) => Prefix.parse(p));
         for (let i = 0; i < parsed.length; i++) {
           expect(parsed[i].toString()).toBe(out[i]);
