@@ -14,7 +14,7 @@ import { requireLab } from '../lab/require.js';
 import { alive, nsPids } from '../lab/shell.js';
 import { ATTR_SETS, DAEMON_V4, DAEMON_V6, daemonRoutes, exabgpRoutes } from './daemon-routes.js';
 import {
-  expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, topologyWith, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, until, viewOfTs,
+  AS2_ONLY, AS_TRANS, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, topologyWith, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, until, viewOfTs,
   type NegotiatedView, type RouteView, type Session,
 } from './harness.js';
 import { requireSpeaker, SpeakerProcess } from './speaker-client.js';
@@ -46,6 +46,9 @@ interface ExaMessage {
 const fixJson = (line: string): string => line.replace(/""([\w-]+)""/g, '"$1"');
 
 const ORIGIN = new Set(['igp', 'egp', 'incomplete']);
+
+/** The five common sessions plus n2, where ExaBGP does not announce 4-byte AS support. */
+const EXA_SESSIONS: readonly Session[] = [...SESSIONS, AS2_ONLY];
 
 describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
   let lab: Lab;
@@ -118,9 +121,9 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
   };
   const allEstablished = async (since: number): Promise<void> => {
     await until(() => {
-      for (const s of SESSIONS) expect({ s: s.name, state: messages(s, since).filter((m) => m.type === 'state').pop()?.neighbor.state }).toEqual({ s: s.name, state: 'up' });
+      for (const s of EXA_SESSIONS) expect({ s: s.name, state: messages(s, since).filter((m) => m.type === 'state').pop()?.neighbor.state }).toEqual({ s: s.name, state: 'up' });
     }, 60_000, 250);
-    for (const s of SESSIONS) await ts!.waitEstablished(s.d, 30_000);
+    for (const s of EXA_SESSIONS) await ts!.waitEstablished(s.d, 30_000);
   };
 
   it('ExaBGP starts with the generated config and its API helper; no session is up without tsbgp', async () => {
@@ -129,19 +132,19 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       expect({ exabgp: cmdlines.some((c) => c.includes('exabgp')), api: cmdlines.some((c) => c.includes('api.py')) }).toEqual({ exabgp: true, api: true });
     }, 15_000, 200);
     const conf = readFileSync(join(lab.node('d1').work, 'exabgp.conf'), 'utf8');
-    expect((conf.match(/^\s+route 198\.19\./gm) ?? []).length).toBe(DAEMON_V4.count * 3);
+    expect((conf.match(/^\s+route 198\.19\./gm) ?? []).length).toBe(DAEMON_V4.count * 4);
     expect((conf.match(/^\s+route 2001:db8:2000:/gm) ?? []).length).toBe(DAEMON_V6.count * 2);
-    for (const s of SESSIONS) expect(state(s)).not.toBe('up');
+    for (const s of EXA_SESSIONS) expect(state(s)).not.toBe('up');
   });
 
   describe.skipIf(!withSpeaker)('with the tsbgp speaker', () => {
     let t0 = 0;
 
-    it('brings up all five sessions; ExaBGP and tsbgp agree on the negotiated capabilities', async () => {
+    it('brings up all six sessions (one without 4-byte AS support); ExaBGP and tsbgp agree on the negotiated capabilities', async () => {
       t0 = Date.now();
-      ts = await restartTs(tsConfig());
+      ts = await restartTs(tsConfig({ extra: [AS2_ONLY] }));
       await allEstablished(t0);
-      for (const s of SESSIONS) {
+      for (const s of EXA_SESSIONS) {
         const neg = messages(s, t0).filter((m) => m.type === 'negotiated').pop()!.neighbor;
         const open = messages(s, t0).filter((m) => m.type === 'open' && m.neighbor.direction === 'receive').pop()?.neighbor.open;
         const n = neg.negotiated!;
@@ -157,8 +160,9 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
           peerAsn: neg.asn.peer,
         };
         const mine = tsNegotiated(await ts.peer(s.d), s);
-        expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...mine });
-        expect({ session: s.name, hold: mine.holdTime, asn4: mine.asn4, families: mine.families }).toEqual({ session: s.name, hold: HOLD_TIME, asn4: true, families: [s.family] });
+        // without 4-byte AS support ExaBGP knows tsbgp only by AS_TRANS, as configured
+        expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...mine, peerAsn: s.twoByteOnly ? AS_TRANS : mine.peerAsn });
+        expect({ session: s.name, hold: mine.holdTime, asn4: mine.asn4, families: mine.families }).toEqual({ session: s.name, hold: HOLD_TIME, asn4: !s.twoByteOnly, families: [s.family] });
         // a 4-byte AS does not fit the OPEN's My AS field: AS_TRANS there, the real one in the capability
         if (s.tsAsn > 0xffff) expect(open?.asn).toBe(23456);
       }
@@ -166,7 +170,7 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
 
     it("ExaBGP receives tsbgp's routes with exactly tsbgp's attributes", async () => {
       await until(() => {
-        for (const s of SESSIONS) {
+        for (const s of EXA_SESSIONS) {
           const rib = ribFrom(s);
           expect({ session: s.name, prefixes: sorted(rib.keys()) }).toEqual({ session: s.name, prefixes: sorted(TS_PREFIXES(s.family)) });
           for (const r of TS_ROUTES.filter((x) => familyOf(x.prefix) === s.family)) expect({ session: s.name, ...rib.get(r.prefix) }).toEqual({ session: s.name, ...expectedAtDaemon(r, s) });
@@ -174,8 +178,26 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       }, 30_000, 250);
     });
 
+    it('without 4-byte AS support on the session, tsbgp sends AS_PATH with AS_TRANS and its real AS in AS4_PATH', async () => {
+      await until(() => {
+        // the raw UPDATEs (API `receive { packets; }`) of n2, where ExaBGP announced no 4-byte AS capability
+        const bodies = messages(AS2_ONLY)
+          .map((m) => (m.neighbor.message as { category?: number; body?: string } | undefined))
+          .filter((m) => m?.category === 2 && m.body)
+          .map((m) => Buffer.from(m!.body!.replace(/^0x/, ''), 'hex'));
+        const withPath = bodies.filter((b) => b.length > 4 && b.readUInt16BE(2 + b.readUInt16BE(0)) > 0);
+        const asTrans = Buffer.from([2, 1, 0x5b, 0xa0]); // AS_SEQUENCE of one 2-byte AS: 23456
+        const as4 = Buffer.from([2, 1, ...[4200000001 >>> 24, (4200000001 >>> 16) & 255, (4200000001 >>> 8) & 255, 4200000001 & 255]]);
+        // one UPDATE per attribute set of tsbgp's three IPv4 routes
+        expect(withPath.length).toBeGreaterThanOrEqual(TS_PREFIXES('ipv4').length);
+        for (const b of withPath) {
+          expect({ asPathWithAsTrans: b.includes(Buffer.from([0x40, 2, 4, ...asTrans])), as4Path: b.includes(Buffer.from([0xc0, 17, 6, ...as4])) }).toEqual({ asPathWithAsTrans: true, as4Path: true });
+        }
+      }, 15_000, 200);
+    });
+
     it("holds in tsbgp's Adj-RIB-In exactly the routes ExaBGP's config announces", async () => {
-      for (const s of SESSIONS) {
+      for (const s of EXA_SESSIONS) {
         const want = daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => {
           const a = ATTR_SETS[r.set];
           // ExaBGP adds LOCAL_PREF 100 on iBGP when the route has none
@@ -216,11 +238,11 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       const gone = ['203.0.113.16/28', '2001:db8:101::/48'];
       await ts!.withdraw(gone);
       await until(() => {
-        for (const s of SESSIONS) expect({ s: s.name, left: [...ribFrom(s).keys()].filter((p) => gone.includes(p)) }).toEqual({ s: s.name, left: [] });
+        for (const s of EXA_SESSIONS) expect({ s: s.name, left: [...ribFrom(s).keys()].filter((p) => gone.includes(p)) }).toEqual({ s: s.name, left: [] });
       }, 15_000, 200);
       await ts!.originate(TS_ROUTES.filter((r) => gone.includes(r.prefix)));
       await until(() => {
-        for (const s of SESSIONS) expect(sorted(ribFrom(s).keys())).toEqual(sorted(TS_PREFIXES(s.family)));
+        for (const s of EXA_SESSIONS) expect(sorted(ribFrom(s).keys())).toEqual(sorted(TS_PREFIXES(s.family)));
       }, 15_000, 200);
     });
 
@@ -229,7 +251,7 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       const t3 = Date.now();
       await ts!.stop({ message });
       await until(() => {
-        for (const s of SESSIONS) expect(messages(s, t3).some((m) => m.type === 'state' && m.neighbor.state === 'down')).toBe(true);
+        for (const s of EXA_SESSIONS) expect(messages(s, t3).some((m) => m.type === 'state' && m.neighbor.state === 'down')).toBe(true);
       }, 10_000, 200);
       // ExaBGP reports the NOTIFICATION in its API stream (and the session's "down" reason)
       // ExaBGP 4.2.21 cannot show the text: its decoder (exabgp/bgp/message/notification.py,
@@ -247,7 +269,7 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
 
     it('link down: both ends drop the sessions within the hold time', async () => {
       const t4 = Date.now();
-      ts = await restartTs(tsConfig({ gracefulRestart: false }), { tag: 'speaker-nogr' });
+      ts = await restartTs(tsConfig({ gracefulRestart: false, extra: [AS2_ONLY] }), { tag: 'speaker-nogr' });
       await allEstablished(t4);
       const down0 = Date.now();
       lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
@@ -255,7 +277,7 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
         await until(async () => {
           const st = await ts!.status();
           expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
-          for (const s of SESSIONS) expect({ s: s.name, down: messages(s, down0).some((m) => m.type === 'state' && m.neighbor.state === 'down') }).toEqual({ s: s.name, down: true });
+          for (const s of EXA_SESSIONS) expect({ s: s.name, down: messages(s, down0).some((m) => m.type === 'state' && m.neighbor.state === 'down') }).toEqual({ s: s.name, down: true });
         }, (HOLD_TIME + 3) * 1000, 200);
         const took = Date.now() - down0;
         console.log(`ExaBGP link down: both ends down after ${took} ms (hold time ${HOLD_TIME} s)`);

@@ -23,7 +23,7 @@ export const RESTART_TIME = 60;
 
 export interface Session {
   /** The daemon's name for it (BIRD protocol name). */
-  readonly name: 'e4' | 'i4' | 'e2' | 'e6' | 'i6';
+  readonly name: 'e4' | 'i4' | 'e2' | 'e6' | 'i6' | 'n2';
   readonly family: FamilyName;
   /** tsbgp's address (the daemon's neighbor). */
   readonly ts: string;
@@ -34,6 +34,8 @@ export interface Session {
   readonly daemonAsn: number;
   /** The AS tsbgp speaks on this session. */
   readonly tsAsn: number;
+  /** The peer does not announce 4-byte AS support (RFC 6793): 2-byte AS_PATHs on the wire. */
+  readonly twoByteOnly?: boolean;
 }
 
 export const SESSIONS: readonly Session[] = [
@@ -44,7 +46,15 @@ export const SESSIONS: readonly Session[] = [
   { name: 'i6', family: 'ipv6', ts: '2001:db8:51::2', d: '2001:db8:51::12', ibgp: true, daemonAsn: D_ASN, tsAsn: D_ASN },
 ];
 
-export const session = (name: Session['name']): Session => SESSIONS.find((s) => s.name === name)!;
+/**
+ * A sixth session, BIRD only (`enable as4 off`): a peer that does not announce
+ * the 4-byte AS capability, so tsbgp's OPEN carries AS_TRANS in My AS and its
+ * paths go out as AS_PATH with 23456 plus AS4_PATH (RFC 6793).
+ */
+export const AS2_ONLY: Session = { name: 'n2', family: 'ipv4', ts: '198.51.100.4', d: '198.51.100.14', ibgp: false, daemonAsn: 65003, tsAsn: TS_ASN, twoByteOnly: true };
+export const AS_TRANS = 23456;
+
+export const session = (name: Session['name']): Session => [...SESSIONS, AS2_ONLY].find((s) => s.name === name)!;
 
 /** What tsbgp originates: each family gets three attribute sets. */
 export const TS_ROUTES: readonly RouteSpec[] = [
@@ -96,8 +106,8 @@ export function expectedAtDaemon(r: RouteSpec, s: Session): RouteView {
  * its OPENs (graceful-restart R bit, F bit per family); without it the F bit
  * is clear and a helper must flush our stale routes at once (RFC 4724 4.2).
  */
-export function tsConfig(opts: { sessions?: readonly Session['name'][]; routes?: readonly RouteSpec[]; ranges?: NodeConfig['ranges']; gracefulRestart?: boolean; restarting?: boolean; verbose?: boolean } = {}): NodeConfig {
-  const sessions = SESSIONS.filter((s) => !opts.sessions || opts.sessions.includes(s.name));
+export function tsConfig(opts: { sessions?: readonly Session['name'][]; extra?: readonly Session[]; routes?: readonly RouteSpec[]; ranges?: NodeConfig['ranges']; gracefulRestart?: boolean; restarting?: boolean; verbose?: boolean } = {}): NodeConfig {
+  const sessions = [...SESSIONS, ...(opts.extra ?? [])].filter((s) => !opts.sessions || opts.sessions.includes(s.name));
   const peers: PeerOptions[] = sessions.map((s) => ({
     address: s.d,
     asn: s.daemonAsn,
