@@ -109,8 +109,10 @@ describe.skipIf(!available.ok)('tsbgp against BIRD', () => {
           return viewOfTs({ prefix: r.prefix, asPath: s.ibgp ? [] : [s.daemonAsn], nextHop: s.d, med: a.med, localPref: s.ibgp ? 100 : undefined, communities: a.communities, largeCommunities: a.largeCommunities });
         });
         // BIRD's own view of the same export (its Adj-RIB-Out before next hop and AS path are set)
-        const exported = parseBirdRoutes(lab.mustExec('d1', ['birdc', 'show', 'route', 'export', s.name, 'all']));
-        expect(sorted(exported.map((r) => r.prefix))).toEqual(sorted(want.map((r) => r.prefix)));
+        await until(() => {
+          const exported = parseBirdRoutes(lab.mustExec('d1', ['birdc', 'show', 'route', 'export', s.name, 'all']));
+          expect(sorted(exported.map((r) => r.prefix))).toEqual(sorted(want.map((r) => r.prefix)));
+        }, 30_000, 250);
         await until(async () => {
           const got = (await ts!.received(s.d)).map(viewOfTs);
           expect(got.length).toBe(want.length);

@@ -104,9 +104,14 @@ describe.skipIf(!available.ok)('tsbgp against FRR', () => {
 
     it("holds in tsbgp's Adj-RIB-In exactly what FRR advertises on each session", async () => {
       for (const s of SESSIONS) {
-        const adv = (JSON.parse(vtysh(`show bgp ${s.family} unicast neighbors ${s.ts} advertised-routes json`)) as { advertisedRoutes?: Record<string, { metric?: number; path?: string }> }).advertisedRoutes ?? {};
         const sets = new Map(daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => [r.prefix, ATTR_SETS[r.set]]));
-        expect(sorted(Object.keys(adv))).toEqual(sorted(sets.keys()));
+        // FRR fills a neighbor's Adj-RIB-Out a moment after the session is up (its update groups
+        // run on a timer), so wait for the whole set before taking it as the reference
+        const adv = await until(() => {
+          const a = (JSON.parse(vtysh(`show bgp ${s.family} unicast neighbors ${s.ts} advertised-routes json`)) as { advertisedRoutes?: Record<string, { metric?: number; path?: string }> }).advertisedRoutes ?? {};
+          expect(sorted(Object.keys(a))).toEqual(sorted(sets.keys()));
+          return a;
+        }, 30_000, 250);
         const want = Object.entries(adv).map(([prefix, a]) => {
           const set = sets.get(prefix)!;
           // FRR's advertised-routes shows the path before its own AS goes on; with local-as … replace-as that AS is 65002

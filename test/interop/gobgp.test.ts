@@ -181,12 +181,15 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
 
     it("holds in tsbgp's Adj-RIB-In exactly what GoBGP's Adj-RIB-Out shows on each session", async () => {
       for (const s of SESSIONS) {
-        const out = JSON.parse(gobgp('-j', 'neighbor', s.ts, 'adj-out', '-a', s.family)) as Record<string, GobgpPath[]>;
-        const want = Object.values(out).flat().map((p) => {
-          const { origin: _o, neighbor: _n, stale: _s, ...v } = gobgpView(p);
-          return viewOfTs(v);
-        });
-        expect(sorted(want.map((w) => w.prefix))).toEqual(sorted(daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => r.prefix)));
+        const want = await until(() => {
+          const out = JSON.parse(gobgp('-j', 'neighbor', s.ts, 'adj-out', '-a', s.family)) as Record<string, GobgpPath[]>;
+          const w = Object.values(out).flat().map((p) => {
+            const { origin: _o, neighbor: _n, stale: _s, ...v } = gobgpView(p);
+            return viewOfTs(v);
+          });
+          expect(sorted(w.map((x) => x.prefix))).toEqual(sorted(daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => r.prefix)));
+          return w;
+        }, 30_000, 250);
         await until(async () => {
           const got = (await ts!.received(s.d)).map(viewOfTs);
           expect(got.length).toBe(want.length);
