@@ -12,7 +12,7 @@ import { cleanupStale, GOBGP_PORT, Lab } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
 import { sleep } from '../lab/shell.js';
 import { DAEMON_V4, DAEMON_V6, daemonRoutes } from './daemon-routes.js';
-import { until, NsWatch, kernelDsts, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, viewOfTs, type Session } from './harness.js';
+import { until, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, viewOfTs, type Session } from './harness.js';
 import { mrtDump } from './mrt.js';
 import { gobgpNegotiated, gobgpView, type GobgpNeighborFull, type GobgpPath } from './readers.js';
 import { requireSpeaker, SpeakerProcess } from './speaker-client.js';
@@ -20,9 +20,7 @@ import { loadTopology } from '../lab/topology.js';
 
 const available = requireLab(['gobgp', 'tsbgp']);
 
-/** Prefixes in the output of `gobgp -j global rib …` calls, one JSON object per line. */
-const ribKeys = (text: string): Set<string> =>
-  new Set(text.split('\n').filter((l) => l.startsWith('{')).flatMap((l) => { try { return Object.keys(JSON.parse(l) as object); } catch { return []; } }));
+
 const withSpeaker = available.ok && requireSpeaker();
 
 /**
