@@ -1,0 +1,293 @@
+/**
+ * tsbgp against ExaBGP 4.2 (topology tsbgp-exabgp.clab.yml): the five
+ * sessions, routes both ways, route refresh both ways, withdrawal,
+ * administrative shutdown and link down. ExaBGP keeps no RIB to query and
+ * installs no kernel routes, so everything ExaBGP sees is read from its API
+ * stream (api.py appends ExaBGP's JSON messages to api.jsonl).
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupStale, Lab } from '../lab/netns.js';
+import { requireLab } from '../lab/require.js';
+import { alive, nsPids } from '../lab/shell.js';
+import { ATTR_SETS, DAEMON_V4, DAEMON_V6, daemonRoutes, exabgpRoutes } from './daemon-routes.js';
+import {
+  AS2_ONLY, AS_TRANS, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, topologyWith, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, until, viewOfTs,
+  type NegotiatedView, type RouteView, type Session,
+} from './harness.js';
+import { requireSpeaker, SpeakerProcess } from './speaker-client.js';
+
+const available = requireLab(['exabgp', 'tsbgp'], { binaries: ['python3', 'mkfifo'] });
+const withSpeaker = available.ok && requireSpeaker();
+
+interface ExaMessage {
+  type: string;
+  time: number;
+  neighbor: {
+    address: { local: string; peer: string };
+    asn: { local: number; peer: number };
+    state?: string;
+    reason?: string;
+    direction?: string;
+    negotiated?: { message_size: number; hold_time: number; asn4: boolean; refresh: string; families: string[] };
+    open?: { asn: number; capabilities: Record<string, { name: string }> };
+    message?: {
+      update?: { attribute?: Record<string, unknown>; announce?: Record<string, Record<string, { nlri: string }[]>>; withdraw?: Record<string, { nlri: string }[]> };
+      eor?: unknown;
+    };
+    notification?: { code: number; subcode: number; data?: string; message?: string };
+    [k: string]: unknown;
+  };
+}
+
+/** ExaBGP 4.2.21 quotes some strings twice in route-refresh messages (`"afi": ""ipv4""`); undo that before parsing. */
+const fixJson = (line: string): string => line.replace(/""([\w-]+)""/g, '"$1"');
+
+const ORIGIN = new Set(['igp', 'egp', 'incomplete']);
+
+/** The five common sessions plus n2, where ExaBGP does not announce 4-byte AS support. */
+const EXA_SESSIONS: readonly Session[] = [...SESSIONS, AS2_ONLY];
+
+describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
+  let lab: Lab;
+  let dir = '';
+  let cleanup = (): void => {};
+  let ts: SpeakerProcess | undefined;
+  const restartTs = async (...args: Parameters<typeof SpeakerProcess.start> extends [unknown, unknown, ...infer R] ? R : never): Promise<SpeakerProcess> => {
+    await ts?.kill9();
+    return SpeakerProcess.start(lab, 'ts1', ...args);
+  };
+
+  beforeAll(async () => {
+    cleanupStale();
+    const t = topologyWith('tsbgp-exabgp.clab.yml', 'd1', (base, d) => {
+      copyFileSync(join(TOPOLOGIES, 'tsbgp-exabgp', 'api.py'), join(d, 'api.py'));
+      execFileSync('mkfifo', [join(d, 'cmd.fifo')]);
+      return base.replaceAll('@API@', join(d, 'api.py')).replaceAll('@ROUTES-IPV4@', exabgpRoutes('ipv4')).replaceAll('@ROUTES-IPV6@', exabgpRoutes('ipv6'));
+    });
+    dir = t.dir;
+    cleanup = t.cleanup;
+    lab = await Lab.up(t.topo, { ephemeral: true });
+  });
+  afterAll(async () => {
+    await ts?.kill9().catch(() => undefined);
+    lab?.teardown();
+    cleanup();
+  });
+
+  const messages = (s?: Session, since = 0): ExaMessage[] => {
+    const file = join(dir, 'api.jsonl');
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      // ExaBGP also acknowledges each API command with a plain "done" line
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(fixJson(l)) as ExaMessage)
+      .filter((m) => (!s || m.neighbor?.address?.peer === s.ts) && m.time * 1000 >= since);
+  };
+  /** An API command to ExaBGP (through api.py's FIFO). */
+  const command = (line: string): void => writeFileSync(join(dir, 'cmd.fifo'), `${line}\n`);
+  const state = (s: Session): string | undefined => messages(s).filter((m) => m.type === 'state').pop()?.neighbor.state;
+  /** What ExaBGP has received from tsbgp on a session, replayed from the update stream. */
+  const ribFrom = (s: Session): Map<string, RouteView> => {
+    const rib = new Map<string, RouteView>();
+    for (const m of messages(s)) {
+      if (m.type === 'state' && m.neighbor.state === 'down') rib.clear();
+      const u = m.neighbor.message?.update;
+      if (m.type !== 'update' || m.neighbor.direction !== 'receive' || !u) continue;
+      for (const list of Object.values(u.withdraw ?? {})) for (const w of list) rib.delete(w.nlri);
+      const a = u.attribute ?? {};
+      for (const byNextHop of Object.values(u.announce ?? {})) {
+        for (const [nextHop, list] of Object.entries(byNextHop)) {
+          for (const n of list) {
+            const origin = String(a.origin);
+            rib.set(n.nlri, {
+              prefix: n.nlri,
+              origin: (ORIGIN.has(origin) ? origin : 'igp') as RouteView['origin'],
+              asPath: ((a['as-path'] ?? []) as number[]).slice(),
+              nextHop,
+              med: a.med as number | undefined,
+              localPref: a['local-preference'] as number | undefined,
+              communities: ((a.community ?? []) as number[][]).map((c) => c.join(':')).sort(),
+              largeCommunities: ((a['large-community'] ?? []) as number[][]).map((c) => c.join(':')).sort(),
+            });
+          }
+        }
+      }
+    }
+    return rib;
+  };
+  const allEstablished = async (since: number): Promise<void> => {
+    await until(() => {
+      for (const s of EXA_SESSIONS) expect({ s: s.name, state: messages(s, since).filter((m) => m.type === 'state').pop()?.neighbor.state }).toEqual({ s: s.name, state: 'up' });
+    }, 60_000, 250);
+    for (const s of EXA_SESSIONS) await ts!.waitEstablished(s.d, 30_000);
+  };
+
+  it('ExaBGP starts with the generated config and its API helper; no session is up without tsbgp', async () => {
+    await until(() => {
+      const cmdlines = nsPids(lab.ns('d1')).filter(alive).map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' '));
+      expect({ exabgp: cmdlines.some((c) => c.includes('exabgp')), api: cmdlines.some((c) => c.includes('api.py')) }).toEqual({ exabgp: true, api: true });
+    }, 15_000, 200);
+    const conf = readFileSync(join(lab.node('d1').work, 'exabgp.conf'), 'utf8');
+    expect((conf.match(/^\s+route 198\.19\./gm) ?? []).length).toBe(DAEMON_V4.count * 4);
+    expect((conf.match(/^\s+route 2001:db8:2000:/gm) ?? []).length).toBe(DAEMON_V6.count * 2);
+    for (const s of EXA_SESSIONS) expect(state(s)).not.toBe('up');
+  });
+
+  describe.skipIf(!withSpeaker)('with the tsbgp speaker', () => {
+    let t0 = 0;
+
+    it('brings up all six sessions (one without 4-byte AS support); ExaBGP and tsbgp agree on the negotiated capabilities', async () => {
+      t0 = Date.now();
+      ts = await restartTs(tsConfig({ extra: [AS2_ONLY] }));
+      await allEstablished(t0);
+      for (const s of EXA_SESSIONS) {
+        const neg = messages(s, t0).filter((m) => m.type === 'negotiated').pop()!.neighbor;
+        const open = messages(s, t0).filter((m) => m.type === 'open' && m.neighbor.direction === 'receive').pop()?.neighbor.open;
+        const n = neg.negotiated!;
+        const theirs: NegotiatedView = {
+          families: n.families.map((f) => (f.startsWith('ipv6') ? 'ipv6' : 'ipv4')).sort(),
+          asn4: n.asn4,
+          routeRefresh: n.refresh !== 'absent',
+          enhancedRouteRefresh: n.refresh === 'enhanced',
+          extendedMessage: n.message_size > 4096,
+          // ExaBGP's `negotiated` message leaves graceful restart out: both OPENs carry it (ours from the config)
+          gracefulRestart: !!open && Object.values(open.capabilities).some((c) => c.name === 'graceful restart'),
+          holdTime: n.hold_time,
+          peerAsn: neg.asn.peer,
+        };
+        const mine = tsNegotiated(await ts.peer(s.d), s);
+        // without 4-byte AS support ExaBGP knows tsbgp only by AS_TRANS, as configured
+        expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...mine, peerAsn: s.twoByteOnly ? AS_TRANS : mine.peerAsn });
+        expect({ session: s.name, hold: mine.holdTime, asn4: mine.asn4, families: mine.families }).toEqual({ session: s.name, hold: HOLD_TIME, asn4: !s.twoByteOnly, families: [s.family] });
+        // a 4-byte AS does not fit the OPEN's My AS field: AS_TRANS there, the real one in the capability
+        if (s.tsAsn > 0xffff) expect(open?.asn).toBe(23456);
+      }
+    });
+
+    it("ExaBGP receives tsbgp's routes with exactly tsbgp's attributes", async () => {
+      await until(() => {
+        for (const s of EXA_SESSIONS) {
+          const rib = ribFrom(s);
+          expect({ session: s.name, prefixes: sorted(rib.keys()) }).toEqual({ session: s.name, prefixes: sorted(TS_PREFIXES(s.family)) });
+          for (const r of TS_ROUTES.filter((x) => familyOf(x.prefix) === s.family)) expect({ session: s.name, ...rib.get(r.prefix) }).toEqual({ session: s.name, ...expectedAtDaemon(r, s) });
+        }
+      }, 30_000, 250);
+    });
+
+    it('without 4-byte AS support on the session, tsbgp sends AS_PATH with AS_TRANS and its real AS in AS4_PATH', async () => {
+      await until(() => {
+        // the raw UPDATEs (API `receive { packets; }`) of n2, where ExaBGP announced no 4-byte AS capability
+        const bodies = messages(AS2_ONLY)
+          .map((m) => (m.neighbor.message as { category?: number; body?: string } | undefined))
+          .filter((m) => m?.category === 2 && m.body)
+          .map((m) => Buffer.from(m!.body!.replace(/^0x/, ''), 'hex'));
+        const withPath = bodies.filter((b) => b.length > 4 && b.readUInt16BE(2 + b.readUInt16BE(0)) > 0);
+        const asTrans = Buffer.from([2, 1, 0x5b, 0xa0]); // AS_SEQUENCE of one 2-byte AS: 23456
+        const as4 = Buffer.from([2, 1, ...[4200000001 >>> 24, (4200000001 >>> 16) & 255, (4200000001 >>> 8) & 255, 4200000001 & 255]]);
+        // one UPDATE per attribute set of tsbgp's three IPv4 routes
+        expect(withPath.length).toBeGreaterThanOrEqual(TS_PREFIXES('ipv4').length);
+        for (const b of withPath) {
+          expect({ asPathWithAsTrans: b.includes(Buffer.from([0x40, 2, 4, ...asTrans])), as4Path: b.includes(Buffer.from([0xc0, 17, 6, ...as4])) }).toEqual({ asPathWithAsTrans: true, as4Path: true });
+        }
+      }, 15_000, 200);
+    });
+
+    it("holds in tsbgp's Adj-RIB-In exactly the routes ExaBGP's config announces", async () => {
+      for (const s of EXA_SESSIONS) {
+        const want = daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => {
+          const a = ATTR_SETS[r.set];
+          // ExaBGP adds LOCAL_PREF 100 on iBGP when the route has none
+          return viewOfTs({ prefix: r.prefix, asPath: s.ibgp ? [] : [s.daemonAsn], nextHop: s.d, med: a.med, localPref: s.ibgp ? 100 : undefined, communities: a.communities, largeCommunities: a.largeCommunities });
+        });
+        await until(async () => {
+          const got = (await ts!.received(s.d)).map(viewOfTs);
+          expect(got.length).toBe(want.length);
+          const byPrefix = new Map(got.map((r) => [r.prefix, r]));
+          for (const w of want) expect(byPrefix.get(w.prefix)).toEqual(w);
+        }, 30_000);
+      }
+    });
+
+    it('route refresh: tsbgp asks and ExaBGP re-sends; ExaBGP asks and tsbgp re-sends', async () => {
+      const s = session('e4');
+      const before = (await ts!.peer(s.d)).counters;
+      const t1 = Date.now();
+      await ts!.routeRefresh(s.d, 'ipv4');
+      await until(async () => {
+        expect(messages(s, t1).filter((m) => m.type === 'refresh' && m.neighbor.direction === 'receive').length).toBeGreaterThan(0);
+        expect((await ts!.peer(s.d)).counters.updatesIn).toBeGreaterThan(before.updatesIn);
+      }, 15_000, 200);
+      expect((await ts!.received(s.d)).length).toBe(DAEMON_V4.count);
+
+      const tsOut = (await ts!.peer(s.d)).counters.updatesOut;
+      const t2 = Date.now();
+      command(`neighbor ${s.ts} announce route-refresh ipv4 unicast`);
+      await until(async () => {
+        expect((await ts!.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
+        // the re-sent routes show up again in ExaBGP's stream
+        const again = messages(s, t2).flatMap((m) => Object.values(m.neighbor.message?.update?.announce ?? {}).flatMap((h) => Object.values(h).flat().map((n) => n.nlri)));
+        expect(sorted(new Set(again))).toEqual(sorted(TS_PREFIXES('ipv4')));
+      }, 15_000, 200);
+    });
+
+    it('a withdrawal reaches ExaBGP', async () => {
+      const gone = ['203.0.113.16/28', '2001:db8:101::/48'];
+      await ts!.withdraw(gone);
+      await until(() => {
+        for (const s of EXA_SESSIONS) expect({ s: s.name, left: [...ribFrom(s).keys()].filter((p) => gone.includes(p)) }).toEqual({ s: s.name, left: [] });
+      }, 15_000, 200);
+      await ts!.originate(TS_ROUTES.filter((r) => gone.includes(r.prefix)));
+      await until(() => {
+        for (const s of EXA_SESSIONS) expect(sorted(ribFrom(s).keys())).toEqual(sorted(TS_PREFIXES(s.family)));
+      }, 15_000, 200);
+    });
+
+    it("administrative shutdown reaches ExaBGP as Cease with tsbgp's RFC 9003 message", async () => {
+      const message = 'tsbgp interop: maintenance 42';
+      const t3 = Date.now();
+      await ts!.stop({ message });
+      await until(() => {
+        for (const s of EXA_SESSIONS) expect(messages(s, t3).some((m) => m.type === 'state' && m.neighbor.state === 'down')).toBe(true);
+      }, 10_000, 200);
+      // ExaBGP reports the NOTIFICATION in its API stream (and the session's "down" reason)
+      // ExaBGP 4.2.21 cannot show the text: its decoder (exabgp/bgp/message/notification.py,
+      // Notification.__init__) formats the UTF-8 string into a bytes literal
+      // (b'Shutdown Communication: "%s"' % str), which raises TypeError, so it reports
+      // 'can not decode update message of type "3"' and answers with NOTIFICATION (1,0).
+      // The raw packet (API `receive { packets; }`) is logged before that, so check the bytes.
+      const raw = messages(session('e4'), t3).find((m) => m.type === 'notification' && (m.neighbor.message as { body?: string } | undefined)?.body);
+      const body = Buffer.from((raw!.neighbor.message as { body: string }).body.replace(/^0x/, ''), 'hex');
+      const text = Buffer.from(message, 'utf8');
+      expect({ code: body[0], subcode: body[1], length: body[2], text: body.subarray(3).toString('utf8') }).toEqual({ code: 6, subcode: 2, length: text.length, text: message });
+      const down = messages(session('e4'), t3).find((m) => m.type === 'state' && m.neighbor.state === 'down');
+      expect(down?.neighbor.reason).toMatch(/can not decode update message of type "3"|Administrative Shutdown/);
+    });
+
+    it('link down: both ends drop the sessions within the hold time', async () => {
+      const t4 = Date.now();
+      ts = await restartTs(tsConfig({ gracefulRestart: false, extra: [AS2_ONLY] }), { tag: 'speaker-nogr' });
+      await allEstablished(t4);
+      const down0 = Date.now();
+      lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
+      try {
+        await until(async () => {
+          const st = await ts!.status();
+          expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
+          for (const s of EXA_SESSIONS) expect({ s: s.name, down: messages(s, down0).some((m) => m.type === 'state' && m.neighbor.state === 'down') }).toEqual({ s: s.name, down: true });
+        }, (HOLD_TIME + 3) * 1000, 200);
+        const took = Date.now() - down0;
+        console.log(`ExaBGP link down: both ends down after ${took} ms (hold time ${HOLD_TIME} s)`);
+        // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
+        expect(took).toBeLessThanOrEqual((HOLD_TIME + 2) * 1000);
+      } finally {
+        lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'up']);
+      }
+      await allEstablished(Date.now());
+      await ts!.stop();
+    });
+  });
+});
