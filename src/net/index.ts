@@ -1,3 +1,5 @@
 export { Address, type Family } from './address.js';
 export { Prefix, wordMask } from './prefix.js';
 export { ParseError } from './errors.js';
+export { PrefixTrie, type TrieEntry } from './trie.js';
+export { PrefixSet, parsePrefixRange, formatPrefixRange, type PrefixRange } from './prefix-set.js';

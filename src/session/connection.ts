@@ -22,8 +22,17 @@ export interface ConnectionHandlers {
   onDrain?(): void;
 }
 
+/** Message counts a connection adds to (one object may be shared by every connection of a peer). */
+export interface MessageStats {
+  messagesIn: number;
+  messagesOut: number;
+  updatesIn: number;
+  updatesOut: number;
+}
+
 export interface ConnectionOptions {
   codec?: Codec;
+  stats?: MessageStats;
   /** TCP keepalive probe delay, ms (0 disables). */
   tcpKeepAliveMs?: number;
   /** How long `close()` waits for queued bytes before destroying the socket, ms. */
@@ -89,12 +98,29 @@ export class BgpConnection {
   /** Queues one message; false when the connection is closing or closed (the message is dropped). */
   send(msg: Message): boolean {
     if (!this.isOpen) return false;
-    const bytes = this.codec.encode(msg, this.encodeCtx);
+    return this.write(this.codec.encode(msg, this.encodeCtx), LANE[msg.type], msg.type === 'update');
+  }
+
+  /**
+   * Queues one whole, already encoded UPDATE (header included, built for this
+   * connection's encoding context by the packer): no decode, no re-encode.
+   */
+  sendUpdateBytes(bytes: Uint8Array): boolean {
+    if (!this.isOpen) return false;
+    return this.write(bytes, LANE.update, true);
+  }
+
+  private write(bytes: Uint8Array, lane: number, update: boolean): boolean {
+    const st = this.opts.stats;
+    if (st) {
+      st.messagesOut++;
+      if (update) st.updatesOut++;
+    }
     if (!this.blocked) {
       this.blocked = !this.socket.write(bytes);
       return true;
     }
-    this.lanes[LANE[msg.type]].push(bytes);
+    this.lanes[lane].push(bytes);
     return true;
   }
 
@@ -143,6 +169,11 @@ export class BgpConnection {
       this.framer.push(chunk, (type, body) => {
         if (this.closing) return;
         const m = this.codec.decode(type, body, this.decodeCtx);
+        const st = this.opts.stats;
+        if (st) {
+          st.messagesIn++;
+          if (m.type === 'update') st.updatesIn++;
+        }
         inHandler = true;
         this.handlers.onMessage(m);
         inHandler = false;

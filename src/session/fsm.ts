@@ -264,7 +264,7 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid':
       return st.done();
     case 'ManualStop': {
-      const notify = delayOpenRunning ? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN) : undefined;
+      const notify = delayOpenRunning ? ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN) : undefined;
       return toIdle(st, { reason: { kind: 'manualStop' }, notify, failure: false, manual: true });
     }
     case 'ConnectRetryTimer_Expires':
@@ -313,7 +313,7 @@ function openSent(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
     case 'AutomaticStop':
       return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
     case 'HoldTimer_Expires':
@@ -347,7 +347,7 @@ function openConfirm(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
     case 'AutomaticStop':
       return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
     case 'HoldTimer_Expires':
@@ -385,7 +385,7 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
     case 'AutomaticStop':
       return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
     case 'HoldTimer_Expires':

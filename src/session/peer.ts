@@ -1,8 +1,8 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import type { BgpError } from '../wire/errors.js';
-import type { AfiSafi, Message, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
+import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
-import { BgpConnection, type Codec } from './connection.js';
+import { BgpConnection, type Codec, type MessageStats } from './connection.js';
 import { errorEvent, notificationEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
@@ -29,6 +29,8 @@ export interface PeerHooks {
   onStateChange?(from: StateName, to: StateName): void;
   /** The established connection can take more UPDATEs. */
   onDrain?(): void;
+  /** A NOTIFICATION went out (ours, or the codec's answer to bad input) or came in. */
+  onNotification?(direction: 'sent' | 'received', msg: NotificationMessage): void;
   log?(line: string): void;
 }
 
@@ -78,7 +80,11 @@ export class Peer {
   private readonly timers = new Map<string, unknown>();
   private readonly queue: PeerEvent[] = [];
   private running = false;
+  private disposed = false;
+  private readonly sockets = new Set<Socket>();
   private readonly hooks: PeerHooks;
+  /** Messages in and out over every connection this peer has had. */
+  readonly stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
 
   constructor(readonly options: PeerOptions) {
     assertTransportSupported(options, options.remoteAddress);
@@ -109,8 +115,50 @@ export class Peer {
     this.dispatch({ type: 'start', passive });
   }
 
-  stop(): void {
-    this.dispatch({ type: 'stop' });
+  /** ManualStop; `notification` replaces the default Cease 6/2. */
+  stop(notification?: NotificationMessage): void {
+    this.dispatch({ type: 'stop', notification });
+  }
+
+  /**
+   * Drops every connection without a NOTIFICATION and cancels every timer;
+   * the peer is unusable afterwards. A peer that negotiated graceful restart
+   * sees a TCP failure and keeps our routes as stale.
+   */
+  dispose(): void {
+    this.disposed = true;
+    this.queue.length = 0;
+    for (const k of [...this.timers.keys()]) this.clearTimer(k);
+    for (const c of this.conns.values()) c.destroy();
+    this.conns.clear();
+    for (const sock of this.sockets) sock.destroy();
+  }
+
+  /** Resolves once every socket this peer opened or accepted has closed (or after `timeoutMs`). */
+  async closed(timeoutMs = 2000): Promise<void> {
+    const pending = [...this.sockets];
+    if (pending.length === 0) return;
+    await Promise.race([
+      Promise.all(pending.map((x) => new Promise<void>((resolve) => { if (!this.sockets.has(x)) resolve(); else x.once('close', () => resolve()); }))),
+      new Promise<void>((resolve) => { const t = setTimeout(resolve, timeoutMs); t.unref?.(); }),
+    ]);
+  }
+
+  /** Local and remote address of the established connection. */
+  get endpoints(): { localAddress: string; localPort: number; remoteAddress: string; remotePort: number } | undefined {
+    const up = establishedConn(this.session);
+    const sock = up ? this.conns.get(up.id)?.socket : undefined;
+    if (!sock || !sock.localAddress || !sock.remoteAddress) return undefined;
+    return { localAddress: sock.localAddress, localPort: sock.localPort ?? 0, remoteAddress: sock.remoteAddress, remotePort: sock.remotePort ?? 0 };
+  }
+
+  /** Sends whole pre-encoded UPDATEs (from the packer) on the established session; false if there is none. */
+  sendUpdateBytes(messages: readonly Uint8Array[]): boolean {
+    const up = establishedConn(this.session);
+    const c = up ? this.conns.get(up.id) : undefined;
+    if (!c) return false;
+    for (const m of messages) if (!c.sendUpdateBytes(m)) return false;
+    return true;
   }
 
   /** Sends an UPDATE (or ROUTE-REFRESH) on the established session; false if there is none. */
@@ -126,6 +174,10 @@ export class Peer {
 
   /** An inbound connection from the listener. Returns false (and closes it) when refused. */
   accept(socket: Socket): boolean {
+    if (this.disposed) {
+      socket.destroy();
+      return false;
+    }
     const r = peerTransition(this.session, { type: 'incoming' }, this.scheduler.now());
     const accept = r.actions.find((a) => a.type === 'accept');
     if (!accept || accept.type !== 'accept') {
@@ -152,6 +204,7 @@ export class Peer {
   }
 
   private dispatch(ev: PeerEvent): void {
+    if (this.disposed) return;
     this.queue.push(ev);
     this.drain();
   }
@@ -179,17 +232,25 @@ export class Peer {
 
   private bind(id: number, socket: Socket, outgoing = false): BgpConnection {
     this.conns.get(id)?.destroy();
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
     let acknowledged = !outgoing;
     const c: BgpConnection = new BgpConnection(socket, {
-      onMessage: (m) => this.connEvent(id, c, messageEvent(m)),
-      onError: (err: BgpError) => this.connEvent(id, c, errorEvent(err)),
+      onMessage: (m) => {
+        if (m.type === 'notification' && this.conns.get(id) === c) this.hooks.onNotification?.('received', m);
+        this.connEvent(id, c, messageEvent(m));
+      },
+      onError: (err: BgpError) => {
+        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', { type: 'notification', code: err.code, subcode: err.subcode, data: err.data });
+        this.connEvent(id, c, errorEvent(err));
+      },
       onClose: () => {
         if (this.conns.get(id) !== c) return;
         this.conns.delete(id);
         this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
       },
       onDrain: () => { if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.(); },
-    }, { codec: this.options.codec });
+    }, { codec: this.options.codec, stats: this.stats });
     if (outgoing) {
       socket.once('connect', () => {
         acknowledged = true;
@@ -239,6 +300,7 @@ export class Peer {
       }
       case 'send': {
         const c = this.conns.get(a.conn);
+        if (a.message.type === 'notification' && c?.isOpen) this.hooks.onNotification?.('sent', a.message);
         try {
           c?.send(a.message);
         } catch (e) {

@@ -1,4 +1,4 @@
-import type { AfiSafi, OpenMessage } from '../wire/types.js';
+import type { AfiSafi, NotificationMessage, OpenMessage } from '../wire/types.js';
 import { createFsm, transition, type Fsm } from './fsm.js';
 import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
@@ -28,7 +28,7 @@ export interface PeerSession {
 
 export type PeerEvent =
   | { readonly type: 'start'; readonly passive?: boolean }
-  | { readonly type: 'stop' }
+  | { readonly type: 'stop'; readonly notification?: NotificationMessage }
   | { readonly type: 'automaticStop'; readonly subcode?: number }
   | { readonly type: 'conn'; readonly conn: number; readonly event: FsmEvent }
   /** The listener hands us an inbound TCP connection. */
@@ -209,7 +209,7 @@ export function peerTransition(s: PeerSession, ev: PeerEvent, now: number): Peer
       p.feed(s.conns[0].id, { type: ev.passive ? 'ManualStart_with_PassiveTcpEstablishment' : 'ManualStart' });
       break;
     case 'stop':
-      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'ManualStop' });
+      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'ManualStop', notification: ev.notification });
       break;
     case 'automaticStop':
       for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'AutomaticStop', subcode: ev.subcode });

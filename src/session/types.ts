@@ -14,7 +14,8 @@ export type PeerTimerName = 'Restart' | 'StalePath';
 /** RFC 4271 §8.1 events, messages already decoded by the shell. */
 export type FsmEvent =
   | { readonly type: 'ManualStart' }
-  | { readonly type: 'ManualStop' }
+  /** `notification` replaces the default Cease 6/2 (e.g. 6/3 de-configured, or 6/2 with an RFC 9003 message). */
+  | { readonly type: 'ManualStop'; readonly notification?: NotificationMessage }
   | { readonly type: 'AutomaticStart' }
   | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
   | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }

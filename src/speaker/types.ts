@@ -4,6 +4,14 @@
  * tests) can depend on the contract alone.
  */
 import type { Prefix } from '../net/prefix.js';
+import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
+
+/** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
+export interface SpeakerScheduler {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
 
 export type FamilyName = 'ipv4' | 'ipv6';
 export type PeerState = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
@@ -20,6 +28,16 @@ export interface SpeakerOptions {
   /** Coalescing window for outgoing changes, ms (default 5) and the hard latency bound (default 50). */
   readonly coalesceMs?: number;
   readonly maxDelayMs?: number;
+  /**
+   * We are coming back from a restart (crash, upgrade) with forwarding state
+   * kept: our OPENs carry the graceful-restart R bit and the F bit for every
+   * family, so peers that kept our routes as stale wait for our End-of-RIB.
+   * The initial dump (and its End-of-RIB) is built when a session comes up:
+   * originate the routes before `start()`, or peers purge what is missing.
+   */
+  readonly restarting?: boolean;
+  /** Injected clock and timers (tests); default real timers. */
+  readonly scheduler?: SpeakerScheduler;
   /** Log sink; default silent. */
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -59,6 +77,19 @@ export interface PeerOptions {
   readonly connectRetryTime?: number;
   /** Only accept; never connect out. */
   readonly passive?: boolean;
+  /**
+   * IPv6 next hop for IPv6 routes we announce as next-hop-self. Rule: on an
+   * IPv6 TCP session our local address of that session; on an IPv4 session
+   * this address, and without it IPv6 routes are not sent to this peer (the
+   * family stays negotiated, a warning is logged).
+   */
+  readonly nextHopV6?: string;
+  /** IPv4 next hop for IPv4 routes over an IPv6 TCP session; default the router ID. */
+  readonly nextHopV4?: string;
+  /** RFC 8654 extended messages (65535 bytes); default off. */
+  readonly extendedMessage?: boolean;
+  /** First delay (s) before reconnecting after a failure; doubles per failure. Default 5. */
+  readonly idleHoldTime?: number;
   /** Source address (and port) for the outgoing connection. */
   readonly localAddress?: string;
   readonly localPort?: number;
@@ -101,7 +132,14 @@ export interface PeerStatus {
     readonly peerAsn: number;
     readonly peerRouterId: string;
   };
-  readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  /**
+   * The last NOTIFICATION sent or received (or a local failure). `text` is
+   * describeNotification's name plus the RFC 9003 shutdown communication
+   * when there is one; `message` is that communication alone.
+   */
+  readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  /** Our end of the established TCP session. */
+  readonly local?: { readonly address: string; readonly port: number };
   readonly counters: {
     readonly messagesIn: number;
     readonly messagesOut: number;
@@ -121,6 +159,10 @@ export interface AdvertisedRoute {
   readonly localPref?: number;
   readonly communities: readonly string[];
   readonly largeCommunities: readonly string[];
+  readonly origin?: 'igp' | 'egp' | 'incomplete';
+  /** RFC 4456, on reflected routes. */
+  readonly originatorId?: string;
+  readonly clusterList?: readonly string[];
 }
 
 export interface ReceivedRoute extends AdvertisedRoute {
@@ -152,4 +194,17 @@ export interface SpeakerApi {
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];
   received(peer?: string): readonly ReceivedRoute[];
+}
+
+/**
+ * What `BgpSpeaker` offers beyond `SpeakerApi`: named policies and asking a
+ * peer for a refresh. Kept apart so fakes of `SpeakerApi` stay valid.
+ */
+export interface SpeakerPolicyApi {
+  /** Adds (or replaces) one named policy; peers using it are re-evaluated without a reset. */
+  definePolicy(name: string, definition: PolicyDef): void;
+  /** Adds or replaces several policies and the defined sets they use. */
+  definePolicies(config: PolicyConfigDef): void;
+  /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
+  requestRouteRefresh(address: string): void;
 }

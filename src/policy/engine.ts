@@ -1,0 +1,160 @@
+import type { PathAttributes } from '../wire/types.js';
+import { compileActions, type Modification, type ModState, type StatementResult } from './actions.js';
+import { PolicyError } from './communities.js';
+import { compileConditions, type Condition } from './conditions.js';
+import type { ChainDef, PolicyConfigDef } from './definitions.js';
+import { type CompiledSets, compileSets } from './sets.js';
+import type { EvalResult, PolicyContext, PolicyRoute, PolicyTrace, StatementTrace, Trace, Verdict } from './types.js';
+
+export interface CompiledStatement {
+  readonly name: string;
+  readonly conditions: readonly Condition[];
+  readonly mods: readonly Modification[];
+  readonly result: StatementResult;
+}
+
+export interface CompiledPolicy {
+  readonly name: string;
+  readonly statements: readonly CompiledStatement[];
+}
+
+export interface CompiledChain {
+  readonly direction: 'import' | 'export';
+  readonly policies: readonly CompiledPolicy[];
+  readonly localDefault: Verdict;
+}
+
+/** Validated, compiled policy definitions; build chains from them by name. */
+export class CompiledPolicies {
+  constructor(
+    readonly sets: CompiledSets,
+    readonly policies: ReadonlyMap<string, CompiledPolicy>,
+  ) {}
+
+  /** A chain of named policies; throws PolicyError naming an unknown policy. */
+  chain(def: ChainDef, where = 'chain'): CompiledChain {
+    if (def.direction !== 'import' && def.direction !== 'export') throw new PolicyError(`${where}.direction`, `must be "import" or "export", got ${JSON.stringify(def.direction)}`);
+    if (!Array.isArray(def.policies)) throw new PolicyError(`${where}.policies`, 'must be a list of policy names');
+    const policies = def.policies.map((name, i) => {
+      const p = this.policies.get(name);
+      if (!p) throw new PolicyError(`${where}.policies[${i}]`, `unknown policy ${JSON.stringify(name)}${this.policies.size ? ` (known: ${[...this.policies.keys()].join(', ')})` : ''}`);
+      return p;
+    });
+    const localDefault = def.localDefault ?? 'accept';
+    if (localDefault !== 'accept' && localDefault !== 'reject') throw new PolicyError(`${where}.localDefault`, `must be "accept" or "reject", got ${JSON.stringify(def.localDefault)}`);
+    return { direction: def.direction, policies, localDefault };
+  }
+}
+
+/** Validates plain-data definitions and compiles them once into closures and tables. */
+export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
+  if (typeof def !== 'object' || def === null) throw new PolicyError('policy config', 'must be an object with "policies" (and optional "sets")');
+  const sets = compileSets(def.sets);
+  const policies = new Map<string, CompiledPolicy>();
+  if (typeof def.policies !== 'object' || def.policies === null || Array.isArray(def.policies)) throw new PolicyError('policies', 'must be an object of policy name → { statements: [...] }');
+  for (const [name, p] of Object.entries(def.policies)) {
+    const pw = `policy ${JSON.stringify(name)}`;
+    if (typeof p !== 'object' || p === null || !Array.isArray(p.statements)) throw new PolicyError(pw, 'must be { statements: [...] }');
+    const statements = p.statements.map((s, i): CompiledStatement => {
+      const sname = s?.name ?? String(i);
+      const sw = `${pw} statement ${i}${s?.name ? ` (${JSON.stringify(s.name)})` : ''}`;
+      if (typeof s !== 'object' || s === null) throw new PolicyError(sw, 'must be an object');
+      for (const k of Object.keys(s)) if (!['name', 'conditions', 'actions'].includes(k)) throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
+      const conditions = compileConditions(`${sw} conditions`, s.conditions, sets);
+      const { result, mods } = compileActions(`${sw} actions`, s.actions);
+      return { name: sname, conditions, mods, result };
+    });
+    policies.set(name, { name, statements });
+  }
+  return new CompiledPolicies(sets, policies);
+}
+
+function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace: Trace | null): EvalResult {
+  if (ctx.direction !== chain.direction) throw new Error(`an ${chain.direction} chain evaluated in an ${ctx.direction} context`);
+  let attrs: PathAttributes = route.attrs;
+  const st: ModState = { nextHopDirective: undefined };
+  const done = (verdict: Verdict, reason: string): EvalResult => {
+    if (trace) {
+      trace.verdict = verdict;
+      trace.reason = reason;
+    }
+    const r: { verdict: Verdict; attrs: PathAttributes; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = { verdict, attrs };
+    if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
+    if (trace) r.trace = trace;
+    return r;
+  };
+  for (const pol of chain.policies) {
+    const pt: PolicyTrace | null = trace ? { policy: pol.name, statements: [] } : null;
+    if (pt) trace!.policies.push(pt);
+    statements: for (const s of pol.statements) {
+      let matched = true;
+      if (pt) {
+        // Explain mode looks at every condition, so the trace shows all values.
+        const ct = s.conditions.map((c) => ({ condition: c.name, matched: c.test(route, attrs, ctx), detail: c.describe(route, attrs, ctx) }));
+        matched = ct.every((c) => c.matched);
+        const stTrace: StatementTrace = { statement: s.name, matched, conditions: ct, modifications: [], ...(matched ? { result: s.result } : {}) };
+        pt.statements.push(stTrace);
+        if (matched)
+          for (const m of s.mods) {
+            const before = attrs;
+            attrs = m.apply(attrs, route, ctx, st);
+            stTrace.modifications.push(m.describe(before, attrs));
+          }
+      } else {
+        for (const c of s.conditions)
+          if (!c.test(route, attrs, ctx)) {
+            matched = false;
+            break;
+          }
+        if (matched) for (const m of s.mods) attrs = m.apply(attrs, route, ctx, st);
+      }
+      if (!matched) continue;
+      switch (s.result) {
+        case 'accept':
+        case 'reject':
+          return done(s.result, `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route`);
+        case 'next-policy':
+          break statements;
+        case 'continue':
+          break;
+      }
+    }
+  }
+  if (chain.direction === 'import') return done('accept', 'no policy decided: import default accept');
+  if (route.source.kind === 'local') return done(chain.localDefault, `no policy decided: default ${chain.localDefault} for locally originated routes`);
+  if (ctx.peer.type === 'ebgp') return done('reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
+  return done('accept', 'no policy decided: export default accept toward an iBGP peer');
+}
+
+/** Runs a chain over one route: the verdict and the (possibly new) attributes. */
+export function evaluate(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext): EvalResult {
+  return run(chain, route, ctx, null);
+}
+
+/** Like evaluate, and records every policy and statement visited, with condition values and modifications. */
+export function explain(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext): EvalResult & { readonly trace: Trace } {
+  const trace: Trace = { direction: chain.direction, prefix: route.prefix.toString(), policies: [], verdict: 'reject', reason: '' };
+  return run(chain, route, ctx, trace) as EvalResult & { trace: Trace };
+}
+
+/** Evaluates one chain over many routes in one context (one peer, one direction). */
+export function evaluateBatch(chain: CompiledChain, routes: readonly PolicyRoute[], ctx: PolicyContext): EvalResult[] {
+  const out = new Array<EvalResult>(routes.length);
+  for (let i = 0; i < routes.length; i++) out[i] = run(chain, routes[i], ctx, null);
+  return out;
+}
+
+/** A trace as indented text, for CLIs and logs. */
+export function formatTrace(t: Trace): string {
+  const lines = [`${t.direction} ${t.prefix}`];
+  for (const p of t.policies) {
+    lines.push(`  policy "${p.policy}"`);
+    for (const s of p.statements) {
+      lines.push(`    statement "${s.statement}": ${s.matched ? `matched → ${s.result}` : 'no match'}`);
+      for (const c of s.conditions) lines.push(`      ${c.matched ? '✓' : '✗'} ${c.condition}: ${c.detail}`);
+      for (const m of s.modifications) lines.push(`      ~ ${m}`);
+    }
+  }
+  lines.push(`  verdict ${t.verdict}: ${t.reason}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,573 @@
+/**
+ * BgpSpeaker: the public face of tsbgp. Wiring only — the session layer runs
+ * the FSMs and sockets, the RIB decides routes and packs UPDATEs, the policy
+ * engine filters; this class connects their hooks, owns the flush timer and
+ * turns state into status snapshots and events.
+ */
+import { EventEmitter } from 'eventemitter3';
+import { Address } from './net/address.js';
+import { Prefix } from './net/prefix.js';
+import type { PolicyConfigDef, PolicyDef } from './policy/definitions.js';
+import { Rib, type PeerConfig } from './rib/rib.js';
+import { prefixFromKey } from './rib/prefix-key.js';
+import { realScheduler } from './session/clock.js';
+import { canonicalRemote, Listener } from './session/listener.js';
+import type { Negotiated } from './session/negotiate.js';
+import { describeReason, Peer } from './session/peer.js';
+import type { DownReason } from './session/types.js';
+import { CeaseSubcode, ErrorCode } from './wire/constants.js';
+import { describeNotification, shutdownNotification } from './wire/notification.js';
+import type { NotificationMessage, UpdateMessage } from './wire/types.js';
+import { AttributeCache, describeRoute } from './speaker/attributes.js';
+import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
+import { PolicyRegistry } from './speaker/policies.js';
+import type {
+  AdvertisedRoute,
+  FamilyName,
+  PeerOptions,
+  PeerState,
+  PeerStatus,
+  ReceivedRoute,
+  RouteAttributes,
+  SpeakerApi,
+  SpeakerEvents,
+  SpeakerPolicyApi,
+  SpeakerOptions,
+  SpeakerScheduler,
+} from './speaker/types.js';
+
+export type * from './speaker/types.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+type LastError = NonNullable<PeerStatus['lastError']>;
+
+/** One configured peer: its options, its current session shell and what status reports. */
+interface PeerEntry {
+  readonly id: string;
+  opts: PeerOptions;
+  peer: Peer;
+  /** Registered in the RIB with this AS (peers with asn 'any' register at their first session). */
+  ribAsn?: number;
+  state: PeerState;
+  since: Date;
+  negotiated?: Negotiated;
+  lastError?: LastError;
+  /** Counters of earlier session shells of this peer (a reset builds a new one). */
+  base: { messagesIn: number; messagesOut: number; updatesIn: number; updatesOut: number };
+  /** A session has been up since we started: our restart (R bit) is over. */
+  everUp: boolean;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** RFC 9003 layout (length byte, UTF-8) for any Cease subcode; 2 and 4 are the standard ones. */
+function ceaseNotification(subcode: number, message?: string): NotificationMessage {
+  if (subcode === CeaseSubcode.ADMINISTRATIVE_SHUTDOWN || subcode === CeaseSubcode.ADMINISTRATIVE_RESET) {
+    return shutdownNotification(subcode, message ?? '');
+  }
+  if (!message) return { type: 'notification', code: ErrorCode.CEASE, subcode, data: new Uint8Array(0) };
+  const n = shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message);
+  return { ...n, subcode };
+}
+
+/** The shutdown communication of a Cease, read leniently for any subcode. */
+function communicationOf(m: NotificationMessage): string | undefined {
+  if (m.code !== ErrorCode.CEASE || m.data.length < 2) return undefined;
+  const len = m.data[0];
+  if (len === 0 || 1 + len > m.data.length) return undefined;
+  try {
+    return utf8.decode(m.data.subarray(1, 1 + len));
+  } catch {
+    return undefined;
+  }
+}
+
+function familyName(afi: number): FamilyName | undefined {
+  return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
+}
+
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi {
+  private readonly rib: Rib;
+  private readonly policies = new PolicyRegistry();
+  private readonly attrCache = new AttributeCache();
+  private readonly peers = new Map<string, PeerEntry>();
+  private readonly scheduler: SpeakerScheduler;
+  private listener?: Listener;
+  private started = false;
+  private stopped = false;
+  private flushTimer: unknown;
+  private flushAt: number | undefined;
+
+  constructor(readonly options: SpeakerOptions) {
+    super();
+    const asn = options.asn;
+    if (!Number.isInteger(asn) || asn < 1 || asn > 0xffffffff) throw new RangeError(`speaker asn must be 1..4294967295, got ${asn}`);
+    this.scheduler = options.scheduler ?? realScheduler;
+    this.rib = new Rib({
+      localAsn: asn,
+      routerId: options.routerId,
+      clusterId: options.clusterId,
+      coalesce: { delayMs: options.coalesceMs ?? 5, maxDelayMs: options.maxDelayMs ?? 50 },
+    });
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  /** Opens the listener (unless `listen: false`) and starts every configured peer. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    if (this.stopped) throw new Error('BgpSpeaker: a stopped speaker cannot be started again; create a new one');
+    const l = this.options.listen;
+    if (l !== false) {
+      this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
+      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer);
+      await this.listener.listen();
+    }
+    this.started = true;
+    for (const e of this.peers.values()) e.peer.start(e.opts.passive ?? false);
+  }
+
+  /** The port the listener is bound to (useful with `listen.port: 0`). */
+  get port(): number | undefined {
+    return this.listener?.ports[0];
+  }
+
+  async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancelFlush();
+    const entries = [...this.peers.values()];
+    for (const e of entries) {
+      // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
+      if (opts.graceful) e.peer.dispose();
+      else e.peer.stop(ceaseNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, opts.message));
+    }
+    await Promise.all(entries.map((e) => e.peer.closed()));
+    for (const e of entries) e.peer.dispose();
+    await this.listener?.close();
+    this.cancelFlush();
+  }
+
+  // ------------------------------------------------------------ peers
+
+  addPeer(opts: PeerOptions): void {
+    const id = peerId(opts.address);
+    if (this.peers.has(id)) throw new Error(`peer ${id} is already configured (use updatePeer)`);
+    validatePeerOptions(opts, this.options.asn, this.options.routerId);
+    const ebgp = opts.asn !== (opts.localAsn ?? this.options.asn);
+    const importPolicy = this.policies.evaluator('import', opts.importPolicies ?? [], ebgp, `peer ${id} importPolicies`);
+    const exportPolicy = this.policies.evaluator('export', opts.exportPolicies ?? [], ebgp, `peer ${id} exportPolicies`);
+    const entry: PeerEntry = {
+      id,
+      opts,
+      peer: undefined as unknown as Peer,
+      state: 'Idle',
+      since: new Date(),
+      base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
+      everUp: false,
+    };
+    entry.peer = this.makePeer(entry);
+    if (typeof opts.asn === 'number') {
+      this.rib.addPeer(this.ribConfig(entry, opts.asn, importPolicy, exportPolicy));
+      entry.ribAsn = opts.asn;
+    }
+    this.peers.set(id, entry);
+    this.listener?.addPeer(id, entry.peer);
+    if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
+  }
+
+  updatePeer(opts: PeerOptions): void {
+    const id = peerId(opts.address);
+    const e = this.peers.get(id);
+    if (!e) throw new Error(`peer ${id} is not configured (use addPeer)`);
+    validatePeerOptions(opts, this.options.asn, this.options.routerId);
+    const asn = typeof opts.asn === 'number' ? opts.asn : e.ribAsn;
+    const ebgp = asn !== (opts.localAsn ?? this.options.asn);
+    const importPolicy = this.policies.evaluator('import', opts.importPolicies ?? [], ebgp, `peer ${id} importPolicies`);
+    const exportPolicy = this.policies.evaluator('export', opts.exportPolicies ?? [], ebgp, `peer ${id} exportPolicies`);
+    const now = this.scheduler.now();
+    if (sessionKey(opts) !== sessionKey(e.opts)) {
+      this.log('info', `peer ${id}: session settings changed, resetting the session`);
+      const old = e.peer;
+      old.stop(ceaseNotification(CeaseSubcode.OTHER_CONFIGURATION_CHANGE));
+      void old.closed().then(() => old.dispose());
+      this.addBase(e, old);
+      e.opts = opts;
+      if (e.ribAsn !== undefined) this.rib.removePeer(id, now);
+      e.ribAsn = undefined;
+      if (typeof opts.asn === 'number') {
+        this.rib.addPeer(this.ribConfig(e, opts.asn, importPolicy, exportPolicy));
+        e.ribAsn = opts.asn;
+      }
+      e.peer = this.makePeer(e);
+      this.listener?.addPeer(id, e.peer);
+      if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
+    } else {
+      e.opts = opts;
+      if (e.ribAsn !== undefined) {
+        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs }, now);
+      }
+    }
+    this.scheduleFlush();
+  }
+
+  async removePeer(address: string, opts: { message?: string } = {}): Promise<void> {
+    const id = peerId(address);
+    const e = this.peers.get(id);
+    if (!e) throw new Error(`peer ${id} is not configured`);
+    this.peers.delete(id);
+    this.listener?.removePeer(id);
+    e.peer.stop(ceaseNotification(CeaseSubcode.PEER_DECONFIGURED, opts.message));
+    if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
+    this.scheduleFlush();
+    await e.peer.closed();
+    e.peer.dispose();
+  }
+
+  // ------------------------------------------------------------ policies
+
+  definePolicy(name: string, definition: PolicyDef): void {
+    this.definePolicies({ policies: { [name]: definition } });
+  }
+
+  /** Recompiles, then hands every peer its new evaluators (soft reconfiguration: no session reset). */
+  definePolicies(config: PolicyConfigDef): void {
+    this.policies.define(config);
+    const now = this.scheduler.now();
+    for (const e of this.peers.values()) {
+      if (e.ribAsn === undefined) continue;
+      const ebgp = e.ribAsn !== (e.opts.localAsn ?? this.options.asn);
+      const importPolicy = this.policies.evaluator('import', e.opts.importPolicies ?? [], ebgp, `peer ${e.id} importPolicies`);
+      const exportPolicy = this.policies.evaluator('export', e.opts.exportPolicies ?? [], ebgp, `peer ${e.id} exportPolicies`);
+      this.rib.reconfigurePeer(e.id, { importPolicy, exportPolicy }, now);
+    }
+    this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------ routes
+
+  originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
+    const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
+    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now());
+    this.scheduleFlush();
+  }
+
+  withdraw(prefix: Prefix | string): void {
+    const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
+    this.rib.withdraw(p, this.scheduler.now());
+    this.scheduleFlush();
+  }
+
+  requestRouteRefresh(address: string): void {
+    const e = this.entry(address);
+    const n = e.peer.negotiated;
+    if (!n?.routeRefresh) throw new Error(`peer ${e.id}: no established session with route refresh negotiated`);
+    for (const f of n.families) e.peer.send({ type: 'routeRefresh', afi: f.afi, safi: f.safi, subtype: 0 });
+  }
+
+  // ------------------------------------------------------------ queries
+
+  status(): readonly PeerStatus[] {
+    return [...this.peers.values()].map((e) => this.statusOf(e));
+  }
+
+  advertised(peer: string): readonly AdvertisedRoute[] {
+    const e = this.entry(peer);
+    if (e.ribAsn === undefined) return [];
+    const out = this.rib.adjRibOut(e.id);
+    if (!out) return [];
+    return [...out].map(([key, set]) => describeRoute(prefixFromKey(key), set.attrs));
+  }
+
+  received(peer?: string): readonly ReceivedRoute[] {
+    const entries = peer === undefined ? [...this.peers.values()] : [this.entry(peer)];
+    const out: ReceivedRoute[] = [];
+    for (const e of entries) {
+      if (e.ribAsn === undefined) continue;
+      for (const r of this.rib.adjRibIn(e.id, 'post')) {
+        const best = this.rib.best(r.prefix);
+        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale });
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------ internals
+
+  private entry(address: string): PeerEntry {
+    const id = peerId(address);
+    const e = this.peers.get(id);
+    if (!e) throw new Error(`peer ${id} is not configured`);
+    return e;
+  }
+
+  private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
+    this.options.log?.(level, msg, fields);
+  }
+
+  private ribConfig(e: PeerEntry, asn: number, importPolicy: PeerConfig['importPolicy'], exportPolicy: PeerConfig['exportPolicy']): PeerConfig {
+    const o = e.opts;
+    return {
+      address: Address.parse(e.id),
+      asn,
+      localAsn: o.localAsn,
+      rrClient: o.routeReflectorClient ?? false,
+      nextHopSelf: o.nextHopSelf,
+      keepNextHop: o.keepNextHop,
+      allowOwnAs: o.allowOwnAs,
+      importPolicy,
+      exportPolicy,
+    };
+  }
+
+  /**
+   * Our next hops on this peer's session: the TCP session's local address for
+   * its family; for the other family the configured nextHopV4 / nextHopV6
+   * (IPv4 falls back to the router ID; IPv6 has no fallback).
+   */
+  private nextHops(e: PeerEntry): { localAddressV4?: Address; localAddressV6?: Address } {
+    const ep = e.peer.endpoints;
+    const local = ep ? canonicalRemote(ep.localAddress) : undefined;
+    const addr = local !== undefined ? Address.parse(local) : undefined;
+    const v4 = addr?.family === 4 ? addr : Address.parse(e.opts.nextHopV4 ?? this.options.routerId);
+    const v6 = addr?.family === 6 ? addr : e.opts.nextHopV6 !== undefined ? Address.parse(e.opts.nextHopV6) : undefined;
+    return { localAddressV4: v4, localAddressV6: v6 };
+  }
+
+  private makePeer(e: PeerEntry): Peer {
+    const cfg = toSessionConfig(e.opts, this.options.asn, this.options.routerId);
+    const peer: Peer = new Peer({
+      session: cfg,
+      remoteAddress: e.id,
+      remotePort: e.opts.port ?? 179,
+      localAddress: e.opts.localAddress,
+      localPort: e.opts.localPort,
+      restarting: (this.options.restarting ?? false) && !e.everUp,
+      scheduler: this.scheduler,
+      hooks: {
+        // Hooks of a replaced shell (after a reset) no longer speak for the peer.
+        onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
+        onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
+        onDown: (reason) => this.guard(e, () => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); }),
+        onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
+        onRouteRefresh: (m) => this.guard(e, () => {
+          if (e.peer !== peer || e.ribAsn === undefined) return;
+          const fam = m.afi === 1 ? 4 : m.afi === 2 ? 6 : undefined;
+          if (fam === undefined || m.safi !== 1 || m.subtype !== 0) return;
+          this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
+          this.scheduleFlush();
+        }),
+        onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
+        onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
+        log: (line) => this.log('debug', line),
+      },
+    });
+    return peer;
+  }
+
+  /**
+   * Hooks run inside the session shell's socket handlers, where an exception
+   * would take the process down: a bug here (or in an event listener) is
+   * logged instead, and the session carries on.
+   */
+  private guard(e: PeerEntry, fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log('error', `peer ${e.id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    }
+  }
+
+  private statusOf(e: PeerEntry): PeerStatus {
+    const st = e.peer.stats;
+    const n = e.state === 'Established' ? e.negotiated : undefined;
+    let received = 0;
+    let accepted = 0;
+    let advertised = 0;
+    if (e.ribAsn !== undefined) {
+      received = this.rib.adjRibIn(e.id, 'pre').length;
+      accepted = this.rib.adjRibIn(e.id, 'post').length;
+      advertised = this.rib.groupOf(e.id)?.adjRibOutSize ?? 0;
+    }
+    const s: Mutable<PeerStatus> = {
+      address: e.id,
+      port: e.opts.port ?? 179,
+      asn: e.opts.asn,
+      state: e.state,
+      since: e.since,
+      counters: {
+        messagesIn: e.base.messagesIn + st.messagesIn,
+        messagesOut: e.base.messagesOut + st.messagesOut,
+        updatesIn: e.base.updatesIn + st.updatesIn,
+        updatesOut: e.base.updatesOut + st.updatesOut,
+        prefixesReceived: received,
+        prefixesAccepted: accepted,
+        prefixesAdvertised: advertised,
+      },
+    };
+    if (e.opts.description !== undefined) s.description = e.opts.description;
+    if (e.lastError) s.lastError = e.lastError;
+    const ep = n ? e.peer.endpoints : undefined;
+    if (ep) {
+      s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
+    }
+    if (n) {
+      const fam = (f: { afi: number }) => familyName(f.afi);
+      const names = (list: readonly { afi: number; safi: number }[]) => list.filter((f) => f.safi === 1).map(fam).filter((x): x is FamilyName => x !== undefined);
+      const families = names(n.families);
+      s.negotiated = {
+        families,
+        holdTime: n.holdTime,
+        keepaliveTime: n.keepaliveTime,
+        asn4: n.asn4,
+        routeRefresh: n.routeRefresh,
+        enhancedRouteRefresh: n.enhancedRouteRefresh,
+        extendedMessage: n.extendedMessage,
+        addPath: families.map((f) => {
+          const afi = f === 'ipv4' ? 1 : 2;
+          return { family: f, send: n.addPathSend.some((x) => x.afi === afi), receive: n.addPathReceive.some((x) => x.afi === afi) };
+        }).filter((x) => x.send || x.receive),
+        peerAsn: n.peerAs,
+        peerRouterId: n.peerId,
+        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime } } : {}),
+      };
+    }
+    return s;
+  }
+
+  private addBase(e: PeerEntry, old: Peer): void {
+    e.base.messagesIn += old.stats.messagesIn;
+    e.base.messagesOut += old.stats.messagesOut;
+    e.base.updatesIn += old.stats.updatesIn;
+    e.base.updatesOut += old.stats.updatesOut;
+  }
+
+  private onStateChange(e: PeerEntry, _from: string): void {
+    const to = e.peer.state;
+    if (to === e.state) return;
+    const prev = e.state;
+    e.state = to;
+    e.since = new Date();
+    this.emit('stateChange', this.statusOf(e), prev);
+  }
+
+  private onUp(e: PeerEntry, n: Negotiated): void {
+    const now = this.scheduler.now();
+    e.negotiated = n;
+    e.everUp = true;
+    // asn 'any': the RIB learns the peer's AS from this OPEN (again, if it changed).
+    if (e.ribAsn !== n.peerAs) {
+      if (e.ribAsn !== undefined) this.rib.removePeer(e.id, now);
+      const ebgp = n.peerAs !== (e.opts.localAsn ?? this.options.asn);
+      const imp = this.policies.evaluator('import', e.opts.importPolicies ?? [], ebgp, `peer ${e.id} importPolicies`);
+      const exp = this.policies.evaluator('export', e.opts.exportPolicies ?? [], ebgp, `peer ${e.id} exportPolicies`);
+      this.rib.addPeer(this.ribConfig(e, n.peerAs, imp, exp));
+      e.ribAsn = n.peerAs;
+    }
+    const hops = this.nextHops(e);
+    this.rib.reconfigurePeer(e.id, hops, now);
+    const families: (4 | 6)[] = [];
+    for (const f of n.families) {
+      if (f.safi !== 1) continue;
+      if (f.afi === 1) families.push(4);
+      else if (f.afi === 2) {
+        if (hops.localAddressV6 !== undefined) families.push(6);
+        else this.log('warning', `peer ${e.id}: IPv6 unicast negotiated over an IPv4 session but no nextHopV6 configured: not sending IPv6 routes`);
+      }
+    }
+    this.rib.peerUp(e.id, { ctx: n.encode, families, routerId: n.peerId }, now);
+    this.scheduleFlush();
+    this.emit('peerUp', this.statusOf(e));
+  }
+
+  private onDown(e: PeerEntry, reason: DownReason): void {
+    // The RIB hears of it from the graceful-restart actions of the same step
+    // (flushRoutes or markStale, see onGracefulRestart), which always follow.
+    if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
+    e.state = 'Idle';
+    this.scheduleFlush();
+    this.emit('peerDown', this.statusOf(e), describeReason(reason));
+  }
+
+  /**
+   * Graceful restart (RFC 4724) as the session layer decided it. After a
+   * session loss: `purgeStale` for routes left over from an earlier restart,
+   * then `flushRoutes` (drop all) or `markStale` (keep those families as
+   * stale, drop the rest). Later: `purgeStale` on End-of-RIB or a timer.
+   */
+  private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
+    if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
+    const now = this.scheduler.now();
+    const fams = (list: readonly { afi: number }[]) => list.map((f) => (f.afi === 1 ? 4 : f.afi === 2 ? 6 : 0)).filter((f): f is 4 | 6 => f !== 0);
+    if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
+    else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
+    else {
+      for (const f of fams(a.families)) {
+        const n = this.rib.purgeStale(e.id, f, now);
+        if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);
+      }
+    }
+    this.scheduleFlush();
+  }
+
+  private onUpdate(e: PeerEntry, m: UpdateMessage): void {
+    if (e.ribAsn === undefined) return;
+    // RFC 7606: the codec already applied attribute-discard / treat-as-withdraw; say so.
+    for (const i of m.issues ?? []) this.log('warning', `peer ${e.id}: UPDATE attribute ${i.code}: ${i.action} (${i.reason})`);
+    this.rib.ingest(e.id, m, this.scheduler.now());
+    this.scheduleFlush();
+    if (this.listenerCount('routeWithdrawn') > 0) {
+      for (const p of m.withdrawn) this.emit('routeWithdrawn', e.id, p);
+      for (const p of m.attributes.mpUnreach?.withdrawn ?? []) this.emit('routeWithdrawn', e.id, p);
+    }
+    if (this.listenerCount('routeReceived') > 0) {
+      for (const p of [...m.nlri, ...(m.attributes.mpReach?.nlri ?? [])]) {
+        const path = this.rib.candidates(p).find((c) => c.source.kind === 'peer' && c.source.id === e.id);
+        if (!path) continue;
+        const best = this.rib.best(p);
+        this.emit('routeReceived', { ...describeRoute(p, path.attrs.attrs), peer: e.id, best: best === path, stale: false });
+      }
+    }
+  }
+
+  private onNotification(e: PeerEntry, direction: 'sent' | 'received', m: NotificationMessage): void {
+    // Collision resolution (Cease 7) is routine when both sides dial; it is not the peer's last error.
+    if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
+    const message = communicationOf(m);
+    const name = describeNotification(m.code, m.subcode);
+    e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
+  }
+
+  // ------------------------------------------------------------ flushing
+
+  /** Arms the flush timer for the RIB's next deadline (coalescing window). */
+  private scheduleFlush(): void {
+    if (this.stopped) return;
+    const d = this.rib.nextDeadline();
+    if (d === undefined) return;
+    if (this.flushAt !== undefined && this.flushAt <= d) return;
+    this.cancelFlush();
+    this.flushAt = d;
+    this.flushTimer = this.scheduler.setTimeout(() => this.flush(), Math.max(0, Math.ceil(d - this.scheduler.now())));
+  }
+
+  private cancelFlush(): void {
+    if (this.flushTimer !== undefined) this.scheduler.clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    this.flushAt = undefined;
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
+    this.flushAt = undefined;
+    if (this.stopped) return;
+    try {
+      for (const s of this.rib.flushDue(this.scheduler.now())) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
+    } catch (err) {
+      // A packing failure is our bug; keep the speaker running and say so.
+      this.log('error', `flushing updates failed: ${String(err)}`);
+    }
+    this.scheduleFlush();
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * RouteAttributes (user terms) ↔ PathAttributes (wire terms). Pure.
+ * Conversions are memoised per distinct attribute text so a burst of
+ * originations sharing attributes builds one PathAttributes object per family.
+ */
+import { Address } from '../net/address.js';
+import type { Prefix } from '../net/prefix.js';
+import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import type { PathAttributes } from '../wire/types.js';
+import type { AdvertisedRoute, RouteAttributes } from './types.js';
+
+const ORIGIN = { igp: 0, egp: 1, incomplete: 2 } as const;
+
+export class RouteAttributeError extends Error {
+  override readonly name = 'RouteAttributeError';
+}
+
+function u32(v: number, what: string): number {
+  if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RouteAttributeError(`${what} must be an integer 0..4294967295, got ${v}`);
+  return v;
+}
+
+/** The PathAttributes to originate `attrs` with for one family (throws RouteAttributeError naming the bad field). */
+export function toPathAttributes(attrs: RouteAttributes, family: 4 | 6): PathAttributes {
+  const origin = attrs.origin ?? 'igp';
+  if (!(origin in ORIGIN)) throw new RouteAttributeError(`origin must be "igp", "egp" or "incomplete", got ${JSON.stringify(origin)}`);
+  const out: { -readonly [K in keyof PathAttributes]: PathAttributes[K] } = { origin: ORIGIN[origin], asPath: [] };
+  if (attrs.asPath !== undefined && attrs.asPath.length > 0) {
+    out.asPath = [{ type: 2, asns: attrs.asPath.map((a, i) => u32(a, `asPath[${i}]`)) }];
+  }
+  if (attrs.med !== undefined) out.med = u32(attrs.med, 'med');
+  if (attrs.localPref !== undefined) out.localPref = u32(attrs.localPref, 'localPref');
+  if (attrs.communities !== undefined && attrs.communities.length > 0) {
+    const list = attrs.communities.map((c, i) => {
+      if (typeof c === 'number') return u32(c, `communities[${i}]`);
+      try {
+        return parseCommunity(c);
+      } catch (e) {
+        throw new RouteAttributeError(`communities[${i}]: ${(e as Error).message}`);
+      }
+    });
+    out.communities = [...new Set(list)];
+  }
+  if (attrs.largeCommunities !== undefined && attrs.largeCommunities.length > 0) {
+    out.largeCommunities = attrs.largeCommunities.map((c, i) => {
+      try {
+        return parseLargeCommunity(c);
+      } catch (e) {
+        throw new RouteAttributeError(`largeCommunities[${i}]: ${(e as Error).message}`);
+      }
+    });
+  }
+  if (attrs.nextHop !== undefined) {
+    let nh: Address;
+    try {
+      nh = Address.parse(attrs.nextHop);
+    } catch (e) {
+      throw new RouteAttributeError(`nextHop: ${(e as Error).message}`);
+    }
+    if (nh.family !== family) throw new RouteAttributeError(`nextHop ${attrs.nextHop} is IPv${nh.family} but the prefix is IPv${family}`);
+    if (family === 4) out.nextHop = nh;
+    else out.mpReach = { afi: 2, safi: 1, nextHops: [nh], nlri: [] };
+  }
+  return out;
+}
+
+/** Memoises toPathAttributes by the attributes' text; bounded so a long-running speaker does not grow it forever. */
+export class AttributeCache {
+  private readonly map = new Map<string, PathAttributes>();
+  constructor(private readonly limit = 4096) {}
+
+  get(attrs: RouteAttributes | undefined, family: 4 | 6): PathAttributes {
+    const key = `${family}${JSON.stringify(attrs ?? {})}`;
+    let pa = this.map.get(key);
+    if (pa === undefined) {
+      pa = toPathAttributes(attrs ?? {}, family);
+      if (this.map.size >= this.limit) this.map.clear();
+      this.map.set(key, pa);
+    }
+    return pa;
+  }
+}
+
+/** A route for status output: communities as text, AS path flattened (sets in order). */
+export function describeRoute(prefix: Prefix, a: PathAttributes): AdvertisedRoute {
+  const nh = prefix.family === 4 ? a.nextHop : a.mpReach?.nextHops[0];
+  const route: { -readonly [K in keyof AdvertisedRoute]: AdvertisedRoute[K] } = {
+    prefix,
+    asPath: (a.asPath ?? []).filter((s) => s.type === 1 || s.type === 2).flatMap((s) => s.asns),
+    communities: (a.communities ?? []).map(formatCommunity),
+    largeCommunities: (a.largeCommunities ?? []).map(formatLargeCommunity),
+  };
+  if (nh !== undefined) route.nextHop = nh.toString();
+  if (a.med !== undefined) route.med = a.med;
+  if (a.localPref !== undefined) route.localPref = a.localPref;
+  if (a.originatorId !== undefined) route.originatorId = a.originatorId.toString();
+  if (a.clusterList !== undefined) route.clusterList = a.clusterList.map((c) => c.toString());
+  if (a.origin !== undefined) route.origin = (['igp', 'egp', 'incomplete'] as const)[a.origin];
+  return route;
+}

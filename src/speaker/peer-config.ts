@@ -1,0 +1,90 @@
+/**
+ * PeerOptions (the public, user-facing shape) → what the session layer and
+ * the RIB need, plus the rule for which changes need a session reset.
+ */
+import { Address } from '../net/address.js';
+import { canonicalRemote } from '../session/listener.js';
+import { assertTransportSupported } from '../session/transport.js';
+import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
+import type { AfiSafi } from '../wire/types.js';
+import type { FamilyName, PeerOptions } from './types.js';
+
+export class PeerConfigError extends Error {
+  override readonly name = 'PeerConfigError';
+}
+
+const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: { afi: 1, safi: 1 }, ipv6: { afi: 2, safi: 1 } };
+
+/** The peer's key: its address in canonical text. Throws PeerConfigError for anything else. */
+export function peerId(address: string): string {
+  const id = canonicalRemote(String(address));
+  if (id === undefined) throw new PeerConfigError(`peer address ${JSON.stringify(address)} is not an IP address`);
+  return id;
+}
+
+function optionalAddress(text: string | undefined, field: string, family?: 4 | 6): Address | undefined {
+  if (text === undefined) return undefined;
+  let a: Address;
+  try {
+    a = Address.parse(text);
+  } catch (e) {
+    throw new PeerConfigError(`${field}: ${(e as Error).message}`);
+  }
+  if (family !== undefined && a.family !== family) throw new PeerConfigError(`${field} must be an IPv${family} address, got ${text}`);
+  return a;
+}
+
+/** Checks everything that can be checked before a session exists; throws naming the field. */
+export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
+  const id = peerId(o.address);
+  // TCP-MD5 and GTSM cannot be done from Node.js: refuse loudly (UnsupportedTransportError).
+  assertTransportSupported({ password: o.password, ttlSecurity: o.ttlSecurity }, id);
+  const where = `peer ${id}`;
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535)) throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
+  const families = o.families ?? ['ipv4', 'ipv6'];
+  for (const f of families) if (!(f in FAMILY)) throw new PeerConfigError(`${where}: families: unknown family ${JSON.stringify(f)} (known: ipv4, ipv6)`);
+  if (families.length === 0) throw new PeerConfigError(`${where}: families must list at least one of ipv4, ipv6`);
+  optionalAddress(o.nextHopV6, `${where}: nextHopV6`, 6);
+  optionalAddress(o.nextHopV4, `${where}: nextHopV4`, 4);
+  optionalAddress(o.localAddress, `${where}: localAddress`);
+  if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10)) throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
+  try {
+    return validateSessionConfig(toSessionConfig(o, speakerAsn, routerId));
+  } catch (e) {
+    throw new PeerConfigError(`${where}: ${(e as Error).message}`);
+  }
+}
+
+export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
+  const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
+  const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
+  const gr = o.gracefulRestart === false ? undefined : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
+  return sessionConfig({
+    localAs: o.localAsn ?? speakerAsn,
+    localId: routerId,
+    peerAs: o.asn,
+    holdTime: o.holdTime ?? 90,
+    keepaliveTime: o.keepaliveTime,
+    connectRetryTime: o.connectRetryTime ?? 5,
+    passive: o.passive ?? false,
+    idleHold: { ...DEFAULT_IDLE_HOLD, initial: idle, max: Math.max(DEFAULT_IDLE_HOLD.max, idle) },
+    families,
+    extendedMessage: o.extendedMessage ?? false,
+    addPath: o.addPath ? families.map((f) => ({ ...f, mode: o.addPath! })) : [],
+    gracefulRestart: gr,
+  });
+}
+
+/**
+ * Settings a running session depends on (its OPEN, its socket, or a RIB
+ * property fixed per peer). A change to any of them resets the session with
+ * Cease 6/6; everything else (description, policies, next-hop handling,
+ * allowOwnAs) is applied in place.
+ */
+export function sessionKey(o: PeerOptions): string {
+  return JSON.stringify([
+    o.port ?? 179, o.asn, o.localAsn, o.families ?? ['ipv4', 'ipv6'], o.holdTime, o.keepaliveTime, o.connectRetryTime,
+    o.passive ?? false, o.localAddress, o.localPort, o.gracefulRestart, o.addPath, o.routeReflectorClient ?? false,
+    o.extendedMessage ?? false, o.idleHoldTime,
+  ]);
+}
