@@ -31,6 +31,31 @@ export class V4Index<T> {
     return e === 0 ? undefined : this.results[(e >>> 1) - 1];
   }
 
+  /**
+   * Looks up many addresses. Done in passes over the whole batch (top level,
+   * then the chunk levels, then results) so the independent cache misses of
+   * different addresses overlap instead of being paid one after another.
+   */
+  lookupMany(values: ArrayLike<number>, out: (T | undefined)[], scratch: Int32Array): void {
+    const n = values.length;
+    const top = this.top;
+    const pool = this.pool;
+    for (let i = 0; i < n; i++) scratch[i] = top[values[i] >>> 16];
+    for (let i = 0; i < n; i++) {
+      const e = scratch[i];
+      if (e & 1) scratch[i] = pool[((e >>> 1) << 8) | ((values[i] >>> 8) & 255)];
+    }
+    for (let i = 0; i < n; i++) {
+      const e = scratch[i];
+      if (e & 1) scratch[i] = pool[((e >>> 1) << 8) | (values[i] & 255)];
+    }
+    const results = this.results;
+    for (let i = 0; i < n; i++) {
+      const e = scratch[i];
+      out[i] = e === 0 ? undefined : results[(e >>> 1) - 1];
+    }
+  }
+
   /** Registers a result for prefix value/len and paints its slots; returns the id. */
   insert(value: number, len: number, result: T): number {
     let id = this.free.pop();

@@ -43,6 +43,9 @@ class Node<V> implements TrieEntry<V> {
   }
 }
 
+/** From this many entries on, IPv4 address lookups build and use the multibit index. */
+const INDEX_MIN_SIZE = 64;
+
 function wordOf(w0: number, w1: number, w2: number, w3: number, i: number): number {
   return i === 0 ? w0 : i === 1 ? w1 : i === 2 ? w2 : w3;
 }
@@ -103,6 +106,14 @@ export class PrefixTrie<V> {
   private readonly root4: Node<V> = new Node(Prefix.v4(0, 0));
   private readonly root6: Node<V> = new Node(Prefix.v6(0, 0, 0, 0, 0));
   private count = 0;
+  /**
+   * IPv6 lookups start from a per-/16 jump entry (the deepest node of at most
+   * 16 bits on that path, and the best match so far) instead of the root,
+   * skipping the first levels, which are the cache misses. Entries are
+   * recomputed on demand once `shape` (bumped by every change) moves on.
+   */
+  private jump6: (Jump<V> | undefined)[] | null = null;
+  private shape = 0;
   /** Built on the first IPv4 address lookup, then kept up to date by set/delete. */
   private index4: V4Index<Node<V>> | null = null;
 
@@ -116,6 +127,7 @@ export class PrefixTrie<V> {
 
   /** Inserts or replaces the value for `prefix`. */
   set(prefix: Prefix, value: V): this {
+    this.shape++;
     const { w0, w1, w2, w3, length: plen } = prefix;
     let node = this.rootOf(prefix.family);
     for (;;) {
@@ -219,6 +231,7 @@ export class PrefixTrie<V> {
     node.has = false;
     node.value = undefined as V;
     this.count--;
+    this.shape++;
     if (this.index4 !== null && node.id4 >= 0) {
       this.index4.remove(node.w0, node.len, node.id4, cover === null ? -1 : cover.id4, cover === null ? 0 : cover.len);
       node.id4 = -1;
@@ -248,6 +261,7 @@ export class PrefixTrie<V> {
     }
     this.count = 0;
     this.index4 = null;
+    this.shape++;
   }
 
   /** Longest-prefix match of an IPv4 address given as a 32-bit number (at most three array reads). */
@@ -256,6 +270,20 @@ export class PrefixTrie<V> {
     const ix = this.index4;
     return ix === null ? this.buildIndex4().lookup(value) : ix.lookup(value);
   }
+
+  /**
+   * Longest-prefix match of many IPv4 addresses: `out[i]` gets the entry for
+   * `values[i]`. Faster per address than lookupV4 on large tables, because the
+   * memory reads of different addresses overlap.
+   */
+  lookupV4Many(values: ArrayLike<number>, out: (TrieEntry<V> | undefined)[] = new Array(values.length)): (TrieEntry<V> | undefined)[] {
+    const ix = this.index4 ?? this.buildIndex4();
+    if (this.scratch.length < values.length) this.scratch = new Int32Array(values.length);
+    ix.lookupMany(values, out as (Node<V> | undefined)[], this.scratch);
+    return out;
+  }
+
+  private scratch = new Int32Array(0);
 
   private buildIndex4(): V4Index<Node<V>> {
     const index = new V4Index<Node<V>>();
@@ -272,11 +300,23 @@ export class PrefixTrie<V> {
 
   /** Longest-prefix match of an address, or of a prefix (the longest stored prefix containing it). */
   lookup(target: Address | Prefix): TrieEntry<V> | undefined {
-    if (target.family === 4 && !(target instanceof Prefix)) return this.lookupV4(target.w0);
+    // Small tries (neighbour sets…) walk; the 16-8-8 index costs ~400 KB, worth it for big ones.
+    if (target.family === 4 && !(target instanceof Prefix) && (this.index4 !== null || this.count >= INDEX_MIN_SIZE)) return this.lookupV4(target.w0);
     const { w0, w1, w2, w3 } = target;
     const tlen = target instanceof Prefix ? target.length : target.family === 4 ? 32 : 128;
-    let node: Node<V> | null = this.rootOf(target.family);
-    let best: Node<V> | undefined = node.has ? node : undefined;
+    let node: Node<V> | null;
+    let best: Node<V> | undefined;
+    if (target.family === 6 && tlen >= 16) {
+      const jumps = this.jump6 ?? (this.jump6 = new Array<Jump<V> | undefined>(65536).fill(undefined));
+      const k = w0 >>> 16;
+      let j = jumps[k];
+      if (j === undefined || j.shape !== this.shape) j = jumps[k] = this.jumpFor(k);
+      node = j.node;
+      best = j.best;
+    } else {
+      node = this.rootOf(target.family);
+      best = node.has ? node : undefined;
+    }
     while (node.len < tlen) {
       const from = node.len >>> 5;
       node = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
@@ -284,6 +324,19 @@ export class PrefixTrie<V> {
       if (node.has) best = node;
     }
     return best;
+  }
+
+  private jumpFor(k: number): Jump<V> {
+    const w0 = (k << 16) >>> 0;
+    let node = this.root6;
+    let best: Node<V> | undefined = node.has ? node : undefined;
+    while (node.len < 16) {
+      const next: Node<V> | null = bitOf(w0, 0, 0, 0, node.len) ? node.right : node.left;
+      if (next === null || next.len > 16 || !matchesFrom(next, 0, w0, 0, 0, 0)) break;
+      node = next;
+      if (node.has) best = node;
+    }
+    return new Jump(node, best, this.shape);
   }
 
   /**
@@ -362,6 +415,14 @@ export class PrefixTrie<V> {
   forEach(fn: (value: V, prefix: Prefix) => void): void {
     for (const e of this.entries()) fn(e.value, e.prefix);
   }
+}
+
+class Jump<V> {
+  constructor(
+    readonly node: Node<V>,
+    readonly best: Node<V> | undefined,
+    readonly shape: number,
+  ) {}
 }
 
 function collect<V>(start: Node<V>, out: TrieEntry<V>[]): void {

@@ -169,18 +169,31 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
   }
   if (def.asPathPrepend !== undefined) {
     const p = def.asPathPrepend;
-    if (typeof p !== 'object' || p === null) throw new PolicyError(w('asPathPrepend'), 'must be { asn?: number | "self" | "last", count }');
-    const count = uint(w('asPathPrepend.count'), p.count, 255);
-    const asn = p.asn ?? 'self';
-    if (asn !== 'self' && asn !== 'last') uint(w('asPathPrepend.asn'), asn);
-    mods.push({
-      apply: (a, _r, ctx) => {
-        const which = asn === 'self' ? ctx.peer.localAsn : asn === 'last' ? firstAsn(a) : asn;
-        if (which === undefined || count === 0) return a;
-        return { ...a, asPath: prependAsPath(a.asPath, which, count) };
-      },
-      describe: (b, a) => `AS path "${asPathText(b.asPath)}" → "${asPathText(a.asPath)}"`,
-    });
+    if (typeof p !== 'object' || p === null) throw new PolicyError(w('asPathPrepend'), 'must be { asn?: number | "self" | "last", count } or { asns: [...] }');
+    if ('asns' in p) {
+      if (!Array.isArray(p.asns) || p.asns.length === 0 || p.asns.length > 255) throw new PolicyError(w('asPathPrepend.asns'), 'must be a list of 1..255 AS numbers');
+      const asns = p.asns.map((a, i) => uint(w(`asPathPrepend.asns[${i}]`), a));
+      mods.push({
+        apply: (a) => {
+          let path = a.asPath;
+          for (let i = asns.length - 1; i >= 0; i--) path = prependAsPath(path, asns[i], 1);
+          return { ...a, asPath: path };
+        },
+        describe: (b, a) => `AS path "${asPathText(b.asPath)}" → "${asPathText(a.asPath)}"`,
+      });
+    } else {
+      const count = uint(w('asPathPrepend.count'), p.count, 255);
+      const asn = p.asn ?? 'self';
+      if (asn !== 'self' && asn !== 'last') uint(w('asPathPrepend.asn'), asn);
+      mods.push({
+        apply: (a, _r, ctx) => {
+          const which = asn === 'self' ? ctx.peer.localAsn : asn === 'last' ? firstAsn(a) : asn;
+          if (which === undefined || count === 0) return a;
+          return { ...a, asPath: prependAsPath(a.asPath, which, count) };
+        },
+        describe: (b, a) => `AS path "${asPathText(b.asPath)}" → "${asPathText(a.asPath)}"`,
+      });
+    }
   }
   return { result: result as StatementResult, mods };
 }

@@ -75,8 +75,11 @@ export interface ActionsDef {
   readonly med?: number | string;
   /** "self", "unchanged" (keep), or an address. */
   readonly nextHop?: string;
-  /** Prepend `asn` ("self" = local AS, "last" = the leftmost AS in the path, or a number) `count` times. */
-  readonly asPathPrepend?: { readonly asn?: number | 'self' | 'last'; readonly count: number };
+  /**
+   * Prepend `asn` ("self" = local AS, "last" = the leftmost AS in the path, or a number) `count` times,
+   * or prepend the list `asns` as given (leftmost first, as Calico's prependASPath.prefix).
+   */
+  readonly asPathPrepend?: { readonly asn?: number | 'self' | 'last'; readonly count: number } | { readonly asns: readonly number[] };
 }
 
 export interface StatementDef {

@@ -69,20 +69,23 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
   return new CompiledPolicies(sets, policies);
 }
 
+// A plain function rather than a closure made per evaluation: keeps the hot path allocation-light.
+function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, verdict: Verdict, reason: string): EvalResult {
+  if (trace) {
+    trace.verdict = verdict;
+    trace.reason = reason;
+  }
+  if (st.nextHopDirective === undefined && trace === null) return { verdict, attrs };
+  const r: { verdict: Verdict; attrs: PathAttributes; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = { verdict, attrs };
+  if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
+  if (trace) r.trace = trace;
+  return r;
+}
+
 function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace: Trace | null): EvalResult {
   if (ctx.direction !== chain.direction) throw new Error(`an ${chain.direction} chain evaluated in an ${ctx.direction} context`);
   let attrs: PathAttributes = route.attrs;
   const st: ModState = { nextHopDirective: undefined };
-  const done = (verdict: Verdict, reason: string): EvalResult => {
-    if (trace) {
-      trace.verdict = verdict;
-      trace.reason = reason;
-    }
-    const r: { verdict: Verdict; attrs: PathAttributes; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = { verdict, attrs };
-    if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
-    if (trace) r.trace = trace;
-    return r;
-  };
   for (const pol of chain.policies) {
     const pt: PolicyTrace | null = trace ? { policy: pol.name, statements: [] } : null;
     if (pt) trace!.policies.push(pt);
@@ -112,7 +115,7 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
       switch (s.result) {
         case 'accept':
         case 'reject':
-          return done(s.result, `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route`);
+          return finish(trace, st, attrs, s.result, trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '');
         case 'next-policy':
           break statements;
         case 'continue':
@@ -120,10 +123,10 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
       }
     }
   }
-  if (chain.direction === 'import') return done('accept', 'no policy decided: import default accept');
-  if (route.source.kind === 'local') return done(chain.localDefault, `no policy decided: default ${chain.localDefault} for locally originated routes`);
-  if (ctx.peer.type === 'ebgp') return done('reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
-  return done('accept', 'no policy decided: export default accept toward an iBGP peer');
+  if (chain.direction === 'import') return finish(trace, st, attrs, 'accept', 'no policy decided: import default accept');
+  if (route.source.kind === 'local') return finish(trace, st, attrs, chain.localDefault, trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '');
+  if (ctx.peer.type === 'ebgp') return finish(trace, st, attrs, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
+  return finish(trace, st, attrs, 'accept', 'no policy decided: export default accept toward an iBGP peer');
 }
 
 /** Runs a chain over one route: the verdict and the (possibly new) attributes. */

@@ -44,7 +44,10 @@ const actions: fc.Arbitrary<ActionsDef> = fc.record(
     ),
     localPref: fc.constantFrom(50, 100, 200),
     med: fc.oneof(fc.integer({ min: 0, max: 20 }), fc.constantFrom('+5', '-5', '+0')),
-    asPathPrepend: fc.record({ asn: fc.constantFrom('self' as const, 'last' as const, 65009), count: fc.integer({ min: 0, max: 3 }) }),
+    asPathPrepend: fc.oneof(
+      fc.record({ asn: fc.constantFrom('self' as const, 'last' as const, 65009), count: fc.integer({ min: 0, max: 3 }) }),
+      fc.record({ asns: fc.array(fc.constantFrom(...ASNS), { minLength: 1, maxLength: 3 }) }),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -139,10 +142,12 @@ function applyActions(x: ActionsDef, a: PathAttributes, ctx: PolicyContext): Pat
   }
   if (x.localPref !== undefined) out.localPref = x.localPref;
   if (x.med !== undefined) out.med = typeof x.med === 'number' ? x.med : Math.max(0, (a.med ?? 0) + Number(x.med));
-  if (x.asPathPrepend && x.asPathPrepend.count > 0) {
+  const pp = x.asPathPrepend;
+  if (pp && 'asns' in pp) out.asPath = [{ type: 2, asns: [...pp.asns, ...seq(a.asPath)] }];
+  else if (pp && pp.count > 0) {
     const s = seq(a.asPath);
-    const asn = x.asPathPrepend.asn === 'self' ? ctx.peer.localAsn : x.asPathPrepend.asn === 'last' ? s[0] : x.asPathPrepend.asn;
-    if (asn !== undefined) out.asPath = [{ type: 2, asns: [...new Array(x.asPathPrepend.count).fill(asn), ...s] }];
+    const asn = pp.asn === 'self' ? ctx.peer.localAsn : pp.asn === 'last' ? s[0] : pp.asn;
+    if (asn !== undefined) out.asPath = [{ type: 2, asns: [...new Array(pp.count).fill(asn), ...s] }];
   }
   return out as PathAttributes;
 }

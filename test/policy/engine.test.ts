@@ -144,6 +144,7 @@ describe('modifications', () => {
     expect(modify({ asPathPrepend: { asn: 'last', count: 1 } }, { asPath: path(65001, 65002) }).attrs.asPath).toEqual(path(65001, 65001, 65002));
     expect(modify({ asPathPrepend: { asn: 4200000000, count: 1 } }, {}).attrs.asPath).toEqual(path(4200000000));
     expect(modify({ asPathPrepend: { count: 3 } }, { asPath: [{ type: 1, asns: [1, 2] }] }).attrs.asPath).toEqual([{ type: 2, asns: [65000, 65000, 65000] }, { type: 1, asns: [1, 2] }]);
+    expect(modify({ asPathPrepend: { asns: [1, 2] } }, { asPath: path(65001) }).attrs.asPath).toEqual(path(1, 2, 65001));
     const long = modify({ asPathPrepend: { count: 10 } }, { asPath: path(...new Array(250).fill(7)) }).attrs.asPath!;
     expect(long.map((s) => s.asns.length)).toEqual([255, 5]);
   });
