@@ -139,6 +139,11 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       routerId: plan.node.ipv4.toString(),
       listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address.toString()] } : {}) },
       ...(plan.node.routeReflectorClusterId ? { clusterId: plan.node.routeReflectorClusterId } : {}),
+      // As calico-node runs BIRD (-R): every start may be a restart (a crash, an
+      // upgrade), so peers holding our routes as stale keep them until our
+      // End-of-RIB. Safe on a first start too: the first reconcile originates
+      // every route before it adds the peers, so the initial dump is complete.
+      restarting: true,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
     };
     const s = opts.speakerFactory(speakerOpts);
