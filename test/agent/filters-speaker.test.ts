@@ -25,7 +25,7 @@ async function within(ms: number, fn: () => boolean): Promise<void> {
   }
 }
 
-function manifests(routerPort: number, rejectCidr: string): string {
+function manifests(routerPort: number, rejectCidr: string, peerFilters = '[no-external]'): string {
   return `apiVersion: v1
 kind: Node
 metadata: { name: worker1 }
@@ -55,7 +55,7 @@ spec:
 apiVersion: projectcalico.org/v3
 kind: BGPPeer
 metadata: { name: router }
-spec: { peerIP: "127.0.0.32:${routerPort}", asNumber: 65000, filters: [no-external] }
+spec: { peerIP: "127.0.0.32:${routerPort}", asNumber: 65000, filters: ${peerFilters} }
 `;
 }
 
@@ -108,5 +108,25 @@ describe('BGPFilters on a real speaker', () => {
     await writeFile(file, manifests(router.port!, '192.0.2.0/24'));
     await within(3_000, () => learned().includes('203.0.113.0/24'));
     expect(router.status()[0].since.getTime()).toBe(routerSince);
+  }, 20_000);
+
+  it('a peer that starts naming a filter gets it live, without a session reset', async () => {
+    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.34', listen: { port: 0, addresses: ['127.0.0.34'] } });
+    router.addPeer({ address: '127.0.0.33', asn: 64512, passive: true, families: ['ipv4'] });
+    await router.start();
+    cleanup.push(() => router.stop());
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-filter-'));
+    const file = join(dir, 'cluster.yaml');
+    const text = (filters: string) => manifests(router.port!, '203.0.113.0/24', filters).replaceAll('127.0.0.31', '127.0.0.33').replaceAll('127.0.0.32', '127.0.0.34');
+    await writeFile(file, text('[]'));
+    const agent = await runAgent({ node: 'worker1', manifests: [file], control: false, listenPort: 0, signals: false, debounceMs: 30, logger: createLogger({ level: 'error', write: () => {} }), speakerFactory: (o) => new BgpSpeaker(o) });
+    cleanup.push(() => agent.stop());
+    const learned = () => router.received('127.0.0.33').map((r) => r.prefix.toString()).sort();
+    await within(10_000, () => learned().length === 2);
+    const since = router.status()[0].since.getTime();
+    await writeFile(file, text('[no-external]'));
+    await within(3_000, () => !learned().includes('203.0.113.0/24'));
+    expect(learned()).toEqual(['198.18.0.0/16']);
+    expect(router.status()[0].since.getTime()).toBe(since);
   }, 20_000);
 });
