@@ -195,13 +195,12 @@ apiVersion: v1
 kind: Service
 metadata: { name: customer-v6, namespace: yaobank }
 spec:
-  type: ClusterIP
+  type: NodePort
   clusterIP: "2001:db8:18::62"
   clusterIPs: ["2001:db8:18::62"]
   ipFamilies: [IPv6]
-  internalTrafficPolicy: Local
   externalTrafficPolicy: Local
-  ports: [{ port: 80 }]
+  ports: [{ port: 80, nodePort: 30181 }]
 ---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
