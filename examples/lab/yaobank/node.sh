@@ -6,7 +6,7 @@
 # calico-node). TSBGP_MANIFESTS: the manifest layers, space-separated.
 set -u
 REPO=${TSBGP_REPO:?TSBGP_REPO must name the repository}
-MANIFESTS=${TSBGP_MANIFESTS:-$REPO/examples/yaobank/base}
+MANIFESTS=${TSBGP_MANIFESTS:-$REPO/examples/yaobank/base $REPO/examples/lab/yaobank/manifests}
 cd "$REPO" || exit 1
 python3 "$REPO/examples/lab/yaobank/http-name.py" "$TSBGP_NODE" >>"$TSBGP_WORK/http.log" 2>&1 &
 while :; do
