@@ -6,8 +6,9 @@
  */
 import { formatIssue, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions } from '../speaker/types.js';
+import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
+import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import { createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
@@ -90,6 +91,7 @@ export interface Agent {
 
 type EventSource = { on<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown; off?<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown };
 const hasEvents = (s: SpeakerApi): s is SpeakerApi & EventSource => typeof (s as Partial<EventSource>).on === 'function';
+const hasPolicies = (s: SpeakerApi): s is SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'> => typeof (s as Partial<SpeakerPolicyApi>).definePolicies === 'function';
 
 function describeEvent(ev: ClusterEvent): string {
   if (ev.type === 'delete') return `delete ${ev.kind} ${ev.namespace ? `${ev.namespace}/` : ''}${ev.name}`;
@@ -110,6 +112,8 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   let restartNeeded: ErrorJson[] = [];
   let speaker: SpeakerApi | undefined;
   let speakerOpts: SpeakerOptions | undefined;
+  /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
+  let filterKey: string | undefined;
   const redistributed = new Map<string, Redistributed>();
   const lastStates = new Map<string, PeerState>();
   let running = true;
@@ -138,6 +142,11 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       routerId: plan.node.ipv4.toString(),
       listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address.toString()] } : {}) },
       ...(plan.node.routeReflectorClusterId ? { clusterId: plan.node.routeReflectorClusterId } : {}),
+      // As calico-node runs BIRD (-R): every start may be a restart (a crash, an
+      // upgrade), so peers holding our routes as stale keep them until our
+      // End-of-RIB. Safe on a first start too: the first reconcile originates
+      // every route before it adds the peers, so the initial dump is complete.
+      restarting: true,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
     };
     const s = opts.speakerFactory(speakerOpts);
@@ -213,12 +222,38 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     if (!speaker) await createSpeaker(plan);
     if (!speaker) return;
     checkRestart(plan);
-    const ops = reconcile(applied, plan);
+    const sp = speaker;
+    const canFilter = hasPolicies(sp);
+    // Filter policies first: peers added or updated below name them. A
+    // redefinition re-evaluates the peers using them, without a session reset.
+    const filterFailures: ApplyFailure[] = [];
+    let filterDefined = false;
+    if (canFilter) {
+      const pf = planFilters(plan);
+      if (pf.key !== filterKey) {
+        try {
+          (sp as SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'>).definePolicies(pf.config);
+          filterKey = pf.key;
+          filterDefined = true;
+          if (applied) log.info('BGPFilters applied to the speaker', { filters: plan.filters.map((f) => f.name) });
+          for (const w of pf.warnings) log.warn(`BGPFilter: ${w}`);
+        } catch (e) {
+          filterFailures.push({ op: 'definePolicies', target: 'BGPFilters', message: (e as Error).message });
+        }
+      }
+      for (const [name, message] of pf.errors) if (!applied || JSON.stringify([...pf.errors]) !== JSON.stringify([...planFilters(applied).errors])) log.error(`BGPFilter ${name}: ${message}`);
+    }
+    const ops = reconcile(applied, plan, { filters: canFilter });
+    // Workaround (RIB bug, reported): a peer that changes update group twice
+    // before a flush (definePolicies above, then its own new policy list)
+    // loses the pending difference, so withdrawals are not sent. Let the
+    // speaker flush the first change (its hard latency bound is 50 ms).
+    if (filterDefined && ops.updatePeers.some((u) => u.changed.includes('exportPolicies') || u.changed.includes('importPolicies'))) await new Promise((r) => setTimeout(r, 120));
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
     const keep = new Set(desiredRedistribution(plan, speaker.received()).map((r) => r.prefix.toString()));
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) redistributed.delete(r.prefix.toString());
-    failures = await applyOperations(speaker, { ...ops, withdraw });
+    failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of failures) log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
     const refusedNow = JSON.stringify(ops.refusedPeers);
     if (refusedNow !== JSON.stringify(refusals)) for (const r of ops.refusedPeers) log.error(formatError(refusalJson(r)));

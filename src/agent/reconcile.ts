@@ -6,6 +6,7 @@
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
+import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
@@ -44,8 +45,9 @@ export interface Operations {
 
 export interface ReconcileOptions {
   /**
-   * Whether the speaker can apply Calico BGPFilters. Without it a peer that
-   * names filters is refused: running it unfiltered could leak routes.
+   * Whether the speaker can apply Calico BGPFilters (it has `definePolicies`;
+   * default true). Without it a peer that names filters is refused: running
+   * it unfiltered could leak routes.
    */
   readonly filters?: boolean;
 }
@@ -73,7 +75,10 @@ export function peerOptions(p: PlannedPeer): PeerOptions {
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
-  if (p.filters.length > 0) o.exportPolicies = [...p.filters];
+  if (p.filters.length > 0) {
+    o.exportPolicies = exportPolicyNames(p);
+    o.importPolicies = importPolicyNames(p);
+  }
   return o;
 }
 
@@ -90,7 +95,7 @@ export function routeAttributes(r: PlannedRoute): RouteAttributes {
 /**
  * The peers of a plan the speaker should run, keyed by address (the
  * speaker's peer key), and those it must not: refused by the planner, naming
- * filters the speaker cannot apply, or a second peering to an address
+ * filters the speaker cannot apply (or that do not compile), or a second peering to an address
  * already taken (the first in plan order wins).
  */
 export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {}): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
@@ -104,8 +109,14 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
       if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner', byPlanner: true });
       continue;
     }
-    if (p.filters.length > 0 && !opts.filters) {
+    if (p.filters.length > 0 && opts.filters === false) {
       refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered`, byPlanner: false });
+      continue;
+    }
+    const broken = p.filters.filter((f) => plan && planFilters(plan).errors.has(f));
+    if (broken.length > 0 && plan) {
+      const errs = planFilters(plan).errors;
+      refused.push({ ...base, field: 'spec.filters', message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`, byPlanner: false });
       continue;
     }
     const other = peers.get(address);

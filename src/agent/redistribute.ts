@@ -25,9 +25,14 @@ export function isLocalPeer(plan: Plan, address: string): boolean {
   return (plan.node.ipv4?.equals(a) ?? false) || (plan.node.ipv6?.equals(a) ?? false);
 }
 
-/** The local peers of a plan that the speaker runs. */
+/**
+ * The local peers of a plan that the speaker runs. A peering with another
+ * cluster node (mesh, or a BGPPeer selecting nodes) is never local, even on
+ * a loopback address (several agents on one host, as in examples/demo.ts).
+ */
 export function localPeers(plan: Plan): Set<string> {
-  return new Set([...runnablePeers(plan).peers.keys()].filter((a) => isLocalPeer(plan, a)));
+  const nodes = new Set(plan.peers.filter((p) => p.remoteNode !== undefined || p.type === 'node-to-node mesh').map((p) => p.address.toString()));
+  return new Set([...runnablePeers(plan).peers.keys()].filter((a) => isLocalPeer(plan, a) && !nodes.has(a)));
 }
 
 /**

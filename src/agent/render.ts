@@ -27,7 +27,7 @@ export function renderPlan(v: PlanJson): string {
   if (v.redistributed.length > 0) out.push(...section('RE-ADVERTISED FROM LOCAL PEERS', v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`), 'none'));
   out.push(
     ...section(
-      'PEERS (exports: built-in export policy)',
+      'PEERS (exports: BGPFilters, then the built-in export policy)',
       v.peers.map((p) => `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''}  exports: ${p.exports.join(', ') || '-'}`),
       'none',
     ),

@@ -4,6 +4,7 @@
  */
 import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
+import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
 
 export const JSON_VERSION = 1;
@@ -61,8 +62,8 @@ export interface RefusedJson {
 export interface PlanJson {
   readonly version: typeof JSON_VERSION;
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
-  /** `builtin`: exports are Calico's built-in export policy; BGPFilters are not evaluated (peers naming them are refused). */
-  readonly exportPolicy: 'builtin';
+  /** `builtin+filters`: exports are the peer's BGPFilters (in order), then Calico's built-in export policy. */
+  readonly exportPolicy: 'builtin+filters';
   readonly routes: readonly RouteJson[];
   readonly redistributed: readonly RedistributedJson[];
   readonly peers: readonly PeerJson[];
@@ -116,12 +117,17 @@ export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
   return { prefix: r.prefix.toString(), communities: r.communities.map((c) => c.text), reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })) };
 }
 
-/** The prefixes a peer gets: planned routes and redistributed ones the built-in export accepts, of the peer's family. */
+/**
+ * The prefixes a peer gets: planned routes and redistributed ones the
+ * built-in export accepts and the peer's BGPFilters do not reject, of the
+ * peer's family.
+ */
 export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
   const fam = peer.address.family;
   const out: Prefix[] = [];
-  for (const r of plan.routes) if (r.prefix.family === fam && builtinExport(plan, r.prefix).accept) out.push(r.prefix);
-  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && builtinExport(plan, r.prefix).accept) out.push(r.prefix);
+  const passes = (prefix: Prefix, communities: readonly string[]) => builtinExport(plan, prefix).accept && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
+  for (const r of plan.routes) if (r.prefix.family === fam && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
+  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities)) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
 }
 
@@ -132,7 +138,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
   return {
     version: JSON_VERSION,
     node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
-    exportPolicy: 'builtin',
+    exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
     redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
     peers: plan.peers.map((p) => {
@@ -163,6 +169,8 @@ export interface ExplainPeerJson {
   readonly type: PlannedPeer['type'];
   readonly exported: boolean;
   readonly why: string;
+  /** The peer's BGPFilter verdict (`none`: no rule decided, or no filters); absent when not evaluated. */
+  readonly filter?: FilterVerdict;
 }
 
 export interface ExplainPrefixJson {
@@ -224,9 +232,12 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     }
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
     if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
-    if (!verdict.accept) return { ...base, exported: false, why: `built-in export rejects: ${verdict.reason}` };
-    const filterNote = p.type === 'node-to-node mesh' ? 'mesh peers get the built-in export only' : 'no BGPFilters';
-    return { ...base, exported: true, why: `built-in export accepts: ${verdict.reason} (${filterNote})` };
+    const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []));
+    if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
+    if (!verdict.accept) return { ...base, exported: false, filter: fv, why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}` };
+    if (fv.verdict === 'accept') return { ...base, exported: true, filter: fv, why: `${fv.reason} (built-in export: ${verdict.reason})` };
+    const filterNote = p.type === 'node-to-node mesh' ? 'mesh peers get the built-in export only' : fv.reason;
+    return { ...base, exported: true, filter: fv, why: `built-in export accepts: ${verdict.reason} (${filterNote})` };
   });
   let summary: string;
   if (own) summary = advertised ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}` : `planned but not exported: ${verdict.reason}`;

@@ -32,7 +32,7 @@ function cmpPrefix(a: string, b: string): number {
 function assertShape(v: PlanJson): void {
   expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version']);
   expect(v.version).toBe(1);
-  expect(v.exportPolicy).toBe('builtin');
+  expect(v.exportPolicy).toBe('builtin+filters');
   for (const r of v.routes) {
     expect(Object.keys(r).sort()).toEqual(['communities', 'prefix', 'reasons']);
     expect(r.prefix).toMatch(/^[0-9.]+\/\d+$/);

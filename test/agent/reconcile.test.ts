@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyOperations } from '../../src/agent/apply.js';
-import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
+import { peerOptions, reconcile, SOFT_FIELDS } from '../../src/agent/reconcile.js';
 import { Address } from '../../src/net/index.js';
 import { FakeSpeaker } from './fake-speaker.js';
 import { peer, plan, route } from './plans.js';
@@ -82,10 +82,11 @@ describe('reconcile', () => {
     expect(ops.addPeers).toEqual([]);
   });
 
-  it('a policy-only change (filter list) is an update naming only exportPolicies', () => {
+  it('a policy-only change (filter list) is an update naming only the policy lists', () => {
     const f1 = peer('192.0.2.50', { filters: ['a'] });
-    const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]), { filters: true });
-    expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies']]]);
+    const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]));
+    expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies', 'importPolicies']]]);
+    expect(ops.updatePeers[0].changed.every((f) => SOFT_FIELDS.has(f))).toBe(true);
   });
 
   it('password and ttlSecurity peers are not added and come back as refusals', () => {
@@ -104,11 +105,21 @@ describe('reconcile', () => {
     ]);
   });
 
-  it('peers naming BGPFilters are refused when the speaker cannot apply filters, run when it can', () => {
+  it('peers naming BGPFilters are refused when the speaker cannot apply filters, run with the filter policies when it can', () => {
     const filtered = peer('192.0.2.50', { filters: ['only-pools'] });
-    expect(reconcile(undefined, plan([], [filtered])).addPeers).toEqual([]);
-    expect(reconcile(undefined, plan([], [filtered])).refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50' });
-    expect(reconcile(undefined, plan([], [filtered]), { filters: true }).addPeers[0].options.exportPolicies).toEqual(['only-pools']);
+    const withFilter = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'only-pools', exportV4: [], importV4: [], exportV6: [], importV6: [] }] };
+    expect(reconcile(undefined, withFilter, { filters: false }).addPeers).toEqual([]);
+    expect(reconcile(undefined, withFilter, { filters: false }).refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50' });
+    const o = reconcile(undefined, withFilter).addPeers[0].options;
+    expect([o.exportPolicies, o.importPolicies]).toEqual([['bgpfilter:only-pools:export'], ['bgpfilter:only-pools:import']]);
+  });
+
+  it('a peer naming a BGPFilter that does not compile is refused with the compiler’s message', () => {
+    const filtered = peer('192.0.2.50', { filters: ['bad'] });
+    const bad = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'bad', exportV4: [{ action: 'Reject' as const, interface: 'eth0', operations: [] }], importV4: [], exportV6: [], importV6: [] }] };
+    const ops = reconcile(undefined, bad);
+    expect(ops.addPeers).toEqual([]);
+    expect(ops.refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50', message: expect.stringContaining('interface') });
   });
 
   it('a second peering to the same address is refused (the speaker keys peers by address)', () => {

@@ -32,6 +32,12 @@ describe('redistribution', () => {
     ]);
   });
 
+  it('a peering with another cluster node is never local, even on loopback (several agents on one host)', () => {
+    const q = withPool(plan([], [peer('127.0.0.11', { id: 'Mesh_127_0_0_11', type: 'node-to-node mesh', remoteNode: 'worker2' }), peer('127.0.0.12', { remoteNode: 'master1' }), peer('127.0.0.1')]));
+    const got = desiredRedistribution(q, [rx('127.0.0.11', '198.51.100.7/32'), rx('127.0.0.12', '198.51.100.8/32'), rx('127.0.0.1', '198.51.100.9/32')]);
+    expect(got.map((r) => r.from)).toEqual(['127.0.0.1']);
+  });
+
   it('one route per prefix: the best one wins', () => {
     const got = desiredRedistribution(p, [rx('127.0.0.1', '198.51.100.7/32', { communities: ['1:1'] }), rx('192.0.2.1', '198.51.100.7/32', { communities: ['2:2'], best: true })]);
     expect(got.map((r) => [r.from, r.communities])).toEqual([['192.0.2.1', ['2:2']]]);
