@@ -11,7 +11,11 @@ export interface TrieEntry<V> {
 /**
  * A node of the path-compressed binary trie. A node either holds a value
  * (`has`) or is a glue node with exactly two children. The address words are
- * copied out of the Prefix so the lookup loops read plain numeric fields.
+ * copied out of the Prefix so the lookup loops read plain numeric fields, and
+ * stored as signed 32-bit values: an unsigned word of 2^31 or more is not a
+ * small integer, which would make V8 store every such field of every node as
+ * a separate boxed double (six extra heap objects per node, and a pointer
+ * chase on each read in the walks). Only bitwise operations read them.
  */
 class Node<V> implements TrieEntry<V> {
   readonly w0: number;
@@ -32,14 +36,14 @@ class Node<V> implements TrieEntry<V> {
   id4 = -1;
 
   constructor(readonly prefix: Prefix) {
-    this.w0 = prefix.w0;
-    this.w1 = prefix.w1;
-    this.w2 = prefix.w2;
-    this.w3 = prefix.w3;
+    this.w0 = prefix.w0 | 0;
+    this.w1 = prefix.w1 | 0;
+    this.w2 = prefix.w2 | 0;
+    this.w3 = prefix.w3 | 0;
     this.len = prefix.length;
-    this.mask0 = wordMask(prefix.length);
+    this.mask0 = wordMask(prefix.length) | 0;
     this.lastWord = prefix.length === 0 ? 0 : (prefix.length - 1) >>> 5;
-    this.lastMask = wordMask(prefix.length - 32 * this.lastWord);
+    this.lastMask = wordMask(prefix.length - 32 * this.lastWord) | 0;
   }
 }
 
@@ -81,7 +85,8 @@ function nodeMatches<V>(n: Node<V>, w0: number, w1: number, w2: number, w3: numb
  */
 function matchesFrom<V>(n: Node<V>, from: number, w0: number, w1: number, w2: number, w3: number): boolean {
   const last = n.lastWord;
-  for (let k = from; k < last; k++) if (wordOf(n.w0, n.w1, n.w2, n.w3, k) !== wordOf(w0, w1, w2, w3, k)) return false;
+  // XOR, not !==: node words are signed, the target's may be unsigned.
+  for (let k = from; k < last; k++) if ((wordOf(n.w0, n.w1, n.w2, n.w3, k) ^ wordOf(w0, w1, w2, w3, k)) !== 0) return false;
   return ((wordOf(n.w0, n.w1, n.w2, n.w3, last) ^ wordOf(w0, w1, w2, w3, last)) & n.lastMask) === 0;
 }
 
