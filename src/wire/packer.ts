@@ -3,7 +3,7 @@ import type { Prefix } from '../net/prefix.js';
 import { Writer } from './buffer.js';
 import { AttrFlag, AttrType, HEADER_LENGTH, MessageType } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
-import { encodeAttributes } from './attributes/block.js';
+import { attributesSize, encodeAttributes } from './attributes/block.js';
 import { writeHeader } from './header.js';
 import { writePrefix, writeV4 } from './nlri.js';
 import type { PathAttributes } from './types.js';
@@ -35,17 +35,41 @@ interface Layout {
   readonly addPath: boolean;
   /** 'nlri' (classic, after the attributes), 'withdrawn' (classic, before them) or an MP attribute. */
   readonly field: 'nlri' | 'withdrawn' | 'mp';
-  /** Attribute bytes after the MP attribute (or after the lengths, for classic NLRI). */
-  readonly block: Uint8Array;
+  /** Attributes after the MP attribute (or after the lengths, for classic NLRI), null for none; `blockLen` their encoded size. */
+  readonly attrs: PathAttributes | null;
+  readonly blockLen: number;
+  readonly ctx: CodecContext;
   /** MP only: the attribute code and the value bytes before the prefixes (AFI, SAFI, next hop…). */
   readonly mpCode?: number;
   readonly mpLead?: Uint8Array;
 }
 
-function attributeBlock(attrs: PathAttributes, ctx: CodecContext, withNextHop: boolean): Uint8Array {
-  const w = new Writer(256);
-  encodeAttributes(w, withNextHop ? attrs : { ...attrs, nextHop: undefined }, ctx, true);
-  return w.finish();
+// Encodes the attribute block straight into the message buffer. Typed-array
+// allocations dominate a small call, so no scratch buffer is made per call;
+// the writer is only borrowed synchronously and let go of the buffer after.
+const blockWriter = new Writer(0);
+
+/**
+ * Writes the attribute block at `o`: encoded the first time (`blockAt` < 0),
+ * copied from the first message's block at `blockAt` after that.
+ */
+function writeBlock(buf: Uint8Array, o: number, lay: Layout, blockAt: number): number {
+  const n = lay.blockLen;
+  if (n === 0 || lay.attrs === null) return o;
+  if (blockAt >= 0) {
+    buf.copyWithin(o, blockAt, blockAt + n);
+    return o + n;
+  }
+  const w = blockWriter;
+  w.buf = buf;
+  w.pos = o;
+  encodeAttributes(w, lay.attrs, lay.ctx, true);
+  const grown = w.buf !== buf;
+  const end = w.pos;
+  w.buf = EMPTY;
+  w.pos = 0;
+  if (grown || end !== o + n) throw new Error(`packer: attributes took ${end - o} bytes, ${n} expected`);
+  return end;
 }
 
 /** Total prefix bytes of one family and its largest prefix. */
@@ -71,7 +95,7 @@ function measure(prefixes: readonly Prefix[], family: 4 | 6, addPath: boolean): 
  * prefixes go. The MP attribute header is first written in its 4-byte
  * extended form and narrowed to 3 bytes on close when the value fits.
  */
-function openMessage(buf: Uint8Array, start: number, lay: Layout, lead: Uint8Array): number {
+function openMessage(buf: Uint8Array, start: number, lay: Layout, lead: Uint8Array, blockAt: number): number {
   let o = start + HEADER_LENGTH;
   if (lay.field === 'withdrawn') return o + 2; // withdrawn length, patched on close
   buf[o++] = 0; // no withdrawn routes
@@ -84,12 +108,11 @@ function openMessage(buf: Uint8Array, start: number, lay: Layout, lead: Uint8Arr
     buf.set(lead, o);
     return o + lead.length;
   }
-  buf.set(lay.block, o);
-  return o + lay.block.length;
+  return writeBlock(buf, o, lay, blockAt);
 }
 
 /** Finishes the message begun at `start` whose prefixes end at `o`; appends it to `out` and returns its end. */
-function closeMessage(buf: Uint8Array, start: number, o: number, lay: Layout, out: Uint8Array[]): number {
+function closeMessage(buf: Uint8Array, start: number, o: number, lay: Layout, out: Uint8Array[], blockAt: number): number {
   if (lay.field === 'withdrawn') {
     const valueStart = start + HEADER_LENGTH + 2;
     const len = o - valueStart;
@@ -110,13 +133,12 @@ function closeMessage(buf: Uint8Array, start: number, o: number, lay: Layout, ou
       buf[valueStart - 2] = len >>> 8;
       buf[valueStart - 1] = len;
     }
-    buf.set(lay.block, o);
-    o += lay.block.length;
+    o = writeBlock(buf, o, lay, blockAt);
     len = o - (start + HEADER_LENGTH + 4);
     buf[start + HEADER_LENGTH + 2] = len >>> 8;
     buf[start + HEADER_LENGTH + 3] = len;
   } else {
-    const len = lay.block.length;
+    const len = lay.blockLen;
     buf[start + HEADER_LENGTH + 2] = len >>> 8;
     buf[start + HEADER_LENGTH + 3] = len;
   }
@@ -175,9 +197,9 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
   if (count === 0) return [];
   const mp = lay.field === 'mp';
   const lead = lay.mpLead ?? EMPTY;
-  const fixed = HEADER_LENGTH + 4 + lay.block.length + (mp ? 4 + lead.length : 0);
+  const fixed = HEADER_LENGTH + 4 + lay.blockLen + (mp ? 4 + lead.length : 0);
   const room = limit - fixed + (mp ? 1 : 0); // a short MP value saves one header byte
-  if (room < largest) throw new Error(`the attributes (${lay.block.length} bytes) leave no room for a prefix within ${limit} bytes`);
+  if (room < largest) throw new Error(`the attributes (${lay.blockLen} bytes) leave no room for a prefix within ${limit} bytes`);
   // Every message but the last is filled to within one prefix (and one header byte) of its room, so this bounds the count.
   const maxMessages = Math.ceil(bytes / Math.max(1, room - largest - 1)) + 1;
   const buf = new Uint8Array(maxMessages * fixed + bytes);
@@ -189,7 +211,10 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
   const cap = limit - fixed;
   const shortMax = mp ? 255 - lead.length : -1;
   let start = 0;
-  let o = openMessage(buf, start, lay, lead);
+  // Where the first message's attribute block sits, once written: later messages copy it.
+  let blockAt = -1;
+  let o = openMessage(buf, start, lay, lead, blockAt);
+  if (!mp) blockAt = HEADER_LENGTH + 4;
   let used = 0; // prefix bytes in the open message
   const fastV4 = family === 4 && !addPath;
   const fastV6 = family === 6 && !addPath;
@@ -199,14 +224,15 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
     const size = per + ((p.length + 7) >>> 3);
     const next = used + size;
     if (next > cap && used > 0 && !(next <= shortMax && next <= cap + 1)) {
-      start = closeMessage(buf, start, o, lay, out);
-      o = openMessage(buf, start, lay, lead);
+      start = closeMessage(buf, start, o, lay, out, blockAt);
+      if (mp) blockAt = start - lay.blockLen;
+      o = openMessage(buf, start, lay, lead, blockAt);
       used = 0;
     }
     o = fastV4 ? writeV4(buf, o, p.length, p.w0) : fastV6 ? writeV6(buf, o, p) : writePrefix(buf, o, p, addPath, ids !== undefined ? ids[i] ?? 0 : 0);
     used += size;
   }
-  closeMessage(buf, start, o, lay, out);
+  closeMessage(buf, start, o, lay, out, blockAt);
   return out;
 }
 
@@ -227,7 +253,7 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   const out: Uint8Array[] = [];
   if (has4) {
     if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
-    out.push(...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', block: attributeBlock(attrs, ctx, true) }, limit));
+    out.push(...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx }, limit));
   }
   if (has6) {
     const nextHops = opts.nextHopV6 ?? [];
@@ -241,7 +267,8 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
     let o = 4;
     for (const a of nextHops) o = a.writeTo(lead, o);
     // the last byte stays 0: reserved
-    out.push(...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', block: attributeBlock(attrs, ctx, false), mpCode: AttrType.MP_REACH_NLRI, mpLead: lead }, limit));
+    const attrs6: PathAttributes = { ...attrs, nextHop: undefined };
+    out.push(...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', attrs: attrs6, blockLen: attributesSize(attrs6, ctx, true), ctx, mpCode: AttrType.MP_REACH_NLRI, mpLead: lead }, limit));
   }
   return out;
 }
@@ -252,7 +279,7 @@ const UNREACH_V6_LEAD = Uint8Array.of(0, 2, 1);
 export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts: { readonly pathIds?: readonly number[] } = {}): Uint8Array[] {
   const limit = maxMessageSize(ctx);
   return [
-    ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', block: EMPTY }, limit),
-    ...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', block: EMPTY, mpCode: AttrType.MP_UNREACH_NLRI, mpLead: UNREACH_V6_LEAD }, limit),
+    ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit),
+    ...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', attrs: null, blockLen: 0, ctx, mpCode: AttrType.MP_UNREACH_NLRI, mpLead: UNREACH_V6_LEAD }, limit),
   ];
 }
