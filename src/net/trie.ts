@@ -11,7 +11,11 @@ export interface TrieEntry<V> {
 /**
  * A node of the path-compressed binary trie. A node either holds a value
  * (`has`) or is a glue node with exactly two children. The address words are
- * copied out of the Prefix so the lookup loops read plain numeric fields.
+ * copied out of the Prefix so the lookup loops read plain numeric fields, and
+ * stored as signed 32-bit values: an unsigned word of 2^31 or more is not a
+ * small integer, which would make V8 store every such field of every node as
+ * a separate boxed double (six extra heap objects per node, and a pointer
+ * chase on each read in the walks). Only bitwise operations read them.
  */
 class Node<V> implements TrieEntry<V> {
   readonly w0: number;
@@ -32,14 +36,14 @@ class Node<V> implements TrieEntry<V> {
   id4 = -1;
 
   constructor(readonly prefix: Prefix) {
-    this.w0 = prefix.w0;
-    this.w1 = prefix.w1;
-    this.w2 = prefix.w2;
-    this.w3 = prefix.w3;
+    this.w0 = prefix.w0 | 0;
+    this.w1 = prefix.w1 | 0;
+    this.w2 = prefix.w2 | 0;
+    this.w3 = prefix.w3 | 0;
     this.len = prefix.length;
-    this.mask0 = wordMask(prefix.length);
+    this.mask0 = wordMask(prefix.length) | 0;
     this.lastWord = prefix.length === 0 ? 0 : (prefix.length - 1) >>> 5;
-    this.lastMask = wordMask(prefix.length - 32 * this.lastWord);
+    this.lastMask = wordMask(prefix.length - 32 * this.lastWord) | 0;
   }
 }
 
@@ -81,7 +85,8 @@ function nodeMatches<V>(n: Node<V>, w0: number, w1: number, w2: number, w3: numb
  */
 function matchesFrom<V>(n: Node<V>, from: number, w0: number, w1: number, w2: number, w3: number): boolean {
   const last = n.lastWord;
-  for (let k = from; k < last; k++) if (wordOf(n.w0, n.w1, n.w2, n.w3, k) !== wordOf(w0, w1, w2, w3, k)) return false;
+  // XOR, not !==: node words are signed, the target's may be unsigned.
+  for (let k = from; k < last; k++) if ((wordOf(n.w0, n.w1, n.w2, n.w3, k) ^ wordOf(w0, w1, w2, w3, k)) !== 0) return false;
   return ((wordOf(n.w0, n.w1, n.w2, n.w3, last) ^ wordOf(w0, w1, w2, w3, last)) & n.lastMask) === 0;
 }
 
@@ -116,6 +121,17 @@ export class PrefixTrie<V> {
   private shape = 0;
   /** Built on the first IPv4 address lookup, then kept up to date by set/delete. */
   private index4: V4Index<Node<V>> | null = null;
+  /**
+   * IPv6 address lookups on big tables: a 16-8-8 index over the top 32 bits
+   * for prefixes of /32 and shorter, and per /32 block holding longer
+   * prefixes the node to walk on from (a few nodes, not ~20 from the root).
+   * Dropped by any IPv6 change; rebuilt only after enough lookups since
+   * (a quarter of the IPv6 entry count) that the O(n) build is amortised,
+   * the jump-table walk serving meanwhile.
+   */
+  private index6: V6Index<V> | null = null;
+  private count6 = 0;
+  private lookups6 = 0;
 
   get size(): number {
     return this.count;
@@ -128,6 +144,7 @@ export class PrefixTrie<V> {
   /** Inserts or replaces the value for `prefix`. */
   set(prefix: Prefix, value: V): this {
     this.shape++;
+    if (prefix.family === 6) this.changed6(0);
     const { w0, w1, w2, w3, length: plen } = prefix;
     let node = this.rootOf(prefix.family);
     for (;;) {
@@ -176,7 +193,15 @@ export class PrefixTrie<V> {
     return n;
   }
 
+  /** An IPv6 entry was added (+1), removed (-1) or replaced (0): the IPv6 index is stale. */
+  private changed6(delta: number): void {
+    this.count6 += delta;
+    this.index6 = null;
+    this.lookups6 = 0;
+  }
+
   private indexAdd(n: Node<V>): void {
+    if (n.prefix.family === 6) this.count6++;
     if (this.index4 !== null && n.prefix.family === 4) n.id4 = this.index4.insert(n.w0, n.len, n);
   }
 
@@ -232,6 +257,7 @@ export class PrefixTrie<V> {
     node.value = undefined as V;
     this.count--;
     this.shape++;
+    if (prefix.family === 6) this.changed6(-1);
     if (this.index4 !== null && node.id4 >= 0) {
       this.index4.remove(node.w0, node.len, node.id4, cover === null ? -1 : cover.id4, cover === null ? 0 : cover.len);
       node.id4 = -1;
@@ -261,6 +287,7 @@ export class PrefixTrie<V> {
     }
     this.count = 0;
     this.index4 = null;
+    this.changed6(-this.count6);
     this.shape++;
   }
 
@@ -306,6 +333,10 @@ export class PrefixTrie<V> {
     const tlen = target instanceof Prefix ? target.length : target.family === 4 ? 32 : 128;
     let node: Node<V> | null;
     let best: Node<V> | undefined;
+    if (target.family === 6 && !(target instanceof Prefix) && this.count6 >= INDEX_MIN_SIZE) {
+      const ix6 = this.index6 ?? (++this.lookups6 >= this.count6 >>> 2 ? (this.index6 = buildIndex6(this.root6)) : null);
+      if (ix6 !== null) return lookupIndexed6(ix6, w0, w1, w2, w3);
+    }
     if (target.family === 6 && tlen >= 16 && (this.jump6 !== null || this.count >= INDEX_MIN_SIZE)) {
       const jumps = this.jump6 ?? (this.jump6 = new Array<Jump<V> | undefined>(65536).fill(undefined));
       const k = w0 >>> 16;
@@ -415,6 +446,43 @@ export class PrefixTrie<V> {
   forEach(fn: (value: V, prefix: Prefix) => void): void {
     for (const e of this.entries()) fn(e.value, e.prefix);
   }
+}
+
+/** See PrefixTrie.index6. */
+interface V6Index<V> {
+  readonly short: V4Index<Node<V>>;
+  readonly deep: Map<number, Node<V>>;
+}
+
+function buildIndex6<V>(root: Node<V>): V6Index<V> {
+  const short = new V4Index<Node<V>>();
+  const deep = new Map<number, Node<V>>();
+  const stack: Node<V>[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.has) short.insert(n.w0, n.len, n);
+    for (const c of [n.left, n.right]) {
+      if (c === null) continue;
+      // The last node of /32 or shorter on a path anchors the walk for its child's /32 block.
+      if (c.len > 32) deep.set(c.w0, n);
+      else stack.push(c);
+    }
+  }
+  return { short, deep };
+}
+
+/** Longest match of an IPv6 address: the index for /32 and shorter, then a short walk inside its /32 block. */
+function lookupIndexed6<V>(ix: V6Index<V>, w0: number, w1: number, w2: number, w3: number): Node<V> | undefined {
+  let best = ix.short.lookup(w0);
+  let node: Node<V> | null | undefined = ix.deep.get(w0 | 0);
+  if (node === undefined) return best;
+  while (node.len < 128) {
+    const from = node.len >>> 5;
+    node = bitOf(w0, w1, w2, w3, node.len) ? node.right : node.left;
+    if (node === null || !matchesFrom(node, from, w0, w1, w2, w3)) break;
+    if (node.has) best = node;
+  }
+  return best;
 }
 
 class Jump<V> {

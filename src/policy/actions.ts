@@ -22,6 +22,12 @@ export interface ModState {
 export interface Modification {
   readonly apply: (attrs: PathAttributes, route: PolicyRoute, ctx: PolicyContext, st: ModState) => PathAttributes;
   readonly describe: (before: PathAttributes, after: PathAttributes) => string;
+  /**
+   * True when the result depends only on the input attributes (not on the
+   * route, the context or ModState), so the engine may memoize it per
+   * attributes object.
+   */
+  readonly attrsOnly?: boolean;
 }
 
 export type StatementResult = 'accept' | 'reject' | 'continue' | 'next-policy';
@@ -64,6 +70,7 @@ function communityOps(where: string, def: CommunityActionDef): Modification {
       if (add) for (const c of add) if (!l.includes(c)) l.push(c);
       return l.length === 0 ? without(a, 'communities') : { ...a, communities: l };
     },
+    attrsOnly: true,
     describe: (b, a) => `communities [${(b.communities ?? []).map(formatCommunity).join(' ')}] → [${(a.communities ?? []).map(formatCommunity).join(' ')}]`,
   };
 }
@@ -83,6 +90,7 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
       if (add) for (const c of add) if (!l.some((x) => sameLarge(x, c))) l.push(c);
       return l.length === 0 ? without(a, 'largeCommunities') : { ...a, largeCommunities: l };
     },
+    attrsOnly: true,
     describe: (b, a) => `large communities [${(b.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] → [${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}]`,
   };
 }
@@ -119,7 +127,7 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
   if (def.largeCommunity !== undefined) mods.push(largeOps(w('largeCommunity'), def.largeCommunity));
   if (def.localPref !== undefined) {
     const v = uint(w('localPref'), def.localPref);
-    mods.push({ apply: (a) => ({ ...a, localPref: v }), describe: (b) => `LOCAL_PREF ${b.localPref ?? '(none)'} → ${v}` });
+    mods.push({ attrsOnly: true, apply: (a) => ({ ...a, localPref: v }), describe: (b) => `LOCAL_PREF ${b.localPref ?? '(none)'} → ${v}` });
   }
   if (def.med !== undefined) {
     const m = def.med;
@@ -131,7 +139,7 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
       const d = Number(m);
       apply = (cur) => Math.min(U32, Math.max(0, (cur ?? 0) + d));
     } else throw new PolicyError(w('med'), `must be a number 0..4294967295 or "+N" / "-N", got ${JSON.stringify(m)}`);
-    mods.push({ apply: (a) => ({ ...a, med: apply(a.med) }), describe: (b, a) => `MED ${b.med ?? '(none)'} → ${a.med}` });
+    mods.push({ attrsOnly: true, apply: (a) => ({ ...a, med: apply(a.med) }), describe: (b, a) => `MED ${b.med ?? '(none)'} → ${a.med}` });
   }
   if (def.nextHop !== undefined) {
     const nh = def.nextHop;
@@ -179,6 +187,7 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
           for (let i = asns.length - 1; i >= 0; i--) path = prependAsPath(path, asns[i], 1);
           return { ...a, asPath: path };
         },
+        attrsOnly: true,
         describe: (b, a) => `AS path "${asPathText(b.asPath)}" → "${asPathText(a.asPath)}"`,
       });
     } else {
@@ -191,6 +200,7 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
           if (which === undefined || count === 0) return a;
           return { ...a, asPath: prependAsPath(a.asPath, which, count) };
         },
+        attrsOnly: asn !== 'self',
         describe: (b, a) => `AS path "${asPathText(b.asPath)}" → "${asPathText(a.asPath)}"`,
       });
     }

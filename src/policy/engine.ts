@@ -11,6 +11,12 @@ export interface CompiledStatement {
   readonly conditions: readonly Condition[];
   readonly mods: readonly Modification[];
   readonly result: StatementResult;
+  /**
+   * Output attributes by input attributes object, when every modification
+   * depends on the attributes alone (null otherwise). With interned
+   * attributes a full table then copies once per attribute set, not per route.
+   */
+  readonly memo: WeakMap<PathAttributes, PathAttributes> | null;
 }
 
 export interface CompiledPolicy {
@@ -62,30 +68,69 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
       for (const k of Object.keys(s)) if (!['name', 'conditions', 'actions'].includes(k)) throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
       const conditions = compileConditions(`${sw} conditions`, s.conditions, sets);
       const { result, mods } = compileActions(`${sw} actions`, s.actions);
-      return { name: sname, conditions, mods, result };
+      const memo = mods.length > 0 && mods.every((m) => m.attrsOnly === true) ? new WeakMap<PathAttributes, PathAttributes>() : null;
+      return { name: sname, conditions, mods, result, memo };
     });
     policies.set(name, { name, statements });
   }
   return new CompiledPolicies(sets, policies);
 }
 
+// Verdicts without a next-hop directive are shared per (verdict, attributes
+// object): a chain that only accepts or rejects allocates nothing per route.
+// Only stable attributes (the input's, or a memoized output) are cached here.
+const acceptResults = new WeakMap<PathAttributes, EvalResult>();
+const rejectResults = new WeakMap<PathAttributes, EvalResult>();
+
+function sharedResult(verdict: Verdict, attrs: PathAttributes): EvalResult {
+  const cache = verdict === 'accept' ? acceptResults : rejectResults;
+  let r = cache.get(attrs);
+  if (r === undefined) {
+    r = Object.freeze({ verdict, attrs });
+    cache.set(attrs, r);
+  }
+  return r;
+}
+
 // A plain function rather than a closure made per evaluation: keeps the hot path allocation-light.
-function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, verdict: Verdict, reason: string): EvalResult {
+function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, stable: boolean, verdict: Verdict, reason: string): EvalResult {
   if (trace) {
     trace.verdict = verdict;
     trace.reason = reason;
   }
-  if (st.nextHopDirective === undefined && trace === null) return { verdict, attrs };
+  if (st.nextHopDirective === undefined && trace === null) return stable ? sharedResult(verdict, attrs) : { verdict, attrs };
   const r: { verdict: Verdict; attrs: PathAttributes; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = { verdict, attrs };
   if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
   if (trace) r.trace = trace;
   return r;
 }
 
+/** A statement's modifications, memoized per input attributes when they depend on nothing else. */
+function applyMods(s: CompiledStatement, attrs: PathAttributes, route: PolicyRoute, ctx: PolicyContext, st: ModState): PathAttributes {
+  const memo = s.memo;
+  if (memo !== null) {
+    let out = memo.get(attrs);
+    if (out === undefined) {
+      out = attrs;
+      for (const m of s.mods) out = m.apply(out, route, ctx, st);
+      memo.set(attrs, out);
+    }
+    return out;
+  }
+  for (const m of s.mods) attrs = m.apply(attrs, route, ctx, st);
+  return attrs;
+}
+
+// Evaluation is synchronous and never re-entered, so one state object serves every run.
+const scratch: ModState = { nextHopDirective: undefined };
+
 function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace: Trace | null): EvalResult {
   if (ctx.direction !== chain.direction) throw new Error(`an ${chain.direction} chain evaluated in an ${ctx.direction} context`);
   let attrs: PathAttributes = route.attrs;
-  const st: ModState = { nextHopDirective: undefined };
+  // Stays true while attrs is the input or a memoized output (objects that recur across routes).
+  let stable = true;
+  const st = scratch;
+  st.nextHopDirective = undefined;
   for (const pol of chain.policies) {
     const pt: PolicyTrace | null = trace ? { policy: pol.name, statements: [] } : null;
     if (pt) trace!.policies.push(pt);
@@ -103,19 +148,23 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
             attrs = m.apply(attrs, route, ctx, st);
             stTrace.modifications.push(m.describe(before, attrs));
           }
+        if (matched && s.mods.length > 0) stable = false;
       } else {
         for (const c of s.conditions)
           if (!c.test(route, attrs, ctx)) {
             matched = false;
             break;
           }
-        if (matched) for (const m of s.mods) attrs = m.apply(attrs, route, ctx, st);
+        if (matched && s.mods.length > 0) {
+          attrs = applyMods(s, attrs, route, ctx, st);
+          if (s.memo === null) stable = false;
+        }
       }
       if (!matched) continue;
       switch (s.result) {
         case 'accept':
         case 'reject':
-          return finish(trace, st, attrs, s.result, trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '');
+          return finish(trace, st, attrs, stable, s.result, trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '');
         case 'next-policy':
           break statements;
         case 'continue':
@@ -123,10 +172,10 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
       }
     }
   }
-  if (chain.direction === 'import') return finish(trace, st, attrs, 'accept', 'no policy decided: import default accept');
-  if (route.source.kind === 'local') return finish(trace, st, attrs, chain.localDefault, trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '');
-  if (ctx.peer.type === 'ebgp') return finish(trace, st, attrs, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
-  return finish(trace, st, attrs, 'accept', 'no policy decided: export default accept toward an iBGP peer');
+  if (chain.direction === 'import') return finish(trace, st, attrs, stable, 'accept', 'no policy decided: import default accept');
+  if (route.source.kind === 'local') return finish(trace, st, attrs, stable, chain.localDefault, trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '');
+  if (ctx.peer.type === 'ebgp') return finish(trace, st, attrs, stable, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
+  return finish(trace, st, attrs, stable, 'accept', 'no policy decided: export default accept toward an iBGP peer');
 }
 
 /** Runs a chain over one route: the verdict and the (possibly new) attributes. */

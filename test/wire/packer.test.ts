@@ -167,3 +167,13 @@ describe('packWithdrawals', () => {
     );
   });
 });
+
+describe('packer IPv6 prefix bytes', () => {
+  it('writes every IPv6 length 0..128 exactly (round trip through decodeUpdate)', () => {
+    const prefixes = Array.from({ length: 129 }, (_, len) => Prefix.containing(Address.v6(0xa5a5a5a5, 0xffffffff, 0x5a5a5a5a, 0xc3c3c3c3), len));
+    const nextHopV6 = [Address.parse('2001:db8::1')];
+    const msgs = packUpdates({ origin: 0, asPath: [] }, prefixes, DEFAULT_CONTEXT, { nextHopV6 });
+    const got = msgs.flatMap((m) => decodeUpdate(m.subarray(19), DEFAULT_CONTEXT).attributes.mpReach?.nlri ?? []);
+    expect(got.map(String)).toEqual(prefixes.map(String));
+  });
+});
