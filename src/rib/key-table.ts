@@ -53,19 +53,24 @@ export class KeyTable {
       this.other.set(key, value);
       return;
     }
-    if ((this.used + 1) * 2 > this.vals.length) this.grow();
-    const { keys, vals, mask } = this;
-    for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
-      if (vals[i] === 0) {
-        keys[i] = key;
-        vals[i] = value;
-        this.used++;
-        return;
+    // Overwriting never moves entries (so it is safe while visiting); only an insertion may grow the table.
+    for (;;) {
+      const { keys, vals, mask } = this;
+      let i = slot(key, mask, this.seed);
+      for (; vals[i] !== 0; i = (i + 1) & mask) {
+        if (keys[i] === key) {
+          vals[i] = value;
+          return;
+        }
       }
-      if (keys[i] === key) {
-        vals[i] = value;
-        return;
+      if ((this.used + 1) * 2 > vals.length) {
+        this.grow();
+        continue;
       }
+      keys[i] = key;
+      vals[i] = value;
+      this.used++;
+      return;
     }
   }
 
