@@ -84,6 +84,7 @@ interface Result {
   cpuMs: number;
   bytesPerRoute: number;
   messages: number;
+  rssMb: number;
 }
 
 function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
@@ -111,8 +112,10 @@ function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
   const c1 = process.cpuUsage(c0);
   if (rib.locRibSize !== n) throw new Error(`expected ${n} routes in the Loc-RIB, got ${rib.locRibSize}`);
   const bytesPerRoute = (heap() - before) / n;
+  // Whole process (Node itself and the packed stream included), with this RIB alive.
+  const rssMb = process.memoryUsage().rss / 1e6;
   if (rib.locRibSize !== n) throw new Error('RIB collected early');
-  return { ms, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute, messages };
+  return { ms, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute, messages, rssMb };
 }
 
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -128,6 +131,7 @@ for (const [family, n] of [
   console.log(
     `IPv${family}: ${n} prefixes (/${family === 4 ? 24 : 48}), ${SETS} attribute sets, ${rs[0].messages} UPDATEs (${(stream.length / 1e6).toFixed(1)} MB): ` +
       `frame+decode+ingest ${m((r) => r.ms).toFixed(0)} ms (cpu ${m((r) => r.cpuMs).toFixed(0)} ms, median of ${RUNS}); ` +
-      `heap+external ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route (Adj-RIB-In and Loc-RIB)`,
+      `heap+external ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route (Adj-RIB-In and Loc-RIB); ` +
+      `process RSS after run 1 ${rs[0].rssMb.toFixed(0)} MB`,
   );
 }
