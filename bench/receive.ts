@@ -9,6 +9,11 @@
  *
  *   node --expose-gc --import tsx bench/receive.ts [--quick]
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Address } from '../src/net/address.js';
 import { Prefix } from '../src/net/prefix.js';
 import type { Packer } from '../src/rib/ports.js';
@@ -30,7 +35,7 @@ const PEER_V4 = Address.parse('10.1.0.1');
 const PEER_V6 = Address.parse('2001:db8:1::1');
 
 const gc = (globalThis as { gc?: () => void }).gc;
-if (gc === undefined) console.warn('run with node --expose-gc for memory figures');
+if (gc === undefined && !process.argv.includes('--emit')) console.warn('run with node --expose-gc for memory figures');
 
 function heap(): number {
   gc?.();
@@ -89,6 +94,7 @@ interface Result {
 
 function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
   const before = heap();
+  const rss0 = process.memoryUsage().rss;
   const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer: NO_PACK });
   const src = rib.addPeer({ address: family === 4 ? PEER_V4 : PEER_V6, asn: 65200 });
   const dst = rib.addPeer({ address: Address.parse('10.1.0.2'), asn: 65100, localAddressV4: Address.parse('192.0.2.1'), localAddressV6: Address.parse('2001:db8::1') });
@@ -113,9 +119,34 @@ function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
   if (rib.locRibSize !== n) throw new Error(`expected ${n} routes in the Loc-RIB, got ${rib.locRibSize}`);
   const bytesPerRoute = (heap() - before) / n;
   // Whole process (Node itself and the packed stream included), with this RIB alive.
-  const rssMb = process.memoryUsage().rss / 1e6;
+  const mu = process.memoryUsage();
+  const rssMb = mu.rss / 1e6;
+  if (process.argv.includes('--verbose')) console.log(`  rss ${(mu.rss / 1e6).toFixed(0)} MB, heap total ${(mu.heapTotal / 1e6).toFixed(0)} MB, used ${(mu.heapUsed / 1e6).toFixed(0)} MB, array buffers ${(mu.arrayBuffers / 1e6).toFixed(0)} MB (before this run: rss ${(rss0 / 1e6).toFixed(0)} MB)`);
   if (rib.locRibSize !== n) throw new Error('RIB collected early');
   return { ms, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute, messages, rssMb };
+}
+
+/**
+ * The stream is packed in a child process and read from a file, so that the
+ * garbage of packing does not sit in this process's RSS.
+ */
+function streamFor(family: 4 | 6, n: number): Uint8Array {
+  const dir = mkdtempSync(join(tmpdir(), 'tsbgp-receive-'));
+  const file = join(dir, `v${family}.bin`);
+  try {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--emit', String(family), String(n), file, ...(quick ? ['--quick'] : [])], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`packing the IPv${family} stream failed (exit ${r.status})`);
+    return new Uint8Array(readFileSync(file));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const emit = process.argv.indexOf('--emit');
+if (emit >= 0) {
+  const [family, n, file] = process.argv.slice(emit + 1, emit + 4);
+  writeFileSync(file, buildStream(Number(family) as 4 | 6, Number(n)));
+  process.exit(0);
 }
 
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -124,7 +155,7 @@ for (const [family, n] of [
   [4, V4],
   [6, V6],
 ] as const) {
-  const stream = buildStream(family, n);
+  const stream = streamFor(family, n);
   const rs: Result[] = [];
   for (let r = 0; r < RUNS; r++) rs.push(run(family, stream, n));
   const m = (f: (r: Result) => number) => median(rs.map(f));
