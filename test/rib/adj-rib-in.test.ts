@@ -143,7 +143,7 @@ function modelPost(peer: number, r: ModelRoute, policy: number): { med: number |
 describe('compact Adj-RIB-In against a Map model', () => {
   it('answers like a Map after random ingest, withdraw, policy changes and graceful restart (property)', () => {
     fc.assert(
-      fc.property(fc.array(opArb, { maxLength: 40 }), (ops) => {
+      fc.property(fc.array(opArb, { maxLength: 40, size: 'large' }), (ops) => {
         const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.100', packer: new FakePacker() });
         const ids = PEERS.map((p) => rib.addPeer({ address: A(p.address), asn: p.asn }));
         const model = PEERS.map(() => new Map<string, ModelRoute>());
