@@ -3,7 +3,7 @@
  * sets, plan (and fake-pack) the UPDATEs for one update group, and measure
  * the heap per route with 1 peer and with 10 peers in the group.
  *
- *   node --expose-gc --import tsx bench/rib.ts [--quick] [--real-packer]
+ *   node --expose-gc --import tsx bench/rib.ts [--quick] [--real-packer] [--learned-only]
  *
  * By default UPDATEs are counted, not encoded (the packer is measured with
  * the codec); --real-packer uses src/wire/packer.ts instead.
@@ -116,7 +116,9 @@ function run(peers: number, plainAttrs = false, groups = 1): Result {
 
 const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-for (const peers of [1, 10]) {
+// --learned-only: just the last (info) figure.
+const learnedOnly = process.argv.includes('--learned-only');
+for (const peers of learnedOnly ? [] : [1, 10]) {
   const rs: Result[] = [];
   for (let r = 0; r < RUNS; r++) rs.push(run(peers));
   const m = (f: (r: Result) => number) => median(rs.map(f));
@@ -128,13 +130,15 @@ for (const peers of [1, 10]) {
   );
 }
 
-const plain = run(1, true);
-console.log(`  same, 1 peer, a fresh attribute object per originate call (interning hashes each): originate ${plain.originateMs.toFixed(0)} ms`);
-const two = run(2, false, 2);
-console.log(`  2 peers in 2 update groups: plan ${two.planMs.toFixed(0)} ms, heap ${gc ? two.bytesPerRoute.toFixed(1) : '?'} bytes/route`);
+if (!learnedOnly) {
+  const plain = run(1, true);
+  console.log(`  same, 1 peer, a fresh attribute object per originate call (interning hashes each): originate ${plain.originateMs.toFixed(0)} ms`);
+  const two = run(2, false, 2);
+  console.log(`  2 peers in 2 update groups: plan ${two.planMs.toFixed(0)} ms, heap ${gc ? two.bytesPerRoute.toFixed(1) : '?'} bytes/route`);
+}
 
 /** Info: the same prefixes learned from one eBGP peer (UPDATEs of 900 prefixes each) and planned toward one other peer. */
-function ingestRun(): { ms: number; bytesPerRoute: number } {
+function ingestRun(): { ms: number; ingestMs: number; cpuMs: number; bytesPerRoute: number } {
   const sets = attrSets();
   const before = heap();
   const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer: new CountingPacker() });
@@ -142,6 +146,7 @@ function ingestRun(): { ms: number; bytesPerRoute: number } {
   const dst = rib.addPeer({ address: Address.parse('10.1.0.2'), asn: 65100, localAddressV4: Address.parse('192.0.2.1') });
   rib.peerUp(dst, { ctx: { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }, families: [4], routerId: '10.255.1.2' }, 0);
   rib.flushDue(10);
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (let s = 0; s < SETS; s++) {
     const attrs: PathAttributes = { ...sets[s], asPath: [{ type: 2, asns: [65200, 65300 + (s % 50)] }], nextHop: Address.parse('10.1.0.1') };
@@ -156,11 +161,13 @@ function ingestRun(): { ms: number; bytesPerRoute: number } {
     }
     if (batch.length > 0) send();
   }
+  const ingestMs = performance.now() - t0;
   rib.planDue(1e9);
   const ms = performance.now() - t0;
+  const c1 = process.cpuUsage(c0);
   const bytesPerRoute = (heap() - before) / N;
   if (rib.groupOf(dst)!.adjRibOutSize !== N) throw new Error('ingest run incomplete');
-  return { ms, bytesPerRoute };
+  return { ms, ingestMs, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute };
 }
 const learned = ingestRun();
-console.log(`  info: ${N} prefixes learned from one eBGP peer and planned toward another: ${learned.ms.toFixed(0)} ms, heap ${gc ? learned.bytesPerRoute.toFixed(1) : '?'} bytes/route (Adj-RIB-In included)`);
+console.log(`  info: ${N} prefixes learned from one eBGP peer and planned toward another: ${learned.ms.toFixed(0)} ms (ingest ${learned.ingestMs.toFixed(0)} ms, cpu ${learned.cpuMs.toFixed(0)} ms), heap ${gc ? learned.bytesPerRoute.toFixed(1) : '?'} bytes/route (Adj-RIB-In included)`);

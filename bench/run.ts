@@ -13,6 +13,7 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   trie: { full: [], quick: ['--quick'] },
   rib: { full: [], quick: ['--quick'] },
   policy: { full: [], quick: ['--quick'] },
+  receive: { full: [], quick: ['--quick'] },
   'kubernetes-planner': { full: ['5000'], quick: ['500'] },
   'speaker-originate': { full: ['100000', '5'], quick: ['10000', '1'] },
 };

@@ -2,8 +2,10 @@
  * A compact map from PrefixKey to a small positive integer. IPv4 keys that
  * are 32-bit integers (every prefix up to /31) live in an open-addressing
  * table of two Int32Arrays (linear probing, backward-shift deletion): about
- * 16 bytes a route and no per-entry objects for the GC to trace. Other keys
- * (/32 host routes, IPv6) fall back to a Map.
+ * 16 bytes a route and no per-entry objects for the GC to trace. Wider
+ * non-negative integer keys (/32 host routes, IPv6 up to /48) use a second
+ * such table with Float64Array keys; only strings (longer IPv6) and other
+ * numbers fall back to a Map.
  */
 import type { PrefixKey } from './prefix-key.js';
 
@@ -17,6 +19,7 @@ export class KeyTable {
   private mask: number;
   private used = 0;
   private readonly other = new Map<PrefixKey, number>();
+  private wide: WideTable | undefined;
   /**
    * Per-table hash seed. Copying one table into another in slot order is
    * what a full scan does; with one shared hash that order piles every key
@@ -33,12 +36,15 @@ export class KeyTable {
   }
 
   get size(): number {
-    return this.used + this.other.size;
+    return this.used + this.other.size + (this.wide?.size ?? 0);
   }
 
   /** The value for `key`, or 0 when absent. */
   get(key: PrefixKey): number {
-    if (!isInt32(key)) return this.other.get(key) ?? 0;
+    if (!isInt32(key)) {
+      if (isWide(key)) return this.wide?.get(key) ?? 0;
+      return this.other.get(key) ?? 0;
+    }
     const { keys, vals, mask } = this;
     for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
       const v = vals[i];
@@ -50,27 +56,33 @@ export class KeyTable {
   set(key: PrefixKey, value: number): void {
     if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
     if (!isInt32(key)) {
-      this.other.set(key, value);
+      if (isWide(key)) (this.wide ??= new WideTable(this.seed)).set(key, value);
+      else this.other.set(key, value);
       return;
     }
-    if ((this.used + 1) * 2 > this.vals.length) this.grow();
-    const { keys, vals, mask } = this;
-    for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
-      if (vals[i] === 0) {
-        keys[i] = key;
-        vals[i] = value;
-        this.used++;
-        return;
+    // Overwriting never moves entries (so it is safe while visiting); only an insertion may grow the table.
+    for (;;) {
+      const { keys, vals, mask } = this;
+      let i = slot(key, mask, this.seed);
+      for (; vals[i] !== 0; i = (i + 1) & mask) {
+        if (keys[i] === key) {
+          vals[i] = value;
+          return;
+        }
       }
-      if (keys[i] === key) {
-        vals[i] = value;
-        return;
+      if ((this.used + 1) * 2 > vals.length) {
+        this.grow();
+        continue;
       }
+      keys[i] = key;
+      vals[i] = value;
+      this.used++;
+      return;
     }
   }
 
   delete(key: PrefixKey): boolean {
-    if (!isInt32(key)) return this.other.delete(key);
+    if (!isInt32(key)) return isWide(key) ? (this.wide?.delete(key) ?? false) : this.other.delete(key);
     const { keys, vals, mask } = this;
     let i = slot(key, mask, this.seed);
     for (; ; i = (i + 1) & mask) {
@@ -98,6 +110,7 @@ export class KeyTable {
   forEach(fn: (value: number, key: PrefixKey) => void): void {
     const { keys, vals } = this;
     for (let i = 0; i < vals.length; i++) if (vals[i] !== 0) fn(vals[i], keys[i]);
+    this.wide?.forEach(fn);
     this.other.forEach(fn);
   }
 
@@ -106,6 +119,7 @@ export class KeyTable {
     this.vals = new Int32Array(MIN_CAPACITY);
     this.mask = MIN_CAPACITY - 1;
     this.used = 0;
+    this.wide = undefined;
     this.other.clear();
   }
 
@@ -142,4 +156,104 @@ function slot(key: number, mask: number, seed: number): number {
   h ^= h >>> 16;
   // mask = 2^b - 1, so clz32(mask) = 32 - b.
   return (h >>> Math.clz32(mask)) & mask;
+}
+
+function isWide(key: PrefixKey): key is number {
+  return typeof key === 'number' && Number.isSafeInteger(key) && key >= 0;
+}
+
+const TWO32 = 4294967296;
+
+/** Hash of a non-negative safe integer: both 32-bit halves matter. */
+function wideSlot(key: number, mask: number, seed: number): number {
+  const lo = key % TWO32;
+  const hi = (key - lo) / TWO32;
+  return slot((lo ^ Math.imul(hi, 0x27d4eb2d)) | 0, mask, seed);
+}
+
+/** The same open-addressing scheme for keys in 0..2^53 (Float64Array keys). */
+class WideTable {
+  private keys = new Float64Array(MIN_CAPACITY);
+  private vals = new Int32Array(MIN_CAPACITY);
+  private mask = MIN_CAPACITY - 1;
+  size = 0;
+
+  constructor(private readonly seed: number) {}
+
+  get(key: number): number {
+    const { keys, vals, mask } = this;
+    for (let i = wideSlot(key, mask, this.seed); ; i = (i + 1) & mask) {
+      const v = vals[i];
+      if (v === 0) return 0;
+      if (keys[i] === key) return v;
+    }
+  }
+
+  set(key: number, value: number): void {
+    for (;;) {
+      const { keys, vals, mask } = this;
+      let i = wideSlot(key, mask, this.seed);
+      for (; vals[i] !== 0; i = (i + 1) & mask) {
+        if (keys[i] === key) {
+          vals[i] = value;
+          return;
+        }
+      }
+      if ((this.size + 1) * 2 > vals.length) {
+        this.grow();
+        continue;
+      }
+      keys[i] = key;
+      vals[i] = value;
+      this.size++;
+      return;
+    }
+  }
+
+  delete(key: number): boolean {
+    const { keys, vals, mask } = this;
+    let i = wideSlot(key, mask, this.seed);
+    for (; ; i = (i + 1) & mask) {
+      if (vals[i] === 0) return false;
+      if (keys[i] === key) break;
+    }
+    let hole = i;
+    for (let j = (i + 1) & mask; vals[j] !== 0; j = (j + 1) & mask) {
+      const home = wideSlot(keys[j], mask, this.seed);
+      if (((j - home) & mask) >= ((j - hole) & mask)) {
+        keys[hole] = keys[j];
+        vals[hole] = vals[j];
+        hole = j;
+      }
+    }
+    vals[hole] = 0;
+    keys[hole] = 0;
+    this.size--;
+    return true;
+  }
+
+  forEach(fn: (value: number, key: number) => void): void {
+    const { keys, vals } = this;
+    for (let i = 0; i < vals.length; i++) if (vals[i] !== 0) fn(vals[i], keys[i]);
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldVals = this.vals;
+    const cap = oldVals.length * 2;
+    const keys = new Float64Array(cap);
+    const vals = new Int32Array(cap);
+    const mask = cap - 1;
+    for (let k = 0; k < oldVals.length; k++) {
+      const v = oldVals[k];
+      if (v === 0) continue;
+      let i = wideSlot(oldKeys[k], mask, this.seed);
+      while (vals[i] !== 0) i = (i + 1) & mask;
+      keys[i] = oldKeys[k];
+      vals[i] = v;
+    }
+    this.keys = keys;
+    this.vals = vals;
+    this.mask = mask;
+  }
 }

@@ -8,14 +8,14 @@ import type { Prefix } from '../net/prefix.js';
 import * as wirePacker from '../wire/packer.js';
 import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes, UpdateMessage } from '../wire/types.js';
-import { AdjRibIn, InRoute, inKey } from './adj-rib-in.js';
+import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import type { MultipathOptions } from './best-path.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
-import { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
+import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
@@ -112,7 +112,7 @@ export class Rib {
     const source: PeerSource = { kind: 'peer', id, address: cfg.address, asn: cfg.asn, type, routerIdNum: 0, rrClient: cfg.rrClient ?? false };
     const ownAsns = localAsn === this.opts.localAsn ? [localAsn] : [localAsn, this.opts.localAsn];
     const elig: EligibilityContext = { ownAsns, allowOwnAs: cfg.allowOwnAs ?? 0, routerId: this.routerIdAddr, clusterId: this.clusterIdAddr };
-    this.peers.set(id, { cfg, source, adjIn: new AdjRibIn(), elig, ref: { address: cfg.address, asn: cfg.asn, type, localAsn } });
+    this.peers.set(id, { cfg, source, adjIn: new AdjRibIn(source), elig, ref: { address: cfg.address, asn: cfg.asn, type, localAsn } });
     return id;
   }
 
@@ -216,12 +216,16 @@ export class Rib {
 
   /** Graceful restart: mark every route of `family` from the peer stale. */
   markStale(peerId: string, family: 4 | 6): void {
-    for (const [, r] of this.peer(peerId).adjIn.ofFamily(family)) r.stale = true;
+    const adjIn = this.peer(peerId).adjIn;
+    for (const k of adjIn.keysOf(family, (v) => !v.stale)) {
+      const v = adjIn.get(k)!;
+      adjIn.set(k, v.pathId, v.addPath, v.pre, v.post, true);
+    }
   }
 
   /** Graceful restart finished (End-of-RIB or timer): withdraw routes still stale. */
   purgeStale(peerId: string, family: 4 | 6, now: number): number {
-    return this.dropRoutes(this.peer(peerId), family, (r) => r.stale, now);
+    return this.dropRoutes(this.peer(peerId), family, (v) => v.stale, now);
   }
 
   /** Replaces the import policy and re-runs import from the pre-policy Adj-RIB-In. */
@@ -239,17 +243,17 @@ export class Rib {
   /** Soft reconfiguration inbound: re-evaluate every stored route against the current import policy. */
   softReconfigure(peerId: string, now: number): void {
     const peer = this.peer(peerId);
-    for (const [k, r] of peer.adjIn.routes) {
-      const post = this.evaluateImport(peer, prefixFromKey(r.key), r.pre);
+    peer.adjIn.forEach((r, k) => {
+      const key = splitInKey(k).key;
+      const post = this.evaluateImport(peer, prefixFromKey(key), r.pre);
       if (post === r.post) {
         if (post !== null) this.store.release(post);
-        continue;
+        return;
       }
-      const next = new InRoute(peer.source, r.key, r.pathId, r.addPath, r.pre, post, r.stale);
-      peer.adjIn.set(k, next);
+      const next = peer.adjIn.set(k, r.pathId, r.addPath, r.pre, post, r.stale);
       if (r.post !== null) this.store.release(r.post);
-      this.applyToLoc(r.key, post !== null ? next : null, peer.source, r.pathId, now);
-    }
+      this.applyToLoc(key, post !== null ? next : null, peer.source, r.pathId, now);
+    });
     this.clearBaseCache();
   }
 
@@ -293,13 +297,12 @@ export class Rib {
     const k = inKey(key, pathId);
     const old = peer.adjIn.get(k);
     if (old !== undefined && old.pre === pre) {
-      old.stale = false;
+      if (old.stale) peer.adjIn.set(k, old.pathId, old.addPath, old.pre, old.post, false);
       return;
     }
     this.store.retain(pre);
     const post = this.evaluateImport(peer, prefix, pre);
-    const r = new InRoute(peer.source, key, pathId ?? 0, pathId !== undefined, pre, post, false);
-    peer.adjIn.set(k, r);
+    const r = peer.adjIn.set(k, pathId ?? 0, pathId !== undefined, pre, post, false);
     if (old !== undefined) this.releaseIn(old);
     this.applyToLoc(key, post !== null ? r : null, peer.source, pathId ?? 0, now);
   }
@@ -313,15 +316,17 @@ export class Rib {
     this.applyToLoc(key, null, peer.source, pathId ?? 0, now);
   }
 
-  private releaseIn(r: InRoute): void {
+  private releaseIn(r: InVariant): void {
     this.store.release(r.pre);
     if (r.post !== null) this.store.release(r.post);
   }
 
-  private dropRoutes(peer: PeerState, family: 4 | 6, which: (r: InRoute) => boolean, now: number): number {
-    const gone: InRoute[] = [];
-    for (const [, r] of peer.adjIn.ofFamily(family)) if (which(r)) gone.push(r);
-    for (const r of gone) this.withdrawIn(peer, r.key, r.addPath ? r.pathId : undefined, now);
+  private dropRoutes(peer: PeerState, family: 4 | 6, which: (v: InVariant) => boolean, now: number): number {
+    const gone = peer.adjIn.keysOf(family, which);
+    for (const k of gone) {
+      const { key, pathId } = splitInKey(k);
+      this.withdrawIn(peer, key, pathId, now);
+    }
     return gone.length;
   }
 
@@ -447,10 +452,23 @@ export class Rib {
   }
 
   adjRibIn(peerId: string, which: 'pre' | 'post'): InRouteView[] {
+    // Canonical order (prefix keys as sortKeys orders them, then path id), whatever the table layout.
+    const adjIn = this.peer(peerId).adjIn;
+    const byKey = new Map<PrefixKey, { k: InKey; pathId: number }[]>();
+    adjIn.forEach((_, k) => {
+      const { key, pathId } = splitInKey(k);
+      let l = byKey.get(key);
+      if (l === undefined) byKey.set(key, (l = []));
+      l.push({ k, pathId: pathId ?? 0 });
+    });
     const out: InRouteView[] = [];
-    for (const r of this.peer(peerId).adjIn.routes.values()) {
-      const set = which === 'pre' ? r.pre : r.post;
-      if (set !== null) out.push({ prefix: prefixFromKey(r.key), pathId: r.addPath ? r.pathId : undefined, attrs: set.attrs, stale: r.stale });
+    for (const key of sortKeys([...byKey.keys()])) {
+      const prefix = prefixFromKey(key);
+      for (const e of byKey.get(key)!.sort((a, b) => a.pathId - b.pathId)) {
+        const r = adjIn.get(e.k)!;
+        const set = which === 'pre' ? r.pre : r.post;
+        if (set !== null) out.push({ prefix, pathId: r.addPath ? r.pathId : undefined, attrs: set.attrs, stale: r.stale });
+      }
     }
     return out;
   }
@@ -489,7 +507,7 @@ export class Rib {
   /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */
   private touchOwnRoutes(peer: PeerState, g: UpdateGroup, now: number): void {
     if (peer.source.type !== 'ebgp') return;
-    for (const r of peer.adjIn.routes.values()) g.touch(r.key, now);
+    peer.adjIn.forEach((_, k) => g.touch(splitInKey(k).key, now));
   }
 
   private policyId(p: object | undefined): number {

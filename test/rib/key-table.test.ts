@@ -8,14 +8,17 @@ describe('KeyTable', () => {
     const key = fc.oneof(
       fc.integer({ min: -40, max: 40 }),
       fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
-      fc.constantFrom(2 ** 32 + 5, 'a/48', 'b/64'),
+      fc.constantFrom(2 ** 32 + 5, 'a/48', 'b/64', -(2 ** 40), 1.5),
+      // Wide keys (/32 host routes, IPv6 up to /48): a few colliding in their low half, and random ones.
+      fc.integer({ min: 0, max: 40 }).map((i) => 2 ** 50 + (i % 8) * 2 ** 32 + (i >> 3)),
+      fc.integer({ min: 2 ** 31, max: Number.MAX_SAFE_INTEGER }),
     );
     const op = fc.oneof(
       fc.tuple(fc.constant('set' as const), key, fc.integer({ min: 1, max: 1000 })),
       fc.tuple(fc.constant('del' as const), key, fc.constant(0)),
     );
     fc.assert(
-      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+      fc.property(fc.array(op, { maxLength: 300, size: 'large' }), (ops) => {
         const t = new KeyTable();
         const m = new Map<number | string, number>();
         for (const [kind, k, v] of ops) {
@@ -27,6 +30,7 @@ describe('KeyTable', () => {
         }
         for (const [k, v] of m) expect(t.get(k)).toBe(v);
         for (let k = -40; k <= 40; k++) expect(t.get(k)).toBe(m.get(k) ?? 0);
+        for (let i = 0; i <= 40; i++) expect(t.get(2 ** 50 + (i % 8) * 2 ** 32 + (i >> 3))).toBe(m.get(2 ** 50 + (i % 8) * 2 ** 32 + (i >> 3)) ?? 0);
         const seen = new Map<number | string, number>();
         t.forEach((v, k) => seen.set(k, v));
         expect(seen).toEqual(m);

@@ -30,9 +30,23 @@ describe('prefix keys', () => {
     expect(prefixFromKey(keyOf(Prefix.parse('255.255.255.255/32'))).toString()).toBe('255.255.255.255/32');
   });
 
+  it('keeps IPv6 prefixes up to /48 as exact numbers above every IPv4 key, longer ones as strings', () => {
+    for (const text of ['::/0', '8000::/1', '2001:db8::/32', '2001:db8:fffe::/47', 'ffff:ffff:ffff::/48', '2001:db8:1::/48']) {
+      const k = keyOf(Prefix.parse(text));
+      expect(typeof k === 'number' && Number.isSafeInteger(k) && k > 2 ** 33).toBe(true);
+      expect(familyOfKey(k)).toBe(6);
+      expect(prefixFromKey(k).toString()).toBe(text);
+    }
+    expect(keyOf(Prefix.parse('2001:db8::/47'))).not.toBe(keyOf(Prefix.parse('2001:db8::/48')));
+    expect(typeof keyOf(Prefix.parse('2001:db8:1:2::/64'))).toBe('string');
+    expect(prefixFromKey(keyOf(Prefix.parse('2001:db8:1:8000::/49'))).toString()).toBe('2001:db8:1:8000::/49');
+  });
+
   it('sorts keys canonically: a permutation, IPv4 of one length in address order, IPv6 last (property)', () => {
     const v4 = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(8, 24, 31, 32)).map(([v, l]) => Prefix.containing(Address.v4(v), l));
-    const v6 = fc.integer({ min: 0, max: 0xffffffff }).map((w) => Prefix.containing(Address.v6(0x20010db8, w, 0, 0), 64));
+    const v6 = fc
+      .tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(32, 48, 64))
+      .map(([w, l]) => Prefix.containing(Address.v6(0x20010db8, w, 0, 0), l));
     fc.assert(
       fc.property(fc.uniqueArray(fc.oneof(v4, v6), { selector: (p) => p.toString(), maxLength: 40 }), (ps) => {
         const keys = ps.map(keyOf);
