@@ -2,7 +2,7 @@
 // (never in parallel: the figures are medians on a shared 2-core machine).
 // `npm run bench` for the full set, `npm run bench -- --quick` for a smoke run.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 
 const quick = process.argv.includes('--quick');
@@ -21,6 +21,10 @@ const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.inclu
 
 console.log(`# tsbgp benchmarks ${quick ? '(quick)' : ''}`);
 console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`);
+// Every suite appends its tables here (bench/report.ts); perf-readme reads it.
+const out = process.env.BENCH_OUT ?? `bench/results/${quick ? 'quick' : 'bench'}.jsonl`;
+mkdirSync('bench/results', { recursive: true });
+if (only.length === 0) writeFileSync(out, '');
 let failed = 0;
 for (const suite of suites) {
   const file = `bench/${suite}.ts`;
@@ -31,7 +35,7 @@ for (const suite of suites) {
   }
   console.log(`\n## ${suite}`);
   const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? SUITES[suite].quick : SUITES[suite].full)];
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, BENCH_OUT: out } });
   if (r.status !== 0) {
     console.error(`benchmark ${suite} failed (exit ${r.status})`);
     failed++;

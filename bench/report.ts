@@ -1,0 +1,64 @@
+// Shared output of every benchmark: a table printed as Markdown for people,
+// and appended as one JSON line to $BENCH_OUT for scripts/perf-readme.ts,
+// which generates the README's performance section from the last run.
+// No figure is typed by hand: tables are built from measured values only.
+import { appendFileSync } from 'node:fs';
+import os from 'node:os';
+
+export type Cell = string | number;
+
+export interface BenchTable {
+  /** Suite that produced the table (file name under bench/ or bench/lab/). */
+  suite: string;
+  /** Scenario heading, e.g. "Originate a full table to a BIRD receiver". */
+  title: string;
+  /** Column headers, e.g. ["scenario", "tsbgp", "BIRD", "tsbgp / BIRD"]. */
+  columns: string[];
+  rows: Cell[][];
+  /** Free text shown under the table: goal, what bounds it, units. */
+  notes?: string[];
+  /** True when produced by a --quick smoke run (not fit for the README). */
+  quick?: boolean;
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** a / b as "1.23×" (or "n/a" when either side is missing). */
+export function ratio(a: number | undefined, b: number | undefined): string {
+  if (a === undefined || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b === 0) return 'n/a';
+  return `${(a / b).toFixed(2)}×`;
+}
+
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? 'cpu';
+  return `node ${process.version}, ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}`;
+}
+
+function fmt(c: Cell): string {
+  if (typeof c === 'number') {
+    if (!Number.isFinite(c)) return 'n/a';
+    if (Number.isInteger(c)) return String(c);
+    return Math.abs(c) >= 100 ? c.toFixed(0) : Math.abs(c) >= 10 ? c.toFixed(1) : c.toFixed(2);
+  }
+  return c;
+}
+
+export function markdown(t: BenchTable): string {
+  const lines = [`### ${t.title}`, '', `| ${t.columns.join(' | ')} |`, `|${t.columns.map(() => '---').join('|')}|`];
+  for (const r of t.rows) lines.push(`| ${r.map(fmt).join(' | ')} |`);
+  for (const n of t.notes ?? []) lines.push('', n);
+  return lines.join('\n');
+}
+
+/** Print the table and record it in $BENCH_OUT (JSON lines) when set. */
+export function emit(t: BenchTable): void {
+  const table = { ...t, quick: t.quick ?? process.argv.includes('--quick') };
+  console.log(`\n${markdown(table)}\n`);
+  const out = process.env.BENCH_OUT;
+  if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString() }) + '\n');
+}
