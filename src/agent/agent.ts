@@ -1,8 +1,9 @@
 /**
- * The node agent shell: manifests → ClusterState/Planner → reconcile →
- * speaker, plus the control socket, logs and signals. Every decision lives
- * in the pure modules (planner, reconcile, redistribute, views); this file
- * only moves events in and operations out.
+ * The node agent shell: a ConfigSource (manifests or the Kubernetes API) →
+ * ClusterState/Planner → reconcile → speaker, plus the control socket, logs,
+ * Events and signals. Every decision lives in the pure modules (planner,
+ * reconcile, redistribute, views); this file only moves events in and
+ * operations out.
  */
 import { formatIssue, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
@@ -10,18 +11,28 @@ import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions, 
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
-import { createLogger, parseLevel, type Level, type Logger } from './log.js';
+import type { EventSink } from '../kubernetes/events.js';
+import { createLogger, LEVELS, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
+import { PlanEvents } from './plan-events.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, redistributedAttributes, redistributionOps } from './redistribute.js';
-import { watchLayers, type LayerWatcher } from './sources.js';
-import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson } from './views.js';
+import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
+import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
+import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
 
 export interface AgentOptions {
   readonly node: string;
-  readonly manifests: readonly string[];
+  /** Manifest layers (`--manifests`); or give `source`. */
+  readonly manifests?: readonly string[];
+  /** Where the configuration comes from (src/agent/sources.ts); default the `manifests` layers. */
+  readonly source?: ConfigSource;
+  /** Kubernetes Events (NotAdvertised, PeerRefused); none when absent. */
+  readonly events?: EventSink;
+  /** How often repeated Events' counts are sent (default 60 s). */
+  readonly eventsFlushMs?: number;
   /** Control socket path; `false` for none. */
   readonly control?: string | false;
   /** Overrides the BGPConfiguration's logSeverityScreen. */
@@ -60,6 +71,8 @@ export interface StatusJson {
   readonly peers: readonly StatusPeerJson[];
   readonly errors: readonly ErrorJson[];
   readonly refused: readonly RefusedJson[];
+  /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
+  readonly source: SourceJson;
 }
 
 export interface AdvertisedJson {
@@ -103,6 +116,9 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const now = opts.now ?? (() => new Date());
   const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now });
   const startedAt = now();
+  if ((opts.source === undefined) === (opts.manifests === undefined)) throw new Error('runAgent: give exactly one of `manifests` and `source`');
+  const source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now });
+  const planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
   const planner = new Planner(opts.node);
   let issues: ManifestIssue[] = [];
   let issueText = '';
@@ -128,8 +144,29 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     return work;
   };
 
+  /** BGPConfiguration logSeverityScreen, unless --log-level was given; the change is logged where it shows. */
   const followLevel = (plan: Plan) => {
-    if (!opts.logLevel && !opts.logger) log.level = parseLevel(plan.logSeverity);
+    if (opts.logLevel) return;
+    const level = parseLevel(plan.logSeverity);
+    const from = log.level;
+    if (level === from) return;
+    const note = () => log.info(`log level ${level} (BGPConfiguration logSeverityScreen)`, { from });
+    if (LEVELS.indexOf(level) < LEVELS.indexOf(from)) {
+      log.level = level;
+      note();
+    } else {
+      note();
+      log.level = level;
+    }
+  };
+
+  // Event → UPDATE on the socket, for tsbgp_update_latency_seconds: the speaker's timers are watched.
+  const probe = new UpdateProbe(() => speaker?.status() ?? [], () => now().getTime());
+  const afterSpeakerTimer = () => {
+    if (!probe.armed) return;
+    const r = probe.check();
+    if (r === 'sent') opts.metrics?.updateSent();
+    else if (r === 'abandoned') opts.metrics?.updateAbandoned();
   };
 
   const createSpeaker = async (plan: Plan): Promise<void> => {
@@ -148,6 +185,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       // every route before it adds the peers, so the initial dump is complete.
       restarting: true,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
+      ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, afterSpeakerTimer) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
@@ -253,6 +291,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const keep = new Set(desiredRedistribution(plan, speaker.received()).map((r) => r.prefix.toString()));
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) redistributed.delete(r.prefix.toString());
+    const awaitUpdate = opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && probe.arm();
     failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of failures) log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
     const refusedNow = JSON.stringify(ops.refusedPeers);
@@ -270,12 +309,20 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     }
     applied = plan;
     await redistribute();
-    opts.metrics?.reconciled();
+    opts.metrics?.reconciled({ awaitUpdate });
+  };
+
+  /** A reconcile, then the Events the current plan calls for (also before the speaker exists). */
+  const reconcileStep = async (): Promise<void> => {
+    await reconcileNow();
+    // Not awaited: a slow API server must not hold back the next reconcile.
+    if (running) void planEvents?.update(planner.plan, refusals);
   };
 
   const onChange = (events: ClusterEvent[], newIssues: ManifestIssue[]) => {
     const text = JSON.stringify(newIssues);
     const issuesChanged = text !== issueText;
+    const known = new Set(issues.map((i) => JSON.stringify(i)));
     issues = newIssues;
     issueText = text;
     if (events.length === 0 && !issuesChanged) return;
@@ -284,17 +331,19 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const plan = planner.plan;
     if (events.length > 0) {
       log.info('configuration changed', { changes: events.map(describeEvent), routes: plan.routes.length, peers: plan.peers.length });
-      // Refused IPs and plan errors, once per change.
+      // Refused IPs and plan errors, once per change (an unrelated EndpointSlice update repeats nothing).
       if (JSON.stringify(before.refused) !== JSON.stringify(plan.refused) || !applied)
         for (const r of plan.refused) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
-      for (const e of plan.errors) log.error(formatError(planJsonError(e)));
+      if (JSON.stringify(before.errors) !== JSON.stringify(plan.errors) || !applied) for (const e of plan.errors) log.error(formatError(planJsonError(e)));
     }
+    // Issues once each, when they appear.
     for (const i of newIssues) {
-      if (i.severity === 'error') log.error(`invalid manifest: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
-      else if (issuesChanged) log.debug(`ignored: ${formatIssue(i)}`);
+      if (known.has(JSON.stringify(i))) continue;
+      if (i.severity === 'error') log.error(`invalid ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
+      else log.debug(`ignored: ${formatIssue(i)}`);
     }
     if (events.length > 0) opts.metrics?.eventReceived();
-    if (events.length > 0 || !applied) void enqueue(reconcileNow);
+    if (events.length > 0 || !applied) void enqueue(reconcileStep);
   };
 
   const planJsonError = (e: Plan['errors'][number]): ErrorJson => ({ file: null, kind: e.kind ?? null, namespace: e.namespace ?? null, name: e.name ?? null, field: e.field ?? null, message: e.message });
@@ -348,6 +397,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       peers,
       errors: currentErrors(),
       refused: planner.plan.refused.map(refusedJson),
+      source: sourceJson(source.status()),
     };
   };
 
@@ -407,10 +457,11 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const explainNow = (query: string) => explain(applied ?? planner.plan, query, redistributedList(), (ns, name) => planner.state.services.has(`${ns}/${name}`));
 
   // ---- start ----
-  opts.metrics?.attach(() => ({ running, speaker, plan: applied, configErrors: currentErrors().length }));
-  log.info('tsbgp agent starting', { node: opts.node, manifests: opts.manifests });
-  let watcher: LayerWatcher | undefined;
+  opts.metrics?.attach(() => ({ running, speaker, plan: applied, configErrors: currentErrors().length, source: source.status() }));
+  const origin = source.status();
+  log.info('tsbgp agent starting', { node: opts.node, source: origin.kind, ...(origin.kind === 'manifests' ? { manifests: origin.paths } : { server: origin.server }) });
   let control: ControlServer | undefined;
+  let disconnectedAt: Date | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
     log.info(`received ${sig}`);
     void stop();
@@ -421,7 +472,8 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     log.info(SHUTDOWN_MESSAGE);
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
-    watcher?.close();
+    await source.close();
+    planEvents?.close();
     if (poll) clearInterval(poll);
     await work;
     await control?.close();
@@ -430,21 +482,43 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     resolveDone();
     return done;
   };
+  /** The API server went away or came back: nothing is withdrawn meanwhile, and the log says so. */
+  const onConnectionChange = (connected: boolean, st: SourceStatus) => {
+    if (!st.synced) return;
+    if (!connected) {
+      disconnectedAt = st.since;
+      log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
+    } else {
+      log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: disconnectedAt ? Math.round((st.since.getTime() - disconnectedAt.getTime()) / 1000) : undefined });
+      disconnectedAt = undefined;
+    }
+    opts.metrics?.refresh();
+  };
   try {
-    watcher = await watchLayers(opts.manifests, { debounceMs: opts.debounceMs ?? 100, onChange, onError: (e) => log.error(`manifest watch: ${e.message}`) });
-    await work;
-    if (startError) throw startError;
+    // The control socket and signals come first, so `tsbgp status` and SIGTERM work while the first sync waits on the API server.
     if (opts.control !== false && opts.control !== undefined) {
       control = await startControlServer(opts.control, handle, (e) => log.error(`control socket: ${e.message}`));
       log.info('control socket listening', { path: opts.control });
     }
+    if (opts.signals !== false) {
+      process.once('SIGTERM', onSignal);
+      process.once('SIGINT', onSignal);
+    }
+    if (origin.kind === 'kubernetes') log.info('waiting for the first sync of the Kubernetes API', { server: origin.server });
+    const started = source.start({
+      onChange,
+      onConnectionChange,
+      onWatchRestart: (resource) => opts.metrics?.watchRestarted(resource),
+      onError: (e) => log.error(`${origin.kind === 'manifests' ? 'manifest watch' : 'Kubernetes API'}: ${e.message}`),
+    });
+    // A signal during a long first sync ends the wait; the agent then simply stops.
+    started.catch(() => undefined);
+    await Promise.race([started, done]);
+    await work;
+    if (running && startError) throw startError;
   } catch (e) {
     await stop();
     throw e;
-  }
-  if (opts.signals !== false) {
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
   }
   return {
     done,
@@ -454,7 +528,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     routes,
     explain: explainNow,
     settled: async () => {
-      await watcher?.reload();
+      await source.settle();
       await work;
     },
     stop,

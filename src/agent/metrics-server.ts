@@ -65,7 +65,7 @@ export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddre
       case '/healthz':
       case '/readyz': {
         const r = path === '/healthz' ? metrics.liveness() : metrics.readiness();
-        return r.ready ? text(res, 200, 'ok\n') : text(res, 503, `${r.reason}\n`);
+        return r.ready ? text(res, 200, r.detail ? `ok: ${r.detail}\n` : 'ok\n') : text(res, 503, `${r.reason}\n`);
       }
       default:
         return text(res, 404, 'not found: try /metrics, /healthz or /readyz\n');

@@ -8,6 +8,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Plan } from '../kubernetes/plan-types.js';
 import type { PeerState, SpeakerApi } from '../speaker/types.js';
+import type { SourceStatus } from './sources.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
@@ -26,6 +27,8 @@ export interface MetricsInput {
   readonly configErrors: number;
   /** Refused routes beyond the plan's refused IPs, by reason (e.g. "rejected by filter"). */
   readonly refusedExtra?: Readonly<Record<string, number>>;
+  /** Where the configuration comes from, and whether it is reachable. */
+  readonly source?: SourceStatus;
 }
 
 export interface AgentMetricsOptions {
@@ -35,7 +38,8 @@ export interface AgentMetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-export type Readiness = { readonly ready: true } | { readonly ready: false; readonly reason: string };
+/** `detail` on a ready answer says what is degraded without being a reason to take the node out. */
+export type Readiness = { readonly ready: true; readonly detail?: string } | { readonly ready: false; readonly reason: string };
 
 type CounterName = 'messagesIn' | 'messagesOut' | 'updatesIn' | 'updatesOut';
 const COUNTERS: readonly CounterName[] = ['messagesIn', 'messagesOut', 'updatesIn', 'updatesOut'];
@@ -51,6 +55,8 @@ export class AgentMetrics {
   private readonly now: () => number;
   private source?: () => MetricsInput;
   private pendingSince?: number;
+  /** Start of the event whose UPDATE the agent is waiting to see on a socket. */
+  private updateSince?: number;
   /** Last raw speaker counter per peer, to turn snapshots into increments. */
   private readonly lastCounters = new Map<string, Record<CounterName, number>>();
   /** Label sets exported last time, to drop the series of peers that are gone. */
@@ -66,7 +72,10 @@ export class AgentMetrics {
   private readonly configErrors: Gauge;
   private readonly up: Gauge;
   private readonly reconcileSeconds: Histogram;
+  private readonly updateSeconds: Histogram;
   private readonly watchRestarts: Counter<'resource'>;
+  /** Registered on first use, so an agent reading manifests exports no Kubernetes API series. */
+  private api?: { readonly connected: Gauge; readonly lastSync: Gauge };
 
   constructor(opts: AgentMetricsOptions = {}) {
     // Wall clock: session `since` is a Date. A step backwards clamps a duration to 0.
@@ -92,6 +101,12 @@ export class AgentMetrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
+    this.updateSeconds = new Histogram({
+      name: 'tsbgp_update_latency_seconds',
+      help: 'From a configuration event received to the first UPDATE carrying the change handed to a peer socket',
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
     this.watchRestarts = new Counter({ name: 'tsbgp_kubernetes_watch_restarts_total', help: 'Kubernetes API watches restarted (expired resourceVersion, dropped connection)', labelNames: ['resource'], registers });
     for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
     this.configErrors.set(0);
@@ -110,13 +125,30 @@ export class AgentMetrics {
     this.pendingSince ??= this.now();
   }
 
-  /** The speaker calls for the pending events are done: records the duration, then refreshes. */
-  reconciled(): void {
+  /**
+   * The speaker calls for the pending events are done: records the duration,
+   * then refreshes. `awaitUpdate`: they changed routes with a session up, so
+   * `updateSent` or `updateAbandoned` follows.
+   */
+  reconciled(opts: { awaitUpdate?: boolean } = {}): void {
     if (this.pendingSince !== undefined) {
       this.reconcileSeconds.observe(Math.max(0, this.now() - this.pendingSince) / 1000);
+      if (opts.awaitUpdate) this.updateSince ??= this.pendingSince;
       this.pendingSince = undefined;
     }
     this.refresh();
+  }
+
+  /** The first UPDATE after `reconciled({ awaitUpdate: true })` reached a socket. */
+  updateSent(): void {
+    if (this.updateSince === undefined) return;
+    this.updateSeconds.observe(Math.max(0, this.now() - this.updateSince) / 1000);
+    this.updateSince = undefined;
+  }
+
+  /** No UPDATE followed (filtered from every peer, sessions down): nothing to measure. */
+  updateAbandoned(): void {
+    this.updateSince = undefined;
   }
 
   /** For the Kubernetes API source: a watch of `resource` was restarted. */
@@ -129,8 +161,13 @@ export class AgentMetrics {
     const s = this.source?.();
     if (!s) return { ready: false, reason: 'agent starting' };
     if (!s.running) return { ready: false, reason: 'agent shutting down' };
+    if (s.source && !s.source.synced) return { ready: false, reason: `waiting for the first ${s.source.kind === 'kubernetes' ? 'sync of the Kubernetes API' : 'load of the manifests'}${s.source.lastError ? ` (${s.source.lastError})` : ''}` };
     if (!s.speaker) return { ready: false, reason: 'BGP speaker not started' };
     if (!s.plan) return { ready: false, reason: 'no configuration applied yet' };
+    // Still ready while the API server is away: the node keeps advertising
+    // what it last knew, and taking every node out at once would tell nothing
+    // node-specific (docs/metrics.md). The body says so.
+    if (s.source && !s.source.connected) return { ready: true, detail: `serving the last known configuration; Kubernetes API unreachable since ${s.source.since.toISOString()}` };
     return { ready: true };
   }
 
@@ -150,7 +187,18 @@ export class AgentMetrics {
     for (const r of s.plan?.refused ?? []) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
     for (const [r, n] of Object.entries(s.refusedExtra ?? {})) byReason.set(r, (byReason.get(r) ?? 0) + n);
     for (const [reason, n] of byReason) this.refused.set({ reason }, n);
+    if (s.source?.kind === 'kubernetes') this.refreshApi(s.source);
     this.refreshPeers(s);
+  }
+
+  private refreshApi(src: SourceStatus): void {
+    const registers = [this.registry];
+    this.api ??= {
+      connected: new Gauge({ name: 'tsbgp_kubernetes_api_connected', help: '1 while every watched resource is listed and watching, 0 while the API server is unreachable (the last known configuration stays advertised)', registers }),
+      lastSync: new Gauge({ name: 'tsbgp_kubernetes_api_last_sync_timestamp_seconds', help: 'Unix time of the last complete list of a watched resource; 0 before the first', registers }),
+    };
+    this.api.connected.set(src.connected ? 1 : 0);
+    this.api.lastSync.set(src.lastSyncAt ? src.lastSyncAt.getTime() / 1000 : 0);
   }
 
   async metrics(): Promise<string> {

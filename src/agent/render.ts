@@ -1,7 +1,7 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderStatus, type StatusRow } from './status-table.js';
-import { formatError, type ExplainJson, type PlanJson } from './views.js';
+import { formatError, type ExplainJson, type PlanJson, type SourceJson } from './views.js';
 
 function section(title: string, lines: string[], empty: string): string[] {
   return [title, ...(lines.length > 0 ? lines.map((l) => `  ${l}`) : [`  ${empty}`]), ''];
@@ -71,9 +71,29 @@ export function renderExplain(v: ExplainJson): string {
   return out.join('\n');
 }
 
+/** "2m 5s", "3h 0m": how long ago, coarse. */
+export function ago(since: Date, now: Date): string {
+  const s = Math.max(0, Math.round((now.getTime() - since.getTime()) / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+/** One line: where the configuration comes from, and whether the agent is serving it stale. */
+export function renderSource(src: SourceJson, now: Date): string {
+  if (src.kind === 'manifests') return `Configuration: manifests ${src.paths.join(', ')}${src.lastError ? ` (last watch error: ${src.lastError})` : ''}.`;
+  const api = `Kubernetes API ${src.server ?? '(no server)'}${src.calicoApi ? ` (${src.calicoApi})` : ''}`;
+  const err = src.lastError ? ` Last error: ${src.lastError}` : '';
+  if (!src.synced) return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
+  if (!src.connected) return `Configuration: ${api}: UNREACHABLE since ${src.since} (${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
+  return `Configuration: ${api}: connected and synced since ${src.since}; ${src.watchRestarts} watch restart${src.watchRestarts === 1 ? '' : 's'}.`;
+}
+
 export function renderStatusJson(v: StatusJson, now: Date): string {
   const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
-  const out = [renderStatus(rows, now, v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.')];
+  const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
+  // An agent older than the `source` field answers without it.
+  const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   if (v.refused.length) out.push('Refused advertisements:', ...v.refused.map((r) => `  ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), '');
   return out.join('\n');

@@ -1,5 +1,9 @@
 /**
- * Manifest paths as layers: each `--manifests PATH` is loaded on its own and
+ * Where the agent's configuration comes from. A `ConfigSource` turns files or
+ * the Kubernetes API into batches of ClusterEvents plus the current issues;
+ * the agent feeds both kinds to the same planner and cannot tell them apart.
+ *
+ * Manifest paths are layers: each `--manifests PATH` is loaded on its own and
  * a resource in a later layer replaces the same kind/namespace/name from an
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
@@ -70,6 +74,82 @@ export async function watchLayers(paths: readonly string[], opts: { debounceMs?:
     },
     close: () => {
       for (const w of watchers) w?.close();
+    },
+  };
+}
+
+/** What a source tells `tsbgp status`, the metrics and /readyz. */
+export interface SourceStatus {
+  readonly kind: 'manifests' | 'kubernetes';
+  /** The manifest paths (layers, in order); [] for the Kubernetes API. */
+  readonly paths: readonly string[];
+  /** The API server URL; null for manifests. */
+  readonly server: string | null;
+  /** The Calico API read (`crd.projectcalico.org/v1` or `projectcalico.org/v3`); null for manifests or before discovery. */
+  readonly calicoApi: string | null;
+  /** Manifests: always true. API: every resource listed and watching. */
+  readonly connected: boolean;
+  /** The first complete load (API: list of every resource) is done. */
+  readonly synced: boolean;
+  /** When `connected` last changed (the start for a source that never changed). */
+  readonly since: Date;
+  /** The last complete list of any resource (API), or the last load (manifests); null before the first. */
+  readonly lastSyncAt: Date | null;
+  readonly lastError: string | null;
+  /** API watches restarted since the start (drops, timeouts, 410 relists); 0 for manifests. */
+  readonly watchRestarts: number;
+}
+
+export interface SourceSink {
+  /** A batch of changes, and every issue (invalid object or file) the source currently has. */
+  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  /** The source lost or regained its upstream (the API server); its last state stays in force meanwhile. */
+  readonly onConnectionChange?: (connected: boolean, status: SourceStatus) => void;
+  readonly onWatchRestart?: (resource: string) => void;
+  readonly onError?: (e: Error) => void;
+}
+
+export interface ConfigSource {
+  /** Starts delivering to `sink`; resolves after the first complete load (API: first sync). */
+  start(sink: SourceSink): Promise<void>;
+  status(): SourceStatus;
+  /** Resolves once changes already made at the source have been delivered (manifests: a reload). */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `--manifests PATH...`: the layers, watched; a file source is always "connected". */
+export function manifestSource(paths: readonly string[], opts: { debounceMs?: number; now?: () => Date } = {}): ConfigSource {
+  const now = opts.now ?? (() => new Date());
+  const startedAt = now();
+  let watcher: LayerWatcher | undefined;
+  let lastLoad: Date | null = null;
+  let lastError: string | null = null;
+  let closed = false;
+  return {
+    async start(sink) {
+      const w = await watchLayers(paths, {
+        debounceMs: opts.debounceMs,
+        onChange: (events, issues) => {
+          lastLoad = now();
+          sink.onChange(events, issues);
+        },
+        onError: (e) => {
+          lastError = e.message;
+          sink.onError?.(e);
+        },
+      });
+      // Closed while loading: do not leave file watches behind.
+      if (closed) w.close();
+      else watcher = w;
+    },
+    status: () => ({ kind: 'manifests', paths: [...paths], server: null, calicoApi: null, connected: true, synced: lastLoad !== null, since: startedAt, lastSyncAt: lastLoad, lastError, watchRestarts: 0 }),
+    settle: async () => {
+      await watcher?.reload();
+    },
+    close: async () => {
+      closed = true;
+      watcher?.close();
     },
   };
 }

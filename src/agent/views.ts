@@ -6,6 +6,7 @@ import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, typ
 import { Prefix } from '../net/index.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
+import type { SourceStatus } from './sources.js';
 
 export const JSON_VERSION = 1;
 
@@ -284,4 +285,22 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   } else if (serviceExists && !serviceExists(q.namespace, q.name)) summary = `Service ${svc} is not in the cluster state`;
   else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
+}
+
+/** `status --json` `source`: where the configuration comes from (docs/json-output.md). */
+export interface SourceJson {
+  readonly kind: 'manifests' | 'kubernetes';
+  readonly paths: readonly string[];
+  readonly server: string | null;
+  readonly calicoApi: string | null;
+  readonly connected: boolean;
+  readonly synced: boolean;
+  readonly since: string;
+  readonly lastSyncAt: string | null;
+  readonly lastError: string | null;
+  readonly watchRestarts: number;
+}
+
+export function sourceJson(s: SourceStatus): SourceJson {
+  return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };
 }

@@ -18,14 +18,17 @@ export interface KnownStep {
 interface Entry {
   readonly resource: Resource;
   readonly json: string;
+  /** metadata.uid, for Events (not part of the resource: a new uid alone is no change to plan). */
+  readonly uid?: string;
 }
 
 /** `namespace/name` as the API server scopes it ("" namespace for cluster-scoped). */
-function rawIdentity(raw: unknown): { name?: string; namespace?: string } {
-  const meta = (raw as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+function rawIdentity(raw: unknown): { name?: string; namespace?: string; uid?: string } {
+  const meta = (raw as { metadata?: { name?: unknown; namespace?: unknown; uid?: unknown } } | null)?.metadata;
   return {
     name: typeof meta?.name === 'string' ? meta.name : undefined,
     namespace: typeof meta?.namespace === 'string' && meta.namespace !== '' ? meta.namespace : undefined,
+    uid: typeof meta?.uid === 'string' && meta.uid !== '' ? meta.uid : undefined,
   };
 }
 
@@ -47,6 +50,11 @@ export class KnownObjects {
 
   resources(): Resource[] {
     return [...this.entries.values()].map((e) => e.resource);
+  }
+
+  /** The metadata.uid of the known object `name` (in `namespace` for namespaced kinds). */
+  uidOf(name: string, namespace?: string): string | undefined {
+    return this.entries.get(resourceKey(this.kind, name, isNamespaced(this.kind) ? (namespace ?? 'default') : undefined))?.uid;
   }
 
   /** Issues of objects whose newest version is invalid. */
@@ -75,9 +83,13 @@ export class KnownObjects {
     }
     const cleared = this.clearIssue(key);
     const json = JSON.stringify(v.resource);
+    const uid = rawIdentity(raw).uid;
     const old = this.entries.get(key);
-    if (old && old.json === json) return { events: [], issues: cleared };
-    this.entries.set(key, { resource: v.resource, json });
+    if (old && old.json === json) {
+      if (old.uid !== uid) this.entries.set(key, { ...old, uid });
+      return { events: [], issues: cleared };
+    }
+    this.entries.set(key, { resource: v.resource, json, uid });
     return { events: [{ type: old ? 'update' : 'add', resource: v.resource }], issues: cleared };
   }
 

@@ -143,8 +143,14 @@ export interface ResourceStatus {
 }
 
 export interface ApiSourceStatus {
+  /** The API server's URL, from the kubeconfig. */
+  readonly server?: string;
   /** Every watched resource is listed and watching. */
   readonly connected: boolean;
+  /** Every resource was listed at least once: the first complete sync is done. */
+  readonly synced: boolean;
+  /** Wall-clock ms when `connected` last changed (or the source started). */
+  readonly since: number;
   /** Wall-clock ms of the last complete list of any resource. */
   readonly lastSyncAt?: number;
   readonly calicoApi?: CalicoApi;
@@ -171,6 +177,10 @@ export interface ApiSourceOptions {
   readonly watchIdleMs?: number;
   /** How often the idle watchdog looks. Default 10 s. */
   readonly watchdogIntervalMs?: number;
+  /** Called when `status().connected` changes (every resource listed and watching, or not). */
+  readonly onConnectionChange?: (connected: boolean) => void;
+  /** Called each time a watch is restarted after its first start (drop, timeout, 410, reconnect), with the resource's plural. */
+  readonly onWatchRestart?: (resource: string) => void;
 }
 
 /**
@@ -223,6 +233,8 @@ export class KubernetesApiSource {
   private lastSyncAt?: number;
   private lastError?: string;
   private closed = false;
+  private connected = false;
+  private since: number;
   private probeAttempt = 0;
   private probeTimer?: NodeJS.Timeout;
   private syncWaiters: (() => void)[] = [];
@@ -234,11 +246,13 @@ export class KubernetesApiSource {
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
     this.now = opts.now ?? Date.now;
     this.random = opts.random ?? Math.random;
+    this.since = this.now();
   }
 
   /** Starts probing and watching; retries with backoff while the API server is unreachable. */
   start(): void {
     this.closed = false;
+    this.since = this.now();
     void this.probe();
     const idleMs = this.opts.watchIdleMs ?? ((this.opts.watchTimeoutSeconds ?? 300) + 60) * 1000;
     this.watchdog = setInterval(() => this.checkIdle(idleMs), this.opts.watchdogIntervalMs ?? 10_000);
@@ -272,6 +286,11 @@ export class KubernetesApiSource {
     return out;
   }
 
+  /** The Kubernetes UID of a known object (for Events that `kubectl describe` finds), by kind and name. */
+  uidOf(kind: ResourceKind, name: string, namespace?: string): string | undefined {
+    return this.watches.find((w) => w.def.kind === kind)?.known.uidOf(name, namespace);
+  }
+
   /** Resolves once every resource has been listed at least once. */
   synced(): Promise<void> {
     if (this.isSynced()) return Promise.resolve();
@@ -292,7 +311,10 @@ export class KubernetesApiSource {
       watchRestarts[w.def.plural] = restarts;
     }
     return {
-      connected: this.watches.length > 0 && this.watches.every((w) => w.connected),
+      server: this.opts.kubeConfig.getCurrentCluster()?.server,
+      connected: this.connected,
+      synced: this.isSynced(),
+      since: this.since,
       lastSyncAt: this.lastSyncAt,
       calicoApi: this.calicoApi,
       resources,
@@ -315,6 +337,16 @@ export class KubernetesApiSource {
       w.connected = false;
       await w.informer?.stop();
     }
+    this.connected = false;
+  }
+
+  /** Recomputes `connected`; on a change notes the time and tells `onConnectionChange`. */
+  private noteConnection(): void {
+    const now = this.watches.length > 0 && this.watches.every((w) => w.connected);
+    if (now === this.connected || this.closed) return;
+    this.connected = now;
+    this.since = this.now();
+    this.opts.onConnectionChange?.(now);
   }
 
   private async probe(): Promise<void> {
@@ -353,6 +385,7 @@ export class KubernetesApiSource {
 
   private fail(w: ResourceWatch, informer: ListWatch<KubernetesObject>, e: Error): void {
     w.connected = false;
+    this.noteConnection();
     this.noteError(e, w);
     w.informer = undefined;
     void informer.stop();
@@ -377,6 +410,7 @@ export class KubernetesApiSource {
       w.attempt = 0;
       w.lastError = undefined;
       this.lastSyncAt = this.now();
+      this.noteConnection();
       this.emit(w.known.replaceAll(list.items ?? []));
       if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
       return list;
@@ -393,7 +427,9 @@ export class KubernetesApiSource {
     informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));
     informer.on('delete', (o) => live() && this.emit(w.known.remove(o)));
     informer.on('connect', () => {
-      if (live()) w.connects++;
+      if (!live()) return;
+      w.connects++;
+      if (w.connects > 1) this.opts.onWatchRestart?.(w.def.plural);
     });
     informer.on('error', (err: unknown) => {
       if (!live()) return;

@@ -24,8 +24,17 @@ export interface DesiredEvent {
   readonly message: string;
 }
 
-/** The events a plan calls for on `nodeName`, in a stable order. */
-export function eventsFromPlan(plan: Plan, nodeName: string): DesiredEvent[] {
+/** A peer the agent (not the planner) refused, e.g. a BGPFilter the speaker cannot compile. */
+export interface OtherRefusal {
+  readonly kind: 'BGPPeer' | 'Node';
+  readonly name: string;
+  readonly address: string;
+  readonly field: string;
+  readonly message: string;
+}
+
+/** The events a plan (and the agent's own peer refusals) call for on `nodeName`, in a stable order. */
+export function eventsFromPlan(plan: Plan, nodeName: string, others: readonly OtherRefusal[] = []): DesiredEvent[] {
   const out: DesiredEvent[] = [];
   for (const r of plan.refused) {
     if (r.reason !== 'outside allow-list') continue;
@@ -46,7 +55,29 @@ export function eventsFromPlan(plan: Plan, nodeName: string): DesiredEvent[] {
       message: `${p.from.kind} ${p.from.name} (peer ${p.address.toString()} AS ${p.asn}) is refused: ${why}`,
     });
   }
+  for (const r of others) {
+    out.push({ involved: { kind: 'Node', name: nodeName }, reason: 'PeerRefused', message: `${r.kind} ${r.name} (peer ${r.address}) is refused: ${r.field ? `${r.field}: ` : ''}${r.message}` });
+  }
   return out;
+}
+
+/**
+ * The events of `next` that `prev` did not call for: an Event is an
+ * occurrence, recorded when a refusal appears (or its message changes), not
+ * again at every unrelated reconcile while it lasts. One that goes and comes
+ * back is an occurrence again, and the deduper counts it on the same Event.
+ */
+export function newlyDesired(prev: readonly DesiredEvent[], next: readonly DesiredEvent[]): DesiredEvent[] {
+  const before = new Set(prev.map(eventKey));
+  return next.filter((e) => !before.has(eventKey(e)));
+}
+
+/** Where the agent sends Events (ApiEventRecorder, or a test double). */
+export interface EventSink {
+  /** One occurrence of each event; never rejects. */
+  record(events: readonly DesiredEvent[]): Promise<void>;
+  /** Sends count bumps whose interval has passed; the agent calls it on a timer. */
+  flush(): Promise<void>;
 }
 
 export type EventAction =
@@ -194,7 +225,7 @@ export interface ApiEventRecorderOptions extends DeduperOptions {
 }
 
 /** Writes the deduper's actions through CoreV1Api; failures are reported, never thrown at the caller. */
-export class ApiEventRecorder {
+export class ApiEventRecorder implements EventSink {
   readonly deduper: EventDeduper;
   private readonly api: CoreV1Api;
   private readonly now: () => number;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
-import { renderExplain, renderStatusJson } from '../../src/agent/render.js';
+import { renderExplain, renderSource, renderStatusJson } from '../../src/agent/render.js';
 import { loadLayers } from '../../src/agent/sources.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
@@ -85,6 +85,21 @@ describe('planJson', () => {
   });
 });
 
+describe('renderSource', () => {
+  const now = new Date('2026-12-02T12:00:00Z');
+  const api = { kind: 'kubernetes', paths: [], server: 'https://10.96.0.1:443', calicoApi: 'crd.projectcalico.org/v1', connected: true, synced: true, since: '2026-12-02T11:00:00.000Z', lastSyncAt: '2026-12-02T11:00:00.000Z', lastError: null, watchRestarts: 1 } as const;
+
+  it('says whether the Kubernetes API is connected, not yet synced, or unreachable and for how long', () => {
+    expect(renderSource(api, now)).toBe('Configuration: Kubernetes API https://10.96.0.1:443 (crd.projectcalico.org/v1): connected and synced since 2026-12-02T11:00:00.000Z; 1 watch restart.');
+    expect(renderSource({ ...api, synced: false, connected: false, lastError: 'nodes: connect ECONNREFUSED' }, now)).toBe(
+      'Configuration: Kubernetes API https://10.96.0.1:443 (crd.projectcalico.org/v1): waiting for the first sync since 2026-12-02T11:00:00.000Z (1h 0m); nothing is advertised yet. Last error: nodes: connect ECONNREFUSED',
+    );
+    const down = renderSource({ ...api, connected: false, since: '2026-12-02T11:57:30.000Z', lastError: 'services: socket hang up' }, now);
+    expect(down).toContain('UNREACHABLE since 2026-12-02T11:57:30.000Z (2m 30s); still advertising the last known configuration (listed 2026-12-02T11:00:00.000Z).');
+    expect(down).toContain('Last error: services: socket hang up');
+  });
+});
+
 describe('renderStatusJson', () => {
   it('the calicoctl table, then configuration errors and refused advertisements', () => {
     const s: StatusJson = {
@@ -99,8 +114,10 @@ describe('renderStatusJson', () => {
       ],
       errors: [{ file: '/m/peers.yaml', kind: 'BGPPeer', namespace: null, name: 'x', field: 'spec.password', message: 'TCP MD5 passwords cannot be set' }],
       refused: [{ service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: 'no local endpoint' }],
+      source: { kind: 'manifests', paths: ['/m', '/m2'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: '2026-12-02T09:00:00.000Z', lastError: null, watchRestarts: 0 },
     };
     const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
+    expect(text.split('\n').slice(0, 2)).toEqual(['tsbgp agent is running (node worker2).', 'Configuration: manifests /m, /m2.']);
     expect(text).toContain('tsbgp agent is running (node worker2).');
     expect(text).toMatch(/\| 192\.0\.2\.20 +\| global +\| start +\| 2026-12-01 +\| Active Socket: Connection refused +\|/);
     expect(text).toMatch(/\| 2001:db8::9 +\| node specific +\| down +\| 09:00:00 +\| Idle Not started: TCP MD5/);

@@ -1,0 +1,88 @@
+/**
+ * `--kubeconfig PATH` / `--in-cluster`: the Kubernetes API source behind the
+ * agent's ConfigSource interface, and the Events it writes back. The list+watch
+ * machinery is KubernetesApiSource (src/kubernetes/api-source.ts); this file
+ * only adapts its callbacks and status to what the agent reads.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from '../kubernetes/api-source.js';
+import { ApiEventRecorder, type DesiredEvent, type EventSink } from '../kubernetes/events.js';
+import type { ConfigSource, SourceStatus } from './sources.js';
+
+export type KubernetesSourceOptions = Pick<ApiSourceOptions, 'backoff' | 'calicoApi' | 'watchTimeoutSeconds' | 'watchIdleMs' | 'watchdogIntervalMs'>;
+
+export interface KubernetesSource extends ConfigSource {
+  /** The UID of a known object, so Events are attached to it (`kubectl describe` looks them up by UID). */
+  uidOf(kind: 'Service' | 'Node', name: string, namespace?: string): string | undefined;
+}
+
+export function toSourceStatus(s: ApiSourceStatus): SourceStatus {
+  return {
+    kind: 'kubernetes',
+    paths: [],
+    server: s.server ?? null,
+    calicoApi: s.calicoApi ?? null,
+    connected: s.connected,
+    synced: s.synced,
+    since: new Date(s.since),
+    lastSyncAt: s.lastSyncAt === undefined ? null : new Date(s.lastSyncAt),
+    lastError: s.lastError ?? null,
+    watchRestarts: Object.values(s.watchRestarts).reduce((a, b) => a + b, 0),
+  };
+}
+
+export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceOptions = {}): KubernetesSource {
+  let api: KubernetesApiSource | undefined;
+  const status = (): SourceStatus =>
+    api
+      ? toSourceStatus(api.status())
+      : { kind: 'kubernetes', paths: [], server: kubeConfig.getCurrentCluster()?.server ?? null, calicoApi: null, connected: false, synced: false, since: new Date(), lastSyncAt: null, lastError: null, watchRestarts: 0 };
+  return {
+    async start(sink) {
+      // While the API server stays unreachable every retry fails the same way:
+      // pass each resource's error on once, until it changes or the source reconnects.
+      const reported = new Map<string, string>();
+      api = new KubernetesApiSource({
+        ...opts,
+        kubeConfig,
+        // The API source reports only new issues; the agent wants the current list.
+        onChange: (events) => sink.onChange(events, api!.issues()),
+        onConnectionChange: (connected) => {
+          if (connected) reported.clear();
+          sink.onConnectionChange?.(connected, status());
+        },
+        onWatchRestart: (resource) => sink.onWatchRestart?.(resource),
+        onError: (e, resource) => {
+          const text = resource ? `${resource}: ${e.message}` : e.message;
+          if (reported.get(resource ?? '') === text) return;
+          reported.set(resource ?? '', text);
+          sink.onError?.(new Error(text));
+        },
+      });
+      api.start();
+      await api.synced();
+    },
+    status,
+    settle: async () => undefined,
+    close: async () => {
+      await api?.close();
+    },
+    uidOf: (kind, name, namespace) => api?.uidOf(kind, name, namespace),
+  };
+}
+
+/**
+ * Events through the API, attached to the objects' UIDs (a Node's events fall
+ * back to its name as UID, as the kubelet's do, which `kubectl describe node` also finds).
+ */
+export function kubernetesEvents(kubeConfig: KubeConfig, source: Pick<KubernetesSource, 'uidOf'>, opts: { host: string; intervalMs?: number; now?: () => number; onError?: (e: Error) => void }): EventSink {
+  const recorder = new ApiEventRecorder({ kubeConfig, host: opts.host, intervalMs: opts.intervalMs, now: opts.now, onError: opts.onError });
+  const withUid = (e: DesiredEvent): DesiredEvent => {
+    const uid = source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
+    return uid ? { ...e, involved: { ...e.involved, uid } } : e;
+  };
+  return {
+    record: (events) => recorder.record(events.map(withUid)),
+    flush: () => recorder.flush(),
+  };
+}
