@@ -1,14 +1,19 @@
 # tsbgp node agent image: build with the dev toolchain, run with production deps only.
-FROM node:20-slim AS build
+# The runtime holds what package.json "files" publishes (dist/src, bin) plus
+# package.json itself (`tsbgp version` reads it) and the production node_modules.
+# NODE_VERSION: the Node.js LTS line; 20 is what CI tests (package.json engines: >=20).
+ARG NODE_VERSION=20
+
+FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY bin ./bin
+# tsconfig.build.json compiles src/ only, into dist/src/ (rootDir "."), as package.json "main" expects.
 RUN npm run build
 
-FROM node:20-slim
+FROM node:${NODE_VERSION}-slim
 # Port 179 is privileged: give the node binary just cap_net_bind_service so the
 # agent can run as a non-root user (see deploy/daemonset.yaml).
 RUN apt-get update \
@@ -21,10 +26,12 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
-COPY --from=build /src/dist ./dist
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=build /src/dist/src ./dist/src
 COPY bin ./bin
+# `kubectl exec -n kube-system ds/tsbgp -- tsbgp status` (the socket path comes from $TSBGP_CONTROL).
+RUN ln -s /app/bin/tsbgp.js /usr/local/bin/tsbgp
 USER 10001:10001
 EXPOSE 179 9900
 ENTRYPOINT ["node", "/app/bin/tsbgp.js"]
-CMD ["agent"]
+CMD ["agent", "--in-cluster", "--metrics=0.0.0.0:9900"]

@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeConfig } from '../kubernetes/api-source.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import type { SpeakerApi, SpeakerOptions } from '../speaker/types.js';
-import { runAgent, type RoutesJson, type StatusJson } from './agent.js';
+import { runAgent, type AgentOptions, type RoutesJson, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-import { parseLevel, type Level } from './log.js';
+import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './kube-source.js';
+import { createLogger, parseLevel, type Level } from './log.js';
 import { AgentMetrics } from './metrics.js';
-import { parseMetricsAddress, startMetricsServer } from './metrics-server.js';
+import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
@@ -14,9 +17,11 @@ import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 const USAGE = `usage: tsbgp <command> [options]
 
 commands:
-  agent    --node NAME --manifests PATH... [--control SOCKET] [--log-level LEVEL] [--listen-port N]
+  agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
+           [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
-           run the node agent: advertise this node's Services and pools over BGP
+           run the node agent: advertise this node's Services and pools over BGP;
+           the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [--json] [--control SOCKET]
            BGP sessions (calicoctl node status), configuration errors, refused advertisements
   routes   [--peer IP] [--json] [--control SOCKET]
@@ -28,10 +33,13 @@ commands:
   version  print the version
   help     this text
 
-Each --manifests PATH (a file or folder) is a layer: a resource in a later
-layer replaces the same kind/namespace/name in an earlier one. Extra paths
-after the options count as further layers. --json output is a stable
-contract (docs/json-output.md).
+The agent reads exactly one source: manifest files (--manifests), or the
+Kubernetes API through a kubeconfig (--kubeconfig) or the pod's service
+account (--in-cluster, KUBERNETES_SERVICE_HOST/PORT). Each --manifests PATH
+(a file or folder) is a layer: a resource in a later layer replaces the same
+kind/namespace/name in an earlier one. Extra paths after the options count as
+further layers. The control socket defaults to $TSBGP_CONTROL when set.
+--json output is a stable contract (docs/json-output.md).
 `;
 
 export interface CliIO {
@@ -41,9 +49,13 @@ export interface CliIO {
   /** The speaker the agent drives; default: BgpSpeaker from src/speaker.ts. */
   readonly speakerFactory?: (opts: SpeakerOptions) => SpeakerApi;
   readonly now?: () => Date;
+  /** Log lines of `agent` (default stderr). */
+  readonly log?: (line: string) => void;
+  /** Timings of the Kubernetes API source (tests). */
+  readonly kubernetes?: KubernetesSourceOptions;
 }
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 function version(): string {
   // dist/src/agent/cli.js when built, src/agent/cli.ts when run from source.
@@ -62,6 +74,15 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const CONTROL: Options = { control: { type: 'string' } };
 const JSON_FLAG: Options = { json: { type: 'boolean' } };
 const MANIFESTS: Options = { node: { type: 'string' }, manifests: { type: 'string', multiple: true } };
+const AGENT: Options = {
+  ...MANIFESTS,
+  ...CONTROL,
+  kubeconfig: { type: 'string' },
+  'in-cluster': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  'listen-port': { type: 'string' },
+  metrics: { type: 'string' },
+};
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
   try {
@@ -110,6 +131,56 @@ function metricsFlag(cmd: string, text: string | undefined) {
   }
 }
 
+export type AgentSource = { readonly kind: 'manifests'; readonly paths: string[] } | { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' };
+
+export interface AgentArgs {
+  readonly node: string;
+  readonly source: AgentSource;
+  readonly control?: string;
+  readonly logLevel?: Level;
+  readonly listenPort?: number;
+  readonly metrics?: MetricsAddress;
+}
+
+/** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
+export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): AgentArgs {
+  const cmd = 'agent';
+  const { values, positionals } = parse(cmd, args, AGENT, 'some');
+  const flagNode = values.node as string | undefined;
+  if (flagNode === '') throw new UsageError(`${cmd}: --node must not be empty`);
+  const node = flagNode ?? (env.NODENAME || undefined) ?? (env.CALICO_K8S_NODE_REF || undefined);
+  if (!node) throw new UsageError(`${cmd}: --node NAME is required (or set NODENAME or CALICO_K8S_NODE_REF)`);
+  const paths = [...((values.manifests as string[] | undefined) ?? []), ...positionals];
+  const kubeconfig = values.kubeconfig as string | undefined;
+  const inCluster = values['in-cluster'] === true;
+  const given = [paths.length > 0 && '--manifests', kubeconfig !== undefined && '--kubeconfig', inCluster && '--in-cluster'].filter((x): x is string => typeof x === 'string');
+  if (given.length === 0) throw new UsageError(`${cmd}: a source is required: --manifests PATH, --kubeconfig PATH or --in-cluster`);
+  if (given.length > 1) throw new UsageError(`${cmd}: ${given.join(' and ')} are exclusive: give exactly one source`);
+  if (kubeconfig === '') throw new UsageError(`${cmd}: --kubeconfig must name a file`);
+  const source: AgentSource = paths.length > 0 ? { kind: 'manifests', paths } : kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' };
+  return {
+    node,
+    source,
+    control: values.control as string | undefined,
+    logLevel: level(cmd, values['log-level'] as string | undefined),
+    listenPort: port(cmd, values['listen-port'] as string | undefined),
+    metrics: metricsFlag(cmd, values.metrics as string | undefined),
+  };
+}
+
+/** The kubeconfig for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
+function kubeConfigFor(source: Exclude<AgentSource, { kind: 'manifests' }>, env: NodeJS.ProcessEnv): KubeConfig {
+  const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
+  let kc: KubeConfig;
+  try {
+    kc = source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
+  } catch (e) {
+    throw new Error(`${flag}: ${(e as Error).message}`);
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`${flag}: no current cluster (set current-context)`);
+  return kc;
+}
+
 async function defaultSpeakerFactory(): Promise<(opts: SpeakerOptions) => SpeakerApi> {
   // Resolved at run time so the agent builds before (and without) the speaker module.
   const specifier = '../speaker.js';
@@ -145,17 +216,21 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         out(USAGE);
         return 0;
       case 'agent': {
-        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...CONTROL, 'log-level': { type: 'string' }, 'listen-port': { type: 'string' }, metrics: { type: 'string' } }, 'some');
-        const node = required(cmd, values, 'node');
-        const manifests = manifestPaths(cmd, values, positionals);
-        const metricsAt = metricsFlag(cmd, values.metrics as string | undefined);
-        const logLevel = level(cmd, values['log-level'] as string | undefined);
-        const listenPort = port(cmd, values['listen-port'] as string | undefined);
+        const a = parseAgentArgs(rest, env);
+        const logger = createLogger({ level: a.logLevel ?? 'info', now, ...(io.log ? { write: io.log } : {}) });
+        let inputs: Pick<AgentOptions, 'manifests' | 'source' | 'events'>;
+        if (a.source.kind === 'manifests') inputs = { manifests: a.source.paths };
+        else {
+          const kc = kubeConfigFor(a.source, env);
+          const source = kubernetesSource(kc, io.kubernetes);
+          const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
+          inputs = { source, events };
+        }
         const speakerFactory = io.speakerFactory ?? (await defaultSpeakerFactory());
-        const metrics = metricsAt ? new AgentMetrics() : undefined;
-        const server = metrics && metricsAt ? await startMetricsServer(metrics, metricsAt, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
+        const metrics = a.metrics ? new AgentMetrics() : undefined;
+        const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node, manifests, control: controlPath(values), logLevel, listenPort, speakerFactory, now, metrics });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics });
           await agent.done;
         } finally {
           await server?.close();

@@ -25,8 +25,10 @@ export class ControlError extends Error {
 
 export type Handler = (method: Method, params: Record<string, unknown>) => unknown;
 
-/** `/run/tsbgp/tsbgp.sock` for root, else `$XDG_RUNTIME_DIR/tsbgp.sock`, else `/tmp/tsbgp-<uid>.sock`. */
+/** `$TSBGP_CONTROL`, else `/run/tsbgp/tsbgp.sock` for root, else `$XDG_RUNTIME_DIR/tsbgp.sock`, else `/tmp/tsbgp-<uid>.sock`. */
 export function defaultControlPath(env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? 0): string {
+  // Set in the DaemonSet so `kubectl exec … tsbgp status` finds the agent's socket without flags.
+  if (env.TSBGP_CONTROL) return env.TSBGP_CONTROL;
   if (uid === 0) return '/run/tsbgp/tsbgp.sock';
   if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'tsbgp.sock');
   return `/tmp/tsbgp-${uid}.sock`;

@@ -61,11 +61,18 @@ export function collectionPath(w: WatchedResource): string {
 }
 
 /** `--kubeconfig PATH` when given, else the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT). */
-export function loadKubeConfig(opts: { readonly kubeconfig?: string; /** Prefix of /var/run/secrets/kubernetes.io/serviceaccount (tests). */ readonly serviceAccountRoot?: string }): KubeConfig {
+export function loadKubeConfig(opts: {
+  readonly kubeconfig?: string;
+  /** Prefix of /var/run/secrets/kubernetes.io/serviceaccount (tests). */
+  readonly serviceAccountRoot?: string;
+  /** Where KUBERNETES_SERVICE_HOST/PORT are looked for first (default process.env; the client library then reads process.env). */
+  readonly env?: NodeJS.ProcessEnv;
+}): KubeConfig {
   const kc = new KubeConfig();
+  const env = opts.env ?? process.env;
   if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
   else {
-    if (!process.env.KUBERNETES_SERVICE_HOST || !process.env.KUBERNETES_SERVICE_PORT) {
+    if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
       throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given');
     }
     kc.loadFromCluster(opts.serviceAccountRoot);

@@ -117,5 +117,6 @@ describe('control socket', () => {
     expect(defaultControlPath({}, 0)).toBe('/run/tsbgp/tsbgp.sock');
     expect(defaultControlPath({ XDG_RUNTIME_DIR: '/run/user/1000' }, 1000)).toBe('/run/user/1000/tsbgp.sock');
     expect(defaultControlPath({}, 1000)).toBe('/tmp/tsbgp-1000.sock');
+    expect(defaultControlPath({ TSBGP_CONTROL: '/var/run/tsbgp/tsbgp.sock' }, 0)).toBe('/var/run/tsbgp/tsbgp.sock');
   });
 });

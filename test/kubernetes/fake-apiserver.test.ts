@@ -1,11 +1,12 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeApiServer } from './fake-apiserver.js';
 import { everyKind } from './api-fixtures.js';
+import { requireKubectl } from './kubectl.js';
 
 const run = promisify(execFile);
-const hasKubectl = spawnSync('kubectl', ['version', '--client'], { timeout: 10_000 }).status === 0;
+const kubectl = requireKubectl();
 
 // The Accept header kubectl 1.32 sends for discovery: aggregated first, plain JSON as the fallback.
 const KUBECTL_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
@@ -42,17 +43,29 @@ describe('fake API server discovery', () => {
     expect(list.body.items[0].kind).toBeUndefined();
     expect((await get('/api/v1/namespaces/default/services/web')).body.metadata.name).toBe('web');
     expect((await get('/apis/nope.example/v1')).status).toBe(404);
+  });
 
-    if (hasKubectl) {
-      server.allowAnonymous = true; // kubectl sends no bearer token over plain http
-      const kubeconfig = await server.writeKubeconfig();
-      const nodes = JSON.parse((await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { timeout: 15_000 })).stdout);
-      expect(nodes.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual(['node-a']);
-      const peers = (await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'bgppeers.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
-      expect(peers.trim()).toBe('bgppeer.crd.projectcalico.org/tor');
-      const svc = (await run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'svc', '-A', '-o', 'name'], { timeout: 15_000 })).stdout;
-      expect(svc.trim()).toBe('service/web');
-    }
+  it.skipIf(!kubectl)('kubectl pointed at it lists what it serves (a check that it speaks the protocol)', async () => {
+    server = new FakeApiServer();
+    for (const o of everyKind()) server.apply(o);
+    await server.start();
+    server.allowAnonymous = true; // kubectl sends no bearer token over plain http
+    const kubeconfig = await server.writeKubeconfig();
+    const nodes = JSON.parse((await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { timeout: 15_000 })).stdout);
+    expect(nodes.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual(['node-a']);
+    const peers = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'bgppeers.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
+    expect(peers.trim()).toBe('bgppeer.crd.projectcalico.org/tor');
+    const svc = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'svc', '-A', '-o', 'name'], { timeout: 15_000 })).stdout;
+    expect(svc.trim()).toBe('service/web');
+    // --server alone (no kubeconfig), as the issue puts it.
+    const byServer = (await run(kubectl!, ['--server', server.url, '--kubeconfig', '/dev/null', 'get', 'ippools.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
+    expect(byServer.trim()).toBe('ippool.crd.projectcalico.org/pool-a');
+  });
+
+  it('the kubectl gate fails in CI and skips elsewhere when kubectl is missing', () => {
+    const none = () => undefined;
+    expect(() => requireKubectl({ CI: 'true' }, none)).toThrow(/kubectl is not on PATH.*CI=true, so this is a failure/);
+    expect(requireKubectl({}, none)).toBeUndefined();
   });
 
   it('streams a watch as JSON lines and answers a too-old resourceVersion with ERROR 410', async () => {

@@ -73,7 +73,6 @@ describe('deploy/daemonset.yaml', () => {
     expect(c.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
     expect(c.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
     expect(c.env).toContainEqual({ name: 'NODENAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
-    expect(c.args).toContain(`--metrics-port=${metrics.containerPort}`);
   });
 
   it('is listed in the kustomization with the other base files', () => {
