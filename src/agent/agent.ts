@@ -316,7 +316,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const reconcileStep = async (): Promise<void> => {
     await reconcileNow();
     // Not awaited: a slow API server must not hold back the next reconcile.
-    if (running) void planEvents?.update(planner.plan, refusals);
+    if (running) void planEvents?.update(planner.state, planner.plan, refusals);
   };
 
   const onChange = (events: ClusterEvent[], newIssues: ManifestIssue[]) => {

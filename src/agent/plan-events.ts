@@ -5,8 +5,10 @@
  * appears, not at every reconcile while it lasts) and de-duplicated by the
  * sink (a refusal that comes back bumps the count of the same Event).
  */
+import { effectiveConfig } from '../kubernetes/config.js';
 import { eventsFromPlan, newlyDesired, type DesiredEvent, type EventSink } from '../kubernetes/events.js';
 import type { Plan } from '../kubernetes/plan-types.js';
+import type { ClusterState } from '../kubernetes/state.js';
 import type { PeerRefusal } from './reconcile.js';
 
 export class PlanEvents {
@@ -24,9 +26,9 @@ export class PlanEvents {
   }
 
   /** Records the events this plan calls for that the previous one did not; resolves when written. */
-  update(plan: Plan, refusals: readonly PeerRefusal[]): Promise<void> {
+  update(state: ClusterState, plan: Plan, refusals: readonly PeerRefusal[]): Promise<void> {
     // The planner's refusals are in the plan already; add the agent's own (e.g. a filter that does not compile).
-    const desired = eventsFromPlan(plan, this.node, refusals.filter((r) => !r.byPlanner));
+    const desired = eventsFromPlan(plan, this.node, effectiveConfig(state, this.node), refusals.filter((r) => !r.byPlanner));
     const fresh = newlyDesired(this.last, desired);
     this.last = desired;
     return fresh.length > 0 ? this.sink.record(fresh) : Promise.resolve();

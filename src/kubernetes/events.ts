@@ -1,4 +1,6 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { Prefix } from '../net/index.js';
+import type { EffectiveConfig } from './config.js';
 import type { Plan } from './plan-types.js';
 
 /**
@@ -33,13 +35,20 @@ export interface OtherRefusal {
   readonly message: string;
 }
 
-/** The events a plan (and the agent's own peer refusals) call for on `nodeName`, in a stable order. */
-export function eventsFromPlan(plan: Plan, nodeName: string, others: readonly OtherRefusal[] = []): DesiredEvent[] {
+/** The allow-list entries a refused IP missed: every entry, single IPs included (the plan's ranges leave those out). */
+export type AllowList = Pick<EffectiveConfig, 'serviceExternalIPs' | 'serviceLoadBalancerIPs'>;
+
+/**
+ * The events a plan (and the agent's own peer refusals) call for on
+ * `nodeName`, in a stable order. `allowList`: the node's effective
+ * BGPConfiguration (`effectiveConfig(state, node)`).
+ */
+export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowList, others: readonly OtherRefusal[] = []): DesiredEvent[] {
   const out: DesiredEvent[] = [];
   for (const r of plan.refused) {
     if (r.reason !== 'outside allow-list') continue;
     const field = r.source === 'externalIP' ? 'serviceExternalIPs' : 'serviceLoadBalancerIPs';
-    const ranges = plan.exportAllowList.serviceRanges.filter((s) => s.field === field).map((s) => s.prefix.toString());
+    const ranges = (allowList[field] as readonly Prefix[]).map((p) => p.toString());
     out.push({
       involved: { kind: 'Service', name: r.name, namespace: r.namespace },
       reason: 'NotAdvertised',

@@ -1,13 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { loadKubeConfig } from '../../src/kubernetes/api-source.js';
-import { ApiEventRecorder, EventDeduper, eventsFromPlan, type DesiredEvent, type EventAction } from '../../src/kubernetes/events.js';
+import { effectiveConfig } from '../../src/kubernetes/config.js';
+import { ApiEventRecorder, EventDeduper, eventsFromPlan, newlyDesired, type DesiredEvent, type EventAction } from '../../src/kubernetes/events.js';
+import { stateOf } from '../../src/kubernetes/state.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { bgpConfig, node, peer, planFor, slice, svc } from './helpers.js';
 
-function clusterPlan() {
-  return planFor(
-    [
+function clusterResources() {
+  return [
       node('worker1', '192.0.2.10'),
       bgpConfig({ asNumber: 64512, serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: '198.18.0.0/15' }] }),
       svc('inside', { clusterIP: '10.96.0.5', externalIPs: ['203.0.113.9'] }),
@@ -16,14 +17,14 @@ function clusterPlan() {
       slice('outside-1', 'outside', [{ node: 'worker1' }], { ns: 'shop' }),
       peer('tor', { peerIP: '192.0.2.1', asNumber: 65001, password: { secretKeyRef: { name: 'bgp', key: 'tor' } } }),
       peer('plain', { peerIP: '192.0.2.2', asNumber: 65002 }),
-    ],
-    'worker1',
-  );
+  ];
 }
+const clusterPlan = () => planFor(clusterResources(), 'worker1');
+const allowList = () => effectiveConfig(stateOf(clusterResources()), 'worker1');
 
 describe('eventsFromPlan', () => {
   it('NotAdvertised on a Service outside the allow-list, PeerRefused on the Node for a refused BGPPeer', () => {
-    const evs = eventsFromPlan(clusterPlan(), 'worker1');
+    const evs = eventsFromPlan(clusterPlan(), 'worker1', allowList());
     expect(evs).toHaveLength(2);
     const [notAdv, refused] = evs;
     expect(notAdv.involved).toEqual({ kind: 'Service', name: 'outside', namespace: 'shop' });
@@ -33,6 +34,32 @@ describe('eventsFromPlan', () => {
     expect(refused.involved).toEqual({ kind: 'Node', name: 'worker1' });
     expect(refused.reason).toBe('PeerRefused');
     expect(refused.message).toMatch(/BGPPeer tor .*192\.0\.2\.1.*spec\.password.*MD5/);
+  });
+});
+
+describe('eventsFromPlan allow-list and agent refusals', () => {
+  it('names every allow-list entry the IP missed, single IPs included, and adds the agent refusals on the Node', () => {
+    const resources = [
+      node('worker1', '192.0.2.10'),
+      bgpConfig({ asNumber: 64512, serviceLoadBalancerIPs: [{ cidr: '203.0.113.10/32' }, { cidr: '198.18.0.0/15' }] }),
+      svc('lb', { clusterIP: '10.96.0.7', type: 'LoadBalancer', lbIngress: [{ ip: '198.51.100.9' }] }),
+      slice('lb-1', 'lb', [{ node: 'worker1' }]),
+    ];
+    const p = planFor(resources, 'worker1');
+    const evs = eventsFromPlan(p, 'worker1', effectiveConfig(stateOf(resources), 'worker1'), [{ kind: 'BGPPeer', name: 'edge', address: '192.0.2.1', field: 'spec.filters', message: 'BGPFilter f cannot be compiled' }]);
+    expect(evs.map((e) => [e.involved.kind, e.reason, e.message])).toEqual([
+      ['Service', 'NotAdvertised', 'load-balancer IP 198.51.100.9 is not advertised: outside the allow-list BGPConfiguration serviceLoadBalancerIPs [203.0.113.10/32, 198.18.0.0/15]'],
+      ['Node', 'PeerRefused', 'BGPPeer edge (peer 192.0.2.1) is refused: spec.filters: BGPFilter f cannot be compiled'],
+    ]);
+  });
+
+  it('newlyDesired: only events the previous plan did not call for', () => {
+    const a = ev('a');
+    const b = ev('b');
+    expect(newlyDesired([], [a, b])).toEqual([a, b]);
+    expect(newlyDesired([a], [a, b])).toEqual([b]);
+    expect(newlyDesired([a, b], [a])).toEqual([]);
+    expect(newlyDesired([a], [{ ...a, message: 'a, changed' }])).toHaveLength(1);
   });
 });
 
@@ -87,7 +114,7 @@ describe('ApiEventRecorder against the fake API server', () => {
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
     const rec = new ApiEventRecorder({ kubeConfig: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 60_000, now: () => now, onError: (e) => errors.push(e) });
-    const desired = eventsFromPlan(clusterPlan(), 'worker1');
+    const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
 
     await rec.record(desired);
     now += 1000;

@@ -1,0 +1,176 @@
+/**
+ * The agent reading the Kubernetes API (the fake API server, the real client
+ * library) and driving a real BgpSpeaker: what a router on 127.0.0.2 learns
+ * follows add, update and delete of every watched kind.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { bgpConfiguration, bgpFilter, bgpPeer, blockAffinity, CRD, endpointSlice, ipPool, node, NODE, Router, service, startCluster, until, type Cluster, type ClusterOptions } from './k8s-harness.js';
+
+const clusters: Cluster[] = [];
+const routers: Router[] = [];
+afterEach(async () => {
+  for (const c of clusters.splice(0)) await c.stop();
+  for (const r of routers.splice(0)) await r.speaker.stop();
+});
+
+async function cluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const c = await startCluster(opts);
+  clusters.push(c);
+  return c;
+}
+
+const POD = '10.244.1.0/24';
+const RANGE = '198.18.0.0/16';
+
+describe('agent + Kubernetes API + BgpSpeaker', () => {
+  it('initial sync: the router learns the plan; status names the API source, connected and synced', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    const st = c.agent.status();
+    expect(st.source).toMatchObject({ kind: 'kubernetes', server: c.server.url, calicoApi: CRD, connected: true, synced: true, lastError: null });
+    expect(st.peers).toEqual([expect.objectContaining({ address: '127.0.0.2', type: 'global', state: 'Established' })]);
+    expect(c.metrics.readiness()).toEqual({ ready: true });
+    expect(c.logs.map((l) => l.msg)).toEqual(expect.arrayContaining(['waiting for the first sync of the Kubernetes API', 'BGP speaker started']));
+  });
+
+  it('Node: update (pod CIDR, exclude label), delete and re-add of this node', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    c.apply(node(NODE, '127.0.0.1', { podCIDRs: ['10.244.2.0/24'] }));
+    await c.routes(['10.244.2.0/24', RANGE]);
+    c.apply(node(NODE, '127.0.0.1', { podCIDRs: ['10.244.2.0/24'], labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } }));
+    await c.routes(['10.244.2.0/24']);
+    // The Node is gone: nothing of this node is planned, the peer is removed.
+    c.remove(node(NODE, '127.0.0.1'));
+    await c.routes([]);
+    await until('peer removed', () => c.agent.status().peers.length === 0);
+    c.apply(node(NODE, '127.0.0.1', { podCIDRs: [POD] }));
+    await c.routes([POD, RANGE], 10_000);
+  });
+
+  it('Service: add (external IP in the allow-list), update (outside it: NotAdvertised Event), delete', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    const web = service('web', { externalIPs: ['203.0.113.10'] });
+    c.apply(web);
+    await c.routes([POD, RANGE, '203.0.113.10/32']);
+    c.apply(service('web', { externalIPs: ['198.51.100.7'] }));
+    await c.routes([POD, RANGE]);
+    await until('NotAdvertised event', () => c.server.list('events').length === 1);
+    const ev = c.server.list('events')[0];
+    expect(ev).toMatchObject({ reason: 'NotAdvertised', type: 'Warning', involvedObject: { kind: 'Service', name: 'web', namespace: 'default', uid: c.server.get('v1', 'Service', 'web', 'default')!.metadata.uid } });
+    expect(ev.message).toBe('external IP 198.51.100.7 is not advertised: outside the allow-list BGPConfiguration serviceExternalIPs [203.0.113.10/32]');
+    expect(c.agent.status().refused).toEqual([expect.objectContaining({ ip: '198.51.100.7', reason: 'outside allow-list' })]);
+    c.remove(web);
+    await until('refusal gone', () => c.agent.status().refused.length === 0);
+    c.apply(service('web2', { externalIPs: ['203.0.113.10'] }));
+    await c.routes([POD, RANGE, '203.0.113.10/32']);
+    c.remove(service('web2', {}));
+    await c.routes([POD, RANGE]);
+  });
+
+  it('EndpointSlice: add, update and delete move a Local service IP on and off this node', async () => {
+    const svc = service('local', { clusterIP: '198.18.0.50', externalTrafficPolicy: 'Local' });
+    const c = await cluster({ extra: [svc] });
+    await c.routes([POD, RANGE]);
+    c.apply(endpointSlice('local-a', 'local', [NODE]));
+    await c.routes([POD, RANGE, '198.18.0.50/32']);
+    c.apply(endpointSlice('local-a', 'local', ['worker2']));
+    await c.routes([POD, RANGE]);
+    c.apply(endpointSlice('local-a', 'local', ['worker2', NODE]));
+    await c.routes([POD, RANGE, '198.18.0.50/32']);
+    c.remove(endpointSlice('local-a', 'local', []));
+    await c.routes([POD, RANGE]);
+  });
+
+  it('BGPConfiguration: update of the service range, delete (defaults apply), add back; logSeverityScreen sets the log level', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    c.apply(bgpConfiguration({ serviceClusterIPs: [{ cidr: '198.20.0.0/16' }], logSeverityScreen: 'Debug' }));
+    await c.routes([POD, '198.20.0.0/16']);
+    expect(c.logs.find((l) => l.msg === 'log level debug (BGPConfiguration logSeverityScreen)')).toMatchObject({ level: 'info', from: 'info' });
+    expect(c.logs.some((l) => l.level === 'debug')).toBe(false);
+    // Debug lines now appear (an ignored object, say).
+    c.apply({ apiVersion: CRD, kind: 'IPPool', metadata: { name: 'bad' }, spec: { cidr: '10.0.0.1/8' } });
+    await until('invalid resource logged', () => c.logs.some((l) => String(l.msg).startsWith('invalid resource: IPPool bad: spec.cidr')));
+    c.apply(bgpConfiguration({ serviceClusterIPs: [{ cidr: '198.20.0.0/16' }], logSeverityScreen: 'Warning' }));
+    await until('level warning', () => c.logs.some((l) => l.msg === 'log level warning (BGPConfiguration logSeverityScreen)'));
+    const n = c.logs.length;
+    c.apply(bgpConfiguration({ serviceClusterIPs: [{ cidr: '198.21.0.0/16' }], logSeverityScreen: 'Warning' }));
+    await c.routes([POD, '198.21.0.0/16']);
+    await c.agent.settled();
+    // At warning level the configuration change (info) is not logged.
+    expect(c.logs.slice(n)).toEqual([]);
+    // Without a BGPConfiguration, Calico's default (Info) applies again.
+    c.remove(bgpConfiguration());
+    await c.routes([POD]);
+    await until('level info', () => c.logs.some((l) => l.msg === 'log level info (BGPConfiguration logSeverityScreen)'));
+    c.apply(bgpConfiguration());
+    await c.routes([POD, RANGE]);
+  });
+
+  it('--log-level overrides logSeverityScreen', async () => {
+    const c = await cluster({ logLevel: 'warning', bgp: bgpConfiguration({ logSeverityScreen: 'Debug' }) });
+    await c.routes([POD, RANGE]);
+    expect(c.logs.some((l) => l.level === 'debug' || l.level === 'info')).toBe(false);
+  });
+
+  it('BGPPeer: add a second router, update it with a password (refused: PeerRefused on the Node), delete it', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    const r2 = new Router('127.0.0.3');
+    await r2.speaker.start();
+    routers.push(r2);
+    c.apply(bgpPeer('router2', `127.0.0.3:${r2.port}`));
+    await until('router2 learns', () => JSON.stringify(r2.learned()) === JSON.stringify([POD, RANGE]));
+    c.apply(bgpPeer('router2', `127.0.0.3:${r2.port}`, { password: { secretKeyRef: { name: 'bgp', key: 'router2' } } }));
+    await until('router2 session gone', () => r2.session()?.state !== 'Established');
+    await until('PeerRefused event', () => c.server.list('events').length === 1);
+    const ev = c.server.list('events')[0];
+    expect(ev).toMatchObject({ reason: 'PeerRefused', metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: NODE, uid: c.server.get('v1', 'Node', NODE)!.metadata.uid }, source: { component: 'tsbgp', host: NODE } });
+    expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: .*MD5/);
+    expect(c.agent.status().peers.find((p) => p.address === '127.0.0.3')).toMatchObject({ refused: true, state: 'Idle' });
+    c.remove(bgpPeer('router2', ''));
+    await until('router2 not planned', () => c.agent.status().peers.every((p) => p.address !== '127.0.0.3'));
+    // The first router never noticed.
+    expect(c.router.log.filter((e) => e.type === 'withdraw')).toEqual([]);
+  });
+
+  it('IPPool: a disableBGPExport pool hides the pod block; update and delete bring it back', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    c.apply(ipPool('quiet', '10.244.0.0/16', { disableBGPExport: true }));
+    await c.routes([RANGE]);
+    c.apply(ipPool('quiet', '10.244.0.0/16', { disableBGPExport: false }));
+    await c.routes([POD, RANGE]);
+    c.apply(ipPool('quiet', '10.244.0.0/16', { disableBGPExport: true }));
+    await c.routes([RANGE]);
+    c.remove(ipPool('quiet', ''));
+    await c.routes([POD, RANGE]);
+  });
+
+  it('BGPFilter: the peer waits for its filter (add), follows its edits (update), stops when it is gone (delete)', async () => {
+    const c = await cluster({ peer: { filters: ['edge'] } });
+    await until('peer refused for the missing filter', () => c.agent.status().peers.some((p) => p.refused));
+    expect(c.router.learned()).toEqual([]);
+    c.apply(bgpFilter('edge', RANGE));
+    await c.routes([POD]);
+    c.apply(bgpFilter('edge', '10.244.0.0/16'));
+    await c.routes([RANGE]);
+    expect(c.router.session()?.state).toBe('Established');
+    c.remove(bgpFilter('edge', ''));
+    await until('session closed', () => c.router.session()?.state !== 'Established');
+    expect(c.router.learned()).toEqual([]);
+  });
+
+  it('BlockAffinity: a confirmed block replaces the pod CIDR; update moves it; delete falls back', async () => {
+    const c = await cluster({ extra: [ipPool('pods', '10.244.0.0/16')] });
+    await c.routes([POD, RANGE]);
+    c.apply(blockAffinity('worker1-10-244-7-0-26', NODE, '10.244.7.0/26'));
+    await c.routes(['10.244.7.0/26', RANGE]);
+    c.apply(blockAffinity('worker1-10-244-7-0-26', NODE, '10.244.7.64/26'));
+    await c.routes(['10.244.7.64/26', RANGE]);
+    c.remove(blockAffinity('worker1-10-244-7-0-26', NODE, ''));
+    await c.routes([POD, RANGE]);
+  });
+});
