@@ -484,15 +484,14 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   };
   /** The API server went away or came back: nothing is withdrawn meanwhile, and the log says so. */
   const onConnectionChange = (connected: boolean, st: SourceStatus) => {
-    if (!st.synced) return;
-    if (!connected) {
+    opts.metrics?.refresh();
+    if (!connected && st.synced && !disconnectedAt) {
       disconnectedAt = st.since;
       log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
-    } else {
+    } else if (connected && disconnectedAt) {
       log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: disconnectedAt ? Math.round((st.since.getTime() - disconnectedAt.getTime()) / 1000) : undefined });
       disconnectedAt = undefined;
     }
-    opts.metrics?.refresh();
   };
   try {
     // The control socket and signals come first, so `tsbgp status` and SIGTERM work while the first sync waits on the API server.
@@ -509,7 +508,8 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       onChange,
       onConnectionChange,
       onWatchRestart: (resource) => opts.metrics?.watchRestarted(resource),
-      onError: (e) => log.error(`${origin.kind === 'manifests' ? 'manifest watch' : 'Kubernetes API'}: ${e.message}`),
+      // API errors come with the retries (once per resource and text); the outage itself is the warning above.
+      onError: (e) => (origin.kind === 'manifests' ? log.error(`manifest watch: ${e.message}`) : log.warn(`Kubernetes API: ${e.message}`)),
     });
     // A signal during a long first sync ends the wait; the agent then simply stops.
     started.catch(() => undefined);

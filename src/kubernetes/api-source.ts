@@ -392,8 +392,8 @@ export class KubernetesApiSource {
 
   private fail(w: ResourceWatch, informer: ListWatch<KubernetesObject>, e: Error): void {
     w.connected = false;
-    this.noteConnection();
     this.noteError(e, w);
+    this.noteConnection();
     w.informer = undefined;
     void informer.stop();
     const delay = backoffDelay(w.attempt++, this.backoff, this.random());
