@@ -287,19 +287,8 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
-/** `status --json` `source`: where the configuration comes from (docs/json-output.md). */
-export interface SourceJson {
-  readonly kind: 'manifests' | 'kubernetes';
-  readonly paths: readonly string[];
-  readonly server: string | null;
-  readonly calicoApi: string | null;
-  readonly connected: boolean;
-  readonly synced: boolean;
-  readonly since: string;
-  readonly lastSyncAt: string | null;
-  readonly lastError: string | null;
-  readonly watchRestarts: number;
-}
+/** `status --json` `source`: where the configuration comes from (docs/json-output.md); times as ISO text. */
+export type SourceJson = Omit<SourceStatus, 'since' | 'lastSyncAt'> & { readonly since: string; readonly lastSyncAt: string | null };
 
 export function sourceJson(s: SourceStatus): SourceJson {
   return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };

@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
 import { parseAgentArgs } from '../../src/agent/cli.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
-import { run } from './cli-helpers.js';
+import { freePort, run } from './cli-helpers.js';
 import { scrapeUrl } from './exposition.js';
 import { bgpConfiguration, node, NODE, service, until } from './k8s-harness.js';
 
@@ -63,14 +62,6 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
     await server?.stop();
     server = undefined;
   });
-  const freePort = () =>
-    new Promise<number>((resolve, reject) => {
-      const s = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as AddressInfo;
-        s.close(() => resolve(port));
-      });
-      s.on('error', reject);
-    });
 
   it('syncs, advertises, reports the source in status and metrics, writes Events; exits 0 on SIGTERM', async () => {
     server = new FakeApiServer();
@@ -113,5 +104,27 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
       child.kill('SIGTERM');
     }
     expect(await exited).toBe(0);
+  }, 40_000);
+
+  it('SIGTERM while the first sync waits for an unreachable API server: exits 0 at once', async () => {
+    server = new FakeApiServer();
+    await server.start();
+    const kubeconfig = await server.writeKubeconfig();
+    await server.stop();
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-k8s-cli-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', NODE, '--kubeconfig', kubeconfig, '--control', join(dir, 'tsbgp.sock')], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    await until('an API error logged', () => err.includes('ECONNREFUSED'), 20_000);
+    // The control socket already answers.
+    const st = JSON.parse((await run(['status', '--json', '--control', join(dir, 'tsbgp.sock')])).stdout) as StatusJson;
+    expect(st.source).toMatchObject({ kind: 'kubernetes', synced: false, connected: false });
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const msgs = err.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(msgs).toEqual(expect.arrayContaining(['waiting for the first sync of the Kubernetes API', 'received SIGTERM', 'tsbgp agent shutting down']));
   }, 40_000);
 });

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { cp, mkdtemp } from 'node:fs/promises';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,7 @@ import { AgentMetrics, counterDelta, type MetricsInput } from '../../src/agent/m
 import type { Plan, RefusedIP } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../../src/speaker/types.js';
-import { run } from './cli-helpers.js';
+import { freePort, run } from './cli-helpers.js';
 import { parseExposition, Scrape } from './exposition.js';
 import { FakeSpeaker } from './fake-speaker.js';
 import { peer, plan, route } from './plans.js';
@@ -378,14 +377,6 @@ describe('runAgent with --metrics', () => {
 
 describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const freePort = () =>
-    new Promise<number>((resolve, reject) => {
-      const s = createNetServer().listen(0, '127.0.0.1', () => {
-        const { port } = s.address() as AddressInfo;
-        s.close(() => resolve(port));
-      });
-      s.on('error', reject);
-    });
 
   it('serves /readyz and /metrics once configured, and closes on SIGTERM', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-metrics-cli-'));
