@@ -12,7 +12,7 @@ import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import type { EventSink } from '../kubernetes/events.js';
-import { createLogger, LEVELS, parseLevel, type Level, type Logger } from './log.js';
+import { changeLevel, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
@@ -146,18 +146,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
 
   /** BGPConfiguration logSeverityScreen, unless --log-level was given; the change is logged where it shows. */
   const followLevel = (plan: Plan) => {
-    if (opts.logLevel) return;
-    const level = parseLevel(plan.logSeverity);
-    const from = log.level;
-    if (level === from) return;
-    const note = () => log.info(`log level ${level} (BGPConfiguration logSeverityScreen)`, { from });
-    if (LEVELS.indexOf(level) < LEVELS.indexOf(from)) {
-      log.level = level;
-      note();
-    } else {
-      note();
-      log.level = level;
-    }
+    if (!opts.logLevel) changeLevel(log, parseLevel(plan.logSeverity), 'BGPConfiguration logSeverityScreen');
   };
 
   // Event → UPDATE on the socket, for tsbgp_update_latency_seconds: the speaker's timers are watched.
@@ -489,7 +478,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       disconnectedAt = st.since;
       log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
     } else if (connected && disconnectedAt) {
-      log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: disconnectedAt ? Math.round((st.since.getTime() - disconnectedAt.getTime()) / 1000) : undefined });
+      log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: Math.round((st.since.getTime() - disconnectedAt.getTime()) / 1000) });
       disconnectedAt = undefined;
     }
   };

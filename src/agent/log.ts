@@ -43,3 +43,17 @@ function jsonSafe(_key: string, value: unknown): unknown {
   if (value instanceof Error) return value.message;
   return value;
 }
+
+/** Sets the level and logs the change at info, before or after the switch so the line is seen whenever info was or becomes visible. */
+export function changeLevel(log: Logger, level: Level, why: string): void {
+  const from = log.level;
+  if (level === from) return;
+  const note = () => log.info(`log level ${level} (${why})`, { from });
+  if (LEVELS.indexOf(level) < LEVELS.indexOf(from)) {
+    log.level = level;
+    note();
+  } else {
+    note();
+    log.level = level;
+  }
+}

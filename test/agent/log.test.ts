@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, parseLevel } from '../../src/agent/log.js';
+import { changeLevel, createLogger, parseLevel } from '../../src/agent/log.js';
 
 describe('logger', () => {
   it('writes JSON lines at or above the level', () => {
@@ -19,5 +19,19 @@ describe('logger', () => {
     expect(parseLevel('warn')).toBe('warning');
     expect(parseLevel('Trace')).toBe('trace');
     expect(() => parseLevel('loud')).toThrow('invalid log level "loud"');
+  });
+
+  it('changeLevel logs the change where it shows, and nothing when the level stays', () => {
+    const lines: { level: string; msg: string; from?: string }[] = [];
+    const log = createLogger({ level: 'info', write: (l) => lines.push(JSON.parse(l)) });
+    changeLevel(log, 'info', 'x');
+    changeLevel(log, 'warning', 'x');
+    changeLevel(log, 'error', 'x');
+    changeLevel(log, 'debug', 'x');
+    expect(lines.map((l) => [l.msg, l.from])).toEqual([
+      ['log level warning (x)', 'info'],
+      ['log level debug (x)', 'error'],
+    ]);
+    expect(log.level).toBe('debug');
   });
 });

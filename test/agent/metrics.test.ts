@@ -15,6 +15,7 @@ import type { AdvertisedRoute, PeerState, PeerStatus, ReceivedRoute, SpeakerOpti
 import { freePort, run } from './cli-helpers.js';
 import { parseExposition, Scrape } from './exposition.js';
 import { FakeSpeaker } from './fake-speaker.js';
+import type { SourceStatus } from '../../src/agent/sources.js';
 import { peer, plan, route } from './plans.js';
 
 async function get(server: MetricsServer, path: string, method = 'GET'): Promise<{ status: number; body: string; type: string | null }> {
@@ -86,7 +87,7 @@ async function serve(metrics: AgentMetrics): Promise<MetricsServer> {
 async function harness() {
   let clock = Date.parse('2026-12-02T10:00:00Z');
   const speaker = new StateSpeaker();
-  const state: { running: boolean; speaker?: StateSpeaker; plan?: Plan; configErrors: number; refusedExtra?: Record<string, number> } = { running: true, configErrors: 0 };
+  const state: { running: boolean; speaker?: StateSpeaker; plan?: Plan; configErrors: number; refusedExtra?: Record<string, number>; source?: SourceStatus } = { running: true, configErrors: 0 };
   const metrics = new AgentMetrics({ now: () => clock });
   const server = await serve(metrics);
   return {
@@ -276,6 +277,56 @@ describe('AgentMetrics over HTTP', () => {
     expect(await get(h.server, '/')).toMatchObject({ status: 404 });
     expect(await get(h.server, '/metricsx')).toMatchObject({ status: 404 });
     expect(await get(h.server, '/metrics', 'POST')).toMatchObject({ status: 405 });
+  });
+
+  it('with the Kubernetes API: not ready before the first sync, still ready (saying why) while unreachable; API series only then', async () => {
+    const h = await harness();
+    const since = new Date('2026-12-02T09:59:00Z');
+    const api: SourceStatus = { kind: 'kubernetes', paths: [], server: 'https://10.96.0.1:443', calicoApi: null, connected: false, synced: false, since, lastSyncAt: null, lastError: 'nodes: connect ECONNREFUSED', watchRestarts: 0 };
+    h.state.source = { ...api, kind: 'manifests', server: null, connected: true, synced: true };
+    h.attach();
+    expect((await scrape(h.server)).get('tsbgp_kubernetes_api_connected')).toBeUndefined();
+    h.state.source = api;
+    expect(await get(h.server, '/readyz')).toMatchObject({ status: 503, body: 'waiting for the first sync of the Kubernetes API (nodes: connect ECONNREFUSED)\n' });
+    let m = await scrape(h.server);
+    expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_kubernetes_api_last_sync_timestamp_seconds')]).toEqual([0, 0]);
+    h.state.speaker = h.speaker;
+    h.state.plan = plan([]);
+    h.state.source = { ...api, synced: true, connected: true, lastSyncAt: since };
+    expect(await get(h.server, '/readyz')).toMatchObject({ status: 200, body: 'ok\n' });
+    m = await scrape(h.server);
+    expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_kubernetes_api_last_sync_timestamp_seconds')]).toEqual([1, since.getTime() / 1000]);
+    h.state.source = { ...api, synced: true, connected: false, since, lastSyncAt: since };
+    expect(await get(h.server, '/readyz')).toMatchObject({ status: 200, body: 'ok: serving the last known configuration; Kubernetes API unreachable since 2026-12-02T09:59:00.000Z\n' });
+    expect(await get(h.server, '/healthz')).toMatchObject({ status: 200 });
+    m = await scrape(h.server);
+    expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_agent_ready')]).toEqual([0, 1]);
+  });
+
+  it('update latency: from the first pending event to the UPDATE on a socket; abandoned when none follows', async () => {
+    const h = await harness();
+    h.attach();
+    h.metrics.eventReceived();
+    h.advance(20);
+    h.metrics.eventReceived(); // a second event while pending: still timed from the first
+    h.advance(10);
+    h.metrics.reconciled({ awaitUpdate: true });
+    h.advance(15);
+    h.metrics.updateSent();
+    h.metrics.updateSent(); // nothing pending: no second sample
+    h.metrics.eventReceived();
+    h.metrics.reconciled({ awaitUpdate: true });
+    h.metrics.updateAbandoned();
+    h.metrics.updateSent();
+    h.metrics.eventReceived();
+    h.metrics.reconciled();
+    h.metrics.updateSent();
+    const m = await scrape(h.server);
+    expect(m.get('tsbgp_update_latency_seconds_count')).toBe(1);
+    expect(m.get('tsbgp_update_latency_seconds_sum')).toBeCloseTo(0.045, 6);
+    expect(m.get('tsbgp_reconcile_duration_seconds_count')).toBe(3);
+    expect(m.get('tsbgp_update_latency_seconds_bucket', { le: '0.05' })).toBe(1);
+    expect(m.get('tsbgp_update_latency_seconds_bucket', { le: '0.025' })).toBe(0);
   });
 });
 
