@@ -24,6 +24,12 @@ export interface DesiredEvent {
   readonly involved: InvolvedObject;
   readonly reason: EventReason;
   readonly message: string;
+  /**
+   * Every node's agent reports the same (a Service IP outside the allow-list
+   * is refused everywhere): the Event gets a name derived from its content,
+   * so the cluster holds one, not one per node; the first agent creates it.
+   */
+  readonly shared?: boolean;
 }
 
 /** A peer the agent (not the planner) refused, e.g. a BGPFilter the speaker cannot compile. */
@@ -53,6 +59,7 @@ export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowLis
       involved: { kind: 'Service', name: r.name, namespace: r.namespace },
       reason: 'NotAdvertised',
       message: `${r.source === 'externalIP' ? 'external' : 'load-balancer'} IP ${r.ip} is not advertised: outside the allow-list BGPConfiguration ${field} [${ranges.join(', ')}]`,
+      shared: true,
     });
   }
   for (const p of plan.peers) {
@@ -90,7 +97,7 @@ export interface EventSink {
 }
 
 export type EventAction =
-  | { readonly type: 'create'; readonly key: string; readonly event: EventBody }
+  | { readonly type: 'create'; readonly key: string; readonly event: EventBody; /** Another agent may have created it already (a 409 is success). */ readonly shared: boolean }
   | { readonly type: 'patch'; readonly key: string; readonly namespace: string; readonly name: string; readonly count: number; readonly lastTimestamp: number };
 
 /** A core/v1 Event with times as ms (the shell converts). */
@@ -163,13 +170,15 @@ export class EventDeduper {
       const s = this.seen.get(key);
       if (!s) {
         const namespace = e.involved.namespace ?? 'default';
-        // Unique per object like the kubelet's `<name>.<hex time>`; the sequence breaks ties within a millisecond.
-        const name = `${e.involved.name}.${(now * 1000 + (this.seq++ % 1000)).toString(16)}`;
+        // Unique per object like the kubelet's `<name>.<hex time>` (the sequence breaks ties within a
+        // millisecond), or for a shared event the same on every node: `<name>.<hash of the content>`.
+        const name = e.shared ? `${e.involved.name}.${fnv1a(key)}` : `${e.involved.name}.${(now * 1000 + (this.seq++ % 1000)).toString(16)}`;
         this.seen.set(key, { namespace, name, count: 1, sentCount: 1, lastSentAt: now, lastSeenAt: now });
         actions.push({
           type: 'create',
           key,
           event: { name, namespace, involved: e.involved, reason: e.reason, message: e.message, count: 1, firstTimestamp: now, lastTimestamp: now, component: this.opts.component ?? 'tsbgp', host: this.opts.host },
+          shared: e.shared === true,
         });
         continue;
       }
@@ -206,6 +215,16 @@ export class EventDeduper {
       this.seen.delete(key);
     }
   }
+}
+
+/** 32-bit FNV-1a of a string, as 8 hex digits: a short stable name suffix. */
+export function fnv1a(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
 }
 
 /** The core/v1 Event object for a create. */
@@ -273,7 +292,12 @@ export class ApiEventRecorder implements EventSink {
 
   private async apply(a: EventAction): Promise<void> {
     if (a.type === 'create') {
-      await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
+      try {
+        await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
+      } catch (e) {
+        // A shared Event another node's agent created first: recorded.
+        if (!(a.shared && (e as { code?: number }).code === 409)) throw e;
+      }
       return;
     }
     await this.api.patchNamespacedEvent(

@@ -139,6 +139,25 @@ describe('ApiEventRecorder against the fake API server', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a shared event (NotAdvertised) is one Event cluster-wide however many agents report it; a per-node one is not', async () => {
+    server = new FakeApiServer();
+    await server.start();
+    const kubeConfig = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+    const errors: Error[] = [];
+    const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
+    expect(desired.map((e) => [e.reason, e.shared === true])).toEqual([
+      ['NotAdvertised', true],
+      ['PeerRefused', false],
+    ]);
+    for (const host of ['worker1', 'worker2', 'worker3']) await new ApiEventRecorder({ kubeConfig, host, onError: (e) => errors.push(e) }).record(desired);
+    expect(errors).toEqual([]);
+    const stored = server.list('events');
+    expect(stored.filter((e) => e.reason === 'NotAdvertised')).toHaveLength(1);
+    expect(stored.filter((e) => e.reason === 'PeerRefused')).toHaveLength(3);
+    expect(stored.find((e) => e.reason === 'NotAdvertised')!.metadata.name).toMatch(/^outside\.[0-9a-f]{8}$/);
+    expect(server.requests.filter((r) => r.method === 'POST')).toHaveLength(6);
+  });
+
   it('re-creates an Event the server no longer has, reporting the failed patch', async () => {
     server = new FakeApiServer();
     await server.start();
