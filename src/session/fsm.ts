@@ -306,7 +306,8 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
   }
 }
 
-function openSent(st: Step, ev: FsmEvent): Transition {
+/** What OpenSent and OpenConfirm do alike (§8.2.2); undefined for the events each handles its own way. */
+function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
   switch (ev.type) {
     case 'ManualStart': case 'AutomaticStart':
     case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
@@ -318,14 +319,6 @@ function openSent(st: Step, ev: FsmEvent): Transition {
       return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
     case 'HoldTimer_Expires':
       return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
-    case 'TcpConnectionFails':
-      // §8.2.2: back to Active to wait for the peer.
-      st.emit({ type: 'disconnect' }).set({ connected: false, sentOpen: undefined }).stop('Hold');
-      st.start('ConnectRetry', st.fsm.config.connectRetryTime);
-      st.emit({ type: 'attemptFailed', reason: { kind: 'tcpFailed' } });
-      return st.goto('Active').done();
-    case 'BGPOpen':
-      return acceptOpen(st, ev.message, false);
     case 'BGPHeaderErr': case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
@@ -336,34 +329,31 @@ function openSent(st: Step, ev: FsmEvent): Transition {
       // Never answer a NOTIFICATION with one.
       return peerNotification(st, ev.message, true);
     default:
-      return fsmError(st, ev.type);
+      return undefined;
+  }
+}
+
+function openSent(st: Step, ev: FsmEvent): Transition {
+  switch (ev.type) {
+    case 'TcpConnectionFails':
+      // §8.2.2: back to Active to wait for the peer.
+      st.emit({ type: 'disconnect' }).set({ connected: false, sentOpen: undefined }).stop('Hold');
+      st.start('ConnectRetry', st.fsm.config.connectRetryTime);
+      st.emit({ type: 'attemptFailed', reason: { kind: 'tcpFailed' } });
+      return st.goto('Active').done();
+    case 'BGPOpen':
+      return acceptOpen(st, ev.message, false);
+    default:
+      return openPhase(st, ev) ?? fsmError(st, ev.type);
   }
 }
 
 function openConfirm(st: Step, ev: FsmEvent): Transition {
   switch (ev.type) {
-    case 'ManualStart': case 'AutomaticStart':
-    case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
-    case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
-      return st.done();
-    case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
-    case 'AutomaticStop':
-      return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
-    case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
     case 'KeepaliveTimer_Expires':
       return st.send({ type: 'keepalive' }).start('Keepalive', st.fsm.negotiated!.keepaliveTime).done();
     case 'TcpConnectionFails':
       return fail(st, { kind: 'tcpFailed' });
-    case 'NotifMsgVerErr':
-      return peerNotification(st, ev.message, false);
-    case 'NotifMsg':
-      return peerNotification(st, ev.message, true);
-    case 'BGPHeaderErr': case 'BGPOpenMsgErr':
-      return errorFail(st, ev.error);
-    case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.CONNECTION_COLLISION_RESOLUTION), failure: true });
     case 'KeepAliveMsg': {
       const n = st.fsm.negotiated!;
       if (n.holdTime > 0) st.start('Hold', n.holdTime);
@@ -372,7 +362,7 @@ function openConfirm(st: Step, ev: FsmEvent): Transition {
       return st.emit({ type: 'sessionUp', negotiated: n }).done();
     }
     default:
-      return fsmError(st, ev.type);
+      return openPhase(st, ev) ?? fsmError(st, ev.type);
   }
 }
 
