@@ -16,7 +16,7 @@ import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
-import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
+import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -150,12 +150,11 @@ export class Rib {
     if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
     const session = peer.session;
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
-    const prior = peer.group.adjRibOut;
-    this.leaveGroup(peer, now);
-    this.joinGroup(peer, session, now, prior);
+    const carried = this.leaveGroup(peer, now);
+    this.joinGroup(peer, session, now, carried);
   }
 
-  private joinGroup(peer: PeerState, session: SessionInfo, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+  private joinGroup(peer: PeerState, session: SessionInfo, now: number, carried?: Resync): void {
     const peerId = peer.source.id;
     const key = this.groupKey(peer, session);
     let g = this.groups.get(key);
@@ -190,7 +189,7 @@ export class Rib {
       );
       this.groups.set(key, g);
     }
-    g.join(peerId, now, prior);
+    g.join(peerId, now, carried);
     peer.group = g;
     this.touchOwnRoutes(peer, g, now);
   }
@@ -494,14 +493,16 @@ export class Rib {
     return p;
   }
 
-  private leaveGroup(peer: PeerState, now: number): void {
+  /** Returns what the peer holds and is still owed, for the group it joins next. */
+  private leaveGroup(peer: PeerState, now: number): Resync {
     const g = peer.group!;
-    g.leave(peer.source.id);
+    const carried = g.leave(peer.source.id);
     peer.group = undefined;
     if (g.size === 0) {
       g.dispose();
       this.groups.delete(g.key);
     } else this.touchOwnRoutes(peer, g, now);
+    return carried;
   }
 
   /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */

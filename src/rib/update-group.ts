@@ -46,10 +46,12 @@ export interface GroupPlan {
   readonly delta: Batch;
   readonly deltaTo: readonly string[];
   /** The whole Adj-RIB-Out, for members that joined (then End-of-RIB) or asked for a refresh. */
+  /** The whole Adj-RIB-Out, for members that hold nothing yet (a new session), packed once for all of them. */
   readonly dump?: Batch;
   readonly dumpTo: readonly string[];
+  /** Members owed End-of-RIB after this plan's messages. */
   readonly eorTo: readonly string[];
-  /** Members that moved here from another group: only the difference from what they already have. */
+  /** Members that hold something else than the group's routes (moved here) or asked for a refresh: their own batch. */
   readonly resync: readonly { readonly peerId: string; readonly batch: Batch }[];
 }
 
@@ -67,10 +69,21 @@ interface Memo {
 }
 
 /**
- * 'join' wants a dump and End-of-RIB; 'refresh' a dump (refresh4/refresh6 of one family);
- * a Map is what a peer moved from another group already has.
+ * A member that needs more than the group's next changes: a new session, a
+ * ROUTE-REFRESH, or a peer that moved here from another group.
  */
-type MemberState = 'join' | 'refresh' | 'refresh4' | 'refresh6' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
+export interface Resync {
+  /** What the peer holds: a copy, or undefined for this group's Adj-RIB-Out as last planned. */
+  readonly has: ReadonlyMap<PrefixKey, AttrSet> | undefined;
+  /** Families to send in full whatever the peer holds (ROUTE-REFRESH). */
+  readonly resend: readonly (4 | 6)[];
+  /** End-of-RIB is still owed (the session's initial dump has not been sent). */
+  readonly eor: boolean;
+}
+
+type MemberState = 'live' | Resync;
+
+const NEW_SESSION: Resync = Object.freeze({ has: new Map<PrefixKey, AttrSet>(), resend: [], eor: true });
 
 export interface GroupConfig {
   readonly key: string;
@@ -127,26 +140,38 @@ export class UpdateGroup {
     return this.adjOut.size;
   }
 
-  /** A new member; `prior` is the Adj-RIB-Out it already received in another group (a policy or settings change). */
-  join(peerId: string, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
-    this.members.set(peerId, prior ?? 'join');
+  /**
+   * A new member: a new session (nothing given), or a peer moving here from
+   * another group with what `leave` returned there (a policy or settings change).
+   */
+  join(peerId: string, now: number, carried: Resync = NEW_SESSION): void {
+    this.members.set(peerId, carried);
     this.memberList = [...this.members.keys()];
     this.touchTime(now);
   }
 
-  leave(peerId: string): void {
+  /**
+   * Removes a member and returns what it holds and is still owed, for the
+   * group it moves to. A member that moves again before a flush still holds
+   * what it held before its first move, not this group's routes.
+   */
+  leave(peerId: string): Resync {
+    const st = this.members.get(peerId);
     this.members.delete(peerId);
     this.memberList = [...this.members.keys()];
+    if (st === undefined || st === 'live') return { has: this.adjOut.snapshot(), resend: [], eor: false };
+    return st.has === undefined ? { ...st, has: this.adjOut.snapshot() } : st;
   }
 
   /** ROUTE-REFRESH: send the Adj-RIB-Out (of one family, or all) to this member again. */
   refresh(peerId: string, now: number, family?: 4 | 6): void {
-    if (family !== undefined && !this.families.has(family)) return;
     const st = this.members.get(peerId);
-    const want = family === undefined ? 'refresh' : family === 4 ? 'refresh4' : 'refresh6';
-    if (st === 'live') this.members.set(peerId, want);
-    else if ((st === 'refresh4' || st === 'refresh6') && st !== want) this.members.set(peerId, 'refresh');
-    else return;
+    if (st === undefined) return;
+    const fams = family === undefined ? [...this.families] : this.families.has(family) ? [family] : [];
+    const resend = st === 'live' ? [] : st.resend;
+    const more = fams.filter((f) => !resend.includes(f));
+    if (more.length === 0) return;
+    this.members.set(peerId, st === 'live' ? { has: undefined, resend: more, eor: false } : { ...st, resend: [...resend, ...more] });
     this.touchTime(now);
   }
 
@@ -194,18 +219,14 @@ export class UpdateGroup {
     const eorTo: string[] = [];
     const resync: { peerId: string; batch: Batch }[] = [];
     for (const [id, st] of this.members) {
-      if (st === 'live') deltaTo.push(id);
-      else if (typeof st !== 'string') {
-        resync.push({ peerId: id, batch: this.diffBatch(st) });
-        this.members.set(id, 'live');
-      } else if (st === 'refresh4' || st === 'refresh6') {
-        resync.push({ peerId: id, batch: this.dumpBatch(st === 'refresh4' ? 4 : 6) });
-        this.members.set(id, 'live');
-      } else {
-        dumpTo.push(id);
-        if (st === 'join') eorTo.push(id);
-        this.members.set(id, 'live');
+      if (st === 'live') {
+        deltaTo.push(id);
+        continue;
       }
+      if (st.has !== undefined && st.has.size === 0) dumpTo.push(id);
+      else resync.push({ peerId: id, batch: st.has === undefined ? this.refreshBatch(delta, st.resend) : this.diffBatch(st.has, st.resend) });
+      if (st.eor) eorTo.push(id);
+      this.members.set(id, 'live');
     }
     return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo, resync };
   }
@@ -217,13 +238,14 @@ export class UpdateGroup {
       const msgs = packBatch(plan.delta, this.ctx, packer);
       for (const id of plan.deltaTo) out.push({ peerId: id, messages: msgs });
     }
+    const eor = plan.eorTo.length > 0 ? [...this.families].sort().map((f) => endOfRib(f)) : [];
+    const withEor = (id: string, msgs: Uint8Array[]) => (plan.eorTo.includes(id) ? [...msgs, ...eor] : msgs);
     if (plan.dump !== undefined) {
       const dump = packBatch(plan.dump, this.ctx, packer);
-      const eor = [...this.families].sort().map((f) => endOfRib(f));
-      for (const id of plan.dumpTo) out.push({ peerId: id, messages: plan.eorTo.includes(id) ? [...dump, ...eor] : dump });
+      for (const id of plan.dumpTo) out.push({ peerId: id, messages: withEor(id, dump) });
     }
     for (const r of plan.resync) {
-      const msgs = packBatch(r.batch, this.ctx, packer);
+      const msgs = withEor(r.peerId, packBatch(r.batch, this.ctx, packer));
       if (msgs.length > 0) out.push({ peerId: r.peerId, messages: msgs });
     }
     return out;
@@ -316,28 +338,34 @@ export class UpdateGroup {
     return s;
   }
 
-  private diffBatch(prior: ReadonlyMap<PrefixKey, AttrSet>): Batch {
+  /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */
+  private diffBatch(has: ReadonlyMap<PrefixKey, AttrSet>, resend: readonly (4 | 6)[]): Batch {
     const withdraw: PrefixKey[] = [];
-    for (const key of prior.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
-    const buckets = new Map<AttrSet, PrefixKey[]>();
-    this.adjOut.forEach((set, key) => {
-      if (prior.get(key) === set) return;
-      let b = buckets.get(set);
-      if (b === undefined) buckets.set(set, (b = []));
-      b.push(key);
-    });
-    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    for (const key of has.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
+    return { withdraw: sortKeys(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
   }
 
-  private dumpBatch(family?: 4 | 6): Batch {
+  /** For a member that held the Adj-RIB-Out before this plan's `delta`: the delta, with the `resend` families in full. */
+  private refreshBatch(delta: Batch, resend: readonly (4 | 6)[]): Batch {
+    const changed = new Set<PrefixKey>();
+    for (const b of delta.announce) for (const key of b.keys) changed.add(key);
+    return { withdraw: delta.withdraw, announce: this.buckets((_set, key) => changed.has(key) || resend.includes(familyOfKey(key))) };
+  }
+
+  private dumpBatch(): Batch {
+    return { withdraw: [], announce: this.buckets(() => true) };
+  }
+
+  /** The Adj-RIB-Out routes `want` picks, bucketed by attribute set (ascending id), prefixes in canonical order. */
+  private buckets(want: (set: AttrSet, key: PrefixKey) => boolean): Batch['announce'] {
     const buckets = new Map<AttrSet, PrefixKey[]>();
     this.adjOut.forEach((set, key) => {
-      if (family !== undefined && familyOfKey(key) !== family) return;
+      if (!want(set, key)) return;
       let b = buckets.get(set);
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
   }
 }
 
