@@ -9,6 +9,7 @@ import { Address } from './net/address.js';
 import { Prefix } from './net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from './policy/definitions.js';
 import { Rib, type PeerConfig } from './rib/rib.js';
+import { policySource } from './rib/path.js';
 import { prefixFromKey } from './rib/prefix-key.js';
 import { realScheduler } from './session/clock.js';
 import { canonicalRemote, Listener } from './session/listener.js';
@@ -27,10 +28,13 @@ import type {
   PeerOptions,
   PeerState,
   PeerStatus,
+  PeerExplanation,
   ReceivedRoute,
   RouteAttributes,
+  RouteExplanation,
   SpeakerApi,
   SpeakerEvents,
+  SpeakerExplainApi,
   SpeakerPolicyApi,
   SpeakerOptions,
   SpeakerScheduler,
@@ -86,7 +90,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -290,6 +294,32 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       }
     }
     return out;
+  }
+
+  explain(prefix: Prefix | string, peer?: string): RouteExplanation {
+    const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
+    const candidates = this.rib.explainBest(p).map((c) => ({
+      from: c.path.source.kind === 'local' ? 'local' : c.path.source.id,
+      route: describeRoute(p, c.path.attrs.attrs),
+      outcome: c.outcome,
+      step: c.step,
+    }));
+    const entries = peer === undefined ? [...this.peers.values()] : [this.entry(peer)];
+    return { prefix: p, candidates, peers: entries.map((e) => this.explainExport(e, p)) };
+  }
+
+  /** The export side of explain: the RIB's export rules, then the peer's export policy with a trace. */
+  private explainExport(e: PeerEntry, p: Prefix): PeerExplanation {
+    if (e.ribAsn === undefined) return { peer: e.id, sent: false, reason: "the peer's AS is not known yet (asn 'any' before its first OPEN)" };
+    const x = this.rib.exportPreview(e.id, p);
+    const down = x.established ? '' : ' (once the session is up)';
+    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
+    const ebgp = x.peer.type === 'ebgp';
+    const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
+    const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
+    if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.attrs) };
+    const sent = r.verdict === 'accept';
+    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
   }
 
   // ------------------------------------------------------------ internals

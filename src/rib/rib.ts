@@ -10,7 +10,8 @@ import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes, UpdateMessage } from '../wire/types.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
-import type { MultipathOptions } from './best-path.js';
+import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
+import { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
@@ -60,6 +61,18 @@ export interface SessionInfo {
   readonly routerId: string;
 }
 
+/** See `Rib.exportPreview`. */
+export interface ExportPreview {
+  readonly peer: PeerRef;
+  /** The peer's session is up (it is in an update group). */
+  readonly established: boolean;
+  readonly best?: Path;
+  /** Why the export rules refuse the route, before any policy. */
+  readonly refusal?: string;
+  /** The attributes after the export rules: what the export policy sees. */
+  readonly attrs?: PathAttributes;
+}
+
 export interface InRouteView {
   readonly prefix: Prefix;
   readonly pathId: number | undefined;
@@ -84,6 +97,7 @@ export class Rib {
   private readonly groups = new Map<string, UpdateGroup>();
   private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
   private readonly coalesce: CoalesceOptions;
+  private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
   private readonly routerIdAddr: Address;
   private readonly clusterIdAddr: Address | undefined;
@@ -93,7 +107,8 @@ export class Rib {
   private nextPolicyId = 1;
 
   constructor(private readonly opts: RibOptions) {
-    this.loc = new LocRib({ multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref });
+    this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
+    this.loc = new LocRib(this.bestOpts);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
     this.packer = opts.packer ?? wirePacker;
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
@@ -165,21 +180,7 @@ export class Rib {
           key,
           ctx: session.ctx,
           families: session.families,
-          settings: {
-            type: peer.source.type,
-            peerAsn: c.asn,
-            localAsn: peer.ref.localAsn,
-            routerId: this.opts.routerId,
-            clusterId: this.clusterIdAddr,
-            rrClient: c.rrClient ?? false,
-            nextHopSelf: c.nextHopSelf ?? false,
-            keepNextHop: c.keepNextHop ?? false,
-            sendMed: c.sendMed ?? false,
-            defaultLocalPref: this.opts.defaultLocalPref ?? 100,
-            localAddressV4: c.localAddressV4,
-            localAddressV6: c.localAddressV6,
-            linkLocalV6: c.linkLocalV6,
-          },
+          settings: this.exportSettings(peer),
           policy: c.exportPolicy,
           peerRef: peer.ref,
           coalesce: this.coalesce,
@@ -192,6 +193,26 @@ export class Rib {
     g.join(peerId, now, carried);
     peer.group = g;
     this.touchOwnRoutes(peer, g, now);
+  }
+
+  /** The export rules' view of a peer (everything but the group's members). */
+  private exportSettings(peer: PeerState): Omit<ExportSettings, 'members'> {
+    const c = peer.cfg;
+    return {
+      type: peer.source.type,
+      peerAsn: c.asn,
+      localAsn: peer.ref.localAsn,
+      routerId: this.opts.routerId,
+      clusterId: this.clusterIdAddr,
+      rrClient: c.rrClient ?? false,
+      nextHopSelf: c.nextHopSelf ?? false,
+      keepNextHop: c.keepNextHop ?? false,
+      sendMed: c.sendMed ?? false,
+      defaultLocalPref: this.opts.defaultLocalPref ?? 100,
+      localAddressV4: c.localAddressV4,
+      localAddressV6: c.localAddressV6,
+      linkLocalV6: c.linkLocalV6,
+    };
   }
 
   /**
@@ -444,6 +465,29 @@ export class Rib {
 
   candidates(prefix: Prefix): readonly Path[] {
     return this.loc.candidates(keyOf(prefix));
+  }
+
+  /** Every candidate of `prefix` with the best-path step that decided for or against it. */
+  explainBest(prefix: Prefix): CandidateOutcome[] {
+    return explainSelection(this.loc.candidates(keyOf(prefix)), this.bestOpts);
+  }
+
+  /**
+   * What the export rules make of the best path of `prefix` toward `peerId`,
+   * before its export policy: a refusal with its reason, or the attributes
+   * the policy will see. For explain; the update group computes the same.
+   */
+  exportPreview(peerId: string, prefix: Prefix): ExportPreview {
+    const peer = this.peer(peerId);
+    const best = this.loc.best(keyOf(prefix));
+    const established = peer.group !== undefined;
+    const base = { peer: peer.ref, established };
+    if (best === undefined) return { ...base, refusal: 'no route in the Loc-RIB' };
+    if (peer.group !== undefined && !peer.group.families.has(prefix.family)) return { ...base, best, refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)` };
+    const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
+    const refusal = exportRefusal(best, settings);
+    if (refusal !== undefined) return { ...base, best, refusal };
+    return { ...base, best, attrs: exportAttrs(best, prefix.family, settings)! };
   }
 
   get locRibSize(): number {

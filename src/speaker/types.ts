@@ -5,6 +5,7 @@
  */
 import type { Prefix } from '../net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
+import type { Trace } from '../policy/types.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
 export interface SpeakerScheduler {
@@ -207,4 +208,39 @@ export interface SpeakerPolicyApi {
   definePolicies(config: PolicyConfigDef): void;
   /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
   requestRouteRefresh(address: string): void;
+}
+
+/** One candidate path of a prefix and what best-path selection made of it. */
+export interface CandidateExplanation {
+  /** "local", or the address of the peer it was learned from. */
+  readonly from: string;
+  readonly route: AdvertisedRoute;
+  /** "multipath": in the ECMP set, not the best. */
+  readonly outcome: 'best' | 'multipath' | 'lost';
+  /** The RFC 4271 §9.1.2.2 step that decided ("shorter AS_PATH", "lower router ID (ORIGINATOR_ID when present)"…). */
+  readonly step: string;
+}
+
+/** Whether (and as what) the best path is sent to one peer, and why. */
+export interface PeerExplanation {
+  readonly peer: string;
+  readonly sent: boolean;
+  /** One sentence: the export rule that refused it, or the policy statement / default that decided. */
+  readonly reason: string;
+  /** The route as the peer is sent it: after the export rules (our AS prepended, next hop…) and the policy. */
+  readonly route?: AdvertisedRoute;
+  /** The export policy's trace: policies and statements visited, conditions with their values, modifications. */
+  readonly trace?: Trace;
+}
+
+/** `explain(prefix, peer?)`: which route was best and why, and what each peer is sent and why. */
+export interface RouteExplanation {
+  readonly prefix: Prefix;
+  readonly candidates: readonly CandidateExplanation[];
+  readonly peers: readonly PeerExplanation[];
+}
+
+export interface SpeakerExplainApi {
+  /** Explains `prefix` for one configured peer, or for every peer. */
+  explain(prefix: Prefix | string, peer?: string): RouteExplanation;
 }
