@@ -33,10 +33,15 @@ export interface SpeakerOptions {
    * We are coming back from a restart (crash, upgrade) with forwarding state
    * kept: our OPENs carry the graceful-restart R bit and the F bit for every
    * family, so peers that kept our routes as stale wait for our End-of-RIB.
-   * The initial dump (and its End-of-RIB) is built when a session comes up:
-   * originate the routes before `start()`, or peers purge what is missing.
+   * As RFC 4724 §4.1 asks, we then send nothing (no partial initial dump)
+   * until every configured peer with graceful restart has sent us End-of-RIB
+   * for each family (peers without graceful restart, or restarting
+   * themselves, are not waited for), or `selectionDeferralTime` runs out.
+   * Originate the routes before that, or peers purge what is missing.
    */
   readonly restarting?: boolean;
+  /** With `restarting`: the longest we hold back advertisements waiting for peers' End-of-RIB, seconds (default 120). */
+  readonly selectionDeferralTime?: number;
   /** Injected clock and timers (tests); default real timers. */
   readonly scheduler?: SpeakerScheduler;
   /** Log sink; default silent. */
