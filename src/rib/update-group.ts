@@ -262,32 +262,30 @@ export class UpdateGroup {
     const withdraw: PrefixKey[] = [];
     const memo: Memo = { byFamily: [new Map(), new Map()], lastPath: undefined, lastFam: 0, lastOut: null };
     const held: AttrSet[] = [];
-    let wasEmpty = this.adjOut.size === 0;
     const step = (path: Path | undefined, key: PrefixKey): void => {
       const fam = familyOfKey(key);
       const next = path !== undefined && this.families.has(fam) ? this.exportFor(path, key, fam, memo, held) : null;
-      const old = wasEmpty ? undefined : this.adjOut.get(key);
-      if (next === (old ?? null)) return;
-      if (next !== null) {
-        this.adjOut.set(key, next);
-        if (next !== lastSet) {
-          lastSet = next;
-          lastBucket = buckets.get(next);
-          if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
-        }
-        lastBucket!.push(key);
-      } else {
-        this.adjOut.delete(key);
-        withdraw.push(key);
+      if (next === null) {
+        if (this.adjOut.delete(key)) withdraw.push(key);
+        return;
       }
+      // One probe: store, and look at what was there.
+      if (this.adjOut.set(key, next) === next) return;
+      if (next !== lastSet) {
+        lastSet = next;
+        lastBucket = buckets.get(next);
+        if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
+      }
+      lastBucket!.push(key);
     };
     let lastSet: AttrSet | undefined;
     let lastBucket: PrefixKey[] | undefined;
     if (this.fullScan) {
       this.fullScan = false;
       this.pending = [];
+      const hadRoutes = this.adjOut.size > 0;
       view.forEachBest(step);
-      if (!wasEmpty) {
+      if (hadRoutes) {
         const gone: PrefixKey[] = [];
         this.adjOut.forEach((_set, key) => {
           if (!view.has(key)) gone.push(key);
@@ -295,8 +293,7 @@ export class UpdateGroup {
         for (const key of gone) step(undefined, key);
       }
     } else {
-      // Visiting a key twice is a no-op the second time, but the first visit must see the Adj-RIB-Out.
-      wasEmpty = false;
+      // Visiting a key twice is a no-op the second time.
       const pending = this.pending;
       this.pending = [];
       for (const key of pending) step(view.best(key), key);
