@@ -519,6 +519,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const hops = this.nextHops(e);
     this.rib.reconfigurePeer(e.id, hops, now);
     const families: (4 | 6)[] = [];
+    const endOfRib: (4 | 6)[] = [];
     for (const f of n.families) {
       if (f.safi !== 1) continue;
       if (f.afi === 1) families.push(4);
@@ -526,8 +527,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         if (hops.localAddressV6 !== undefined) families.push(6);
         else this.log('warning', `peer ${e.id}: IPv6 unicast negotiated over an IPv4 session but no nextHopV6 configured: not sending IPv6 routes`);
       }
+      if (f.afi === 1 || f.afi === 2) endOfRib.push(f.afi === 1 ? 4 : 6);
     }
-    this.rib.peerUp(e.id, { ctx: n.encode, families, routerId: n.peerId }, now);
+    // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
+    this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
     this.deferral?.up(e.id, n);
     this.checkDeferral();
     this.scheduleFlush();

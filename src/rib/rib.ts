@@ -17,7 +17,7 @@ import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
-import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
+import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -56,7 +56,10 @@ export interface PeerConfig {
 export interface SessionInfo {
   /** The encoding context for what we send. */
   readonly ctx: CodecContext;
+  /** Families we send routes in. */
   readonly families: readonly (4 | 6)[];
+  /** Families negotiated on the session (End-of-RIB goes out for each); default `families`. */
+  readonly endOfRib?: readonly (4 | 6)[];
   /** The peer's BGP identifier from its OPEN. */
   readonly routerId: string;
 }
@@ -145,7 +148,7 @@ export class Rib {
     peer.session = session;
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
-    this.joinGroup(peer, session, now);
+    this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }
 
   /**

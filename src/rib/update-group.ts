@@ -49,8 +49,8 @@ export interface GroupPlan {
   /** The whole Adj-RIB-Out, for members that hold nothing yet (a new session), packed once for all of them. */
   readonly dump?: Batch;
   readonly dumpTo: readonly string[];
-  /** Members owed End-of-RIB after this plan's messages. */
-  readonly eorTo: readonly string[];
+  /** Members owed End-of-RIB after this plan's messages, and for which families. */
+  readonly eorTo: ReadonlyMap<string, readonly (4 | 6)[]>;
   /** Members that hold something else than the group's routes (moved here) or asked for a refresh: their own batch. */
   readonly resync: readonly { readonly peerId: string; readonly batch: Batch }[];
 }
@@ -77,13 +77,20 @@ export interface Resync {
   readonly has: ReadonlyMap<PrefixKey, AttrSet> | undefined;
   /** Families to send in full whatever the peer holds (ROUTE-REFRESH). */
   readonly resend: readonly (4 | 6)[];
-  /** End-of-RIB is still owed (the session's initial dump has not been sent). */
-  readonly eor: boolean;
+  /**
+   * Families whose End-of-RIB is still owed (the session's initial dump has
+   * not been sent): every family of the session, also one we send no routes
+   * in, so that a peer waiting for it (RFC 4724) is not left waiting.
+   */
+  readonly eor: readonly (4 | 6)[];
 }
 
 type MemberState = 'live' | Resync;
 
-const NEW_SESSION: Resync = Object.freeze({ has: new Map<PrefixKey, AttrSet>(), resend: [], eor: true });
+/** A new session: holds nothing, owed End-of-RIB for `families`. */
+export function newSession(families: readonly (4 | 6)[]): Resync {
+  return { has: new Map<PrefixKey, AttrSet>(), resend: [], eor: families };
+}
 
 export interface GroupConfig {
   readonly key: string;
@@ -144,7 +151,7 @@ export class UpdateGroup {
    * A new member: a new session (nothing given), or a peer moving here from
    * another group with what `leave` returned there (a policy or settings change).
    */
-  join(peerId: string, now: number, carried: Resync = NEW_SESSION): void {
+  join(peerId: string, now: number, carried: Resync = newSession([...this.families])): void {
     this.members.set(peerId, carried);
     this.memberList = [...this.members.keys()];
     this.touchTime(now);
@@ -159,7 +166,7 @@ export class UpdateGroup {
     const st = this.members.get(peerId);
     this.members.delete(peerId);
     this.memberList = [...this.members.keys()];
-    if (st === undefined || st === 'live') return { has: this.adjOut.snapshot(), resend: [], eor: false };
+    if (st === undefined || st === 'live') return { has: this.adjOut.snapshot(), resend: [], eor: [] };
     return st.has === undefined ? { ...st, has: this.adjOut.snapshot() } : st;
   }
 
@@ -171,7 +178,7 @@ export class UpdateGroup {
     const resend = st === 'live' ? [] : st.resend;
     const more = fams.filter((f) => !resend.includes(f));
     if (more.length === 0) return;
-    this.members.set(peerId, st === 'live' ? { has: undefined, resend: more, eor: false } : { ...st, resend: [...resend, ...more] });
+    this.members.set(peerId, st === 'live' ? { has: undefined, resend: more, eor: [] } : { ...st, resend: [...resend, ...more] });
     this.touchTime(now);
   }
 
@@ -216,7 +223,7 @@ export class UpdateGroup {
     this.firstPendingAt = undefined;
     const deltaTo: string[] = [];
     const dumpTo: string[] = [];
-    const eorTo: string[] = [];
+    const eorTo = new Map<string, readonly (4 | 6)[]>();
     const resync: { peerId: string; batch: Batch }[] = [];
     for (const [id, st] of this.members) {
       if (st === 'live') {
@@ -225,7 +232,7 @@ export class UpdateGroup {
       }
       if (st.has !== undefined && st.has.size === 0) dumpTo.push(id);
       else resync.push({ peerId: id, batch: st.has === undefined ? this.refreshBatch(delta, st.resend) : this.diffBatch(st.has, st.resend) });
-      if (st.eor) eorTo.push(id);
+      if (st.eor.length > 0) eorTo.set(id, st.eor);
       this.members.set(id, 'live');
     }
     return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo, resync };
@@ -238,8 +245,10 @@ export class UpdateGroup {
       const msgs = packBatch(plan.delta, this.ctx, packer);
       for (const id of plan.deltaTo) out.push({ peerId: id, messages: msgs });
     }
-    const eor = plan.eorTo.length > 0 ? [...this.families].sort().map((f) => endOfRib(f)) : [];
-    const withEor = (id: string, msgs: Uint8Array[]) => (plan.eorTo.includes(id) ? [...msgs, ...eor] : msgs);
+    const withEor = (id: string, msgs: Uint8Array[]) => {
+      const fams = plan.eorTo.get(id);
+      return fams === undefined ? msgs : [...msgs, ...[...fams].sort().map((f) => endOfRib(f))];
+    };
     if (plan.dump !== undefined) {
       const dump = packBatch(plan.dump, this.ctx, packer);
       for (const id of plan.dumpTo) out.push({ peerId: id, messages: withEor(id, dump) });
