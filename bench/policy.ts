@@ -1,9 +1,11 @@
 // Policy evaluation over a full table: 1,040,000 IPv4 routes sharing a few
 // thousand (interned) attribute sets, through a 3-statement policy with a
 // prefix-set condition and a community add; and an accept/reject-only chain.
-// Prints medians of several runs, and the heap growth per route.
+// Emits a table (bench/report.ts) of medians of several runs, with the heap
+// growth per route.
 //   node --expose-gc --import tsx bench/policy.ts [--quick]
 import { PerformanceObserver } from 'node:perf_hooks';
+import { emit, median, type Cell } from './report.js';
 import { Address } from '../src/net/address.js';
 import { Prefix } from '../src/net/prefix.js';
 import { compilePolicy, evaluate } from '../src/policy/engine.js';
@@ -66,17 +68,13 @@ const compiled = compilePolicy({
 const modChain = compiled.chain({ direction: 'import', policies: ['full'] });
 const filterChain = compiled.chain({ direction: 'import', policies: ['filter'] });
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 // Young-generation collections during a run: a proxy for per-route allocation.
 let scavenges = 0;
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) if ((e as { detail?: { kind?: number } }).detail?.kind === 1) scavenges++;
 }).observe({ entryTypes: ['gc'] });
 const gc = (globalThis as { gc?: () => void }).gc;
-async function bench(label: string, chain: typeof modChain): Promise<void> {
+async function bench(label: string, chain: typeof modChain): Promise<Cell[]> {
   const ms: number[] = [];
   let accepted = 0;
   let heapPerRoute = NaN;
@@ -98,10 +96,14 @@ async function bench(label: string, chain: typeof modChain): Promise<void> {
     heapPerRoute = (h1 - h0) / routes.length;
   }
   const m = median(ms);
-  console.log(
-    `${label.padEnd(48)} ${m.toFixed(0).padStart(6)} ms  ${((routes.length / m) * 1e3 / 1e6).toFixed(2)} M routes/s  (median of ${RUNS}, ${routes.length} routes, ${accepted} accepted, ${median(gcs)} scavenges/run, heap +${heapPerRoute.toFixed(1)} B/route${gc ? '' : ', run with --expose-gc for steady heap figures'})`,
-  );
+  return [label, m, (routes.length / m) * 1e3 / 1e6, accepted, median(gcs), gc ? heapPerRoute : 'n/a (no --expose-gc)'];
 }
-console.log(`${ROUTES} routes over ${ATTR_SETS} attribute sets`);
-await bench('3 statements, prefix sets + community add', modChain);
-await bench('3 statements, accept/reject only', filterChain);
+emit({
+  suite: 'policy',
+  title: `Policy evaluation over a full table (${ROUTES.toLocaleString('en')} IPv4 routes, ${ATTR_SETS.toLocaleString('en')} attribute sets)`,
+  columns: ['import chain', 'ms', 'M routes/s', 'accepted', 'scavenges/run', 'heap B/route'],
+  rows: [await bench('3 statements: prefix sets, community add', modChain), await bench('3 statements: accept/reject only', filterChain)],
+  notes: [
+    `Medians of ${RUNS} runs after one warm-up. Modifications are memoised per interned attribute set, so a full table copies attributes once per set, not per route; the heap column is the growth over one run.`,
+  ],
+});

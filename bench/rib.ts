@@ -1,12 +1,12 @@
 /**
  * RIB benchmark: originate 1,040,000 IPv4 /24s over a few thousand attribute
- * sets, plan (and fake-pack) the UPDATEs for one update group, and measure
- * the heap per route with 1 peer and with 10 peers in the group.
+ * sets, plan and pack the UPDATEs for one update group, and measure the heap
+ * per route with 1 peer and with 10 peers in the group.
  *
- *   node --expose-gc --import tsx bench/rib.ts [--quick] [--real-packer] [--learned-only]
+ *   node --expose-gc --import tsx bench/rib.ts [--quick] [--count-only] [--learned-only]
  *
- * By default UPDATEs are counted, not encoded (the packer is measured with
- * the codec); --real-packer uses src/wire/packer.ts instead.
+ * UPDATEs are encoded by src/wire/packer.ts; --count-only counts them
+ * instead (the RIB's own share of the time).
  */
 import { Address } from '../src/net/address.js';
 import { Prefix } from '../src/net/prefix.js';
@@ -14,9 +14,10 @@ import type { Packer } from '../src/rib/ports.js';
 import { Rib } from '../src/rib/rib.js';
 import * as wirePacker from '../src/wire/packer.js';
 import type { PathAttributes } from '../src/wire/types.js';
+import { emit, median, type Cell } from './report.js';
 
 const quick = process.argv.includes('--quick');
-const realPacker = process.argv.includes('--real-packer');
+const realPacker = !process.argv.includes('--count-only');
 const N = quick ? 104_000 : 1_040_000;
 const SETS = quick ? 300 : 3_000;
 const RUNS = quick ? 1 : 3;
@@ -114,27 +115,40 @@ function run(peers: number, plainAttrs = false, groups = 1): Result {
   return { originateMs: t1 - t0, planMs: t2 - t1, packMs: t3 - t2, messages, bytesPerRoute, cpuMs: (c1.user + c1.system) / 1000 };
 }
 
-const median = (xs: number[]): number => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** Median of each figure over `RUNS` runs. */
+function medianRun(f: () => Result): Result {
+  const rs = Array.from({ length: RUNS }, f);
+  const m = (g: (r: Result) => number) => median(rs.map(g));
+  return { originateMs: m((r) => r.originateMs), planMs: m((r) => r.planMs), packMs: m((r) => r.packMs), messages: rs[0].messages, bytesPerRoute: m((r) => r.bytesPerRoute), cpuMs: m((r) => r.cpuMs) };
+}
+
+const heapCell = (b: number): Cell => (gc ? b : 'n/a (no --expose-gc)');
+const row = (label: string, r: Result): Cell[] => [label, r.originateMs, r.planMs, r.packMs, r.originateMs + r.planMs + r.packMs, r.cpuMs, r.messages, heapCell(r.bytesPerRoute)];
 
 // --learned-only: just the last (info) figure.
 const learnedOnly = process.argv.includes('--learned-only');
-for (const peers of learnedOnly ? [] : [1, 10]) {
-  const rs: Result[] = [];
-  for (let r = 0; r < RUNS; r++) rs.push(run(peers));
-  const m = (f: (r: Result) => number) => median(rs.map(f));
-  console.log(
-    `${N} prefixes, ${SETS} attribute sets, ${peers} peer(s) in one group: ` +
-      `originate ${m((r) => r.originateMs).toFixed(0)} ms, plan ${m((r) => r.planMs).toFixed(0)} ms, ` +
-      `${realPacker ? 'pack' : 'fake pack'} ${m((r) => r.packMs).toFixed(0)} ms (${rs[0].messages} UPDATEs), ` +
-      `total ${m((r) => r.originateMs + r.planMs).toFixed(0)} ms (cpu ${m((r) => r.cpuMs).toFixed(0)} ms); heap ${gc ? m((r) => r.bytesPerRoute).toFixed(1) : '?'} bytes/route`,
-  );
-}
-
 if (!learnedOnly) {
+  const one = medianRun(() => run(1));
+  const ten = medianRun(() => run(10));
   const plain = run(1, true);
-  console.log(`  same, 1 peer, a fresh attribute object per originate call (interning hashes each): originate ${plain.originateMs.toFixed(0)} ms`);
   const two = run(2, false, 2);
-  console.log(`  2 peers in 2 update groups: plan ${two.planMs.toFixed(0)} ms, heap ${gc ? two.bytesPerRoute.toFixed(1) : '?'} bytes/route`);
+  emit({
+    suite: 'rib',
+    title: `Originate ${N.toLocaleString('en')} IPv4 prefixes and produce their UPDATEs`,
+    columns: ['scenario', 'originate ms', 'plan ms', `${realPacker ? 'pack' : 'count (no encode)'} ms`, 'total ms', 'CPU ms', 'UPDATEs', 'heap B/route'],
+    rows: [
+      row('1 peer', one),
+      row('10 peers in one update group', ten),
+      row('1 peer, a fresh attribute object per call', plain),
+      row('2 peers in 2 update groups', two),
+    ],
+    notes: [
+      `Goals: total < 1000 ms for one peer; heap ≤ 100 B/route for the first peer and ≤ 10 B more per extra peer in the group (here ${gc ? ((ten.bytesPerRoute - one.bytesPerRoute) / 9).toFixed(1) : '?'} B per extra peer).`,
+      `${SETS.toLocaleString('en')} attribute sets interleaved over the prefixes; ${RUNS > 1 ? `medians of ${RUNS} runs for the first two rows, one run for the others` : 'one run each'}. ` +
+        (realPacker ? 'UPDATEs encoded by src/wire/packer.ts (--count-only counts them instead).' : `UPDATEs counted at ${PER_MESSAGE} /24s per message, not encoded (--count-only).`) +
+        ' Heap counts V8 heap and typed-array memory after a full GC; CPU is process CPU time for originate + plan.',
+    ],
+  });
 }
 
 /** Info: the same prefixes learned from one eBGP peer (UPDATEs of 900 prefixes each) and planned toward one other peer. */
@@ -170,4 +184,10 @@ function ingestRun(): { ms: number; ingestMs: number; cpuMs: number; bytesPerRou
   return { ms, ingestMs, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute };
 }
 const learned = ingestRun();
-console.log(`  info: ${N} prefixes learned from one eBGP peer and planned toward another: ${learned.ms.toFixed(0)} ms (ingest ${learned.ingestMs.toFixed(0)} ms, cpu ${learned.cpuMs.toFixed(0)} ms), heap ${gc ? learned.bytesPerRoute.toFixed(1) : '?'} bytes/route (Adj-RIB-In included)`);
+emit({
+  suite: 'rib',
+  title: `${N.toLocaleString('en')} prefixes learned from one eBGP peer and planned toward another`,
+  columns: ['ingest ms', 'total ms (ingest + plan)', 'CPU ms', 'heap B/route (Adj-RIB-In included)'],
+  rows: [[learned.ingestMs, learned.ms, learned.cpuMs, heapCell(learned.bytesPerRoute)]],
+  notes: [`Decoded UPDATEs of ${PER_MESSAGE} prefixes handed to Rib.ingest (no framing or decoding: bench/receive.ts measures the whole receive path). One run.`],
+});

@@ -1,8 +1,10 @@
 // Trie benchmarks: IPv4/IPv6 longest-prefix match over full-table-sized
 // synthetic tables, and prefix-set membership with length ranges, side by
-// side with cidr-matcher on the same inputs. Prints medians of several runs.
-//   node --import tsx bench/trie.ts [--quick]
+// side with cidr-matcher on the same inputs. Tables of medians of several
+// runs, via bench/report.ts.
+//   node --expose-gc --import tsx bench/trie.ts [--quick]
 import CIDRMatcher from 'cidr-matcher';
+import { emit, median, ratio } from './report.js';
 import { Address } from '../src/net/address.js';
 import { Prefix } from '../src/net/prefix.js';
 import { PrefixSet, type PrefixRange } from '../src/net/prefix-set.js';
@@ -39,33 +41,31 @@ const V6_LENGTHS: [number, number][] = [
   [28, 0.5], [29, 3], [30, 0.5], [32, 11], [33, 0.5], [34, 0.5], [36, 3], [40, 5], [44, 6], [45, 0.5], [46, 1.5], [47, 1.5], [48, 58], [56, 1], [64, 1],
 ];
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
+/** Operations per second: the median of `runs` timed runs, by wall clock and by process CPU time (the machine is shared). */
+interface Rate {
+  readonly wall: number;
+  readonly cpu: number;
 }
-function time(fn: () => number): { ns: number; sink: number } {
-  const t0 = process.hrtime.bigint();
-  const sink = fn();
-  return { ns: Number(process.hrtime.bigint() - t0), sink };
-}
-function rate(label: string, ops: number, fn: () => number, runs = RUNS, warmup = WARMUP): number {
-  const ns: number[] = [];
+function rate(label: string, ops: number, fn: () => number, runs = RUNS, warmup = WARMUP): Rate {
+  const wall: number[] = [];
+  const cpu: number[] = [];
   // Warm-up runs: V8 reaches its optimising tier only after a few long loops,
   // and first-touch page faults should not be measured either.
   let sink = 0;
   for (let i = 0; i < warmup; i++) sink += fn();
   for (let i = 0; i < runs; i++) {
-    const r = time(fn);
-    ns.push(r.ns);
-    sink += r.sink;
+    const c0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    sink += fn();
+    wall.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    const c = process.cpuUsage(c0);
+    cpu.push((c.user + c.system) / 1e6);
   }
-  const perSec = ops / (median(ns) / 1e9);
-  console.log(`${label.padEnd(52)} ${fmt(perSec).padStart(10)} ops/s   (median of ${runs}, ${ops} ops/run, sink ${sink % 1000})`);
-  return perSec;
+  const r = { wall: ops / median(wall), cpu: ops / median(cpu) };
+  console.log(`${label.padEnd(52)} ${(r.wall / 1e6).toFixed(3).padStart(9)} M ops/s   (median of ${runs}, ${ops} ops/run, sink ${sink % 1000})`);
+  return r;
 }
-function fmt(n: number): string {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} k` : n.toFixed(0);
-}
+const M = (n: number) => n / 1e6;
 function maskOf(len: number): number {
   return len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
 }
@@ -125,7 +125,7 @@ const ourV4 = rate('tsbgp PrefixTrie.lookupV4(number), IPv4', LOOKUPS, () => {
   return hits;
 });
 const batchOut = new Array(4096);
-rate('tsbgp PrefixTrie.lookupV4Many, batches of 4096, IPv4', LOOKUPS, () => {
+const ourV4Many = rate('tsbgp PrefixTrie.lookupV4Many, batches of 4096, IPv4', LOOKUPS, () => {
   let hits = 0;
   for (let off = 0; off < v4Addrs.length; off += 4096) {
     const part = v4Addrs.subarray(off, Math.min(off + 4096, v4Addrs.length));
@@ -134,7 +134,7 @@ rate('tsbgp PrefixTrie.lookupV4Many, batches of 4096, IPv4', LOOKUPS, () => {
   }
   return hits;
 });
-rate('tsbgp PrefixTrie.lookup(Address), IPv4', v4AddrObjs.length, () => {
+const ourV4Addr = rate('tsbgp PrefixTrie.lookup(Address), IPv4', v4AddrObjs.length, () => {
   let hits = 0;
   for (let i = 0; i < v4AddrObjs.length; i++) if (v4.lookup(v4AddrObjs[i]) !== undefined) hits++;
   return hits;
@@ -160,7 +160,23 @@ const theirV4 = rate(`cidr-matcher contains(string), IPv4 (sample of ${v4Text.le
 const theirV6 = rate(`cidr-matcher contains(string), IPv6 (sample of ${v6Text.length})`, v6Text.length, () => v6Text.filter((a) => cm6.contains(a)).length, 3, 0);
 // Same answers on the shared inputs, as a sanity check of the comparison.
 for (const a of v4Text) if (cm4.contains(a) !== (v4.lookup(Address.parse(a)) !== undefined)) throw new Error(`disagree on ${a}`);
-console.log(`ratio IPv4 tsbgp/cidr-matcher: ${(ourV4 / theirV4).toFixed(0)}×, IPv6: ${(ourV6 / theirV6).toFixed(0)}× (per-lookup time, same tables; cidr-matcher on the sample above)`);
+const v4Name = `IPv4, ${v4.size.toLocaleString('en')} prefixes`;
+const v6Name = `IPv6, ${v6.size.toLocaleString('en')} prefixes`;
+emit({
+  suite: 'trie',
+  title: 'Longest-prefix match of random addresses',
+  columns: ['table', 'tsbgp call', 'tsbgp M lookups/s', 'by CPU time', 'cidr-matcher lookups/s', 'tsbgp / cidr-matcher'],
+  rows: [
+    [v4Name, 'lookupV4(number)', M(ourV4.wall), M(ourV4.cpu), theirV4.wall, ratio(ourV4.wall, theirV4.wall)],
+    [v4Name, 'lookupV4Many (batches of 4096)', M(ourV4Many.wall), M(ourV4Many.cpu), theirV4.wall, ratio(ourV4Many.wall, theirV4.wall)],
+    [v4Name, 'lookup(Address)', M(ourV4Addr.wall), M(ourV4Addr.cpu), theirV4.wall, ratio(ourV4Addr.wall, theirV4.wall)],
+    [v6Name, 'lookup(Address)', M(ourV6.wall), M(ourV6.cpu), theirV6.wall, ratio(ourV6.wall, theirV6.wall)],
+  ],
+  notes: [
+    `Goal: ≥ 20 M lookups/s for IPv4 on the full table. Medians of ${RUNS} runs of ${LOOKUPS.toLocaleString('en')} IPv4 / ${v6Addrs.length.toLocaleString('en')} IPv6 lookups, half inside a table prefix, half uniform; "by CPU time" divides by the process's CPU time instead of wall time (the machine is shared).`,
+    `cidr-matcher answers contains() by scanning its ranges, so it runs on a sample of ${v4Text.length} IPv4 / ${v6Text.length} IPv6 of the same addresses on the same tables; the ratio compares per-lookup time. Its answers agree with ours on the sample.`,
+  ],
+});
 
 // ---------------------------------------------------------------- prefix sets
 console.log('\n### prefix-set membership with length ranges');
@@ -192,5 +208,17 @@ for (const q of few) if (naive(q) !== set.matches(q)) throw new Error(`set disag
 const cmSet = new CIDRMatcher(ranges.map((r) => r.prefix.toString()));
 const fewText = few.map((q) => q.network.toString());
 const cmRate = rate('cidr-matcher contains(network) (no length ranges)', fewText.length, () => fewText.filter((a) => cmSet.contains(a)).length, 3, 1);
-console.log(`ratio tsbgp/linear: ${(ourSet / naiveRate).toFixed(0)}×, tsbgp/cidr-matcher: ${(ourSet / cmRate).toFixed(0)}×`);
+emit({
+  suite: 'trie',
+  title: `Prefix-set membership with length ranges, ${SET_SIZE.toLocaleString('en')} ranges`,
+  columns: ['implementation', 'M checks/s', 'by CPU time', 'tsbgp / this'],
+  rows: [
+    ['tsbgp PrefixSet.matches (prefix and length range)', M(ourSet.wall), M(ourSet.cpu), ratio(ourSet.wall, ourSet.wall)],
+    ['cidr-matcher contains(network) (no length ranges)', M(cmRate.wall), M(cmRate.cpu), ratio(ourSet.wall, cmRate.wall)],
+    ['linear scan over the same ranges', M(naiveRate.wall), M(naiveRate.cpu), ratio(ourSet.wall, naiveRate.wall)],
+  ],
+  notes: [
+    `Goal: ≥ 10 M checks/s. ${probes.length.toLocaleString('en')} IPv4 probes (half inside a range with a random length, half random), medians of ${RUNS} runs; cidr-matcher and the linear scan on the first ${few.length} probes. The linear scan agrees with PrefixSet on them.`,
+  ],
+});
 console.log(`\nbench/trie.ts finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);

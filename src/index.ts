@@ -21,4 +21,6 @@ export type * from './speaker/types.js';
 export { PeerConfigError } from './speaker/peer-config.js';
 export { RouteAttributeError } from './speaker/attributes.js';
 export { PolicyError } from './policy/communities.js';
+export { formatTrace } from './policy/engine.js';
 export type * from './policy/definitions.js';
+export type { Trace, PolicyTrace, StatementTrace, ConditionTrace } from './policy/types.js';

@@ -9,6 +9,7 @@ import { Address } from './net/address.js';
 import { Prefix } from './net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from './policy/definitions.js';
 import { Rib, type PeerConfig } from './rib/rib.js';
+import { policySource } from './rib/path.js';
 import { prefixFromKey } from './rib/prefix-key.js';
 import { realScheduler } from './session/clock.js';
 import { canonicalRemote, Listener } from './session/listener.js';
@@ -21,16 +22,20 @@ import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
+import { SelectionDeferral } from './speaker/deferral.js';
 import type {
   AdvertisedRoute,
   FamilyName,
   PeerOptions,
   PeerState,
   PeerStatus,
+  PeerExplanation,
   ReceivedRoute,
   RouteAttributes,
+  RouteExplanation,
   SpeakerApi,
   SpeakerEvents,
+  SpeakerExplainApi,
   SpeakerPolicyApi,
   SpeakerOptions,
   SpeakerScheduler,
@@ -86,7 +91,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -97,12 +102,18 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private stopped = false;
   private flushTimer: unknown;
   private flushAt: number | undefined;
+  /** Restarting (RFC 4724 §4.1): advertisements wait for peers' End-of-RIB or the deferral timer. */
+  private deferral: SelectionDeferral | undefined;
+  private deferralTimer: unknown;
 
   constructor(readonly options: SpeakerOptions) {
     super();
     const asn = options.asn;
     if (!Number.isInteger(asn) || asn < 1 || asn > 0xffffffff) throw new RangeError(`speaker asn must be 1..4294967295, got ${asn}`);
     this.scheduler = options.scheduler ?? realScheduler;
+    const defer = options.selectionDeferralTime ?? 120;
+    if (!(defer >= 0 && defer <= 3600)) throw new RangeError(`selectionDeferralTime must be 0..3600 seconds, got ${defer}`);
+    if (options.restarting) this.deferral = new SelectionDeferral();
     this.rib = new Rib({
       localAsn: asn,
       routerId: options.routerId,
@@ -124,6 +135,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       await this.listener.listen();
     }
     this.started = true;
+    if (this.deferral !== undefined) {
+      const seconds = this.options.selectionDeferralTime ?? 120;
+      this.deferralTimer = this.scheduler.setTimeout(() => this.endDeferral(`selection deferral timer (${seconds} s) expired`), seconds * 1000);
+      this.checkDeferral();
+    }
     for (const e of this.peers.values()) e.peer.start(e.opts.passive ?? false);
   }
 
@@ -136,6 +152,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (this.stopped) return;
     this.stopped = true;
     this.cancelFlush();
+    if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
+    this.deferralTimer = undefined;
     const entries = [...this.peers.values()];
     for (const e of entries) {
       // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
@@ -172,6 +190,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       entry.ribAsn = opts.asn;
     }
     this.peers.set(id, entry);
+    this.deferral?.addPeer(id);
     this.listener?.addPeer(id, entry.peer);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
@@ -216,6 +235,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const e = this.peers.get(id);
     if (!e) throw new Error(`peer ${id} is not configured`);
     this.peers.delete(id);
+    this.deferral?.removePeer(id);
+    this.checkDeferral();
     this.listener?.removePeer(id);
     e.peer.stop(ceaseNotification(CeaseSubcode.PEER_DECONFIGURED, opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
@@ -292,6 +313,32 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     return out;
   }
 
+  explain(prefix: Prefix | string, peer?: string): RouteExplanation {
+    const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
+    const candidates = this.rib.explainBest(p).map((c) => ({
+      from: c.path.source.kind === 'local' ? 'local' : c.path.source.id,
+      route: describeRoute(p, c.path.attrs.attrs),
+      outcome: c.outcome,
+      step: c.step,
+    }));
+    const entries = peer === undefined ? [...this.peers.values()] : [this.entry(peer)];
+    return { prefix: p, candidates, peers: entries.map((e) => this.explainExport(e, p)) };
+  }
+
+  /** The export side of explain: the RIB's export rules, then the peer's export policy with a trace. */
+  private explainExport(e: PeerEntry, p: Prefix): PeerExplanation {
+    if (e.ribAsn === undefined) return { peer: e.id, sent: false, reason: "the peer's AS is not known yet (asn 'any' before its first OPEN)" };
+    const x = this.rib.exportPreview(e.id, p);
+    const down = x.established ? '' : ' (once the session is up)';
+    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
+    const ebgp = x.peer.type === 'ebgp';
+    const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
+    const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
+    if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.attrs) };
+    const sent = r.verdict === 'accept';
+    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
+  }
+
   // ------------------------------------------------------------ internals
 
   private entry(address: string): PeerEntry {
@@ -358,6 +405,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           this.scheduleFlush();
         }),
         onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
+        onEndOfRib: (f) => this.guard(e, () => {
+          if (e.peer !== peer) return;
+          this.deferral?.endOfRib(e.id, f);
+          this.checkDeferral();
+        }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
         log: (line) => this.log('debug', line),
       },
@@ -467,6 +519,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const hops = this.nextHops(e);
     this.rib.reconfigurePeer(e.id, hops, now);
     const families: (4 | 6)[] = [];
+    const endOfRib: (4 | 6)[] = [];
     for (const f of n.families) {
       if (f.safi !== 1) continue;
       if (f.afi === 1) families.push(4);
@@ -474,8 +527,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         if (hops.localAddressV6 !== undefined) families.push(6);
         else this.log('warning', `peer ${e.id}: IPv6 unicast negotiated over an IPv4 session but no nextHopV6 configured: not sending IPv6 routes`);
       }
+      if (f.afi === 1 || f.afi === 2) endOfRib.push(f.afi === 1 ? 4 : 6);
     }
-    this.rib.peerUp(e.id, { ctx: n.encode, families, routerId: n.peerId }, now);
+    // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
+    this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
+    this.deferral?.up(e.id, n);
+    this.checkDeferral();
     this.scheduleFlush();
     this.emit('peerUp', this.statusOf(e));
   }
@@ -485,6 +542,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
+    this.deferral?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }
@@ -543,13 +601,34 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   /** Arms the flush timer for the RIB's next deadline (coalescing window). */
   private scheduleFlush(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.deferral !== undefined) return;
     const d = this.rib.nextDeadline();
     if (d === undefined) return;
     if (this.flushAt !== undefined && this.flushAt <= d) return;
     this.cancelFlush();
     this.flushAt = d;
     this.flushTimer = this.scheduler.setTimeout(() => this.flush(), Math.max(0, Math.ceil(d - this.scheduler.now())));
+  }
+
+  /**
+   * Ends the deferral once no peer is awaited any more. With no peer
+   * configured yet (the agent starts the speaker, then adds peers) there is
+   * nobody to send to: keep waiting for the peers to come, or the timer.
+   */
+  private checkDeferral(): void {
+    if (this.deferral === undefined || !this.started || this.peers.size === 0) return;
+    if (this.deferral.waitingFor().length === 0) this.endDeferral('End-of-RIB received from every peer with graceful restart');
+  }
+
+  /** Restart over (RFC 4724 §4.1): the initial dumps, with End-of-RIB, go out now. */
+  private endDeferral(why: string): void {
+    if (this.deferral === undefined) return;
+    const waiting = this.deferral.waitingFor();
+    this.deferral = undefined;
+    if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
+    this.deferralTimer = undefined;
+    this.log(waiting.length > 0 ? 'warning' : 'info', `restart: advertising routes now: ${why}`, waiting.length > 0 ? { stillWaitingFor: waiting } : undefined);
+    this.scheduleFlush();
   }
 
   private cancelFlush(): void {

@@ -254,14 +254,12 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     // Filter policies first: peers added or updated below name them. A
     // redefinition re-evaluates the peers using them, without a session reset.
     const filterFailures: ApplyFailure[] = [];
-    let filterDefined = false;
     if (canFilter) {
       const pf = planFilters(plan);
       if (pf.key !== filterKey) {
         try {
           (sp as SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'>).definePolicies(pf.config);
           filterKey = pf.key;
-          filterDefined = true;
           if (applied) log.info('BGPFilters applied to the speaker', { filters: plan.filters.map((f) => f.name) });
           for (const w of pf.warnings) log.warn(`BGPFilter: ${w}`);
         } catch (e) {
@@ -271,11 +269,6 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       for (const [name, message] of pf.errors) if (!applied || JSON.stringify([...pf.errors]) !== JSON.stringify([...planFilters(applied).errors])) log.error(`BGPFilter ${name}: ${message}`);
     }
     const ops = reconcile(applied, plan, { filters: canFilter });
-    // Workaround (RIB bug, reported): a peer that changes update group twice
-    // before a flush (definePolicies above, then its own new policy list)
-    // loses the pending difference, so withdrawals are not sent. Let the
-    // speaker flush the first change (its hard latency bound is 50 ms).
-    if (filterDefined && ops.updatePeers.some((u) => u.changed.includes('exportPolicies') || u.changed.includes('importPolicies'))) await new Promise((r) => setTimeout(r, 120));
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
     const keep = new Set(desiredRedistribution(plan, speaker.received()).map((r) => r.prefix.toString()));
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));

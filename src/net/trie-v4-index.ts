@@ -40,6 +40,17 @@ export class V4Index<T> {
     return e === 0 ? undefined : this.results[(e >>> 1) - 1];
   }
 
+  /** Like lookup, but the id of the result (as `insert` returned it), or -1: no read of the results list. */
+  lookupId(v: number): number {
+    const s = this.slots;
+    let e = s[v >>> 16];
+    if (e & 1) {
+      e = s[TOP + ((e >>> 1) << 8) + ((v >>> 8) & 255)];
+      if (e & 1) e = s[TOP + ((e >>> 1) << 8) + (v & 255)];
+    }
+    return (e >>> 1) - 1;
+  }
+
   /**
    * Looks up many addresses. Done in passes over the whole batch (top level,
    * then the chunk levels, then results) so the independent cache misses of
@@ -159,3 +170,4 @@ export class V4Index<T> {
     }
   }
 }
+

@@ -32,13 +32,16 @@ export class AdjRibOut {
     return this.table.get(key) !== 0;
   }
 
-  set(key: PrefixKey, set: AttrSet): void {
-    const old = this.table.get(key);
+  /** Stores `set` for `key`; returns the set it replaces (undefined when new). One table probe. */
+  set(key: PrefixKey, set: AttrSet): AttrSet | undefined {
     const idx = this.indexOf(set);
-    if (old === idx) return;
+    const old = this.table.set(key, idx);
+    if (old === idx) return set;
     this.counts[idx]++;
-    this.table.set(key, idx);
-    if (old !== 0) this.unref(old);
+    if (old === 0) return undefined;
+    const prev = this.sets[old];
+    this.unref(old);
+    return prev;
   }
 
   delete(key: PrefixKey): boolean {

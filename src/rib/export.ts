@@ -37,15 +37,35 @@ export interface ExportSettings {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** The attributes to send for `path` under `s`, or null when it must not be sent. `family` picks the next-hop field. */
-export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathAttributes | null {
+/** Why `path` must not be sent under `s` (a sentence for explain), or undefined when it may be. */
+export function exportRefusal(path: Path, s: ExportSettings): string | undefined {
   const a = path.attrs.attrs;
   const src = path.source;
   const comms = a.communities;
   if (comms !== undefined) {
-    if (comms.includes(WellKnownCommunity.NO_ADVERTISE)) return null;
-    if (s.type === 'ebgp' && (comms.includes(WellKnownCommunity.NO_EXPORT) || comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED))) return null;
+    if (comms.includes(WellKnownCommunity.NO_ADVERTISE)) return 'carries NO_ADVERTISE';
+    if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT)) return 'carries NO_EXPORT (eBGP peer)';
+    if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED)) return 'carries NO_EXPORT_SUBCONFED (eBGP peer)';
   }
+  if (src.kind === 'local') return undefined;
+  if (s.type === 'ebgp') {
+    // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.
+    if (s.members.includes(src.address.toString())) return `learned from ${src.address} in this update group (split horizon)`;
+    if ((a.asPath ?? []).some((seg) => seg.asns.includes(s.peerAsn))) return `the peer's AS ${s.peerAsn} is on the AS_PATH (loop)`;
+  }
+  if (src.type === 'ibgp' && s.type === 'ibgp') {
+    if (s.clusterId === undefined) return 'learned over iBGP: not passed to iBGP peers (not a route reflector)';
+    if (!src.rrClient && !s.rrClient) return 'learned from a non-client: reflected to clients only';
+    if (a.originatorId === undefined && src.routerId === undefined) return 'the source peer has no router ID yet';
+  }
+  return undefined;
+}
+
+/** The attributes to send for `path` under `s`, or null when it must not be sent. `family` picks the next-hop field. */
+export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathAttributes | null {
+  if (exportRefusal(path, s) !== undefined) return null;
+  const a = path.attrs.attrs;
+  const src = path.source;
   const out: Mutable<PathAttributes> = { ...a };
   if (src.kind === 'peer' && a.unknown !== undefined) {
     // RFC 4271 §5: unknown non-transitive attributes stop here; transitive ones go on marked Partial.
@@ -53,21 +73,10 @@ export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathA
     if (kept.length > 0) out.unknown = kept;
     else delete out.unknown;
   }
-  if (src.kind === 'peer') {
-    if (s.type === 'ebgp') {
-      // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.
-      if (s.members.includes(src.address.toString())) return null;
-      if ((a.asPath ?? []).some((seg) => seg.asns.includes(s.peerAsn))) return null;
-    }
-    if (src.type === 'ibgp' && s.type === 'ibgp') {
-      if (s.clusterId === undefined) return null;
-      if (!src.rrClient && !s.rrClient) return null;
-      if (out.originatorId === undefined) {
-        if (src.routerId === undefined) return null;
-        out.originatorId = Address.v4(src.routerIdNum);
-      }
-      out.clusterList = [s.clusterId, ...(a.clusterList ?? [])];
-    }
+  if (src.kind === 'peer' && src.type === 'ibgp' && s.type === 'ibgp') {
+    // Reflection (exportRefusal let it through, so we are a reflector): RFC 4456 §8.
+    if (out.originatorId === undefined) out.originatorId = Address.v4(src.routerIdNum);
+    out.clusterList = [s.clusterId!, ...(a.clusterList ?? [])];
   }
   if (s.type === 'ebgp') {
     out.asPath = prepend(a.asPath ?? [], s.localAsn);

@@ -1,8 +1,8 @@
 /** The routing layer's public surface (for src/speaker.ts and src/index.ts). */
-export { Rib, type RibOptions, type PeerConfig, type SessionInfo, type InRouteView } from './rib.js';
+export { Rib, type RibOptions, type PeerConfig, type SessionInfo, type InRouteView, type ExportPreview } from './rib.js';
 export { AttrSet, AttrStore, attrsEqual, hashAttrs } from './attr-store.js';
-export { selectBest, type BestPathOptions, type MultipathOptions, type Selection } from './best-path.js';
-export { exportAttrs, type ExportSettings } from './export.js';
+export { explainSelection, selectBest, type BestPathOptions, type CandidateOutcome, type MultipathOptions, type Selection } from './best-path.js';
+export { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
 export { LOCAL_SOURCE, asPathLength, neighborAs, type Path, type PathSource, type PeerSource } from './path.js';
 export { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
 export { endOfRib } from './eor.js';

@@ -53,12 +53,14 @@ export class KeyTable {
     }
   }
 
-  set(key: PrefixKey, value: number): void {
+  /** Stores `value` for `key` and returns the value it replaces (0 when new): one probe, not a get and a set. */
+  set(key: PrefixKey, value: number): number {
     if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
     if (!isInt32(key)) {
-      if (isWide(key)) (this.wide ??= new WideTable(this.seed)).set(key, value);
-      else this.other.set(key, value);
-      return;
+      if (isWide(key)) return (this.wide ??= new WideTable(this.seed)).set(key, value);
+      const old = this.other.get(key) ?? 0;
+      this.other.set(key, value);
+      return old;
     }
     // Overwriting never moves entries (so it is safe while visiting); only an insertion may grow the table.
     for (;;) {
@@ -66,8 +68,9 @@ export class KeyTable {
       let i = slot(key, mask, this.seed);
       for (; vals[i] !== 0; i = (i + 1) & mask) {
         if (keys[i] === key) {
+          const old = vals[i];
           vals[i] = value;
-          return;
+          return old;
         }
       }
       if ((this.used + 1) * 2 > vals.length) {
@@ -77,7 +80,30 @@ export class KeyTable {
       keys[i] = key;
       vals[i] = value;
       this.used++;
-      return;
+      return 0;
+    }
+  }
+
+  /** The value for `key`; when absent, stores `value` and returns 0. One probe either way. */
+  getOrAdd(key: PrefixKey, value: number): number {
+    if (!isInt32(key)) {
+      const old = this.get(key);
+      if (old === 0) this.set(key, value);
+      return old;
+    }
+    for (;;) {
+      const { keys, vals, mask } = this;
+      let i = slot(key, mask, this.seed);
+      for (; vals[i] !== 0; i = (i + 1) & mask) if (keys[i] === key) return vals[i];
+      if ((this.used + 1) * 2 > vals.length) {
+        this.grow();
+        continue;
+      }
+      if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
+      keys[i] = key;
+      vals[i] = value;
+      this.used++;
+      return 0;
     }
   }
 
@@ -189,14 +215,15 @@ class WideTable {
     }
   }
 
-  set(key: number, value: number): void {
+  set(key: number, value: number): number {
     for (;;) {
       const { keys, vals, mask } = this;
       let i = wideSlot(key, mask, this.seed);
       for (; vals[i] !== 0; i = (i + 1) & mask) {
         if (keys[i] === key) {
+          const old = vals[i];
           vals[i] = value;
-          return;
+          return old;
         }
       }
       if ((this.size + 1) * 2 > vals.length) {
@@ -206,7 +233,7 @@ class WideTable {
       keys[i] = key;
       vals[i] = value;
       this.size++;
-      return;
+      return 0;
     }
   }
 

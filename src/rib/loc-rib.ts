@@ -2,8 +2,15 @@
  * Loc-RIB: candidate paths per prefix and the selected best / ECMP set.
  * A prefix with one candidate stores the Path itself (the common case, and
  * the cheap one: local originations share one Path per attribute set).
+ *
+ * Entries live in slot arrays in insertion order (freed slots are reused),
+ * found through a KeyTable (key → slot + 1): an upsert is one probe of a
+ * typed-array hash table plus an array write, where a Map needed a get and
+ * a set; scans walk the arrays in insertion order, which keeps runs of one
+ * attribute set together for the update groups' export memo and buckets.
  */
 import { selectBest, type BestPathOptions } from './best-path.js';
+import { KeyTable } from './key-table.js';
 import type { Path } from './path.js';
 import type { PrefixKey } from './prefix-key.js';
 
@@ -18,50 +25,62 @@ class MultiEntry {
 export type Change = 'none' | 'best' | 'multipath';
 
 export class LocRib {
-  private readonly table = new Map<PrefixKey, Path | MultiEntry>();
+  private readonly index = new KeyTable();
+  private entries: (Path | MultiEntry | undefined)[] = [];
+  private slotKeys: PrefixKey[] = [];
+  private readonly free: number[] = [];
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;
 
   constructor(private readonly opts: BestPathOptions = {}) {}
 
   get size(): number {
-    return this.table.size;
+    return this.entries.length - this.free.length;
   }
 
-  /** Calls `fn` with every prefix and its best path, in table order. */
+  /** Calls `fn` with every prefix and its best path, in insertion order. */
   forEachBest(fn: (best: Path, key: PrefixKey) => void): void {
-    this.table.forEach((e, key) => fn(e instanceof MultiEntry ? e.best : e, key));
+    const { entries, slotKeys } = this;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
+      if (e !== undefined) fn(e instanceof MultiEntry ? e.best : e, slotKeys[i]);
+    }
   }
 
-  keys(): IterableIterator<PrefixKey> {
-    return this.table.keys();
+  *keys(): IterableIterator<PrefixKey> {
+    for (let i = 0; i < this.entries.length; i++) if (this.entries[i] !== undefined) yield this.slotKeys[i];
   }
 
   has(key: PrefixKey): boolean {
-    return this.table.has(key);
+    return this.index.get(key) !== 0;
+  }
+
+  private entry(key: PrefixKey): Path | MultiEntry | undefined {
+    const slot = this.index.get(key);
+    return slot === 0 ? undefined : this.entries[slot - 1];
   }
 
   /** The candidate from `source` with `pathId`, if any. */
   find(key: PrefixKey, source: Path['source'], pathId: number): Path | undefined {
-    const e = this.table.get(key);
+    const e = this.entry(key);
     if (e === undefined) return undefined;
     if (!(e instanceof MultiEntry)) return e.source === source && e.pathId === pathId ? e : undefined;
     return e.paths.find((p) => p.source === source && p.pathId === pathId);
   }
 
   best(key: PrefixKey): Path | undefined {
-    const e = this.table.get(key);
+    const e = this.entry(key);
     return e instanceof MultiEntry ? e.best : e;
   }
 
   multipath(key: PrefixKey): readonly Path[] {
-    const e = this.table.get(key);
+    const e = this.entry(key);
     if (e === undefined) return [];
     return e instanceof MultiEntry ? e.multipath : [e];
   }
 
   candidates(key: PrefixKey): readonly Path[] {
-    const e = this.table.get(key);
+    const e = this.entry(key);
     if (e === undefined) return [];
     return e instanceof MultiEntry ? e.paths : [e];
   }
@@ -71,48 +90,68 @@ export class LocRib {
    * (`replaces`). Returns what changed in the selection.
    */
   upsert(key: PrefixKey, path: Path): Change {
-    const e = this.table.get(key);
     this.replaced = undefined;
-    if (e === undefined) {
-      this.table.set(key, path);
+    // A new prefix (the common case in a burst) costs one probe.
+    const free = this.free.length > 0 ? this.free[this.free.length - 1] : this.entries.length;
+    const had = this.index.getOrAdd(key, free + 1);
+    if (had === 0) {
+      if (free < this.entries.length) this.free.pop();
+      this.entries[free] = path;
+      this.slotKeys[free] = key;
       return 'best';
     }
+    const at = had - 1;
+    const e = this.entries[at]!;
     if (!(e instanceof MultiEntry)) {
       if (samePath(e, path)) {
         this.replaced = e;
         if (e === path) return 'none';
-        this.table.set(key, path);
+        this.entries[at] = path;
         return 'best';
       }
-      return this.reselect(key, [e, path], e, [e]);
+      return this.reselect(at, [e, path], e, [e]);
     }
     this.replaced = e.paths.find((p) => samePath(p, path));
     const paths = e.paths.filter((p) => !samePath(p, path));
     paths.push(path);
-    return this.reselect(key, paths, e.best, e.multipath);
+    return this.reselect(at, paths, e.best, e.multipath);
   }
 
   /** Removes the candidate from `source` with `pathId`. */
   remove(key: PrefixKey, source: Path['source'], pathId: number): Change {
-    const e = this.table.get(key);
-    if (e === undefined) return 'none';
+    const slot = this.index.get(key);
+    if (slot === 0) return 'none';
+    const at = slot - 1;
+    const e = this.entries[at]!;
     if (!(e instanceof MultiEntry)) {
       if (e.source !== source || e.pathId !== pathId) return 'none';
-      this.table.delete(key);
+      this.index.delete(key);
+      this.entries[at] = undefined;
+      this.slotKeys[at] = 0;
+      this.free.push(at);
+      this.shrink();
       return 'best';
     }
     const paths = e.paths.filter((p) => p.source !== source || p.pathId !== pathId);
     if (paths.length === e.paths.length) return 'none';
-    return this.reselect(key, paths, e.best, e.multipath);
+    return this.reselect(at, paths, e.best, e.multipath);
   }
 
-  private reselect(key: PrefixKey, paths: Path[], oldBest: Path, oldMulti: readonly Path[]): Change {
+  /** An emptied table gives its arrays back (a withdrawn full table should not keep them). */
+  private shrink(): void {
+    if (this.free.length !== this.entries.length) return;
+    this.entries = [];
+    this.slotKeys = [];
+    this.free.length = 0;
+  }
+
+  private reselect(at: number, paths: Path[], oldBest: Path, oldMulti: readonly Path[]): Change {
     if (paths.length === 1) {
-      this.table.set(key, paths[0]);
+      this.entries[at] = paths[0];
       return paths[0] === oldBest ? (oldMulti.length === 1 ? 'none' : 'multipath') : 'best';
     }
     const sel = selectBest(paths, this.opts)!;
-    this.table.set(key, new MultiEntry(paths, sel.best, sel.multipath));
+    this.entries[at] = new MultiEntry(paths, sel.best, sel.multipath);
     if (sel.best !== oldBest) return 'best';
     if (sel.multipath.length !== oldMulti.length || sel.multipath.some((p, i) => p !== oldMulti[i])) return 'multipath';
     return 'none';

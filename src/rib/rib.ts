@@ -10,13 +10,14 @@ import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes, UpdateMessage } from '../wire/types.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
-import type { MultipathOptions } from './best-path.js';
+import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
+import { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
-import { DEFAULT_COALESCE, UpdateGroup, type CoalesceOptions, type GroupPlan, type RouteView, type Send } from './update-group.js';
+import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -55,9 +56,24 @@ export interface PeerConfig {
 export interface SessionInfo {
   /** The encoding context for what we send. */
   readonly ctx: CodecContext;
+  /** Families we send routes in. */
   readonly families: readonly (4 | 6)[];
+  /** Families negotiated on the session (End-of-RIB goes out for each); default `families`. */
+  readonly endOfRib?: readonly (4 | 6)[];
   /** The peer's BGP identifier from its OPEN. */
   readonly routerId: string;
+}
+
+/** See `Rib.exportPreview`. */
+export interface ExportPreview {
+  readonly peer: PeerRef;
+  /** The peer's session is up (it is in an update group). */
+  readonly established: boolean;
+  readonly best?: Path;
+  /** Why the export rules refuse the route, before any policy. */
+  readonly refusal?: string;
+  /** The attributes after the export rules: what the export policy sees. */
+  readonly attrs?: PathAttributes;
 }
 
 export interface InRouteView {
@@ -84,6 +100,7 @@ export class Rib {
   private readonly groups = new Map<string, UpdateGroup>();
   private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
   private readonly coalesce: CoalesceOptions;
+  private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
   private readonly routerIdAddr: Address;
   private readonly clusterIdAddr: Address | undefined;
@@ -93,7 +110,8 @@ export class Rib {
   private nextPolicyId = 1;
 
   constructor(private readonly opts: RibOptions) {
-    this.loc = new LocRib({ multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref });
+    this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
+    this.loc = new LocRib(this.bestOpts);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
     this.packer = opts.packer ?? wirePacker;
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
@@ -130,7 +148,7 @@ export class Rib {
     peer.session = session;
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
-    this.joinGroup(peer, session, now);
+    this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }
 
   /**
@@ -150,12 +168,11 @@ export class Rib {
     if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
     const session = peer.session;
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
-    const prior = peer.group.adjRibOut;
-    this.leaveGroup(peer, now);
-    this.joinGroup(peer, session, now, prior);
+    const carried = this.leaveGroup(peer, now);
+    this.joinGroup(peer, session, now, carried);
   }
 
-  private joinGroup(peer: PeerState, session: SessionInfo, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
+  private joinGroup(peer: PeerState, session: SessionInfo, now: number, carried?: Resync): void {
     const peerId = peer.source.id;
     const key = this.groupKey(peer, session);
     let g = this.groups.get(key);
@@ -166,21 +183,7 @@ export class Rib {
           key,
           ctx: session.ctx,
           families: session.families,
-          settings: {
-            type: peer.source.type,
-            peerAsn: c.asn,
-            localAsn: peer.ref.localAsn,
-            routerId: this.opts.routerId,
-            clusterId: this.clusterIdAddr,
-            rrClient: c.rrClient ?? false,
-            nextHopSelf: c.nextHopSelf ?? false,
-            keepNextHop: c.keepNextHop ?? false,
-            sendMed: c.sendMed ?? false,
-            defaultLocalPref: this.opts.defaultLocalPref ?? 100,
-            localAddressV4: c.localAddressV4,
-            localAddressV6: c.localAddressV6,
-            linkLocalV6: c.linkLocalV6,
-          },
+          settings: this.exportSettings(peer),
           policy: c.exportPolicy,
           peerRef: peer.ref,
           coalesce: this.coalesce,
@@ -190,9 +193,29 @@ export class Rib {
       );
       this.groups.set(key, g);
     }
-    g.join(peerId, now, prior);
+    g.join(peerId, now, carried);
     peer.group = g;
     this.touchOwnRoutes(peer, g, now);
+  }
+
+  /** The export rules' view of a peer (everything but the group's members). */
+  private exportSettings(peer: PeerState): Omit<ExportSettings, 'members'> {
+    const c = peer.cfg;
+    return {
+      type: peer.source.type,
+      peerAsn: c.asn,
+      localAsn: peer.ref.localAsn,
+      routerId: this.opts.routerId,
+      clusterId: this.clusterIdAddr,
+      rrClient: c.rrClient ?? false,
+      nextHopSelf: c.nextHopSelf ?? false,
+      keepNextHop: c.keepNextHop ?? false,
+      sendMed: c.sendMed ?? false,
+      defaultLocalPref: this.opts.defaultLocalPref ?? 100,
+      localAddressV4: c.localAddressV4,
+      localAddressV6: c.localAddressV6,
+      linkLocalV6: c.linkLocalV6,
+    };
   }
 
   /**
@@ -447,6 +470,29 @@ export class Rib {
     return this.loc.candidates(keyOf(prefix));
   }
 
+  /** Every candidate of `prefix` with the best-path step that decided for or against it. */
+  explainBest(prefix: Prefix): CandidateOutcome[] {
+    return explainSelection(this.loc.candidates(keyOf(prefix)), this.bestOpts);
+  }
+
+  /**
+   * What the export rules make of the best path of `prefix` toward `peerId`,
+   * before its export policy: a refusal with its reason, or the attributes
+   * the policy will see. For explain; the update group computes the same.
+   */
+  exportPreview(peerId: string, prefix: Prefix): ExportPreview {
+    const peer = this.peer(peerId);
+    const best = this.loc.best(keyOf(prefix));
+    const established = peer.group !== undefined;
+    const base = { peer: peer.ref, established };
+    if (best === undefined) return { ...base, refusal: 'no route in the Loc-RIB' };
+    if (peer.group !== undefined && !peer.group.families.has(prefix.family)) return { ...base, best, refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)` };
+    const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
+    const refusal = exportRefusal(best, settings);
+    if (refusal !== undefined) return { ...base, best, refusal };
+    return { ...base, best, attrs: exportAttrs(best, prefix.family, settings)! };
+  }
+
   get locRibSize(): number {
     return this.loc.size;
   }
@@ -494,14 +540,16 @@ export class Rib {
     return p;
   }
 
-  private leaveGroup(peer: PeerState, now: number): void {
+  /** Returns what the peer holds and is still owed, for the group it joins next. */
+  private leaveGroup(peer: PeerState, now: number): Resync {
     const g = peer.group!;
-    g.leave(peer.source.id);
+    const carried = g.leave(peer.source.id);
     peer.group = undefined;
     if (g.size === 0) {
       g.dispose();
       this.groups.delete(g.key);
     } else this.touchOwnRoutes(peer, g, now);
+    return carried;
   }
 
   /** eBGP split horizon depends on group membership: re-evaluate the routes this peer sent us. */

@@ -46,10 +46,12 @@ export interface GroupPlan {
   readonly delta: Batch;
   readonly deltaTo: readonly string[];
   /** The whole Adj-RIB-Out, for members that joined (then End-of-RIB) or asked for a refresh. */
+  /** The whole Adj-RIB-Out, for members that hold nothing yet (a new session), packed once for all of them. */
   readonly dump?: Batch;
   readonly dumpTo: readonly string[];
-  readonly eorTo: readonly string[];
-  /** Members that moved here from another group: only the difference from what they already have. */
+  /** Members owed End-of-RIB after this plan's messages, and for which families. */
+  readonly eorTo: ReadonlyMap<string, readonly (4 | 6)[]>;
+  /** Members that hold something else than the group's routes (moved here) or asked for a refresh: their own batch. */
   readonly resync: readonly { readonly peerId: string; readonly batch: Batch }[];
 }
 
@@ -67,10 +69,28 @@ interface Memo {
 }
 
 /**
- * 'join' wants a dump and End-of-RIB; 'refresh' a dump (refresh4/refresh6 of one family);
- * a Map is what a peer moved from another group already has.
+ * A member that needs more than the group's next changes: a new session, a
+ * ROUTE-REFRESH, or a peer that moved here from another group.
  */
-type MemberState = 'join' | 'refresh' | 'refresh4' | 'refresh6' | 'live' | ReadonlyMap<PrefixKey, AttrSet>;
+export interface Resync {
+  /** What the peer holds: a copy, or undefined for this group's Adj-RIB-Out as last planned. */
+  readonly has: ReadonlyMap<PrefixKey, AttrSet> | undefined;
+  /** Families to send in full whatever the peer holds (ROUTE-REFRESH). */
+  readonly resend: readonly (4 | 6)[];
+  /**
+   * Families whose End-of-RIB is still owed (the session's initial dump has
+   * not been sent): every family of the session, also one we send no routes
+   * in, so that a peer waiting for it (RFC 4724) is not left waiting.
+   */
+  readonly eor: readonly (4 | 6)[];
+}
+
+type MemberState = 'live' | Resync;
+
+/** A new session: holds nothing, owed End-of-RIB for `families`. */
+export function newSession(families: readonly (4 | 6)[]): Resync {
+  return { has: new Map<PrefixKey, AttrSet>(), resend: [], eor: families };
+}
 
 export interface GroupConfig {
   readonly key: string;
@@ -127,26 +147,38 @@ export class UpdateGroup {
     return this.adjOut.size;
   }
 
-  /** A new member; `prior` is the Adj-RIB-Out it already received in another group (a policy or settings change). */
-  join(peerId: string, now: number, prior?: ReadonlyMap<PrefixKey, AttrSet>): void {
-    this.members.set(peerId, prior ?? 'join');
+  /**
+   * A new member: a new session (nothing given), or a peer moving here from
+   * another group with what `leave` returned there (a policy or settings change).
+   */
+  join(peerId: string, now: number, carried: Resync = newSession([...this.families])): void {
+    this.members.set(peerId, carried);
     this.memberList = [...this.members.keys()];
     this.touchTime(now);
   }
 
-  leave(peerId: string): void {
+  /**
+   * Removes a member and returns what it holds and is still owed, for the
+   * group it moves to. A member that moves again before a flush still holds
+   * what it held before its first move, not this group's routes.
+   */
+  leave(peerId: string): Resync {
+    const st = this.members.get(peerId);
     this.members.delete(peerId);
     this.memberList = [...this.members.keys()];
+    if (st === undefined || st === 'live') return { has: this.adjOut.snapshot(), resend: [], eor: [] };
+    return st.has === undefined ? { ...st, has: this.adjOut.snapshot() } : st;
   }
 
   /** ROUTE-REFRESH: send the Adj-RIB-Out (of one family, or all) to this member again. */
   refresh(peerId: string, now: number, family?: 4 | 6): void {
-    if (family !== undefined && !this.families.has(family)) return;
     const st = this.members.get(peerId);
-    const want = family === undefined ? 'refresh' : family === 4 ? 'refresh4' : 'refresh6';
-    if (st === 'live') this.members.set(peerId, want);
-    else if ((st === 'refresh4' || st === 'refresh6') && st !== want) this.members.set(peerId, 'refresh');
-    else return;
+    if (st === undefined) return;
+    const fams = family === undefined ? [...this.families] : this.families.has(family) ? [family] : [];
+    const resend = st === 'live' ? [] : st.resend;
+    const more = fams.filter((f) => !resend.includes(f));
+    if (more.length === 0) return;
+    this.members.set(peerId, st === 'live' ? { has: undefined, resend: more, eor: [] } : { ...st, resend: [...resend, ...more] });
     this.touchTime(now);
   }
 
@@ -191,21 +223,17 @@ export class UpdateGroup {
     this.firstPendingAt = undefined;
     const deltaTo: string[] = [];
     const dumpTo: string[] = [];
-    const eorTo: string[] = [];
+    const eorTo = new Map<string, readonly (4 | 6)[]>();
     const resync: { peerId: string; batch: Batch }[] = [];
     for (const [id, st] of this.members) {
-      if (st === 'live') deltaTo.push(id);
-      else if (typeof st !== 'string') {
-        resync.push({ peerId: id, batch: this.diffBatch(st) });
-        this.members.set(id, 'live');
-      } else if (st === 'refresh4' || st === 'refresh6') {
-        resync.push({ peerId: id, batch: this.dumpBatch(st === 'refresh4' ? 4 : 6) });
-        this.members.set(id, 'live');
-      } else {
-        dumpTo.push(id);
-        if (st === 'join') eorTo.push(id);
-        this.members.set(id, 'live');
+      if (st === 'live') {
+        deltaTo.push(id);
+        continue;
       }
+      if (st.has !== undefined && st.has.size === 0) dumpTo.push(id);
+      else resync.push({ peerId: id, batch: st.has === undefined ? this.refreshBatch(delta, st.resend) : this.diffBatch(st.has, st.resend) });
+      if (st.eor.length > 0) eorTo.set(id, st.eor);
+      this.members.set(id, 'live');
     }
     return { group: this, delta, deltaTo, dump: dumpTo.length > 0 ? this.dumpBatch() : undefined, dumpTo, eorTo, resync };
   }
@@ -217,13 +245,16 @@ export class UpdateGroup {
       const msgs = packBatch(plan.delta, this.ctx, packer);
       for (const id of plan.deltaTo) out.push({ peerId: id, messages: msgs });
     }
+    const withEor = (id: string, msgs: Uint8Array[]) => {
+      const fams = plan.eorTo.get(id);
+      return fams === undefined ? msgs : [...msgs, ...[...fams].sort().map((f) => endOfRib(f))];
+    };
     if (plan.dump !== undefined) {
       const dump = packBatch(plan.dump, this.ctx, packer);
-      const eor = [...this.families].sort().map((f) => endOfRib(f));
-      for (const id of plan.dumpTo) out.push({ peerId: id, messages: plan.eorTo.includes(id) ? [...dump, ...eor] : dump });
+      for (const id of plan.dumpTo) out.push({ peerId: id, messages: withEor(id, dump) });
     }
     for (const r of plan.resync) {
-      const msgs = packBatch(r.batch, this.ctx, packer);
+      const msgs = withEor(r.peerId, packBatch(r.batch, this.ctx, packer));
       if (msgs.length > 0) out.push({ peerId: r.peerId, messages: msgs });
     }
     return out;
@@ -240,32 +271,30 @@ export class UpdateGroup {
     const withdraw: PrefixKey[] = [];
     const memo: Memo = { byFamily: [new Map(), new Map()], lastPath: undefined, lastFam: 0, lastOut: null };
     const held: AttrSet[] = [];
-    let wasEmpty = this.adjOut.size === 0;
     const step = (path: Path | undefined, key: PrefixKey): void => {
       const fam = familyOfKey(key);
       const next = path !== undefined && this.families.has(fam) ? this.exportFor(path, key, fam, memo, held) : null;
-      const old = wasEmpty ? undefined : this.adjOut.get(key);
-      if (next === (old ?? null)) return;
-      if (next !== null) {
-        this.adjOut.set(key, next);
-        if (next !== lastSet) {
-          lastSet = next;
-          lastBucket = buckets.get(next);
-          if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
-        }
-        lastBucket!.push(key);
-      } else {
-        this.adjOut.delete(key);
-        withdraw.push(key);
+      if (next === null) {
+        if (this.adjOut.delete(key)) withdraw.push(key);
+        return;
       }
+      // One probe: store, and look at what was there.
+      if (this.adjOut.set(key, next) === next) return;
+      if (next !== lastSet) {
+        lastSet = next;
+        lastBucket = buckets.get(next);
+        if (lastBucket === undefined) buckets.set(next, (lastBucket = []));
+      }
+      lastBucket!.push(key);
     };
     let lastSet: AttrSet | undefined;
     let lastBucket: PrefixKey[] | undefined;
     if (this.fullScan) {
       this.fullScan = false;
       this.pending = [];
+      const hadRoutes = this.adjOut.size > 0;
       view.forEachBest(step);
-      if (!wasEmpty) {
+      if (hadRoutes) {
         const gone: PrefixKey[] = [];
         this.adjOut.forEach((_set, key) => {
           if (!view.has(key)) gone.push(key);
@@ -273,8 +302,7 @@ export class UpdateGroup {
         for (const key of gone) step(undefined, key);
       }
     } else {
-      // Visiting a key twice is a no-op the second time, but the first visit must see the Adj-RIB-Out.
-      wasEmpty = false;
+      // Visiting a key twice is a no-op the second time.
       const pending = this.pending;
       this.pending = [];
       for (const key of pending) step(view.best(key), key);
@@ -316,28 +344,34 @@ export class UpdateGroup {
     return s;
   }
 
-  private diffBatch(prior: ReadonlyMap<PrefixKey, AttrSet>): Batch {
+  /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */
+  private diffBatch(has: ReadonlyMap<PrefixKey, AttrSet>, resend: readonly (4 | 6)[]): Batch {
     const withdraw: PrefixKey[] = [];
-    for (const key of prior.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
-    const buckets = new Map<AttrSet, PrefixKey[]>();
-    this.adjOut.forEach((set, key) => {
-      if (prior.get(key) === set) return;
-      let b = buckets.get(set);
-      if (b === undefined) buckets.set(set, (b = []));
-      b.push(key);
-    });
-    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    for (const key of has.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
+    return { withdraw: sortKeys(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
   }
 
-  private dumpBatch(family?: 4 | 6): Batch {
+  /** For a member that held the Adj-RIB-Out before this plan's `delta`: the delta, with the `resend` families in full. */
+  private refreshBatch(delta: Batch, resend: readonly (4 | 6)[]): Batch {
+    const changed = new Set<PrefixKey>();
+    for (const b of delta.announce) for (const key of b.keys) changed.add(key);
+    return { withdraw: delta.withdraw, announce: this.buckets((_set, key) => changed.has(key) || resend.includes(familyOfKey(key))) };
+  }
+
+  private dumpBatch(): Batch {
+    return { withdraw: [], announce: this.buckets(() => true) };
+  }
+
+  /** The Adj-RIB-Out routes `want` picks, bucketed by attribute set (ascending id), prefixes in canonical order. */
+  private buckets(want: (set: AttrSet, key: PrefixKey) => boolean): Batch['announce'] {
     const buckets = new Map<AttrSet, PrefixKey[]>();
     this.adjOut.forEach((set, key) => {
-      if (family !== undefined && familyOfKey(key) !== family) return;
+      if (!want(set, key)) return;
       let b = buckets.get(set);
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: [], announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
   }
 }
 

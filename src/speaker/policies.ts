@@ -4,7 +4,8 @@
  * redefinition recompiles everything and hands out new evaluators, which the
  * speaker gives to the RIB (soft reconfiguration, no session reset).
  */
-import { compilePolicy, evaluate, type CompiledPolicies } from '../policy/engine.js';
+import { compilePolicy, evaluate, explain, type CompiledPolicies } from '../policy/engine.js';
+import type { EvalResult, PolicyContext, PolicyRoute, Trace } from '../policy/types.js';
 import type { DefinedSetsDef, PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
 import type { PolicyEvaluator } from '../rib/ports.js';
 
@@ -54,5 +55,11 @@ export class PolicyRegistry {
       this.cache.set(key, ev);
     }
     return ev;
+  }
+
+  /** Runs the same chain as `evaluator` with a trace; undefined where the RIB's default applies (no policy). */
+  explain(direction: 'import' | 'export', names: readonly string[], ebgp: boolean, route: PolicyRoute, ctx: PolicyContext): (EvalResult & { readonly trace: Trace }) | undefined {
+    if (names.length === 0 && (direction === 'import' || !ebgp)) return undefined;
+    return explain(this.compiled.chain({ direction, policies: names }), route, ctx);
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { Prefix } from '../net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
+import type { Trace } from '../policy/types.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
 export interface SpeakerScheduler {
@@ -32,10 +33,15 @@ export interface SpeakerOptions {
    * We are coming back from a restart (crash, upgrade) with forwarding state
    * kept: our OPENs carry the graceful-restart R bit and the F bit for every
    * family, so peers that kept our routes as stale wait for our End-of-RIB.
-   * The initial dump (and its End-of-RIB) is built when a session comes up:
-   * originate the routes before `start()`, or peers purge what is missing.
+   * As RFC 4724 §4.1 asks, we then send nothing (no partial initial dump)
+   * until every configured peer with graceful restart has sent us End-of-RIB
+   * for each family (peers without graceful restart, or restarting
+   * themselves, are not waited for), or `selectionDeferralTime` runs out.
+   * Originate the routes before that, or peers purge what is missing.
    */
   readonly restarting?: boolean;
+  /** With `restarting`: the longest we hold back advertisements waiting for peers' End-of-RIB, seconds (default 120). */
+  readonly selectionDeferralTime?: number;
   /** Injected clock and timers (tests); default real timers. */
   readonly scheduler?: SpeakerScheduler;
   /** Log sink; default silent. */
@@ -207,4 +213,39 @@ export interface SpeakerPolicyApi {
   definePolicies(config: PolicyConfigDef): void;
   /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
   requestRouteRefresh(address: string): void;
+}
+
+/** One candidate path of a prefix and what best-path selection made of it. */
+export interface CandidateExplanation {
+  /** "local", or the address of the peer it was learned from. */
+  readonly from: string;
+  readonly route: AdvertisedRoute;
+  /** "multipath": in the ECMP set, not the best. */
+  readonly outcome: 'best' | 'multipath' | 'lost';
+  /** The RFC 4271 §9.1.2.2 step that decided ("shorter AS_PATH", "lower router ID (ORIGINATOR_ID when present)"…). */
+  readonly step: string;
+}
+
+/** Whether (and as what) the best path is sent to one peer, and why. */
+export interface PeerExplanation {
+  readonly peer: string;
+  readonly sent: boolean;
+  /** One sentence: the export rule that refused it, or the policy statement / default that decided. */
+  readonly reason: string;
+  /** The route as the peer is sent it: after the export rules (our AS prepended, next hop…) and the policy. */
+  readonly route?: AdvertisedRoute;
+  /** The export policy's trace: policies and statements visited, conditions with their values, modifications. */
+  readonly trace?: Trace;
+}
+
+/** `explain(prefix, peer?)`: which route was best and why, and what each peer is sent and why. */
+export interface RouteExplanation {
+  readonly prefix: Prefix;
+  readonly candidates: readonly CandidateExplanation[];
+  readonly peers: readonly PeerExplanation[];
+}
+
+export interface SpeakerExplainApi {
+  /** Explains `prefix` for one configured peer, or for every peer. */
+  explain(prefix: Prefix | string, peer?: string): RouteExplanation;
 }

@@ -34,11 +34,12 @@ const v6Address = fc
   .oneof(fc.constantFrom(...V6_BASES), fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.constant(0), fc.constant(1)))
   .map((w) => Address.v6(w[0], w[1], w[2], w[3]));
 
-type Op = { kind: 'set'; prefix: Prefix; value: number } | { kind: 'delete'; prefix: Prefix };
+type Op = { kind: 'set'; prefix: Prefix; value: number } | { kind: 'delete'; prefix: Prefix } | { kind: 'clear'; prefix: Prefix };
 const op = (p: fc.Arbitrary<Prefix>): fc.Arbitrary<Op> =>
   fc.oneof(
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('set' as const), prefix: p, value: fc.integer() }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), prefix: p }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('clear' as const), prefix: p }).filter((o) => o.prefix.length % 16 === 0) },
   );
 
 /** The oracle: a plain list of [prefix, value] pairs. */
@@ -48,6 +49,9 @@ class NaiveMap {
     const i = this.items.findIndex((e) => e.prefix.equals(p));
     if (i >= 0) this.items[i].value = v;
     else this.items.push({ prefix: p, value: v });
+  }
+  clear() {
+    this.items = [];
   }
   delete(p: Prefix): boolean {
     const i = this.items.findIndex((e) => e.prefix.equals(p));
@@ -86,6 +90,9 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
     if (o.kind === 'set') {
       trie.set(o.prefix, o.value);
       naive.set(o.prefix, o.value);
+    } else if (o.kind === 'clear') {
+      trie.clear();
+      naive.clear();
     } else {
       expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
     }
@@ -100,6 +107,8 @@ function checkAgainstOracle(ops: Op[], queries: Prefix[], addresses: Address[]) 
   const probes = [...queries, ...ops.map((o) => o.prefix)];
   for (const q of probes) {
     expect(trie.get(q)).toBe(naive.get(q));
+    const entry = trie.getEntry(q);
+    expect(entry && `${entry.prefix}=${entry.value}`).toBe(naive.get(q) === undefined ? undefined : `${q}=${naive.get(q)}`);
     expect(trie.has(q)).toBe(naive.get(q) !== undefined);
     expect(show(trie.covering(q))).toEqual(show(naive.covering(q)));
     expect(show(trie.covered(q))).toEqual(show(naive.covered(q)));
@@ -165,7 +174,7 @@ describe('PrefixTrie', () => {
           if (o.kind === 'set') {
             trie.set(o.prefix, o.value);
             naive.set(o.prefix, o.value);
-          } else expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
+          } else if (o.kind === 'delete') expect(trie.delete(o.prefix)).toBe(naive.delete(o.prefix));
           biggest = Math.max(biggest, trie.size);
           // Probe after every few changes, so cached jump entries and the index must follow them.
           if (i % 7 === 0)

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AttrStore } from '../../src/rib/attr-store.js';
-import { selectBest, type BestPathOptions } from '../../src/rib/best-path.js';
+import { explainSelection, selectBest, type BestPathOptions } from '../../src/rib/best-path.js';
 import { LOCAL_SOURCE, type Path, type PeerSource } from '../../src/rib/path.js';
 import type { PathAttributes } from '../../src/wire/types.js';
 import { A } from './helpers.js';
@@ -55,11 +55,41 @@ const table: { step: string; win: Path; lose: Path; opts?: BestPathOptions }[] =
   { step: 'lower path id from one ADD-PATH peer', win: path(i1, { asPath: seq(65001) }, 1), lose: path(i1, { asPath: seq(65001), med: 0, communities: [1] }, 2) },
 ];
 
+/** The step explain names for each table row. */
+const WHY: Record<string, string> = {
+  'higher LOCAL_PREF': 'higher LOCAL_PREF',
+  'missing LOCAL_PREF counts as 100': 'higher LOCAL_PREF',
+  'configured default LOCAL_PREF': 'higher LOCAL_PREF',
+  'locally originated first': 'locally originated',
+  'shorter AS_PATH': 'shorter AS_PATH',
+  'AS_SET counts one': 'shorter AS_PATH',
+  'confederation segments count zero': 'shorter AS_PATH',
+  'lower ORIGIN': 'lower ORIGIN',
+  'INCOMPLETE last': 'lower ORIGIN',
+  'lower MED from the same neighbour AS': 'lower MED (same neighbouring AS)',
+  'missing MED is 0': 'lower MED (same neighbouring AS)',
+  'MED ignored across neighbour ASes (router ID decides)': 'lower router ID (ORIGINATOR_ID when present)',
+  'always-compare-med': 'lower MED (same neighbouring AS)',
+  'eBGP over iBGP': 'eBGP over iBGP',
+  'lower router ID': 'lower router ID (ORIGINATOR_ID when present)',
+  'ORIGINATOR_ID replaces router ID': 'lower router ID (ORIGINATOR_ID when present)',
+  'shorter CLUSTER_LIST': 'shorter CLUSTER_LIST',
+  'lower peer address': 'lower peer address',
+  'lower path id from one ADD-PATH peer': 'lower path id',
+};
+
+const byIndex = (all: Path[]) => (a: Path, b: Path) => all.indexOf(a) - all.indexOf(b);
+
 describe('best path', () => {
   for (const row of table) {
     it(row.step, () => {
       expect(selectBest([row.win, row.lose], row.opts)!.best).toBe(row.win);
       expect(selectBest([row.lose, row.win], row.opts)!.best).toBe(row.win);
+      // explain names the step that decided, for both paths.
+      const [w, l] = explainSelection([row.win, row.lose], row.opts);
+      expect([w.outcome, l.outcome]).toEqual(['best', 'lost']);
+      expect(l.step).toBe(WHY[row.step]);
+      expect(w.step).toBe(WHY[row.step]);
     });
   }
 
@@ -124,6 +154,10 @@ describe('best path', () => {
         }
         const got = selectBest(shuffled, opts)!;
         expect(got.best).toBe(ref.best);
+        const why = explainSelection(shuffled, opts);
+        expect(why.filter((w) => w.outcome === 'best').map((w) => w.path)).toEqual([ref.best]);
+        expect(why.filter((w) => w.outcome !== 'lost').map((w) => w.path).sort(byIndex(paths))).toEqual([...ref.multipath].sort(byIndex(paths)));
+        for (const w of why) expect(Object.values(WHY).concat('tie-breakers', 'only candidate')).toContain(w.step);
         expect(got.multipath).toEqual(ref.multipath);
         expect(got.multipath[0]).toBe(got.best);
         expect(got.multipath.length).toBeLessThanOrEqual(maxPaths);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AttrStore } from '../../src/rib/attr-store.js';
-import { exportAttrs, type ExportSettings } from '../../src/rib/export.js';
+import { exportAttrs, exportRefusal, type ExportSettings } from '../../src/rib/export.js';
 import { LOCAL_SOURCE, type Path, type PeerSource } from '../../src/rib/path.js';
 import { WellKnownCommunity } from '../../src/wire/constants.js';
 import type { PathAttributes } from '../../src/wire/types.js';
@@ -139,5 +139,27 @@ describe('export rules', () => {
     expect(exportAttrs(path(eSrc, { ...learned, unknown: [{ flags: 0x80, code: 98, value: Uint8Array.of(2) }] }), 4, toI)!.unknown).toBeUndefined();
     // Our own originations carry what we configured.
     expect(exportAttrs(path(LOCAL_SOURCE, { origin: 0, unknown: [{ flags: 0x80, code: 98, value: Uint8Array.of(2) }] }), 4, toE)!.unknown).toHaveLength(1);
+  });
+
+  it('names the rule behind every refusal (for explain)', () => {
+    const w = (c: number) => path(eSrc, { ...learned, communities: [c] });
+    const cases: [Path, ExportSettings, string][] = [
+      [w(WellKnownCommunity.NO_ADVERTISE), toI, 'NO_ADVERTISE'],
+      [w(WellKnownCommunity.NO_EXPORT), toE, 'NO_EXPORT'],
+      [w(WellKnownCommunity.NO_EXPORT_SUBCONFED), toE, 'NO_EXPORT_SUBCONFED'],
+      [path(eSrc, learned), { ...toE, members: ['10.0.0.1'], peerAsn: 65555 }, 'split horizon'],
+      [path(eSrc, learned), { ...toE, peerAsn: 65001 }, 'AS 65001 is on the AS_PATH'],
+      [path(iNon, learned), toI, 'not a route reflector'],
+      [path(iNon, learned), rr(false), 'reflected to clients only'],
+    ];
+    for (const [p, st, why] of cases) {
+      expect(exportRefusal(p, st)).toContain(why);
+      expect(exportAttrs(p, 4, st)).toBeNull();
+    }
+    // And no reason wherever a route goes out.
+    for (const [p, st] of [[path(eSrc, learned), toE], [path(iClient, learned), rr(false)], [path(LOCAL_SOURCE, { origin: 0 }), toI]] as const) {
+      expect(exportRefusal(p, st)).toBeUndefined();
+      expect(exportAttrs(p, 4, st)).not.toBeNull();
+    }
   });
 });

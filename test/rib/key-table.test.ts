@@ -16,6 +16,7 @@ describe('KeyTable', () => {
     const op = fc.oneof(
       fc.tuple(fc.constant('set' as const), key, fc.integer({ min: 1, max: 1000 })),
       fc.tuple(fc.constant('del' as const), key, fc.constant(0)),
+      fc.tuple(fc.constant('add' as const), key, fc.integer({ min: 1, max: 1000 })),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300, size: 'large' }), (ops) => {
@@ -23,8 +24,11 @@ describe('KeyTable', () => {
         const m = new Map<number | string, number>();
         for (const [kind, k, v] of ops) {
           if (kind === 'set') {
-            t.set(k, v);
+            expect(t.set(k, v)).toBe(m.get(k) ?? 0); // the value it replaced
             m.set(k, v);
+          } else if (kind === 'add') {
+            expect(t.getOrAdd(k, v)).toBe(m.get(k) ?? 0);
+            if (!m.has(k)) m.set(k, v);
           } else expect(t.delete(k)).toBe(m.delete(k));
           expect(t.size).toBe(m.size);
         }

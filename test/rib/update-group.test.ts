@@ -60,6 +60,17 @@ describe('update groups', () => {
     expect(texts(s)[0]).toContain('"asPath":[{"type":2,"asns":[65000]}]');
   });
 
+  it('sends End-of-RIB for every negotiated family, also one it sends no routes in', () => {
+    const { rib, peer } = setup();
+    const a = peer('10.0.0.1');
+    rib.originateMany([P('198.51.100.0/24'), P('2001:db8:5::/48')], ORIGIN, 0);
+    rib.peerUp(a, { ...SESSION, families: [4], endOfRib: [4, 6] }, 0);
+    const [s] = rib.flushDue(10);
+    expect(texts(s).filter((t) => t.startsWith('A ')).join('\n')).not.toContain('2001:db8:5::');
+    const n = s.messages.length;
+    expect([isEor(s.messages[n - 2], 4), isEor(s.messages[n - 1], 6)]).toEqual([true, true]);
+  });
+
   it('a peer joining an existing group gets the group Adj-RIB-Out first, then follows the group', () => {
     const { rib, peer } = setup();
     const a = peer('10.0.0.1');

@@ -1,36 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SpeakerScheduler } from '../../src/index.js';
-import { eventually, established, link, routeOf, sleep, speaker, stopAll } from './helpers.js';
-
-/** Timers fire only when the test advances the clock. */
-class VirtualClock implements SpeakerScheduler {
-  t = 0;
-  private timers = new Map<number, { at: number; fn: () => void }>();
-  private next = 1;
-  now = () => this.t;
-  setTimeout = (fn: () => void, ms: number) => {
-    const id = this.next++;
-    this.timers.set(id, { at: this.t + ms, fn });
-    return id;
-  };
-  clearTimeout = (h: unknown) => {
-    this.timers.delete(h as number);
-  };
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      const due = [...this.timers].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.t = Math.max(this.t, due[1].at);
-      due[1].fn();
-    }
-    this.t = end;
-  }
-  get pending(): number {
-    return this.timers.size;
-  }
-}
+import { eventually, established, link, routeOf, sleep, speaker, stopAll, VirtualClock } from './helpers.js';
 
 afterEach(stopAll);
 

@@ -1,4 +1,4 @@
-import { BgpSpeaker, type PeerOptions, type PeerStatus, type SpeakerOptions } from '../../src/index.js';
+import { BgpSpeaker, type PeerOptions, type PeerStatus, type SpeakerOptions, type SpeakerScheduler } from '../../src/index.js';
 
 /** Speakers started by a test, stopped in afterEach. */
 export const running: BgpSpeaker[] = [];
@@ -53,3 +53,34 @@ export function routeOf(s: BgpSpeaker, prefix: string, peer?: string) {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Timers fire only when the test advances the clock. */
+export class VirtualClock implements SpeakerScheduler {
+  t = 0;
+  private timers = new Map<number, { at: number; fn: () => void }>();
+  private next = 1;
+  now = () => this.t;
+  setTimeout = (fn: () => void, ms: number) => {
+    const id = this.next++;
+    this.timers.set(id, { at: this.t + ms, fn });
+    return id;
+  };
+  clearTimeout = (h: unknown) => {
+    this.timers.delete(h as number);
+  };
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      const due = [...this.timers].filter(([, x]) => x.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.timers.delete(due[0]);
+      this.t = Math.max(this.t, due[1].at);
+      due[1].fn();
+    }
+    this.t = end;
+  }
+  get pending(): number {
+    return this.timers.size;
+  }
+}
+
