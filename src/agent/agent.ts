@@ -70,6 +70,8 @@ export interface StatusJson {
   readonly speaker: { readonly asn: number; readonly routerId: string; readonly listenPort: number } | null;
   readonly peers: readonly StatusPeerJson[];
   readonly errors: readonly ErrorJson[];
+  /** Fields of valid resources that tsbgp ignored (unknown, or a Calico feature it lacks). */
+  readonly warnings?: readonly ErrorJson[];
   readonly refused: readonly RefusedJson[];
   /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
   readonly source: SourceJson;
@@ -322,6 +324,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     for (const i of newIssues) {
       if (known.has(JSON.stringify(i))) continue;
       if (i.severity === 'error') log.error(`invalid ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
+      else if (i.severity === 'warning') log.warn(`ignored in ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
       else log.debug(`ignored: ${formatIssue(i)}`);
     }
     if (events.length > 0) opts.metrics?.eventReceived();
@@ -378,6 +381,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       speaker: speakerOpts ? { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: speakerOpts.listen === false ? 0 : (speakerOpts.listen?.port ?? 179) } : null,
       peers,
       errors: currentErrors(),
+      warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
       refused: planner.plan.refused.map(refusedJson),
       source: sourceJson(source.status()),
     };

@@ -11,6 +11,7 @@ function tail(v: PlanJson): string[] {
   return [
     ...section('REFUSED (not advertised)', v.refused.map((r) => `${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), 'none'),
     ...section('ERRORS', v.errors.map(formatError), 'none'),
+    ...(v.warnings.length > 0 ? section('WARNINGS', v.warnings.map(formatError), 'none') : []),
   ];
 }
 
@@ -95,6 +96,8 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
+  // An agent older than the `warnings` field answers without it.
+  if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');
   if (v.refused.length) out.push('Refused advertisements:', ...v.refused.map((r) => `  ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), '');
   return out.join('\n');
 }

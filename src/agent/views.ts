@@ -70,7 +70,9 @@ export interface PlanJson {
   readonly peers: readonly PeerJson[];
   readonly refused: readonly RefusedJson[];
   readonly errors: readonly ErrorJson[];
-  /** Resources of kinds tsbgp does not read (informational). */
+  /** Resources used, with fields tsbgp did not understand or does not support (each ignored). */
+  readonly warnings: readonly ErrorJson[];
+  /** Resources of kinds, and Calico fields, tsbgp does not read (informational). */
   readonly ignored: readonly ErrorJson[];
 }
 
@@ -159,6 +161,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
     }),
     refused: plan.refused.map(refusedJson),
     errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
+    warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
   };
 }

@@ -37,6 +37,8 @@ export class KnownObjects {
   /** Current issue per key (or per raw identity when no key could be read), as reported. */
   private readonly issueText = new Map<string, string>();
   private readonly issueByKey = new Map<string, ManifestIssue>();
+  /** Warnings and ignored fields of valid objects (unknown fields, Calico-only features), per key. */
+  private readonly notesByKey = new Map<string, readonly ManifestIssue[]>();
 
   constructor(
     readonly kind: ResourceKind,
@@ -57,9 +59,9 @@ export class KnownObjects {
     return this.entries.get(resourceKey(this.kind, name, isNamespaced(this.kind) ? (namespace ?? 'default') : undefined))?.uid;
   }
 
-  /** Issues of objects whose newest version is invalid. */
+  /** Issues of objects whose newest version is invalid, and the notes of valid ones. */
   issues(): ManifestIssue[] {
-    return [...this.issueByKey.values()];
+    return [...this.issueByKey.values(), ...[...this.notesByKey.values()].flat()];
   }
 
   private keyFor(raw: unknown): string {
@@ -82,6 +84,8 @@ export class KnownObjects {
       return { events: [], issues: this.noteIssue(key, v.issue) };
     }
     const cleared = this.clearIssue(key);
+    if (v.notes.length > 0) this.notesByKey.set(key, v.notes);
+    else this.notesByKey.delete(key);
     const json = JSON.stringify(v.resource);
     const uid = rawIdentity(raw).uid;
     const old = this.entries.get(key);
@@ -97,6 +101,7 @@ export class KnownObjects {
   remove(raw: unknown): KnownStep {
     const key = this.keyFor(raw);
     this.clearIssue(key);
+    this.notesByKey.delete(key);
     const old = this.entries.get(key);
     if (!old) return { events: [], issues: [] };
     this.entries.delete(key);
@@ -120,6 +125,7 @@ export class KnownObjects {
     for (const [key, e] of [...this.entries]) {
       if (present.has(key)) continue;
       this.entries.delete(key);
+      this.notesByKey.delete(key);
       events.push(deleteEvent(e.resource));
     }
     for (const key of [...this.issueByKey.keys()]) if (!present.has(key)) this.clearIssue(key);

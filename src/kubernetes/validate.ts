@@ -23,11 +23,17 @@ import type {
   ServiceType,
 } from './resources.js';
 import { CALICO_ANNOTATIONS, describe, isNamespaced, resourceKey, SERVICE_NAME_LABEL } from './resources.js';
+import { unknownFields } from './schema.js';
 import { ALL, parseSelector, SelectorError, type Selector } from './selector.js';
 
-/** One problem found in user input, with where it is. `ignored` is informational (unknown kinds). */
+/**
+ * One problem found in user input, with where it is. An `error` skips the
+ * resource; a `warning` (an unknown field, a Calico feature tsbgp lacks) keeps
+ * it but must be seen; `ignored` is informational (kinds and Calico fields
+ * that are not tsbgp's business).
+ */
 export interface ManifestIssue {
-  readonly severity: 'error' | 'ignored';
+  readonly severity: 'error' | 'warning' | 'ignored';
   readonly file?: string;
   readonly kind?: string;
   readonly namespace?: string;
@@ -597,7 +603,8 @@ const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, 
 };
 
 export type ValidationResult =
-  | { readonly ok: true; readonly resource: Resource }
+  /** `notes`: warnings and ignored fields of a resource that is still used. */
+  | { readonly ok: true; readonly resource: Resource; readonly notes: readonly ManifestIssue[] }
   | { readonly ok: false; readonly issue: ManifestIssue; readonly key?: string };
 
 /**
@@ -639,9 +646,15 @@ export function validateObject(raw: unknown, file?: string): ValidationResult {
       labels: labelMap(meta.labels, 'metadata.labels'),
       annotations: labelMap(meta.annotations, 'metadata.annotations'),
     };
-    return { ok: true, resource: VALIDATORS[kind](o, m) };
+    const resource = VALIDATORS[kind](o, m);
+    const notes = unknownFields(kind, o.spec).map((u): ManifestIssue => ({ severity: u.severity, file, kind, namespace, name, path: u.path, message: u.message }));
+    return { ok: true, resource, notes };
   } catch (e) {
-    if (e instanceof FieldError) return fail(e.path, e.message);
+    if (e instanceof FieldError) {
+      // A typo elsewhere in the spec is often the cause ("matchOperater" leaves matchOperator unset).
+      const typos = unknownFields(kind, o.spec).filter((u) => u.severity === 'warning');
+      return fail(e.path, typos.length ? `${e.message} (also: ${typos.map((u) => `${u.path}: ${u.message}`).join('; ')})` : e.message);
+    }
     throw e;
   }
 }
@@ -663,7 +676,8 @@ export interface ValidatedSet {
 /**
  * Validates many objects: invalid ones are reported and skipped, a second
  * definition of the same kind/namespace/name is an error (the first wins),
- * and each unknown kind is reported once as ignored.
+ * and each unknown kind is reported once as ignored, as is each Calico field
+ * tsbgp does not use (once per kind and field, not per resource).
  */
 export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
   const resources: Resource[] = [];
@@ -681,6 +695,14 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
       issues.push(r.issue);
       if (r.key) invalidKeys.add(r.key);
       continue;
+    }
+    for (const note of r.notes) {
+      if (note.severity === 'ignored') {
+        const field = `${note.kind} ${note.path?.replace(/\[\d+\]/g, '[]')}`;
+        if (ignoredKinds.has(field)) continue;
+        ignoredKinds.add(field);
+      }
+      issues.push(note);
     }
     const res = r.resource;
     const ns = 'namespace' in res ? res.namespace : undefined;

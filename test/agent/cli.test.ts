@@ -30,7 +30,7 @@ function cmpPrefix(a: string, b: string): number {
 }
 
 function assertShape(v: PlanJson): void {
-  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version']);
+  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version', 'warnings']);
   expect(v.version).toBe(1);
   expect(v.exportPolicy).toBe('builtin+filters');
   for (const r of v.routes) {
@@ -46,7 +46,7 @@ function assertShape(v: PlanJson): void {
     expect(typeof p.port).toBe('number');
   }
   for (const r of v.refused) expect(Object.keys(r).sort()).toEqual(['ip', 'message', 'name', 'namespace', 'reason', 'service', 'source']);
-  for (const e of [...v.errors, ...v.ignored]) expect(Object.keys(e).sort()).toEqual(['field', 'file', 'kind', 'message', 'name', 'namespace']);
+  for (const e of [...v.errors, ...v.warnings, ...v.ignored]) expect(Object.keys(e).sort()).toEqual(['field', 'file', 'kind', 'message', 'name', 'namespace']);
 }
 
 describe('tsbgp plan over examples/yaobank', () => {
@@ -65,7 +65,8 @@ describe('tsbgp plan over examples/yaobank', () => {
         expect([host1.address, host1.asn, host1.port]).toEqual(['192.0.2.20', 65000, 179]);
         for (const p of v.peers) expect(p.exports).toEqual(expectedRoutes(step, node));
         expect(v.errors).toEqual([]);
-        expect(v.ignored.map((i) => i.kind)).toEqual(['Namespace', 'Deployment']);
+        expect(v.ignored.map((i) => i.kind)).toEqual(['IPPool', 'IPPool', 'Namespace', 'Deployment']);
+        expect(v.warnings).toEqual([]);
         if (step === 4 && node !== 'worker1') {
           expect(v.refused).toEqual([
             { service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: `externalTrafficPolicy=Local and no endpoint runs on node ${node}` },

@@ -28,11 +28,13 @@ const expected: Record<number, Record<(typeof NODES)[number], string[]>> = {
 };
 
 describe('examples/yaobank', () => {
-  it('the base set loads cleanly: only the Namespace and Deployment kinds are reported as ignored', async () => {
+  it('the base set loads cleanly: only the pool’s dataplane fields and the Namespace and Deployment kinds are reported as ignored', async () => {
     const base = await loadManifests([`${dir}base`]);
-    expect(base.issues.map((i) => [i.severity, i.kind])).toEqual([
-      ['ignored', 'Namespace'],
-      ['ignored', 'Deployment'],
+    expect(base.issues.map((i) => [i.severity, i.kind, i.path])).toEqual([
+      ['ignored', 'IPPool', 'spec.ipipMode'],
+      ['ignored', 'IPPool', 'spec.natOutgoing'],
+      ['ignored', 'Namespace', undefined],
+      ['ignored', 'Deployment', undefined],
     ]);
     expect(base.resources.filter((r) => r.kind === 'BlockAffinity')).toHaveLength(4);
     expect(base.resources.filter((r) => r.kind === 'Service').map((r) => r.name)).toEqual(['customer', 'summary', 'database']);
