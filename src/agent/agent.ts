@@ -22,6 +22,8 @@ import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
+/** How long a (re)starting agent waits for peers' End-of-RIB before advertising anyway. */
+export const AGENT_SELECTION_DEFERRAL_S = 15;
 
 export interface AgentOptions {
   readonly node: string;
@@ -45,6 +47,8 @@ export interface AgentOptions {
   /** Install SIGTERM/SIGINT handlers (default true). */
   readonly signals?: boolean;
   readonly now?: () => Date;
+  /** Seconds a (re)starting agent waits for peers' End-of-RIB (default AGENT_SELECTION_DEFERRAL_S). */
+  readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
 }
@@ -175,6 +179,12 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       // End-of-RIB. Safe on a first start too: the first reconcile originates
       // every route before it adds the peers, so the initial dump is complete.
       restarting: true,
+      // RFC 4724 §4.1 holds our advertisements until every graceful-restart
+      // peer has sent End-of-RIB. The agent's own routes are complete from the
+      // first reconcile, so waiting only serves routes learned from peers; a
+      // router that is down must not keep the node silent toward the others
+      // for long (the speaker's default is 120 s).
+      selectionDeferralTime: opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, afterSpeakerTimer) } : {}),
     };

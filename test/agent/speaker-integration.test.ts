@@ -98,4 +98,43 @@ describe('agent + BgpSpeaker over loopback', () => {
     await within(2_000, () => router.received('127.0.0.1').every((r) => r.stale));
     expect(learned()).toEqual(['10.244.1.0/24', '198.20.0.0/16']);
   });
+
+  it('a configured router that is down holds the first advertisement only for the selection deferral time', async () => {
+    const BgpSpeaker = await speakerClass();
+    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.2', listen: { port: 0, addresses: ['127.0.0.2'] } });
+    router.addPeer({ address: '127.0.0.1', asn: 64512, passive: true, families: ['ipv4'] });
+    await router.start();
+    cleanup.push(() => router.stop());
+
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-int-'));
+    const file = join(dir, 'cluster.yaml');
+    // A second router that never answers (nothing listens on 127.0.0.3): it sends no End-of-RIB.
+    const down = `---
+apiVersion: projectcalico.org/v3
+kind: BGPPeer
+metadata: { name: down }
+spec: { peerIP: "127.0.0.3:${router.port!}", asNumber: 65001 }
+`;
+    await writeFile(file, manifests(router.port!, '198.18.0.0/16') + down);
+    const t0 = Date.now();
+    const agent: Agent = await runAgent({
+      node: 'worker1',
+      manifests: [file],
+      control: join(dir, 'tsbgp.sock'),
+      listenPort: 0,
+      signals: false,
+      debounceMs: 50,
+      selectionDeferralTime: 2,
+      logger: createLogger({ level: 'error', write: () => undefined }),
+      speakerFactory: (o) => new BgpSpeaker(o),
+    });
+    cleanup.push(() => agent.stop());
+
+    const learned = () => router.received('127.0.0.1').map((r) => r.prefix.toString()).sort();
+    await within(1_000, () => agent.status().peers.some((p) => p.address === '127.0.0.2' && p.state === 'Established'));
+    expect(learned()).toEqual([]); // held back: the router that is down owes its End-of-RIB
+    await within(10_000, () => learned().length === 2);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_900);
+    expect(learned()).toEqual(['10.244.1.0/24', '198.18.0.0/16']);
+  });
 });
