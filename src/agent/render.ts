@@ -90,6 +90,9 @@ export function renderSource(src: SourceJson, now: Date): string {
   return `Configuration: ${api}: connected and synced since ${src.since}; ${src.watchRestarts} watch restart${src.watchRestarts === 1 ? '' : 's'}.`;
 }
 
+/** How many service IPs not advertised by rule (not-local…) `tsbgp status` lists before counting the rest. */
+export const STATUS_NOT_ADVERTISED_SHOWN = 10;
+
 export function renderStatusJson(v: StatusJson, now: Date): string {
   const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
@@ -98,6 +101,20 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   // An agent older than the `warnings` field answers without it.
   if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');
-  if (v.refused.length) out.push('Refused advertisements:', ...v.refused.map((r) => `  ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), '');
+  // Outside the allow-list is a configuration problem: every one is listed. The
+  // other reasons (not-local, not ready, node excluded) are the rules working,
+  // and a large cluster has thousands: a few, then a count per reason.
+  const line = (r: StatusJson['refused'][number]) => `  ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`;
+  const outside = v.refused.filter((r) => r.reason === 'outside allow-list');
+  const others = v.refused.filter((r) => r.reason !== 'outside allow-list');
+  if (outside.length) out.push('Refused advertisements (outside the allow-list):', ...outside.map(line), '');
+  if (others.length) {
+    const counts = new Map<string, number>();
+    for (const r of others) counts.set(r.reason, (counts.get(r.reason) ?? 0) + 1);
+    const shown = others.slice(0, STATUS_NOT_ADVERTISED_SHOWN).map(line);
+    const more = others.length - shown.length;
+    const summary = [...counts].map(([reason, n]) => `${reason}: ${n}`).join(', ');
+    out.push(`Not advertised from this node (${summary}):`, ...shown, ...(more > 0 ? [`  … and ${more} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`] : []), '');
+  }
   return out.join('\n');
 }

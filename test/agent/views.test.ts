@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
-import { renderExplain, renderSource, renderStatusJson } from '../../src/agent/render.js';
+import { renderExplain, renderSource, renderStatusJson, STATUS_NOT_ADVERTISED_SHOWN } from '../../src/agent/render.js';
 import { loadLayers } from '../../src/agent/sources.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
@@ -122,6 +122,20 @@ describe('renderStatusJson', () => {
     expect(text).toMatch(/\| 192\.0\.2\.20 +\| global +\| start +\| 2026-12-01 +\| Active Socket: Connection refused +\|/);
     expect(text).toMatch(/\| 2001:db8::9 +\| node specific +\| down +\| 09:00:00 +\| Idle Not started: TCP MD5/);
     expect(text).toContain('Configuration errors:\n  /m/peers.yaml: BGPPeer x: spec.password: TCP MD5 passwords cannot be set');
-    expect(text).toContain('Refused advertisements:\n  yaobank/customer externalIP 203.0.113.10: not-local (no local endpoint)');
+    expect(text).toContain('Not advertised from this node (not-local: 1):\n  yaobank/customer externalIP 203.0.113.10: not-local (no local endpoint)');
+    expect(text).not.toContain('outside the allow-list');
+  });
+
+  it('lists every IP outside the allow-list; IPs not advertised by rule are listed up to a bound, then counted', () => {
+    const refused = (i: number, reason: string) => ({ service: `ns/s${i}`, namespace: 'ns', name: `s${i}`, ip: `198.51.100.${i}`, source: 'externalIP' as const, reason, message: 'm' });
+    const many = [...Array.from({ length: 25 }, (_, i) => refused(i, 'not-local')), refused(100, 'not ready'), refused(200, 'outside allow-list'), refused(201, 'outside allow-list')];
+    const s: StatusJson = { version: 1, node: 'n', running: true, startedAt: '2026-12-02T09:00:00.000Z', speaker: null, peers: [], errors: [], refused: many, source: { kind: 'manifests', paths: ['/m'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: null, lastError: null, watchRestarts: 0 } };
+    const lines = renderStatusJson(s, new Date('2026-12-02T12:00:00Z')).split('\n');
+    const at = lines.indexOf('Refused advertisements (outside the allow-list):');
+    expect(lines.slice(at + 1, at + 3)).toEqual(['  ns/s200 externalIP 198.51.100.200: outside allow-list (m)', '  ns/s201 externalIP 198.51.100.201: outside allow-list (m)']);
+    const rest = lines.indexOf('Not advertised from this node (not-local: 25, not ready: 1):');
+    expect(rest).toBeGreaterThan(at);
+    expect(lines.slice(rest + 1).filter((l) => l.startsWith('  ns/'))).toHaveLength(STATUS_NOT_ADVERTISED_SHOWN);
+    expect(lines).toContain(`  … and ${26 - STATUS_NOT_ADVERTISED_SHOWN} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`);
   });
 });
