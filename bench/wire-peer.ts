@@ -1,0 +1,151 @@
+/**
+ * A minimal BGP receiver in a child process that timestamps every UPDATE as
+ * its bytes arrive (bench/clock.ts epochMs, comparable with the parent's
+ * clock), so latency figures stop at the wire, not at a receiving RIB, and
+ * the receiver's work never shares the sender's event loop.
+ *
+ * It listens on one address, answers the first connection's OPEN with its
+ * own (IPv4 unicast, 4-byte ASN), keeps the session alive and reports each
+ * UPDATE to the parent over IPC: arrival time, counts, End-of-RIB, and the
+ * prefixes themselves when there are few (a latency probe, not a full dump).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Framer } from '../src/wire/framer.js';
+import { frameMessage } from '../src/wire/header.js';
+import { buildOpen, encodeOpenBody } from '../src/wire/open.js';
+import { decodeUpdate } from '../src/wire/update.js';
+import { DEFAULT_CONTEXT } from '../src/wire/context.js';
+import { MessageType } from '../src/wire/constants.js';
+import { epochMs, until } from './clock.js';
+
+/** One UPDATE as the receiver saw it. */
+export interface Arrival {
+  /** epochMs() when the chunk holding it arrived. */
+  readonly t: number;
+  readonly announced: number;
+  readonly withdrawn: number;
+  readonly bytes: number;
+  readonly eor: boolean;
+  /** The prefixes, when at most PROBE_LIMIT of each kind. */
+  readonly a?: readonly string[];
+  readonly w?: readonly string[];
+}
+
+type ChildMessage = { type: 'listening'; port: number } | { type: 'up'; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; reason: string };
+
+const PROBE_LIMIT = 64;
+
+export interface WirePeer {
+  readonly port: number;
+  /** Every UPDATE so far, in arrival order. */
+  readonly arrivals: Arrival[];
+  /** Sum of announced prefixes over the arrivals from index `from` on. */
+  announced(from?: number): number;
+  upAt(): number | undefined;
+  /** The last session went down (TCP closed or NOTIFICATION) and no new one is up. */
+  isDown(): boolean;
+  /** Arrival time of the first UPDATE at or after index `from` announcing (or withdrawing) `prefix`. */
+  waitPrefix(prefix: string, kind: 'a' | 'w', from: number, timeoutMs: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Forks the receiver listening on `address` (port 0: any), AS `asn`. */
+export async function startWirePeer(address: string, asn: number, bgpId = address): Promise<WirePeer> {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child', address, String(asn), bgpId], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const arrivals: Arrival[] = [];
+  let up: number | undefined;
+  let down: string | undefined;
+  let port = 0;
+  child.on('message', (m: ChildMessage) => {
+    if (m.type === 'listening') port = m.port;
+    else if (m.type === 'up') (up = m.t), (down = undefined);
+    else if (m.type === 'down') down = m.reason;
+    else arrivals.push(m.u);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  await until('the wire peer to listen', () => port !== 0, 10_000);
+  const check = () => {
+    if (down) throw new Error(`wire peer session went down: ${down}`);
+    return false;
+  };
+  return {
+    port,
+    arrivals,
+    announced: (from = 0) => {
+      let n = 0;
+      for (let i = from; i < arrivals.length; i++) n += arrivals[i].announced;
+      return n;
+    },
+    upAt: () => up,
+    isDown: () => down !== undefined,
+    async waitPrefix(prefix, kind, from, timeoutMs) {
+      let found: number | undefined;
+      let i = from;
+      await until(`${kind === 'a' ? 'announcement' : 'withdrawal'} of ${prefix}`, () => {
+        for (; i < arrivals.length; i++) {
+          if (arrivals[i][kind]?.includes(prefix)) {
+            found = arrivals[i].t;
+            return true;
+          }
+        }
+        return check();
+      }, timeoutMs, 1);
+      return found!;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function runChild(address: string, asn: number, bgpId: string): void {
+  const send = (m: ChildMessage) => process.send?.(m);
+  const keepalive = frameMessage(MessageType.KEEPALIVE, new Uint8Array(0));
+  const open = frameMessage(
+    MessageType.OPEN,
+    encodeOpenBody(buildOpen({ asn, holdTime: 90, bgpId, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }] })),
+  );
+  let taken = false;
+  const server = net.createServer((sock) => {
+    if (taken) return void sock.destroy(); // one session at a time; a second dial would be a collision
+    taken = true;
+    sock.setNoDelay(true);
+    sock.write(open);
+    const framer = new Framer();
+    let established = false;
+    const timer = setInterval(() => sock.write(keepalive), 20_000);
+    sock.on('data', (chunk: Buffer) => {
+      const t = epochMs();
+      framer.push(chunk, (type, body) => {
+        if (type === MessageType.OPEN) sock.write(keepalive);
+        else if (type === MessageType.KEEPALIVE && !established) {
+          established = true;
+          send({ type: 'up', t });
+        } else if (type === MessageType.UPDATE) {
+          const m = decodeUpdate(body, DEFAULT_CONTEXT);
+          const a = m.nlri.length + (m.attributes.mpReach?.nlri.length ?? 0);
+          const w = m.withdrawn.length + (m.attributes.mpUnreach?.withdrawn.length ?? 0);
+          const u: { -readonly [K in keyof Arrival]: Arrival[K] } = { t, announced: a, withdrawn: w, bytes: body.length + 19, eor: a === 0 && w === 0 };
+          if (a > 0 && a <= PROBE_LIMIT) u.a = [...m.nlri, ...(m.attributes.mpReach?.nlri ?? [])].map(String);
+          if (w > 0 && w <= PROBE_LIMIT) u.w = [...m.withdrawn, ...(m.attributes.mpUnreach?.withdrawn ?? [])].map(String);
+          send({ type: 'update', u });
+        } else if (type === MessageType.NOTIFICATION) send({ type: 'down', reason: `NOTIFICATION ${body[0]}/${body[1]}` });
+      });
+    });
+    sock.on('close', () => {
+      taken = false;
+      clearInterval(timer);
+      send({ type: 'down', reason: 'TCP closed' });
+    });
+    sock.on('error', () => undefined);
+  });
+  server.listen(0, address, () => send({ type: 'listening', port: (server.address() as net.AddressInfo).port }));
+  process.on('SIGTERM', () => process.exit(0));
+  process.on('disconnect', () => process.exit(0));
+}
+
+const i = process.argv.indexOf('--child');
+if (i >= 0) runChild(process.argv[i + 1], Number(process.argv[i + 2]), process.argv[i + 3]);
