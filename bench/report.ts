@@ -50,7 +50,8 @@ function fmt(c: Cell): string {
   if (typeof c === 'number') {
     if (!Number.isFinite(c)) return 'n/a';
     if (Number.isInteger(c)) return String(c);
-    return Math.abs(c) >= 100 ? c.toFixed(0) : Math.abs(c) >= 10 ? c.toFixed(1) : c.toFixed(2);
+    // Three significant digits below 100 (4.8, 0.0568, 12.7), whole numbers above.
+    return Math.abs(c) >= 100 ? c.toFixed(0) : String(Number(c.toPrecision(3)));
   }
   return c;
 }
@@ -64,8 +65,10 @@ export function markdown(t: BenchTable): string {
 
 /** Print the table and record it in $BENCH_OUT (JSON lines) when set. */
 export function emit(t: BenchTable): void {
-  const table = { ...t, quick: t.quick ?? process.argv.includes('--quick') };
+  const table = { ...t, quick: t.quick ?? (process.argv.includes('--quick') || process.env.BENCH_QUICK === '1') };
   console.log(`\n${markdown(table)}\n`);
   const out = process.env.BENCH_OUT;
-  if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString() }) + '\n');
+  // The command that reproduces the table: set by the runners, else this process's own.
+  const command = process.env.BENCH_COMMAND ?? `node ${process.argv.slice(1).join(' ')}`;
+  if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString(), command }) + '\n');
 }

@@ -4,10 +4,11 @@
  * clock), so latency figures stop at the wire, not at a receiving RIB, and
  * the receiver's work never shares the sender's event loop.
  *
- * It listens on one address, answers the first connection's OPEN with its
- * own (IPv4 unicast, 4-byte ASN), keeps the session alive and reports each
- * UPDATE to the parent over IPC: arrival time, counts, End-of-RIB, and the
- * prefixes themselves when there are few (a latency probe, not a full dump).
+ * It listens on one address or several (one session each), answers the
+ * OPEN with its own (IPv4 unicast, 4-byte ASN), keeps the session alive and
+ * reports each UPDATE to the parent over IPC: session, arrival time, counts,
+ * End-of-RIB, and the prefixes themselves when there are few (a latency
+ * probe, not a full dump).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -22,6 +23,8 @@ import { epochMs, until } from './clock.js';
 
 /** One UPDATE as the receiver saw it. */
 export interface Arrival {
+  /** Which session (index of its listening address). */
+  readonly s: number;
   /** epochMs() when the chunk holding it arrived. */
   readonly t: number;
   readonly announced: number;
@@ -33,53 +36,59 @@ export interface Arrival {
   readonly w?: readonly string[];
 }
 
-type ChildMessage = { type: 'listening'; port: number } | { type: 'up'; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; reason: string };
+type ChildMessage = { type: 'listening'; ports: number[] } | { type: 'up'; s: number; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; s: number; reason: string };
 
 const PROBE_LIMIT = 64;
 
 export interface WirePeer {
+  /** The port of the first address. */
   readonly port: number;
+  /** The port of each address. */
+  readonly ports: readonly number[];
   /** Every UPDATE so far, in arrival order. */
   readonly arrivals: Arrival[];
-  /** Sum of announced prefixes over the arrivals from index `from` on. */
-  announced(from?: number): number;
-  upAt(): number | undefined;
-  /** The last session went down (TCP closed or NOTIFICATION) and no new one is up. */
-  isDown(): boolean;
+  /** Sum of announced prefixes over the arrivals from index `from` on (of one session, or all). */
+  announced(from?: number, session?: number): number;
+  /** How many sessions are up now. */
+  up(): number;
+  /** Session `s` went down (TCP closed or NOTIFICATION) and no new one is up. */
+  isDown(s?: number): boolean;
   /** Arrival time of the first UPDATE at or after index `from` announcing (or withdrawing) `prefix`. */
   waitPrefix(prefix: string, kind: 'a' | 'w', from: number, timeoutMs: number): Promise<number>;
   stop(): Promise<void>;
 }
 
-/** Forks the receiver listening on `address` (port 0: any), AS `asn`. */
-export async function startWirePeer(address: string, asn: number, bgpId = address): Promise<WirePeer> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child', address, String(asn), bgpId], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** Forks the receiver listening on `address` (or each of several; port 0: any), AS `asn`. */
+export async function startWirePeer(address: string | readonly string[], asn: number, bgpId = '127.255.255.254'): Promise<WirePeer> {
+  const addresses = typeof address === 'string' ? [address] : address;
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child', String(asn), bgpId, ...addresses], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const arrivals: Arrival[] = [];
-  let up: number | undefined;
-  let down: string | undefined;
-  let port = 0;
+  const up = new Set<number>();
+  const down = new Map<number, string>();
+  let ports: number[] = [];
   child.on('message', (m: ChildMessage) => {
-    if (m.type === 'listening') port = m.port;
-    else if (m.type === 'up') (up = m.t), (down = undefined);
-    else if (m.type === 'down') down = m.reason;
+    if (m.type === 'listening') ports = m.ports;
+    else if (m.type === 'up') (up.add(m.s), down.delete(m.s));
+    else if (m.type === 'down') (up.delete(m.s), down.set(m.s, m.reason));
     else arrivals.push(m.u);
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  await until('the wire peer to listen', () => port !== 0, 10_000);
+  await until('the wire peer to listen', () => ports.length > 0, 10_000);
   const check = () => {
-    if (down) throw new Error(`wire peer session went down: ${down}`);
+    if (down.has(0)) throw new Error(`wire peer session went down: ${down.get(0)}`);
     return false;
   };
   return {
-    port,
+    port: ports[0],
+    ports,
     arrivals,
-    announced: (from = 0) => {
+    announced: (from = 0, session?: number) => {
       let n = 0;
-      for (let i = from; i < arrivals.length; i++) n += arrivals[i].announced;
+      for (let i = from; i < arrivals.length; i++) if (session === undefined || arrivals[i].s === session) n += arrivals[i].announced;
       return n;
     },
-    upAt: () => up,
-    isDown: () => down !== undefined,
+    up: () => up.size,
+    isDown: (s = 0) => down.has(s),
     async waitPrefix(prefix, kind, from, timeoutMs) {
       let found: number | undefined;
       let i = from;
@@ -101,51 +110,61 @@ export async function startWirePeer(address: string, asn: number, bgpId = addres
   };
 }
 
-function runChild(address: string, asn: number, bgpId: string): void {
-  const send = (m: ChildMessage) => process.send?.(m);
+function runChild(asn: number, bgpId: string, addresses: readonly string[]): void {
+  const send = (m: ChildMessage): void => void process.send?.(m);
   const keepalive = frameMessage(MessageType.KEEPALIVE, new Uint8Array(0));
   const open = frameMessage(
     MessageType.OPEN,
     encodeOpenBody(buildOpen({ asn, holdTime: 90, bgpId, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }] })),
   );
-  let taken = false;
-  const server = net.createServer((sock) => {
-    if (taken) return void sock.destroy(); // one session at a time; a second dial would be a collision
-    taken = true;
-    sock.setNoDelay(true);
-    sock.write(open);
-    const framer = new Framer();
-    let established = false;
-    const timer = setInterval(() => sock.write(keepalive), 20_000);
-    sock.on('data', (chunk: Buffer) => {
-      const t = epochMs();
-      framer.push(chunk, (type, body) => {
-        if (type === MessageType.OPEN) sock.write(keepalive);
-        else if (type === MessageType.KEEPALIVE && !established) {
-          established = true;
-          send({ type: 'up', t });
-        } else if (type === MessageType.UPDATE) {
-          const m = decodeUpdate(body, DEFAULT_CONTEXT);
-          const a = m.nlri.length + (m.attributes.mpReach?.nlri.length ?? 0);
-          const w = m.withdrawn.length + (m.attributes.mpUnreach?.withdrawn.length ?? 0);
-          const u: { -readonly [K in keyof Arrival]: Arrival[K] } = { t, announced: a, withdrawn: w, bytes: body.length + 19, eor: a === 0 && w === 0 };
-          if (a > 0 && a <= PROBE_LIMIT) u.a = [...m.nlri, ...(m.attributes.mpReach?.nlri ?? [])].map(String);
-          if (w > 0 && w <= PROBE_LIMIT) u.w = [...m.withdrawn, ...(m.attributes.mpUnreach?.withdrawn ?? [])].map(String);
-          send({ type: 'update', u });
-        } else if (type === MessageType.NOTIFICATION) send({ type: 'down', reason: `NOTIFICATION ${body[0]}/${body[1]}` });
+  const session = (s: number) => {
+    let taken = false;
+    return net.createServer((sock) => {
+      if (taken) return void sock.destroy(); // one session at a time; a second dial would be a collision
+      taken = true;
+      sock.setNoDelay(true);
+      sock.write(open);
+      const framer = new Framer();
+      let established = false;
+      const timer = setInterval(() => sock.write(keepalive), 20_000);
+      sock.on('data', (chunk: Buffer) => {
+        const t = epochMs();
+        framer.push(chunk, (type, body) => {
+          if (type === MessageType.OPEN) sock.write(keepalive);
+          else if (type === MessageType.KEEPALIVE && !established) {
+            established = true;
+            send({ type: 'up', s, t });
+          } else if (type === MessageType.UPDATE) {
+            const m = decodeUpdate(body, DEFAULT_CONTEXT);
+            const a = m.nlri.length + (m.attributes.mpReach?.nlri.length ?? 0);
+            const w = m.withdrawn.length + (m.attributes.mpUnreach?.withdrawn.length ?? 0);
+            const u: { -readonly [K in keyof Arrival]: Arrival[K] } = { s, t, announced: a, withdrawn: w, bytes: body.length + 19, eor: a === 0 && w === 0 };
+            if (a > 0 && a <= PROBE_LIMIT) u.a = [...m.nlri, ...(m.attributes.mpReach?.nlri ?? [])].map(String);
+            if (w > 0 && w <= PROBE_LIMIT) u.w = [...m.withdrawn, ...(m.attributes.mpUnreach?.withdrawn ?? [])].map(String);
+            send({ type: 'update', u });
+          } else if (type === MessageType.NOTIFICATION) send({ type: 'down', s, reason: `NOTIFICATION ${body[0]}/${body[1]}` });
+        });
       });
+      sock.on('close', () => {
+        taken = false;
+        clearInterval(timer);
+        send({ type: 'down', s, reason: 'TCP closed' });
+      });
+      sock.on('error', () => undefined);
     });
-    sock.on('close', () => {
-      taken = false;
-      clearInterval(timer);
-      send({ type: 'down', reason: 'TCP closed' });
+  };
+  const ports: number[] = [];
+  let listening = 0;
+  addresses.forEach((address, s) => {
+    const server = session(s);
+    server.listen(0, address, () => {
+      ports[s] = (server.address() as net.AddressInfo).port;
+      if (++listening === addresses.length) send({ type: 'listening', ports });
     });
-    sock.on('error', () => undefined);
   });
-  server.listen(0, address, () => send({ type: 'listening', port: (server.address() as net.AddressInfo).port }));
   process.on('SIGTERM', () => process.exit(0));
   process.on('disconnect', () => process.exit(0));
 }
 
 const i = process.argv.indexOf('--child');
-if (i >= 0) runChild(process.argv[i + 1], Number(process.argv[i + 2]), process.argv[i + 3]);
+if (i >= 0) runChild(Number(process.argv[i + 1]), process.argv[i + 2], process.argv.slice(i + 3));
