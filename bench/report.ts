@@ -4,6 +4,7 @@
 // No figure is typed by hand: tables are built from measured values only.
 import { appendFileSync } from 'node:fs';
 import os from 'node:os';
+import { relative } from 'node:path';
 
 export type Cell = string | number;
 
@@ -46,7 +47,9 @@ export function machine(): string {
   return `node ${process.version}, ${cpu} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.platform()} ${os.release()}`;
 }
 
-function fmt(c: Cell): string {
+function fmt(c: Cell | null | undefined): string {
+  // A NaN or a missing figure comes back from JSON as null.
+  if (c === null || c === undefined) return 'n/a';
   if (typeof c === 'number') {
     if (!Number.isFinite(c)) return 'n/a';
     if (Number.isInteger(c)) return String(c);
@@ -56,8 +59,9 @@ function fmt(c: Cell): string {
   return c;
 }
 
-export function markdown(t: BenchTable): string {
-  const lines = [`### ${t.title}`, '', `| ${t.columns.join(' | ')} |`, `|${t.columns.map(() => '---').join('|')}|`];
+/** The table as Markdown, under a heading of `level` (3: `###`). */
+export function markdown(t: BenchTable, level = 3): string {
+  const lines = [`${'#'.repeat(level)} ${t.title}`, '', `| ${t.columns.join(' | ')} |`, `|${t.columns.map(() => '---').join('|')}|`];
   for (const r of t.rows) lines.push(`| ${r.map(fmt).join(' | ')} |`);
   for (const n of t.notes ?? []) lines.push('', n);
   return lines.join('\n');
@@ -69,6 +73,6 @@ export function emit(t: BenchTable): void {
   console.log(`\n${markdown(table)}\n`);
   const out = process.env.BENCH_OUT;
   // The command that reproduces the table: set by the runners, else this process's own.
-  const command = process.env.BENCH_COMMAND ?? `node ${process.argv.slice(1).join(' ')}`;
+  const command = process.env.BENCH_COMMAND ?? ['node --import tsx', relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ');
   if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString(), command }) + '\n');
 }

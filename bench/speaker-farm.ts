@@ -12,7 +12,8 @@ import { BgpSpeaker } from '../src/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 
 export interface FarmMemory {
-  readonly heapUsed: number;
+  /** V8 heap plus external memory (typed arrays, buffers). */
+  readonly heap: number;
   readonly rss: number;
 }
 
@@ -123,7 +124,7 @@ function runChild(): void {
         gc?.();
         gc?.();
         const m = process.memoryUsage();
-        return send({ type: 'memory', memory: { heapUsed: m.heapUsed, rss: m.rss } });
+        return send({ type: 'memory', memory: { heap: m.heapUsed + m.external, rss: m.rss } });
       }
     }
   };
