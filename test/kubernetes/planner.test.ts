@@ -120,40 +120,31 @@ const initial = (): Resource[] => [
 ];
 
 describe('Planner (incremental)', () => {
+  /** Applies each batch to a planner and to a reference state: the plan equals plan() from scratch, the diffs replay. */
+  const replays = (batches: ClusterEvent[][], me: string, step: (p: Planner, batch: ClusterEvent[]) => ReturnType<Planner['applyAll']>) => {
+    const reference = stateOf(initial());
+    const planner = new Planner(me, stateOf(initial()));
+    const routes = new Map(planner.plan.routes.map((r) => [String(r.prefix), r]));
+    for (const batch of batches) {
+      for (const ev of batch) reference.apply(ev);
+      const { plan: p, diff } = step(planner, batch);
+      for (const r of diff.removed) expect(routes.delete(String(r.prefix))).toBe(true);
+      for (const r of [...diff.added, ...diff.changed]) routes.set(String(r.prefix), r);
+      expect(p).toEqual(plan(reference, me));
+      expect([...routes.keys()].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
+    }
+  };
+
   it('after any event sequence equals a from-scratch plan(state, node), and its diffs replay to the new route set', () => {
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) => {
-        const reference = stateOf(initial());
-        const planner = new Planner(me, stateOf(initial()));
-        let routes = new Map(planner.plan.routes.map((r) => [String(r.prefix), r]));
-        for (const ev of events) {
-          reference.apply(ev);
-          const { plan: p, diff } = planner.apply(ev);
-          for (const r of diff.removed) expect(routes.delete(String(r.prefix))).toBe(true);
-          for (const r of [...diff.added, ...diff.changed]) routes.set(String(r.prefix), r);
-          expect(p).toEqual(plan(reference, me));
-          expect([...routes.keys()].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
-        }
-      }),
+      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) => replays(events.map((ev) => [ev]), me, (p, [ev]) => p.apply(ev))),
       { numRuns: 300 },
     );
   });
 
   it('applyAll over random batches equals a from-scratch plan, and its diffs replay to the new route set', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(eventArb, { maxLength: 8 }), { maxLength: 6 }), nodeName, (batches, me) => {
-        const reference = stateOf(initial());
-        const planner = new Planner(me, stateOf(initial()));
-        const routes = new Map(planner.plan.routes.map((r) => [String(r.prefix), r]));
-        for (const batch of batches) {
-          for (const ev of batch) reference.apply(ev);
-          const { plan: p, diff } = planner.applyAll(batch);
-          for (const r of diff.removed) expect(routes.delete(String(r.prefix))).toBe(true);
-          for (const r of [...diff.added, ...diff.changed]) routes.set(String(r.prefix), r);
-          expect(p).toEqual(plan(reference, me));
-          expect([...routes.keys()].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
-        }
-      }),
+      fc.property(fc.array(fc.array(eventArb, { maxLength: 8 }), { maxLength: 6 }), nodeName, (batches, me) => replays(batches, me, (p, batch) => p.applyAll(batch))),
       { numRuns: 200 },
     );
   });
