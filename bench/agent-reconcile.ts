@@ -64,10 +64,16 @@ interface Result {
   rssMb: number;
 }
 
-/** Writes a file so that a watcher never sees it half written. */
-async function put(dir: string, tmp: string, name: string, text: string): Promise<void> {
+/**
+ * Replaces a file the way editors and Kubernetes do, so that a watcher
+ * never sees it half written: written beside the watched folder, then
+ * renamed into it. Returns the time of the rename (the change itself).
+ */
+async function put(dir: string, tmp: string, name: string, text: string): Promise<number> {
   await writeFile(join(tmp, name), text);
+  const t = epochMs();
   await rename(join(tmp, name), join(dir, name));
+  return t;
 }
 
 async function measure(n: number, loads: number): Promise<Result> {
@@ -142,8 +148,7 @@ async function measure(n: number, loads: number): Promise<Result> {
       ready.push(endpointSlice(i, true));
       const from = peer.arrivals.length;
       const marks = changedAt.length;
-      const t = epochMs();
-      await put(change, root, 'probes.json', list(ready));
+      const t = await put(change, root, 'probes.json', list(ready));
       const at = await peer.waitPrefix(lbRoute(i), 'a', from, 30_000);
       if (k >= WARMUP) {
         total.push(at - t);
@@ -177,8 +182,7 @@ async function measure(n: number, loads: number): Promise<Result> {
       const items: object[] = [];
       for (let i = n + k * BURST; i < n + (k + 1) * BURST; i++) items.push(service(i), endpointSlice(i, true, true));
       const mark = changedAt.length;
-      const tb = epochMs();
-      await put(change, root, `burst-${k}.json`, list(items));
+      const tb = await put(change, root, `burst-${k}.json`, list(items));
       await until(`the burst of ${BURST} Services`, () => peer.announced(from) >= BURST, 60_000, 1);
       let got = 0;
       let updates = 0;
