@@ -113,6 +113,9 @@ export async function startWirePeer(address: string | readonly string[], asn: nu
 function runChild(asn: number, bgpId: string, addresses: readonly string[]): void {
   const send = (m: ChildMessage): void => void process.send?.(m);
   const keepalive = frameMessage(MessageType.KEEPALIVE, new Uint8Array(0));
+  // We send no routes: End-of-RIB at once, as a router with nothing to say
+  // does (a restarting speaker may wait for it before its own best paths).
+  const endOfRib = frameMessage(MessageType.UPDATE, new Uint8Array(4));
   const open = frameMessage(
     MessageType.OPEN,
     encodeOpenBody(buildOpen({ asn, holdTime: 90, bgpId, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }] })),
@@ -133,6 +136,7 @@ function runChild(asn: number, bgpId: string, addresses: readonly string[]): voi
           if (type === MessageType.OPEN) sock.write(keepalive);
           else if (type === MessageType.KEEPALIVE && !established) {
             established = true;
+            sock.write(endOfRib);
             send({ type: 'up', s, t });
           } else if (type === MessageType.UPDATE) {
             const m = decodeUpdate(body, DEFAULT_CONTEXT);
