@@ -5,6 +5,7 @@
 import { appendFileSync } from 'node:fs';
 import os from 'node:os';
 import { relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
 export type Cell = string | number;
 
@@ -67,6 +68,9 @@ export function markdown(t: BenchTable, level = 3): string {
   return lines.join('\n');
 }
 
+/** Tables from one process share it, so that a reader can take a suite's last run as a whole. */
+const RUN = `${process.pid}-${Math.round(performance.timeOrigin)}`;
+
 /** Print the table and record it in $BENCH_OUT (JSON lines) when set. */
 export function emit(t: BenchTable): void {
   const table = { ...t, quick: t.quick ?? (process.argv.includes('--quick') || process.env.BENCH_QUICK === '1') };
@@ -74,5 +78,5 @@ export function emit(t: BenchTable): void {
   const out = process.env.BENCH_OUT;
   // The command that reproduces the table: set by the runners, else this process's own.
   const command = process.env.BENCH_COMMAND ?? ['node --import tsx', relative(process.cwd(), process.argv[1] ?? ''), ...process.argv.slice(2)].join(' ');
-  if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString(), command }) + '\n');
+  if (out) appendFileSync(out, JSON.stringify({ ...table, machine: machine(), at: new Date().toISOString(), command, run: RUN }) + '\n');
 }

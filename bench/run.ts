@@ -15,7 +15,7 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   policy: { full: [], quick: ['--quick'] },
   receive: { full: [], quick: ['--quick'] },
   'kubernetes-planner': { full: ['10000'], quick: ['500'] },
-  'speaker-originate': { full: ['100000', '5'], quick: ['10000', '1'] },
+  'speaker-originate': { full: ['50000', '5'], quick: ['10000', '1'] },
   'route-reflector': { full: [], quick: ['--quick'] },
   'agent-reconcile': { full: [], quick: ['--quick'] },
   memory: { full: [], quick: ['--quick'] },

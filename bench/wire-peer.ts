@@ -17,6 +17,10 @@ import { Framer } from '../src/wire/framer.js';
 import { frameMessage } from '../src/wire/header.js';
 import { buildOpen, encodeOpenBody } from '../src/wire/open.js';
 import { decodeUpdate } from '../src/wire/update.js';
+import { packUpdates } from '../src/wire/packer.js';
+import type { PathAttributes } from '../src/wire/types.js';
+import { Address } from '../src/net/address.js';
+import { Prefix } from '../src/net/prefix.js';
 import { DEFAULT_CONTEXT } from '../src/wire/context.js';
 import { MessageType } from '../src/wire/constants.js';
 import { epochMs, until } from './clock.js';
@@ -36,6 +40,9 @@ export interface Arrival {
   readonly w?: readonly string[];
 }
 
+/** Parent → child: send `count` /24s (10.0.0.0/24 upward) on session `s`. */
+type ParentMessage = { type: 'announce'; s: number; count: number };
+
 type ChildMessage = { type: 'listening'; ports: number[] } | { type: 'up'; s: number; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; s: number; reason: string };
 
 const PROBE_LIMIT = 64;
@@ -53,6 +60,8 @@ export interface WirePeer {
   up(): number;
   /** Session `s` went down (TCP closed or NOTIFICATION) and no new one is up. */
   isDown(s?: number): boolean;
+  /** Sends `count` /24s from 10.0.0.0/24 upward (AS path 65000…, one attribute set) on session `s`, as a router would. */
+  announce(count: number, s?: number): void;
   /** Arrival time of the first UPDATE at or after index `from` announcing (or withdrawing) `prefix`. */
   waitPrefix(prefix: string, kind: 'a' | 'w', from: number, timeoutMs: number): Promise<number>;
   stop(): Promise<void>;
@@ -89,6 +98,7 @@ export async function startWirePeer(address: string | readonly string[], asn: nu
     },
     up: () => up.size,
     isDown: (s = 0) => down.has(s),
+    announce: (count, s = 0) => void child.send({ type: 'announce', s, count } satisfies ParentMessage),
     async waitPrefix(prefix, kind, from, timeoutMs) {
       let found: number | undefined;
       let i = from;
@@ -120,11 +130,18 @@ function runChild(asn: number, bgpId: string, addresses: readonly string[]): voi
     MessageType.OPEN,
     encodeOpenBody(buildOpen({ asn, holdTime: 90, bgpId, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }] })),
   );
+  const sockets = new Map<number, net.Socket>();
+  process.on('message', (m: ParentMessage) => {
+    const prefixes = Array.from({ length: m.count }, (_, k) => Prefix.v4((0x0a000000 + k * 256) >>> 0, 24));
+    const attrs: PathAttributes = { origin: 0, asPath: [{ type: 2, asns: [asn, 64999] }], nextHop: Address.parse(addresses[m.s]) };
+    for (const msg of packUpdates(attrs, prefixes, DEFAULT_CONTEXT)) sockets.get(m.s)?.write(msg);
+  });
   const session = (s: number) => {
     let taken = false;
     return net.createServer((sock) => {
       if (taken) return void sock.destroy(); // one session at a time; a second dial would be a collision
       taken = true;
+      sockets.set(s, sock);
       sock.setNoDelay(true);
       sock.write(open);
       const framer = new Framer();
@@ -151,6 +168,7 @@ function runChild(asn: number, bgpId: string, addresses: readonly string[]): voi
       });
       sock.on('close', () => {
         taken = false;
+        sockets.delete(s);
         clearInterval(timer);
         send({ type: 'down', s, reason: 'TCP closed' });
       });

@@ -25,6 +25,8 @@ export interface RecordedTable extends BenchTable {
   readonly machine?: string;
   readonly at?: string;
   readonly command?: string;
+  /** The process that recorded it (bench/report.ts): one run of a suite. */
+  readonly run?: string;
 }
 
 export interface Source {
@@ -64,11 +66,21 @@ export function parseResults(text: string, file: string): { tables: RecordedTabl
   return { tables, problems };
 }
 
-/** Full-run tables only, the last of each suite and title, in scenario order. */
+/**
+ * Full-run tables only: of each suite, the tables of its last run (the run
+ * of its last table; a table of another title from an earlier run is gone),
+ * the last of each title; suites in scenario order, tables in file order.
+ */
 export function latestTables(tables: readonly RecordedTable[]): RecordedTable[] {
+  const full = tables.filter((t) => !t.quick);
+  const lastRun = new Map<string, string | undefined>();
+  for (const t of full) lastRun.set(t.suite, t.run);
   const last = new Map<string, { t: RecordedTable; i: number }>();
-  tables.forEach((t, i) => {
-    if (!t.quick) last.set(`${t.suite}\u0000${t.title}`, { t, i: last.get(`${t.suite}\u0000${t.title}`)?.i ?? i });
+  full.forEach((t, i) => {
+    const run = lastRun.get(t.suite);
+    if (run !== undefined && t.run !== run) return;
+    const key = `${t.suite}\u0000${t.title}`;
+    last.set(key, { t, i: last.get(key)?.i ?? i });
   });
   const rank = (suite: string) => (ORDER.includes(suite) ? ORDER.indexOf(suite) : ORDER.length);
   return [...last.values()].sort((a, b) => rank(a.t.suite) - rank(b.t.suite) || a.i - b.i).map((e) => e.t);

@@ -6,18 +6,26 @@
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
+import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import { createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
-import { desiredRedistribution, redistributedAttributes, redistributionOps } from './redistribute.js';
+import { desiredRedistribution, localPeers, redistributedAttributes, redistributionOps } from './redistribute.js';
 import { watchLayers, type LayerWatcher } from './sources.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
+
+/** A plan's local peers (src/agent/redistribute.ts), once per plan: asked for every received route. */
+const localPeerSets = new WeakMap<Plan, Set<string>>();
+function localPeersOf(plan: Plan): Set<string> {
+  let s = localPeerSets.get(plan);
+  if (!s) localPeerSets.set(plan, (s = localPeers(plan)));
+  return s;
+}
 
 /** The "configuration changed" log line names at most this many changes. */
 const MAX_LOGGED_CHANGES = 100;
@@ -170,13 +178,15 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     if (hasEvents(s)) {
       s.on('stateChange', (st: PeerStatus, from: PeerState) => sessionChanged(st, from));
-      s.on('routeReceived', () => void enqueue(redistribute));
-      s.on('routeWithdrawn', () => void enqueue(redistribute));
+      // One event per prefix (a router's full table is a million): only a local peer's
+      // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
+      s.on('routeReceived', (r: ReceivedRoute) => requestRedistribute(r.peer));
+      s.on('routeWithdrawn', (peer: string) => requestRedistribute(peer));
     } else {
       // A speaker without events: poll once a second for session changes and received routes.
       poll = setInterval(() => {
         for (const st of s.status()) if (lastStates.get(st.address) !== st.state) sessionChanged(st, lastStates.get(st.address) ?? 'Idle');
-        void enqueue(redistribute);
+        requestRedistribute();
       }, 1000);
       poll.unref();
     }
@@ -205,9 +215,41 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     restartNeeded = out;
   };
 
+  /** Routes received from the plan's local peers only (what the upstream router sends is not looked at). */
+  const localReceived = (sp: SpeakerApi, plan: Plan): ReceivedRoute[] => {
+    const out: ReceivedRoute[] = [];
+    for (const a of localPeersOf(plan)) {
+      try {
+        out.push(...sp.received(a));
+      } catch {
+        // Not added to the speaker yet (this reconcile adds it): nothing received from it.
+      }
+    }
+    return out;
+  };
+
+  let redistributeQueued = false;
+  /** How long the last redistribution pass took: while local peers stream a large table, passes are spaced by a few of these. */
+  let lastPassMs = 0;
+  const requestRedistribute = (peer?: string) => {
+    if (peer !== undefined && applied && !localPeersOf(applied).has(peer)) return;
+    if (redistributeQueued) return;
+    redistributeQueued = true;
+    const pass = () =>
+      void enqueue(async () => {
+        redistributeQueued = false;
+        const t0 = performance.now();
+        await redistribute();
+        lastPassMs = performance.now() - t0;
+      });
+    const delay = Math.min(1000, 4 * lastPassMs);
+    if (delay < 1) pass();
+    else setTimeout(pass, delay).unref();
+  };
+
   const redistribute = async (): Promise<void> => {
     if (!speaker || !applied || !running) return;
-    const desired = desiredRedistribution(applied, speaker.received());
+    const desired = desiredRedistribution(applied, localReceived(speaker, applied));
     const ops = redistributionOps(redistributed, desired, applied);
     for (const k of ops.forget) redistributed.delete(k);
     for (const r of ops.originate) {
@@ -257,7 +299,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     // speaker flush the first change (its hard latency bound is 50 ms).
     if (filterDefined && ops.updatePeers.some((u) => u.changed.includes('exportPolicies') || u.changed.includes('importPolicies'))) await new Promise((r) => setTimeout(r, 120));
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
-    const keep = new Set(desiredRedistribution(plan, speaker.received()).map((r) => r.prefix.toString()));
+    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) redistributed.delete(r.prefix.toString());
     failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
@@ -275,8 +317,13 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
         peersRemoved: ops.removePeers,
       });
     }
+    const before = applied;
     applied = plan;
-    await redistribute();
+    // What to re-advertise depends on the received routes (their events ask
+    // for a pass), and on the plan's peers, allow-list and withdrawals (a
+    // hand-over). A Service change that only originates leaves all that as it
+    // was: no pass over what the local peers sent.
+    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || ops.withdraw.length > 0) await redistribute();
     opts.metrics?.reconciled();
   };
 

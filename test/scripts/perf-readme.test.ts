@@ -46,6 +46,25 @@ describe('perf-readme', () => {
     ]);
   });
 
+  it("takes a suite's tables from its last run only: a table an earlier run had under another title is gone", () => {
+    const { tables } = parseResults(
+      jsonl(
+        table({ suite: 'speaker-originate', title: 'Originate 100,000 routes', run: 'a' }),
+        table({ suite: 'speaker-originate', title: 'Originate, second table', run: 'a' }),
+        table({ suite: 'codec', run: 'b' }),
+        table({ suite: 'speaker-originate', title: 'Originate 50,000 routes', run: 'c' }),
+        table({ suite: 'speaker-originate', title: 'Originate, second table', run: 'c', rows: [['x', 2]] }),
+        table({ suite: 'speaker-originate', title: 'Originate 10,000 routes', run: 'd', quick: true }),
+      ),
+      'b.jsonl',
+    );
+    expect(latestTables(tables).map((t) => [t.suite, t.title, t.run])).toEqual([
+      ['codec', 'Codec: a full-table UPDATE stream', 'b'],
+      ['speaker-originate', 'Originate 50,000 routes', 'c'],
+      ['speaker-originate', 'Originate, second table', 'c'],
+    ]);
+  });
+
   it('renders each source with its command, date and machine, and says what was not measured', () => {
     const { section, problems, tables } = renderSection(
       [
