@@ -131,7 +131,7 @@ export class Planner {
       }
     }
     const diff = prefixes.size <= SPLICE_LIMIT ? this.spliceRoutes(prefixes) : this.mergeRoutes(prefixes);
-    if (refusedTouched > SPLICE_LIMIT) this.refused = this.collectRefused();
+    if (refusedTouched > SPLICE_LIMIT) this.mergeRefused(refusedOf);
     else for (const r of refusedOf) this.spliceRefused(r.old, r.now);
     this.current = planFrom(this.global, this.sorted.slice(), this.refused.slice());
     return diff;
@@ -184,6 +184,26 @@ export class Planner {
     while (j < insert.length) out.push(insert[j++]);
     this.sorted = out;
     return { added, removed, changed: [] };
+  }
+
+  /** Many Services' refused IPs replaced at once: the old ones dropped by identity, the new ones sorted and merged in one pass. */
+  private mergeRefused(changes: readonly { old: readonly RefusedIP[]; now: readonly RefusedIP[] }[]): void {
+    const gone = new Set<RefusedIP>();
+    const insert: RefusedIP[] = [];
+    for (const c of changes) {
+      for (const r of c.old) gone.add(r);
+      insert.push(...c.now);
+    }
+    insert.sort(compareRefused);
+    const out: RefusedIP[] = [];
+    let j = 0;
+    for (const r of this.refused) {
+      if (gone.has(r)) continue;
+      while (j < insert.length && compareRefused(insert[j], r) < 0) out.push(insert[j++]);
+      out.push(r);
+    }
+    while (j < insert.length) out.push(insert[j++]);
+    this.refused = out;
   }
 
   /** Replaces one Service's refused IPs (contiguous in the sorted list) with its new ones. */
