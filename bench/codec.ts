@@ -17,6 +17,7 @@ import type { CodecContext } from '../src/wire/context.js';
 import { packUpdates } from '../src/wire/packer.js';
 import type { PathAttributes, UpdateMessage } from '../src/wire/types.js';
 import { decodeUpdate, encodeUpdateBody } from '../src/wire/update.js';
+import { emit, median, type Cell } from './report.js';
 
 const quick = process.argv.includes('--quick');
 const scale = quick ? 20 : 1;
@@ -82,11 +83,6 @@ function buildStream() {
   return { sets, v4, v6, nextHopV6, msgs4: pack(v4), msgs6: pack(v6) };
 }
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1];
-}
-
 /** Median wall time in ms of `runs` runs after three warm-ups; also logs the median process CPU time (the machine may be shared). */
 let lastCpu = 0;
 function time(runs: number, fn: () => void): number {
@@ -111,8 +107,10 @@ function bytesOf(msgs: Uint8Array[]): number {
   return n;
 }
 
+const rows: Cell[][] = [];
 function report(what: string, ms: number, prefixes: number, bytes: number): void {
   const ns = (ms * 1e6) / prefixes;
+  rows.push([what, Math.round(ns * 10) / 10, Math.round(prefixes / ms / 10) / 100, Math.round(bytes / ms / 1000), Math.round(ms * 10) / 10, Math.round(lastCpu * 10) / 10]);
   console.log(
     `${what.padEnd(30)} ${ns.toFixed(1).padStart(7)} ns/prefix  ${(prefixes / ms / 1000).toFixed(2).padStart(6)} M prefixes/s  ${(bytes / ms / 1000).toFixed(0).padStart(5)} MB/s  (median ${ms.toFixed(1)} ms wall, ${lastCpu.toFixed(1)} ms CPU)`,
   );
@@ -141,10 +139,11 @@ const perOp = (fn: () => void) => (time(RUNS, () => {
 }) * 1e6) / ITER;
 const decNs = perOp(() => void (sink += decodeUpdate(smallBody, ctx).nlri.length));
 const encNs = perOp(() => void (sink += encodeUpdateBody(small, ctx).length));
-const smallLine = (`small UPDATE (1 prefix, 6 attributes, ${smallBody.length + 19} bytes): decode ${decNs.toFixed(0)} ns, encode ${encNs.toFixed(0)} ns`);
+const smallLine = `small UPDATE (1 prefix, 6 attributes, ${smallBody.length + 19} bytes): decode ${decNs.toFixed(0)} ns, encode ${encNs.toFixed(0)} ns`;
 
 const t0 = performance.now();
 const s = buildStream();
+const tableLine = `${V4_COUNT.toLocaleString('en-US')} IPv4 prefixes in ${s.msgs4.length} UPDATEs (${(bytesOf(s.msgs4) / 1e6).toFixed(1)} MB) and ${V6_COUNT.toLocaleString('en-US')} IPv6 in ${s.msgs6.length} (${(bytesOf(s.msgs6) / 1e6).toFixed(1)} MB), ${SETS} attribute sets (AS paths of 2–8 ASNs, some communities, large communities, MED), 4096-byte UPDATEs`;
 console.log(
   `table: ${V4_COUNT} IPv4 in ${s.msgs4.length} UPDATEs (${(bytesOf(s.msgs4) / 1e6).toFixed(1)} MB), ${V6_COUNT} IPv6 in ${s.msgs6.length} UPDATEs (${(bytesOf(s.msgs6) / 1e6).toFixed(1)} MB), ${SETS} attribute sets; built in ${(performance.now() - t0).toFixed(0)} ms; ${RUNS} runs each${quick ? ' (quick)' : ''}`,
 );
@@ -190,3 +189,12 @@ report('encode IPv6 (encodeUpdateBody)', time(RUNS, () => encodeAll(d6)), V6_COU
 
 console.log(smallLine);
 if (sink === 0) console.log('');
+emit({
+  suite: 'codec',
+  title: 'Codec: a full-table UPDATE stream',
+  columns: ['operation', 'ns per prefix', 'M prefixes/s', 'MB/s', 'wall (ms)', 'CPU (ms)'],
+  rows: [...rows, [`small UPDATE (1 prefix, 6 attributes): decode / encode`, `${decNs.toFixed(0)} / ${encNs.toFixed(0)} ns per message`, '', '', '', '']],
+  notes: [
+    `Stream: ${tableLine}. Median of ${RUNS} runs after 3 warm-ups; decode drops each message after counting its prefixes unless "kept"; encode re-encodes the decoded messages (encodeUpdateBody); pack builds the UPDATEs from attribute sets and prefix lists (packUpdates).`,
+  ],
+});

@@ -14,8 +14,11 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   rib: { full: [], quick: ['--quick'] },
   policy: { full: [], quick: ['--quick'] },
   receive: { full: [], quick: ['--quick'] },
-  'kubernetes-planner': { full: ['5000'], quick: ['500'] },
-  'speaker-originate': { full: ['100000', '5'], quick: ['10000', '1'] },
+  'kubernetes-planner': { full: ['10000'], quick: ['500'] },
+  'speaker-originate': { full: ['50000', '5'], quick: ['10000', '1'] },
+  'route-reflector': { full: [], quick: ['--quick'] },
+  'agent-reconcile': { full: [], quick: ['--quick'] },
+  memory: { full: [], quick: ['--quick'] },
 };
 const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 
@@ -26,6 +29,7 @@ const out = process.env.BENCH_OUT ?? `bench/results/${quick ? 'quick' : 'bench'}
 mkdirSync('bench/results', { recursive: true });
 if (only.length === 0) writeFileSync(out, '');
 let failed = 0;
+const started = performance.now();
 for (const suite of suites) {
   const file = `bench/${suite}.ts`;
   if (!existsSync(file)) {
@@ -35,10 +39,15 @@ for (const suite of suites) {
   }
   console.log(`\n## ${suite}`);
   const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? SUITES[suite].quick : SUITES[suite].full)];
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, BENCH_OUT: out } });
+  const t0 = performance.now();
+  // The command recorded with each table (scripts/perf-readme.ts prints it).
+  const command = `npm run bench -- ${quick ? '--quick ' : ''}${suite}`;
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, BENCH_OUT: out, BENCH_COMMAND: command, BENCH_QUICK: quick ? '1' : '0' } });
+  console.log(`(${suite}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   if (r.status !== 0) {
     console.error(`benchmark ${suite} failed (exit ${r.status})`);
     failed++;
   }
 }
+console.log(`\nall benchmarks: ${((performance.now() - started) / 1000).toFixed(1)} s; tables recorded in ${out}`);
 process.exit(failed ? 1 : 0);

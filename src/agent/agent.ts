@@ -5,9 +5,9 @@
  * reconcile, redistribute, views); this file only moves events in and
  * operations out.
  */
-import { formatIssue, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
+import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
+import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
@@ -16,7 +16,7 @@ import { changeLevel, createLogger, parseLevel, type Level, type Logger } from '
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
-import { desiredRedistribution, redistributedAttributes, redistributionOps } from './redistribute.js';
+import { desiredRedistribution, localPeers, redistributedAttributes, redistributionOps } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
@@ -24,6 +24,21 @@ import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, ro
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
 /** How long a (re)starting agent waits for peers' End-of-RIB before advertising anyway. */
 export const AGENT_SELECTION_DEFERRAL_S = 15;
+
+/** A plan's local peers (src/agent/redistribute.ts), once per plan: asked for every received route. */
+const localPeerSets = new WeakMap<Plan, Set<string>>();
+function localPeersOf(plan: Plan): Set<string> {
+  let s = localPeerSets.get(plan);
+  if (!s) localPeerSets.set(plan, (s = localPeers(plan)));
+  return s;
+}
+
+/** A log line names at most this many changes (a first load is 100,000s): the first ones, then a count. */
+const MAX_LOGGED_CHANGES = 100;
+function capped<T>(items: readonly T[], text: (t: T) => string): string[] {
+  if (items.length <= MAX_LOGGED_CHANGES) return items.map(text);
+  return [...items.slice(0, MAX_LOGGED_CHANGES).map(text), `… and ${items.length - MAX_LOGGED_CHANGES} more`];
+}
 
 export interface AgentOptions {
   readonly node: string;
@@ -185,6 +200,10 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       // router that is down must not keep the node silent toward the others
       // for long (the speaker's default is 120 s).
       selectionDeferralTime: opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S,
+      // The reconciler hands the speaker each change as one synchronous batch,
+      // so a long coalescing window only delays it: 1 ms instead of 5 (the
+      // 50 ms bound still packs a stream of changes).
+      coalesceMs: 1,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, afterSpeakerTimer) } : {}),
     };
@@ -202,13 +221,15 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     if (hasEvents(s)) {
       s.on('stateChange', (st: PeerStatus, from: PeerState) => sessionChanged(st, from));
-      s.on('routeReceived', () => void enqueue(redistribute));
-      s.on('routeWithdrawn', () => void enqueue(redistribute));
+      // One event per prefix (a router's full table is a million): only a local peer's
+      // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
+      s.on('routeReceived', (r: ReceivedRoute) => requestRedistribute(r.peer));
+      s.on('routeWithdrawn', (peer: string) => requestRedistribute(peer));
     } else {
       // A speaker without events: poll once a second for session changes and received routes.
       poll = setInterval(() => {
         for (const st of s.status()) if (lastStates.get(st.address) !== st.state) sessionChanged(st, lastStates.get(st.address) ?? 'Idle');
-        void enqueue(redistribute);
+        requestRedistribute();
       }, 1000);
       poll.unref();
     }
@@ -237,9 +258,41 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     restartNeeded = out;
   };
 
+  /** Routes received from the plan's local peers only (what the upstream router sends is not looked at). */
+  const localReceived = (sp: SpeakerApi, plan: Plan): ReceivedRoute[] => {
+    const out: ReceivedRoute[] = [];
+    for (const a of localPeersOf(plan)) {
+      try {
+        out.push(...sp.received(a));
+      } catch {
+        // Not added to the speaker yet (this reconcile adds it): nothing received from it.
+      }
+    }
+    return out;
+  };
+
+  let redistributeQueued = false;
+  /** How long the last redistribution pass took: while local peers stream a large table, passes are spaced by a few of these. */
+  let lastPassMs = 0;
+  const requestRedistribute = (peer?: string) => {
+    if (peer !== undefined && applied && !localPeersOf(applied).has(peer)) return;
+    if (redistributeQueued) return;
+    redistributeQueued = true;
+    const pass = () =>
+      void enqueue(async () => {
+        redistributeQueued = false;
+        const t0 = performance.now();
+        await redistribute();
+        lastPassMs = performance.now() - t0;
+      });
+    const delay = Math.min(1000, 4 * lastPassMs);
+    if (delay < 1) pass();
+    else setTimeout(pass, delay).unref();
+  };
+
   const redistribute = async (): Promise<void> => {
     if (!speaker || !applied || !running) return;
-    const desired = desiredRedistribution(applied, speaker.received());
+    const desired = desiredRedistribution(applied, localReceived(speaker, applied));
     const ops = redistributionOps(redistributed, desired, applied);
     for (const k of ops.forget) redistributed.delete(k);
     for (const r of ops.originate) {
@@ -282,7 +335,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     }
     const ops = reconcile(applied, plan, { filters: canFilter });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
-    const keep = new Set(desiredRedistribution(plan, speaker.received()).map((r) => r.prefix.toString()));
+    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) redistributed.delete(r.prefix.toString());
     const awaitUpdate = opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && probe.arm();
@@ -294,15 +347,22 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const changes = ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + withdraw.length;
     if (changes > 0 && applied) {
       log.info('applied configuration to the speaker', {
-        originated: ops.originate.map((r) => r.prefix.toString()),
-        withdrawn: withdraw.map(String),
+        originated: capped(ops.originate, (r) => r.prefix.toString()),
+        withdrawn: capped(withdraw, String),
+        originatedCount: ops.originate.length,
+        withdrawnCount: withdraw.length,
         peersAdded: ops.addPeers.map((p) => p.options.address),
         peersUpdated: ops.updatePeers.map((p) => ({ peer: p.options.address, changed: p.changed })),
         peersRemoved: ops.removePeers,
       });
     }
+    const before = applied;
     applied = plan;
-    await redistribute();
+    // What to re-advertise depends on the received routes (their events ask
+    // for a pass), and on the plan's peers, allow-list and withdrawals (a
+    // hand-over). A Service change that only originates leaves all that as it
+    // was: no pass over what the local peers sent.
+    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || ops.withdraw.length > 0) await redistribute();
     opts.metrics?.reconciled({ awaitUpdate });
   };
 
@@ -321,14 +381,15 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     issueText = text;
     if (events.length === 0 && !issuesChanged) return;
     const before = planner.plan;
-    for (const ev of events) planner.apply(ev);
-    const plan = planner.plan;
+    // One plan for the whole batch (a reload, a burst of watch events).
+    const plan = events.length > 0 ? planner.applyAll(events).plan : before;
     if (events.length > 0) {
-      log.info('configuration changed', { changes: events.map(describeEvent), routes: plan.routes.length, peers: plan.peers.length });
-      // Refused IPs and plan errors, once per change (an unrelated EndpointSlice update repeats nothing).
-      if (JSON.stringify(before.refused) !== JSON.stringify(plan.refused) || !applied)
-        for (const r of plan.refused) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
-      if (JSON.stringify(before.errors) !== JSON.stringify(plan.errors) || !applied) for (const e of plan.errors) log.error(formatError(planJsonError(e)));
+      // A first load of a large cluster is 100,000s of events: name the first ones and count the rest.
+      const changes = capped(events, describeEvent);
+      log.info('configuration changed', { changes, changeCount: events.length, routes: plan.routes.length, peers: plan.peers.length });
+      // Refused IPs and plan errors, once per change: only the IPs this change refused (or refused for another reason).
+      for (const r of newlyRefused(before.refused, plan.refused)) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
+      if (!applied || JSON.stringify(before.errors) !== JSON.stringify(plan.errors)) for (const e of plan.errors) log.error(formatError(planJsonError(e)));
     }
     // Issues once each, when they appear.
     for (const i of newIssues) {

@@ -6,7 +6,7 @@
  * inside a disableBGPExport pool nor a more-specific of a local block) and
  * the plan does not originate the prefix itself.
  */
-import { builtinExport, type Plan } from '../kubernetes/index.js';
+import { builtinExport, plannedRoute, type Plan } from '../kubernetes/index.js';
 import { Address, type Prefix } from '../net/index.js';
 import type { ReceivedRoute, RouteAttributes } from '../speaker/types.js';
 import { runnablePeers } from './reconcile.js';
@@ -45,7 +45,7 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
   const byPrefix = new Map<number | string, ReceivedRoute>();
   for (const r of received) {
     if (!locals.has(r.peer)) continue;
-    if (plan.routes.some((p) => p.prefix.equals(r.prefix))) continue;
+    if (plannedRoute(plan, r.prefix)) continue;
     if (!builtinExport(plan, r.prefix).accept) continue;
     const have = byPrefix.get(r.prefix.key);
     if (!have || (r.best && !have.best)) byPrefix.set(r.prefix.key, r);
@@ -73,7 +73,7 @@ export function redistributionOps(
   }
   for (const [k, r] of current) {
     if (want.has(k)) continue;
-    if (plan.routes.some((p) => p.prefix.equals(r.prefix))) forget.push(k);
+    if (plannedRoute(plan, r.prefix)) forget.push(k);
     else withdraw.push(r.prefix);
   }
   return { originate, withdraw, forget };

@@ -8,7 +8,7 @@
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
  */
-import { eventsBetween, loadManifests, mergeWithPrevious, watchManifests, type ClusterEvent, type ManifestIssue, type ManifestWatcher, type Resource } from '../kubernetes/index.js';
+import { eventsBetween, keyOf, loadManifests, mergeWithPrevious, resourceKey, watchManifests, type ClusterEvent, type ManifestIssue, type ManifestWatcher, type Resource } from '../kubernetes/index.js';
 
 type Entries = ReadonlyMap<string, { resource: Resource; file?: string }>;
 
@@ -37,34 +37,57 @@ export interface LayerWatcher {
   close(): void;
 }
 
+/** The resource key an event is about. */
+function eventKey(ev: ClusterEvent): string {
+  return ev.type === 'delete' ? resourceKey(ev.kind, ev.name, ev.namespace) : keyOf(ev.resource);
+}
+
 /**
  * Watches every layer; after any layer reloads, reports the events that turn
- * the previous combined set into the new one, and every layer's issues.
+ * the previous combined set into the new one, and every layer's issues. Only
+ * the keys the reloaded layer changed are looked at again (the topmost layer
+ * holding a key wins), so a small layer's edit costs the same however large
+ * the others are.
  */
 export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
   const watchers: (ManifestWatcher | undefined)[] = paths.map(() => undefined);
   const issues: ManifestIssue[][] = paths.map(() => []);
   let combined: Map<string, { resource: Resource; file?: string }> = new Map();
   let ready = false;
-  const recombine = () => {
-    const next = combineLayers(watchers.map((w) => w?.current ?? new Map()));
-    const events = eventsBetween(combined, next);
-    combined = next;
-    opts.onChange(events, issues.flat());
+  const topmost = (key: string) => {
+    for (let i = watchers.length - 1; i >= 0; i--) {
+      const e = watchers[i]?.current.get(key);
+      if (e) return e;
+    }
+    return undefined;
+  };
+  const layerChanged = (layerEvents: readonly ClusterEvent[]) => {
+    const before = new Map<string, { resource: Resource; file?: string }>();
+    const after = new Map<string, { resource: Resource; file?: string }>();
+    for (const key of layerEvents.map(eventKey).sort()) {
+      const old = combined.get(key);
+      const now = topmost(key);
+      if (old) before.set(key, old);
+      if (now) after.set(key, now);
+      if (now) combined.set(key, now);
+      else combined.delete(key);
+    }
+    opts.onChange(eventsBetween(before, after), issues.flat());
   };
   for (const [i, p] of paths.entries()) {
     watchers[i] = await watchManifests([p], {
       debounceMs: opts.debounceMs,
-      onChange: (_events, layerIssues) => {
+      onChange: (events, layerIssues) => {
         issues[i] = layerIssues;
         // During start-up the layers load one by one; report once, combined.
-        if (ready) recombine();
+        if (ready) layerChanged(events);
       },
       onError: opts.onError,
     });
   }
   ready = true;
-  recombine();
+  combined = combineLayers(watchers.map((w) => w?.current ?? new Map()));
+  opts.onChange(eventsBetween(new Map(), combined), issues.flat());
   return {
     get current() {
       return combined;

@@ -1,9 +1,32 @@
 import type { Prefix } from '../net/index.js';
-import type { Plan } from './plan-types.js';
+import type { Plan, PlannedRoute } from './plan-types.js';
 
 export interface ExportVerdict {
   readonly accept: boolean;
   readonly reason: string;
+}
+
+/** The plan's route for exactly `prefix` (binary search: a plan's routes are in prefix order). */
+export function plannedRoute(plan: Plan, prefix: Prefix): PlannedRoute | undefined {
+  const rs = plan.routes;
+  let lo = 0;
+  let hi = rs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    const c = rs[mid].prefix.compare(prefix);
+    if (c === 0) return rs[mid];
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return undefined;
+}
+
+/** The plan's local pod blocks (routes a BlockAffinity or the Node's podCIDRs want), once per plan. */
+const blocksOf = new WeakMap<Plan, readonly PlannedRoute[]>();
+function localBlocks(plan: Plan): readonly PlannedRoute[] {
+  let b = blocksOf.get(plan);
+  if (!b) blocksOf.set(plan, (b = plan.routes.filter((r) => r.reasons.some((x) => x.kind === 'BlockAffinity' || x.kind === 'Node'))));
+  return b;
 }
 
 /**
@@ -11,14 +34,15 @@ export interface ExportVerdict {
  * from a plan alone: what a node passes on to global and node peers after
  * their BGPFilters, and to mesh peers directly. Used for routes the node did
  * not plan itself (e.g. a MetalLB speaker injecting /32s over a local session).
+ * Costs a binary search plus a scan of the few pools, ranges and blocks, so
+ * the agent can ask it for every route a local speaker sends.
  */
 export function builtinExport(plan: Plan, prefix: Prefix): ExportVerdict {
   const { pools, serviceRanges, reflected } = plan.exportAllowList;
   const hidden = pools.find((p) => p.disableBGPExport && p.cidr.contains(prefix));
   if (hidden) return { accept: false, reason: `inside IPPool ${hidden.name} (${hidden.cidr}) with disableBGPExport` };
-  const own = plan.routes.find((r) => r.prefix.equals(prefix));
-  if (own) return { accept: true, reason: 'originated by this node' };
-  const block = plan.routes.find((r) => r.reasons.some((x) => x.kind === 'BlockAffinity' || x.kind === 'Node') && r.prefix.contains(prefix));
+  if (plannedRoute(plan, prefix)) return { accept: true, reason: 'originated by this node' };
+  const block = localBlocks(plan).find((r) => r.prefix.contains(prefix));
   if (block) return { accept: false, reason: `more specific than the local block ${block.prefix}, which is exported instead` };
   const range = serviceRanges.find((r) => r.prefix.contains(prefix));
   if (range) return { accept: true, reason: `inside ${range.field} ${range.prefix}` };

@@ -8,5 +8,5 @@ export * from './plan-types.js';
 export { plan, planGlobal, assemble, communitiesFor } from './plan.js';
 export { planService, type ServiceContribution, type ServiceContext } from './services.js';
 export { planPeers } from './peers.js';
-export { Planner, diffPlans } from './planner.js';
-export { builtinExport, type ExportVerdict } from './export.js';
+export { Planner, diffPlans, newlyRefused } from './planner.js';
+export { builtinExport, plannedRoute, type ExportVerdict } from './export.js';

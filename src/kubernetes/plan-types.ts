@@ -101,7 +101,9 @@ export interface Plan {
   readonly node: NodeSummary;
   readonly listen: { readonly port: number; readonly address?: Address };
   readonly logSeverity: LogSeverity;
+  /** In prefix order (`Prefix.compare`). */
   readonly routes: readonly PlannedRoute[];
+  /** In `compareRefused` order: by namespace, name, source, IP. */
   readonly refused: readonly RefusedIP[];
   readonly peers: readonly PlannedPeer[];
   /** The BGPFilters the planned peers name, by name order, so the plan is self-contained. */

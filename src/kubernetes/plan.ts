@@ -191,14 +191,14 @@ export class RouteIndex {
   }
 }
 
-/** Builds a plan from its parts; routes come already merged and sorted. */
-export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused: RefusedIP[]): Plan {
+/** Builds a plan from its parts; routes come already merged and sorted, refused IPs sorted by `compareRefused`. */
+export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused: readonly RefusedIP[]): Plan {
   return {
     node: g.node,
     listen: g.listen,
     logSeverity: g.config.logSeverityScreen,
     routes,
-    refused: refused.sort(compareRefused),
+    refused,
     peers: g.peers,
     filters: g.filters,
     exportAllowList: g.exportAllowList,
@@ -218,7 +218,7 @@ export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>)
     for (const r of c.routes) index.add(r.prefix, r.reason);
     refused.push(...c.refused);
   }
-  return planFrom(g, index.routes(g.config), refused);
+  return planFrom(g, index.routes(g.config), refused.sort(compareRefused));
 }
 
 /** The pure planner: cluster state + node name → what this node advertises and to whom. */

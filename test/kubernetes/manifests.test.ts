@@ -2,6 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { eventsBetween, loadManifests, mergeWithPrevious, parseManifestText, watchManifests } from '../../src/kubernetes/manifests.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
@@ -41,6 +42,25 @@ items:
     expect(objects).toHaveLength(2);
     expect(issues).toHaveLength(1);
     expect(issues[0]).toMatchObject({ severity: 'error', file: 'y.yaml', message: expect.stringMatching(/^YAML document 2: .* at line 9, column \d+$/) });
+  });
+});
+
+describe('parseManifestText on JSON', () => {
+  const items = [0, 1, 2].map((i) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: `p${i}`, labels: { a: 'x:y', n: '1' } }, spec: { cidr: `10.${i}.0.0/16`, disabled: i === 1 } }));
+  it('a JSON text gives the same objects as the YAML parser gives for it', () => {
+    for (const text of [JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), JSON.stringify(items[0], null, 2), `  \n${JSON.stringify(items[2])}\n`]) {
+      const viaYaml = parseAllDocuments(text).map((d) => d.toJS());
+      const expected = viaYaml[0].kind === 'List' ? viaYaml[0].items : viaYaml;
+      const { objects, issues } = parseManifestText(text, 'x.json');
+      expect(issues).toEqual([]);
+      expect(objects.map((o) => o.object)).toEqual(expected);
+    }
+  });
+  it('text that only looks like JSON goes to the YAML parser: flow mappings parse, broken text is reported with a position', () => {
+    expect(parseManifestText('{kind: IPPool, metadata: {name: flow}}', 'f.yaml').objects.map((o) => o.object)).toEqual([{ kind: 'IPPool', metadata: { name: 'flow' } }]);
+    const { objects, issues } = parseManifestText('{"kind": "IPPool", "metadata": {"name": "x"}', 'b.json');
+    expect(objects).toEqual([]);
+    expect(issues).toEqual([expect.objectContaining({ severity: 'error', file: 'b.json', message: expect.stringMatching(/^YAML document 1: .*line 1, column \d+$/) })]);
   });
 });
 

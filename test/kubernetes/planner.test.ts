@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { plan } from '../../src/kubernetes/plan.js';
-import { Planner } from '../../src/kubernetes/planner.js';
+import { newlyRefused, Planner } from '../../src/kubernetes/planner.js';
 import type { Resource } from '../../src/kubernetes/resources.js';
 import { ClusterState, stateOf, type ClusterEvent } from '../../src/kubernetes/state.js';
 import { affinity, bgpConfig, node, peer, pool, slice, svc, threeNodes } from './helpers.js';
@@ -120,23 +120,64 @@ const initial = (): Resource[] => [
 ];
 
 describe('Planner (incremental)', () => {
+  /** Applies each batch to a planner and to a reference state: the plan equals plan() from scratch, the diffs replay. */
+  const replays = (batches: ClusterEvent[][], me: string, step: (p: Planner, batch: ClusterEvent[]) => ReturnType<Planner['applyAll']>) => {
+    const reference = stateOf(initial());
+    const planner = new Planner(me, stateOf(initial()));
+    const routes = new Map(planner.plan.routes.map((r) => [String(r.prefix), r]));
+    for (const batch of batches) {
+      for (const ev of batch) reference.apply(ev);
+      const { plan: p, diff } = step(planner, batch);
+      for (const r of diff.removed) expect(routes.delete(String(r.prefix))).toBe(true);
+      for (const r of [...diff.added, ...diff.changed]) routes.set(String(r.prefix), r);
+      expect(p).toEqual(plan(reference, me));
+      expect([...routes.keys()].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
+    }
+  };
+
   it('after any event sequence equals a from-scratch plan(state, node), and its diffs replay to the new route set', () => {
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) => {
-        const reference = stateOf(initial());
-        const planner = new Planner(me, stateOf(initial()));
-        let routes = new Map(planner.plan.routes.map((r) => [String(r.prefix), r]));
-        for (const ev of events) {
-          reference.apply(ev);
-          const { plan: p, diff } = planner.apply(ev);
-          for (const r of diff.removed) expect(routes.delete(String(r.prefix))).toBe(true);
-          for (const r of [...diff.added, ...diff.changed]) routes.set(String(r.prefix), r);
-          expect(p).toEqual(plan(reference, me));
-          expect([...routes.keys()].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
-        }
-      }),
+      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) => replays(events.map((ev) => [ev]), me, (p, [ev]) => p.apply(ev))),
       { numRuns: 300 },
     );
+  });
+
+  it('applyAll over random batches equals a from-scratch plan, and its diffs replay to the new route set', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(eventArb, { maxLength: 8 }), { maxLength: 6 }), nodeName, (batches, me) => replays(batches, me, (p, batch) => p.applyAll(batch))),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a large batch of Service events (merged, not spliced) equals a from-scratch plan', () => {
+    const base: Resource[] = [...threeNodes(), bgpConfig({ serviceClusterIPs: [{ cidr: '10.96.0.0/12' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }] })];
+    const reference = stateOf(base);
+    const planner = new Planner('worker1', stateOf(base));
+    const add: ClusterEvent[] = [];
+    // Even services have a ready endpoint on worker1; odd ones only elsewhere (their external IP refused as not-local).
+    for (let i = 0; i < 120; i++) {
+      add.push({ type: 'add', resource: svc(`s${i}`, { type: 'LoadBalancer', clusterIP: `10.96.1.${i}`, externalIPs: [`203.0.113.${i}`], eTP: 'Local' }) });
+      add.push({ type: 'add', resource: slice(`s${i}-e`, `s${i}`, [{ node: i % 2 === 0 ? 'worker1' : 'worker2' }]) });
+    }
+    const drop: ClusterEvent[] = [];
+    for (let i = 0; i < 120; i += 3) drop.push({ type: 'delete', kind: 'Service', name: `s${i}`, namespace: 'default' });
+    // Odd services below 110 get a ready endpoint here: their refused IPs go, their routes come (both merged).
+    const move: ClusterEvent[] = [];
+    for (let i = 1; i < 110; i += 2) move.push({ type: 'update', resource: slice(`s${i}-e`, `s${i}`, [{ node: 'worker1' }]) });
+    for (const batch of [add, drop, move]) {
+      for (const ev of batch) reference.apply(ev);
+      const before = new Set(planner.plan.routes.map((r) => String(r.prefix)));
+      const { plan: p, diff } = planner.applyAll(batch);
+      expect(p).toEqual(plan(reference, 'worker1'));
+      for (const r of diff.removed) before.delete(String(r.prefix));
+      for (const r of diff.added) before.add(String(r.prefix));
+      expect([...before].sort()).toEqual(p.routes.map((r) => String(r.prefix)).sort());
+    }
+    const kept = Array.from({ length: 120 }, (_, i) => i).filter((i) => i % 3 !== 0);
+    const local = (i: number) => i % 2 === 0 || i < 110;
+    // Two /32s (cluster and external IP) per kept local service; one refused external IP per kept remote one.
+    expect(planner.plan.routes.filter((r) => r.prefix.length === 32).length).toBe(2 * kept.filter(local).length);
+    expect(planner.plan.refused.map((r) => `${r.name} ${r.reason}`)).toEqual(kept.filter((i) => !local(i)).map((i) => `s${i} not-local`).sort());
   });
 
   it('a Service or EndpointSlice event recomputes only the services it touches', () => {
@@ -163,6 +204,23 @@ describe('Planner (incremental)', () => {
     const out = planner.apply({ type: 'update', resource: bgpConfig({ serviceClusterIPs: [{ cidr: '10.96.0.0/12' }], prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['64512:100'] }] }) });
     expect([out.diff.added, out.diff.removed]).toEqual([[], []]);
     expect(out.diff.changed.map((r) => [String(r.prefix), r.communities.map((c) => c.text)])).toEqual([['10.96.0.0/12', ['64512:100']]]);
+  });
+
+  it('newlyRefused names the IPs a change refused, or refused for another reason, and nothing carried over', () => {
+    const base: Resource[] = [...threeNodes(), bgpConfig({ serviceExternalIPs: [{ cidr: '203.0.113.0/24' }] })];
+    for (let i = 0; i < 6; i++) base.push(svc(`s${i}`, { type: 'LoadBalancer', clusterIP: `10.96.1.${i}`, externalIPs: [`203.0.113.${i}`], eTP: 'Local' }));
+    const planner = new Planner('worker1', stateOf(base));
+    const before = planner.plan.refused;
+    expect(before.map((r) => r.reason)).toEqual(Array(6).fill('not-local'));
+    // s2 gets a not-ready local endpoint (refused for another reason), s4 a ready one (no longer refused), s9 arrives outside the allow-list.
+    const after = planner.applyAll([
+      { type: 'add', resource: slice('s2-e', 's2', [{ node: 'worker1', ready: false }]) },
+      { type: 'add', resource: slice('s4-e', 's4', [{ node: 'worker1' }]) },
+      { type: 'add', resource: svc('s9', { type: 'LoadBalancer', clusterIP: '10.96.1.9', externalIPs: ['198.51.100.9'] }) },
+    ]).plan.refused;
+    expect(newlyRefused(before, after).map((r) => `${r.name} ${r.reason}`)).toEqual(['s2 not ready', 's9 outside allow-list']);
+    expect(newlyRefused(after, after)).toEqual([]);
+    expect(newlyRefused([], after)).toEqual(after);
   });
 
   it('an unknown node plans no peers and says so', () => {

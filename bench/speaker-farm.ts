@@ -1,0 +1,137 @@
+/**
+ * Several tsbgp speakers in one child process, each a client of one target
+ * speaker (a route reflector) over real TCP from its own 127.0.x.y address.
+ * The parent drives it over IPC: start the speakers, originate routes from
+ * one of them, and learn when every speaker holds a given number of routes.
+ * Once told to watch, each speaker reports every route it receives in the
+ * probe range with the time it arrived (bench/clock.ts epochMs).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { BgpSpeaker } from '../src/speaker.js';
+import { epochMs, sleep, until } from './clock.js';
+
+export interface FarmMemory {
+  /** V8 heap plus external memory (typed arrays, buffers). */
+  readonly heap: number;
+  readonly rss: number;
+}
+
+type Cmd =
+  | { cmd: 'start'; asn: number; target: { address: string; port: number }; clients: readonly string[] }
+  | { cmd: 'originate'; client: number; prefixes: readonly string[] }
+  | { cmd: 'sync'; routes: number }
+  | { cmd: 'watch'; range: string }
+  | { cmd: 'memory' };
+
+type Reply =
+  | { type: 'ready' }
+  | { type: 'originated'; t: number }
+  | { type: 'synced' }
+  | { type: 'watching' }
+  | { type: 'got'; prefix: string; client: number; t: number }
+  | { type: 'memory'; memory: FarmMemory }
+  | { type: 'error'; message: string };
+
+export interface Farm {
+  /** The speakers' addresses, in order. */
+  readonly clients: readonly string[];
+  start(asn: number, target: { address: string; port: number }): Promise<void>;
+  /** Originates from one speaker; resolves with the time just before the originate() calls. */
+  originate(client: number, prefixes: readonly string[]): Promise<number>;
+  /** Resolves once every speaker holds at least `routes` received routes. */
+  sync(routes: number): Promise<void>;
+  /** From now on, report routes received inside `range` (prefix text starting with it). */
+  watch(range: string, onRoute: (prefix: string, client: string, t: number) => void): Promise<void>;
+  /** Heap and RSS of the process after a full GC. */
+  memory(): Promise<FarmMemory>;
+  stop(): Promise<void>;
+}
+
+/** Forks a farm of speakers at the given addresses (nothing starts until `start`). */
+export function startFarm(clients: readonly string[]): Farm {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const waiting = new Map<Reply['type'], ((r: Reply) => void)[]>();
+  let onRoute: ((prefix: string, client: string, t: number) => void) | undefined;
+  let failure: string | undefined;
+  child.on('message', (r: Reply) => {
+    if (r.type === 'got') return onRoute?.(r.prefix, clients[r.client], r.t);
+    if (r.type === 'error') failure = r.message;
+    const q = waiting.get(r.type);
+    q?.shift()?.(r);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ask = <T extends Reply['type']>(cmd: Cmd, reply: T, timeoutMs = 120_000): Promise<Extract<Reply, { type: T }>> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`speaker farm: no ${reply} within ${timeoutMs} ms${failure ? ` (${failure})` : ''}`)), timeoutMs);
+      const q = waiting.get(reply) ?? [];
+      q.push((r) => (clearTimeout(timer), resolve(r as Extract<Reply, { type: T }>)));
+      waiting.set(reply, q);
+      child.send(cmd);
+    });
+  return {
+    clients,
+    start: async (asn, target) => void (await ask({ cmd: 'start', asn, target, clients }, 'ready')),
+    originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
+    sync: async (routes) => void (await ask({ cmd: 'sync', routes }, 'synced', 300_000)),
+    watch: async (range, fn) => {
+      onRoute = fn;
+      await ask({ cmd: 'watch', range }, 'watching');
+    },
+    memory: async () => (await ask({ cmd: 'memory' }, 'memory')).memory,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+function runChild(): void {
+  const send = (r: Reply): void => void process.send?.(r);
+  const speakers: BgpSpeaker[] = [];
+  const gc = (globalThis as { gc?: () => void }).gc;
+  const handle = async (c: Cmd): Promise<void> => {
+    switch (c.cmd) {
+      case 'start': {
+        for (const address of c.clients) {
+          const s = new BgpSpeaker({ asn: c.asn, routerId: address, listen: false });
+          s.addPeer({ address: c.target.address, port: c.target.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
+          await s.start();
+          speakers.push(s);
+        }
+        await until('every farm session Established', () => speakers.every((s) => s.status()[0].state === 'Established'), 60_000, 10);
+        return send({ type: 'ready' });
+      }
+      case 'originate': {
+        const s = speakers[c.client];
+        const t = epochMs();
+        for (const p of c.prefixes) s.originate(p, {});
+        return send({ type: 'originated', t });
+      }
+      case 'sync':
+        await until(`every farm speaker holding ${c.routes} routes`, () => speakers.every((s) => s.status()[0].counters.prefixesAccepted >= c.routes), 280_000, 20);
+        return send({ type: 'synced' });
+      case 'watch':
+        speakers.forEach((s, i) =>
+          s.on('routeReceived', (r) => {
+            const p = r.prefix.toString();
+            if (p.startsWith(c.range)) send({ type: 'got', prefix: p, client: i, t: epochMs() });
+          }),
+        );
+        return send({ type: 'watching' });
+      case 'memory': {
+        await sleep(50);
+        gc?.();
+        gc?.();
+        const m = process.memoryUsage();
+        return send({ type: 'memory', memory: { heap: m.heapUsed + m.external, rss: m.rss } });
+      }
+    }
+  };
+  process.on('message', (c: Cmd) => void handle(c).catch((e: Error) => send({ type: 'error', message: e.message })));
+  const quit = () => void Promise.all(speakers.map((s) => s.stop())).finally(() => process.exit(0));
+  process.on('SIGTERM', quit);
+  process.on('disconnect', quit);
+}
+
+if (process.argv.includes('--child')) runChild();
