@@ -189,10 +189,11 @@ export async function watchManifests(paths: readonly string[], opts: WatchOption
   };
 
   await reload();
+  const trees: FolderTree[] = [];
   for (const p of paths) {
     try {
       const st = await stat(p);
-      if (st.isDirectory()) watchers.push(watch(p, { recursive: true }, schedule));
+      if (st.isDirectory()) trees.push(await watchFolderTree(p, schedule, (e) => opts.onError?.(e)));
       else {
         // Watch the folder: editors that save by rename would orphan a watch on the file itself.
         const name = basename(p);
@@ -211,6 +212,90 @@ export async function watchManifests(paths: readonly string[], opts: WatchOption
       closed = true;
       if (timer) clearTimeout(timer);
       for (const w of watchers) w.close();
+      for (const t of trees) t.close();
+    },
+  };
+}
+
+interface FolderTree {
+  close(): void;
+}
+
+/**
+ * Watches a folder and every folder below it that the loader reads (not
+ * hidden ones), each with its own plain watch, re-listed after every change
+ * so new folders are covered and removed ones let go. Node 20's recursive
+ * watch on Linux follows files by inode and misses a file replaced a second
+ * time by one renamed in from elsewhere; a watch on the folder itself sees
+ * every entry change. A ConfigMap volume's `..data` symlink swap is an entry
+ * change of the top folder.
+ */
+async function watchFolderTree(root: string, onChange: () => void, onError: (e: Error) => void): Promise<FolderTree> {
+  const watched = new Map<string, FSWatcher>();
+  let closed = false;
+  let syncing: Promise<void> = Promise.resolve();
+  const folders = async (dir: string, out: Set<string>): Promise<void> => {
+    out.add(dir);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch {
+      return; // gone meanwhile: the next change re-lists
+    }
+    for (const n of names) {
+      if (n.startsWith('.')) continue;
+      const p = join(dir, n);
+      const st = await stat(p).catch(() => undefined);
+      if (st?.isDirectory()) await folders(p, out);
+    }
+  };
+  const sync = async () => {
+    const want = new Set<string>();
+    await folders(root, want);
+    if (closed) return;
+    for (const [dir, w] of watched) {
+      if (want.has(dir)) continue;
+      w.close();
+      watched.delete(dir);
+    }
+    for (const dir of want) {
+      if (watched.has(dir)) continue;
+      try {
+        const w = watch(dir, () => {
+          onChange();
+          resync();
+        });
+        w.on('error', () => {
+          // The folder went away (its watch dies with it); re-listing drops it.
+          w.close();
+          watched.delete(dir);
+          resync();
+        });
+        watched.set(dir, w);
+      } catch (e) {
+        if (dir === root) onError(e as Error);
+      }
+    }
+  };
+  // A burst of changes re-lists once: a re-list still waiting to start covers them all.
+  let queued = false;
+  const resync = () => {
+    if (queued) return;
+    queued = true;
+    syncing = syncing
+      .then(() => {
+        queued = false;
+        return sync();
+      })
+      .catch((e: Error) => onError(e));
+  };
+  resync();
+  await syncing;
+  return {
+    close() {
+      closed = true;
+      for (const w of watched.values()) w.close();
+      watched.clear();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -159,6 +159,86 @@ describe('an invalid edit never replaces a valid running configuration', () => {
       expect(good.events.map((e) => e.type)).toEqual(['update']);
       const now = w.current.get('IPPool/a')!.resource;
       expect(now.kind === 'IPPool' && now.cidr.toString()).toBe('10.5.0.0/16');
+    } finally {
+      w.close();
+    }
+  });
+
+  /** Watches `paths`; `changed(pred)` waits until the running set satisfies pred (or fails after 3 s). */
+  async function watching(paths: string[]) {
+    let wake: () => void = () => {};
+    const w = await watchManifests(paths, { debounceMs: 20, onChange: () => wake() });
+    const cidrOf = (name: string) => {
+      const r = w.current.get(`IPPool/${name}`)?.resource;
+      return r?.kind === 'IPPool' ? r.cidr.toString() : undefined;
+    };
+    const until = async (what: string, pred: () => boolean) => {
+      const deadline = Date.now() + 3_000;
+      while (!pred()) {
+        if (Date.now() > deadline) throw new Error(`watch did not see: ${what}`);
+        await Promise.race([new Promise<void>((res) => (wake = res)), new Promise((res) => setTimeout(res, 100))]);
+      }
+    };
+    return { w, cidrOf, until };
+  }
+
+  it.each([
+    ['a temporary file beside it', '.'],
+    ['a temporary file in another folder (Node 20’s recursive watch saw only the first)', '../elsewhere'],
+  ])('a folder watch sees every save by rename of the same file: %s', async (_label, tmpDir) => {
+    const f = join(dir, 'conf', 'pools.yaml');
+    await mkdir(join(dir, 'conf'));
+    await mkdir(join(dir, 'elsewhere'));
+    await writeFile(f, pool('a', '10.0.0.0/16'));
+    const { w, cidrOf, until } = await watching([join(dir, 'conf')]);
+    try {
+      for (const n of [1, 2, 3, 4]) {
+        const tmp = join(dir, 'conf', tmpDir, '.pools.yaml.tmp');
+        await writeFile(tmp, pool('a', `10.${n}.0.0/16`));
+        await rename(tmp, f);
+        await until(`save ${n}`, () => cidrOf('a') === `10.${n}.0.0/16`);
+        expect(cidrOf('a')).toBe(`10.${n}.0.0/16`);
+      }
+    } finally {
+      w.close();
+    }
+  });
+
+  it('a folder watch covers subfolders created after it started, and files saved by rename in them', async () => {
+    const { w, cidrOf, until } = await watching([dir]);
+    try {
+      await mkdir(join(dir, 'later'));
+      await writeFile(join(dir, 'later', 'p.yaml'), pool('b', '10.8.0.0/16'));
+      await until('new subfolder', () => cidrOf('b') === '10.8.0.0/16');
+      await writeFile(join(dir, 'later', '.tmp'), pool('b', '10.9.0.0/16'));
+      await rename(join(dir, 'later', '.tmp'), join(dir, 'later', 'p.yaml'));
+      await until('rename in the subfolder', () => cidrOf('b') === '10.9.0.0/16');
+      expect(cidrOf('b')).toBe('10.9.0.0/16');
+    } finally {
+      w.close();
+    }
+  });
+
+  it('a ConfigMap volume: the kubelet swaps the ..data symlink to a new folder, every time', async () => {
+    // The layout kubelet writes: name.yaml -> ..data/name.yaml, ..data -> ..<timestamp>/ (hidden, not read twice).
+    const version = async (n: number) => {
+      const d = join(dir, `..v${n}`);
+      await mkdir(d);
+      await writeFile(join(d, 'pools.yaml'), pool('c', `10.${20 + n}.0.0/16`));
+      await symlink(`..v${n}`, join(dir, '..data_tmp'));
+      await rename(join(dir, '..data_tmp'), join(dir, '..data'));
+      if (n > 0) await rm(join(dir, `..v${n - 1}`), { recursive: true });
+    };
+    await version(0);
+    await symlink('..data/pools.yaml', join(dir, 'pools.yaml'));
+    const { w, cidrOf, until } = await watching([dir]);
+    try {
+      expect(cidrOf('c')).toBe('10.20.0.0/16');
+      for (const n of [1, 2, 3]) {
+        await version(n);
+        await until(`ConfigMap update ${n}`, () => cidrOf('c') === `10.${20 + n}.0.0/16`);
+      }
+      expect(cidrOf('c')).toBe('10.23.0.0/16');
     } finally {
       w.close();
     }
