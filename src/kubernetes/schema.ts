@@ -133,9 +133,10 @@ export const KINDS: readonly Kind[] = [
  * Fields Calico defines but tsbgp does not act on, by kind: `unused` ones belong
  * to other parts of Calico (the dataplane, IPAM, BIRD's own knobs) and are noted
  * as ignored; `unsupported` ones change BGP behaviour in Calico, so a manifest
- * that sets them gets a warning saying tsbgp does not do that.
+ * that sets them gets a warning saying tsbgp does not do that — unless it sets
+ * Calico's `default`, which is what tsbgp does anyway.
  */
-export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string }>>>> = {
+export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>> = {
   BGPConfiguration: {
     ignoredInterfaces: { kind: 'unused', why: 'tsbgp does not import interface routes' },
     localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'peering with workloads is not supported' },
@@ -143,8 +144,8 @@ export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { read
     programClusterRoutes: { kind: 'unused', why: 'tsbgp does not program kernel routes' },
   },
   BGPPeer: {
-    failureDetectionMode: { kind: 'unsupported', why: 'BFD is not supported; failures are detected by the hold timer' },
-    restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)' },
+    failureDetectionMode: { kind: 'unsupported', why: 'BFD is not supported; failures are detected by the hold timer', default: 'None' },
+    restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },
     birdGatewayMode: { kind: 'unused', why: 'a BIRD kernel-protocol setting' },
     localWorkloadSelector: { kind: 'unsupported', why: 'peering with workloads is not supported' },
   },
@@ -194,6 +195,7 @@ function walk(f: Field, v: unknown, path: string, out: UnknownField[], calicoOnl
       continue;
     }
     const known = Object.hasOwn(calicoOnly, key) ? calicoOnly[key] : undefined;
+    if (known?.default !== undefined && value === known.default) continue;
     if (known) {
       out.push({ path: `${path}.${key}`, severity: known.kind === 'unused' ? 'ignored' : 'warning', message: `not used by tsbgp (${known.why}); ignored` });
       continue;

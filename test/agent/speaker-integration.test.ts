@@ -58,13 +58,19 @@ spec: { peerIP: "127.0.0.2:${routerPort}", asNumber: 65000 }
 `;
 }
 
+/** The upstream router on 127.0.0.2, AS 65000, waiting for the agent on 127.0.0.1. */
+async function startRouter() {
+  const BgpSpeaker = await speakerClass();
+  const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.2', listen: { port: 0, addresses: ['127.0.0.2'] } });
+  router.addPeer({ address: '127.0.0.1', asn: 64512, passive: true, families: ['ipv4'] });
+  await router.start();
+  cleanup.push(() => router.stop());
+  return { BgpSpeaker, router };
+}
+
 describe('agent + BgpSpeaker over loopback', () => {
   it('the router learns the plan; a manifest edit reaches it; stop keeps graceful restart', async () => {
-    const BgpSpeaker = await speakerClass();
-    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.2', listen: { port: 0, addresses: ['127.0.0.2'] } });
-    router.addPeer({ address: '127.0.0.1', asn: 64512, passive: true, families: ['ipv4'] });
-    await router.start();
-    cleanup.push(() => router.stop());
+    const { BgpSpeaker, router } = await startRouter();
 
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-int-'));
     const file = join(dir, 'cluster.yaml');
@@ -100,11 +106,7 @@ describe('agent + BgpSpeaker over loopback', () => {
   });
 
   it('a configured router that is down holds the first advertisement only for the selection deferral time', async () => {
-    const BgpSpeaker = await speakerClass();
-    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.2', listen: { port: 0, addresses: ['127.0.0.2'] } });
-    router.addPeer({ address: '127.0.0.1', asn: 64512, passive: true, families: ['ipv4'] });
-    await router.start();
-    cleanup.push(() => router.stop());
+    const { BgpSpeaker, router } = await startRouter();
 
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-int-'));
     const file = join(dir, 'cluster.yaml');
