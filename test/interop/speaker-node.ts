@@ -8,6 +8,9 @@
  * JSON lines (see speaker-protocol.ts): requests `{id, cmd, ...}` on stdin,
  * replies `{id, ok, result | error}` and events `{event, ...}` on stdout.
  * Logs go to stderr. End of stdin stops the speaker (not gracefully).
+ *
+ * Other programs reuse it with hooks (`runSpeakerNode(file, hooks)`): the lab
+ * benchmarks generate a full table in the node and define policies.
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -24,7 +27,17 @@ interface SpeakerExtras {
   requestRouteRefresh?(peer: string, family?: string): unknown;
   refresh?(peer: string, family?: string): unknown;
 }
-type Speaker = SpeakerApi & SpeakerExtras;
+export type Speaker = SpeakerApi & SpeakerExtras & { definePolicy?(name: string, def: unknown): void };
+
+/** What a program built on this node adds: setup before the peers, and its own commands. */
+export interface NodeHooks {
+  /** Runs after the speaker is built, before peers are added and routes originated. */
+  setup?(sp: Speaker, cfg: NodeConfig): void | Promise<void>;
+  /** Runs after the configured routes are originated, before start(). */
+  beforeStart?(sp: Speaker, cfg: NodeConfig): void | Promise<void>;
+  /** Handlers for `{ cmd: 'ext', name, args }` requests. */
+  commands?: Record<string, (sp: Speaker, args: unknown) => unknown>;
+}
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -44,10 +57,29 @@ async function loadSpeaker(cfg: NodeConfig): Promise<Speaker> {
   return new mod.BgpSpeaker({ ...cfg.speaker, ...(log ? { log } : {}) });
 }
 
-async function handle(sp: Speaker, req: Request): Promise<unknown> {
+/** /proc/self/status VmHWM and VmRSS in bytes (peak and current resident set). */
+function residentSet(): { hwm: number; rss: number } {
+  const text = readFileSync('/proc/self/status', 'utf8');
+  const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+  return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
+}
+
+async function handle(sp: Speaker, req: Request, hooks: NodeHooks): Promise<unknown> {
   switch (req.cmd) {
     case 'status':
       return sp.status();
+    case 'counts': {
+      const m = process.memoryUsage();
+      return {
+        peers: sp.status().map((p) => ({ address: p.address, state: p.state, ...p.counters })),
+        memory: { ...residentSet(), heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers },
+      };
+    }
+    case 'ext': {
+      const f = hooks.commands?.[req.name];
+      if (!f) throw new Error(`unknown extension command "${req.name}"`);
+      return f(sp, req.args);
+    }
     case 'originate':
       for (const r of req.routes) sp.originate(r.prefix, r.attrs);
       return req.routes.length;
@@ -86,11 +118,12 @@ async function handle(sp: Speaker, req: Request): Promise<unknown> {
   }
 }
 
-async function main(): Promise<void> {
-  const file = process.argv[2];
+/** Runs a speaker node from CONFIG.json until stdin closes or a `stop` request. */
+export async function runSpeakerNode(file: string | undefined, hooks: NodeHooks = {}): Promise<void> {
   if (!file) throw new Error('usage: speaker-node.ts CONFIG.json');
   const cfg = JSON.parse(readFileSync(file, 'utf8')) as NodeConfig;
   const sp = await loadSpeaker(cfg);
+  await hooks.setup?.(sp, cfg);
   const brief = (p: PeerStatus): PeerStatus => p;
   sp.on?.('peerUp', (p) => send({ event: 'peerUp', peer: brief(p as PeerStatus) }));
   sp.on?.('peerDown', (p, reason) => send({ event: 'peerDown', peer: brief(p as PeerStatus), reason: String(reason) }));
@@ -98,6 +131,7 @@ async function main(): Promise<void> {
   for (const p of cfg.peers) sp.addPeer(p);
   for (const r of cfg.routes ?? []) sp.originate(r.prefix, r.attrs);
   for (const r of cfg.ranges ?? []) for (const p of expandRange(r.range)) sp.originate(p, r.attrs);
+  await hooks.beforeStart?.(sp, cfg);
   await sp.start();
   send({ event: 'ready', pid: process.pid });
 
@@ -116,7 +150,7 @@ async function main(): Promise<void> {
         return;
       }
       try {
-        const result = await handle(sp, req);
+        const result = await handle(sp, req, hooks);
         send({ id: req.id, ok: true, result });
         if (req.cmd === 'stop') {
           stopping = true;
@@ -133,7 +167,10 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((e: unknown) => {
+/** Reports a failure to start as a `fatal` event (the driver shows it) and exits. */
+export function fatal(e: unknown): never {
   send({ event: 'fatal', error: (e as Error).stack ?? String(e) });
   process.exit(1);
-});
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) runSpeakerNode(process.argv[2]).catch(fatal);

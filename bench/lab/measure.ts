@@ -1,0 +1,129 @@
+/**
+ * One measured run, the same for every scenario and daemon: a BIRD node (the
+ * observer) takes its sessions down and waits until the receiver has dropped
+ * every route, then brings them up again; the time runs from the moment BIRD
+ * reports the session Established (its own clock, in ms) to the first poll
+ * that finds the whole table at the receiver. The weighed router's peak
+ * resident set is reset before the run and read after it.
+ */
+import { median } from '../report.js';
+import type { Router } from './routers.js';
+
+export interface RunPlan {
+  /** The BIRD node whose sessions are toggled and whose clock says when they came up. */
+  readonly observer: Router;
+  readonly sessions: readonly string[];
+  /** Where the routes are counted. */
+  readonly receiver: Router;
+  readonly target: number;
+  /** Whose memory is read. */
+  readonly weigh: Router;
+  readonly runs: number;
+  readonly warmup: number;
+  readonly pollMs: number;
+  readonly log: (s: string) => void;
+}
+
+export interface Runs {
+  /** Seconds from Established to the whole table, per measured run. */
+  readonly seconds: number[];
+  /** Peak resident set of the weighed router during each run, bytes. */
+  readonly peak: number[];
+  /** Its resident set with the whole table in place, bytes. */
+  readonly rss: number[];
+  /** tsbgp only: V8 heap after a full collection, with the table in place. */
+  readonly heap: number[];
+  /** Before the first run: resident set and heap with no table. */
+  idle: { rss: number; heap?: number };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(what: string, timeoutMs: number, everyMs: number, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Generous: GoBGP takes ~70 µs a route on this machine; a stuck run fails instead of hanging. */
+const runTimeout = (routes: number): number => 120_000 + routes * 1;
+
+export async function measure(p: RunPlan): Promise<Runs> {
+  const out: Runs = { seconds: [], peak: [], rss: [], heap: [], idle: { rss: 0 } };
+  const timeout = runTimeout(p.target);
+  for (let i = 0; i < p.warmup + p.runs; i++) {
+    const label = i < p.warmup ? `warm-up ${i + 1}` : `run ${i - p.warmup + 1}/${p.runs}`;
+    for (const s of p.sessions) await p.observer.birdc('disable', s);
+    await waitFor(`${p.receiver.spec.node} to drop its routes`, timeout, 200, async () => (await p.receiver.received()) === 0);
+    if (i === 0) out.idle = { rss: p.weigh.memory().rss, heap: await p.weigh.heapUsed() };
+    p.weigh.resetPeak();
+    const enabled = Date.now();
+    for (const s of p.sessions) await p.observer.birdc('enable', s);
+    let up: number | undefined;
+    let n = 0;
+    let done = 0;
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      if (up === undefined) {
+        const st = await p.observer.birdSessions(p.sessions);
+        // this run's sessions: Established and since the enable (BIRD's clock has ms, ours too)
+        if (st.length === p.sessions.length && st.every((s) => s.established && s.since >= enabled - 1000)) up = Math.max(...st.map((s) => s.since));
+      }
+      n = await p.receiver.received();
+      if (n >= p.target && up !== undefined) {
+        done = Date.now();
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`${label}: ${n} of ${p.target} routes at ${p.receiver.spec.node} after ${timeout / 1000} s (session ${up === undefined ? 'not up' : 'up'})`);
+      await sleep(p.pollMs);
+    }
+    if (n !== p.target) p.log(`  note: ${p.receiver.spec.node} counts ${n} routes, expected ${p.target}`);
+    const mem = p.weigh.memory();
+    const heap = await p.weigh.heapUsed();
+    const s = (done - up!) / 1000;
+    p.log(`  ${label}: ${s.toFixed(2)} s, peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`);
+    if (i < p.warmup) continue;
+    out.seconds.push(s);
+    out.peak.push(mem.hwm);
+    out.rss.push(mem.rss);
+    if (heap !== undefined) out.heap.push(heap);
+  }
+  return out;
+}
+
+export interface Summary {
+  seconds: number;
+  peakMb: number;
+  rssMb: number;
+  heapMb?: number;
+  idleRssMb: number;
+  idleHeapMb?: number;
+}
+
+export function summarize(r: Runs): Summary {
+  return {
+    seconds: median(r.seconds),
+    peakMb: median(r.peak) / 1e6,
+    rssMb: median(r.rss) / 1e6,
+    heapMb: r.heap.length ? median(r.heap) / 1e6 : undefined,
+    idleRssMb: r.idle.rss / 1e6,
+    idleHeapMb: r.idle.heap !== undefined ? r.idle.heap / 1e6 : undefined,
+  };
+}
+
+/** Polls a sender until its table is loaded (before any session is up). */
+export async function waitLoaded(r: Router, want: number, log: (s: string) => void): Promise<void> {
+  const t0 = Date.now();
+  let last = -1;
+  let stable = 0;
+  await waitFor(`${r.spec.node} (${r.kind}) to load ${want} routes`, 1_800_000, 1000, async () => {
+    const n = await r.loaded();
+    // FRR's table version can pass the route count while it settles: wait for two equal readings
+    stable = n === last ? stable + 1 : 0;
+    last = n;
+    return n >= want && (r.kind !== 'frr' || stable >= 1);
+  });
+  log(`  ${r.kind} sender loaded ${want} routes in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
