@@ -16,6 +16,8 @@ export interface LabOptions {
   /** Daemon kinds to run (default all four). */
   readonly kinds: readonly Kind[];
   readonly log: (s: string) => void;
+  /** What failed (a daemon in a scenario): the rest still runs, the run exits non-zero. */
+  readonly failures: string[];
 }
 
 export function labOptions(argv: readonly string[]): LabOptions {
@@ -33,6 +35,7 @@ export function labOptions(argv: readonly string[]): LabOptions {
     pollMs: Number(value('--poll-ms') ?? 200),
     kinds,
     log: (s) => console.log(s),
+    failures: [],
   };
 }
 
@@ -58,3 +61,13 @@ export interface MemoryRow {
 }
 
 export const fmtCount = (n: number): string => n.toLocaleString('en-US');
+
+/** Runs one daemon's part of a scenario; a failure is logged and recorded, and the scenario goes on. */
+export async function attempt(o: LabOptions, what: string, fn: () => Promise<void>): Promise<void> {
+  try {
+    await fn();
+  } catch (e) {
+    o.failures.push(`${what}: ${(e as Error).message}`);
+    o.log(`FAILED ${what}: ${(e as Error).stack ?? String(e)}`);
+  }
+}

@@ -10,7 +10,7 @@
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
 import { measure, summarize, waitLoaded, type Summary } from './measure.js';
-import { COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { attempt, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
 import { LABEL, linkAddress, startLab, type Kind, type LabSpec } from './routers.js';
 import { fullTable, type TableSpec } from './table.js';
 
@@ -44,16 +44,18 @@ export async function originate(o: LabOptions): Promise<MemoryRow[]> {
         },
       ],
     };
-    const { routers, teardown } = await startLab(lab, o.log);
-    try {
-      const sender = routers.get('s1')!;
-      const receiver = routers.get('r1')!;
-      await waitLoaded(sender, total, o.log);
-      const runs = await measure({ observer: receiver, sessions: ['p_s1_4', 'p_s1_6'], receiver, target: total, weigh: sender, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
-      results[kind] = summarize(runs);
-    } finally {
-      teardown();
-    }
+    await attempt(o, `originate/${kind}`, async () => {
+      const { routers, teardown } = await startLab(lab, o.log);
+      try {
+        const sender = routers.get('s1')!;
+        const receiver = routers.get('r1')!;
+        await waitLoaded(sender, total, o.log);
+        const runs = await measure({ observer: receiver, sessions: ['p_s1_4', 'p_s1_6'], receiver, target: total, weigh: sender, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
+        results[kind] = summarize(runs);
+      } finally {
+        teardown();
+      }
+    });
   }
   const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => Object.fromEntries(Object.entries(results).map(([k, s]) => [k, f(s)]));
   emit({

@@ -8,7 +8,7 @@
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
 import { measure, summarize, waitLoaded, type Summary } from './measure.js';
-import { COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { attempt, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
 import { LABEL, linkAddress, startLab, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
 
@@ -33,15 +33,17 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
         { node: 'r1', kind, role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: S_ASN, downstream: false }] },
       ],
     };
-    const { routers, teardown } = await startLab(lab, o.log);
-    try {
-      const [sender, receiver] = ['s1', 'r1'].map((x) => routers.get(x)!);
-      await waitLoaded(sender, n, o.log);
-      const runs = await measure({ observer: sender, sessions: ['p_r1_4'], receiver, target: n, weigh: receiver, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
-      results[kind] = summarize(runs);
-    } finally {
-      teardown();
-    }
+    await attempt(o, `receive/${kind}`, async () => {
+      const { routers, teardown } = await startLab(lab, o.log);
+      try {
+        const [sender, receiver] = ['s1', 'r1'].map((x) => routers.get(x)!);
+        await waitLoaded(sender, n, o.log);
+        const runs = await measure({ observer: sender, sessions: ['p_r1_4'], receiver, target: n, weigh: receiver, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
+        results[kind] = summarize(runs);
+      } finally {
+        teardown();
+      }
+    });
   }
   const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => Object.fromEntries(Object.entries(results).map(([k, s]) => [k, f(s)]));
   emit({

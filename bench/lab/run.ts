@@ -57,4 +57,6 @@ if (memory.length) {
     notes: ['Resident set from /proc/PID/status of the daemon\'s own processes (FRR: zebra + bgpd), heap from V8 after a full GC (tsbgp only).', ...commonNotes(o)],
   });
 }
+for (const f of o.failures) console.error(`failed: ${f}`);
 console.log(`\nlab benchmarks done in ${((Date.now() - t0) / 1000).toFixed(0)} s; tables in ${process.env.BENCH_OUT}`);
+process.exit(o.failures.length ? 1 : 0);

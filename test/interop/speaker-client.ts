@@ -61,7 +61,10 @@ export class SpeakerProcess {
     const logFile = join(n.work, `${tag}.log`);
     const fd = openSync(logFile, 'a');
     // `script`: a program built on speaker-node.ts (runSpeakerNode with hooks), e.g. the lab benchmarks' node
-    const child = spawn('ip', ['netns', 'exec', n.ns, process.execPath, ...(opts.nodeArgs ?? []), '--import', 'tsx', opts.script ?? SPEAKER_NODE, cfgFile], {
+    const script = opts.script ?? SPEAKER_NODE;
+    // a compiled .js script runs as plain JavaScript, without the tsx loader
+    const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    const child = spawn('ip', ['netns', 'exec', n.ns, process.execPath, ...(opts.nodeArgs ?? []), ...loader, script, cfgFile], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', fd],
     });

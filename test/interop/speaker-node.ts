@@ -15,8 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { BgpSpeaker } from '../../src/speaker.js';
 import type { PeerStatus, SpeakerApi } from '../../src/speaker/types.js';
 import { expandRange, type NodeConfig, type Reply, type Request, type WireEvent } from './speaker-protocol.js';
 
@@ -39,22 +38,17 @@ export interface NodeHooks {
   commands?: Record<string, (sp: Speaker, args: unknown) => unknown>;
 }
 
-const here = dirname(fileURLToPath(import.meta.url));
-
 function send(msg: Reply | WireEvent): void {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
 }
 
-async function loadSpeaker(cfg: NodeConfig): Promise<Speaker> {
-  // resolved at run time so this file type-checks while src/speaker.ts is being written
-  const specifier = pathToFileURL(join(here, '..', '..', 'src', 'speaker.ts')).href;
-  const mod = (await import(specifier)) as { BgpSpeaker: new (o: unknown) => Speaker };
+function loadSpeaker(cfg: NodeConfig): Speaker {
   const log = cfg.verbose
     ? (level: string, msg: string, fields?: Record<string, unknown>): void => {
         process.stderr.write(`${new Date().toISOString()} ${level} ${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
       }
     : undefined;
-  return new mod.BgpSpeaker({ ...cfg.speaker, ...(log ? { log } : {}) });
+  return new BgpSpeaker({ ...cfg.speaker, ...(log ? { log } : {}) }) as Speaker;
 }
 
 /** /proc/self/status VmHWM and VmRSS in bytes (peak and current resident set). */
@@ -122,7 +116,7 @@ async function handle(sp: Speaker, req: Request, hooks: NodeHooks): Promise<unkn
 export async function runSpeakerNode(file: string | undefined, hooks: NodeHooks = {}): Promise<void> {
   if (!file) throw new Error('usage: speaker-node.ts CONFIG.json');
   const cfg = JSON.parse(readFileSync(file, 'utf8')) as NodeConfig;
-  const sp = await loadSpeaker(cfg);
+  const sp = loadSpeaker(cfg);
   await hooks.setup?.(sp, cfg);
   const brief = (p: PeerStatus): PeerStatus => p;
   sp.on?.('peerUp', (p) => send({ event: 'peerUp', peer: brief(p as PeerStatus) }));
