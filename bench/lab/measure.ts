@@ -7,7 +7,8 @@
  * resident set is reset before the run and read after it.
  */
 import { median } from '../report.js';
-import type { Router } from './routers.js';
+import { attempt, type LabOptions } from './options.js';
+import { startLab, type LabSpec, type Router } from './routers.js';
 
 export interface RunPlan {
   /** The BIRD node whose sessions are toggled and whose clock says when they came up. */
@@ -126,4 +127,33 @@ export async function waitLoaded(r: Router, want: number, log: (s: string) => vo
     return n >= want && (r.kind !== 'frr' || stable >= 1);
   });
   log(`  ${r.kind} sender loaded ${want} routes in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** Which nodes of a lab play which part in its runs. */
+export interface LabParts {
+  /** Loads the table before anything is timed. */
+  readonly sender: string;
+  /** The BIRD node toggling `sessions`. */
+  readonly observer: string;
+  readonly sessions: readonly string[];
+  readonly receiver: string;
+  readonly weigh: string;
+  readonly target: number;
+}
+
+/** One daemon's part of a scenario: lab up, table loaded, warm-up and runs, lab down. Undefined if it failed. */
+export async function labScenario(o: LabOptions, what: string, spec: LabSpec, p: LabParts): Promise<Summary | undefined> {
+  let out: Summary | undefined;
+  await attempt(o, what, async () => {
+    const { routers, teardown } = await startLab(spec, o.log);
+    try {
+      const node = (name: string): Router => routers.get(name)!;
+      await waitLoaded(node(p.sender), p.target, o.log);
+      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
+      out = summarize(runs);
+    } finally {
+      teardown();
+    }
+  });
+  return out;
 }

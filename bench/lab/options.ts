@@ -60,6 +60,16 @@ export interface MemoryRow {
   readonly values: Partial<Record<Kind, number>>;
 }
 
+/** One figure per kind from per-kind results (kinds that failed or give no figure are left out). */
+export function byKind<S>(results: Partial<Record<Kind, S>>, f: (s: S) => number | undefined): Partial<Record<Kind, number>> {
+  const out: Partial<Record<Kind, number>> = {};
+  for (const [k, s] of Object.entries(results) as [Kind, S][]) {
+    const x = f(s);
+    if (x !== undefined) out[k] = x;
+  }
+  return out;
+}
+
 export const fmtCount = (n: number): string => n.toLocaleString('en-US');
 
 /** Runs one daemon's part of a scenario; a failure is logged and recorded, and the scenario goes on. */

@@ -9,9 +9,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { measure, summarize, waitLoaded, type Summary } from './measure.js';
-import { attempt, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
-import { LABEL, linkAddress, startLab, type Kind, type LabSpec } from './routers.js';
+import { labScenario, type Summary } from './measure.js';
+import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable, type TableSpec } from './table.js';
 
 const S_ASN = 4200000001;
@@ -44,20 +44,10 @@ export async function originate(o: LabOptions): Promise<MemoryRow[]> {
         },
       ],
     };
-    await attempt(o, `originate/${kind}`, async () => {
-      const { routers, teardown } = await startLab(lab, o.log);
-      try {
-        const sender = routers.get('s1')!;
-        const receiver = routers.get('r1')!;
-        await waitLoaded(sender, total, o.log);
-        const runs = await measure({ observer: receiver, sessions: ['p_s1_4', 'p_s1_6'], receiver, target: total, weigh: sender, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
-        results[kind] = summarize(runs);
-      } finally {
-        teardown();
-      }
-    });
+    const r = await labScenario(o, `originate/${kind}`, lab, { sender: 's1', observer: 'r1', sessions: ['p_s1_4', 'p_s1_6'], receiver: 'r1', weigh: 's1', target: total });
+    if (r) results[kind] = r;
   }
-  const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => Object.fromEntries(Object.entries(results).map(([k, s]) => [k, f(s)]));
+  const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => byKind(results, f);
   emit({
     suite: 'lab/originate',
     title: `Originate a full table to a BIRD receiver (${fmtCount(spec.v4)} IPv4 + ${fmtCount(spec.v6)} IPv6 prefixes, ${fmtCount(spec.sets)} attribute sets)`,

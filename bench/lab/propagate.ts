@@ -8,9 +8,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { measure, summarize, waitLoaded, type Summary } from './measure.js';
-import { attempt, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
-import { LABEL, linkAddress, startLab, type Kind, type LabSpec } from './routers.js';
+import { labScenario, type Summary } from './measure.js';
+import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
 
 const S_ASN = 4200000001;
@@ -41,20 +41,11 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
           { node: 'r1', kind: 'bird', role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [session('r1', 'd1', D_ASN, false)] },
         ],
       };
-      await attempt(o, `propagate ${n}/${kind}`, async () => {
-        const { routers, teardown } = await startLab(lab, o.log);
-        try {
-          const [sender, dut, receiver] = ['s1', 'd1', 'r1'].map((x) => routers.get(x)!);
-          await waitLoaded(sender, n, o.log);
-          const runs = await measure({ observer: sender, sessions: ['p_d1_4'], receiver, target: n, weigh: dut, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
-          results[i][kind] = summarize(runs);
-        } finally {
-          teardown();
-        }
-      });
+      const r = await labScenario(o, `propagate ${n}/${kind}`, lab, { sender: 's1', observer: 's1', sessions: ['p_d1_4'], receiver: 'r1', weigh: 'd1', target: n });
+      if (r) results[i][kind] = r;
     }
   }
-  const v = (i: number, f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => Object.fromEntries(Object.entries(results[i]).map(([k, s]) => [k, f(s)]));
+  const v = (i: number, f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => byKind(results[i], f);
   emit({
     suite: 'lab/propagate',
     title: 'Propagate: BIRD sender → device under test → BIRD receiver (IPv4, eBGP both sides)',

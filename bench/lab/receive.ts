@@ -7,9 +7,9 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { measure, summarize, waitLoaded, type Summary } from './measure.js';
-import { attempt, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
-import { LABEL, linkAddress, startLab, type Kind, type LabSpec } from './routers.js';
+import { labScenario, type Summary } from './measure.js';
+import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
 
 const S_ASN = 4200000001;
@@ -33,19 +33,10 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
         { node: 'r1', kind, role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: S_ASN, downstream: false }] },
       ],
     };
-    await attempt(o, `receive/${kind}`, async () => {
-      const { routers, teardown } = await startLab(lab, o.log);
-      try {
-        const [sender, receiver] = ['s1', 'r1'].map((x) => routers.get(x)!);
-        await waitLoaded(sender, n, o.log);
-        const runs = await measure({ observer: sender, sessions: ['p_r1_4'], receiver, target: n, weigh: receiver, runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
-        results[kind] = summarize(runs);
-      } finally {
-        teardown();
-      }
-    });
+    const r = await labScenario(o, `receive/${kind}`, lab, { sender: 's1', observer: 's1', sessions: ['p_r1_4'], receiver: 'r1', weigh: 'r1', target: n });
+    if (r) results[kind] = r;
   }
-  const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => Object.fromEntries(Object.entries(results).map(([k, s]) => [k, f(s)]));
+  const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => byKind(results, f);
   emit({
     suite: 'lab/receive',
     title: `Receive a full table from a BIRD sender (${fmtCount(n)} IPv4 /24s)`,
@@ -61,11 +52,9 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
       ...commonNotes(o),
     ],
   });
-  const per = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> =>
-    Object.fromEntries(Object.entries(results).map(([k, s]) => [k, f(s)]).filter(([, x]) => x !== undefined));
   return [
-    { label: `received (4b, ${fmtCount(n)} routes): RSS growth per route, table in place minus idle (bytes)`, values: per((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n) },
-    { label: `received (4b): tsbgp V8 heap growth per route after GC (bytes)`, values: per((s) => (s.heapMb !== undefined && s.idleHeapMb !== undefined ? ((s.heapMb - s.idleHeapMb) * 1e6) / n : undefined)) },
+    { label: `received (4b, ${fmtCount(n)} routes): RSS growth per route, table in place minus idle (bytes)`, values: v((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n) },
+    { label: `received (4b): tsbgp V8 heap growth per route after GC (bytes)`, values: v((s) => (s.heapMb !== undefined && s.idleHeapMb !== undefined ? ((s.heapMb - s.idleHeapMb) * 1e6) / n : undefined)) },
   ];
 }
 
