@@ -63,14 +63,18 @@ export async function measure(p: RunPlan): Promise<Runs> {
     const enabled = Date.now();
     for (const s of p.sessions) await p.observer.birdc('enable', s);
     let up: number | undefined;
+    let upLast = 0;
     let n = 0;
     let done = 0;
     const deadline = Date.now() + timeout;
     for (;;) {
       if (up === undefined) {
         const st = await p.observer.birdSessions(p.sessions);
-        // this run's sessions: Established and since the enable (BIRD's clock has ms, ours too)
-        if (st.length === p.sessions.length && st.every((s) => s.established && s.since >= enabled - 1000)) up = Math.max(...st.map((s) => s.since));
+        // this run's sessions: Established and since the enable; the clock starts when the first came up
+        if (st.length === p.sessions.length && st.every((s) => s.established && s.since >= enabled - 1000)) {
+          up = Math.min(...st.map((s) => s.since));
+          upLast = Math.max(...st.map((s) => s.since));
+        }
       }
       n = await p.receiver.received();
       if (n >= p.target && up !== undefined) {
@@ -84,7 +88,7 @@ export async function measure(p: RunPlan): Promise<Runs> {
     const mem = p.weigh.memory();
     const heap = await p.weigh.heapUsed();
     const s = (done - up!) / 1000;
-    p.log(`  ${label}: ${s.toFixed(2)} s, peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`);
+    p.log(`  ${label}: ${s.toFixed(2)} s (sessions up ${((up! - enabled) / 1000).toFixed(1)}–${((upLast - enabled) / 1000).toFixed(1)} s after enabling), peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`);
     if (i < p.warmup) continue;
     out.seconds.push(s);
     out.peak.push(mem.hwm);
