@@ -159,7 +159,9 @@ function tsbgpConfig(r: RouterSpec): BenchNodeConfig {
     asn: s.remoteAsn,
     localAddress: s.local,
     families: [s.family === 4 ? 'ipv4' : 'ipv6'],
+    // as the daemons are set: retry and restart after a reset within a second
     connectRetryTime: 1,
+    idleHoldTime: 1,
     gracefulRestart: false,
     ...(s.downstream && r.role === 'dut' ? { exportPolicies: [ACCEPT_ALL] } : {}),
   }));
