@@ -5,7 +5,7 @@
  */
 import type { Cell } from '../report.js';
 import { machine, ratio } from '../report.js';
-import { KINDS, LABEL, type Kind } from './routers.js';
+import { DaemonLimit, KINDS, LABEL, type Kind } from './routers.js';
 
 export interface LabOptions {
   readonly quick: boolean;
@@ -18,7 +18,10 @@ export interface LabOptions {
   readonly log: (s: string) => void;
   /** What failed (a daemon in a scenario): the rest still runs, the run exits non-zero. */
   readonly failures: string[];
+  /** What a daemon was measured unable to do (a DaemonLimit): shown under the table, not a failure. */
+  readonly limits: string[];
 }
+
 
 export function labOptions(argv: readonly string[]): LabOptions {
   const quick = argv.includes('--quick');
@@ -36,6 +39,7 @@ export function labOptions(argv: readonly string[]): LabOptions {
     kinds,
     log: (s) => console.log(s),
     failures: [],
+    limits: [],
   };
 }
 
@@ -48,8 +52,9 @@ export function kindRow(label: string, v: Partial<Record<Kind, number>>): Cell[]
   return [label, ...KINDS.map((k) => v[k] ?? NaN), ...OTHERS.map((k) => ratio(v.tsbgp, v[k]))];
 }
 
-export function commonNotes(o: LabOptions): string[] {
+export function commonNotes(o: LabOptions, suite?: string): string[] {
   return [
+    ...o.limits.filter((l) => !suite || l.startsWith(suite)).map((l) => `n/a — ${l}.`),
     `${o.quick ? 'Quick smoke run (tiny tables, not figures to quote)' : `Medians of ${o.runs} runs after ${o.warmup} warm-up`}; completion polled every ${o.pollMs} ms; one daemon at a time; ${machine()}.`,
   ];
 }
@@ -77,6 +82,11 @@ export async function attempt(o: LabOptions, what: string, fn: () => Promise<voi
   try {
     await fn();
   } catch (e) {
+    if (e instanceof DaemonLimit) {
+      o.limits.push(`${what}: ${e.message}`);
+      o.log(`LIMIT ${what}: ${e.message}`);
+      return;
+    }
     o.failures.push(`${what}: ${(e as Error).message}`);
     o.log(`FAILED ${what}: ${(e as Error).stack ?? String(e)}`);
   }

@@ -56,7 +56,7 @@ export async function originate(o: LabOptions): Promise<MemoryRow[]> {
     notes: [
       'Goal: tsbgp faster than GoBGP and FRR, within 1.5× of BIRD; peak RSS within 2× of BIRD\'s. Ratios below 1 mean tsbgp is faster / smaller.',
       'Senders: tsbgp originate() before start(); BIRD static protocols (one per attribute set); FRR `network … route-map`; GoBGP `gobgp mrt inject` of the same table. Sessions: one IPv4, one IPv6, eBGP.',
-      ...commonNotes(o),
+      ...commonNotes(o, 'originate'),
     ],
   });
   return [

@@ -57,7 +57,7 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     notes: [
       'Goal: tsbgp ahead of GoBGP and FRR. Ratios below 1 mean tsbgp is faster / smaller.',
       'Device: tsbgp (library BgpSpeaker, best path, accept-all export policy), BIRD (import all, export all), FRR (`bgp no-rib`, `advertisement-interval 0`), GoBGP (default policies). Routes: the first N of the synthetic IPv4 table (prefix-length mix, attribute sets as in scenario 3).',
-      ...commonNotes(o),
+      ...commonNotes(o, 'propagate'),
     ],
   });
   const last = sizes.length - 1;

@@ -49,7 +49,7 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
     notes: [
       'Goal: tsbgp no slower than BIRD and within 1.5× of its memory. Ratios below 1 mean tsbgp is faster / smaller.',
       'Receivers keep the routes in their BGP tables only: BIRD without a kernel protocol, FRR with `bgp no-rib`, GoBGP without zebra, tsbgp (library BgpSpeaker, default import).',
-      ...commonNotes(o),
+      ...commonNotes(o, 'receive'),
     ],
   });
   return [
