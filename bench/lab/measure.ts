@@ -23,6 +23,8 @@ export interface RunPlan {
   readonly warmup: number;
   readonly pollMs: number;
   readonly log: (s: string) => void;
+  /** Log every poll (count over time). */
+  readonly trace?: boolean;
 }
 
 export interface Runs {
@@ -77,6 +79,7 @@ export async function measure(p: RunPlan): Promise<Runs> {
         }
       }
       n = await p.receiver.received();
+      if (p.trace) p.log(`    ${((Date.now() - enabled) / 1000).toFixed(2)} s after enabling: ${n} routes${up !== undefined ? `, up at ${((up - enabled) / 1000).toFixed(2)} s` : ''}`);
       if (n >= p.target && up !== undefined) {
         done = Date.now();
         break;
@@ -153,7 +156,7 @@ export async function labScenario(o: LabOptions, what: string, spec: LabSpec, p:
     try {
       const node = (name: string): Router => routers.get(name)!;
       await waitLoaded(node(p.sender), p.target, o.log);
-      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log });
+      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log, trace: o.trace });
       out = summarize(runs);
     } finally {
       teardown();

@@ -16,6 +16,8 @@ export interface LabOptions {
   /** Daemon kinds to run (default all four). */
   readonly kinds: readonly Kind[];
   readonly log: (s: string) => void;
+  /** --trace: log the receiver's count at every poll. */
+  readonly trace: boolean;
   /** What failed (a daemon in a scenario): the rest still runs, the run exits non-zero. */
   readonly failures: string[];
   /** What a daemon was measured unable to do (a DaemonLimit): shown under the table, not a failure. */
@@ -38,6 +40,7 @@ export function labOptions(argv: readonly string[]): LabOptions {
     pollMs: Number(value('--poll-ms') ?? 200),
     kinds,
     log: (s) => console.log(s),
+    trace: argv.includes('--trace'),
     failures: [],
     limits: [],
   };
