@@ -21,7 +21,8 @@ export const propagateSizes = (quick: boolean): number[] => (quick ? [1_000, 10_
 
 export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
   const results: Partial<Record<Kind, Summary>>[] = [];
-  const sizes = propagateSizes(o.quick);
+  const flag = process.argv.indexOf('--sizes');
+  const sizes = flag >= 0 ? process.argv[flag + 1].split(',').map(Number) : propagateSizes(o.quick);
   for (const [i, n] of sizes.entries()) {
     // the same seeded table as scenario 3, IPv4 only
     const table = fullTable({ v4: n, v6: 0, sets: o.quick ? 100 : 2_000, seed: 3 });

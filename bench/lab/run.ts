@@ -25,7 +25,7 @@ const SCENARIOS: Record<string, (o: LabOptions) => Promise<MemoryRow[]>> = { ori
 
 const argv = process.argv.slice(2);
 const o = labOptions(argv);
-const flagsWithValue = new Set(['--kinds', '--runs', '--warmup', '--poll-ms']);
+const flagsWithValue = new Set(['--kinds', '--runs', '--warmup', '--poll-ms', '--sizes']);
 const only = argv.filter((a, i) => !a.startsWith('--') && !flagsWithValue.has(argv[i - 1]));
 for (const s of only) if (!SCENARIOS[s]) throw new Error(`unknown scenario "${s}" (known: ${Object.keys(SCENARIOS).join(', ')})`);
 
