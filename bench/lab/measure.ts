@@ -159,7 +159,7 @@ export async function labScenario(o: LabOptions, what: string, spec: LabSpec, p:
       const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log, trace: o.trace });
       out = summarize(runs);
     } finally {
-      teardown();
+      await teardown();
     }
   });
   return out;

@@ -245,8 +245,8 @@ export class Router {
       if (spec.kind === 'frr' && spec.table) await r.loadFrrTable();
       return r;
     }
-    // --expose-gc: the heap figure is taken after a full collection
-    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), { script: compiledNode(), nodeArgs: ['--expose-gc', '--max-old-space-size=4096'], timeoutMs: 300_000 });
+    // --expose-gc: the heap figure is taken after a full collection; TSBGP_NODE_ARGS adds flags (--cpu-prof …)
+    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), { script: compiledNode(), nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], timeoutMs: 300_000 });
     return new Router(spec, lab, ts);
   }
 
@@ -412,7 +412,7 @@ export interface LabSpec {
 }
 
 /** Brings the routers up in namespaces (one lab), starting with what is upstream. */
-export async function startLab(spec: LabSpec, log: (s: string) => void): Promise<{ lab: Lab; routers: Map<string, Router>; teardown: () => void }> {
+export async function startLab(spec: LabSpec, log: (s: string) => void): Promise<{ lab: Lab; routers: Map<string, Router>; teardown: () => Promise<void> }> {
   cleanupStale();
   const dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-bench-`));
   const nodes: LabNode[] = spec.routers.map((r) => {
@@ -432,7 +432,9 @@ export async function startLab(spec: LabSpec, log: (s: string) => void): Promise
   const topo: Topology = { name: spec.name, file: join(dir, `${spec.name}.clab.yml`), dir, nodes, links, addresses };
   let lab: Lab | undefined;
   const routers = new Map<string, Router>();
-  const teardown = (): void => {
+  const teardown = async (): Promise<void> => {
+    // a profiled node (TSBGP_NODE_ARGS) writes its profile on a normal exit
+    if (process.env.TSBGP_NODE_ARGS) for (const r of routers.values()) await r.ts?.stop().catch(() => undefined);
     for (const r of routers.values()) r.ts?.child.kill('SIGKILL');
     lab?.teardown();
     rmSync(dir, { recursive: true, force: true });
@@ -445,7 +447,7 @@ export async function startLab(spec: LabSpec, log: (s: string) => void): Promise
     log(`lab ${spec.name} up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     return { lab, routers, teardown };
   } catch (e) {
-    teardown();
+    await teardown();
     throw e;
   }
 }
