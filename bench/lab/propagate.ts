@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { labScenario, type Summary } from './measure.js';
+import { BIRD_BATCH, labScenario, type Summary } from './measure.js';
 import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
 import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
@@ -42,7 +42,7 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
           { node: 'r1', kind: 'bird', role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [session('r1', 'd1', D_ASN, false)] },
         ],
       };
-      const r = await labScenario(o, `propagate ${n}/${kind}`, lab, { sender: 's1', observer: 's1', sessions: ['p_d1_4'], receiver: 'r1', weigh: 'd1', target: n });
+      const r = await labScenario(o, `propagate ${n}/${kind}`, lab, { sender: 's1', observer: 's1', sessions: ['p_d1_4'], receiver: 'r1', weigh: 'd1', target: n, birdSender: true });
       if (r) results[i][kind] = r;
     }
   }
@@ -53,6 +53,7 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     columns: COLUMNS,
     rows: sizes.flatMap((n, i) => [
       kindRow(`${fmtCount(n)} routes: time from session up to the last route at the receiver (s)`, v(i, (s) => s.seconds)),
+      kindRow(`${fmtCount(n)} routes: … to all but the BIRD sender's last partial batch of ${BIRD_BATCH} (s)`, v(i, (s) => s.bulkSeconds)),
       kindRow(`${fmtCount(n)} routes: device peak RSS during the run (MB)`, v(i, (s) => s.peakMb)),
     ]),
     notes: [
