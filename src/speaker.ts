@@ -437,8 +437,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     let accepted = 0;
     let advertised = 0;
     if (e.ribAsn !== undefined) {
-      received = this.rib.adjRibIn(e.id, 'pre').length;
-      accepted = this.rib.adjRibIn(e.id, 'post').length;
+      // counted, not listed: status() stays cheap with a full table
+      ({ received, accepted } = this.rib.adjRibInCounts(e.id));
       advertised = this.rib.groupOf(e.id)?.adjRibOutSize ?? 0;
     }
     const s: Mutable<PeerStatus> = {

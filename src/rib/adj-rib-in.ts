@@ -77,6 +77,13 @@ export class AdjRibIn {
     return this.table.size;
   }
 
+  /** Routes accepted by import (post-policy set), counted over the variants, not the routes. */
+  get acceptedSize(): number {
+    let n = 0;
+    for (const v of this.variants) if (v !== undefined && v.post !== null) n += v.count;
+    return n;
+  }
+
   /** Distinct variants in use (for tests and figures). */
   get variantCount(): number {
     return this.variants.length - 1 - this.free.length;

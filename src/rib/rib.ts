@@ -497,6 +497,12 @@ export class Rib {
     return this.loc.size;
   }
 
+  /** Adj-RIB-In sizes without listing it: routes received (pre-policy) and accepted (post-policy). */
+  adjRibInCounts(peerId: string): { received: number; accepted: number } {
+    const adjIn = this.peer(peerId).adjIn;
+    return { received: adjIn.size, accepted: adjIn.acceptedSize };
+  }
+
   adjRibIn(peerId: string, which: 'pre' | 'post'): InRouteView[] {
     // Canonical order (prefix keys as sortKeys orders them, then path id), whatever the table layout.
     const adjIn = this.peer(peerId).adjIn;

@@ -198,10 +198,18 @@ function acceptOpen(st: Step, open: OpenMessage, sendOurOpen: boolean): Transiti
   return st.goto('OpenConfirm').done();
 }
 
-/** A NOTIFICATION from the peer: remember refused capabilities for the next try. */
+/**
+ * A NOTIFICATION from the peer: remember refused capabilities for the next try.
+ * A Cease (other than collision resolution) is the peer ending the session on
+ * purpose — administrative shutdown or reset, de-configuration, a prefix limit —
+ * not an oscillation: it does not feed the damping backoff. (It did: a peer
+ * disabled and re-enabled a few times found us refusing it for up to
+ * idleHold.max, 120 s, while we waited out the doubled IdleHold.)
+ */
 function peerNotification(st: Step, m: NotificationMessage, failure: boolean): Transition {
   st.set({ omissions: omissionsAfter(st.fsm.omissions, m.code, m.subcode, m.data) });
-  return toIdle(st, { reason: { kind: 'notificationReceived', code: m.code, subcode: m.subcode }, failure });
+  const ceased = m.code === ErrorCode.CEASE && m.subcode !== CeaseSubcode.CONNECTION_COLLISION_RESOLUTION;
+  return toIdle(st, { reason: { kind: 'notificationReceived', code: m.code, subcode: m.subcode }, failure: failure && !ceased });
 }
 
 const isTimerEvent = (t: FsmEventType): TimerName | undefined =>

@@ -10,6 +10,8 @@ export interface AttrSet {
   readonly med?: number;
   readonly communities: readonly string[];
   readonly largeCommunities: readonly string[];
+  /** ASNs after the sender's own (a path learned from elsewhere); none by default. */
+  readonly asPath?: readonly number[];
 }
 
 export const ATTR_SETS: readonly AttrSet[] = [
@@ -35,33 +37,40 @@ export function daemonRoutes(range: PrefixRange): DaemonRoute[] {
 const ORIGIN_BIRD = { igp: 'ORIGIN_IGP', egp: 'ORIGIN_EGP', incomplete: 'ORIGIN_INCOMPLETE' } as const;
 const birdPair = (c: string): string => `(${c.split(':').join(',')})`;
 
+/** BIRD filter statements giving a route these attributes (in a static route block or an import filter). */
+export function birdAttrs(a: AttrSet): string {
+  const parts = [`bgp_origin = ${ORIGIN_BIRD[a.origin]};`];
+  // prepend puts an ASN in front: last one first, so the path reads in order
+  if (a.asPath?.length) parts.push('bgp_path = +empty+;', ...[...a.asPath].reverse().map((asn) => `bgp_path.prepend(${asn});`));
+  if (a.med !== undefined) parts.push(`bgp_med = ${a.med};`);
+  for (const c of a.communities) parts.push(`bgp_community.add(${birdPair(c)});`);
+  for (const c of a.largeCommunities) parts.push(`bgp_large_community.add(${birdPair(c)});`);
+  return parts.join(' ');
+}
+
 /** BIRD: static protocols gen4/gen6, one blackhole route each with its attributes in a per-route block. */
 export function birdStatic(): string {
-  const block = (set: number): string => {
-    const a = ATTR_SETS[set];
-    const parts = [`bgp_origin = ${ORIGIN_BIRD[a.origin]};`];
-    if (a.med !== undefined) parts.push(`bgp_med = ${a.med};`);
-    for (const c of a.communities) parts.push(`bgp_community.add(${birdPair(c)});`);
-    for (const c of a.largeCommunities) parts.push(`bgp_large_community.add(${birdPair(c)});`);
-    return parts.join(' ');
-  };
   const proto = (name: string, ch: string, range: PrefixRange): string =>
-    [`protocol static ${name} {`, `  ${ch};`, ...daemonRoutes(range).map((r) => `  route ${r.prefix} blackhole { ${block(r.set)} };`), '}'].join('\n');
+    [`protocol static ${name} {`, `  ${ch};`, ...daemonRoutes(range).map((r) => `  route ${r.prefix} blackhole { ${birdAttrs(ATTR_SETS[r.set])} };`), '}'].join('\n');
   return `${proto('gen4', 'ipv4', DAEMON_V4)}\n${proto('gen6', 'ipv6', DAEMON_V6)}\n`;
+}
+
+/** FRR: a route map setting these attributes, for `network X route-map NAME`. */
+export function frrRouteMap(name: string, a: AttrSet): string {
+  return [
+    `route-map ${name} permit 10`,
+    ` set origin ${a.origin}`,
+    ...(a.asPath?.length ? [` set as-path prepend ${a.asPath.join(' ')}`] : []),
+    ...(a.med !== undefined ? [` set metric ${a.med}`] : []),
+    ...(a.communities.length ? [` set community ${a.communities.join(' ')}`] : []),
+    ...(a.largeCommunities.length ? [` set large-community ${a.largeCommunities.join(' ')}`] : []),
+    'exit',
+  ].join('\n');
 }
 
 /** FRR: `network X route-map gen-N` under router bgp (with `no bgp network import-check`). */
 export function frrNetworks(asn: number): string {
-  const maps = ATTR_SETS.map((a, i) =>
-    [
-      `route-map gen-${i} permit 10`,
-      ` set origin ${a.origin}`,
-      ...(a.med !== undefined ? [` set metric ${a.med}`] : []),
-      ...(a.communities.length ? [` set community ${a.communities.join(' ')}`] : []),
-      ...(a.largeCommunities.length ? [` set large-community ${a.largeCommunities.join(' ')}`] : []),
-      'exit',
-    ].join('\n'),
-  );
+  const maps = ATTR_SETS.map((a, i) => frrRouteMap(`gen-${i}`, a));
   const af = (family: 'ipv4' | 'ipv6', range: PrefixRange): string =>
     [` address-family ${family} unicast`, ...daemonRoutes(range).map((r) => `  network ${r.prefix} route-map gen-${r.set}`), ' exit-address-family'].join('\n');
   return [...maps, `router bgp ${asn}`, af('ipv4', DAEMON_V4), af('ipv6', DAEMON_V6), 'exit', ''].join('\n');

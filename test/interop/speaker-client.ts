@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import type { Lab } from '../lab/netns.js';
 import { isCi } from '../lab/require.js';
 import type { PeerStatus, RouteAttributes } from '../../src/speaker/types.js';
-import type { NodeConfig, PrefixRange, Reply, Request, RouteSpec, WireEvent, WireRoute } from './speaker-protocol.js';
+import type { NodeConfig, NodeCounts, PrefixRange, Reply, Request, RouteSpec, WireEvent, WireRoute } from './speaker-protocol.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -52,7 +52,7 @@ export class SpeakerProcess {
    * Writes CONFIG.json into the node's work folder and starts the child in the
    * node's namespace; resolves once the speaker has started (its `ready` event).
    */
-  static async start(lab: Lab, node: string, config: NodeConfig, opts: { tag?: string; timeoutMs?: number } = {}): Promise<SpeakerProcess> {
+  static async start(lab: Lab, node: string, config: NodeConfig, opts: { tag?: string; timeoutMs?: number; script?: string; nodeArgs?: readonly string[] } = {}): Promise<SpeakerProcess> {
     const n = lab.node(node);
     mkdirSync(n.work, { recursive: true });
     const tag = opts.tag ?? 'speaker';
@@ -60,7 +60,11 @@ export class SpeakerProcess {
     writeFileSync(cfgFile, JSON.stringify(config, null, 2));
     const logFile = join(n.work, `${tag}.log`);
     const fd = openSync(logFile, 'a');
-    const child = spawn('ip', ['netns', 'exec', n.ns, process.execPath, '--import', 'tsx', SPEAKER_NODE, cfgFile], {
+    // `script`: a program built on speaker-node.ts (runSpeakerNode with hooks), e.g. the lab benchmarks' node
+    const script = opts.script ?? SPEAKER_NODE;
+    // a compiled .js script runs as plain JavaScript, without the tsx loader
+    const loader = script.endsWith('.ts') ? ['--import', 'tsx'] : [];
+    const child = spawn('ip', ['netns', 'exec', n.ns, process.execPath, ...(opts.nodeArgs ?? []), ...loader, script, cfgFile], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', fd],
     });
@@ -132,6 +136,16 @@ export class SpeakerProcess {
     const p = (await this.status()).find((s) => s.address === address);
     if (!p) throw new Error(`speaker ${this.node} has no peer ${address}`);
     return p;
+  }
+
+  /** Per-peer counters and memory, cheap enough to poll. */
+  counts(): Promise<NodeCounts> {
+    return this.request<NodeCounts>({ cmd: 'counts' });
+  }
+
+  /** A command of the program the node runs (NodeHooks.commands). */
+  ext<T = unknown>(name: string, args?: unknown, timeoutMs?: number): Promise<T> {
+    return this.request<T>({ cmd: 'ext', name, args }, timeoutMs);
   }
 
   originate(routes: readonly RouteSpec[]): Promise<number> {

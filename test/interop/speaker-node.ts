@@ -8,12 +8,14 @@
  * JSON lines (see speaker-protocol.ts): requests `{id, cmd, ...}` on stdin,
  * replies `{id, ok, result | error}` and events `{event, ...}` on stdout.
  * Logs go to stderr. End of stdin stops the speaker (not gracefully).
+ *
+ * Other programs reuse it with hooks (`runSpeakerNode(file, hooks)`): the lab
+ * benchmarks generate a full table in the node and define policies.
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { BgpSpeaker } from '../../src/speaker.js';
 import type { PeerStatus, SpeakerApi } from '../../src/speaker/types.js';
 import { expandRange, type NodeConfig, type Reply, type Request, type WireEvent } from './speaker-protocol.js';
 
@@ -24,30 +26,54 @@ interface SpeakerExtras {
   requestRouteRefresh?(peer: string, family?: string): unknown;
   refresh?(peer: string, family?: string): unknown;
 }
-type Speaker = SpeakerApi & SpeakerExtras;
+export type Speaker = SpeakerApi & SpeakerExtras & { definePolicy?(name: string, def: unknown): void };
 
-const here = dirname(fileURLToPath(import.meta.url));
+/** What a program built on this node adds: setup before the peers, and its own commands. */
+export interface NodeHooks {
+  /** Runs after the speaker is built, before peers are added and routes originated. */
+  setup?(sp: Speaker, cfg: NodeConfig): void | Promise<void>;
+  /** Runs after the configured routes are originated, before start(). */
+  beforeStart?(sp: Speaker, cfg: NodeConfig): void | Promise<void>;
+  /** Handlers for `{ cmd: 'ext', name, args }` requests. */
+  commands?: Record<string, (sp: Speaker, args: unknown) => unknown>;
+}
 
 function send(msg: Reply | WireEvent): void {
   process.stdout.write(`${JSON.stringify(msg)}\n`);
 }
 
-async function loadSpeaker(cfg: NodeConfig): Promise<Speaker> {
-  // resolved at run time so this file type-checks while src/speaker.ts is being written
-  const specifier = pathToFileURL(join(here, '..', '..', 'src', 'speaker.ts')).href;
-  const mod = (await import(specifier)) as { BgpSpeaker: new (o: unknown) => Speaker };
+function loadSpeaker(cfg: NodeConfig): Speaker {
   const log = cfg.verbose
     ? (level: string, msg: string, fields?: Record<string, unknown>): void => {
         process.stderr.write(`${new Date().toISOString()} ${level} ${msg}${fields ? ` ${JSON.stringify(fields)}` : ''}\n`);
       }
     : undefined;
-  return new mod.BgpSpeaker({ ...cfg.speaker, ...(log ? { log } : {}) });
+  return new BgpSpeaker({ ...cfg.speaker, ...(log ? { log } : {}) }) as Speaker;
 }
 
-async function handle(sp: Speaker, req: Request): Promise<unknown> {
+/** /proc/self/status VmHWM and VmRSS in bytes (peak and current resident set). */
+function residentSet(): { hwm: number; rss: number } {
+  const text = readFileSync('/proc/self/status', 'utf8');
+  const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+  return { hwm: kb('VmHWM'), rss: kb('VmRSS') };
+}
+
+async function handle(sp: Speaker, req: Request, hooks: NodeHooks): Promise<unknown> {
   switch (req.cmd) {
     case 'status':
       return sp.status();
+    case 'counts': {
+      const m = process.memoryUsage();
+      return {
+        peers: sp.status().map((p) => ({ address: p.address, state: p.state, ...p.counters })),
+        memory: { ...residentSet(), heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers },
+      };
+    }
+    case 'ext': {
+      const f = hooks.commands?.[req.name];
+      if (!f) throw new Error(`unknown extension command "${req.name}"`);
+      return f(sp, req.args);
+    }
     case 'originate':
       for (const r of req.routes) sp.originate(r.prefix, r.attrs);
       return req.routes.length;
@@ -86,11 +112,12 @@ async function handle(sp: Speaker, req: Request): Promise<unknown> {
   }
 }
 
-async function main(): Promise<void> {
-  const file = process.argv[2];
+/** Runs a speaker node from CONFIG.json until stdin closes or a `stop` request. */
+export async function runSpeakerNode(file: string | undefined, hooks: NodeHooks = {}): Promise<void> {
   if (!file) throw new Error('usage: speaker-node.ts CONFIG.json');
   const cfg = JSON.parse(readFileSync(file, 'utf8')) as NodeConfig;
-  const sp = await loadSpeaker(cfg);
+  const sp = loadSpeaker(cfg);
+  await hooks.setup?.(sp, cfg);
   const brief = (p: PeerStatus): PeerStatus => p;
   sp.on?.('peerUp', (p) => send({ event: 'peerUp', peer: brief(p as PeerStatus) }));
   sp.on?.('peerDown', (p, reason) => send({ event: 'peerDown', peer: brief(p as PeerStatus), reason: String(reason) }));
@@ -98,6 +125,7 @@ async function main(): Promise<void> {
   for (const p of cfg.peers) sp.addPeer(p);
   for (const r of cfg.routes ?? []) sp.originate(r.prefix, r.attrs);
   for (const r of cfg.ranges ?? []) for (const p of expandRange(r.range)) sp.originate(p, r.attrs);
+  await hooks.beforeStart?.(sp, cfg);
   await sp.start();
   send({ event: 'ready', pid: process.pid });
 
@@ -116,7 +144,7 @@ async function main(): Promise<void> {
         return;
       }
       try {
-        const result = await handle(sp, req);
+        const result = await handle(sp, req, hooks);
         send({ id: req.id, ok: true, result });
         if (req.cmd === 'stop') {
           stopping = true;
@@ -133,7 +161,10 @@ async function main(): Promise<void> {
   });
 }
 
-main().catch((e: unknown) => {
+/** Reports a failure to start as a `fatal` event (the driver shows it) and exits. */
+export function fatal(e: unknown): never {
   send({ event: 'fatal', error: (e as Error).stack ?? String(e) });
   process.exit(1);
-});
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) runSpeakerNode(process.argv[2]).catch(fatal);

@@ -29,6 +29,10 @@ export interface NodeConfig {
 
 export type Request = { readonly id: number } & (
   | { readonly cmd: 'status' }
+  /** Per-peer state and counters, and the process's memory: cheap enough to poll with a full table. */
+  | { readonly cmd: 'counts' }
+  /** A command of the program the node runs in (NodeHooks.commands). */
+  | { readonly cmd: 'ext'; readonly name: string; readonly args?: unknown }
   | { readonly cmd: 'originate'; readonly routes: readonly RouteSpec[] }
   | { readonly cmd: 'originateRange'; readonly range: PrefixRange; readonly attrs?: RouteAttributes }
   | { readonly cmd: 'withdraw'; readonly prefixes: readonly string[] }
@@ -49,6 +53,13 @@ export type WireEvent =
   | { readonly event: 'peerUp'; readonly peer: PeerStatus }
   | { readonly event: 'peerDown'; readonly peer: PeerStatus; readonly reason: string }
   | { readonly event: 'stateChange'; readonly peer: PeerStatus; readonly from: string };
+
+/** Reply to `counts`. */
+export interface NodeCounts {
+  readonly peers: readonly ({ readonly address: string; readonly state: string } & PeerStatus['counters'])[];
+  /** Bytes: peak and current resident set (/proc/self/status), V8 heap in use, off-heap. */
+  readonly memory: { readonly hwm: number; readonly rss: number; readonly heapUsed: number; readonly external: number; readonly arrayBuffers: number };
+}
 
 /** Routes as they cross the pipe: prefixes are strings (Prefix.toJSON). */
 export interface WireRoute {

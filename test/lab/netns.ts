@@ -73,7 +73,7 @@ export class Lab {
    * to process exit, SIGINT and SIGTERM. On any failure the lab is torn down
    * before the error propagates.
    */
-  static async up(topo: Topology, opts: { runId?: string; ephemeral?: boolean; log?: (s: string) => void } = {}): Promise<Lab> {
+  static async up(topo: Topology, opts: { runId?: string; ephemeral?: boolean; log?: (s: string) => void; startTimeoutMs?: number } = {}): Promise<Lab> {
     const runId = opts.runId ?? String(process.pid);
     if (!/^[a-z0-9]{1,12}$/i.test(runId)) throw new Error(`run id "${runId}" must be 1-12 letters or digits`);
     const work = join(tmpdir(), `${NS_PREFIX}${runId}-${topo.name}`);
@@ -109,7 +109,7 @@ export class Lab {
         const n = lab.node(node.name);
         if (n.kind === 'bridge') continue;
         log(`starting ${node.name} (${node.kind}) in ${n.ns}`);
-        await lab.startNode(node, n);
+        await lab.startNode(node, n, opts.startTimeoutMs ?? 15_000);
       }
       for (const node of topo.nodes) {
         for (const cmd of node.exec) {
@@ -235,7 +235,8 @@ export class Lab {
     return child.pid;
   }
 
-  private async startNode(node: LabNode, n: NodeState): Promise<void> {
+  /** `timeoutMs`: how long a daemon may take to answer (configs with a full table take longer). */
+  private async startNode(node: LabNode, n: NodeState, timeoutMs: number): Promise<void> {
     const mustIn = (argv: string[], env?: NodeJS.ProcessEnv): string => must('ip', ['netns', 'exec', n.ns, ...argv], { env });
     switch (node.kind) {
       case 'bird': {
@@ -246,7 +247,7 @@ export class Lab {
         n.pidFiles.push(pidFile);
         mustIn(['bird', '-c', conf, '-s', n.birdSocket, '-P', pidFile]);
         this.wrapper(n, 'birdc', '/usr/sbin/birdc', ['-s', n.birdSocket]);
-        await waitUntil(`${node.name}: bird control socket`, 15_000, () => run('birdc', ['-s', n.birdSocket!, 'show', 'status']).status === 0);
+        await waitUntil(`${node.name}: bird control socket`, timeoutMs, () => run('birdc', ['-s', n.birdSocket!, 'show', 'status']).status === 0);
         break;
       }
       case 'frr': {
@@ -269,7 +270,7 @@ export class Lab {
           mustIn([`/usr/lib/frr/${d}`, '-d', '-N', space, '-f', conf, '-i', pidFile]);
         }
         this.wrapper(n, 'vtysh', '/usr/bin/vtysh', ['-N', space]);
-        await waitUntil(`${node.name}: vtysh`, 15_000, () => run('vtysh', ['-N', space, '-c', 'show bgp summary']).status === 0);
+        await waitUntil(`${node.name}: vtysh`, timeoutMs, () => run('vtysh', ['-N', space, '-c', 'show bgp summary']).status === 0);
         break;
       }
       case 'gobgp': {
@@ -278,7 +279,7 @@ export class Lab {
         n.gobgpPort = GOBGP_PORT;
         this.spawnDetached(n, ['gobgpd', '-f', conf, '--api-hosts', `127.0.0.1:${GOBGP_PORT}`, '--pprof-disable'], 'gobgpd.log');
         this.wrapper(n, 'gobgp', '/usr/bin/gobgp', ['-p', String(GOBGP_PORT)]);
-        await waitUntil(`${node.name}: gobgpd API`, 15_000, () => run('ip', ['netns', 'exec', n.ns, 'gobgp', '-p', String(GOBGP_PORT), 'global']).status === 0);
+        await waitUntil(`${node.name}: gobgpd API`, timeoutMs, () => run('ip', ['netns', 'exec', n.ns, 'gobgp', '-p', String(GOBGP_PORT), 'global']).status === 0);
         break;
       }
       case 'exabgp': {

@@ -190,6 +190,8 @@ describe('compact Adj-RIB-In against a Map model', () => {
             const p = modelPost(peer, byKey.get(`${r.prefix.toString()}#${r.pathId ?? '-'}`)!, policy[peer])!;
             expect([r.attrs.med, r.attrs.localPref]).toEqual([p.med, p.localPref]);
           }
+          // the cheap counts (status()) agree with the model
+          expect(rib.adjRibInCounts(ids[peer])).toEqual({ received: routes.length, accepted: want.length });
         }
         // The Loc-RIB holds exactly the accepted routes as candidates.
         for (const prefix of PREFIXES) {

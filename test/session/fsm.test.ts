@@ -254,6 +254,29 @@ describe('FSM details', () => {
     expect((f.timers.IdleHold! - now) / 1000).toBe(2);
   });
 
+  it('a Cease from the peer does not feed the damping backoff; an error notification does', () => {
+    const k = cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 } });
+    const delaysAfter = (m: { code: number; subcode: number }): number[] => {
+      let f = createFsm(k);
+      let now = 0;
+      const out: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        f = transition(f, { type: 'ManualStart' }, now).fsm;
+        for (const e of PATHS.Established.slice(1)) f = transition(f, e, now).fsm;
+        expect(f.state).toBe('Established');
+        f = transition(f, { type: 'NotifMsg', message: { type: 'notification', code: m.code, subcode: m.subcode, data: new Uint8Array(0) } }, now).fsm;
+        out.push((f.timers.IdleHold! - now) / 1000);
+        now += 1000;
+      }
+      return out;
+    };
+    // administrative shutdown, administrative reset: the peer's choice, the delay stays put
+    expect(delaysAfter({ code: 6, subcode: 2 })).toEqual([2, 2, 2, 2]);
+    expect(delaysAfter({ code: 6, subcode: 4 })).toEqual([2, 2, 2, 2]);
+    // an UPDATE error from the peer: a flapping session, backed off
+    expect(delaysAfter({ code: 3, subcode: 1 })).toEqual([2, 4, 8, 16]);
+  });
+
   it('counts connect-retry failures and clears them on ManualStop', () => {
     let f = drive(c, PATHS.OpenSent);
     f = transition(f, { type: 'HoldTimer_Expires' }, 0).fsm;

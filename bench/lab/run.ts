@@ -1,0 +1,62 @@
+/**
+ * The namespace benchmarks against BIRD, FRR and GoBGP, one scenario and
+ * one daemon at a time (needs root; installs the daemons as .ci/run does):
+ *
+ *   npm run bench:lab                       # full: scenarios 3, 4, 4b, medians of 5 after a warm-up
+ *   npm run bench:lab -- --quick            # smoke: tiny tables, one run each (CI)
+ *   npm run bench:lab -- receive --kinds tsbgp,bird --runs 3
+ *
+ * Tables go to stdout and, as JSON lines, to bench/results/lab.jsonl
+ * (lab-quick.jsonl with --quick; or $BENCH_OUT).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireLab } from '../../test/lab/require.js';
+import { emit } from '../report.js';
+import { commonNotes, COLUMNS, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
+import { originate } from './originate.js';
+import { propagate } from './propagate.js';
+import { receive } from './receive.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const SCENARIOS: Record<string, (o: LabOptions) => Promise<MemoryRow[]>> = { originate, propagate, receive };
+
+const argv = process.argv.slice(2);
+const o = labOptions(argv);
+const flagsWithValue = new Set(['--kinds', '--runs', '--warmup', '--poll-ms', '--sizes']);
+const only = argv.filter((a, i) => !a.startsWith('--') && !flagsWithValue.has(argv[i - 1]));
+for (const s of only) if (!SCENARIOS[s]) throw new Error(`unknown scenario "${s}" (known: ${Object.keys(SCENARIOS).join(', ')})`);
+
+if (process.getuid?.() === 0) {
+  const r = spawnSync('bash', [join(ROOT, 'scripts', 'install-daemons.sh')], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`scripts/install-daemons.sh failed (exit ${r.status})`);
+}
+// root, namespaces and every daemon: a failure here (CI=true) or a clear message elsewhere
+if (!requireLab(['bird', 'frr', 'gobgp']).ok) process.exit(process.env.CI ? 1 : 0);
+
+process.env.BENCH_OUT ??= join(ROOT, 'bench', 'results', o.quick ? 'lab-quick.jsonl' : 'lab.jsonl');
+mkdirSync(dirname(process.env.BENCH_OUT), { recursive: true });
+if (only.length === 0) writeFileSync(process.env.BENCH_OUT, '');
+
+const t0 = Date.now();
+console.log(`# tsbgp lab benchmarks${o.quick ? ' (quick)' : ''}: ${(only.length ? only : Object.keys(SCENARIOS)).join(', ')}; kinds ${o.kinds.join(', ')}`);
+const memory: MemoryRow[] = [];
+for (const [name, run] of Object.entries(SCENARIOS)) {
+  if (only.length && !only.includes(name)) continue;
+  console.log(`\n## ${name}`);
+  memory.push(...(await run(o)));
+}
+if (memory.length) {
+  emit({
+    suite: 'lab/memory',
+    title: 'Memory per route, from the lab runs above',
+    columns: COLUMNS,
+    rows: memory.map((m) => kindRow(m.label, m.values)),
+    notes: ['Resident set from /proc/PID/status of the daemon\'s own processes (FRR: zebra + bgpd), heap from V8 after a full GC (tsbgp only).', ...commonNotes(o)],
+  });
+}
+for (const f of o.failures) console.error(`failed: ${f}`);
+console.log(`\nlab benchmarks done in ${((Date.now() - t0) / 1000).toFixed(0)} s; tables in ${process.env.BENCH_OUT}`);
+process.exit(o.failures.length ? 1 : 0);

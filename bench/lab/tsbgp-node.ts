@@ -1,0 +1,63 @@
+/**
+ * tsbgp in a lab node for the benchmarks: test/interop/speaker-node.ts (the
+ * library BgpSpeaker driven over stdio) plus what the benchmarks need:
+ * the full table generated in the process from its seed (bench/lab/table.ts)
+ * and originated before the sessions start, and an accept-all export policy
+ * for the device-under-test role (eBGP export of learned routes needs one,
+ * RFC 8212).
+ *
+ *   ip netns exec NS node --import tsx bench/lab/tsbgp-node.ts CONFIG.json
+ */
+import { pathToFileURL } from 'node:url';
+import { Prefix } from '../../src/net/prefix.js';
+import type { RouteAttributes } from '../../src/speaker/types.js';
+import type { NodeConfig } from '../../test/interop/speaker-protocol.js';
+import { fatal, runSpeakerNode } from '../../test/interop/speaker-node.js';
+import { fullTable, type TableSpec } from './table.js';
+import type { AttrSet } from '../../test/interop/daemon-routes.js';
+
+/** The benchmark's part of CONFIG.json. */
+export interface BenchNodeConfig extends NodeConfig {
+  readonly bench: {
+    /** Originate this table before start(). */
+    readonly table?: TableSpec;
+    /** Define policy "all" (accept everything) for exportPolicies. */
+    readonly acceptAll?: boolean;
+  };
+}
+
+export const ACCEPT_ALL = 'all';
+
+const toRouteAttributes = (a: AttrSet): RouteAttributes => ({
+  origin: a.origin,
+  ...(a.med !== undefined ? { med: a.med } : {}),
+  ...(a.asPath?.length ? { asPath: a.asPath } : {}),
+  communities: a.communities,
+  largeCommunities: a.largeCommunities,
+});
+
+const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+
+if (main) runSpeakerNode(process.argv[2], {
+  setup(sp, cfg) {
+    const b = (cfg as BenchNodeConfig).bench;
+    if (b.acceptAll) sp.definePolicy!(ACCEPT_ALL, { statements: [{ actions: { result: 'accept' } }] });
+  },
+  beforeStart(sp, cfg) {
+    const spec = (cfg as BenchNodeConfig).bench.table;
+    if (!spec) return;
+    const t = fullTable(spec);
+    const attrs = t.sets.map(toRouteAttributes);
+    for (let i = 0; i < t.v4.addr.length; i++) sp.originate(Prefix.v4(t.v4.addr[i], t.v4.len[i]), attrs[t.v4.set[i]]);
+    for (let i = 0; i < t.v6.hi.length; i++) sp.originate(Prefix.v6(t.v6.hi[i], t.v6.lo[i], 0, 0, t.v6.len[i]), attrs[t.v6.set[i]]);
+    // the generator's garbage is not the speaker's: collect it before anything is measured
+    (globalThis as { gc?: () => void }).gc?.();
+  },
+  commands: {
+    /** V8 heap in use after a full collection (the node runs with --expose-gc). */
+    heap: () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      return process.memoryUsage().heapUsed;
+    },
+  },
+}).catch(fatal);
