@@ -77,7 +77,14 @@ export class Peer {
   private session: PeerSession;
   private readonly scheduler: Scheduler;
   private readonly conns = new Map<number, BgpConnection>();
-  private readonly timers = new Map<string, unknown>();
+  /**
+   * Running timers by key. `fireAt` is when the armed handle fires, `deadline`
+   * when the timer is due: restarting a timer to a later deadline (the hold
+   * timer, at every message received) only moves `deadline`, and the handle,
+   * when it fires early, re-arms for the rest. A full table is a million
+   * restarts, and a clearTimeout/setTimeout pair each is measurable.
+   */
+  private readonly timers = new Map<string, { handle: unknown; fireAt: number; deadline: number; ev: PeerEvent }>();
   private readonly queue: PeerEvent[] = [];
   private running = false;
   private disposed = false;
@@ -263,17 +270,37 @@ export class Peer {
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
-    const old = this.timers.get(key);
-    if (old !== undefined) this.scheduler.clearTimeout(old);
-    this.timers.set(key, this.scheduler.setTimeout(() => {
+    const deadline = this.scheduler.now() + seconds * 1000;
+    const t = this.timers.get(key);
+    if (t !== undefined && t.fireAt <= deadline) {
+      t.deadline = deadline;
+      t.ev = ev;
+      return;
+    }
+    if (t !== undefined) this.scheduler.clearTimeout(t.handle);
+    this.arm(key, deadline, ev);
+  }
+
+  private arm(key: string, deadline: number, ev: PeerEvent): void {
+    const fireAt = deadline;
+    const t = { handle: undefined as unknown, fireAt, deadline, ev };
+    t.handle = this.scheduler.setTimeout(() => {
+      if (this.timers.get(key) !== t) return;
+      const rest = t.deadline - this.scheduler.now();
+      if (rest > 0) {
+        // Restarted meanwhile: wait for the rest.
+        this.arm(key, t.deadline, t.ev);
+        return;
+      }
       this.timers.delete(key);
-      this.dispatch(ev);
-    }, seconds * 1000));
+      this.dispatch(t.ev);
+    }, Math.max(0, fireAt - this.scheduler.now()));
+    this.timers.set(key, t);
   }
 
   private clearTimer(key: string): void {
-    const h = this.timers.get(key);
-    if (h !== undefined) this.scheduler.clearTimeout(h);
+    const t = this.timers.get(key);
+    if (t !== undefined) this.scheduler.clearTimeout(t.handle);
     this.timers.delete(key);
   }
 

@@ -39,6 +39,34 @@ describe('Peer over loopback with a virtual clock (test codec)', () => {
     expect(p.a.state).toBe('Idle');
   });
 
+  it('messages restart the hold timer without a new timer each; it still expires hold time after the last one', async () => {
+    const p = await loopbackPair(JSON_CODEC);
+    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    let armed = 0;
+    const setTimeout0 = p.clock.setTimeout.bind(p.clock);
+    p.clock.setTimeout = (fn, ms) => (armed++, setTimeout0(fn, ms));
+    p.a.start();
+    p.b.start();
+    expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
+    const u: UpdateMessage = { type: 'update', withdrawn: [], attributes: { origin: 0 }, nlri: [] };
+    const before = armed;
+    // 500 UPDATEs, 100 ms apart on the clock: each restarts a's hold timer.
+    for (let i = 0; i < 500; i++) {
+      expect(p.b.send(u)).toBe(true);
+      expect(await until(() => p.ra.updates.length === i + 1)).toBe(true);
+      p.clock.advance(100);
+    }
+    // Keepalive timers (30 s each side) re-arm a few times in 50 s; hold restarts no longer arm timers.
+    expect(armed - before).toBeLessThan(20);
+    // No I/O from here (the clock runs synchronously, b's keepalives cannot arrive):
+    // a is still up 89.8 s after the last UPDATE, and its 90 s hold timer fires just after.
+    p.clock.advance(89_800);
+    expect(p.a.state).toBe('Established');
+    expect(p.ra.downs).toEqual([]);
+    p.clock.advance(300);
+    expect(p.ra.downs).toEqual([{ kind: 'holdTimerExpired' }]);
+  });
+
   it('a ManualStop sends Cease 6/2 and the other side sees it', async () => {
     const p = await loopbackPair(JSON_CODEC);
     cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
