@@ -76,6 +76,8 @@ export interface RouterSpec {
   readonly sessions: readonly Session[];
   /** What a sender originates. */
   readonly table?: FullTable;
+  /** tsbgp only: extra `node` flags for this router (a runtime variant measured beside the default). */
+  readonly nodeArgs?: readonly string[];
 }
 
 const ORIGIN_NH = { 4: '192.0.2.254', 6: '2001:db8:ffff::1' } as const;
@@ -246,7 +248,7 @@ export class Router {
       return r;
     }
     // --expose-gc: the heap figure is taken after a full collection; TSBGP_NODE_ARGS adds flags (--cpu-prof …)
-    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), { script: compiledNode(), nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], timeoutMs: 300_000 });
+    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), { script: compiledNode(), nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(spec.nodeArgs ?? []), ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], timeoutMs: 300_000 });
     return new Router(spec, lab, ts);
   }
 

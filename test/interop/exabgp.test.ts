@@ -274,13 +274,19 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       const down0 = Date.now();
       lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
       try {
+        // tsbgp's own hold timer is what this suite tests: strict bound
         await until(async () => {
           const st = await ts!.status();
           expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
-          for (const s of EXA_SESSIONS) expect({ s: s.name, down: messages(s, down0).some((m) => m.type === 'state' && m.neighbor.state === 'down') }).toEqual({ s: s.name, down: true });
         }, (HOLD_TIME + 3) * 1000, 200);
         const took = Date.now() - down0;
-        console.log(`ExaBGP link down: both ends down after ${took} ms (hold time ${HOLD_TIME} s)`);
+        // ExaBGP's timer runs in a Python reactor that CI loads with the other suites in
+        // parallel (once seen > 12 s): it must go down, with a keepalive interval of slack
+        await until(() => {
+          for (const s of EXA_SESSIONS) expect({ s: s.name, down: messages(s, down0).some((m) => m.type === 'state' && m.neighbor.state === 'down') }).toEqual({ s: s.name, down: true });
+        }, (HOLD_TIME + HOLD_TIME / 3 + 8) * 1000, 200);
+        const tookExa = Date.now() - down0;
+        console.log(`ExaBGP link down: tsbgp down after ${took} ms, ExaBGP after ${tookExa} ms (hold time ${HOLD_TIME} s)`);
         // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
         expect(took).toBeLessThanOrEqual((HOLD_TIME + 2) * 1000);
       } finally {
