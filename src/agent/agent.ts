@@ -399,7 +399,19 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       else log.debug(`ignored: ${formatIssue(i)}`);
     }
     if (events.length > 0) opts.metrics?.eventReceived();
-    if (events.length > 0 || !applied) void enqueue(reconcileStep);
+    if (events.length > 0 || !applied) requestReconcile();
+  };
+
+  // A reconcile reads the planner's plan when it runs: one queued is enough
+  // for any number of changes that come before it starts.
+  let reconcileQueued = false;
+  const requestReconcile = () => {
+    if (reconcileQueued) return;
+    reconcileQueued = true;
+    void enqueue(async () => {
+      reconcileQueued = false;
+      await reconcileStep();
+    });
   };
 
   const planJsonError = (e: Plan['errors'][number]): ErrorJson => ({ file: null, kind: e.kind ?? null, namespace: e.namespace ?? null, name: e.name ?? null, field: e.field ?? null, message: e.message });

@@ -173,4 +173,22 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     c.remove(blockAffinity('worker1-10-244-7-0-26', NODE, ''));
     await c.routes([POD, RANGE]);
   });
+
+  it('a burst of watch events is planned and reconciled as a few batches, not one per object', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    const before = c.logs.filter((l) => l.msg === 'configuration changed').length;
+    const N = 100;
+    // eTP Local Services with their endpoint here: each one's cluster IP /32 is advertised
+    const ips = Array.from({ length: N }, (_, i) => `198.18.1.${i + 1}`);
+    for (let i = 0; i < N; i++) {
+      c.apply(service(`burst-${i}`, { clusterIP: ips[i], externalTrafficPolicy: 'Local' }));
+      c.apply(endpointSlice(`burst-${i}-a`, `burst-${i}`, [NODE]));
+    }
+    await c.routes([POD, RANGE, ...ips.map((ip) => `${ip}/32`)], 10_000);
+    const batches = c.logs.filter((l) => l.msg === 'configuration changed').slice(before);
+    expect(batches.reduce((n, l) => n + (l.changeCount as number), 0)).toBe(2 * N);
+    // the fake API server writes them in one turn: they come in a chunk or a few
+    expect(batches.length).toBeLessThanOrEqual(10);
+  });
 });
