@@ -49,11 +49,13 @@ import { startApiServer, type Written } from './api-server.js';
 const quick = process.argv.includes('--quick');
 const given = process.argv.slice(2).filter((a) => /^\d+$/.test(a)).map(Number);
 type SourceKind = 'files' | 'api';
+/** --api-only / --files-only: one source (profiling, comparisons). */
+const onlySource: SourceKind | undefined = process.argv.includes('--api-only') ? 'api' : process.argv.includes('--files-only') ? 'files' : undefined;
 /** Sizes per source: the goal is set at 10,000; 100,000 through files shows how it scales. */
-const RUNS: { n: number; source: SourceKind }[] = (given.length > 0 ? given : quick ? [1000] : [10_000, 100_000]).map((n) => ({ n, source: 'files' as SourceKind }));
-if (!process.argv.includes('--files-only')) RUNS.push({ n: given[0] ?? (quick ? 1000 : 10_000), source: 'api' });
-// --api-only / --files-only: one source (profiling, comparisons)
-if (process.argv.includes('--api-only')) RUNS.splice(0, RUNS.length - 1);
+const RUNS: { n: number; source: SourceKind }[] = [
+  ...(given.length > 0 ? given : quick ? [1000] : [10_000, 100_000]).map((n) => ({ n, source: 'files' as SourceKind })),
+  { n: given[0] ?? (quick ? 1000 : 10_000), source: 'api' as SourceKind },
+].filter((r) => onlySource === undefined || r.source === onlySource);
 /** Changes timed per size (the first WARMUP not counted): 100 where the goal is set, fewer for the largest cluster. */
 const probesFor = (n: number) => (quick ? 12 : n > 20_000 ? 55 : 105);
 const FLOOR_PROBES = quick ? 12 : 55;

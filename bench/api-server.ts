@@ -9,7 +9,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { FakeApiServer, defaultResources } from '../test/kubernetes/fake-apiserver.js';
 import { epochMs } from './clock.js';
-import { endpointSlice, service } from './cluster-fixture.js';
+import { serviceObjects } from './cluster-fixture.js';
 
 type Obj = Record<string, unknown>;
 
@@ -69,11 +69,7 @@ function runChild(): void {
   process.on('message', (m: ParentMessage) => {
     if (m.type === 'init') {
       for (const o of m.cluster) server.apply(o);
-      const probes = new Set(m.probes);
-      for (let i = 0; i < m.services; i++) {
-        server.apply(service(i) as Obj);
-        server.apply(endpointSlice(i, !probes.has(i)) as Obj);
-      }
+      for (const o of serviceObjects(0, m.services, new Set(m.probes))) server.apply(o as Obj);
       void (async () => {
         await server.start();
         process.send?.({ type: 'ready', kubeconfig: await server.writeKubeconfig() } satisfies ChildMessage);

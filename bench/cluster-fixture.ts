@@ -68,8 +68,11 @@ export function endpointSlice(i: number, readyOnNode: boolean, local = hasLocal(
 export const list = (items: readonly object[]): string => JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 
 /** Services [from, to) with their slices, probes (the set given) not ready on this node. */
-export function serviceList(from: number, to: number, probes: ReadonlySet<number>): string {
+export function serviceObjects(from: number, to: number, probes: ReadonlySet<number>): object[] {
   const items: object[] = [];
   for (let i = from; i < to; i++) items.push(service(i), endpointSlice(i, !probes.has(i)));
-  return list(items);
+  return items;
 }
+
+/** The same as a `kind: List` manifest. */
+export const serviceList = (from: number, to: number, probes: ReadonlySet<number>): string => list(serviceObjects(from, to, probes));
