@@ -59,9 +59,12 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
         ...opts,
         kubeConfig,
         onChange: (events) => {
-          if (batch) return void batch.push(...events);
-          batch = [...events];
-          setImmediate(flush);
+          if (!batch) {
+            batch = [];
+            setImmediate(flush);
+          }
+          // a relist can be 100,000s of events: no spread into push's arguments
+          for (const e of events) batch.push(e);
         },
         onConnectionChange: (connected) => {
           if (connected) reported.clear();
