@@ -61,6 +61,8 @@ interface PeerEntry {
   base: { messagesIn: number; messagesOut: number; updatesIn: number; updatesOut: number };
   /** A session has been up since we started: our restart (R bit) is over. */
   everUp: boolean;
+  /** Unicast families whose End-of-RIB the peer sent on the current session. */
+  eorIn: Set<FamilyName>;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -183,6 +185,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       since: new Date(),
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
+      eorIn: new Set(),
     };
     entry.peer = this.makePeer(entry);
     if (typeof opts.asn === 'number') {
@@ -407,6 +410,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
         onEndOfRib: (f) => this.guard(e, () => {
           if (e.peer !== peer) return;
+          const name = f.safi === 1 ? familyName(f.afi) : undefined;
+          if (name) e.eorIn.add(name);
           this.deferral?.endOfRib(e.id, f);
           this.checkDeferral();
         }),
@@ -481,6 +486,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         }).filter((x) => x.send || x.receive),
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
+        endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
         ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime } } : {}),
       };
     }
@@ -507,6 +513,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const now = this.scheduler.now();
     e.negotiated = n;
     e.everUp = true;
+    e.eorIn = new Set();
     // asn 'any': the RIB learns the peer's AS from this OPEN (again, if it changed).
     if (e.ribAsn !== n.peerAs) {
       if (e.ribAsn !== undefined) this.rib.removePeer(e.id, now);

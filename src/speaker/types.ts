@@ -137,6 +137,8 @@ export interface PeerStatus {
     readonly gracefulRestart?: { readonly restartTime: number };
     readonly peerAsn: number;
     readonly peerRouterId: string;
+    /** Families whose End-of-RIB (RFC 4724) the peer has sent on this session: its initial table is complete. */
+    readonly endOfRibReceived: readonly FamilyName[];
   };
   /**
    * The last NOTIFICATION sent or received (or a local failure). `text` is

@@ -13,6 +13,11 @@ describe('two speakers over loopback TCP', () => {
     expect(st.negotiated?.peerAsn).toBe(65000);
     expect(st.local?.address).toBe('127.0.0.1');
     await established(b, '127.0.0.1');
+    // each side's initial table (empty) ends with End-of-RIB for both families
+    for (const [x, peer] of [[a, '127.0.0.2'], [b, '127.0.0.1']] as const) {
+      const eor = await eventually(`End-of-RIB at ${peer}`, () => { const f = x.status()[0].negotiated?.endOfRibReceived; return f?.length === 2 ? f : undefined; });
+      expect([...eor].sort()).toEqual(['ipv4', 'ipv6']);
+    }
 
     a.originate('10.1.0.0/16', { communities: ['65000:100', 'no-export'], largeCommunities: ['65000:1:2'], med: 50, localPref: 200 });
     a.originate('2001:db8:100::/48', { communities: ['65000:200'] });
