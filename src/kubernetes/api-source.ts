@@ -195,8 +195,16 @@ export interface ApiSourceOptions {
  * (so a clean re-watch rarely needs a relist) and a server-side timeout (so a
  * healthy watch ends and restarts on its own), and note every line received,
  * for the idle watchdog that catches half-open connections.
+ *
+ * And close for real on `stop()`: ListWatch.stop aborts only a watch whose
+ * response headers have arrived (client-node 1.4 learns the AbortController
+ * then), so an informer stopped while its watch was still opening left that
+ * connection streaming into a dead cache until the server's timeout.
  */
 class InstrumentedWatch extends Watch {
+  private stopped = false;
+  private readonly open = new Set<AbortController>();
+
   constructor(
     kc: KubeConfig,
     private readonly timeoutSeconds: number,
@@ -205,18 +213,36 @@ class InstrumentedWatch extends Watch {
     super(kc);
   }
 
-  override watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
+  override async watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
     this.onActivity();
+    let controller: AbortController | undefined;
     const cb = (phase: string, obj: unknown, raw?: unknown) => {
+      if (this.stopped) return;
       this.onActivity();
       callback(phase, obj, raw);
     };
-    return super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds }, cb, done);
+    const end = (err: unknown) => {
+      if (controller) this.open.delete(controller);
+      done(err);
+    };
+    controller = await super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds }, cb, end);
+    if (this.stopped) controller.abort();
+    else this.open.add(controller);
+    return controller;
+  }
+
+  /** Aborts every watch of this instance, now or as soon as it opens. */
+  stop(): void {
+    this.stopped = true;
+    for (const c of this.open) c.abort();
+    this.open.clear();
   }
 }
 
 class ResourceWatch {
   informer?: ListWatch<KubernetesObject>;
+  /** The informer's watch, stopped with it. */
+  watch?: InstrumentedWatch;
   connected = false;
   synced = false;
   connects = 0;
@@ -281,6 +307,7 @@ export class KubernetesApiSource {
       if (w.timer) clearTimeout(w.timer);
       const old = w.informer;
       w.informer = undefined;
+      w.watch?.stop();
       void old?.stop();
       this.connect(w);
     }
@@ -342,6 +369,7 @@ export class KubernetesApiSource {
     for (const w of this.watches) {
       if (w.timer) clearTimeout(w.timer);
       w.connected = false;
+      w.watch?.stop();
       await w.informer?.stop();
     }
     this.connected = false;
@@ -373,9 +401,11 @@ export class KubernetesApiSource {
   }
 
   private noteError(err: Error, w?: ResourceWatch): void {
-    const text = w ? `${w.def.plural}: ${err.message}` : err.message;
+    // node-fetch's words for a stream cut before its end
+    const message = err.message === 'Premature close' ? 'watch connection cut by the server or the network (Premature close)' : err.message;
+    const text = w ? `${w.def.plural}: ${message}` : message;
     this.lastError = text;
-    if (w) w.lastError = err.message;
+    if (w) w.lastError = message;
     this.opts.onError?.(err, w?.def.plural);
   }
 
@@ -395,6 +425,8 @@ export class KubernetesApiSource {
     this.noteError(e, w);
     this.noteConnection();
     w.informer = undefined;
+    w.watch?.stop();
+    w.watch = undefined;
     void informer.stop();
     const delay = backoffDelay(w.attempt++, this.backoff, this.random());
     w.timer = setTimeout(() => this.connect(w), delay);
@@ -429,6 +461,7 @@ export class KubernetesApiSource {
     const informer = new ListWatch<KubernetesObject>(path, watch, listFn, false);
     w.lastActivity = this.now();
     w.informer = informer;
+    w.watch = watch;
     const live = () => !this.closed && w.informer === informer;
     informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
     informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));

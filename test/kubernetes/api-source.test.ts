@@ -275,3 +275,29 @@ describe('KubernetesApiSource', () => {
     expect(h.server.requests.some((r) => r.path.startsWith('/apis/crd.projectcalico.org'))).toBe(false);
   });
 });
+
+describe('KubernetesApiSource.close', () => {
+  it('closes every watch connection', async () => {
+    const h = await setup();
+    await watching(h);
+    await h.source.close();
+    // the server drops a watch when its client goes away
+    await until(() => h.server.openWatches() === 0, 5000, 'watches closed');
+    expect(h.server.openWatches()).toBe(0);
+  });
+
+  it('closes a watch that was still opening when the source closed (client-node aborts only opened ones)', async () => {
+    const h = await setup();
+    await watching(h);
+    h.server.watchDelayMs = 400;
+    const late = new KubernetesApiSource({ kubeConfig: loadKubeConfig({ kubeconfig: await h.server.writeKubeconfig() }), onChange: () => undefined });
+    late.start();
+    await late.synced();
+    // every list is done; every watch request waits for the server
+    await late.close();
+    await until(() => h.server.openWatches() > 8, 3000, 'the late watches to open').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    // only h's own 8 watches are left: the late ones were aborted as soon as they opened
+    expect(h.server.openWatches()).toBe(8);
+  });
+});

@@ -89,6 +89,8 @@ export class FakeApiServer {
   failWith?: number;
   /** Accept requests without the bearer token (kubectl sends no token over plain http). */
   allowAnonymous = false;
+  /** Answer watch requests this late (ms): a slow or distant API server. */
+  watchDelayMs = 0;
 
   constructor(
     resources: FakeResource[] = defaultResources(),
@@ -344,7 +346,13 @@ export class FakeApiServer {
     if (name === undefined) {
       if (method === 'POST' && namespace) return this.create(r, namespace, body, res);
       if (method !== 'GET') return json(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
-      if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') return this.watch(r, namespace, url.searchParams, res);
+      if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
+        if (this.watchDelayMs > 0) {
+          setTimeout(() => { if (!res.destroyed) this.watch(r, namespace, url.searchParams, res); }, this.watchDelayMs);
+          return;
+        }
+        return this.watch(r, namespace, url.searchParams, res);
+      }
       return this.listResponse(r, namespace, res);
     }
     const key = this.keyOf(r, namespace, name);
@@ -398,6 +406,8 @@ export class FakeApiServer {
 
   private watch(r: FakeResource, namespace: string | undefined, q: URLSearchParams, res: http.ServerResponse): void {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // the real server flushes the headers at once, before any event (kubectl get -w shows nothing yet, but is watching)
+    res.flushHeaders();
     const w: Watcher = { res: r, namespace, bookmarks: q.get('allowWatchBookmarks') === 'true', out: res };
     const from = q.get('resourceVersion');
     if (from === null || from === '' || from === '0') {
