@@ -17,7 +17,8 @@ export interface KnownStep {
 
 interface Entry {
   readonly resource: Resource;
-  readonly json: string;
+  /** The resource as JSON, to tell a real change from a re-sent version; computed at the first comparison. */
+  readonly json?: string;
   /** metadata.uid, for Events (not part of the resource: a new uid alone is no change to plan). */
   readonly uid?: string;
 }
@@ -86,15 +87,20 @@ export class KnownObjects {
     const cleared = this.clearIssue(key);
     if (v.notes.length > 0) this.notesByKey.set(key, v.notes);
     else this.notesByKey.delete(key);
-    const json = JSON.stringify(v.resource);
     const uid = rawIdentity(raw).uid;
     const old = this.entries.get(key);
-    if (old && old.json === json) {
-      if (old.uid !== uid) this.entries.set(key, { ...old, uid });
+    if (!old) {
+      // a new object: nothing to compare with yet (a burst of adds skips the stringify)
+      this.entries.set(key, { resource: v.resource, uid });
+      return { events: [{ type: 'add', resource: v.resource }], issues: cleared };
+    }
+    const json = JSON.stringify(v.resource);
+    if ((old.json ?? JSON.stringify(old.resource)) === json) {
+      if (old.uid !== uid || old.json === undefined) this.entries.set(key, { ...old, json, uid });
       return { events: [], issues: cleared };
     }
     this.entries.set(key, { resource: v.resource, json, uid });
-    return { events: [{ type: old ? 'update' : 'add', resource: v.resource }], issues: cleared };
+    return { events: [{ type: 'update', resource: v.resource }], issues: cleared };
   }
 
   /** A DELETED object: only the identity matters. */
