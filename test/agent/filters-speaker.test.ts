@@ -4,26 +4,11 @@
  * (the route is withdrawn at the router, then comes back) with no session
  * reset, and `routes`/`explain` show the filter's verdict.
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runAgent } from '../../src/agent/agent.js';
-import { createLogger } from '../../src/agent/log.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { writeFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { learnedBy, startAgent, startRouter, stopAfterEach, within } from './loopback.js';
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const f of cleanup.splice(0).reverse()) await f();
-});
-
-async function within(ms: number, fn: () => boolean): Promise<void> {
-  const t0 = Date.now();
-  while (!fn()) {
-    if (Date.now() - t0 > ms) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+stopAfterEach();
 
 function manifests(routerPort: number, rejectCidr: string, peerFilters = '[no-external]'): string {
   return `apiVersion: v1
@@ -61,29 +46,10 @@ spec: { peerIP: "127.0.0.32:${routerPort}", asNumber: 65000, filters: ${peerFilt
 
 describe('BGPFilters on a real speaker', () => {
   it('a filter rejecting a CIDR toward the router takes effect live, without a session reset', async () => {
-    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.32', listen: { port: 0, addresses: ['127.0.0.32'] } });
-    router.addPeer({ address: '127.0.0.31', asn: 64512, passive: true, families: ['ipv4'] });
-    await router.start();
-    cleanup.push(() => router.stop());
-
-    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-filter-'));
-    const file = join(dir, 'cluster.yaml');
+    const router = await startRouter('127.0.0.32', '127.0.0.31');
     // At first the filter rejects a prefix nobody advertises.
-    await writeFile(file, manifests(router.port!, '192.0.2.0/24'));
-    const logs: string[] = [];
-    const agent = await runAgent({
-      node: 'worker1',
-      manifests: [file],
-      control: false,
-      listenPort: 0,
-      signals: false,
-      debounceMs: 30,
-      logger: createLogger({ level: 'debug', write: (l) => void logs.push(l) }),
-      speakerFactory: (o) => new BgpSpeaker(o),
-    });
-    cleanup.push(() => agent.stop());
-
-    const learned = () => router.received('127.0.0.31').map((r) => r.prefix.toString()).sort();
+    const { agent, file, logs } = await startAgent(manifests(router.port!, '192.0.2.0/24'), { logLevel: 'debug' });
+    const learned = learnedBy(router, '127.0.0.31');
     await within(10_000, () => learned().length === 2);
     expect(learned()).toEqual(['198.18.0.0/16', '203.0.113.0/24']);
     const routerSince = router.status()[0].since.getTime();
@@ -111,17 +77,10 @@ describe('BGPFilters on a real speaker', () => {
   }, 20_000);
 
   it('a peer that starts naming a filter gets it live, without a session reset', async () => {
-    const router = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.34', listen: { port: 0, addresses: ['127.0.0.34'] } });
-    router.addPeer({ address: '127.0.0.33', asn: 64512, passive: true, families: ['ipv4'] });
-    await router.start();
-    cleanup.push(() => router.stop());
-    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-filter-'));
-    const file = join(dir, 'cluster.yaml');
+    const router = await startRouter('127.0.0.34', '127.0.0.33');
     const text = (filters: string) => manifests(router.port!, '203.0.113.0/24', filters).replaceAll('127.0.0.31', '127.0.0.33').replaceAll('127.0.0.32', '127.0.0.34');
-    await writeFile(file, text('[]'));
-    const agent = await runAgent({ node: 'worker1', manifests: [file], control: false, listenPort: 0, signals: false, debounceMs: 30, logger: createLogger({ level: 'error', write: () => {} }), speakerFactory: (o) => new BgpSpeaker(o) });
-    cleanup.push(() => agent.stop());
-    const learned = () => router.received('127.0.0.33').map((r) => r.prefix.toString()).sort();
+    const { file } = await startAgent(text('[]'));
+    const learned = learnedBy(router, '127.0.0.33');
     await within(10_000, () => learned().length === 2);
     const since = router.status()[0].since.getTime();
     await writeFile(file, text('[no-external]'));
