@@ -24,6 +24,7 @@ export const ATTR_SETS: readonly AttrSet[] = [
 /** 2048 IPv4 /30s and 1024 IPv6 /64s. Outside the scale range 198.18.0.0 + 100,000 /32s. */
 export const DAEMON_V4: PrefixRange = { start: '198.19.192.0', length: 30, count: 2048 };
 export const DAEMON_V6: PrefixRange = { start: '2001:db8:2000::', length: 64, count: 1024 };
+export const daemonRange = (family: 'ipv4' | 'ipv6'): PrefixRange => (family === 'ipv4' ? DAEMON_V4 : DAEMON_V6);
 
 export interface DaemonRoute {
   readonly prefix: string;
@@ -78,7 +79,7 @@ export function frrNetworks(asn: number): string {
 
 /** ExaBGP: `route … ;` lines for a neighbor's static block (next-hop self is the session's local address). */
 export function exabgpRoutes(family: 'ipv4' | 'ipv6'): string {
-  return daemonRoutes(family === 'ipv4' ? DAEMON_V4 : DAEMON_V6)
+  return daemonRoutes(daemonRange(family))
     .map((r) => {
       const a = ATTR_SETS[r.set];
       const parts = [`route ${r.prefix} next-hop self origin ${a.origin}`];
@@ -92,7 +93,7 @@ export function exabgpRoutes(family: 'ipv4' | 'ipv6'): string {
 
 /** GoBGP: arguments of `gobgp global rib add` for each route. */
 export function gobgpAddArgs(family: 'ipv4' | 'ipv6', nextHop: string): string[][] {
-  return daemonRoutes(family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => {
+  return daemonRoutes(daemonRange(family)).map((r) => {
     const a = ATTR_SETS[r.set];
     const args = ['global', 'rib', 'add', '-a', family, r.prefix, 'origin', a.origin, 'nexthop', nextHop];
     if (a.med !== undefined) args.push('med', String(a.med));

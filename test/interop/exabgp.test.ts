@@ -9,15 +9,19 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupStale, Lab } from '../lab/netns.js';
+import { cleanupStale } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
 import { alive, nsPids } from '../lab/shell.js';
-import { ATTR_SETS, DAEMON_V4, DAEMON_V6, daemonRoutes, exabgpRoutes } from './daemon-routes.js';
+import { DAEMON_V4, DAEMON_V6, daemonRange, daemonRoutes, exabgpRoutes } from './daemon-routes.js';
 import {
-  AS2_ONLY, AS_TRANS, expectedAtDaemon, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, topologyWith, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, until, viewOfTs,
+  AS2_ONLY, expectedAtDaemon, expectedAtTs, familyOf, HOLD_TIME, session, SESSIONS, sorted, TOPOLOGIES, topologyWith, TS_PREFIXES, TS_ROUTES, tsConfig, until,
   type NegotiatedView, type RouteView, type Session,
 } from './harness.js';
-import { requireSpeaker, SpeakerProcess } from './speaker-client.js';
+import {
+  adjRibInMatches, allEstablished, daemonAsksRefresh, expectAgreement, expectTsPrefixesOn, InteropRun, SHUTDOWN_MESSAGE, tsAsksRefresh, withdrawal, withLinkDown,
+  type Daemon,
+} from './scenarios.js';
+import { requireSpeaker } from './speaker-client.js';
 
 const available = requireLab(['exabgp', 'tsbgp'], { binaries: ['python3', 'mkfifo'] });
 const withSpeaker = available.ok && requireSpeaker();
@@ -51,14 +55,8 @@ const ORIGIN = new Set(['igp', 'egp', 'incomplete']);
 const EXA_SESSIONS: readonly Session[] = [...SESSIONS, AS2_ONLY];
 
 describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
-  let lab: Lab;
   let dir = '';
-  let cleanup = (): void => {};
-  let ts: SpeakerProcess | undefined;
-  const restartTs = async (...args: Parameters<typeof SpeakerProcess.start> extends [unknown, unknown, ...infer R] ? R : never): Promise<SpeakerProcess> => {
-    await ts?.kill9();
-    return SpeakerProcess.start(lab, 'ts1', ...args);
-  };
+  const run = new InteropRun();
 
   beforeAll(async () => {
     cleanupStale();
@@ -68,14 +66,9 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       return base.replaceAll('@API@', join(d, 'api.py')).replaceAll('@ROUTES-IPV4@', exabgpRoutes('ipv4')).replaceAll('@ROUTES-IPV6@', exabgpRoutes('ipv6'));
     });
     dir = t.dir;
-    cleanup = t.cleanup;
-    lab = await Lab.up(t.topo, { ephemeral: true });
+    await run.up(t.topo, t.cleanup);
   });
-  afterAll(async () => {
-    await ts?.kill9().catch(() => undefined);
-    lab?.teardown();
-    cleanup();
-  });
+  afterAll(() => run.down());
 
   const messages = (s?: Session, since = 0): ExaMessage[] => {
     const file = join(dir, 'api.jsonl');
@@ -91,7 +84,8 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
   };
   /** An API command to ExaBGP (through api.py's FIFO). */
   const command = (line: string): void => writeFileSync(join(dir, 'cmd.fifo'), `${line}\n`);
-  const state = (s: Session): string | undefined => messages(s).filter((m) => m.type === 'state').pop()?.neighbor.state;
+  /** The last state ExaBGP reported on the session (of those since `since`). */
+  const state = (s: Session, since = 0): string | undefined => messages(s, since).filter((m) => m.type === 'state').pop()?.neighbor.state;
   /** What ExaBGP has received from tsbgp on a session, replayed from the update stream. */
   const ribFrom = (s: Session): Map<string, RouteView> => {
     const rib = new Map<string, RouteView>();
@@ -121,19 +115,22 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
     }
     return rib;
   };
-  const allEstablished = async (since: number): Promise<void> => {
-    await until(() => {
-      for (const s of EXA_SESSIONS) expect({ s: s.name, state: messages(s, since).filter((m) => m.type === 'state').pop()?.neighbor.state }).toEqual({ s: s.name, state: 'up' });
-    }, 60_000, 250);
-    for (const s of EXA_SESSIONS) await ts!.waitEstablished(s.d, 30_000);
+  const daemon: Daemon = {
+    name: 'ExaBGP',
+    sessions: EXA_SESSIONS,
+    states: () => (s) => state(s),
+    established: 'up',
+    learned: () => EXA_SESSIONS.flatMap((s) => [...ribFrom(s).values()].map((r) => ({ ...r, session: s.name }))),
   };
+  /** Up on every session since `since` (the stream still holds the earlier sessions' states). */
+  const upSince = (since: number): Promise<void> => allEstablished(run, daemon, () => (s) => state(s, since));
 
   it('ExaBGP starts with the generated config and its API helper; no session is up without tsbgp', async () => {
     await until(() => {
-      const cmdlines = nsPids(lab.ns('d1')).filter(alive).map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' '));
+      const cmdlines = nsPids(run.lab.ns('d1')).filter(alive).map((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' '));
       expect({ exabgp: cmdlines.some((c) => c.includes('exabgp')), api: cmdlines.some((c) => c.includes('api.py')) }).toEqual({ exabgp: true, api: true });
     }, 15_000, 200);
-    const conf = readFileSync(join(lab.node('d1').work, 'exabgp.conf'), 'utf8');
+    const conf = readFileSync(join(run.lab.node('d1').work, 'exabgp.conf'), 'utf8');
     expect((conf.match(/^\s+route 198\.19\./gm) ?? []).length).toBe(DAEMON_V4.count * 4);
     expect((conf.match(/^\s+route 2001:db8:2000:/gm) ?? []).length).toBe(DAEMON_V6.count * 2);
     for (const s of EXA_SESSIONS) expect(state(s)).not.toBe('up');
@@ -144,8 +141,8 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
 
     it('brings up all six sessions (one without 4-byte AS support); ExaBGP and tsbgp agree on the negotiated capabilities', async () => {
       t0 = Date.now();
-      ts = await restartTs(tsConfig({ extra: [AS2_ONLY] }));
-      await allEstablished(t0);
+      const ts = await run.restartTs(tsConfig({ extra: [AS2_ONLY] }));
+      await upSince(t0);
       for (const s of EXA_SESSIONS) {
         const neg = messages(s, t0).filter((m) => m.type === 'negotiated').pop()!.neighbor;
         const open = messages(s, t0).filter((m) => m.type === 'open' && m.neighbor.direction === 'receive').pop()?.neighbor.open;
@@ -161,10 +158,7 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
           holdTime: n.hold_time,
           peerAsn: neg.asn.peer,
         };
-        const mine = tsNegotiated(await ts.peer(s.d), s);
-        // without 4-byte AS support ExaBGP knows tsbgp only by AS_TRANS, as configured
-        expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...mine, peerAsn: s.twoByteOnly ? AS_TRANS : mine.peerAsn });
-        expect({ session: s.name, hold: mine.holdTime, asn4: mine.asn4, families: mine.families }).toEqual({ session: s.name, hold: HOLD_TIME, asn4: !s.twoByteOnly, families: [s.family] });
+        expectAgreement(s, theirs, await ts.peer(s.d));
         // a 4-byte AS does not fit the OPEN's My AS field: AS_TRANS there, the real one in the capability
         if (s.tsAsn > 0xffff) expect(open?.asn).toBe(23456);
       }
@@ -199,59 +193,35 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
     });
 
     it("holds in tsbgp's Adj-RIB-In exactly the routes ExaBGP's config announces", async () => {
-      for (const s of EXA_SESSIONS) {
-        const want = daemonRoutes(s.family === 'ipv4' ? DAEMON_V4 : DAEMON_V6).map((r) => {
-          const a = ATTR_SETS[r.set];
-          // ExaBGP adds LOCAL_PREF 100 on iBGP when the route has none
-          return viewOfTs({ prefix: r.prefix, asPath: s.ibgp ? [] : [s.daemonAsn], nextHop: s.d, med: a.med, localPref: s.ibgp ? 100 : undefined, communities: a.communities, largeCommunities: a.largeCommunities });
-        });
-        await until(async () => {
-          const got = (await ts!.received(s.d)).map(viewOfTs);
-          expect(got.length).toBe(want.length);
-          const byPrefix = new Map(got.map((r) => [r.prefix, r]));
-          for (const w of want) expect(byPrefix.get(w.prefix)).toEqual(w);
-        }, 30_000);
-      }
+      // ExaBGP adds LOCAL_PREF 100 on iBGP when the route has none
+      await adjRibInMatches(run, EXA_SESSIONS, (s) => daemonRoutes(daemonRange(s.family)).map((r) => expectedAtTs(s, r)));
     });
 
     it('route refresh: tsbgp asks and ExaBGP re-sends; ExaBGP asks and tsbgp re-sends', async () => {
       const s = session('e4');
-      const before = (await ts!.peer(s.d)).counters;
-      const t1 = Date.now();
-      await ts!.routeRefresh(s.d, 'ipv4');
-      await until(async () => {
-        expect(messages(s, t1).filter((m) => m.type === 'refresh' && m.neighbor.direction === 'receive').length).toBeGreaterThan(0);
-        expect((await ts!.peer(s.d)).counters.updatesIn).toBeGreaterThan(before.updatesIn);
-      }, 15_000, 200);
-      expect((await ts!.received(s.d)).length).toBe(DAEMON_V4.count);
-
-      const tsOut = (await ts!.peer(s.d)).counters.updatesOut;
-      const t2 = Date.now();
-      command(`neighbor ${s.ts} announce route-refresh ipv4 unicast`);
-      await until(async () => {
-        expect((await ts!.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
-        // the re-sent routes show up again in ExaBGP's stream
-        const again = messages(s, t2).flatMap((m) => Object.values(m.neighbor.message?.update?.announce ?? {}).flatMap((h) => Object.values(h).flat().map((n) => n.nlri)));
-        expect(sorted(new Set(again))).toEqual(sorted(TS_PREFIXES('ipv4')));
-      }, 15_000, 200);
+      await tsAsksRefresh(run, s, () => {
+        const t1 = Date.now();
+        return () => expect(messages(s, t1).filter((m) => m.type === 'refresh' && m.neighbor.direction === 'receive').length).toBeGreaterThan(0);
+      });
+      await daemonAsksRefresh(run, s, () => {
+        const t2 = Date.now();
+        command(`neighbor ${s.ts} announce route-refresh ipv4 unicast`);
+        return () => {
+          // the re-sent routes show up again in ExaBGP's stream
+          const again = messages(s, t2).flatMap((m) => Object.values(m.neighbor.message?.update?.announce ?? {}).flatMap((h) => Object.values(h).flat().map((n) => n.nlri)));
+          expect(sorted(new Set(again))).toEqual(sorted(TS_PREFIXES('ipv4')));
+        };
+      });
     });
 
     it('a withdrawal reaches ExaBGP', async () => {
-      const gone = ['203.0.113.16/28', '2001:db8:101::/48'];
-      await ts!.withdraw(gone);
-      await until(() => {
-        for (const s of EXA_SESSIONS) expect({ s: s.name, left: [...ribFrom(s).keys()].filter((p) => gone.includes(p)) }).toEqual({ s: s.name, left: [] });
-      }, 15_000, 200);
-      await ts!.originate(TS_ROUTES.filter((r) => gone.includes(r.prefix)));
-      await until(() => {
-        for (const s of EXA_SESSIONS) expect(sorted(ribFrom(s).keys())).toEqual(sorted(TS_PREFIXES(s.family)));
-      }, 15_000, 200);
+      // ExaBGP installs nothing: each session's stream must show them all again
+      await withdrawal(run, daemon, () => expectTsPrefixesOn(daemon, EXA_SESSIONS));
     });
 
     it("administrative shutdown reaches ExaBGP as Cease with tsbgp's RFC 9003 message", async () => {
-      const message = 'tsbgp interop: maintenance 42';
       const t3 = Date.now();
-      await ts!.stop({ message });
+      await run.ts.stop({ message: SHUTDOWN_MESSAGE });
       await until(() => {
         for (const s of EXA_SESSIONS) expect(messages(s, t3).some((m) => m.type === 'state' && m.neighbor.state === 'down')).toBe(true);
       }, 10_000, 200);
@@ -263,22 +233,22 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
       // The raw packet (API `receive { packets; }`) is logged before that, so check the bytes.
       const raw = messages(session('e4'), t3).find((m) => m.type === 'notification' && (m.neighbor.message as { body?: string } | undefined)?.body);
       const body = Buffer.from((raw!.neighbor.message as { body: string }).body.replace(/^0x/, ''), 'hex');
-      const text = Buffer.from(message, 'utf8');
-      expect({ code: body[0], subcode: body[1], length: body[2], text: body.subarray(3).toString('utf8') }).toEqual({ code: 6, subcode: 2, length: text.length, text: message });
+      const text = Buffer.from(SHUTDOWN_MESSAGE, 'utf8');
+      expect({ code: body[0], subcode: body[1], length: body[2], text: body.subarray(3).toString('utf8') }).toEqual({ code: 6, subcode: 2, length: text.length, text: SHUTDOWN_MESSAGE });
       const down = messages(session('e4'), t3).find((m) => m.type === 'state' && m.neighbor.state === 'down');
       expect(down?.neighbor.reason).toMatch(/can not decode update message of type "3"|Administrative Shutdown/);
     });
 
     it('link down: both ends drop the sessions within the hold time', async () => {
       const t4 = Date.now();
-      ts = await restartTs(tsConfig({ gracefulRestart: false, extra: [AS2_ONLY] }), { tag: 'speaker-nogr' });
-      await allEstablished(t4);
+      await run.restartTs(tsConfig({ gracefulRestart: false, extra: [AS2_ONLY] }), { tag: 'speaker-nogr' });
+      await upSince(t4);
       // Settled first: every initial table complete (tsbgp holds ExaBGP's End-of-RIB) and no
       // state change on ExaBGP's side for a second. ExaBGP 4.2 checks its hold timer only
       // between messages: a link cut while it still writes its table (peer.py, the End-of-RIB
       // loop spins on a full socket buffer) would test ExaBGP's bug, not tsbgp.
       await until(async () => {
-        for (const s of EXA_SESSIONS) expect({ s: s.name, eor: (await ts!.peer(s.d)).negotiated?.endOfRibReceived }).toEqual({ s: s.name, eor: [s.family] });
+        for (const s of EXA_SESSIONS) expect({ s: s.name, eor: (await run.ts.peer(s.d)).negotiated?.endOfRibReceived }).toEqual({ s: s.name, eor: [s.family] });
       }, 30_000, 200);
       let states = -1;
       await until(async () => {
@@ -287,13 +257,11 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
         states = now;
         expect(stable).toBe(true);
       }, 30_000, 1000);
-      await allEstablished(t4);
-      const down0 = Date.now();
-      lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'down']);
-      try {
+      await upSince(t4);
+      await withLinkDown(run, async (down0) => {
         // tsbgp's own hold timer is what this suite tests: strict bound
         await until(async () => {
-          const st = await ts!.status();
+          const st = await run.ts.status();
           expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
         }, (HOLD_TIME + 3) * 1000, 200);
         const took = Date.now() - down0;
@@ -313,11 +281,9 @@ describe.skipIf(!available.ok)('tsbgp against ExaBGP', () => {
         console.log(`ExaBGP link down: tsbgp down after ${took} ms, ExaBGP after ${tookExa} ms (hold time ${HOLD_TIME} s)`);
         // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
         expect(took).toBeLessThanOrEqual((HOLD_TIME + 2) * 1000);
-      } finally {
-        lab.mustExec('ts1', ['ip', 'link', 'set', 'eth1', 'up']);
-      }
-      await allEstablished(Date.now());
-      await ts!.stop();
+      });
+      await upSince(Date.now());
+      await run.ts.stop();
     });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * What the four tsbgp-<daemon> interop tests share: the sessions of the
  * tsbgp-<daemon>.clab.yml topologies, tsbgp's configuration, the routes
- * tsbgp originates and what each daemon should make of them, config
- * generation, and a no-loss poller for graceful restart.
+ * tsbgp originates and what each daemon should make of them (and tsbgp of
+ * the daemon's), config generation, and a no-loss kernel route monitor for
+ * graceful restart. The scenarios built on these are in scenarios.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FamilyName, PeerOptions, PeerStatus } from '../../src/speaker/types.js';
 import { loadTopology, type Topology } from '../lab/topology.js';
+import { ATTR_SETS, type DaemonRoute } from './daemon-routes.js';
 import type { NodeConfig, PrefixRange, RouteSpec } from './speaker-protocol.js';
 
 export const TOPOLOGIES = join(dirname(fileURLToPath(import.meta.url)), '..', 'lab', 'topologies');
@@ -55,6 +57,8 @@ export const AS2_ONLY: Session = { name: 'n2', family: 'ipv4', ts: '198.51.100.4
 export const AS_TRANS = 23456;
 
 export const session = (name: Session['name']): Session => [...SESSIONS, AS2_ONLY].find((s) => s.name === name)!;
+/** The session on which tsbgp has this address (how FRR and GoBGP name a route's source). */
+export const sessionAt = (ts: string | undefined): Session['name'] | undefined => [...SESSIONS, AS2_ONLY].find((s) => s.ts === ts)?.name;
 
 /** What tsbgp originates: each family gets three attribute sets. */
 export const TS_ROUTES: readonly RouteSpec[] = [
@@ -98,6 +102,13 @@ export function expectedAtDaemon(r: RouteSpec, s: Session): RouteView {
     communities: (a.communities ?? []).map(String).sort(),
     largeCommunities: [...(a.largeCommunities ?? [])].sort(),
   };
+}
+
+/** What tsbgp should hold for one of the daemon's routes (daemon-routes.ts) learned over `s`. */
+export function expectedAtTs(s: Session, r: DaemonRoute): TsRouteView {
+  const a = ATTR_SETS[r.set];
+  // iBGP: LOCAL_PREF 100, the default the daemons send when the route has none
+  return viewOfTs({ prefix: r.prefix, asPath: s.ibgp ? [] : [s.daemonAsn], nextHop: s.d, med: a.med, localPref: s.ibgp ? 100 : undefined, communities: a.communities, largeCommunities: a.largeCommunities });
 }
 
 /** tsbgp's configuration for these sessions (only those named, default all). */
@@ -195,9 +206,8 @@ export async function until<T>(check: () => T | Promise<T>, ms = 60_000, everyMs
  * stream sees any deletion, however short.
  */
 export class KernelMonitor {
-  private readonly child: ChildProcess;
+  private readonly follower: LineFollower;
   private readonly present: Set<string>;
-  private buf = '';
   events = 0;
   /** Every prefix deleted while watching (also those not expected). */
   readonly deleted: string[] = [];
@@ -210,13 +220,7 @@ export class KernelMonitor {
     private readonly protocol: string,
   ) {
     this.present = new Set(initial);
-    this.child = spawn('ip', ['netns', 'exec', ns, 'ip', 'monitor', 'route'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    this.child.stdout!.on('data', (d: Buffer) => {
-      this.buf += d.toString('utf8');
-      const lines = this.buf.split('\n');
-      this.buf = lines.pop()!;
-      for (const line of lines) this.line(line);
-    });
+    this.follower = new LineFollower(ns, ['ip', 'monitor', 'route'], (line) => this.line(line));
   }
 
   /** Every expected prefix was in the table when the monitor started. */
@@ -237,18 +241,41 @@ export class KernelMonitor {
   }
 
   async stop(): Promise<{ events: number; deleted: string[]; losses: { at: number; missing: string[] }[] }> {
+    await this.follower.stop();
+    return { events: this.events, deleted: this.deleted, losses: this.losses };
+  }
+}
+
+/** Runs a command in a namespace and hands each whole line of its output to `line`, until stop(). */
+export class LineFollower {
+  private readonly child: ChildProcess;
+  private buf = '';
+
+  constructor(ns: string, argv: readonly string[], line: (line: string) => void) {
+    this.child = spawn('ip', ['netns', 'exec', ns, ...argv], { stdio: ['ignore', 'pipe', 'ignore'] });
+    this.child.stdout!.on('data', (d: Buffer) => {
+      this.buf += d.toString('utf8');
+      const lines = this.buf.split('\n');
+      this.buf = lines.pop()!;
+      for (const l of lines) line(l);
+    });
+  }
+
+  async stop(): Promise<void> {
     const exited = new Promise((r) => this.child.once('exit', r));
     this.child.kill('SIGKILL');
     await exited;
-    return { events: this.events, deleted: this.deleted, losses: this.losses };
   }
 }
 
 /** Sorted copy, for order-free comparisons. */
 export const sorted = <T>(xs: Iterable<T>): T[] => [...xs].sort();
 
+/** A route in tsbgp's Adj-RIB-In, as viewOfTs gives it. */
+export type TsRouteView = Omit<RouteView, 'origin'>;
+
 /** Normalizes tsbgp's received routes (prefix strings, sorted lists) for comparison with a daemon's Adj-RIB-Out. */
-export function viewOfTs(r: { prefix: string; asPath: readonly number[]; nextHop?: string; med?: number; localPref?: number; communities: readonly string[]; largeCommunities: readonly string[]; origin?: string }): Omit<RouteView, 'origin'> {
+export function viewOfTs(r: { prefix: string; asPath: readonly number[]; nextHop?: string; med?: number; localPref?: number; communities: readonly string[]; largeCommunities: readonly string[]; origin?: string }): TsRouteView {
   return {
     prefix: r.prefix,
     asPath: [...r.asPath],

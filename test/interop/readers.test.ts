@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/net/prefix.js';
 import { ATTR_SETS, DAEMON_V4, DAEMON_V6, birdStatic, exabgpRoutes, frrNetworks } from './daemon-routes.js';
+import type { NegotiatedView } from './harness.js';
 import { mrtDump } from './mrt.js';
 import { birdNegotiated, frrNegotiated, gobgpMpFamilies, gobgpNegotiated, type FrrNeighbor, type GobgpNeighborFull } from './readers.js';
 import { expandRange } from './speaker-protocol.js';
@@ -17,49 +18,39 @@ const FIX = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'int
 const fixture = (f: string): string => readFileSync(join(FIX, f), 'utf8');
 
 describe('capability readers on captured output', () => {
+  /** What the captured sessions negotiated: all IPv4 with the same capabilities but for `differs`. */
+  const negotiated = (peerAsn: number, differs: Partial<NegotiatedView> = {}): NegotiatedView & { established: boolean } => ({
+    established: true,
+    families: ['ipv4'],
+    asn4: true,
+    routeRefresh: true,
+    enhancedRouteRefresh: true,
+    extendedMessage: false,
+    gracefulRestart: true,
+    holdTime: 180,
+    peerAsn,
+    ...differs,
+  });
+
   it('BIRD: negotiated = announced by both ends; extended message only by FRR here', () => {
-    expect(birdNegotiated(fixture('bird-show-protocols-all.txt'))).toEqual({
-      established: true,
-      families: ['ipv4'],
-      asn4: true,
-      routeRefresh: true,
-      enhancedRouteRefresh: true,
-      extendedMessage: false,
-      gracefulRestart: true,
-      holdTime: 180,
-      peerAsn: 65002,
-    });
+    expect(birdNegotiated(fixture('bird-show-protocols-all.txt'))).toEqual(negotiated(65002));
   });
 
   it('FRR: "advertisedAndReceived…" counts, "advertised" alone does not', () => {
     const n = JSON.parse(fixture('frr-neighbor.json')) as FrrNeighbor;
-    expect(frrNegotiated(n)).toEqual({
-      established: true,
-      families: ['ipv4'],
-      asn4: true,
-      routeRefresh: true,
-      enhancedRouteRefresh: true,
-      extendedMessage: false,
-      gracefulRestart: true,
-      holdTime: 180,
-      peerAsn: 65001,
-    });
+    expect(frrNegotiated(n)).toEqual(negotiated(65001));
   });
 
   it('GoBGP: capability type names on both sides, families from the protobuf value', () => {
     const n = JSON.parse(fixture('gobgp-neighbor.json')) as GobgpNeighborFull;
-    expect(gobgpNegotiated(n)).toEqual({
-      established: true,
-      families: ['ipv4'],
-      asn4: true,
-      routeRefresh: true,
-      // BIRD offered these, GoBGP (without GR configured) did not
-      enhancedRouteRefresh: false,
-      extendedMessage: false,
-      gracefulRestart: false,
-      holdTime: 90,
-      peerAsn: 65001,
-    });
+    expect(gobgpNegotiated(n)).toEqual(
+      negotiated(65001, {
+        holdTime: 90,
+        // BIRD offered these, GoBGP (without GR configured) did not
+        enhancedRouteRefresh: false,
+        gracefulRestart: false,
+      }),
+    );
     // Family{afi: 2, safi: 1} is 0a 04 08 02 10 01
     expect(gobgpMpFamilies([{ type_url: 'type.googleapis.com/apipb.MultiProtocolCapability', value: Buffer.from([0x0a, 0x04, 0x08, 0x02, 0x10, 0x01]).toString('base64') }])).toEqual(['ipv6']);
   });
