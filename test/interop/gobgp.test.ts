@@ -74,6 +74,7 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
     sessions: SESSIONS,
     states: () => (s) => gobgpNegotiated(neighbor(s)).established,
     established: true,
+    marksStale: true,
     // GoBGP's paths for tsbgp's prefixes (global RIB, every source)
     learned: () =>
       (['ipv4', 'ipv6'] as const).flatMap((f) => {
