@@ -37,7 +37,7 @@ export class KnownObjects {
   private readonly entries = new Map<string, Entry>();
   /** Current issue per key (or per raw identity when no key could be read), as reported. */
   private readonly issueText = new Map<string, string>();
-  private readonly issueByKey = new Map<string, ManifestIssue>();
+  private readonly issueByKey = new Map<string, readonly ManifestIssue[]>();
   /** Warnings and ignored fields of valid objects (unknown fields, Calico-only features), per key. */
   private readonly notesByKey = new Map<string, readonly ManifestIssue[]>();
 
@@ -62,7 +62,7 @@ export class KnownObjects {
 
   /** Issues of objects whose newest version is invalid, and the notes of valid ones. */
   issues(): ManifestIssue[] {
-    return [...this.issueByKey.values(), ...[...this.notesByKey.values()].flat()];
+    return [...[...this.issueByKey.values()].flat(), ...[...this.notesByKey.values()].flat()];
   }
 
   private keyFor(raw: unknown): string {
@@ -82,7 +82,7 @@ export class KnownObjects {
     const v = validateObject(this.typed(raw));
     if (!v.ok) {
       // An invalid version never replaces the last valid one: report and keep.
-      return { events: [], issues: this.noteIssue(key, v.issue) };
+      return { events: [], issues: this.noteIssue(key, v.issues) };
     }
     const cleared = this.clearIssue(key);
     if (v.notes.length > 0) this.notesByKey.set(key, v.notes);
@@ -138,12 +138,12 @@ export class KnownObjects {
     return { events, issues };
   }
 
-  private noteIssue(key: string, issue: ManifestIssue): ManifestIssue[] {
-    const text = JSON.stringify(issue);
-    this.issueByKey.set(key, issue);
+  private noteIssue(key: string, issues: readonly ManifestIssue[]): ManifestIssue[] {
+    const text = JSON.stringify(issues);
+    this.issueByKey.set(key, issues);
     if (this.issueText.get(key) === text) return [];
     this.issueText.set(key, text);
-    return [issue];
+    return [...issues];
   }
 
   private clearIssue(key: string): ManifestIssue[] {

@@ -63,6 +63,35 @@ class FieldError extends Error {
   }
 }
 
+/** The field errors noted so far for the resource being validated (see `soft`); null outside validateObject. */
+let noted: FieldError[] | null = null;
+
+/**
+ * Reads a field that does not depend on the others: its FieldError is noted
+ * and `fallback` used, so one pass reports every independent mistake of a
+ * resource instead of the first only. Errors that make the rest meaningless
+ * (a spec that is not a map) are still thrown.
+ */
+function soft<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch (e) {
+    if (!(e instanceof FieldError) || noted === null) throw e;
+    noted.push(e);
+    return fallback;
+  }
+}
+
+/** Each element read by `fn`, those in error noted (see `soft`) and left out. */
+function softEach<T, R>(list: readonly T[], fn: (item: T, index: number) => R): R[] {
+  const out: R[] = [];
+  list.forEach((item, i) => {
+    const r = soft<{ v: R } | undefined>(() => ({ v: fn(item, i) }), undefined);
+    if (r) out.push(r.v);
+  });
+  return out;
+}
+
 const CALICO_API = ['projectcalico.org/v3', 'crd.projectcalico.org/v1'];
 const API_VERSIONS: Record<ResourceKind, readonly string[]> = {
   Node: ['v1'],
@@ -277,31 +306,33 @@ function validateNode(o: Obj, m: Meta): Node {
     return { address, length: Number(len) };
   };
   const internalIPs: Address[] = [];
-  asList(status.addresses, 'status.addresses').forEach((e, i) => {
+  softEach(soft(() => asList(status.addresses, 'status.addresses'), []), (e, i) => {
     const p = `status.addresses[${i}]`;
     const entry = asObj(e, p);
     if (optStr(entry, 'type', `${p}.`) === 'InternalIP') internalIPs.push(addressValue(entry.address, `${p}.address`));
   });
-  const podCIDRs = asList(spec.podCIDRs, 'spec.podCIDRs').map((c, i) => prefixValue(c, `spec.podCIDRs[${i}]`));
-  if (podCIDRs.length === 0 && typeof spec.podCIDR === 'string' && spec.podCIDR !== '') podCIDRs.push(prefixValue(spec.podCIDR, 'spec.podCIDR'));
+  const podCIDRs = softEach(soft(() => asList(spec.podCIDRs, 'spec.podCIDRs'), []), (c, i) => prefixValue(c, `spec.podCIDRs[${i}]`));
+  if (podCIDRs.length === 0 && typeof spec.podCIDR === 'string' && spec.podCIDR !== '') soft(() => podCIDRs.push(prefixValue(spec.podCIDR, 'spec.podCIDR')), 0);
   const asText = a[CALICO_ANNOTATIONS.asNumber];
   const rr = a[CALICO_ANNOTATIONS.rrClusterId];
   if (rr !== undefined && rr !== '') {
-    try {
-      const addr = Address.parse(rr);
-      if (addr.family !== 4) throw new Error();
-    } catch {
-      throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
-    }
+    soft(() => {
+      try {
+        const addr = Address.parse(rr);
+        if (addr.family !== 4) throw new Error();
+      } catch {
+        throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
+      }
+    }, undefined);
   }
   return {
     kind: 'Node',
     name: m.name,
     labels: m.labels,
     annotations: m.annotations,
-    asNumber: asText === undefined || asText === '' ? undefined : asNumberValue(asText, `metadata.annotations.${CALICO_ANNOTATIONS.asNumber}`),
-    ipv4Address: ifAddr(CALICO_ANNOTATIONS.ipv4Address, 4),
-    ipv6Address: ifAddr(CALICO_ANNOTATIONS.ipv6Address, 6),
+    asNumber: asText === undefined || asText === '' ? undefined : soft(() => asNumberValue(asText, `metadata.annotations.${CALICO_ANNOTATIONS.asNumber}`), undefined),
+    ipv4Address: soft(() => ifAddr(CALICO_ANNOTATIONS.ipv4Address, 4), undefined),
+    ipv6Address: soft(() => ifAddr(CALICO_ANNOTATIONS.ipv6Address, 6), undefined),
     routeReflectorClusterId: rr === '' ? undefined : rr,
     internalIPs,
     podCIDRs,
@@ -313,28 +344,30 @@ const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort', 'LoadBal
 function validateService(o: Obj, m: Meta): Service {
   const spec = asObj(o.spec, 'spec');
   const status = asObj(o.status, 'status');
-  const type = optEnum(spec, 'type', 'spec.', SERVICE_TYPES) ?? 'ClusterIP';
+  const type = soft(() => optEnum(spec, 'type', 'spec.', SERVICE_TYPES), undefined) ?? 'ClusterIP';
   let headless = false;
   let clusterIPs: Address[] = [];
   const listed = asList(spec.clusterIPs, 'spec.clusterIPs');
   const single = optStr(spec, 'clusterIP', 'spec.');
   const texts: { v: unknown; path: string }[] = listed.length > 0 ? listed.map((v, i) => ({ v, path: `spec.clusterIPs[${i}]` })) : single ? [{ v: single, path: 'spec.clusterIP' }] : [];
   if (texts.some((t) => t.v === 'None')) headless = true;
-  else clusterIPs = texts.filter((t) => t.v !== '').map((t) => addressValue(t.v, t.path));
+  else clusterIPs = softEach(texts.filter((t) => t.v !== ''), (t) => addressValue(t.v, t.path));
   if (single && listed.length > 0 && single !== 'None' && single !== listed[0]) {
-    throw new FieldError('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
+    soft(() => {
+      throw new FieldError('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
+    }, undefined);
   }
-  const externalIPs = asList(spec.externalIPs, 'spec.externalIPs').map((v, i) => addressValue(v, `spec.externalIPs[${i}]`));
-  const lb = asObj(status.loadBalancer, 'status.loadBalancer');
+  const externalIPs = softEach(soft(() => asList(spec.externalIPs, 'spec.externalIPs'), []), (v, i) => addressValue(v, `spec.externalIPs[${i}]`));
+  const lb = soft(() => asObj(status.loadBalancer, 'status.loadBalancer'), {});
   const loadBalancerIngressIPs: Address[] = [];
-  asList(lb.ingress, 'status.loadBalancer.ingress').forEach((e, i) => {
+  softEach(soft(() => asList(lb.ingress, 'status.loadBalancer.ingress'), []), (e, i) => {
     const p = `status.loadBalancer.ingress[${i}]`;
     const entry = asObj(e, p);
     const ip = optStr(entry, 'ip', `${p}.`);
     if (ip) loadBalancerIngressIPs.push(addressValue(ip, `${p}.ip`));
   });
-  const specLb = optStr(spec, 'loadBalancerIP', 'spec.');
-  const ipFamilies = asList(spec.ipFamilies, 'spec.ipFamilies').map((f, i): Family => {
+  const specLb = soft(() => optStr(spec, 'loadBalancerIP', 'spec.'), undefined);
+  const ipFamilies = softEach(soft(() => asList(spec.ipFamilies, 'spec.ipFamilies'), []), (f, i): Family => {
     if (f === 'IPv4') return 4;
     if (f === 'IPv6') return 6;
     throw new FieldError(`spec.ipFamilies[${i}]`, `unknown value ${JSON.stringify(f)} (expected one of IPv4, IPv6)`);
@@ -353,8 +386,8 @@ function validateService(o: Obj, m: Meta): Service {
     clusterIPs,
     externalIPs,
     loadBalancerIngressIPs,
-    specLoadBalancerIP: specLb ? addressValue(specLb, 'spec.loadBalancerIP') : undefined,
-    externalTrafficPolicy: optEnum(spec, 'externalTrafficPolicy', 'spec.', ['Cluster', 'Local'] as const) ?? 'Cluster',
+    specLoadBalancerIP: specLb ? soft(() => addressValue(specLb, 'spec.loadBalancerIP'), undefined) : undefined,
+    externalTrafficPolicy: soft(() => optEnum(spec, 'externalTrafficPolicy', 'spec.', ['Cluster', 'Local'] as const), undefined) ?? 'Cluster',
     ipFamilies,
   };
 }
@@ -362,7 +395,7 @@ function validateService(o: Obj, m: Meta): Service {
 function validateEndpointSlice(o: Obj, m: Meta): EndpointSlice {
   const addressType = optEnum<EndpointAddressType>(o, 'addressType', '', ['IPv4', 'IPv6', 'FQDN']);
   if (addressType === undefined) throw new FieldError('addressType', 'is required (IPv4, IPv6 or FQDN)');
-  const endpoints = asList(o.endpoints, 'endpoints').map((e, i): Endpoint => {
+  const endpoints = softEach(asList(o.endpoints, 'endpoints'), (e, i): Endpoint => {
     const p = `endpoints[${i}]`;
     const entry = asObj(e, p);
     const cond = asObj(entry.conditions, `${p}.conditions`);
@@ -373,7 +406,7 @@ function validateEndpointSlice(o: Obj, m: Meta): EndpointSlice {
 }
 
 function cidrList(spec: Obj, key: string): Prefix[] {
-  return asList(spec[key], `spec.${key}`).map((e, i) => {
+  return softEach(soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
     const p = `spec.${key}[${i}]`;
     const entry = asObj(e, p);
     if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
@@ -383,7 +416,7 @@ function cidrList(spec: Obj, key: string): Prefix[] {
 
 function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
   const spec = asObj(o.spec, 'spec');
-  const communities = asList(spec.communities, 'spec.communities').map((e, i) => {
+  const communities = softEach(soft(() => asList(spec.communities, 'spec.communities'), []), (e, i) => {
     const p = `spec.communities[${i}]`;
     const entry = asObj(e, p);
     const name = reqStr(entry, 'name', `${p}.`);
@@ -392,18 +425,18 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
   });
   const seen = new Set<string>();
   communities.forEach((c, i) => {
-    if (seen.has(c.name)) throw new FieldError(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`);
+    if (seen.has(c.name)) soft(() => { throw new FieldError(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`); }, undefined);
     seen.add(c.name);
   });
   const prefixAdvertisements =
     spec.prefixAdvertisements === undefined || spec.prefixAdvertisements === null
       ? undefined
-      : asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements').map((e, i): PrefixAdvertisement => {
+      : softEach(soft(() => asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements'), []), (e, i): PrefixAdvertisement => {
           const p = `spec.prefixAdvertisements[${i}]`;
           const entry = asObj(e, p);
           if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
           const cidr = prefixValue(entry.cidr, `${p}.cidr`);
-          const list = asList(entry.communities, `${p}.communities`).map((c, j) => {
+          const list = softEach(asList(entry.communities, `${p}.communities`), (c, j) => {
             const cp = `${p}.communities[${j}]`;
             if (typeof c !== 'string' || c === '') throw new FieldError(cp, `expected a community name or "aa:nn" literal, got ${typeName(c)}`);
             const lit = parseCommunityLiteral(c);
@@ -413,23 +446,23 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
           });
           return { cidr, communities: list };
         });
-  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : asNumberValue(spec.asNumber, 'spec.asNumber');
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), undefined);
   return {
     kind: 'BGPConfiguration',
     name: m.name,
     asNumber,
-    nodeToNodeMeshEnabled: optBool(spec, 'nodeToNodeMeshEnabled', 'spec.'),
+    nodeToNodeMeshEnabled: soft(() => optBool(spec, 'nodeToNodeMeshEnabled', 'spec.'), undefined),
     serviceClusterIPs: cidrList(spec, 'serviceClusterIPs'),
     serviceExternalIPs: cidrList(spec, 'serviceExternalIPs'),
     serviceLoadBalancerIPs: cidrList(spec, 'serviceLoadBalancerIPs'),
-    serviceLoadBalancerAggregation: optEnum(spec, 'serviceLoadBalancerAggregation', 'spec.', ['Enabled', 'Disabled'] as const) ?? 'Enabled',
+    serviceLoadBalancerAggregation: soft(() => optEnum(spec, 'serviceLoadBalancerAggregation', 'spec.', ['Enabled', 'Disabled'] as const), undefined) ?? 'Enabled',
     communities,
     prefixAdvertisements,
-    listenPort: optInt(spec, 'listenPort', 'spec.', 1, 65535),
-    nodeMeshPassword: secretRef(spec.nodeMeshPassword, 'spec.nodeMeshPassword'),
-    nodeMeshMaxRestartTime: durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'),
-    bindMode: optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const),
-    logSeverityScreen: optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const),
+    listenPort: soft(() => optInt(spec, 'listenPort', 'spec.', 1, 65535), undefined),
+    nodeMeshPassword: soft(() => secretRef(spec.nodeMeshPassword, 'spec.nodeMeshPassword'), undefined),
+    nodeMeshMaxRestartTime: soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
+    bindMode: soft(() => optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const), undefined),
+    logSeverityScreen: soft(() => optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const), undefined),
   };
 }
 
@@ -453,48 +486,49 @@ function peerIPValue(text: string, path: string): { address: Address; port?: num
 
 function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
   const spec = asObj(o.spec, 'spec');
-  const node = optStr(spec, 'node', 'spec.') || undefined;
-  const nodeSelector = selectorValue(spec, 'nodeSelector', 'spec.');
-  if (node && nodeSelector) throw new FieldError('spec.nodeSelector', 'cannot be set together with spec.node');
-  const peerSelector = selectorValue(spec, 'peerSelector', 'spec.');
-  const peerIPText = optStr(spec, 'peerIP', 'spec.') || undefined;
-  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : asNumberValue(spec.asNumber, 'spec.asNumber');
+  // A field in error reads as null below: set, but not checked against the others (its own error says enough).
+  const node = soft(() => optStr(spec, 'node', 'spec.') || undefined, null);
+  const nodeSelector = soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
+  if (node && nodeSelector) soft(() => { throw new FieldError('spec.nodeSelector', 'cannot be set together with spec.node'); }, undefined);
+  const peerSelector = soft(() => selectorValue(spec, 'peerSelector', 'spec.'), null);
+  const peerIPText = soft(() => optStr(spec, 'peerIP', 'spec.') || undefined, null);
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), null);
   if (peerSelector) {
-    if (peerIPText) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
+    if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
     if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
-  } else {
+  } else if (peerSelector === undefined) {
     if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.peerSelector is not set');
-    if (!peerIPText) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
+    if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
   }
-  const nextHopMode = optEnum(spec, 'nextHopMode', 'spec.', ['Auto', 'Self', 'Keep'] as const);
-  const keepOriginalNextHop = optBool(spec, 'keepOriginalNextHop', 'spec.') ?? false;
-  if (keepOriginalNextHop && nextHopMode !== undefined && nextHopMode !== 'Keep') {
+  const nextHopMode = soft(() => optEnum(spec, 'nextHopMode', 'spec.', ['Auto', 'Self', 'Keep'] as const), null);
+  const keepOriginalNextHop = soft(() => optBool(spec, 'keepOriginalNextHop', 'spec.'), undefined) ?? false;
+  if (keepOriginalNextHop && nextHopMode && nextHopMode !== 'Keep') {
     throw new FieldError('spec.keepOriginalNextHop', `contradicts spec.nextHopMode ${nextHopMode} (keepOriginalNextHop is the deprecated form of nextHopMode Keep)`);
   }
-  const filters = asList(spec.filters, 'spec.filters').map((f, i) => {
+  const filters = softEach(soft(() => asList(spec.filters, 'spec.filters'), []), (f, i) => {
     if (typeof f !== 'string' || f === '') throw new FieldError(`spec.filters[${i}]`, `expected a BGPFilter name, got ${typeName(f)}`);
     return f;
   });
-  const reachable = optStr(spec, 'reachableBy', 'spec.');
+  const reachable = soft(() => optStr(spec, 'reachableBy', 'spec.'), undefined);
   return {
     kind: 'BGPPeer',
     name: m.name,
-    node,
-    nodeSelector,
-    peerIP: peerIPText ? peerIPValue(peerIPText, 'spec.peerIP') : undefined,
-    asNumber,
-    peerSelector,
-    localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : asNumberValue(spec.localASNumber, 'spec.localASNumber'),
-    password: secretRef(spec.password, 'spec.password'),
-    sourceAddress: optEnum(spec, 'sourceAddress', 'spec.', ['UseNodeIP', 'None'] as const) ?? 'UseNodeIP',
-    nextHopMode,
+    node: node ?? undefined,
+    nodeSelector: nodeSelector ?? undefined,
+    peerIP: peerIPText ? soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined,
+    asNumber: asNumber ?? undefined,
+    peerSelector: peerSelector ?? undefined,
+    localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
+    password: soft(() => secretRef(spec.password, 'spec.password'), undefined),
+    sourceAddress: soft(() => optEnum(spec, 'sourceAddress', 'spec.', ['UseNodeIP', 'None'] as const), undefined) ?? 'UseNodeIP',
+    nextHopMode: nextHopMode ?? undefined,
     keepOriginalNextHop,
-    maxRestartTime: durationValue(spec, 'maxRestartTime', 'spec.'),
-    keepaliveTime: durationValue(spec, 'keepaliveTime', 'spec.'),
-    numAllowedLocalASNumbers: optInt(spec, 'numAllowedLocalASNumbers', 'spec.', 0, 10),
-    ttlSecurity: optInt(spec, 'ttlSecurity', 'spec.', 0, 255),
+    maxRestartTime: soft(() => durationValue(spec, 'maxRestartTime', 'spec.'), undefined),
+    keepaliveTime: soft(() => durationValue(spec, 'keepaliveTime', 'spec.'), undefined),
+    numAllowedLocalASNumbers: soft(() => optInt(spec, 'numAllowedLocalASNumbers', 'spec.', 0, 10), undefined),
+    ttlSecurity: soft(() => optInt(spec, 'ttlSecurity', 'spec.', 0, 255), undefined),
     filters,
-    reachableBy: reachable ? addressValue(reachable, 'spec.reachableBy') : undefined,
+    reachableBy: reachable ? soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
   };
 }
 
@@ -510,9 +544,9 @@ function validateIPPool(o: Obj, m: Meta): IPPool {
     name: m.name,
     cidr,
     blockSize,
-    disabled: optBool(spec, 'disabled', 'spec.') ?? false,
-    disableBGPExport: optBool(spec, 'disableBGPExport', 'spec.') ?? false,
-    nodeSelector: selectorValue(spec, 'nodeSelector', 'spec.') ?? ALL,
+    disabled: soft(() => optBool(spec, 'disabled', 'spec.'), undefined) ?? false,
+    disableBGPExport: soft(() => optBool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
+    nodeSelector: soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
   };
 }
 
@@ -539,13 +573,15 @@ function validateFilterRule(v: unknown, path: string, family: Family): FilterRul
   let communities: CommunityValue[] | undefined;
   if (r.communities !== undefined && r.communities !== null) {
     const c = asObj(r.communities, `${p}communities`);
-    const values = asList(c.values, `${p}communities.values`);
-    if (values.length !== 1) throw new FieldError(`${p}communities.values`, `expected exactly one community value, got ${values.length}`);
-    communities = values.map((x, i) => communityValue(x, `${p}communities.values[${i}]`));
+    communities = soft(() => {
+      const values = asList(c.values, `${p}communities.values`);
+      if (values.length !== 1) throw new FieldError(`${p}communities.values`, `expected exactly one community value, got ${values.length}`);
+      return values.map((x, i) => communityValue(x, `${p}communities.values[${i}]`));
+    }, undefined);
   }
   const asPathPrefix =
-    r.asPathPrefix === undefined ? undefined : asList(r.asPathPrefix, `${p}asPathPrefix`).map((a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`));
-  const operations = asList(r.operations, `${p}operations`).map((e, i): FilterOperation => {
+    r.asPathPrefix === undefined ? undefined : softEach(soft(() => asList(r.asPathPrefix, `${p}asPathPrefix`), []), (a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`));
+  const operations = softEach(soft(() => asList(r.operations, `${p}operations`), []), (e, i): FilterOperation => {
     const op = asObj(e, `${p}operations[${i}]`);
     const q = `${p}operations[${i}].`;
     const keys = Object.keys(op);
@@ -564,12 +600,12 @@ function validateFilterRule(v: unknown, path: string, family: Family): FilterRul
     cidr,
     matchOperator,
     prefixLength,
-    source: optEnum(r, 'source', p, ['RemotePeers'] as const),
-    interface: optStr(r, 'interface', p),
-    peerType: optEnum(r, 'peerType', p, ['eBGP', 'iBGP'] as const),
+    source: soft(() => optEnum(r, 'source', p, ['RemotePeers'] as const), undefined),
+    interface: soft(() => optStr(r, 'interface', p), undefined),
+    peerType: soft(() => optEnum(r, 'peerType', p, ['eBGP', 'iBGP'] as const), undefined),
     communities,
     asPathPrefix,
-    priority: optInt(r, 'priority', p, 1, 2147483646),
+    priority: soft(() => optInt(r, 'priority', p, 1, 2147483646), undefined),
     operations,
   };
 }
@@ -577,7 +613,7 @@ function validateFilterRule(v: unknown, path: string, family: Family): FilterRul
 function validateBGPFilter(o: Obj, m: Meta): BGPFilter {
   const spec = asObj(o.spec, 'spec');
   const rules = (key: 'exportV4' | 'importV4' | 'exportV6' | 'importV6', family: Family) =>
-    asList(spec[key], `spec.${key}`).map((r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family));
+    softEach(soft(() => asList(spec[key], `spec.${key}`), []), (r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family));
   return { kind: 'BGPFilter', name: m.name, exportV4: rules('exportV4', 4), importV4: rules('importV4', 4), exportV6: rules('exportV6', 6), importV6: rules('importV6', 6) };
 }
 
@@ -605,7 +641,8 @@ const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, 
 export type ValidationResult =
   /** `notes`: warnings and ignored fields of a resource that is still used. */
   | { readonly ok: true; readonly resource: Resource; readonly notes: readonly ManifestIssue[] }
-  | { readonly ok: false; readonly issue: ManifestIssue; readonly key?: string };
+  /** `issue`: the first error; `issues`: every error found, the first included. */
+  | { readonly ok: false; readonly issue: ManifestIssue; readonly issues: readonly ManifestIssue[]; readonly key?: string };
 
 /**
  * Validates one parsed object. On failure the issue names the file, kind,
@@ -614,24 +651,24 @@ export type ValidationResult =
  */
 export function validateObject(raw: unknown, file?: string): ValidationResult {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    return { ok: false, issue: { severity: 'error', file, message: `expected a resource (a map with apiVersion and kind), got ${typeName(raw)}` } };
+    return only({ severity: 'error', file, message: `expected a resource (a map with apiVersion and kind), got ${typeName(raw)}` });
   }
   const o = raw as Obj;
   const kind = o.kind;
-  if (typeof kind !== 'string' || kind === '') return { ok: false, issue: { severity: 'error', file, path: 'kind', message: 'is required' } };
+  if (typeof kind !== 'string' || kind === '') return only({ severity: 'error', file, path: 'kind', message: 'is required' });
   let meta: Obj;
   try {
     meta = asObj(o.metadata, 'metadata');
   } catch (e) {
-    return { ok: false, issue: { severity: 'error', file, kind, path: 'metadata', message: (e as Error).message } };
+    return only({ severity: 'error', file, kind, path: 'metadata', message: (e as Error).message });
   }
   const name = typeof meta.name === 'string' && meta.name !== '' ? meta.name : undefined;
   const nsRaw = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : undefined;
-  if (!isKnownKind(kind)) return { ok: false, issue: { severity: 'ignored', file, kind, name, namespace: nsRaw, message: `kind ${kind} is not used by tsbgp; ignored` } };
+  if (!isKnownKind(kind)) return only({ severity: 'ignored', file, kind, name, namespace: nsRaw, message: `kind ${kind} is not used by tsbgp; ignored` });
   const namespace = isNamespaced(kind) ? (nsRaw ?? 'default') : undefined;
+  const issueAt = (path: string | undefined, message: string): ManifestIssue => ({ severity: 'error', file, kind, namespace, name, path, message });
   const fail = (path: string | undefined, message: string, withKey = true): ValidationResult => ({
-    ok: false,
-    issue: { severity: 'error', file, kind, namespace, name, path, message },
+    ...only(issueAt(path, message)),
     key: withKey && name ? resourceKey(kind, name, namespace) : undefined,
   });
   if (name === undefined) return fail('metadata.name', 'is required', false);
@@ -639,24 +676,36 @@ export function validateObject(raw: unknown, file?: string): ValidationResult {
   if (!API_VERSIONS[kind].includes(api as string)) {
     return fail('apiVersion', `expected ${API_VERSIONS[kind].map((v) => JSON.stringify(v)).join(' or ')} for ${kind}, got ${typeName(api)}`);
   }
+  const errors: FieldError[] = [];
+  let resource: Resource | undefined;
+  noted = errors;
   try {
     const m: Meta = {
       name,
       namespace,
-      labels: labelMap(meta.labels, 'metadata.labels'),
-      annotations: labelMap(meta.annotations, 'metadata.annotations'),
+      labels: soft(() => labelMap(meta.labels, 'metadata.labels'), {}),
+      annotations: soft(() => labelMap(meta.annotations, 'metadata.annotations'), {}),
     };
-    const resource = VALIDATORS[kind](o, m);
+    resource = VALIDATORS[kind](o, m);
+  } catch (e) {
+    if (!(e instanceof FieldError)) throw e;
+    errors.push(e);
+  } finally {
+    noted = null;
+  }
+  if (errors.length === 0 && resource) {
     const notes = unknownFields(kind, o.spec).map((u): ManifestIssue => ({ severity: u.severity, file, kind, namespace, name, path: u.path, message: u.message }));
     return { ok: true, resource, notes };
-  } catch (e) {
-    if (e instanceof FieldError) {
-      // A typo elsewhere in the spec is often the cause ("matchOperater" leaves matchOperator unset).
-      const typos = unknownFields(kind, o.spec).filter((u) => u.severity === 'warning');
-      return fail(e.path, typos.length ? `${e.message} (also: ${typos.map((u) => `${u.path}: ${u.message}`).join('; ')})` : e.message);
-    }
-    throw e;
   }
+  // A typo elsewhere in the spec is often the cause ("matchOperater" leaves matchOperator unset).
+  const typos = unknownFields(kind, o.spec).filter((u) => u.severity === 'warning');
+  const issues = errors.map((e, i) => issueAt(e.path, i === 0 && typos.length ? `${e.message} (also: ${typos.map((u) => `${u.path}: ${u.message}`).join('; ')})` : e.message));
+  return { ok: false, issue: issues[0], issues, key: resourceKey(kind, name, namespace) };
+}
+
+/** A failure with one issue. */
+function only(issue: ManifestIssue): { ok: false; issue: ManifestIssue; issues: readonly ManifestIssue[] } {
+  return { ok: false, issue, issues: [issue] };
 }
 
 export interface SourcedObject {
@@ -692,7 +741,7 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
         if (ignoredKinds.has(r.issue.kind ?? '')) continue;
         ignoredKinds.add(r.issue.kind ?? '');
       }
-      issues.push(r.issue);
+      issues.push(...r.issues);
       if (r.key) invalidKeys.add(r.key);
       continue;
     }

@@ -63,6 +63,65 @@ describe('validation errors name the file, kind, namespace/name and field', () =
   });
 });
 
+describe('every independent mistake of a resource is reported, not only the first', () => {
+  const issuesOf = (raw: unknown) => {
+    const r = validateObject(raw, 'manifests/bgp.yaml');
+    if (r.ok) throw new Error('expected a validation error');
+    expect(r.issues[0]).toEqual(r.issue);
+    return r.issues.map((i) => `${i.path}: ${i.message}`);
+  };
+
+  it('BGPPeer: a bad duration, port and filter name in one pass, in field order', () => {
+    const got = issuesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1:99999', asNumber: 65000, maxRestartTime: '2 minutes', filters: ['ok', 7], ttlSecurity: 300 }));
+    expect(got).toEqual([
+      expect.stringMatching(/^spec\.filters\[1\]: expected a BGPFilter name/),
+      expect.stringMatching(/^spec\.peerIP: port "99999"/),
+      expect.stringMatching(/^spec\.maxRestartTime: expected a duration/),
+      expect.stringMatching(/^spec\.ttlSecurity: 300 is out of range/),
+    ]);
+  });
+
+  it('BGPFilter: each bad rule, and each bad field of a rule', () => {
+    const got = issuesOf(calico('BGPFilter', 'f', {
+      exportV4: [
+        { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'Equals' },
+        { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'In', peerType: 'external', priority: 0 },
+      ],
+      importV6: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }],
+    }));
+    expect(got).toEqual([
+      expect.stringMatching(/^spec\.exportV4\[0\]\.matchOperator: unknown value "Equals"/),
+      expect.stringMatching(/^spec\.exportV4\[1\]\.peerType: unknown value "external"/),
+      expect.stringMatching(/^spec\.exportV4\[1\]\.priority: 0 is out of range/),
+      expect.stringMatching(/^spec\.importV6\[0\]\.cidr: 10\.0\.0\.0\/8 is not an IPv6 CIDR/),
+    ]);
+  });
+
+  it('Service and BGPConfiguration: each bad list element', () => {
+    expect(issuesOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { externalIPs: ['203.0.113.300', '203.0.113.5', 'x'], externalTrafficPolicy: 'Global' } })).toEqual([
+      expect.stringMatching(/^spec\.externalIPs\[0\]: invalid IPv4 address/),
+      expect.stringMatching(/^spec\.externalIPs\[2\]: /),
+      expect.stringMatching(/^spec\.externalTrafficPolicy: unknown value "Global"/),
+    ]);
+    expect(issuesOf(calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, {}], listenPort: 0 }))).toEqual([
+      expect.stringMatching(/^spec\.serviceClusterIPs\[0\]\.cidr: invalid prefix \(host bits set/),
+      expect.stringMatching(/^spec\.serviceExternalIPs\[1\]\.cidr: is required/),
+      expect.stringMatching(/^spec\.listenPort: 0 is out of range/),
+    ]);
+  });
+
+  it('validateAll reports them all; a consequence of one mistake is not reported as another', () => {
+    const set = validateAll([
+      { object: calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 'sixty-five', keepaliveTime: 'soon' }), file: 'p.yaml' },
+      { object: calico('BGPPeer', 'mesh', { peerSelector: "rack == 'r1", keepaliveTime: 'soon' }), file: 'p.yaml' },
+    ]);
+    expect(set.resources).toEqual([]);
+    // a bad asNumber is one error, not also "asNumber is required"; a bad peerSelector does not make peerIP required
+    expect(set.issues.map((i) => `${i.name} ${i.path}`)).toEqual(['tor spec.asNumber', 'tor spec.keepaliveTime', 'mesh spec.peerSelector', 'mesh spec.keepaliveTime']);
+    expect(set.invalidKeys.size).toBe(2);
+  });
+});
+
 describe('validateAll', () => {
   it('skips an invalid resource, keeps the rest, reports duplicates and unknown kinds once', () => {
     const objs = [
