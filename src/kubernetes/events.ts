@@ -97,7 +97,8 @@ export interface EventSink {
 }
 
 export type EventAction =
-  | { readonly type: 'create'; readonly key: string; readonly event: EventBody; /** Another agent may have created it already (a 409 is success). */ readonly shared: boolean }
+  /** The Event may exist already (a restart, another node): the create then counts on from it. */
+  | { readonly type: 'create'; readonly key: string; readonly event: EventBody }
   | { readonly type: 'patch'; readonly key: string; readonly namespace: string; readonly name: string; readonly count: number; readonly lastTimestamp: number };
 
 /** A core/v1 Event with times as ms (the shell converts). */
@@ -146,7 +147,6 @@ export function eventKey(e: DesiredEvent): string {
  */
 export class EventDeduper {
   private readonly seen = new Map<string, Seen>();
-  private seq = 0;
   private readonly intervalMs: number;
   private readonly forgetAfterMs: number;
   private readonly maxEntries: number;
@@ -170,15 +170,14 @@ export class EventDeduper {
       const s = this.seen.get(key);
       if (!s) {
         const namespace = e.involved.namespace ?? 'default';
-        // Unique per object like the kubelet's `<name>.<hex time>` (the sequence breaks ties within a
-        // millisecond), or for a shared event the same on every node: `<name>.<hash of the content>`.
-        const name = e.shared ? `${e.involved.name}.${fnv1a(key)}` : `${e.involved.name}.${(now * 1000 + (this.seq++ % 1000)).toString(16)}`;
+        // Named from the content (and the node, unless shared): an agent restarted, or another
+        // node's agent for a shared event, finds the Event already there instead of adding one.
+        const name = `${e.involved.name}.${fnv1a(e.shared ? key : `${this.opts.host ?? ''}\n${key}`)}`;
         this.seen.set(key, { namespace, name, count: 1, sentCount: 1, lastSentAt: now, lastSeenAt: now });
         actions.push({
           type: 'create',
           key,
           event: { name, namespace, involved: e.involved, reason: e.reason, message: e.message, count: 1, firstTimestamp: now, lastTimestamp: now, component: this.opts.component ?? 'tsbgp', host: this.opts.host },
-          shared: e.shared === true,
         });
         continue;
       }
@@ -190,6 +189,15 @@ export class EventDeduper {
     }
     actions.push(...this.flush(now));
     return actions;
+  }
+
+  /** The patch that sends `key`'s count now, whatever the interval (after adopting a count). */
+  flushKey(key: string, now: number): EventAction | undefined {
+    const s = this.seen.get(key);
+    if (!s) return undefined;
+    s.sentCount = s.count;
+    s.lastSentAt = now;
+    return { type: 'patch', key, namespace: s.namespace, name: s.name, count: s.count, lastTimestamp: s.lastSeenAt };
   }
 
   /** Patches for counts not yet sent whose interval has passed (call on a timer to send the last bump). */
@@ -207,6 +215,14 @@ export class EventDeduper {
   /** The server lost the Event (expired): forget it so the next occurrence creates a new one. */
   forget(key: string): void {
     this.seen.delete(key);
+  }
+
+  /** The create found the Event already there with `count` (an earlier run, another node): go on from it. */
+  adopt(key: string, count: number): void {
+    const s = this.seen.get(key);
+    if (!s || !(count > 0)) return;
+    s.count += count;
+    s.sentCount += count;
   }
 
   private evict(now: number): void {
@@ -295,8 +311,13 @@ export class ApiEventRecorder implements EventSink {
       try {
         await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
       } catch (e) {
-        // A shared Event another node's agent created first: recorded.
-        if (!(a.shared && (e as { code?: number }).code === 409)) throw e;
+        if ((e as { code?: number }).code !== 409) throw e;
+        // Already there: this node's agent before a restart, or another node's for a shared
+        // Event. Count this occurrence on top of it rather than writing a second Event.
+        const old = await this.api.readNamespacedEvent({ name: a.event.name, namespace: a.event.namespace });
+        this.deduper.adopt(a.key, old.count ?? 1);
+        const s = this.deduper.flushKey(a.key, this.now());
+        if (s) await this.apply(s);
       }
       return;
     }

@@ -174,6 +174,31 @@ describe('ApiEventRecorder against the fake API server', () => {
     now += 100;
     await rec.record(one);
     expect(server.list('events')).toHaveLength(1);
-    expect(server.list('events')[0].metadata.name).not.toBe(name);
+    expect(server.list('events')[0]).toMatchObject({ metadata: { name }, count: 1 });
+  });
+
+  it('an agent restarted finds its Events and counts on from them instead of adding new ones', async () => {
+    server = new FakeApiServer();
+    await server.start();
+    const kubeConfig = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+    let now = Date.UTC(2026, 0, 1);
+    const errors: Error[] = [];
+    const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
+    const first = new ApiEventRecorder({ kubeConfig, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    await first.record(desired);
+    now += 100;
+    await first.record(desired);
+    expect(server.list('events').map((e) => e.count)).toEqual([2, 2]);
+    // the agent restarts: a fresh recorder, nothing remembered
+    now += 100;
+    const second = new ApiEventRecorder({ kubeConfig, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    await second.record(desired);
+    expect(errors).toEqual([]);
+    expect(server.list('events')).toHaveLength(2);
+    expect(server.list('events').map((e) => e.count)).toEqual([3, 3]);
+    // another node's agent: the shared NotAdvertised counts on, its own PeerRefused is its own Event
+    await new ApiEventRecorder({ kubeConfig, host: 'worker2', now: () => now, onError: (e) => errors.push(e) }).record(desired);
+    expect(errors).toEqual([]);
+    expect(server.list('events').map((e) => `${e.reason} ${e.count} ${(e.source as { host: string }).host}`).sort()).toEqual(['NotAdvertised 4 worker1', 'PeerRefused 1 worker2', 'PeerRefused 3 worker1']);
   });
 });

@@ -22,10 +22,11 @@ describe('deploy/clusterrole.yaml', () => {
   const role = read('deploy/clusterrole.yaml');
   const rules = role.rules as Rule[];
 
-  it('grants get/list/watch on every watched resource, create/patch on events, and nothing else', () => {
+  it('grants get/list/watch on every watched resource, create/get/patch on events, and nothing else', () => {
     const want = new Set<string>();
     for (const w of WATCHED_RBAC) for (const v of ['get', 'list', 'watch']) want.add(`${w.apiGroup}|${w.resource}|${v}`);
     want.add('|events|create');
+    want.add('|events|get');
     want.add('|events|patch');
     expect([...grants(rules)].sort()).toEqual([...want].sort());
   });
