@@ -81,7 +81,7 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
       api.start();
       await api.synced();
       // the whole first list is in the agent's hands when start() returns
-      if (batch) flush();
+      flush();
     },
     status,
     settle: async () => undefined,

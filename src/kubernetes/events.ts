@@ -191,23 +191,12 @@ export class EventDeduper {
     return actions;
   }
 
-  /** The patch that sends `key`'s count now, whatever the interval (after adopting a count). */
-  flushKey(key: string, now: number): EventAction | undefined {
-    const s = this.seen.get(key);
-    if (!s) return undefined;
-    s.sentCount = s.count;
-    s.lastSentAt = now;
-    return { type: 'patch', key, namespace: s.namespace, name: s.name, count: s.count, lastTimestamp: s.lastSeenAt };
-  }
-
   /** Patches for counts not yet sent whose interval has passed (call on a timer to send the last bump). */
   flush(now: number): EventAction[] {
     const out: EventAction[] = [];
     for (const [key, s] of this.seen) {
       if (s.count === s.sentCount || now - s.lastSentAt < this.intervalMs) continue;
-      s.sentCount = s.count;
-      s.lastSentAt = now;
-      out.push({ type: 'patch', key, namespace: s.namespace, name: s.name, count: s.count, lastTimestamp: s.lastSeenAt });
+      out.push(patchOf(key, s, now));
     }
     return out;
   }
@@ -217,12 +206,15 @@ export class EventDeduper {
     this.seen.delete(key);
   }
 
-  /** The create found the Event already there with `count` (an earlier run, another node): go on from it. */
-  adopt(key: string, count: number): void {
+  /**
+   * The create found the Event already there with `count` (an earlier run,
+   * another node): go on from it. Returns the patch that sends the sum now.
+   */
+  adopt(key: string, count: number, now: number): EventAction | undefined {
     const s = this.seen.get(key);
-    if (!s || !(count > 0)) return;
-    s.count += count;
-    s.sentCount += count;
+    if (!s) return undefined;
+    if (count > 0) s.count += count;
+    return patchOf(key, s, now);
   }
 
   private evict(now: number): void {
@@ -231,6 +223,13 @@ export class EventDeduper {
       this.seen.delete(key);
     }
   }
+}
+
+/** The patch sending `s`'s count, noted as sent at `now`. */
+function patchOf(key: string, s: Seen, now: number): EventAction {
+  s.sentCount = s.count;
+  s.lastSentAt = now;
+  return { type: 'patch', key, namespace: s.namespace, name: s.name, count: s.count, lastTimestamp: s.lastSeenAt };
 }
 
 /** 32-bit FNV-1a of a string, as 8 hex digits: a short stable name suffix. */
@@ -315,9 +314,8 @@ export class ApiEventRecorder implements EventSink {
         // Already there: this node's agent before a restart, or another node's for a shared
         // Event. Count this occurrence on top of it rather than writing a second Event.
         const old = await this.api.readNamespacedEvent({ name: a.event.name, namespace: a.event.namespace });
-        this.deduper.adopt(a.key, old.count ?? 1);
-        const s = this.deduper.flushKey(a.key, this.now());
-        if (s) await this.apply(s);
+        const patch = this.deduper.adopt(a.key, old.count ?? 1, this.now());
+        if (patch) await this.apply(patch);
       }
       return;
     }

@@ -82,6 +82,13 @@ function soft<T>(fn: () => T, fallback: T): T {
   }
 }
 
+/** Notes an error and goes on (see `soft`). */
+function report(path: string, message: string): void {
+  const e = new FieldError(path, message);
+  if (noted === null) throw e;
+  noted.push(e);
+}
+
 /** Each element read by `fn`, those in error noted (see `soft`) and left out. */
 function softEach<T, R>(list: readonly T[], fn: (item: T, index: number) => R): R[] {
   const out: R[] = [];
@@ -316,14 +323,13 @@ function validateNode(o: Obj, m: Meta): Node {
   const asText = a[CALICO_ANNOTATIONS.asNumber];
   const rr = a[CALICO_ANNOTATIONS.rrClusterId];
   if (rr !== undefined && rr !== '') {
-    soft(() => {
-      try {
-        const addr = Address.parse(rr);
-        if (addr.family !== 4) throw new Error();
-      } catch {
-        throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
-      }
-    }, undefined);
+    let v4 = false;
+    try {
+      v4 = Address.parse(rr).family === 4;
+    } catch {
+      // not an address at all: reported below
+    }
+    if (!v4) report(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
   }
   return {
     kind: 'Node',
@@ -353,9 +359,7 @@ function validateService(o: Obj, m: Meta): Service {
   if (texts.some((t) => t.v === 'None')) headless = true;
   else clusterIPs = softEach(texts.filter((t) => t.v !== ''), (t) => addressValue(t.v, t.path));
   if (single && listed.length > 0 && single !== 'None' && single !== listed[0]) {
-    soft(() => {
-      throw new FieldError('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
-    }, undefined);
+    report('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
   }
   const externalIPs = softEach(soft(() => asList(spec.externalIPs, 'spec.externalIPs'), []), (v, i) => addressValue(v, `spec.externalIPs[${i}]`));
   const lb = soft(() => asObj(status.loadBalancer, 'status.loadBalancer'), {});
@@ -425,7 +429,7 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
   });
   const seen = new Set<string>();
   communities.forEach((c, i) => {
-    if (seen.has(c.name)) soft(() => { throw new FieldError(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`); }, undefined);
+    if (seen.has(c.name)) report(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`);
     seen.add(c.name);
   });
   const prefixAdvertisements =
@@ -489,7 +493,7 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
   // A field in error reads as null below: set, but not checked against the others (its own error says enough).
   const node = soft(() => optStr(spec, 'node', 'spec.') || undefined, null);
   const nodeSelector = soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
-  if (node && nodeSelector) soft(() => { throw new FieldError('spec.nodeSelector', 'cannot be set together with spec.node'); }, undefined);
+  if (node && nodeSelector) report('spec.nodeSelector', 'cannot be set together with spec.node');
   const peerSelector = soft(() => selectorValue(spec, 'peerSelector', 'spec.'), null);
   const peerIPText = soft(() => optStr(spec, 'peerIP', 'spec.') || undefined, null);
   const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), null);
