@@ -23,6 +23,7 @@ import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
+import { PeerHealth } from './speaker/peer-status.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -63,6 +64,8 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Since when up or down, and why down (src/speaker/peer-status.ts). */
+  health: PeerHealth;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -186,6 +189,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
     if (typeof opts.asn === 'number') {
@@ -210,6 +214,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const now = this.scheduler.now();
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
+      e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
       const old = e.peer;
       old.stop(ceaseNotification(CeaseSubcode.OTHER_CONFIGURATION_CHANGE));
       void old.closed().then(() => old.dispose());
@@ -416,6 +421,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
+        onConnectError: (err) => { if (e.peer === peer) e.health.connectFailed(err, new Date()); },
+        onAttemptFailed: (reason) => { if (e.peer === peer) e.health.attemptFailed(reason, new Date()); },
         log: (line) => this.log('debug', line),
       },
     });
@@ -452,6 +459,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       asn: e.opts.asn,
       state: e.state,
       since: e.since,
+      upDownSince: e.health.upDownSince,
       counters: {
         messagesIn: e.base.messagesIn + st.messagesIn,
         messagesOut: e.base.messagesOut + st.messagesOut,
@@ -464,6 +472,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
     if (e.lastError) s.lastError = e.lastError;
+    const down = e.health.reason;
+    if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
@@ -506,6 +516,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const prev = e.state;
     e.state = to;
     e.since = new Date();
+    e.health.state(to, e.since);
     this.emit('stateChange', this.statusOf(e), prev);
   }
 
@@ -549,6 +560,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
+    e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
@@ -601,6 +613,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
     e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }
 

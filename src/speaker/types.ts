@@ -125,6 +125,10 @@ export interface PeerStatus {
   readonly state: PeerState;
   /** When `state` was entered. */
   readonly since: Date;
+  /** When the session last went up (Established) or down; connect retries do not move it. */
+  readonly upDownSince?: Date;
+  /** Why the session is not Established (absent while it is): the last connect error, NOTIFICATION or lost connection, as BIRD words it. */
+  readonly downReason?: { readonly text: string; readonly at: Date };
   readonly negotiated?: {
     readonly families: readonly FamilyName[];
     readonly holdTime: number;
