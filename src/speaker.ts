@@ -27,6 +27,7 @@ import { PeerHealth } from './speaker/peer-status.js';
 import type {
   AdvertisedRoute,
   FamilyName,
+  ImportedRoute,
   PeerOptions,
   PeerState,
   PeerStatus,
@@ -315,10 +316,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale });
+        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
       }
     }
     return out;
+  }
+
+  /** What `peer` sent us as received (before import policy), each with the route import made of it, or none when import rejected it. */
+  receivedBeforeImport(peer: string): readonly ImportedRoute[] {
+    const e = this.entry(peer);
+    if (e.ribAsn === undefined) return [];
+    const post = new Map(this.received(e.id).map((r) => [`${r.prefix.toString()} ${r.pathId ?? 0}`, r]));
+    return this.rib.adjRibIn(e.id, 'pre').map((r) => {
+      const accepted = post.get(`${r.prefix.toString()} ${r.pathId ?? 0}`);
+      return { route: { ...describeRoute(r.prefix, r.attrs), peer: e.id, best: accepted?.best ?? false, stale: r.stale }, ...(accepted ? { accepted } : {}) };
+    });
   }
 
   explain(prefix: Prefix | string, peer?: string): RouteExplanation {

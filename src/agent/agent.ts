@@ -19,6 +19,8 @@ import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, redistributionOps } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
+import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
+import { receivedFor } from './received-view.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
@@ -68,18 +70,7 @@ export interface AgentOptions {
   readonly metrics?: AgentMetrics;
 }
 
-export interface StatusPeerJson {
-  readonly id: string | null;
-  readonly address: string;
-  readonly port: number;
-  readonly asn: number | 'any';
-  readonly family: 4 | 6;
-  readonly type: string;
-  readonly state: PeerState;
-  readonly since: string;
-  readonly info: string | null;
-  readonly refused: boolean;
-}
+export type { StatusPeerJson } from './peer-view.js';
 
 export interface StatusJson {
   readonly version: 1;
@@ -434,21 +425,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
     const live = speaker?.status() ?? [];
     const seen = new Set(live.map((s) => s.address));
-    const peers: StatusPeerJson[] = live.map((s) => {
-      const p = byAddr.get(s.address);
-      return {
-        id: p?.id ?? null,
-        address: s.address,
-        port: s.port,
-        asn: s.asn,
-        family: s.address.includes(':') ? 6 : 4,
-        type: p?.type ?? 'unknown',
-        state: s.state,
-        since: s.since.toISOString(),
-        info: s.lastError?.text ?? null,
-        refused: false,
-      };
-    });
+    const peers: StatusPeerJson[] = live.map((s) => statusPeerJson(s, byAddr.get(s.address)));
     const refused = runnablePeers(planner.plan).refused;
     for (const r of refused) {
       if (seen.has(r.address)) continue;
@@ -518,6 +495,8 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
           throw new ControlError('bad-params', (e as Error).message);
         }
       }
+      case 'received':
+        return receivedFor(speaker, params.peer);
       case 'plan':
         return { ...planJson(planner.plan, { issues, redistributed: redistributedList(), listenPort: opts.listenPort }), errors: currentErrors() };
     }

@@ -181,6 +181,14 @@ export interface ReceivedRoute extends AdvertisedRoute {
   readonly peer: string;
   readonly best: boolean;
   readonly stale: boolean;
+  /** ADD-PATH path identifier, when the peer sends several paths. */
+  readonly pathId?: number;
+}
+
+/** A route as the peer sent it (before import policy), and as import accepted it (absent: rejected). */
+export interface ImportedRoute {
+  readonly route: ReceivedRoute;
+  readonly accepted?: ReceivedRoute;
 }
 
 export interface SpeakerEvents {
