@@ -21,6 +21,7 @@ import { manifestSource, type ConfigSource, type SourceStatus } from './sources.
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { receivedFor } from './received-view.js';
+import { SessionLog } from './session-log.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
@@ -144,6 +145,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   let filterKey: string | undefined;
   const redistributed = new Map<string, Redistributed>();
   const lastStates = new Map<string, PeerState>();
+  const sessionLog = new SessionLog(log);
   let running = true;
   let work: Promise<void> = Promise.resolve();
   let poll: NodeJS.Timeout | undefined;
@@ -212,6 +214,8 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     if (hasEvents(s)) {
       s.on('stateChange', (st: PeerStatus, from: PeerState) => sessionChanged(st, from));
+      // Established → Idle comes as peerDown (the speaker's state is Idle before the FSM's stateChange).
+      s.on('peerDown', (st: PeerStatus) => sessionLog.observe(st, 'Established', now().getTime()));
       // One event per prefix (a router's full table is a million): only a local peer's
       // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
       s.on('routeReceived', (r: ReceivedRoute) => requestRedistribute(r.peer));
@@ -230,10 +234,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     if (from === st.state) return;
     lastStates.set(st.address, st.state);
     opts.metrics?.refresh();
-    const fields = { peer: st.address, from, to: st.state, ...(st.lastError ? { lastError: st.lastError.text } : {}) };
-    if (st.state === 'Established') log.info('BGP session established', fields);
-    else if (from === 'Established') log.warn('BGP session down', fields);
-    else log.info('BGP session state changed', fields);
+    sessionLog.observe(st, from, now().getTime());
   };
 
   /** Settings that need a new speaker: reported, never applied half-way. */
@@ -332,6 +333,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const awaitUpdate = opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && probe.arm();
     failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of failures) log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
+    for (const address of ops.removePeers) sessionLog.forget(address);
     const refusedNow = JSON.stringify(ops.refusedPeers);
     if (refusedNow !== JSON.stringify(refusals)) for (const r of ops.refusedPeers) log.error(formatError(refusalJson(r)));
     refusals = [...ops.refusedPeers];
