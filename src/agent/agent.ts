@@ -22,6 +22,7 @@ import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
+import { withSessions } from './explain-sessions.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
@@ -504,7 +505,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     }
   };
 
-  const explainNow = (query: string) => explain(applied ?? planner.plan, query, redistributedList(), (ns, name) => planner.state.services.has(`${ns}/${name}`));
+  const explainNow = (query: string) => withSessions(explain(applied ?? planner.plan, query, redistributedList(), (ns, name) => planner.state.services.get(`${ns}/${name}`)), speaker?.status() ?? []);
 
   // ---- start ----
   opts.metrics?.attach(() => ({ running, speaker, plan: applied, configErrors: currentErrors().length, source: source.status() }));

@@ -2,8 +2,9 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason } from '../kubernetes/index.js';
+import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
+import { serviceIpsSummary } from './explain-service.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
 import type { SourceStatus } from './sources.js';
@@ -271,7 +272,12 @@ export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: 
   throw new Error(`cannot explain ${JSON.stringify(q)}: expected a prefix (198.18.0.0/16), an address, or NAMESPACE/SERVICE`);
 }
 
-export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], serviceExists?: (ns: string, name: string) => boolean): ExplainJson {
+/**
+ * `service` looks the Service up in the cluster state: without it (offline) a
+ * Service with nothing planned is described in general terms; with it, a
+ * Service that does not exist is an error, and each IP is explained.
+ */
+export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], service?: (ns: string, name: string) => Service | undefined): ExplainJson {
   const q = parseExplainQuery(query);
   if ('prefix' in q) {
     const e = explainPrefix(plan, q.prefix, redistributed);
@@ -285,8 +291,11 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   if (prefixes.length > 0 || refused.length > 0) {
     const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
     summary = parts.join('\n');
-  } else if (serviceExists && !serviceExists(q.namespace, q.name)) summary = `Service ${svc} is not in the cluster state`;
-  else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  } else if (service) {
+    const s = service(q.namespace, q.name);
+    if (!s) throw new Error(`no Service ${svc} in the cluster state`);
+    summary = serviceIpsSummary(plan, s);
+  } else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
