@@ -23,6 +23,7 @@ import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
 import { withSessions } from './explain-sessions.js';
+import { listenHint } from './help.js';
 import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
@@ -206,7 +207,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       await s.start();
     } catch (e) {
       // At start-up this ends runAgent; later (the node appeared afterwards) the next change retries.
-      startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}`);
+      startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}${listenHint(e as Error)}`);
       log.error(startError.message);
       speakerOpts = undefined;
       return;

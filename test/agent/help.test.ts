@@ -1,0 +1,73 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { listenHint } from '../../src/agent/help.js';
+import { run } from './cli-helpers.js';
+import { FakeSpeaker } from './fake-speaker.js';
+
+const base = fileURLToPath(new URL('../../examples/yaobank/base', import.meta.url));
+
+describe('per-command help', () => {
+  it('tsbgp status -h', async () => {
+    const r = await run(['status', '-h']);
+    expect(r).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `usage: tsbgp status [PEER] [--json] [--control SOCKET]
+
+Without PEER: the BGP sessions as \`calicoctl node status\` shows them (SINCE is
+the last up/down change; INFO says why a session is down), the configuration
+source, configuration errors and warnings, and refused advertisements.
+With PEER (an address or a BGPPeer id): that peer in full, like
+\`birdc show protocols all\`: uptime, hold time, capabilities, prefixes
+received/accepted/advertised, messages, last error.
+
+options:
+  --json             print JSON, a stable contract (docs/json-output.md)
+  --control SOCKET   the agent's control socket (default $TSBGP_CONTROL, then /run/tsbgp/tsbgp.sock)
+`,
+    });
+  });
+
+  it.each(['agent', 'status', 'routes', 'explain', 'plan', 'version'])('tsbgp help %s = tsbgp %s --help, its own usage', async (cmd) => {
+    const a = await run(['help', cmd]);
+    const b = await run([cmd, '--help']);
+    expect(a).toEqual(b);
+    expect(a.code).toBe(0);
+    expect(a.stdout.startsWith(`usage: tsbgp ${cmd}`)).toBe(true);
+  });
+
+  it('tsbgp agent --help does not start an agent, even with other flags', async () => {
+    const r = await run(['agent', '--node', 'x', '--help']);
+    expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'usage: tsbgp agent [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster) [options]']);
+  });
+
+  it('tsbgp help nosuch: exit 2 naming the commands', async () => {
+    const r = await run(['help', 'nosuch']);
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `tsbgp help: unknown command "nosuch" (commands: agent, status, routes, explain, plan, version, help)\nrun 'tsbgp help' for usage\n` });
+  });
+});
+
+describe('tsbgp agent when port 179 is refused', () => {
+  it('the error says what to do: root, the capability, or --listen-port', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-help-'));
+    const eacces = Object.assign(new Error('listen EACCES: permission denied :::179'), { code: 'EACCES', port: 179 });
+    const speakerFactory = () => Object.assign(new FakeSpeaker(), { start: () => Promise.reject(eacces) });
+    const r = await run(['agent', '--node', 'worker1', '--manifests', base, '--control', join(dir, 's.sock')], { speakerFactory, log: () => undefined });
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'tsbgp agent: cannot start the BGP speaker: listen EACCES: permission denied :::179: port 179 needs root or CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), or pick a port above 1023 with --listen-port (e.g. --listen-port 1179; the peers must then dial that port)\n',
+    });
+  });
+
+  it('EADDRINUSE names the likely culprit; other errors get no hint', () => {
+    expect(listenHint(Object.assign(new Error('listen EADDRINUSE: address already in use :::179'), { code: 'EADDRINUSE' }))).toBe(
+      ': another BGP daemon (BIRD of calico-node?) or tsbgp agent already listens on port 179; stop it, or use --listen-port',
+    );
+    expect(listenHint(new Error('something else'))).toBe('');
+  });
+});
