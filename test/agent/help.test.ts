@@ -71,3 +71,22 @@ describe('tsbgp agent when port 179 is refused', () => {
     expect(listenHint(new Error('something else'))).toBe('');
   });
 });
+
+describe('examples/yaobank/steps', () => {
+  const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
+  const steps = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
+
+  it('apply as layers in order, as the example README says: no errors', async () => {
+    const r = await run(['plan', '--node', 'worker1', '--manifests', join(yb, 'base'), ...steps]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('203.0.113.10/32');
+  });
+
+  it('the folder as one layer is refused, and the error says how to apply the files in order', async () => {
+    const r = await run(['plan', '--node', 'worker1', '--manifests', join(yb, 'base'), '--manifests', join(yb, 'steps')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `${steps[2]}: BGPConfiguration default: metadata.name: duplicate name: already defined in ${steps[0]}; this definition is skipped (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)`,
+    );
+  });
+});
