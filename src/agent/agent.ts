@@ -17,7 +17,7 @@ import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
-import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
+import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
@@ -40,7 +40,7 @@ export interface AgentOptions {
   readonly node: string;
   /** Manifest layers (`--manifests`); or give `source`. */
   readonly manifests?: readonly string[];
-  /** Where the configuration comes from (src/agent/sources.ts); default the `manifests` layers. */
+  /** Where the configuration comes from (src/agent/sources/); default the `manifests` layers. */
   readonly source?: ConfigSource;
   /** Kubernetes Events (NotAdvertised, PeerRefused); none when absent. */
   readonly events?: EventSink;

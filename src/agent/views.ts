@@ -8,7 +8,7 @@ import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
 import type { ApplyFailure } from './apply.js';
-import type { SourceStatus } from './sources.js';
+import type { SourceStatus } from './sources/index.js';
 
 export const JSON_VERSION = 1;
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { eventsBetween, loadManifests, mergeWithPrevious, parseManifestText, watchManifests } from '../../src/kubernetes/manifests.js';
+import { loadManifests, watchManifests } from '../../src/agent/sources/manifest-files.js';
+import { eventsBetween, mergeWithPrevious, parseManifestText } from '../../src/kubernetes/manifests.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
 

@@ -8,7 +8,8 @@
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
  */
-import { eventsBetween, keyOf, loadManifests, mergeWithPrevious, resourceKey, watchManifests, type ClusterEvent, type ManifestIssue, type ManifestWatcher, type Resource } from '../kubernetes/index.js';
+import { eventsBetween, keyOf, mergeWithPrevious, resourceKey, type ClusterEvent, type ManifestIssue, type Resource } from '../../kubernetes/index.js';
+import { loadManifests, watchManifests, type ManifestWatcher } from './manifest-files.js';
 
 type Entries = ReadonlyMap<string, { resource: Resource; file?: string }>;
 
