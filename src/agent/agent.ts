@@ -491,6 +491,8 @@ class AgentLoop {
       settled: async () => {
         await source.settle();
         await this.work;
+        await this.redistribution.settled();
+        await this.work;
       },
       stop: this.stop,
     };

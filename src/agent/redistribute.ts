@@ -115,6 +115,8 @@ export class Redistribution {
   private readonly routes = new Map<string, Redistributed>();
   private queued = false;
   private lastPassMs = 0;
+  /** Resolves when the requested pass has run (undefined when none is waiting). */
+  private pending: Promise<void> | undefined;
 
   constructor(
     private readonly pacing: PassPacing,
@@ -126,16 +128,28 @@ export class Redistribution {
     if (peer !== undefined && plan && !localPeers(plan).has(peer)) return;
     if (this.queued) return;
     this.queued = true;
+    let ran!: () => void;
+    const pending = (this.pending = new Promise<void>((r) => (ran = r)));
     const run = () =>
       this.pacing.enqueue(async () => {
         this.queued = false;
         const t0 = this.pacing.now();
-        await this.pass();
-        this.lastPassMs = this.pacing.now() - t0;
+        try {
+          await this.pass();
+        } finally {
+          this.lastPassMs = this.pacing.now() - t0;
+          if (this.pending === pending) this.pending = undefined;
+          ran();
+        }
       });
     const delay = Math.min(MAX_PASS_DELAY_MS, 4 * this.lastPassMs);
     if (delay < 1) run();
     else this.pacing.setTimer(run, delay);
+  }
+
+  /** Resolves once no requested pass is waiting (a paced pass waits on a timer, outside the agent's queue). */
+  async settled(): Promise<void> {
+    while (this.pending) await this.pending;
   }
 
   /** One pass: the operations that bring what is re-advertised to what `received` calls for under `plan`; recorded as done. */

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import type { Resource } from './resources.js';
 import { keyOf } from './resources.js';
 import type { ClusterEvent } from './state.js';
-import type { ManifestIssue, SourcedObject } from './validate.js';
+import { validateAll, type ManifestIssue, type SourcedObject } from './validate.js';
 
 export interface LoadResult {
   readonly resources: Resource[];
@@ -19,12 +19,46 @@ export interface LoadResult {
   readonly brokenFiles: Set<string>;
 }
 
+/** What a file with no documents at all says (0 bytes, blank, or only comments). */
+export const EMPTY_FILE_MESSAGE = 'no documents (empty, or only comments): a truncated or half-written file is not a deletion, so its last valid resources stay in force; to remove them, write an empty list (apiVersion: v1, kind: List, items: []) or, in a folder, delete the file';
+
+/**
+ * Validates the texts of one load (read by the shell) into a `LoadResult`.
+ * `issues` are the reading errors so far. A file is broken, and every
+ * resource it defined before stays in force, when it does not parse, has no
+ * document at all, or holds a document that is not a Kubernetes object (a
+ * plain string, a list, a map without apiVersion and kind): each is an error
+ * naming the file, never an empty set.
+ */
+export function loadTexts(texts: readonly { file: string; text: string }[], issues: ManifestIssue[] = []): LoadResult {
+  const objects: SourcedObject[] = [];
+  const brokenFiles = new Set<string>();
+  const all = [...issues];
+  for (const { file, text } of texts) {
+    const parsed = parseManifestText(text, file);
+    if (parsed.issues.length > 0) brokenFiles.add(file);
+    else if (parsed.objects.length === 0 && parsed.documents === 0) {
+      all.push({ severity: 'error', file, message: EMPTY_FILE_MESSAGE });
+      brokenFiles.add(file);
+    }
+    all.push(...parsed.issues);
+    objects.push(...parsed.objects);
+  }
+  const v = validateAll(objects);
+  all.push(...v.issues);
+  // An error about a file that names no kind is about the file itself (unreadable, not YAML, not an object).
+  for (const i of all) if (i.file && i.severity === 'error' && !i.kind) brokenFiles.add(i.file);
+  return { resources: v.resources, files: v.files, issues: all, invalidKeys: v.invalidKeys, brokenFiles };
+}
+
 /** Splits multi-document YAML text into objects; `kind: List` items are flattened. */
-export function parseManifestText(text: string, file?: string): { objects: SourcedObject[]; issues: ManifestIssue[] } {
+export function parseManifestText(text: string, file?: string): { objects: SourcedObject[]; issues: ManifestIssue[]; documents: number } {
   const objects: SourcedObject[] = [];
   const issues: ManifestIssue[] = [];
+  let documents = 0;
   const add = (value: unknown) => {
     if (value === null || value === undefined) return; // empty document (e.g. trailing `---`)
+    documents++;
     if (typeof value === 'object' && !Array.isArray(value) && (value as { kind?: unknown }).kind === 'List') {
       const items = (value as { items?: unknown }).items;
       if (items !== undefined && !Array.isArray(items)) {
@@ -50,7 +84,7 @@ export function parseManifestText(text: string, file?: string): { objects: Sourc
     }
     if (value !== undefined) {
       add(value);
-      return { objects, issues };
+      return { objects, issues, documents };
     }
   }
   const docs = parseAllDocuments(text, { prettyErrors: true });
@@ -63,7 +97,7 @@ export function parseManifestText(text: string, file?: string): { objects: Sourc
     }
     add(doc.toJS({ maxAliasCount: 100 }));
   });
-  return { objects, issues };
+  return { objects, issues, documents };
 }
 
 /**

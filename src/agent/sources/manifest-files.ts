@@ -1,11 +1,10 @@
 /** Manifest files and folders: listing, reading and watching them (the shell around src/kubernetes/manifests.ts). */
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { eventsBetween, mergeWithPrevious, parseManifestText, type LoadResult } from '../../kubernetes/manifests.js';
+import { basename, dirname, join, resolve } from 'node:path';
+import { loadTexts, mergeWithPrevious, type LoadResult } from '../../kubernetes/manifests.js';
 import type { Resource } from '../../kubernetes/resources.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
-import { validateAll, type ManifestIssue, type SourcedObject } from '../../kubernetes/validate.js';
+import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 const MANIFEST_EXT = /\.(ya?ml|json)$/i;
 
@@ -30,123 +29,97 @@ export async function listManifestFiles(paths: readonly string[]): Promise<{ fil
   return { files, issues };
 }
 
-/** Loads and validates every manifest under `paths`; invalid resources are reported and skipped. */
+/** Loads and validates every manifest under `paths`; invalid resources are reported and skipped (src/kubernetes/manifests.ts `loadTexts`). */
 export async function loadManifests(paths: readonly string[]): Promise<LoadResult> {
   const { files, issues } = await listManifestFiles(paths);
-  const objects: SourcedObject[] = [];
-  const brokenFiles = new Set<string>();
+  return readAndLoad(files, issues);
+}
+
+async function readAndLoad(files: readonly string[], issues: ManifestIssue[]): Promise<LoadResult> {
+  const texts: { file: string; text: string }[] = [];
   for (const f of files) {
-    let text: string;
     try {
-      text = await readFile(f, 'utf8');
+      texts.push({ file: f, text: await readFile(f, 'utf8') });
     } catch (e) {
       issues.push({ severity: 'error', file: f, message: `cannot read: ${(e as Error).message}` });
-      brokenFiles.add(f);
-      continue;
     }
-    const parsed = parseManifestText(text, f);
-    if (parsed.issues.length > 0) brokenFiles.add(f);
-    issues.push(...parsed.issues);
-    objects.push(...parsed.objects);
   }
-  for (const i of issues) if (i.file && i.severity === 'error' && !i.kind) brokenFiles.add(i.file);
-  const v = validateAll(objects);
-  return { resources: v.resources, files: v.files, issues: [...issues, ...v.issues], invalidKeys: v.invalidKeys, brokenFiles };
+  return loadTexts(texts, issues);
 }
 
-export interface ManifestWatcher {
-  /** The running set, by resource key. */
-  readonly current: ReadonlyMap<string, { resource: Resource; file?: string }>;
-  /** Reloads now (also what a file change triggers after the debounce). */
-  reload(): Promise<void>;
-  close(): void;
-}
+export type Entries = ReadonlyMap<string, { resource: Resource; file?: string }>;
 
-export interface WatchOptions {
-  readonly debounceMs?: number;
-  /** Called after each reload with the events to apply and the issues of that load. */
-  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
-  readonly onError?: (err: Error) => void;
+/** One `--manifests` path: its running set, the issues of its last load, and the fault that keeps it as it was (missing, emptied). */
+export interface LayerLoad {
+  readonly entries: Entries;
+  readonly issues: readonly ManifestIssue[];
+  readonly fault: string | undefined;
 }
 
 /**
- * Watches files/folders, reloading after changes settle (debounced), and
- * reports the events since the last load. The first load runs at once.
+ * Loads one layer on top of what it held. A path that is missing or
+ * unreadable, or a folder with no manifest file left of those that defined
+ * resources, is a fault, never a
+ * deletion (a folder being replaced, a volume not mounted yet, `rm -rf` by
+ * mistake): the layer keeps every resource it had, and the fault is an error
+ * naming the path until it returns. Within the layer, `loadTexts` keeps what
+ * a broken or emptied file defined.
  */
-export async function watchManifests(paths: readonly string[], opts: WatchOptions): Promise<ManifestWatcher> {
-  const debounceMs = opts.debounceMs ?? 200;
-  let current = new Map<string, { resource: Resource; file?: string }>();
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
-  let closed = false;
-  const watchers: FSWatcher[] = [];
-
-  const reloadOnce = async () => {
-    const next = await loadManifests(paths);
-    const merged = mergeWithPrevious(current, next);
-    const events = eventsBetween(current, merged);
-    current = merged;
-    opts.onChange(events, next.issues);
+export async function loadLayer(path: string, prev: Entries): Promise<LayerLoad> {
+  const keep = (why: string): LayerLoad => {
+    const fault = prev.size === 0 ? `${why}: picked up when it appears` : `${why}: keeping the ${prev.size} resource${prev.size === 1 ? '' : 's'} last loaded from it until it returns`;
+    return { entries: prev, issues: [{ severity: 'error', file: path, message: fault }], fault: `${path}: ${fault}` };
   };
-  // Serialise reloads so two never interleave.
-  const reload = () => (running = running.then(reloadOnce).catch((e: Error) => opts.onError?.(e)));
-  const schedule = () => {
-    if (closed) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = undefined;
-      void reload();
-    }, debounceMs);
-  };
-
-  await reload();
-  const trees: FolderTree[] = [];
-  for (const p of paths) {
-    try {
-      const st = await stat(p);
-      if (st.isDirectory()) trees.push(await watchFolderTree(p, schedule, (e) => opts.onError?.(e)));
-      else {
-        // Watch the folder: editors that save by rename would orphan a watch on the file itself.
-        const name = basename(p);
-        watchers.push(watch(dirname(p), (_e, f) => (f === null || f === name) && schedule()));
-      }
-    } catch (e) {
-      opts.onError?.(e as Error);
-    }
+  let st;
+  try {
+    st = await stat(path);
+  } catch (e) {
+    return keep(`cannot read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return {
-    get current() {
-      return current;
-    },
-    reload: () => reload(),
-    close() {
-      closed = true;
-      if (timer) clearTimeout(timer);
-      for (const w of watchers) w.close();
-      for (const t of trees) t.close();
-    },
-  };
+  const { files, issues } = await listManifestFiles([path]);
+  // An empty folder is a fault only when it held something: one created empty (an overlay to fill later) is just empty.
+  if (st.isDirectory() && files.length === 0 && issues.length === 0 && prev.size > 0) return keep('no manifest files in this folder');
+  const loaded = await readAndLoad(files, issues);
+  return { entries: mergeWithPrevious(prev, loaded), issues: loaded.issues, fault: undefined };
 }
 
-interface FolderTree {
+export interface PathWatch {
   close(): void;
 }
 
+/** The nearest folder above `path` that exists, and the name under it that leads to `path`. */
+async function anchorOf(path: string): Promise<{ dir: string; name: string } | undefined> {
+  let child = resolve(path);
+  for (;;) {
+    const dir = dirname(child);
+    if (dir === child) return undefined;
+    const st = await stat(dir).catch(() => undefined);
+    if (st?.isDirectory()) return { dir, name: basename(child) };
+    child = dir;
+  }
+}
+
 /**
- * Watches a folder and every folder below it that the loader reads (not
- * hidden ones), each with its own plain watch, re-listed after every change
- * so new folders are covered and removed ones let go. Node 20's recursive
- * watch on Linux follows files by inode and misses a file replaced a second
- * time by one renamed in from elsewhere; a watch on the folder itself sees
- * every entry change. A ConfigMap volume's `..data` symlink swap is an entry
- * change of the top folder.
+ * Watches one `--manifests` path, whatever becomes of it: its folder and
+ * every folder below that the loader reads (not hidden ones), and the
+ * nearest existing folder above it for the path itself coming, going or
+ * being replaced. So a path that does not exist yet, or that is deleted and
+ * created again, is picked up when it appears, by events, without polling.
+ * The set of watches is worked out again after every change.
+ *
+ * Each folder has its own plain watch: Node 20's recursive watch on Linux
+ * follows files by inode and misses a file replaced a second time by one
+ * renamed in from elsewhere; a watch on the folder itself sees every entry
+ * change (an editor saving by rename, a ConfigMap volume's `..data` symlink
+ * swap in the top folder).
  */
-async function watchFolderTree(root: string, onChange: () => void, onError: (e: Error) => void): Promise<FolderTree> {
-  const watched = new Map<string, FSWatcher>();
+export async function watchPath(path: string, onChange: () => void, onError: (e: Error) => void): Promise<PathWatch> {
+  /** Folder → the one entry name that matters in it (the way to `path`), or every entry (null). */
+  const watched = new Map<string, { w: FSWatcher; only: string | null }>();
   let closed = false;
   let syncing: Promise<void> = Promise.resolve();
-  const folders = async (dir: string, out: Set<string>): Promise<void> => {
-    out.add(dir);
+  const folders = async (dir: string, out: Map<string, string | null>): Promise<void> => {
+    out.set(dir, null);
     let names: string[];
     try {
       names = await readdir(dir);
@@ -161,30 +134,36 @@ async function watchFolderTree(root: string, onChange: () => void, onError: (e: 
     }
   };
   const sync = async () => {
-    const want = new Set<string>();
-    await folders(root, want);
+    const want = new Map<string, string | null>();
+    const anchor = await anchorOf(path);
+    if (anchor) want.set(anchor.dir, anchor.name);
+    const st = await stat(path).catch(() => undefined);
+    if (st?.isDirectory()) await folders(resolve(path), want);
     if (closed) return;
-    for (const [dir, w] of watched) {
-      if (want.has(dir)) continue;
+    for (const [dir, { w, only }] of watched) {
+      if (want.has(dir) && want.get(dir) === only) continue;
       w.close();
       watched.delete(dir);
     }
-    for (const dir of want) {
+    for (const [dir, only] of want) {
       if (watched.has(dir)) continue;
       try {
-        const w = watch(dir, () => {
-          onChange();
+        const w = watch(dir, (_e, name) => {
+          // Any event may mean the folder itself went (its own deletion names it): look again.
+          if (only === null || name === null || name === only) onChange();
           resync();
         });
         w.on('error', () => {
           // The folder went away (its watch dies with it); re-listing drops it.
           w.close();
           watched.delete(dir);
+          onChange();
           resync();
         });
-        watched.set(dir, w);
+        watched.set(dir, { w, only });
       } catch (e) {
-        if (dir === root) onError(e as Error);
+        // Gone between the listing and the watch: the watch above it sees that.
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') onError(e as Error);
       }
     }
   };
@@ -205,7 +184,7 @@ async function watchFolderTree(root: string, onChange: () => void, onError: (e: 
   return {
     close() {
       closed = true;
-      for (const w of watched.values()) w.close();
+      for (const { w } of watched.values()) w.close();
       watched.clear();
     },
   };
