@@ -6,6 +6,7 @@
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
+import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {
@@ -88,8 +89,20 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }
 
+/**
+ * The attributes to originate a planned route with: standard communities
+ * (literal, named or well-known values alike) into `communities`, large ones
+ * (`aa:nn:mm`) into `largeCommunities`, each in the one text form the
+ * speaker parses (src/wire/communities.ts).
+ */
 export function routeAttributes(r: PlannedRoute): RouteAttributes {
-  return { origin: 'igp', communities: r.communities.map((c) => c.text) };
+  const communities: string[] = [];
+  const largeCommunities: string[] = [];
+  for (const c of r.communities) {
+    if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
+    else communities.push(formatCommunity(c.value));
+  }
+  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}) };
 }
 
 /**
