@@ -12,7 +12,7 @@ import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js'
 export interface PeerOp {
   readonly options: PeerOptions;
   readonly peer: PlannedPeer;
-  /** For updates: the fields that changed (`description`, `exportPolicies` do not reset the session). */
+  /** For updates: the fields that changed (whether the speaker resets the session is its rule: sessionKey in src/speaker/peer-config.ts). */
   readonly changed: readonly string[];
 }
 
@@ -52,9 +52,6 @@ export interface ReconcileOptions {
    */
   readonly filters?: boolean;
 }
-
-/** Fields a changed value of which the speaker may apply without a session reset. */
-export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
 
 /** The speaker's view of a planned peer. */
 export function peerOptions(p: PlannedPeer): PeerOptions {
