@@ -64,7 +64,7 @@ const table: Row[] = [
   row('OpenSent', e('TcpConnectionFails'), 'Active', ['disconnect', 'stop Hold', 'start ConnectRetry 120s', 'attemptFailed tcpFailed', 'state OpenSent→Active']),
   row('OpenSent', ev.open(), 'OpenConfirm', ['negotiated', 'send KEEPALIVE', 'start Keepalive 30s', 'start Hold 90s', 'state OpenSent→OpenConfirm']),
   row('OpenSent', ev.open(peerOpen({ holdTime: 9 })), 'OpenConfirm', ['negotiated', 'send KEEPALIVE', 'start Keepalive 3s', 'start Hold 9s', 'state OpenSent→OpenConfirm']),
-  row('OpenSent', ev.open(peerOpen({ version: 3 })), 'Idle', ['send NOTIFICATION 2/1', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationSent', 'start IdleHold 5s']),
+  row('OpenSent', ev.open(peerOpen({ holdTime: 2 })), 'Idle', ['send NOTIFICATION 2/6', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationSent', 'start IdleHold 5s']),
   row('OpenSent', ev.headerErr(), 'Idle', ['send NOTIFICATION 1/2', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationSent', 'start IdleHold 5s']),
   row('OpenSent', ev.openErr(), 'Idle', ['send NOTIFICATION 2/4', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationSent', 'start IdleHold 5s']),
   row('OpenSent', e('OpenCollisionDump'), 'Idle', ['send NOTIFICATION 6/7', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed collision', 'start IdleHold 5s']),
