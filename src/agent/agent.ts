@@ -75,6 +75,8 @@ export interface StatusPeerJson {
   readonly asn: number | 'any';
   readonly family: 4 | 6;
   readonly type: string;
+  /** This node reflects routes to the peer (added compatibly to version 1). */
+  readonly routeReflectorClient?: boolean;
   readonly state: PeerState;
   readonly since: string;
   readonly info: string | null;
@@ -443,6 +445,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
         asn: s.asn,
         family: s.address.includes(':') ? 6 : 4,
         type: p?.type ?? 'unknown',
+        routeReflectorClient: p?.routeReflectorClient ?? false,
         state: s.state,
         since: s.since.toISOString(),
         info: s.lastError?.text ?? null,
