@@ -7,7 +7,7 @@
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
+import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/types.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
@@ -127,6 +127,7 @@ export interface Agent {
 
 type EventSource = { on<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown; off?<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown };
 const hasEvents = (s: SpeakerApi): s is SpeakerApi & EventSource => typeof (s as Partial<EventSource>).on === 'function';
+const hasReflector = (s: SpeakerApi): s is SpeakerApi & SpeakerReflectorApi => typeof (s as Partial<SpeakerReflectorApi>).setClusterId === 'function';
 const hasPolicies = (s: SpeakerApi): s is SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'> => typeof (s as Partial<SpeakerPolicyApi>).definePolicies === 'function';
 
 function describeEvent(ev: ClusterEvent): string {
@@ -253,6 +254,13 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const out: ErrorJson[] = [];
     const port = opts.listenPort ?? plan.listen.port;
     const was = speakerOpts.listen === false ? undefined : speakerOpts.listen?.port;
+    // Becoming, or ceasing to be, a route reflector: applied live; the peers whose client role changes reset below.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== speakerOpts.clusterId && speaker && hasReflector(speaker)) {
+      speaker.setClusterId(clusterId);
+      log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: speakerOpts.clusterId ?? null, to: clusterId ?? null });
+      speakerOpts = { ...speakerOpts, clusterId };
+    } else if (clusterId !== speakerOpts.clusterId) out.push({ file: null, kind: 'Node', namespace: null, name: opts.node, field: 'metadata.annotations', message: `route reflector cluster ID changed from ${speakerOpts.clusterId ?? 'none'} to ${clusterId ?? 'none'}: restart the agent to apply` });
     if (plan.node.asn !== speakerOpts.asn) out.push({ file: null, kind: 'Node', namespace: null, name: opts.node, field: 'asNumber', message: `AS number changed from ${speakerOpts.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)` });
     if (plan.node.ipv4 && plan.node.ipv4.toString() !== speakerOpts.routerId) out.push({ file: null, kind: 'Node', namespace: null, name: opts.node, field: 'addresses', message: `router ID would change from ${speakerOpts.routerId} to ${plan.node.ipv4}: restart the agent to apply` });
     if (port !== was) out.push({ file: null, kind: 'BGPConfiguration', namespace: null, name: 'default', field: 'spec.listenPort', message: `listen port changed from ${was} to ${port}: restart the agent to apply` });
