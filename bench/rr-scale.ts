@@ -18,8 +18,10 @@
  * each reflector's RSS and CPU, per client; then the same probes with one
  * reflector killed (SIGKILL) and every client's blocks still held.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { cpus } from 'node:os';
+import { fork, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { peerOptions } from '../src/agent/reconcile.js';
 import { plan, stateOf, validateObject, type Resource } from '../src/kubernetes/index.js';
@@ -96,13 +98,16 @@ function runReflector(): void {
   process.on('disconnect', () => void speaker?.stop().finally(() => process.exit(0)));
 }
 
+/** One reflector, whoever plays it: started, measured (RSS and CPU of its process), killed. */
 interface Reflector {
   readonly address: string;
-  readonly child: ChildProcess;
-  ask<T extends RReply['type']>(cmd: RCmd, reply: T): Promise<Extract<RReply, { type: T }>>;
+  start(): Promise<{ clients: number }>;
+  usage(): Promise<{ rss: number; cpuMs: number }>;
+  kill(): void;
+  stop(): Promise<void>;
 }
 
-function startReflector(index: number, nodes: number, reflectors: number): Reflector {
+function tsbgpReflector(index: number, nodes: number, reflectors: number): Reflector {
   const child = fork(fileURLToPath(import.meta.url), ['--reflector'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<string, ((r: RReply) => void)[]>();
   let failure: string | undefined;
@@ -118,107 +123,234 @@ function startReflector(index: number, nodes: number, reflectors: number): Refle
       waiting.set(reply, q);
       child.send(cmd);
     });
-  return { address: reflectorAddress(index), child, ask };
+  return {
+    address: reflectorAddress(index),
+    start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors }, 'ready')).clients }),
+    usage: async () => await ask({ cmd: 'usage' }, 'usage'),
+    kill: () => void child.kill('SIGKILL'),
+    stop: async () => void child.kill('SIGTERM'),
+  };
+}
+
+/** RSS and user+system CPU of a process, from /proc. */
+function procUsage(pid: number): { rss: number; cpuMs: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
+  return { rss, cpuMs: (ticks * 1000) / 100 };
+}
+
+/** A daemon reflector (BIRD 2 or FRR's bgpd) on the reflector's address, configured as Calico would configure BIRD for it. */
+function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number, dir: string): Reflector {
+  const address = reflectorAddress(index);
+  const others = Array.from({ length: reflectors }, (_, i) => reflectorAddress(i)).filter((a) => a !== address);
+  const work = join(dir, `${kind}-rr${index + 1}`);
+  mkdirSync(work, { recursive: true });
+  const pidFile = join(work, `${kind}.pid`);
+  let pid = 0;
+  // Clients are 127.0.3.1 onwards: two dynamic ranges cover 127.0.3.0/24 and 127.0.4.0/22.
+  const ranges = ['127.0.3.0/24', '127.0.4.0/22'];
+  if (kind === 'bird') {
+    const conf = [
+      `router id ${address};`,
+      'protocol device {}',
+      `protocol static { ipv4; route ${block(index)} blackhole; }`,
+      `template bgp base { local ${address} port ${PORT} as ${ASN}; connect retry time 1; graceful restart on; rr cluster id ${CLUSTER_ID}; ipv4 { import all; export all; }; }`,
+      ...ranges.map((r, i) => `protocol bgp clients${i} from base { neighbor range ${r} as ${ASN}; dynamic name "c${i}_"; rr client; passive on; }`),
+      ...others.map((o, i) => `protocol bgp rr${i} from base { neighbor ${o} port ${PORT} as ${ASN}; }`),
+    ].join('\n');
+    writeFileSync(join(work, 'bird.conf'), conf + '\n');
+    const r = spawnSync('bird', ['-c', join(work, 'bird.conf'), '-s', join(work, 'bird.ctl'), '-P', pidFile], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bird: ${r.stderr}`);
+  } else {
+    const conf = [
+      'frr defaults traditional',
+      `hostname rr${index + 1}`,
+      `router bgp ${ASN}`,
+      ` bgp router-id ${address}`,
+      ` bgp cluster-id ${CLUSTER_ID}`,
+      ' no bgp default ipv4-unicast',
+      ' no bgp network import-check',
+      ' bgp graceful-restart',
+      ' bgp listen limit 5000',
+      ' neighbor clients peer-group',
+      ` neighbor clients remote-as ${ASN}`,
+      ...ranges.map((r) => ` bgp listen range ${r} peer-group clients`),
+      ...others.flatMap((o) => [` neighbor ${o} remote-as ${ASN}`, ` neighbor ${o} port ${PORT}`, ` neighbor ${o} update-source ${address}`]),
+      ' address-family ipv4 unicast',
+      `  network ${block(index)}`,
+      '  neighbor clients activate',
+      '  neighbor clients route-reflector-client',
+      ...others.map((o) => `  neighbor ${o} activate`),
+      ' exit-address-family',
+    ].join('\n');
+    writeFileSync(join(work, 'frr.conf'), conf + '\n');
+    spawnSync('chown', ['-R', 'frr:frr', work]);
+    const r = spawnSync('/usr/lib/frr/bgpd', ['-d', '-Z', '-N', `rrscale${index + 1}`, '-f', join(work, 'frr.conf'), '-i', pidFile, '-l', address, '-p', String(PORT), '--vty_socket', work, '-A', '127.0.0.1', '-P', '0'], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`bgpd: ${r.stderr || r.stdout}`);
+  }
+  const readPid = () => (pid ||= Number(readFileSync(pidFile, 'utf8').trim()));
+  return {
+    address,
+    start: async () => {
+      await until(`${kind} rr${index + 1} pid file`, () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 10_000, 20);
+      readPid();
+      return { clients: -1 };
+    },
+    usage: async () => procUsage(readPid()),
+    kill: () => void process.kill(readPid(), 'SIGKILL'),
+    stop: async () => {
+      try {
+        process.kill(readPid(), 'SIGTERM');
+      } catch {
+        // already gone (killed by the scenario)
+      }
+    },
+  };
 }
 
 // ------------------------------------------------------------ the run
 
-async function main(): Promise<void> {
-  const arg = (name: string, dflt: number) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i > 0 ? Number(process.argv[i + 1]) : dflt;
-  };
-  const quick = process.argv.includes('--quick');
-  const NODES = arg('nodes', quick ? 60 : 1000);
-  const R = arg('reflectors', 3);
-  const PROBES = arg('probes', quick ? 10 : 50);
-  const PER_PROCESS = arg('per-process', quick ? 20 : 125);
-  const CLIENTS = NODES - R;
-  if (NODES > 1024 || PROBES > 120) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16) and 120 probes');
+type Impl = 'tsbgp' | 'bird' | 'frr';
 
-  const reflectors = Array.from({ length: R }, (_, i) => startReflector(i, NODES, R));
+interface Result {
+  upMs: number;
+  convergeMs: number;
+  reach: number[];
+  rss: number;
+  cpuUpMs: number;
+  cpuConvergeMs: number;
+  cpuProbesMs: number;
+  afterKillMs: number;
+  reachKilled: number[];
+}
+
+/** One run of the scenario with the reflector role played by `impl`, fresh clients. */
+async function scenario(impl: Impl, o: { nodes: number; reflectors: number; probes: number; perProcess: number; dir: string }): Promise<Result> {
+  const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
+  const CLIENTS = NODES - R;
+  const reflectors = Array.from({ length: R }, (_, i) => (impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : daemonReflector(impl, i, R, o.dir)));
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
   try {
-    const ready = await Promise.all(reflectors.map((r, i) => r.ask({ cmd: 'start', index: i, nodes: NODES, reflectors: R }, 'ready')));
-    for (const [i, r] of ready.entries()) if (r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
-    const idle = await Promise.all(reflectors.map((r) => r.ask({ cmd: 'usage' }, 'usage')));
+    const ready = await Promise.all(reflectors.map((r) => r.start()));
+    for (const [i, r] of ready.entries()) if (impl === 'tsbgp' && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    const idle = await Promise.all(reflectors.map((r) => r.usage()));
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
 
     const t0 = performance.now();
     await Promise.all(farms.map((f) => f.start(ASN, targets)));
     const upMs = performance.now() - t0;
-    const up = await Promise.all(reflectors.map((r) => r.ask({ cmd: 'usage' }, 'usage')));
+    const up = await Promise.all(reflectors.map((r) => r.usage()));
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
     const t1 = performance.now();
-    await Promise.all(farms.map(async (f, p) => {
-      for (let c = 0; c < f.clients.length; c++) await f.originate(c, [block(R + p * PER_PROCESS + c)]);
-    }));
+    await Promise.all(
+      farms.map(async (f, p) => {
+        for (let c = 0; c < f.clients.length; c++) await f.originate(c, [block(R + p * PER_PROCESS + c)]);
+      }),
+    );
     await Promise.all(farms.map((f) => f.sync(NODES - 1)));
     const convergeMs = performance.now() - t1;
-    const converged = await Promise.all(reflectors.map((r) => r.ask({ cmd: 'usage' }, 'usage')));
+    const converged = await Promise.all(reflectors.map((r) => r.usage()));
 
     const arrivals = new Map<string, number[]>();
     await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
-    const probe = async (k: number, expect: number): Promise<number> => {
+    const probe = async (k: number): Promise<number> => {
       const prefix = `203.0.113.${k + 1}/32`;
       arrivals.set(prefix, []);
       const f = farms[k % farms.length];
       const t = await f.originate(k % f.clients.length, [prefix]);
-      await until(`${prefix} at ${expect} clients`, () => arrivals.get(prefix)!.length >= expect, 30_000, 1);
+      await until(`${prefix} at ${CLIENTS - 1} clients`, () => arrivals.get(prefix)!.length >= CLIENTS - 1, 30_000, 1);
       await sleep(20);
       return Math.max(...arrivals.get(prefix)!.map((x) => x - t));
     };
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
-      const ms = await probe(k, CLIENTS - 1);
+      const ms = await probe(k);
       if (k >= 2) reach.push(ms);
     }
-    const probed = await Promise.all(reflectors.map((r) => r.ask({ cmd: 'usage' }, 'usage')));
+    const probed = await Promise.all(reflectors.map((r) => r.usage()));
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
-    const victim = reflectors[R - 1];
-    victim.child.kill('SIGKILL');
+    reflectors[R - 1].kill();
     const tk = performance.now();
     await Promise.all(farms.map((f) => f.sync(NODES - 1, reflectors.slice(0, R - 1).map((r) => r.address))));
-    const afterKillHoldMs = performance.now() - tk;
+    const afterKillMs = performance.now() - tk;
     const reachKilled: number[] = [];
-    for (let k = PROBES + 2; k < 2 * PROBES + 2; k++) reachKilled.push(await probe(k, CLIENTS - 1));
+    for (let k = PROBES + 2; k < 2 * PROBES + 2; k++) reachKilled.push(await probe(k));
 
-    const round = (x: number) => Math.round(x * 10) / 10;
-    const mb = (x: number) => Math.round(x / 1e5) / 10;
-    const worst = <T>(xs: T[], f: (x: T) => number) => Math.max(...xs.map(f));
-    const rssPerClient = worst(converged, (u) => u.rss) / CLIENTS;
-    const cpuConverge = worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs), (x) => x);
-    const cpuUp = worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs), (x) => x);
-    console.log(`${NODES} nodes (${R} reflectors, ${CLIENTS} clients in ${farms.length} processes): up ${upMs.toFixed(0)} ms, converged ${convergeMs.toFixed(0)} ms, /32 p99 ${percentile(reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(reachKilled, 99).toFixed(1)} ms`);
-    emit({
-      suite: 'rr-scale',
-      title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} tsbgp route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients`,
-      columns: ['measure', 'tsbgp', 'goal'],
-      rows: [
-        [`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, Math.round(upMs), ''],
-        [`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, Math.round(convergeMs), ''],
-        [`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, round(median(reach)), ''],
-        ['↳ same, p99 (ms)', round(percentile(reach, 99)), '≤ 1000'],
-        ['reflector RSS, largest of the reflectors, converged (MB)', mb(worst(converged, (u) => u.rss)), '≤ 300'],
-        ['↳ per client (KB)', Math.round(rssPerClient / 100) / 10, ''],
-        ['reflector CPU to bring the sessions up, largest (ms; per client)', `${Math.round(cpuUp)}; ${round(cpuUp / CLIENTS)}`, ''],
-        ['reflector CPU to converge, largest (ms; per client)', `${Math.round(cpuConverge)}; ${round(cpuConverge / CLIENTS)}`, ''],
-        [`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, Math.round(worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs), (x) => x)), ''],
-        [`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, Math.round(afterKillHoldMs), ''],
-        [`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, `${round(median(reachKilled))} / ${round(percentile(reachKilled, 99))}`, '≤ 1000'],
-      ],
-      notes: [
-        `Reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector, originating one /26. All on 127.0.x.y over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's after a GC; CPU is user+system of the reflector process.`,
-      ],
-    });
+    const worst = (xs: number[]) => Math.max(...xs);
+    return {
+      upMs,
+      convergeMs,
+      reach,
+      rss: worst(converged.map((u) => u.rss)),
+      cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
+      cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
+      cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      afterKillMs,
+      reachKilled,
+    };
   } finally {
     await Promise.all(farms.map((f) => f.stop()));
-    for (const r of reflectors) r.child.kill('SIGTERM');
+    await Promise.all(reflectors.map((r) => r.stop()));
+    await sleep(500);
   }
+}
+
+async function main(): Promise<void> {
+  const arg = (name: string, dflt: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i > 0 ? process.argv[i + 1] : dflt;
+  };
+  const quick = process.argv.includes('--quick');
+  const NODES = Number(arg('nodes', quick ? '60' : '1000'));
+  const R = Number(arg('reflectors', '3'));
+  const PROBES = Number(arg('probes', quick ? '10' : '50'));
+  const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
+  const impls = arg('impl', 'tsbgp,bird,frr').split(',') as Impl[];
+  for (const i of impls) if (!['tsbgp', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, bird, frr)`);
+  if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
+  const CLIENTS = NODES - R;
+  const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
+  const results = new Map<Impl, Result>();
+  try {
+    for (const impl of impls) {
+      const r = await scenario(impl, { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, dir });
+      results.set(impl, r);
+      console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const round = (x: number) => Math.round(x * 10) / 10;
+  const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => [label, ...impls.map((i) => f(results.get(i)!)), goal];
+  const names: Record<Impl, string> = { tsbgp: 'tsbgp', bird: 'BIRD 2', frr: 'FRR' };
+  emit({
+    suite: 'rr-scale',
+    title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients`,
+    columns: ['measure', ...impls.map((i) => `${names[i]} as reflectors`), 'goal'],
+    rows: [
+      row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
+      row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
+      row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round(median(r.reach))),
+      row('↳ same, p99 (ms)', (r) => round(percentile(r.reach, 99)), '≤ 1000'),
+      row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round(r.rss / 1e6), '≤ 300'),
+      row('↳ per client (KB)', (r) => round(r.rss / CLIENTS / 1e3)),
+      row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
+      row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
+      row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
+      row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),
+    ],
+    notes: [
+      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector, originating one /26. All on 127.0.x.y over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process.`,
+    ],
+  });
 }
 
 if (process.argv.includes('--reflector')) runReflector();
