@@ -142,6 +142,15 @@ function procUsage(pid: number): { rss: number; cpuMs: number } {
   return { rss, cpuMs: (ticks * 1000) / 100 };
 }
 
+/** Kills every daemon this run started, also when the run is interrupted. */
+const daemons = new Set<() => void>();
+const killDaemons = () => {
+  for (const k of daemons) k();
+  daemons.clear();
+};
+process.on('exit', killDaemons);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => (killDaemons(), process.exit(130)));
+
 /** A daemon reflector (BIRD 2 or FRR's bgpd) on the reflector's address, configured as Calico would configure BIRD for it. */
 function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number, dir: string): Reflector {
   const address = reflectorAddress(index);
@@ -157,9 +166,9 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       `router id ${address};`,
       'protocol device {}',
       `protocol static { ipv4; route ${block(index)} blackhole; }`,
-      `template bgp base { local ${address} port ${PORT} as ${ASN}; connect retry time 1; graceful restart on; rr cluster id ${CLUSTER_ID}; ipv4 { import all; export all; }; }`,
-      ...ranges.map((r, i) => `protocol bgp clients${i} from base { neighbor range ${r} as ${ASN}; dynamic name "c${i}_"; rr client; passive on; }`),
-      ...others.map((o, i) => `protocol bgp rr${i} from base { neighbor ${o} port ${PORT} as ${ASN}; }`),
+      `template bgp rrbase { local ${address} port ${PORT} as ${ASN}; strict bind yes; connect retry time 1; graceful restart on; rr cluster id ${CLUSTER_ID}; ipv4 { import all; export all; }; }`,
+      ...ranges.map((r, i) => `protocol bgp clients${i} from rrbase { neighbor range ${r} as ${ASN}; dynamic name "c${i}_"; rr client; passive on; }`),
+      ...others.map((o, i) => `protocol bgp rr${i} from rrbase { neighbor ${o} port ${PORT} as ${ASN}; }`),
     ].join('\n');
     writeFileSync(join(work, 'bird.conf'), conf + '\n');
     const r = spawnSync('bird', ['-c', join(work, 'bird.conf'), '-s', join(work, 'bird.ctl'), '-P', pidFile], { encoding: 'utf8' });
@@ -192,6 +201,13 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     if (r.status !== 0) throw new Error(`bgpd: ${r.stderr || r.stdout}`);
   }
   const readPid = () => (pid ||= Number(readFileSync(pidFile, 'utf8').trim()));
+  daemons.add(() => {
+    try {
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  });
   return {
     address,
     start: async () => {
