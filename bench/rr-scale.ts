@@ -10,7 +10,15 @@
  * N − R clients are tsbgp speakers, many per process (bench/speaker-farm.ts),
  * each peered with every reflector and originating its pod block.
  *
- *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50]
+ *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird]
+ *
+ * `--impl` picks who plays the reflectors, one scenario each with fresh
+ * clients, side by side in one table: tsbgp, bird (BIRD 2, needs root for
+ * nothing but runs as the caller), frr (FRR's bgpd without zebra, run as user
+ * frr). KNOWN GAP: with `--impl frr` the clients' sessions to the three bgpd
+ * reflectors are opened and closed again and never establish (a lone tsbgp
+ * speaker against the same bgpd configuration does establish); not found yet,
+ * so frr is left out of the default set.
  *
  * Measures: all sessions up; from the first block originated until every
  * client holds every other node's block from every reflector; one new /32
@@ -19,7 +27,7 @@
  * reflector killed (SIGKILL) and every client's blocks still held.
  */
 import { fork, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -328,11 +336,13 @@ async function main(): Promise<void> {
   const R = Number(arg('reflectors', '3'));
   const PROBES = Number(arg('probes', quick ? '10' : '50'));
   const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
-  const impls = arg('impl', 'tsbgp,bird,frr').split(',') as Impl[];
+  // FRR is not in the default set: its reflectors do not bring up the farm's sessions yet (see the header).
+  const impls = arg('impl', 'tsbgp,bird').split(',') as Impl[];
   for (const i of impls) if (!['tsbgp', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, bird, frr)`);
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
   const CLIENTS = NODES - R;
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
+  chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
   const results = new Map<Impl, Result>();
   try {
     for (const impl of impls) {
