@@ -244,6 +244,8 @@ interface Result {
   convergeMs: number;
   reach: number[];
   rss: number;
+  /** Largest growth of a reflector's RSS from before any client to converged. */
+  rssGrowth: number;
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
@@ -313,6 +315,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       convergeMs,
       reach,
       rss: worst(converged.map((u) => u.rss)),
+      rssGrowth: worst(converged.map((u, i) => u.rss - idle[i].rss)),
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
       cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
@@ -366,7 +369,7 @@ async function main(): Promise<void> {
       row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round(median(r.reach))),
       row('↳ same, p99 (ms)', (r) => round(percentile(r.reach, 99)), '≤ 1000'),
       row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round(r.rss / 1e6), '≤ 300'),
-      row('↳ per client (KB)', (r) => round(r.rss / CLIENTS / 1e3)),
+      row('↳ growth from no client to converged, per client (KB)', (r) => round(r.rssGrowth / CLIENTS / 1e3)),
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
