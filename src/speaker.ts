@@ -39,6 +39,7 @@ import type {
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
+  SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -93,7 +94,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -248,6 +249,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.scheduleFlush();
     await e.peer.closed();
     e.peer.dispose();
+  }
+
+  setClusterId(clusterId: string | undefined): void {
+    this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
   }
 
   // ------------------------------------------------------------ policies

@@ -337,10 +337,17 @@ class AgentLoop {
     this.sessionLog.observe(st, from, this.now().getTime());
   }
 
-  /** Settings that need a new speaker: reported, never applied half-way. */
+  /** Settings that need a new speaker: reported, never applied half-way. (The route-reflector cluster ID is applied live.) */
   private checkRestart(plan: Plan): void {
-    const so = this.speakerOpts;
+    let so = this.speakerOpts;
     if (!so) return;
+    // Becoming, or ceasing to be, a route reflector: applied in place; the peers whose client role changes reset in the reconcile that follows.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== so.clusterId && this.speaker) {
+      this.speaker.setClusterId(clusterId);
+      this.log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: so.clusterId ?? null, to: clusterId ?? null });
+      so = this.speakerOpts = { ...so, clusterId };
+    }
     const node = this.opts.node;
     const out: ErrorJson[] = [];
     const port = this.opts.listenPort ?? plan.listen.port;

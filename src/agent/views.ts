@@ -46,6 +46,10 @@ export interface PeerJson {
   readonly asn: number;
   readonly localAsn: number;
   readonly type: PlannedPeer['type'];
+  /** Where the peering comes from: `mesh (Node n2)`, `BGPPeer x`, or `reverse of BGPPeer x` (implied, as Calico makes peerings symmetric). */
+  readonly origin: string;
+  /** This node reflects routes to the peer, with this cluster ID (null: not a client). */
+  readonly routeReflectorClusterId: string | null;
   readonly passive: boolean;
   readonly filters: readonly string[];
   /** Not started; the reasons are in `errors`. */
@@ -138,6 +142,12 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   return out.sort((a, b) => a.compare(b));
 }
 
+/** Where a planned peering comes from, in words. */
+export function peerOrigin(p: PlannedPeer): string {
+  if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
+}
+
 export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
@@ -157,6 +167,8 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         asn: p.asn,
         localAsn: p.localAsn,
         type: p.type,
+        origin: peerOrigin(p),
+        routeReflectorClusterId: p.routeReflectorClient ? (p.routeReflectorClusterId ?? null) : null,
         passive: p.passive,
         filters: [...p.filters],
         refused: !runs,

@@ -528,6 +528,7 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
     ttlSecurity: soft(() => optInt(spec, 'ttlSecurity', 'spec.', 0, 255), undefined),
     filters,
     reachableBy: reachable ? soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reversePeering: soft(() => optEnum(spec, 'reversePeering', 'spec.', ['Auto', 'Manual'] as const), undefined) ?? 'Auto',
   };
 }
 

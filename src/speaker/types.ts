@@ -229,6 +229,16 @@ export interface SpeakerPolicyApi {
   requestRouteRefresh(address: string): void;
 }
 
+/** Route reflection changed live (a node becoming, or ceasing to be, a reflector). */
+export interface SpeakerReflectorApi {
+  /**
+   * Sets (or with undefined clears) the route-reflector cluster ID without
+   * resetting any session: routes are re-checked and re-exported under the
+   * new rules. Which peers are clients stays each peer's `routeReflectorClient`.
+   */
+  setClusterId(clusterId: string | undefined): void;
+}
+
 /** One candidate path of a prefix and what best-path selection made of it. */
 export interface CandidateExplanation {
   /** "local", or the address of the peer it was learned from. */
