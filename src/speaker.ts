@@ -162,6 +162,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // First, so that closing the sessions does not withdraw our routes from the kernel: they persist.
+    await this.kernel?.stop();
     this.cancelFlush();
     if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
     this.deferralTimer = undefined;
@@ -174,7 +176,6 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     await Promise.all(entries.map((e) => e.peer.closed()));
     for (const e of entries) e.peer.dispose();
     await this.listener?.close();
-    await this.kernel?.stop(); // routes stay in the kernel (persist)
     this.cancelFlush();
   }
 

@@ -103,6 +103,8 @@ export class KernelFib {
   private waiters: (() => void)[] = [];
   private readonly reported = new Map<string, string>();
   private resyncWanted = false;
+  /** Prefixes the batch being written deletes (their Deleted events are ours). */
+  private deleting = new Set<string>();
   private connectedWanted = false;
 
   constructor(private readonly opts: KernelFibOptions = {}) {
@@ -259,7 +261,11 @@ export class KernelFib {
 
   private async apply(ops: KernelOp[]): Promise<void> {
     const lines = ops.map((op) => formatOp(op, this.table, this.protocol));
+    this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
     const r = await this.run([...this.nsArgs, '-force', '-batch', '-'], lines);
+    // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
+    const mine = this.deleting;
+    setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
     if (r.error !== undefined) throw new Error(`ip -batch: ${r.error.message}`);
     const errors = parseBatchErrors(r.stderr);
     this.counters.written += ops.length;
@@ -367,9 +373,8 @@ export class KernelFib {
       return;
     }
     if (ev.deleted) {
-      const had = this.core.installedFor(r.prefix).some((x) => x.metric === r.metric);
       this.core.kernelDeleted(r.prefix, r.metric);
-      if (had && !this.busy) {
+      if (!this.deleting.has(r.prefix)) {
         this.counters.putBack++;
         this.log('debug', `kernel: route ${r.prefix} was deleted by someone else; putting it back if wanted`);
       }
