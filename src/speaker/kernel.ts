@@ -52,6 +52,7 @@ export class SpeakerKernel {
   private timer: unknown;
   private started = false;
   private readonly ref: PeerRef;
+  private statics: readonly KernelStaticRoute[] = [];
 
   constructor(
     private readonly opts: KernelOptions,
@@ -120,12 +121,14 @@ export class SpeakerKernel {
 
   setRules(rules: readonly KernelRule[]): void {
     this.rules = new KernelRules(rules);
+    this.setStatics(this.statics);
     this.reevaluate();
   }
 
   /** Replaces the static routes; throws (naming the route) on a malformed one, changing nothing. */
   setStatics(routes: readonly KernelStaticRoute[]): void {
     const m = new Map<string, DesiredRoute>();
+    this.statics = routes;
     routes.forEach((r, i) => {
       let p: Prefix;
       try {
@@ -133,7 +136,10 @@ export class SpeakerKernel {
       } catch (err) {
         throw new Error(`kernel static route ${i} (${JSON.stringify(r.prefix)}): ${err instanceof Error ? err.message : String(err)}`);
       }
-      if ('blackhole' in r) m.set(p.toString(), { kind: 'blackhole' });
+      // The rules apply to statics too: a rejected pool's blocks get no blackhole (Felix installs those).
+      if ('blackhole' in r) {
+        if (this.rules.match(p)?.action !== 'reject') m.set(p.toString(), { kind: 'blackhole' });
+      }
       else {
         if (typeof r.via !== 'string') throw new Error(`kernel static route ${i} (${r.prefix}): needs "via" or "blackhole: true"`);
         const out = this.rules.apply(p, [{ address: r.via, ...(r.dev !== undefined ? { dev: r.dev } : {}), ...(r.onlink ? { onlink: true } : {}) }]);
