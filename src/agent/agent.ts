@@ -15,6 +15,7 @@ import type { EventSink } from '../kubernetes/events.js';
 import { changeLevel, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
+import { kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions, type KernelStatusJson } from './kernel.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, redistributionOps } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
@@ -66,6 +67,8 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
+  readonly kernel?: AgentKernelOptions;
 }
 
 export interface StatusPeerJson {
@@ -94,6 +97,8 @@ export interface StatusJson {
   readonly refused: readonly RefusedJson[];
   /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
   readonly source: SourceJson;
+  /** Kernel route programming; null when off (added compatibly to version 1). */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 export interface AdvertisedJson {
@@ -151,6 +156,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   let speakerOpts: SpeakerOptions | undefined;
   /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
   let filterKey: string | undefined;
+  let kernelKey: string | undefined;
   const redistributed = new Map<string, Redistributed>();
   const lastStates = new Map<string, PeerState>();
   let running = true;
@@ -206,6 +212,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       coalesceMs: 1,
       log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, afterSpeakerTimer) } : {}),
+      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
@@ -339,6 +346,9 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) redistributed.delete(r.prefix.toString());
     const awaitUpdate = opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && probe.arm();
+    const ks = syncKernel(speaker, plan, kernelKey);
+    kernelKey = ks.key;
+    if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
     failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of failures) log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
     const refusedNow = JSON.stringify(ops.refusedPeers);
@@ -467,6 +477,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
       refused: planner.plan.refused.map(refusedJson),
       source: sourceJson(source.status()),
+      kernel: kernelStatusJson(speaker, plan),
     };
   };
 

@@ -150,8 +150,6 @@ export class KernelFib {
   }
 
   private async preflight(): Promise<string | undefined> {
-    const cap = hasNetAdmin();
-    if (cap === false) return 'this process lacks CAP_NET_ADMIN (needed to write routes); run as root or grant the capability';
     let table = typeof this.tableName === 'number' ? this.tableName : tableNumber(this.tableName);
     if (table === undefined) {
       for (const f of ['/etc/iproute2/rt_tables', '/usr/share/iproute2/rt_tables']) {
@@ -170,6 +168,12 @@ export class KernelFib {
     if (this.nsArgs.length > 0) {
       const r = await this.run([...this.nsArgs, 'link', 'show', 'lo']);
       if (r.code !== 0) return `network namespace ${this.opts.netns}: ${r.stderr.trim()}`;
+    }
+    // What matters is whether `ip` may write routes (it may hold the capability when this process does not,
+    // through a file capability): delete a route that does not exist and look at why that failed.
+    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
+    if (/not permitted|permission denied/i.test(probe.stderr)) {
+      return `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${probe.stderr.trim()}); run as root or grant the capability`;
     }
     return undefined;
   }

@@ -104,6 +104,6 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
     const r = spawnSync('setpriv', ['--inh-caps=-net_admin', '--bounding-set=-net_admin', '--', 'node', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, encoding: 'utf8', timeout: 30_000 });
     expect(r.stderr).toBe('');
     const st = JSON.parse(r.stdout.trim().split('\n').pop()!);
-    expect(st).toMatchObject({ enabled: false, error: 'this process lacks CAP_NET_ADMIN (needed to write routes); run as root or grant the capability' });
+    expect(st).toMatchObject({ enabled: false, error: 'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability' });
   });
 });
