@@ -2,17 +2,17 @@ import { readFileSync } from 'node:fs';
 import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../kubernetes/api-source.js';
+import { loadKubeConfig } from './sources/api-source.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
-import type { SpeakerApi, SpeakerOptions } from '../speaker/types.js';
-import { runAgent, type AgentOptions, type RoutesJson, type StatusJson } from './agent.js';
+import { BgpSpeaker } from '../speaker.js';
+import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './kube-source.js';
+import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
-import { loadLayers } from './sources.js';
+import { loadLayers } from './sources/index.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -50,7 +50,7 @@ export interface CliIO {
   readonly stderr?: (text: string) => void;
   readonly env?: NodeJS.ProcessEnv;
   /** The speaker the agent drives; default: BgpSpeaker from src/speaker.ts. */
-  readonly speakerFactory?: (opts: SpeakerOptions) => SpeakerApi;
+  readonly speakerFactory?: SpeakerFactory;
   readonly now?: () => Date;
   /** Log lines of `agent` (default stderr). */
   readonly log?: (line: string) => void;
@@ -213,19 +213,7 @@ function kubeConfigFor(source: Exclude<AgentSource, { kind: 'manifests' }>, env:
   return kc;
 }
 
-async function defaultSpeakerFactory(): Promise<(opts: SpeakerOptions) => SpeakerApi> {
-  // Resolved at run time so the agent builds before (and without) the speaker module.
-  const specifier = '../speaker.js';
-  let mod: { BgpSpeaker?: new (opts: SpeakerOptions) => SpeakerApi };
-  try {
-    mod = (await import(specifier)) as typeof mod;
-  } catch (e) {
-    throw new Error(`the BGP speaker (src/speaker.ts) is not available in this build: ${(e as Error).message}`);
-  }
-  if (typeof mod.BgpSpeaker !== 'function') throw new Error('src/speaker.ts does not export BgpSpeaker');
-  const Speaker = mod.BgpSpeaker;
-  return (opts) => new Speaker(opts);
-}
+const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
 
 export async function main(argv: string[], io: CliIO = {}): Promise<number> {
   const out = io.stdout ?? ((t: string) => void process.stdout.write(t));
@@ -258,7 +246,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
           const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
           inputs = { source, events };
         }
-        const speakerFactory = io.speakerFactory ?? (await defaultSpeakerFactory());
+        const speakerFactory = io.speakerFactory ?? defaultSpeakerFactory;
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {

@@ -93,7 +93,8 @@ describe('runAgent with a fake speaker', () => {
     expect(h.agent.status().errors).toEqual([expect.objectContaining({ file: join(h.overlay, 'config.yaml'), field: 'spec.serviceClusterIPs[0].cidr' })]);
 
     // Fixing it clears the error; deleting the overlay's definition falls back to base (route withdrawn).
-    await writeFile(join(h.overlay, 'config.yaml'), '# nothing\n');
+    // An empty list says so explicitly (a file with no documents at all would be a fault, kept: manifest-faults.test.ts).
+    await writeFile(join(h.overlay, 'config.yaml'), '# nothing\napiVersion: v1\nkind: List\nitems: []\n');
     await within(1000, () => !s.routes.has('198.18.0.0/16'));
     expect(h.agent.status().errors).toEqual([]);
   });

@@ -166,5 +166,6 @@ describe('CLI flags', () => {
     expect((JSON.parse(stdout) as PlanJson).routes.map((r) => r.prefix)).toEqual(expectedRoutes(4, 'worker1'));
     const bad = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--nod', 'x'], { cwd: root }).catch((e: { code: number; stderr: string }) => e);
     expect('code' in bad && bad.code).toBe(2);
-  });
+    // Two Node.js processes compiling TypeScript: seconds each on a loaded machine.
+  }, 90_000);
 });

@@ -15,7 +15,7 @@ import type { AdvertisedRoute, PeerState, PeerStatus, ReceivedRoute, SpeakerOpti
 import { freePort, run } from './cli-helpers.js';
 import { parseExposition, Scrape } from './exposition.js';
 import { FakeSpeaker } from './fake-speaker.js';
-import type { SourceStatus } from '../../src/agent/sources.js';
+import type { SourceStatus } from '../../src/agent/sources/index.js';
 import { peer, plan, route } from './plans.js';
 
 async function get(server: MetricsServer, path: string, method = 'GET'): Promise<{ status: number; body: string; type: string | null }> {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
 import { renderExplain, renderSource, renderStatusJson, STATUS_NOT_ADVERTISED_SHOWN } from '../../src/agent/render.js';
-import { loadLayers } from '../../src/agent/sources.js';
+import { loadLayers } from '../../src/agent/sources/index.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
