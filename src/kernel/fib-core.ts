@@ -8,7 +8,8 @@
  *
  * Restarts: the first kernel dump of a `restarting` core adopts every route
  * of ours as stale. Stale routes stay until `endRestart` (every peer's
- * End-of-RIB, or the selection deferral), even when not desired; new and
+ * End-of-RIB, or the selection deferral) unless routing learns them again
+ * (then they are routing's: replaced, and removed if withdrawn); new and
  * changed routes are written meanwhile. After it, a route nobody wants any
  * more is deleted.
  */
@@ -76,11 +77,18 @@ export class FibCore {
 
   // ------------------------------------------------------------ routing's side
 
-  /** What routing wants for `prefix` (undefined: nothing). */
+  /**
+   * What routing wants for `prefix` (undefined: nothing). A route learned
+   * again is routing's from then on: no longer stale, so a withdrawal later
+   * in the restart removes it.
+   */
   setRoute(prefix: string, route: DesiredRoute | undefined): void {
     if (route === undefined) {
       if (!this.bgp.delete(prefix)) return;
-    } else this.bgp.set(prefix, route);
+    } else {
+      this.bgp.set(prefix, route);
+      this.stale.delete(prefix);
+    }
     this.dirty.add(prefix);
   }
 
