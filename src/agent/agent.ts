@@ -21,6 +21,10 @@ import { desiredRedistribution, localPeers, redistributedAttributes, Redistribut
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
+import { withSessions } from './explain-sessions.js';
+import { listenHint } from './help.js';
+import { receivedFor } from './received-view.js';
+import { SessionLog } from './session-log.js';
 import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
 
 export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
@@ -131,6 +135,8 @@ class AgentLoop {
   private restartNeeded: ErrorJson[] = [];
   /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
   private filterKey: string | undefined;
+  /** Session changes in the log: down once with its reason, retries at debug (session-log.ts). */
+  private readonly sessionLog: SessionLog;
   /** The kernel rules and statics the speaker holds (their key). */
   private kernelKey: string | undefined;
 
@@ -143,6 +149,7 @@ class AgentLoop {
     this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
+    this.sessionLog = new SessionLog(this.log);
     this.probe = new UpdateProbe(() => this.speaker?.status() ?? [], () => this.now().getTime());
     this.redistribution = new Redistribution(
       { enqueue: (step) => void this.enqueue(step), setTimer: (fn, ms) => setTimeout(fn, ms).unref(), now: () => performance.now() },
@@ -231,6 +238,7 @@ class AgentLoop {
     if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
     this.failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of this.failures) this.log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
+    for (const address of ops.removePeers) this.sessionLog.forget(address);
     if (this.memo.changed('refused peers', ops.refusedPeers)) for (const r of ops.refusedPeers) this.log.error(formatError(refusalJson(r)));
     this.refusals = ops.refusedPeers;
     const changes = ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + withdraw.length;
@@ -308,7 +316,7 @@ class AgentLoop {
       await s.start();
     } catch (e) {
       // At start-up this ends runAgent; later (the node appeared afterwards) the next change retries.
-      this.startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}`);
+      this.startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}${listenHint(e as Error)}`);
       this.log.error(this.startError.message);
       return undefined;
     }
@@ -316,6 +324,8 @@ class AgentLoop {
     this.speakerOpts = speakerOpts;
     this.log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     s.on('stateChange', (st: PeerStatus, from: PeerState) => this.sessionChanged(st, from));
+    // Established → Idle comes as peerDown (the speaker's state is Idle before the FSM's stateChange).
+    s.on('peerDown', (st: PeerStatus) => this.sessionLog.observe(st, 'Established', this.now().getTime()));
     // One event per prefix (a router's full table is a million): only a local peer's
     // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
     s.on('routeReceived', (r: ReceivedRoute) => this.redistribution.request(this.applied, r.peer));
@@ -333,16 +343,20 @@ class AgentLoop {
   private sessionChanged(st: PeerStatus, from: PeerState): void {
     if (from === st.state) return;
     this.opts.metrics?.refresh();
-    const fields = { peer: st.address, from, to: st.state, ...(st.lastError ? { lastError: st.lastError.text } : {}) };
-    if (st.state === 'Established') this.log.info('BGP session established', fields);
-    else if (from === 'Established') this.log.warn('BGP session down', fields);
-    else this.log.info('BGP session state changed', fields);
+    this.sessionLog.observe(st, from, this.now().getTime());
   }
 
-  /** Settings that need a new speaker: reported, never applied half-way. */
+  /** Settings that need a new speaker: reported, never applied half-way. (The route-reflector cluster ID is applied live.) */
   private checkRestart(plan: Plan): void {
-    const so = this.speakerOpts;
+    let so = this.speakerOpts;
     if (!so) return;
+    // Becoming, or ceasing to be, a route reflector: applied in place; the peers whose client role changes reset in the reconcile that follows.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== so.clusterId && this.speaker) {
+      this.speaker.setClusterId(clusterId);
+      this.log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: so.clusterId ?? null, to: clusterId ?? null });
+      so = this.speakerOpts = { ...so, clusterId };
+    }
     const node = this.opts.node;
     const out: ErrorJson[] = [];
     const port = this.opts.listenPort ?? plan.listen.port;
@@ -408,7 +422,8 @@ class AgentLoop {
   }
 
   private explain(query: string): ReturnType<typeof explain> {
-    return explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.has(`${ns}/${name}`));
+    const x = explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.get(`${ns}/${name}`));
+    return withSessions(x, this.speaker?.status() ?? []);
   }
 
   private readonly handle = (method: Method, params: Record<string, unknown>): unknown => {
@@ -433,6 +448,8 @@ class AgentLoop {
       }
       case 'plan':
         return agentPlanJson(this.snapshot());
+      case 'received':
+        return receivedFor(this.speaker, params.peer);
     }
   };
 
