@@ -205,9 +205,6 @@ describe('runAgent with a fake speaker', () => {
     const st = await run(['status', '--control', h.control]);
     expect(st.code).toBe(1);
   });
-});
-
-describe('runAgent start-up failures', () => {
   it('a node becoming a route reflector (label and annotation) is re-planned live: only the sessions whose role changes reset', async () => {
     // Calico's documented setup, with the mesh still on: worker1 becomes the reflector.
     const docs = [
@@ -241,12 +238,14 @@ describe('runAgent start-up failures', () => {
     expect(cs.clusterId).toBeUndefined();
 
     // Ceasing to be a reflector: back to the mesh, the cluster ID cleared live.
-    await writeFile(join(rr.overlay, 'rr.yaml'), '# none\n');
+    await writeFile(join(rr.overlay, 'rr.yaml'), 'apiVersion: v1\nkind: List\nitems: []\n');
     await within(2000, () => rs.clusterId === undefined && rs.calls.some((c) => c.op === 'setClusterId' && c.clusterId === undefined));
     await rr.agent.settled();
     expect(rs.peers.get('192.0.2.11')).toMatchObject({ routeReflectorClient: false, description: 'Mesh_192_0_2_11 (node-to-node mesh)' });
   });
+});
 
+describe('runAgent start-up failures', () => {
   it('a speaker that cannot start (e.g. the port is taken) fails runAgent with the reason', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-agent-'));
     const logs: string[] = [];
