@@ -462,6 +462,7 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
     nodeMeshMaxRestartTime: soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
     bindMode: soft(() => optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const), undefined),
     logSeverityScreen: soft(() => optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const), undefined),
+    programClusterRoutes: soft(() => optEnum(spec, 'programClusterRoutes', 'spec.', ['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'] as const), undefined),
   };
 }
 
@@ -547,6 +548,8 @@ function validateIPPool(o: Obj, m: Meta): IPPool {
     disabled: soft(() => optBool(spec, 'disabled', 'spec.'), undefined) ?? false,
     disableBGPExport: soft(() => optBool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
     nodeSelector: soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
+    ipipMode: soft(() => optEnum(spec, 'ipipMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
+    vxlanMode: soft(() => optEnum(spec, 'vxlanMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
   };
 }
 
@@ -758,7 +761,7 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
     const key = resourceKey(res.kind, res.name, ns);
     if (files.has(key)) {
       const first = files.get(key);
-      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped` });
+      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}` });
       continue;
     }
     files.set(key, file);

@@ -65,7 +65,8 @@ describe('tsbgp plan over examples/yaobank', () => {
         expect([host1.address, host1.asn, host1.port]).toEqual(['192.0.2.20', 65000, 179]);
         for (const p of v.peers) expect(p.exports).toEqual(expectedRoutes(step, node));
         expect(v.errors).toEqual([]);
-        expect(v.ignored.map((i) => i.kind)).toEqual(['IPPool', 'IPPool', 'Namespace', 'Deployment']);
+        // ipipMode is read (kernel programming); natOutgoing stays ignored
+        expect(v.ignored.map((i) => i.kind)).toEqual(['IPPool', 'Namespace', 'Deployment']);
         expect(v.warnings).toEqual([]);
         if (step === 4 && node !== 'worker1') {
           expect(v.refused).toEqual([
@@ -135,7 +136,7 @@ describe('CLI flags', () => {
     [['agent', '--node', 'w', '--manifests', 'x', '--listen-port', '70000'], '--listen-port must be a port number 1-65535'],
     [['agent', '--node', 'w', '--manifests', 'x', '--log-level', 'loud'], '--log-level: invalid log level "loud"'],
     [['status', '--peer', '1.2.3.4'], "Unknown option '--peer'"],
-    [['status', 'extra'], "Unexpected argument 'extra'"],
+    [['status', 'a', 'b'], 'status: expected at most one PEER, got 2'],
     [['routes', '--json=3'], '--json'],
     [['explain'], 'expected one PREFIX or NAMESPACE/SERVICE, got 0'],
     [['explain', 'not-a-thing'], 'cannot explain "not-a-thing"'],
