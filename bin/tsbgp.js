@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { main } from '../dist/src/agent/cli.js';
+import { exitAfterDrain } from '../dist/src/agent/exit.js';
 
+// exitAfterDrain: a large `plan`/`status`/`routes` through a pipe is written out whole before the process leaves.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitAfterDrain(code),
   (err) => {
     process.stderr.write(`tsbgp: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    return exitAfterDrain(1);
   },
 );

@@ -48,6 +48,7 @@ describe('metrics during a full-table receive', () => {
     const seen: number[] = [];
     const latencies: number[] = [];
     let last: Scrape | undefined;
+    let want = 0;
     const deadline = Date.now() + 120_000;
     for (;;) {
       const r = await scrape(server.address.port);
@@ -55,14 +56,16 @@ describe('metrics during a full-table receive', () => {
       last = r.scrape;
       const v = last.get('tsbgp_bgp_prefixes_received', { peer: '127.0.0.1', family: 'ipv4' }) ?? 0;
       seen.push(v);
-      // Each state change also refreshes the metrics (the agent does so on stateChange).
-      if (v === N) break;
+      // What the router sends: its Adj-RIB-Out (routes whose AS path holds ours are not sent to us).
+      want = (await sender.command('status')).advertised ?? 0;
+      if (want > 0 && v === want) break;
       if (Date.now() > deadline) throw new Error(`receive not complete after 120 s: last scrape saw ${v}`);
       await new Promise((r) => setTimeout(r, 5));
     }
     const status = receiver.status()[0];
-    expect(status.counters.families?.ipv4).toEqual({ received: N, accepted: N, advertised: 1 });
-    expect(last.get('tsbgp_bgp_prefixes_received_pre_policy', { peer: '127.0.0.1', family: 'ipv4' })).toBe(N);
+    expect(want).toBeGreaterThan(N * 0.9);
+    expect(status.counters.families?.ipv4).toEqual({ received: want, accepted: want, advertised: 1 });
+    expect(last.get('tsbgp_bgp_prefixes_received_pre_policy', { peer: '127.0.0.1', family: 'ipv4' })).toBe(want);
     expect(last.get('tsbgp_bgp_prefixes_advertised', { peer: '127.0.0.1', family: 'ipv4' })).toBe(1);
     expect(last.get('tsbgp_bgp_prefixes_received', { peer: '127.0.0.1', family: 'ipv6' })).toBe(0);
     expect(last.get('tsbgp_bgp_session_state', { peer: '127.0.0.1', state: 'Established' })).toBe(1);
@@ -73,8 +76,8 @@ describe('metrics during a full-table receive', () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1]);
     // Cross-check the counters against the table, once, at the end (this one walks it).
     listed.received.mockRestore();
-    expect(receiver.received('127.0.0.1')).toHaveLength(N);
+    expect(receiver.received('127.0.0.1')).toHaveLength(want);
     // Latency is a benchmark's business (bench/metrics-scrape.ts); here only a bound no walk of the table at this size meets on main was checked by hand.
-    console.log(`scrapes: ${latencies.length}, during receive: ${seen.filter((v) => v > 0 && v < N).length}, max ${Math.max(...latencies).toFixed(1)} ms`);
+    console.log(`scrapes: ${latencies.length}, during receive: ${seen.filter((v) => v > 0 && v < want).length}, max ${Math.max(...latencies).toFixed(1)} ms`);
   }, 180_000);
 });
