@@ -7,7 +7,8 @@
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
+import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
+import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
@@ -66,6 +67,8 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Max-prefix limits of every peer (default: defaultMaxPrefixes(), src/agent/max-prefixes.ts); null for none. */
+  readonly maxPrefixes?: PeerOptions['maxPrefixes'] | null;
 }
 
 export interface StatusPeerJson {
@@ -333,7 +336,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       }
       for (const [name, message] of pf.errors) if (!applied || JSON.stringify([...pf.errors]) !== JSON.stringify([...planFilters(applied).errors])) log.error(`BGPFilter ${name}: ${message}`);
     }
-    const ops = reconcile(applied, plan, { filters: canFilter });
+    const ops = reconcile(applied, plan, { filters: canFilter, maxPrefixes: opts.maxPrefixes === null ? undefined : (opts.maxPrefixes ?? defaultMaxPrefixes()) });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
     const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));

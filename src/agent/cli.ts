@@ -12,6 +12,7 @@ import { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources.js';
+import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -20,6 +21,8 @@ commands:
   agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
            [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
+           [--max-prefixes LIMIT[,ACTION[,WARN%]]]  (per peer and family; default
+           20000,block,80; 0 for none: docs/limits.md)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [--json] [--control SOCKET]
@@ -82,6 +85,7 @@ const AGENT: Options = {
   'log-level': { type: 'string' },
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
+  'max-prefixes': { type: 'string' },
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -122,6 +126,15 @@ function level(cmd: string, text: string | undefined): Level | undefined {
   }
 }
 
+function maxPrefixesFlag(cmd: string, text: string | undefined): { maxPrefixes?: AgentMaxPrefixes | null } {
+  if (text === undefined) return {};
+  try {
+    return { maxPrefixes: parseMaxPrefixes(text) ?? null };
+  } catch (e) {
+    throw new UsageError(`${cmd}: ${(e as Error).message}`);
+  }
+}
+
 function metricsFlag(cmd: string, text: string | undefined) {
   if (text === undefined) return undefined;
   try {
@@ -140,6 +153,8 @@ export interface AgentArgs {
   readonly logLevel?: Level;
   readonly listenPort?: number;
   readonly metrics?: MetricsAddress;
+  /** `--max-prefixes`; undefined: the default; null: none. */
+  readonly maxPrefixes?: AgentMaxPrefixes | null;
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
@@ -165,6 +180,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     logLevel: level(cmd, values['log-level'] as string | undefined),
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
+    ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
   };
 }
 
@@ -230,7 +246,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes });
           await agent.done;
         } finally {
           await server?.close();

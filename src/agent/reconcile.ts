@@ -50,13 +50,15 @@ export interface ReconcileOptions {
    * it unfiltered could leak routes.
    */
   readonly filters?: boolean;
+  /** Max-prefix limits for every peer (src/agent/max-prefixes.ts); undefined: none. */
+  readonly maxPrefixes?: PeerOptions['maxPrefixes'];
 }
 
 /** Fields a changed value of which the speaker may apply without a session reset. */
-export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
+export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies', 'maxPrefixes']);
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer): PeerOptions {
+export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes']): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -75,6 +77,7 @@ export function peerOptions(p: PlannedPeer): PeerOptions {
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
+  if (maxPrefixes !== undefined) o.maxPrefixes = maxPrefixes;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);
     o.importPolicies = importPolicyNames(p);
@@ -137,13 +140,13 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];
   for (const [address, p] of after) {
-    const options = peerOptions(p);
+    const options = peerOptions(p, opts.maxPrefixes);
     const old = before.get(address);
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
     }
-    const changed = changedFields(peerOptions(old), options);
+    const changed = changedFields(peerOptions(old, opts.maxPrefixes), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
   for (const address of before.keys()) if (!after.has(address)) removePeers.push(address);
