@@ -1,5 +1,6 @@
-import { CeaseSubcode, ErrorCode, FsmSubcode, OpenSubcode } from '../wire/constants.js';
+import { CeaseSubcode, ErrorCode, OpenSubcode } from '../wire/constants.js';
 import type { BgpError } from '../wire/errors.js';
+import { Notify } from '../wire/notification.js';
 import type { Message, NotificationMessage, OpenMessage } from '../wire/types.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
@@ -89,8 +90,6 @@ class Step {
   }
 }
 
-const notification = (code: number, subcode: number, data: Uint8Array = new Uint8Array(0)): NotificationMessage => ({ type: 'notification', code, subcode, data });
-
 const CONNECTION_TIMERS: readonly TimerName[] = ['ConnectRetry', 'Hold', 'Keepalive', 'DelayOpen', 'IdleHold'];
 
 interface IdleOpts {
@@ -150,24 +149,24 @@ function notifyFail(st: Step, n: NotificationMessage, message: string): Transiti
 
 /** AutomaticStop (§8.1.2 event 8, e.g. a prefix limit): Cease with the event's subcode and data. */
 function automaticStop(st: Step, ev: Extract<FsmEvent, { type: 'AutomaticStop' }>): Transition {
-  const n = notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET, ev.data);
+  const n = Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET', ev.data);
   return toIdle(st, { reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' }, notify: n, failure: true, restartAfter: ev.restartAfter });
 }
 
 /** RFC 9687 §4: the peer has not read what we sent for the send hold time. */
 function sendHoldExpired(st: Step): Transition {
-  return toIdle(st, { reason: { kind: 'sendHoldTimerExpired' }, notify: notification(ErrorCode.SEND_HOLD_TIMER_EXPIRED, 0), failure: true });
+  return toIdle(st, { reason: { kind: 'sendHoldTimerExpired' }, notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) }, failure: true });
 }
 
 function errorFail(st: Step, err: BgpError): Transition {
-  return notifyFail(st, notification(err.code, err.subcode, err.data), err.message);
+  return notifyFail(st, Notify.of(err), err.message);
 }
 
 function fsmError(st: Step, ev: FsmEventType): Transition {
-  const sub = st.fsm.state === 'OpenSent' ? FsmSubcode.UNEXPECTED_IN_OPENSENT
-    : st.fsm.state === 'OpenConfirm' ? FsmSubcode.UNEXPECTED_IN_OPENCONFIRM
-    : st.fsm.state === 'Established' ? FsmSubcode.UNEXPECTED_IN_ESTABLISHED : FsmSubcode.UNSPECIFIED;
-  return notifyFail(st, notification(ErrorCode.FSM, sub), `unexpected ${ev} in ${st.fsm.state}`);
+  const sub = st.fsm.state === 'OpenSent' ? 'UNEXPECTED_IN_OPENSENT'
+    : st.fsm.state === 'OpenConfirm' ? 'UNEXPECTED_IN_OPENCONFIRM'
+    : st.fsm.state === 'Established' ? 'UNEXPECTED_IN_ESTABLISHED' : 'UNSPECIFIED';
+  return notifyFail(st, Notify.fsm(sub), `unexpected ${ev} in ${st.fsm.state}`);
 }
 
 function start(st: Step, passive: boolean): Transition {
@@ -291,7 +290,7 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
     case 'SendHoldTimer_Expires': // nothing was sent on this connection yet
       return st.done();
     case 'ManualStop': {
-      const notify = delayOpenRunning ? ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN) : undefined;
+      const notify = delayOpenRunning ? ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN') : undefined;
       return toIdle(st, { reason: { kind: 'manualStop' }, notify, failure: false, manual: true });
     }
     case 'ConnectRetryTimer_Expires':
@@ -341,17 +340,17 @@ function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
       return automaticStop(st, ev);
     case 'SendHoldTimer_Expires':
       return sendHoldExpired(st);
     case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
+      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'BGPHeaderErr': case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.CONNECTION_COLLISION_RESOLUTION), failure: true });
+      return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
     case 'NotifMsgVerErr':
       return peerNotification(st, ev.message, false);
     case 'NotifMsg':
@@ -405,13 +404,13 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
       return automaticStop(st, ev);
     case 'SendHoldTimer_Expires':
       return sendHoldExpired(st);
     case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
+      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'KeepaliveTimer_Expires':
       return st.send({ type: 'keepalive' }).start('Keepalive', n.keepaliveTime).done();
     case 'TcpConnectionFails':
@@ -432,7 +431,7 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'UpdateMsgErr': case 'BGPHeaderErr': case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.CONNECTION_COLLISION_RESOLUTION), failure: true });
+      return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
     default:
       return fsmError(st, ev.type);
   }

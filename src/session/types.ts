@@ -1,6 +1,7 @@
 import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage, RouteRefreshMessage, UpdateMessage, Message } from '../wire/types.js';
 import type { BgpError } from '../wire/errors.js';
 import type { Negotiated } from './negotiate.js';
+import type { CeaseSubcode } from '../wire/constants.js';
 
 /** RFC 4271 §8.2.2 states. */
 export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
@@ -19,8 +20,8 @@ export type FsmEvent =
   | { readonly type: 'AutomaticStart' }
   | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
   | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }
-  /** Cease with `subcode` (default 4) and `data`; `restartAfter` (s) replaces the next IdleHold delay (a max-prefix restart). */
-  | { readonly type: 'AutomaticStop'; readonly subcode?: number; readonly data?: Uint8Array; readonly restartAfter?: number }
+  /** Cease with `subcode` (default ADMINISTRATIVE_RESET) and `data`; `restartAfter` (s) replaces the next IdleHold delay (a max-prefix restart). */
+  | { readonly type: 'AutomaticStop'; readonly subcode?: keyof typeof CeaseSubcode; readonly data?: Uint8Array; readonly restartAfter?: number }
   | { readonly type: 'ConnectRetryTimer_Expires' }
   /** RFC 9687: the shell saw no progress writing to the peer for the send hold time. */
   | { readonly type: 'SendHoldTimer_Expires' }

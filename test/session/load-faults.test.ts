@@ -48,7 +48,7 @@ describe('send hold timer (RFC 9687) and automatic stop (max-prefix) in the FSM'
   it('AutomaticStop carries the Cease subcode and data (6/1, RFC 4486) and restarts after the delay asked', () => {
     const f = drive(c, PATHS.Established);
     const data = new Uint8Array([0, 1, 1, 0, 0, 0x27, 0x10]);
-    const r = transition(f, { type: 'AutomaticStop', subcode: 1, data, restartAfter: 60 }, 5000);
+    const r = transition(f, { type: 'AutomaticStop', subcode: 'MAXIMUM_PREFIXES', data, restartAfter: 60 }, 5000);
     expect(r.fsm.state).toBe('Idle');
     const n = r.actions.find((a) => a.type === 'send' && a.message.type === 'notification');
     expect(n && n.type === 'send' && n.message).toMatchObject({ code: 6, subcode: 1, data });
