@@ -13,8 +13,8 @@ import { BgpSpeaker } from '../src/speaker.js';
 const routerPort = Number(process.argv[2]);
 const sp = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.2', listen: false });
 sp.originate('203.0.113.0/24');
-// The agent's session settings with a router: hold 90 s is BIRD's and Calico's default; 9 s here makes a stalled loop visible.
-sp.addPeer({ address: '127.0.0.1', port: routerPort, asn: 65000, localAddress: '127.0.0.2', families: ['ipv4'], holdTime: 9, connectRetryTime: 1 });
+// Hold 90 s (a common router default); a loop stalled past it shows as a reset.
+sp.addPeer({ address: '127.0.0.1', port: routerPort, asn: 65000, localAddress: '127.0.0.2', families: ['ipv4'], holdTime: 90, connectRetryTime: 1 });
 const metrics = new AgentMetrics();
 metrics.attach(() => ({ running: true, speaker: sp, configErrors: 0 }));
 sp.on('stateChange', () => metrics.refresh());

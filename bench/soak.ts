@@ -111,7 +111,7 @@ emit({
     ['session resets', `${resets.length}${resets.length ? ` (${[...new Set(resets.map((e) => e.reason))].join('; ')})` : ''}`],
     ['node RSS at the end of each cycle (MiB)', rss.map((x) => x.rssMiB).join(', ')],
   ],
-  notes: ['The router is tsbgp itself (bench/table-sender.ts) in another process over loopback; the node is a speaker with the agent metrics server (bench/soak-node.ts), hold time 9 s. The machine may be shared: figures are noisy.'],
+  notes: ['The router is tsbgp itself (bench/table-sender.ts) in another process over loopback; the node is a speaker with the agent metrics server (bench/soak-node.ts), hold time 90 s. The machine may be shared: figures are noisy.'],
 });
 node.stdin!.end();
 await sender.stop();
