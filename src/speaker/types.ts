@@ -116,7 +116,7 @@ export interface PeerOptions {
    * Max-prefix limits per family (RFC 4486 Cease 6/1): how many routes the
    * peer may send (counted as received, before import policy, as BIRD's
    * `receive limit`), a warning threshold, and what happens over the limit.
-   * See src/speaker/README.md "Max-prefix". Default: no limit.
+   * See docs/limits.md. Default: no limit.
    */
   readonly maxPrefixes?: { readonly [F in FamilyName]?: MaxPrefixLimit };
   /** RFC 9687 send hold time, seconds: a peer that reads nothing of ours this long is dropped (NOTIFICATION 8). Default max(480, 2 × hold time); 0 off. */
