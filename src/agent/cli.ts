@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from './sources/api-source.js';
@@ -26,6 +27,8 @@ commands:
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
            [--max-prefixes LIMIT[,ACTION[,WARN%]]]  (per peer and family; default
            20000,block,80; 0 for none: docs/limits.md)
+           [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
+           (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -90,6 +93,10 @@ const AGENT: Options = {
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
   'max-prefixes': { type: 'string' },
+  kernel: { type: 'string' },
+  'kernel-table': { type: 'string' },
+  'kernel-protocol': { type: 'string' },
+  'kernel-metric': { type: 'string' },
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -159,6 +166,30 @@ export interface AgentArgs {
   readonly metrics?: MetricsAddress;
   /** `--max-prefixes`; undefined: the default; null: none. */
   readonly maxPrefixes?: AgentMaxPrefixes | null;
+  readonly kernel?: AgentKernelOptions;
+}
+
+/** --kernel on|off and its settings (numbers checked here; the table name when the kernel FIB starts). */
+function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: AgentKernelOptions } {
+  const on = values.kernel as string | undefined;
+  if (on !== undefined && on !== 'on' && on !== 'off') throw new UsageError(`${cmd}: --kernel must be "on" or "off", got ${JSON.stringify(on)}`);
+  const num = (flag: string, lo: number, hi: number): number | undefined => {
+    const t = values[flag] as string | undefined;
+    if (t === undefined) return undefined;
+    if (!/^\d+$/.test(t) || Number(t) < lo || Number(t) > hi) throw new UsageError(`${cmd}: --${flag} must be a number ${lo}-${hi}, got ${JSON.stringify(t)}`);
+    return Number(t);
+  };
+  const protocol = num('kernel-protocol', 1, 255);
+  if (protocol === 2) throw new UsageError(`${cmd}: --kernel-protocol 2 is the kernel's own (connected routes): pick another`);
+  const metric = num('kernel-metric', 0, 0xffffffff);
+  const tableText = values['kernel-table'] as string | undefined;
+  if (tableText === '') throw new UsageError(`${cmd}: --kernel-table must name a table`);
+  const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
+  if (on !== 'on') {
+    if (protocol !== undefined || metric !== undefined || table !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric need --kernel on`);
+    return {};
+  }
+  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}) } };
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
@@ -185,6 +216,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
     ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
+    ...kernelFlags(cmd, values),
   };
 }
 
@@ -246,7 +278,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
           await agent.done;
         } finally {
           await server?.close();
