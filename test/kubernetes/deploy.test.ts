@@ -113,7 +113,7 @@ describe('Dockerfile', () => {
     expect(args('RUN').some((r) => r.includes('npm ci --omit=dev'))).toBe(true);
     const copied = args('COPY').map((a) => a.replace(/^--from=build \/src\//, ''));
     for (const f of pkg.files) expect(copied.some((a) => a.startsWith(`${f} `)), `package.json files entry ${f}`).toBe(true);
-    // bin/tsbgp.js imports the built CLI from dist/src (saying "not built yet" when it is missing), which "main" also points into.
+    // bin/tsbgp.js imports the built CLI from dist/src, which "main" also points into.
     expect(text(pkg.bin.tsbgp)).toContain("import('../dist/src/agent/cli.js')");
     expect(pkg.main.startsWith('./dist/src/')).toBe(true);
   });
