@@ -80,11 +80,11 @@ export class Address {
   }
 }
 
-export function readWord(b: Uint8Array, o: number): number {
+function readWord(b: Uint8Array, o: number): number {
   return ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
 }
 
-export function writeWord(b: Uint8Array, o: number, v: number): void {
+function writeWord(b: Uint8Array, o: number, v: number): void {
   b[o] = v >>> 24;
   b[o + 1] = v >>> 16;
   b[o + 2] = v >>> 8;
