@@ -24,9 +24,11 @@ import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
+import { PeerHealth } from './speaker/peer-status.js';
 import type {
   AdvertisedRoute,
   FamilyName,
+  ImportedRoute,
   PeerOptions,
   PeerState,
   PeerStatus,
@@ -38,6 +40,7 @@ import type {
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
+  SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -64,6 +67,8 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Since when up or down, and why down (src/speaker/peer-status.ts). */
+  health: PeerHealth;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -86,7 +91,7 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -179,6 +184,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
     if (typeof opts.asn === 'number') {
@@ -203,6 +209,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const now = this.scheduler.now();
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
+      e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
       const old = e.peer;
       old.stop(ceaseNotification('OTHER_CONFIGURATION_CHANGE'));
       void old.closed().then(() => old.dispose());
@@ -239,6 +246,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.scheduleFlush();
     await e.peer.closed();
     e.peer.dispose();
+  }
+
+  setClusterId(clusterId: string | undefined): void {
+    this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
   }
 
   // ------------------------------------------------------------ policies
@@ -303,10 +315,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale });
+        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
       }
     }
     return out;
+  }
+
+  /** What `peer` sent us as received (before import policy), each with the route import made of it, or none when import rejected it. */
+  receivedBeforeImport(peer: string): readonly ImportedRoute[] {
+    const e = this.entry(peer);
+    if (e.ribAsn === undefined) return [];
+    const post = new Map(this.received(e.id).map((r) => [`${r.prefix.toString()} ${r.pathId ?? 0}`, r]));
+    return this.rib.adjRibIn(e.id, 'pre').map((r) => {
+      const accepted = post.get(`${r.prefix.toString()} ${r.pathId ?? 0}`);
+      return { route: { ...describeRoute(r.prefix, r.attrs), peer: e.id, best: accepted?.best ?? false, stale: r.stale }, ...(accepted ? { accepted } : {}) };
+    });
   }
 
   explain(prefix: Prefix | string, peer?: string): RouteExplanation {
@@ -409,6 +432,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
+        onConnectError: (err) => { if (e.peer === peer) e.health.connectFailed(err, new Date()); },
+        onAttemptFailed: (reason) => { if (e.peer === peer) e.health.attemptFailed(reason, new Date()); },
         log: (line) => this.log('debug', line),
       },
     });
@@ -445,6 +470,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       asn: e.opts.asn,
       state: e.state,
       since: e.since,
+      upDownSince: e.health.upDownSince,
       counters: {
         messagesIn: e.base.messagesIn + st.messagesIn,
         messagesOut: e.base.messagesOut + st.messagesOut,
@@ -457,6 +483,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
     if (e.lastError) s.lastError = e.lastError;
+    const down = e.health.reason;
+    if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
@@ -498,6 +526,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const prev = e.state;
     e.state = to;
     e.since = new Date();
+    e.health.state(to, e.since);
     this.emit('stateChange', this.statusOf(e), prev);
   }
 
@@ -542,6 +571,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
+    e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
@@ -594,6 +624,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
     e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }
 

@@ -44,14 +44,6 @@ export interface Operations {
   readonly refusedPeers: readonly PeerRefusal[];
 }
 
-export interface ReconcileOptions {
-  /**
-   * Whether the speaker can apply Calico BGPFilters (it has `definePolicies`;
-   * default true). Without it a peer that names filters is refused: running
-   * it unfiltered could leak routes.
-   */
-  readonly filters?: boolean;
-}
 
 /** The speaker's view of a planned peer. */
 export function peerOptions(p: PlannedPeer): PeerOptions {
@@ -105,10 +97,10 @@ export function routeAttributes(r: PlannedRoute): RouteAttributes {
 /**
  * The peers of a plan the speaker should run, keyed by address (the
  * speaker's peer key), and those it must not: refused by the planner, naming
- * filters the speaker cannot apply (or that do not compile), or a second peering to an address
+ * filters that do not compile, or a second peering to an address
  * already taken (the first in plan order wins).
  */
-export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {}): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
+export function runnablePeers(plan: Plan | undefined): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
   const peers = new Map<string, PlannedPeer>();
   const refused: PeerRefusal[] = [];
   for (const p of plan?.peers ?? []) {
@@ -117,10 +109,6 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
     if (p.refused || p.refusedSettings.length > 0) {
       for (const s of p.refusedSettings) refused.push({ ...base, field: s.field, message: s.message, byPlanner: true });
       if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner', byPlanner: true });
-      continue;
-    }
-    if (p.filters.length > 0 && opts.filters === false) {
-      refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered`, byPlanner: false });
       continue;
     }
     const broken = p.filters.filter((f) => plan && planFilters(plan).errors.has(f));
@@ -140,9 +128,9 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
 }
 
 /** The operations that move a speaker from `prev` (undefined: nothing yet) to `next`. */
-export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOptions = {}): Operations {
-  const before = runnablePeers(prev, opts).peers;
-  const { peers: after, refused } = runnablePeers(next, opts);
+export function reconcile(prev: Plan | undefined, next: Plan): Operations {
+  const before = runnablePeers(prev).peers;
+  const { peers: after, refused } = runnablePeers(next);
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];

@@ -138,6 +138,8 @@ export interface BGPPeer {
   readonly ttlSecurity?: number;
   readonly filters: readonly string[];
   readonly reachableBy?: Address;
+  /** `Manual`: no implied reverse peerings from this BGPPeer (default `Auto`). */
+  readonly reversePeering: 'Auto' | 'Manual';
 }
 
 export interface IPPool {

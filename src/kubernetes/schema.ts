@@ -101,6 +101,7 @@ export const KINDS: readonly Kind[] = [
       ttlSecurity: int(0, 255),
       filters: list(str('BGPFilter name.')),
       reachableBy: str('IP address.'),
+      reversePeering: oneOf(['Auto', 'Manual']),
     }) as Kind['spec'],
   },
   {

@@ -18,6 +18,7 @@ import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.j
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
+import { familyOfAfi } from '../wire/families.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -103,7 +104,7 @@ export class Rib {
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
   private readonly routerIdAddr: Address;
-  private readonly clusterIdAddr: Address | undefined;
+  private clusterIdAddr: Address | undefined;
   private readonly view: RouteView;
   private readonly policyIds = new WeakMap<object, number>();
   private readonly baseCache: { pre: AttrSet | undefined; peer: PeerState | undefined; base: AttrSet | null } = { pre: undefined, peer: undefined, base: null };
@@ -170,6 +171,29 @@ export class Rib {
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
     const carried = this.leaveGroup(peer, now);
     this.joinGroup(peer, session, now, carried);
+  }
+
+  /**
+   * Becomes a route reflector with this cluster ID, changes it, or (undefined)
+   * stops reflecting, without touching any session: every peer's routes are
+   * re-checked against the new cluster ID (CLUSTER_LIST loop detection), and
+   * every established peer moves to an update group with the new export
+   * rules and is sent only the difference. Which peers are clients stays a
+   * per-peer setting (`rrClient`, fixed: re-add a peer to change it).
+   */
+  setClusterId(clusterId: string | undefined, now: number): void {
+    const next = clusterId !== undefined ? parseQuad(clusterId, 'clusterId') : undefined;
+    if (next?.toString() === this.clusterIdAddr?.toString()) return;
+    this.clusterIdAddr = next;
+    for (const peer of this.peers.values()) peer.elig = { ...peer.elig, clusterId: next };
+    this.clearBaseCache();
+    for (const id of this.peers.keys()) this.softReconfigure(id, now);
+    for (const peer of this.peers.values()) {
+      const session = peer.session;
+      if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) continue;
+      const carried = this.leaveGroup(peer, now);
+      this.joinGroup(peer, session, now, carried);
+    }
   }
 
   private joinGroup(peer: PeerState, session: SessionInfo, now: number, carried?: Resync): void {
@@ -307,7 +331,7 @@ export class Rib {
     if (mp !== undefined && mp.nlri.length > 0) {
       // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
       const attrs: PathAttributes =
-        mp.afi === 1 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
+        familyOfAfi(mp.afi) === 4 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
       const pre = this.store.lookupOrCreate(attrs);
       mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);
@@ -590,6 +614,7 @@ export class Rib {
       c.localAddressV6?.toString(),
       c.linkLocalV6?.toString(),
       this.policyId(c.exportPolicy),
+      this.clusterIdAddr?.toString(),
     ]);
   }
 }

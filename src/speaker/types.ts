@@ -126,6 +126,10 @@ export interface PeerStatus {
   readonly state: PeerState;
   /** When `state` was entered. */
   readonly since: Date;
+  /** When the session last went up (Established) or down; connect retries do not move it. */
+  readonly upDownSince?: Date;
+  /** Why the session is not Established (absent while it is): the last connect error, NOTIFICATION or lost connection, as BIRD words it. */
+  readonly downReason?: { readonly text: string; readonly at: Date };
   readonly negotiated?: {
     readonly families: readonly FamilyName[];
     readonly holdTime: number;
@@ -178,6 +182,14 @@ export interface ReceivedRoute extends AdvertisedRoute {
   readonly peer: string;
   readonly best: boolean;
   readonly stale: boolean;
+  /** ADD-PATH path identifier, when the peer sends several paths. */
+  readonly pathId?: number;
+}
+
+/** A route as the peer sent it (before import policy), and as import accepted it (absent: rejected). */
+export interface ImportedRoute {
+  readonly route: ReceivedRoute;
+  readonly accepted?: ReceivedRoute;
 }
 
 export interface SpeakerEvents {
@@ -216,6 +228,16 @@ export interface SpeakerPolicyApi {
   definePolicies(config: PolicyConfigDef): void;
   /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
   requestRouteRefresh(address: string): void;
+}
+
+/** Route reflection changed live (a node becoming, or ceasing to be, a reflector). */
+export interface SpeakerReflectorApi {
+  /**
+   * Sets (or with undefined clears) the route-reflector cluster ID without
+   * resetting any session: routes are re-checked and re-exported under the
+   * new rules. Which peers are clients stays each peer's `routeReflectorClient`.
+   */
+  setClusterId(clusterId: string | undefined): void;
 }
 
 /** One candidate path of a prefix and what best-path selection made of it. */

@@ -1,5 +1,5 @@
 /**
- * An in-memory SpeakerApi for agent tests: it records every call, keeps
+ * An in-memory AgentSpeaker (src/agent/speaker-api.ts) for agent tests: it records every call, keeps
  * peers and originated routes, and lets a test play a peer's part
  * (session state changes, routes received).
  */
@@ -14,10 +14,10 @@ import type {
   PeerStatus,
   ReceivedRoute,
   RouteAttributes,
-  SpeakerApi,
   SpeakerEvents,
   SpeakerOptions,
 } from '../../src/speaker/types.js';
+import type { AgentSpeaker } from '../../src/agent/speaker-api.js';
 
 export type Call =
   | { op: 'start' }
@@ -25,11 +25,12 @@ export type Call =
   | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
   | { op: 'removePeer'; address: string }
   | { op: 'originate'; prefix: string; attrs?: RouteAttributes }
-  | { op: 'withdraw'; prefix: string };
+  | { op: 'withdraw'; prefix: string }
+  | { op: 'setClusterId'; clusterId: string | undefined };
 
 const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p) : p);
 
-export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi {
+export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpeaker {
   readonly calls: Call[] = [];
   readonly peers = new Map<string, PeerOptions>();
   readonly routes = new Map<string, { prefix: Prefix; attrs?: RouteAttributes }>();
@@ -121,14 +122,18 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
     return this.receivedRoutes.filter((r) => peer === undefined || r.peer === peer);
   }
 
-  // The speaker branch adds policies and route refresh to SpeakerApi; the
-  // fake accepts them (parameters typed loosely so it fits either version).
+  // Policies (AgentSpeaker's definePolicies) and route refresh.
   readonly policies = new Map<string, unknown>();
   definePolicy(name: string, definition: unknown): void {
     this.policies.set(name, definition);
   }
   definePolicies(config: unknown): void {
     this.policies.set('*', config);
+  }
+  clusterId: string | undefined;
+  setClusterId(clusterId: string | undefined): void {
+    this.calls.push({ op: 'setClusterId', clusterId });
+    this.clusterId = clusterId;
   }
   requestRouteRefresh(address: string): void {
     if (!this.peers.has(address)) throw new Error(`no peer ${address}`);

@@ -117,11 +117,9 @@ describe('reconcile', () => {
     ]);
   });
 
-  it('peers naming BGPFilters are refused when the speaker cannot apply filters, run with the filter policies when it can', () => {
+  it('peers naming BGPFilters run with the filter policies', () => {
     const filtered = peer('192.0.2.50', { filters: ['only-pools'] });
     const withFilter = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'only-pools', exportV4: [], importV4: [], exportV6: [], importV6: [] }] };
-    expect(reconcile(undefined, withFilter, { filters: false }).addPeers).toEqual([]);
-    expect(reconcile(undefined, withFilter, { filters: false }).refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50' });
     const o = reconcile(undefined, withFilter).addPeers[0].options;
     expect([o.exportPolicies, o.importPolicies]).toEqual([['bgpfilter:only-pools:export'], ['bgpfilter:only-pools:import']]);
   });
