@@ -25,6 +25,9 @@ import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './spea
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { PeerHealth } from './speaker/peer-status.js';
+import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
+import type { KernelStatus } from './kernel/kernel-fib.js';
+import type { KernelRule } from './kernel/rules.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -91,7 +94,7 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -105,6 +108,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   /** Restarting (RFC 4724 §4.1): advertisements wait for peers' End-of-RIB or the deferral timer. */
   private deferral: SelectionDeferral | undefined;
   private deferralTimer: unknown;
+  /** Loc-RIB → kernel routing table (options.kernel). */
+  private readonly kernel: SpeakerKernel | undefined;
 
   constructor(readonly options: SpeakerOptions) {
     super();
@@ -119,7 +124,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       routerId: options.routerId,
       clusterId: options.clusterId,
       coalesce: { delayMs: options.coalesceMs ?? 5, maxDelayMs: options.maxDelayMs ?? 50 },
+      ...(options.kernel ? { multipath: { maxPaths: options.kernel.ecmp ?? 16, relaxNeighborAs: false }, onLocChange: (p, mp) => this.kernel?.onLocChange(p, mp) } : {}),
     });
+    const rib = this.rib;
+    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -128,6 +136,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async start(): Promise<void> {
     if (this.started) return;
     if (this.stopped) throw new Error('BgpSpeaker: a stopped speaker cannot be started again; create a new one');
+    await this.kernel?.start(); // never throws: kernel trouble turns kernel programming off (kernelStatus says why)
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
@@ -151,6 +160,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // First, so that closing the sessions does not withdraw our routes from the kernel: they persist.
+    await this.kernel?.stop();
     this.cancelFlush();
     if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
     this.deferralTimer = undefined;
@@ -193,6 +204,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     }
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
+    this.kernel?.addPeer(id);
     this.listener?.addPeer(id, entry.peer);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
@@ -239,6 +251,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!e) throw new Error(`peer ${id} is not configured`);
     this.peers.delete(id);
     this.deferral?.removePeer(id);
+    this.kernel?.removePeer(id);
     this.checkDeferral();
     this.listener?.removePeer(id);
     e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
@@ -270,6 +283,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       const exportPolicy = this.policies.evaluator('export', e.opts.exportPolicies ?? [], ebgp, `peer ${e.id} exportPolicies`);
       this.rib.reconfigurePeer(e.id, { importPolicy, exportPolicy }, now);
     }
+    this.kernel?.reevaluate();
     this.scheduleFlush();
   }
 
@@ -358,6 +372,26 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
   }
 
+  // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)
+
+  kernelStatus(): KernelStatus | undefined {
+    return this.kernel?.status();
+  }
+
+  kernelRoute(prefix: Prefix | string): KernelRouteView | undefined {
+    return this.kernel?.route(typeof prefix === 'string' ? Prefix.parse(prefix) : prefix);
+  }
+
+  setKernelRules(rules: readonly KernelRule[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setRules(rules);
+  }
+
+  setKernelStatics(routes: readonly KernelStaticRoute[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setStatics(routes);
+  }
+
   // ------------------------------------------------------------ internals
 
   private entry(address: string): PeerEntry {
@@ -429,6 +463,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           const fam = unicastFamily(f);
           if (fam) e.eorIn.add(familyName(fam));
           this.deferral?.endOfRib(e.id, f);
+          this.kernel?.endOfRib(e.id, f);
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
@@ -561,6 +596,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
     this.deferral?.up(e.id, n);
+    this.kernel?.up(e.id, n);
     this.checkDeferral();
     this.scheduleFlush();
     this.emit('peerUp', this.statusOf(e));
@@ -573,6 +609,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     e.state = 'Idle';
     e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
+    this.kernel?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }

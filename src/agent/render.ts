@@ -1,4 +1,5 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderStatus, type StatusRow } from './status-table.js';
 import { formatError, type ExplainJson, type PlanJson, type SourceJson } from './views.js';
@@ -106,6 +107,7 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   // An agent older than the `warnings` field answers without it.
   if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');
+  if (v.kernel) out.push(...kernelStatusText(v.kernel), '');
   // Outside the allow-list is a configuration problem: every one is listed. The
   // other reasons (not-local, not ready, node excluded) are the rules working,
   // and a large cluster has thousands: a few, then a count per reason.

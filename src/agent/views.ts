@@ -2,6 +2,7 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
+import type { KernelStatusJson } from './kernel.js';
 import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
@@ -336,6 +337,8 @@ export interface StatusJson {
   readonly refused: readonly RefusedJson[];
   /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
   readonly source: SourceJson;
+  /** Kernel route programming (src/agent/kernel.ts); null when off (added compatibly to version 1). */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 export interface AdvertisedJson {
@@ -375,6 +378,8 @@ export interface AgentSnapshot {
   readonly sessions: readonly PeerStatus[];
   /** What the speaker sends a peer ([] before it runs). */
   readonly advertised: (peer: string) => readonly AdvertisedRoute[];
+  /** Kernel route programming; null when off. */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
@@ -415,6 +420,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     warnings: s.issues.filter((i) => i.severity === 'warning').map(issueJson),
     refused: s.planned.refused.map(refusedJson),
     source: sourceJson(s.source),
+    ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Address, Prefix } from '../net/index.js';
+import type { KernelPlan } from './kernel.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
 
 /** Why a route is in the plan: the resource (and field or rule) that caused it. */
@@ -120,6 +121,8 @@ export interface Plan {
   /** The BGPFilters the planned peers name, by name order, so the plan is self-contained. */
   readonly filters: readonly BGPFilter[];
   readonly exportAllowList: ExportAllowList;
+  /** Kernel programming rules and static routes (src/kubernetes/kernel.ts); absent in hand-built plans. */
+  readonly kernel?: KernelPlan;
   readonly errors: readonly PlanError[];
 }
 

@@ -486,6 +486,11 @@ export class Rib {
     return this.loc.best(keyOf(prefix));
   }
 
+  /** Calls `fn` with every Loc-RIB prefix and its ECMP set (best first), e.g. to re-program a FIB after a policy change. */
+  forEachMultipath(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void {
+    for (const key of this.loc.keys()) fn(prefixFromKey(key), this.loc.multipath(key));
+  }
+
   multipath(prefix: Prefix): readonly Path[] {
     return this.loc.multipath(keyOf(prefix));
   }

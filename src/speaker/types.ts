@@ -6,6 +6,7 @@
 import type { Prefix } from '../net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
 import type { Trace } from '../policy/types.js';
+import type { KernelOptions } from './kernel.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
 export interface SpeakerScheduler {
@@ -45,6 +46,8 @@ export interface SpeakerOptions {
   readonly selectionDeferralTime?: number;
   /** Injected clock and timers (tests); default real timers. */
   readonly scheduler?: SpeakerScheduler;
+  /** Keep a Linux routing table in step with the best paths (src/kernel/README.md); default off. */
+  readonly kernel?: KernelOptions;
   /** Log sink; default silent. */
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
