@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from './sources/api-source.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './sources/kube-source.js';
+// The Kubernetes API client (@kubernetes/client-node, ~60 MB of RSS) loads only for --kubeconfig/--in-cluster.
+import type { KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
@@ -204,19 +203,6 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
   };
 }
 
-/** The kubeconfig for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
-function kubeConfigFor(source: Exclude<AgentSource, { kind: 'manifests' }>, env: NodeJS.ProcessEnv): KubeConfig {
-  const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
-  let kc: KubeConfig;
-  try {
-    kc = source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
-  } catch (e) {
-    throw new Error(`${flag}: ${(e as Error).message}`);
-  }
-  if (!kc.getCurrentCluster()) throw new Error(`${flag}: no current cluster (set current-context)`);
-  return kc;
-}
-
 const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
 
 export async function main(argv: string[], io: CliIO = {}): Promise<number> {
@@ -253,6 +239,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         let inputs: Pick<AgentOptions, 'manifests' | 'source' | 'events'>;
         if (a.source.kind === 'manifests') inputs = { manifests: a.source.paths };
         else {
+          const { kubeConfigFor, kubernetesEvents, kubernetesSource } = await import('./sources/kube-source.js');
           const kc = kubeConfigFor(a.source, env);
           const source = kubernetesSource(kc, io.kubernetes);
           const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
