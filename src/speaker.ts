@@ -17,6 +17,7 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
+import { familyName, familyOfAfi, unicastFamily } from './wire/families.js';
 import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
@@ -95,10 +96,6 @@ function communicationOf(m: NotificationMessage): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function familyName(afi: number): FamilyName | undefined {
-  return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
 export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
@@ -469,16 +466,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
         onRouteRefresh: (m) => this.guard(e, () => {
           if (e.peer !== peer || e.ribAsn === undefined) return;
-          const fam = m.afi === 1 ? 4 : m.afi === 2 ? 6 : undefined;
-          if (fam === undefined || m.safi !== 1 || m.subtype !== 0) return;
+          const fam = unicastFamily(m);
+          if (fam === undefined || m.subtype !== 0) return;
           this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
           this.scheduleFlush();
         }),
         onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
         onEndOfRib: (f) => this.guard(e, () => {
           if (e.peer !== peer) return;
-          const name = f.safi === 1 ? familyName(f.afi) : undefined;
-          if (name) e.eorIn.add(name);
+          const fam = unicastFamily(f);
+          if (fam) e.eorIn.add(familyName(fam));
           this.deferral?.endOfRib(e.id, f);
           this.kernel?.endOfRib(e.id, f);
           this.checkDeferral();
@@ -558,8 +555,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
     }
     if (n) {
-      const fam = (f: { afi: number }) => familyName(f.afi);
-      const names = (list: readonly { afi: number; safi: number }[]) => list.filter((f) => f.safi === 1).map(fam).filter((x): x is FamilyName => x !== undefined);
+      const names = (list: readonly { afi: number; safi: number }[]) => list.map(unicastFamily).filter((x) => x !== undefined).map(familyName);
       const families = names(n.families);
       s.negotiated = {
         families,
@@ -619,13 +615,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const families: (4 | 6)[] = [];
     const endOfRib: (4 | 6)[] = [];
     for (const f of n.families) {
-      if (f.safi !== 1) continue;
-      if (f.afi === 1) families.push(4);
-      else if (f.afi === 2) {
+      const fam = unicastFamily(f);
+      if (fam === undefined) continue;
+      if (fam === 4) families.push(4);
+      else {
         if (hops.localAddressV6 !== undefined) families.push(6);
         else this.log('warning', `peer ${e.id}: IPv6 unicast negotiated over an IPv4 session but no nextHopV6 configured: not sending IPv6 routes`);
       }
-      if (f.afi === 1 || f.afi === 2) endOfRib.push(f.afi === 1 ? 4 : 6);
+      endOfRib.push(fam);
     }
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
@@ -657,7 +654,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
     if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
     const now = this.scheduler.now();
-    const fams = (list: readonly { afi: number }[]) => list.map((f) => (f.afi === 1 ? 4 : f.afi === 2 ? 6 : 0)).filter((f): f is 4 | 6 => f !== 0);
+    const fams = (list: readonly { afi: number }[]) => list.map((f) => familyOfAfi(f.afi)).filter((f) => f !== undefined);
     if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
     else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
     else {

@@ -39,14 +39,6 @@ export class InVariant implements Path {
   }
 }
 
-/** A route of the table, as handed to visitors. */
-export interface InEntry {
-  readonly key: PrefixKey;
-  /** undefined without ADD-PATH. */
-  readonly pathId: number | undefined;
-  readonly v: InVariant;
-}
-
 export type InKey = number | string;
 
 export function inKey(key: PrefixKey, pathId: number | undefined): InKey {

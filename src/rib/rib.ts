@@ -18,6 +18,7 @@ import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.j
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
+import { familyOfAfi } from '../wire/families.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -339,7 +340,7 @@ export class Rib {
     if (mp !== undefined && mp.nlri.length > 0) {
       // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
       const attrs: PathAttributes =
-        mp.afi === 1 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
+        familyOfAfi(mp.afi) === 4 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
       const pre = this.store.lookupOrCreate(attrs);
       mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);

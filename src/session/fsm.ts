@@ -332,8 +332,12 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
   }
 }
 
-/** What OpenSent and OpenConfirm do alike (§8.2.2); undefined for the events each handles its own way. */
-function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
+/**
+ * What OpenSent, OpenConfirm and Established do alike once a connection is
+ * up (§8.2.2): starts and new connections ignored, stops, hold timer expiry,
+ * header and OPEN errors, collision dumps. Undefined for the rest.
+ */
+function connectedCommon(st: Step, ev: FsmEvent): Transition | undefined {
   switch (ev.type) {
     case 'ManualStart': case 'AutomaticStart':
     case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
@@ -351,13 +355,21 @@ function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
       return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
+    default:
+      return undefined;
+  }
+}
+
+/** What OpenSent and OpenConfirm do alike (§8.2.2); undefined for the events each handles its own way. */
+function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
+  switch (ev.type) {
     case 'NotifMsgVerErr':
       return peerNotification(st, ev.message, false);
     case 'NotifMsg':
       // Never answer a NOTIFICATION with one.
       return peerNotification(st, ev.message, true);
     default:
-      return undefined;
+      return connectedCommon(st, ev);
   }
 }
 
@@ -399,18 +411,6 @@ function established(st: Step, ev: FsmEvent): Transition {
   const n = st.fsm.negotiated!;
   const heard = () => { if (n.holdTime > 0) st.start('Hold', n.holdTime); };
   switch (ev.type) {
-    case 'ManualStart': case 'AutomaticStart':
-    case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
-    case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
-      return st.done();
-    case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
-    case 'AutomaticStop':
-      return automaticStop(st, ev);
-    case 'SendHoldTimer_Expires':
-      return sendHoldExpired(st);
-    case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'KeepaliveTimer_Expires':
       return st.send({ type: 'keepalive' }).start('Keepalive', n.keepaliveTime).done();
     case 'TcpConnectionFails':
@@ -428,12 +428,10 @@ function established(st: Step, ev: FsmEvent): Transition {
       // RFC 2918: only meaningful if both sides advertised it.
       if (!n.routeRefresh) return st.done();
       return st.emit({ type: 'routeRefresh', message: ev.message }).done();
-    case 'UpdateMsgErr': case 'BGPHeaderErr': case 'BGPOpenMsgErr':
+    case 'UpdateMsgErr':
       return errorFail(st, ev.error);
-    case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
     default:
-      return fsmError(st, ev.type);
+      return connectedCommon(st, ev) ?? fsmError(st, ev.type);
   }
 }
 

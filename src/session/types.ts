@@ -2,6 +2,7 @@ import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage
 import type { BgpError } from '../wire/errors.js';
 import type { Negotiated } from './negotiate.js';
 import type { CeaseSubcode } from '../wire/constants.js';
+import { UNICAST } from '../wire/families.js';
 
 /** RFC 4271 §8.2.2 states. */
 export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
@@ -132,7 +133,7 @@ export function sessionConfig(base: Pick<SessionConfig, 'localAs' | 'localId' | 
     connectRetryTime: 120,
     passive: false,
     idleHold: DEFAULT_IDLE_HOLD,
-    families: [{ afi: 1, safi: 1 }],
+    families: [UNICAST[4]],
     routeRefresh: true,
     enhancedRouteRefresh: false,
     extendedMessage: false,

@@ -6,6 +6,7 @@ import { Address } from '../net/address.js';
 import { canonicalRemote } from '../session/listener.js';
 import { assertTransportSupported } from '../session/transport.js';
 import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
+import { UNICAST } from '../wire/families.js';
 import type { AfiSafi } from '../wire/types.js';
 import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
@@ -14,7 +15,7 @@ export class PeerConfigError extends Error {
   override readonly name = 'PeerConfigError';
 }
 
-const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: { afi: 1, safi: 1 }, ipv6: { afi: 2, safi: 1 } };
+const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: UNICAST[4], ipv6: UNICAST[6] };
 
 /** The peer's key: its address in canonical text. Throws PeerConfigError for anything else. */
 export function peerId(address: string): string {

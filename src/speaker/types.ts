@@ -15,7 +15,8 @@ export interface SpeakerScheduler {
   clearTimeout(handle: unknown): void;
 }
 
-export type FamilyName = 'ipv4' | 'ipv6';
+export type { FamilyName } from '../net/address.js';
+import type { FamilyName } from '../net/address.js';
 export type PeerState = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
 
 export interface SpeakerOptions {
