@@ -17,7 +17,7 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { describeNotification, shutdownNotification } from './wire/notification.js';
+import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
@@ -68,13 +68,9 @@ interface PeerEntry {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 9003 layout (length byte, UTF-8) for any Cease subcode; 2 and 4 are the standard ones. */
-function ceaseNotification(subcode: number, message?: string): NotificationMessage {
-  if (subcode === CeaseSubcode.ADMINISTRATIVE_SHUTDOWN || subcode === CeaseSubcode.ADMINISTRATIVE_RESET) {
-    return shutdownNotification(subcode, message ?? '');
-  }
-  if (!message) return { type: 'notification', code: ErrorCode.CEASE, subcode, data: new Uint8Array(0) };
-  const n = shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message);
-  return { ...n, subcode };
+function ceaseNotification(subcode: keyof typeof CeaseSubcode, message?: string): NotificationMessage {
+  if (subcode === 'ADMINISTRATIVE_SHUTDOWN' || subcode === 'ADMINISTRATIVE_RESET') return shutdownNotification(CeaseSubcode[subcode], message ?? '');
+  return Notify.cease(subcode, message ? shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message).data : undefined);
 }
 
 /** The shutdown communication of a Cease, read leniently for any subcode. */
@@ -160,7 +156,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     for (const e of entries) {
       // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
       if (opts.graceful) e.peer.dispose();
-      else e.peer.stop(ceaseNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, opts.message));
+      else e.peer.stop(ceaseNotification('ADMINISTRATIVE_SHUTDOWN', opts.message));
     }
     await Promise.all(entries.map((e) => e.peer.closed()));
     for (const e of entries) e.peer.dispose();
@@ -211,7 +207,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
       const old = e.peer;
-      old.stop(ceaseNotification(CeaseSubcode.OTHER_CONFIGURATION_CHANGE));
+      old.stop(ceaseNotification('OTHER_CONFIGURATION_CHANGE'));
       void old.closed().then(() => old.dispose());
       this.addBase(e, old);
       e.opts = opts;
@@ -241,7 +237,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.deferral?.removePeer(id);
     this.checkDeferral();
     this.listener?.removePeer(id);
-    e.peer.stop(ceaseNotification(CeaseSubcode.PEER_DECONFIGURED, opts.message));
+    e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
     await e.peer.closed();

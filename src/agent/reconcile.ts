@@ -6,12 +6,13 @@
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
+import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
   readonly peer: PlannedPeer;
-  /** For updates: the fields that changed (`description`, `exportPolicies` do not reset the session). */
+  /** For updates: the fields that changed (whether the speaker resets the session is its rule: sessionKey in src/speaker/peer-config.ts). */
   readonly changed: readonly string[];
 }
 
@@ -43,8 +44,6 @@ export interface Operations {
   readonly refusedPeers: readonly PeerRefusal[];
 }
 
-/** Fields a changed value of which the speaker may apply without a session reset. */
-export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
 
 /** The speaker's view of a planned peer. */
 export function peerOptions(p: PlannedPeer): PeerOptions {
@@ -79,8 +78,20 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }
 
+/**
+ * The attributes to originate a planned route with: standard communities
+ * (literal, named or well-known values alike) into `communities`, large ones
+ * (`aa:nn:mm`) into `largeCommunities`, each in the one text form the
+ * speaker parses (src/wire/communities.ts).
+ */
 export function routeAttributes(r: PlannedRoute): RouteAttributes {
-  return { origin: 'igp', communities: r.communities.map((c) => c.text) };
+  const communities: string[] = [];
+  const largeCommunities: string[] = [];
+  for (const c of r.communities) {
+    if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
+    else communities.push(formatCommunity(c.value));
+  }
+  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}) };
 }
 
 /**

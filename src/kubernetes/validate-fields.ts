@@ -7,6 +7,7 @@
  */
 import { Address, ParseError, Prefix } from '../net/index.js';
 import type { CommunityValue, Labels, SecretKeyRef } from './resources.js';
+import { parseCommunityLiteral as parseLiteral } from '../wire/communities.js';
 import { KINDS, type Field } from './schema.js';
 import { parseSelector, SelectorError, type Selector } from './selector.js';
 
@@ -202,20 +203,14 @@ export function secretRef(v: unknown, path: string): SecretKeyRef | undefined {
   return { name: reqStr(ref, 'name', `${path}.secretKeyRef.`), key: reqStr(ref, 'key', `${path}.secretKeyRef.`) };
 }
 
-/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts); undefined when `text` is not a literal at all. */
+/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts), read by the one community parser (src/wire/communities.ts); undefined when `text` is not a literal at all. */
 export function parseCommunityLiteral(text: string): CommunityValue | undefined | Error {
-  if (!text.includes(':')) return undefined;
-  const parts = text.split(':');
-  if (!parts.every((p) => /^\d+$/.test(p)) || (parts.length !== 2 && parts.length !== 3)) {
-    return new Error(`community ${JSON.stringify(text)} is neither "aa:nn" nor "aa:nn:mm" with decimal parts`);
+  try {
+    const c = parseLiteral(text);
+    return c && { ...c, text };
+  } catch (e) {
+    return e as Error;
   }
-  const n = parts.map(Number);
-  if (parts.length === 2) {
-    if (n[0] > 0xffff || n[1] > 0xffff) return new Error(`standard community ${JSON.stringify(text)} has a part above 65535`);
-    return { type: 'standard', value: (n[0] * 65536 + n[1]) >>> 0, text };
-  }
-  if (n.some((x) => x > 0xffffffff)) return new Error(`large community ${JSON.stringify(text)} has a part above 4294967295`);
-  return { type: 'large', value: { global: n[0], local1: n[1], local2: n[2] }, text };
 }
 
 export function communityValue(v: unknown, path: string): CommunityValue {

@@ -9,6 +9,7 @@ import type { Negotiated } from './negotiate.js';
 import { createPeerSession, establishedConn, peerTransition, type PeerAction, type PeerEvent, type PeerSession } from './session.js';
 import { assertTransportSupported, type TransportOptions } from './transport.js';
 import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
+import { Notify } from '../wire/notification.js';
 
 export interface DialOptions {
   readonly host: string;
@@ -248,7 +249,7 @@ export class Peer {
         this.connEvent(id, c, messageEvent(m));
       },
       onError: (err: BgpError) => {
-        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', { type: 'notification', code: err.code, subcode: err.subcode, data: err.data });
+        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
         this.connEvent(id, c, errorEvent(err));
       },
       onClose: () => {

@@ -5,6 +5,8 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import { Prefix } from '../../src/net/index.js';
+import { describeRoute, toPathAttributes } from '../../src/speaker/attributes.js';
+import { validatePeerOptions } from '../../src/speaker/peer-config.js';
 import type {
   AdvertisedRoute,
   PeerOptions,
@@ -53,9 +55,14 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     this.stopped = true;
   }
 
+  /** The checks BgpSpeaker makes before it takes a peer (the same function), so a fake never accepts what the speaker refuses. */
+  private validatePeer(opts: PeerOptions): void {
+    validatePeerOptions(opts, this.options?.asn ?? 64512, this.options?.routerId ?? '192.0.2.1');
+  }
+
   addPeer(opts: PeerOptions): void {
     if (this.peers.has(opts.address)) throw new Error(`peer ${opts.address} already exists`);
-    if (opts.password !== undefined || opts.ttlSecurity !== undefined) throw new Error('unsupported transport setting');
+    this.validatePeer(opts);
     this.calls.push({ op: 'addPeer', opts });
     this.peers.set(opts.address, opts);
     this.states.set(opts.address, { state: 'Idle', since: this.now() });
@@ -63,6 +70,7 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
 
   updatePeer(opts: PeerOptions): void {
     if (!this.peers.has(opts.address)) throw new Error(`no peer ${opts.address}`);
+    this.validatePeer(opts);
     this.calls.push({ op: 'updatePeer', opts });
     this.peers.set(opts.address, opts);
   }
@@ -76,6 +84,8 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
 
   originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
     const p = toPrefix(prefix);
+    // BgpSpeaker.originate converts the attributes with this function and throws what it throws.
+    toPathAttributes(attrs ?? {}, p.family);
     this.calls.push({ op: 'originate', prefix: p.toString(), attrs });
     this.routes.set(p.toString(), { prefix: p, attrs });
   }
@@ -104,12 +114,7 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
   /** Every originated route goes to every peer (the fake has no policy). */
   advertised(peer: string): readonly AdvertisedRoute[] {
     if (!this.peers.has(peer)) return [];
-    return [...this.routes.values()].map(({ prefix, attrs }) => ({
-      prefix,
-      asPath: [],
-      communities: (attrs?.communities ?? []).map(String),
-      largeCommunities: [...(attrs?.largeCommunities ?? [])],
-    }));
+    return [...this.routes.values()].map(({ prefix, attrs }) => describeRoute(prefix, toPathAttributes(attrs ?? {}, prefix.family)));
   }
 
   received(peer?: string): readonly ReceivedRoute[] {
