@@ -15,11 +15,16 @@ import { planFilters } from './filters.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
+import { kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
+import { withSessions } from './explain-sessions.js';
+import { listenHint } from './help.js';
+import { receivedFor } from './received-view.js';
+import { SessionLog } from './session-log.js';
 import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
 
 export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
@@ -62,6 +67,8 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
+  readonly kernel?: AgentKernelOptions;
 }
 
 export interface Agent {
@@ -128,6 +135,10 @@ class AgentLoop {
   private restartNeeded: ErrorJson[] = [];
   /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
   private filterKey: string | undefined;
+  /** Session changes in the log: down once with its reason, retries at debug (session-log.ts). */
+  private readonly sessionLog: SessionLog;
+  /** The kernel rules and statics the speaker holds (their key). */
+  private kernelKey: string | undefined;
 
   private control: ControlServer | undefined;
 
@@ -138,6 +149,7 @@ class AgentLoop {
     this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
+    this.sessionLog = new SessionLog(this.log);
     this.probe = new UpdateProbe(() => this.speaker?.status() ?? [], () => this.now().getTime());
     this.redistribution = new Redistribution(
       { enqueue: (step) => void this.enqueue(step), setTimer: (fn, ms) => setTimeout(fn, ms).unref(), now: () => performance.now() },
@@ -221,8 +233,12 @@ class AgentLoop {
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) this.redistribution.forget(r.prefix);
     const awaitUpdate = this.opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && this.probe.arm();
+    const ks = syncKernel(speaker, plan, this.kernelKey);
+    this.kernelKey = ks.key;
+    if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
     this.failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of this.failures) this.log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
+    for (const address of ops.removePeers) this.sessionLog.forget(address);
     if (this.memo.changed('refused peers', ops.refusedPeers)) for (const r of ops.refusedPeers) this.log.error(formatError(refusalJson(r)));
     this.refusals = ops.refusedPeers;
     const changes = ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + withdraw.length;
@@ -293,13 +309,14 @@ class AgentLoop {
       coalesceMs: 1,
       log: (level, msg, fields) => this.log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, () => this.afterSpeakerTimer()) } : {}),
+      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
       await s.start();
     } catch (e) {
       // At start-up this ends runAgent; later (the node appeared afterwards) the next change retries.
-      this.startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}`);
+      this.startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}${listenHint(e as Error)}`);
       this.log.error(this.startError.message);
       return undefined;
     }
@@ -307,6 +324,8 @@ class AgentLoop {
     this.speakerOpts = speakerOpts;
     this.log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
     s.on('stateChange', (st: PeerStatus, from: PeerState) => this.sessionChanged(st, from));
+    // Established → Idle comes as peerDown (the speaker's state is Idle before the FSM's stateChange).
+    s.on('peerDown', (st: PeerStatus) => this.sessionLog.observe(st, 'Established', this.now().getTime()));
     // One event per prefix (a router's full table is a million): only a local peer's
     // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
     s.on('routeReceived', (r: ReceivedRoute) => this.redistribution.request(this.applied, r.peer));
@@ -324,16 +343,20 @@ class AgentLoop {
   private sessionChanged(st: PeerStatus, from: PeerState): void {
     if (from === st.state) return;
     this.opts.metrics?.refresh();
-    const fields = { peer: st.address, from, to: st.state, ...(st.lastError ? { lastError: st.lastError.text } : {}) };
-    if (st.state === 'Established') this.log.info('BGP session established', fields);
-    else if (from === 'Established') this.log.warn('BGP session down', fields);
-    else this.log.info('BGP session state changed', fields);
+    this.sessionLog.observe(st, from, this.now().getTime());
   }
 
-  /** Settings that need a new speaker: reported, never applied half-way. */
+  /** Settings that need a new speaker: reported, never applied half-way. (The route-reflector cluster ID is applied live.) */
   private checkRestart(plan: Plan): void {
-    const so = this.speakerOpts;
+    let so = this.speakerOpts;
     if (!so) return;
+    // Becoming, or ceasing to be, a route reflector: applied in place; the peers whose client role changes reset in the reconcile that follows.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== so.clusterId && this.speaker) {
+      this.speaker.setClusterId(clusterId);
+      this.log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: so.clusterId ?? null, to: clusterId ?? null });
+      so = this.speakerOpts = { ...so, clusterId };
+    }
     const node = this.opts.node;
     const out: ErrorJson[] = [];
     const port = this.opts.listenPort ?? plan.listen.port;
@@ -394,11 +417,13 @@ class AgentLoop {
       source: this.source.status(),
       sessions: speaker?.status() ?? [],
       advertised: (peer) => speaker?.advertised(peer) ?? [],
+      kernel: kernelStatusJson(speaker, this.applied ?? this.planner.plan),
     };
   }
 
   private explain(query: string): ReturnType<typeof explain> {
-    return explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.has(`${ns}/${name}`));
+    const x = explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.get(`${ns}/${name}`));
+    return withSessions(x, this.speaker?.status() ?? []);
   }
 
   private readonly handle = (method: Method, params: Record<string, unknown>): unknown => {
@@ -423,6 +448,8 @@ class AgentLoop {
       }
       case 'plan':
         return agentPlanJson(this.snapshot());
+      case 'received':
+        return receivedFor(this.speaker, params.peer);
     }
   };
 

@@ -2,8 +2,11 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason } from '../kubernetes/index.js';
+import type { KernelStatusJson } from './kernel.js';
+import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
+import { serviceIpsSummary } from './explain-service.js';
+import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
@@ -44,6 +47,10 @@ export interface PeerJson {
   readonly asn: number;
   readonly localAsn: number;
   readonly type: PlannedPeer['type'];
+  /** Where the peering comes from: `mesh (Node n2)`, `BGPPeer x`, or `reverse of BGPPeer x` (implied, as Calico makes peerings symmetric). */
+  readonly origin: string;
+  /** This node reflects routes to the peer, with this cluster ID (null: not a client). */
+  readonly routeReflectorClusterId: string | null;
   readonly passive: boolean;
   readonly filters: readonly string[];
   /** Not started; the reasons are in `errors`. */
@@ -136,6 +143,12 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   return out.sort((a, b) => a.compare(b));
 }
 
+/** Where a planned peering comes from, in words. */
+export function peerOrigin(p: PlannedPeer): string {
+  if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
+}
+
 export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
@@ -155,6 +168,8 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         asn: p.asn,
         localAsn: p.localAsn,
         type: p.type,
+        origin: peerOrigin(p),
+        routeReflectorClusterId: p.routeReflectorClient ? (p.routeReflectorClusterId ?? null) : null,
         passive: p.passive,
         filters: [...p.filters],
         refused: !runs,
@@ -273,7 +288,12 @@ export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: 
   throw new Error(`cannot explain ${JSON.stringify(q)}: expected a prefix (198.18.0.0/16), an address, or NAMESPACE/SERVICE`);
 }
 
-export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], serviceExists?: (ns: string, name: string) => boolean): ExplainJson {
+/**
+ * `service` looks the Service up in the cluster state: without it (offline) a
+ * Service with nothing planned is described in general terms; with it, a
+ * Service that does not exist is an error, and each IP is explained.
+ */
+export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], service?: (ns: string, name: string) => Service | undefined): ExplainJson {
   const q = parseExplainQuery(query);
   if ('prefix' in q) {
     const e = explainPrefix(plan, q.prefix, redistributed);
@@ -287,8 +307,11 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   if (prefixes.length > 0 || refused.length > 0) {
     const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
     summary = parts.join('\n');
-  } else if (serviceExists && !serviceExists(q.namespace, q.name)) summary = `Service ${svc} is not in the cluster state`;
-  else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  } else if (service) {
+    const s = service(q.namespace, q.name);
+    if (!s) throw new Error(`no Service ${svc} in the cluster state`);
+    summary = serviceIpsSummary(plan, s);
+  } else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
@@ -299,18 +322,7 @@ export function sourceJson(s: SourceStatus): SourceJson {
   return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };
 }
 
-export interface StatusPeerJson {
-  readonly id: string | null;
-  readonly address: string;
-  readonly port: number;
-  readonly asn: number | 'any';
-  readonly family: 4 | 6;
-  readonly type: string;
-  readonly state: PeerState;
-  readonly since: string;
-  readonly info: string | null;
-  readonly refused: boolean;
-}
+export type { StatusPeerJson } from './peer-view.js';
 
 export interface StatusJson {
   readonly version: 1;
@@ -325,6 +337,8 @@ export interface StatusJson {
   readonly refused: readonly RefusedJson[];
   /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
   readonly source: SourceJson;
+  /** Kernel route programming (src/agent/kernel.ts); null when off (added compatibly to version 1). */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 export interface AdvertisedJson {
@@ -364,6 +378,8 @@ export interface AgentSnapshot {
   readonly sessions: readonly PeerStatus[];
   /** What the speaker sends a peer ([] before it runs). */
   readonly advertised: (peer: string) => readonly AdvertisedRoute[];
+  /** Kernel route programming; null when off. */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
@@ -385,21 +401,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
   const plan = s.applied ?? s.planned;
   const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
   const seen = new Set(s.sessions.map((x) => x.address));
-  const peers: StatusPeerJson[] = s.sessions.map((x) => {
-    const p = byAddr.get(x.address);
-    return {
-      id: p?.id ?? null,
-      address: x.address,
-      port: x.port,
-      asn: x.asn,
-      family: x.address.includes(':') ? 6 : 4,
-      type: p?.type ?? 'unknown',
-      state: x.state,
-      since: x.since.toISOString(),
-      info: x.lastError?.text ?? null,
-      refused: false,
-    };
-  });
+  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byAddr.get(x.address)));
   for (const r of runnablePeers(s.planned).refused) {
     if (seen.has(r.address)) continue;
     seen.add(r.address);
@@ -418,6 +420,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     warnings: s.issues.filter((i) => i.severity === 'warning').map(issueJson),
     refused: s.planned.refused.map(refusedJson),
     source: sourceJson(s.source),
+    ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),
   };
 }
 

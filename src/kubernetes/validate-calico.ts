@@ -96,6 +96,7 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
     nodeMeshMaxRestartTime: issues.soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
     bindMode: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['bindMode']>>(spec, 'bindMode', 'spec.'), undefined),
     logSeverityScreen: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['logSeverityScreen']>>(spec, 'logSeverityScreen', 'spec.'), undefined),
+    programClusterRoutes: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['programClusterRoutes']>>(spec, 'programClusterRoutes', 'spec.'), undefined),
   };
 }
 
@@ -162,6 +163,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     ttlSecurity: issues.soft(() => PEER.int(spec, 'ttlSecurity', 'spec.'), undefined),
     filters,
     reachableBy: reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reversePeering: issues.soft(() => PEER.enum<BGPPeer['reversePeering']>(spec, 'reversePeering', 'spec.'), undefined) ?? 'Auto',
   };
 }
 
@@ -180,6 +182,8 @@ export function validateIPPool(o: Obj, m: Meta, issues: Collector): IPPool {
     disabled: issues.soft(() => POOL.bool(spec, 'disabled', 'spec.'), undefined) ?? false,
     disableBGPExport: issues.soft(() => POOL.bool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
     nodeSelector: issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
+    ipipMode: issues.soft(() => POOL.enum<IPPool['ipipMode']>(spec, 'ipipMode', 'spec.'), undefined) ?? 'Never',
+    vxlanMode: issues.soft(() => POOL.enum<IPPool['vxlanMode']>(spec, 'vxlanMode', 'spec.'), undefined) ?? 'Never',
   };
 }
 

@@ -184,7 +184,7 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
     const key = resourceKey(res.kind, res.name, ns);
     if (files.has(key)) {
       const first = files.get(key);
-      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped` });
+      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}` });
       continue;
     }
     files.set(key, file);

@@ -32,6 +32,10 @@ export interface PeerHooks {
   onDrain?(): void;
   /** A NOTIFICATION went out (ours, or the codec's answer to bad input) or came in. */
   onNotification?(direction: 'sent' | 'received', msg: NotificationMessage): void;
+  /** Our outgoing connection failed before it was established (ECONNREFUSED, EADDRNOTAVAIL on bind…). */
+  onConnectError?(err: Error): void;
+  /** A connection that never reached Established ended (the failure of one attempt; the session was not up). */
+  onAttemptFailed?(reason: DownReason): void;
   log?(line: string): void;
 }
 
@@ -264,7 +268,11 @@ export class Peer {
         acknowledged = true;
         this.connEvent(id, c, { type: 'TcpConnection_Acknowledged' });
       });
-      socket.once('error', (e) => { if (!acknowledged) this.log(`connect failed: ${e.message}`); });
+      socket.once('error', (e) => {
+        if (acknowledged) return;
+        this.log(`connect failed: ${e.message}`);
+        this.hooks.onConnectError?.(e);
+      });
     }
     this.conns.set(id, c);
     return c;
@@ -367,6 +375,7 @@ export class Peer {
         return;
       case 'attemptFailed':
         this.log(`connection ${a.conn} attempt failed: ${describeReason(a.reason)}`);
+        this.hooks.onAttemptFailed?.(a.reason);
         return;
       case 'update':
         this.hooks.onUpdate?.(a.message);
