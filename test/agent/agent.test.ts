@@ -223,7 +223,7 @@ describe('runAgent start-up failures', () => {
     const before = { rr: new Map(rs.peers), client: new Map(cs.peers) };
     await writeFile(join(rr.overlay, 'rr.yaml'), docs);
     await writeFile(join(client.overlay, 'rr.yaml'), docs);
-    await within(2000, () => rs.clusterId === '244.0.0.1' && cs.peers.get('192.0.2.10')?.description?.startsWith('Node_') === true);
+    await within(10_000, () => rs.clusterId === '244.0.0.1' && cs.peers.get('192.0.2.10')?.description?.startsWith('Node_') === true);
     await rr.agent.settled();
     await client.agent.settled();
     const resets = (calls: typeof rs.calls, was: Map<string, PeerOptions>) =>
@@ -242,9 +242,10 @@ describe('runAgent start-up failures', () => {
     expect(clientCalls.filter((c) => c.op !== 'updatePeer' && c.op !== 'originate' && c.op !== 'withdraw')).toEqual([]);
     expect(cs.clusterId).toBeUndefined();
 
-    // Ceasing to be a reflector: back to the mesh, the cluster ID cleared live.
-    await writeFile(join(rr.overlay, 'rr.yaml'), '# none\n');
-    await within(2000, () => rs.clusterId === undefined && rs.calls.some((c) => c.op === 'setClusterId' && c.clusterId === undefined));
+    // Ceasing to be a reflector: back to the mesh, the cluster ID cleared live (an empty List says "this
+    // file defines nothing now"; a file with no document is a fault the agent waits out).
+    await writeFile(join(rr.overlay, 'rr.yaml'), 'apiVersion: v1\nkind: List\nitems: []\n');
+    await within(10_000, () => rs.clusterId === undefined && rs.calls.some((c) => c.op === 'setClusterId' && c.clusterId === undefined));
     await rr.agent.settled();
     expect(rs.peers.get('192.0.2.11')).toMatchObject({ routeReflectorClient: false, description: 'Mesh_192_0_2_11 (node-to-node mesh)' });
   });
