@@ -128,6 +128,15 @@ export class Peer {
   }
 
   /**
+   * AutomaticStop (RFC 4271 event 8): Cease with `subcode` (default 4,
+   * Administrative Reset), routes flushed, and the automatic restart after the
+   * IdleHold delay. BFD down uses it with subcode 10 (RFC 9384).
+   */
+  automaticStop(subcode?: number): void {
+    this.dispatch({ type: 'automaticStop', subcode });
+  }
+
+  /**
    * Drops every connection without a NOTIFICATION and cancels every timer;
    * the peer is unusable afterwards. A peer that negotiated graceful restart
    * sees a TCP failure and keeps our routes as stale.

@@ -8,6 +8,7 @@ import { assertTransportSupported } from '../session/transport.js';
 import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
 import type { AfiSafi } from '../wire/types.js';
 import type { FamilyName, PeerOptions } from './types.js';
+import { bfdTimers } from './bfd.js';
 
 export class PeerConfigError extends Error {
   override readonly name = 'PeerConfigError';
@@ -47,6 +48,7 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   optionalAddress(o.nextHopV6, `${where}: nextHopV6`, 6);
   optionalAddress(o.nextHopV4, `${where}: nextHopV4`, 4);
   optionalAddress(o.localAddress, `${where}: localAddress`);
+  bfdTimers(o.bfd, where);
   if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10)) throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
   try {
     return validateSessionConfig(toSessionConfig(o, speakerAsn, routerId));
