@@ -53,7 +53,7 @@ export interface ReconcileOptions {
 }
 
 /** Fields a changed value of which the speaker may apply without a session reset. */
-export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
+export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies', 'bfd']);
 
 /** The speaker's view of a planned peer. */
 export function peerOptions(p: PlannedPeer): PeerOptions {
@@ -75,6 +75,7 @@ export function peerOptions(p: PlannedPeer): PeerOptions {
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
+  if (p.bfd !== undefined) o.bfd = { minRx: p.bfd.minRx, minTx: p.bfd.minTx, multiplier: p.bfd.multiplier, passive: p.bfd.passive };
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);
     o.importPolicies = importPolicyNames(p);

@@ -101,6 +101,7 @@ export const KINDS: readonly Kind[] = [
       ttlSecurity: int(0, 255),
       filters: list(str('BGPFilter name.')),
       reachableBy: str('IP address.'),
+      failureDetectionMode: oneOf(['None', 'BFDIfDirectlyConnected']),
     }) as Kind['spec'],
   },
   {
@@ -144,7 +145,6 @@ export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { read
     programClusterRoutes: { kind: 'unused', why: 'tsbgp does not program kernel routes' },
   },
   BGPPeer: {
-    failureDetectionMode: { kind: 'unsupported', why: 'BFD is not supported; failures are detected by the hold timer', default: 'None' },
     restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },
     birdGatewayMode: { kind: 'unused', why: 'a BIRD kernel-protocol setting' },
     localWorkloadSelector: { kind: 'unsupported', why: 'peering with workloads is not supported' },

@@ -514,6 +514,21 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
     return f;
   });
   const reachable = soft(() => optStr(spec, 'reachableBy', 'spec.'), undefined);
+  const failureDetectionMode = soft(() => optEnum(spec, 'failureDetectionMode', 'spec.', ['None', 'BFDIfDirectlyConnected'] as const), undefined) ?? 'None';
+  const annInt = (key: string, min: number, max: number, dflt: number): number => soft(() => {
+    const v = m.annotations[key];
+    if (v === undefined) return dflt;
+    if (!/^\d+$/.test(v.trim())) throw new FieldError(`metadata.annotations.${key}`, `expected a whole number, got ${JSON.stringify(v)}`);
+    return intValue(Number(v), `metadata.annotations.${key}`, min, max);
+  }, dflt);
+  const passive = m.annotations[CALICO_ANNOTATIONS.bfdPassiveMode];
+  if (passive !== undefined && passive !== 'true' && passive !== 'false') report(`metadata.annotations.${CALICO_ANNOTATIONS.bfdPassiveMode}`, `expected "true" or "false", got ${JSON.stringify(passive)}`);
+  const bfd = {
+    receiveInterval: annInt(CALICO_ANNOTATIONS.bfdReceiveInterval, 10, 60_000, 300),
+    transmitInterval: annInt(CALICO_ANNOTATIONS.bfdTransmitInterval, 10, 60_000, 300),
+    detectMultiplier: annInt(CALICO_ANNOTATIONS.bfdDetectMultiplier, 2, 255, 3),
+    passiveMode: passive === 'true',
+  };
   return {
     kind: 'BGPPeer',
     name: m.name,
@@ -533,6 +548,8 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
     ttlSecurity: soft(() => optInt(spec, 'ttlSecurity', 'spec.', 0, 255), undefined),
     filters,
     reachableBy: reachable ? soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    failureDetectionMode,
+    bfd,
   };
 }
 
