@@ -13,6 +13,7 @@ import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import type { EventSink } from '../kubernetes/events.js';
 import { changeLevel, createLogger, parseLevel, type Level, type Logger } from './log.js';
+import { bfdJson, type BfdJson } from './bfd-view.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
@@ -79,6 +80,8 @@ export interface StatusPeerJson {
   readonly since: string;
   readonly info: string | null;
   readonly refused: boolean;
+  /** The peer's BFD session, when it has one. */
+  readonly bfd?: BfdJson;
 }
 
 export interface StatusJson {
@@ -447,6 +450,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
         since: s.since.toISOString(),
         info: s.lastError?.text ?? null,
         refused: false,
+        ...(s.bfd ? { bfd: bfdJson(s.bfd) } : {}),
       };
     });
     const refused = runnablePeers(planner.plan).refused;
