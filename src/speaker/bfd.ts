@@ -69,6 +69,8 @@ export class SpeakerBfd {
     const spec = this.specs.get(peerId);
     if (!spec) return undefined;
     const s = this.service?.status(peerId);
+    // A worker that died after starting is as unavailable as one that never started.
+    this.failure ??= this.service?.failure;
     const desired = { minTxMs: spec.timers.desiredMinTx / 1000, minRxMs: spec.timers.requiredMinRx / 1000, multiplier: spec.timers.detectMult, passive: spec.timers.passive ?? false };
     if (this.failure !== undefined || !s) {
       return { state: this.failure !== undefined ? 'Unavailable' : 'Down', ...(this.failure !== undefined ? { error: this.failure } : {}), desired, txIntervalMs: Math.max(spec.timers.desiredMinTx, SLOW_TX_US) / 1000, detectionTimeMs: 0, lastDiag: { code: 0, text: 'No Diagnostic' } };
