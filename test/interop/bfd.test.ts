@@ -157,8 +157,10 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     const f = await bfdUp(FRR);
     const b = await bfdUp(BIRD);
     for (const s of [f, b]) expect(s.bfd).toMatchObject({ state: 'Up', remoteState: 'Up', desired: { minTxMs: 300, minRxMs: 300, multiplier: 3 } });
-    await until('negotiated 300 ms × 3 with FRR', 10_000, async () => (await status(FRR)).bfd?.detectionTimeMs === 900);
-    await until('negotiated 300 ms × 3 with BIRD', 10_000, async () => (await status(BIRD)).bfd?.detectionTimeMs === 900);
+    // (the message names the last status seen, should this ever time out)
+    let last: unknown;
+    await until('negotiated 300 ms × 3 with FRR', 20_000, async () => { const b = (await status(FRR)).bfd; last = b; return b?.detectionTimeMs === 900; }).catch((e: Error) => { throw new Error(`${e.message}; last: ${JSON.stringify(last)}; FRR: ${JSON.stringify(frrBfd())}`); });
+    await until('negotiated 300 ms × 3 with BIRD', 20_000, async () => { const b = (await status(BIRD)).bfd; last = b; return b?.detectionTimeMs === 900; }).catch((e: Error) => { throw new Error(`${e.message}; last: ${JSON.stringify(last)}`); });
     expect((await status(FRR)).bfd?.txIntervalMs).toBe(300);
     expect(await until('FRR bfdd up', 10_000, () => frrBfd()?.status === 'up')).toBe(true);
     expect(await until('BIRD BFD up', 10_000, () => birdBfd()?.state === 'Up')).toBe(true);
