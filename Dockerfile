@@ -7,7 +7,8 @@ ARG NODE_VERSION=20
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: "prepare" builds dist/ on install, but src/ is copied below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # tsconfig.build.json compiles src/ only, into dist/src/ (rootDir "."), as package.json "main" expects.

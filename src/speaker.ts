@@ -17,16 +17,18 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { describeNotification, shutdownNotification } from './wire/notification.js';
+import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { SpeakerBfd } from './speaker/bfd.js';
+import { PeerHealth } from './speaker/peer-status.js';
 import type {
   AdvertisedRoute,
   FamilyName,
+  ImportedRoute,
   PeerOptions,
   PeerState,
   PeerStatus,
@@ -64,18 +66,16 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Since when up or down, and why down (src/speaker/peer-status.ts). */
+  health: PeerHealth;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 9003 layout (length byte, UTF-8) for any Cease subcode; 2 and 4 are the standard ones. */
-function ceaseNotification(subcode: number, message?: string): NotificationMessage {
-  if (subcode === CeaseSubcode.ADMINISTRATIVE_SHUTDOWN || subcode === CeaseSubcode.ADMINISTRATIVE_RESET) {
-    return shutdownNotification(subcode, message ?? '');
-  }
-  if (!message) return { type: 'notification', code: ErrorCode.CEASE, subcode, data: new Uint8Array(0) };
-  const n = shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message);
-  return { ...n, subcode };
+function ceaseNotification(subcode: keyof typeof CeaseSubcode, message?: string): NotificationMessage {
+  if (subcode === 'ADMINISTRATIVE_SHUTDOWN' || subcode === 'ADMINISTRATIVE_RESET') return shutdownNotification(CeaseSubcode[subcode], message ?? '');
+  return Notify.cease(subcode, message ? shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message).data : undefined);
 }
 
 /** The shutdown communication of a Cease, read leniently for any subcode. */
@@ -167,7 +167,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     for (const e of entries) {
       // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
       if (opts.graceful) e.peer.dispose();
-      else e.peer.stop(ceaseNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, opts.message));
+      else e.peer.stop(ceaseNotification('ADMINISTRATIVE_SHUTDOWN', opts.message));
     }
     await Promise.all(entries.map((e) => e.peer.closed()));
     for (const e of entries) e.peer.dispose();
@@ -194,6 +194,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
     if (typeof opts.asn === 'number') {
@@ -220,8 +221,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.bfd.sync(id, opts);
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
+      e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
       const old = e.peer;
-      old.stop(ceaseNotification(CeaseSubcode.OTHER_CONFIGURATION_CHANGE));
+      old.stop(ceaseNotification('OTHER_CONFIGURATION_CHANGE'));
       void old.closed().then(() => old.dispose());
       this.addBase(e, old);
       e.opts = opts;
@@ -252,7 +254,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.checkDeferral();
     this.listener?.removePeer(id);
     this.bfd.remove(id);
-    e.peer.stop(ceaseNotification(CeaseSubcode.PEER_DECONFIGURED, opts.message));
+    e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
     await e.peer.closed();
@@ -321,10 +323,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale });
+        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
       }
     }
     return out;
+  }
+
+  /** What `peer` sent us as received (before import policy), each with the route import made of it, or none when import rejected it. */
+  receivedBeforeImport(peer: string): readonly ImportedRoute[] {
+    const e = this.entry(peer);
+    if (e.ribAsn === undefined) return [];
+    const post = new Map(this.received(e.id).map((r) => [`${r.prefix.toString()} ${r.pathId ?? 0}`, r]));
+    return this.rib.adjRibIn(e.id, 'pre').map((r) => {
+      const accepted = post.get(`${r.prefix.toString()} ${r.pathId ?? 0}`);
+      return { route: { ...describeRoute(r.prefix, r.attrs), peer: e.id, best: accepted?.best ?? false, stale: r.stale }, ...(accepted ? { accepted } : {}) };
+    });
   }
 
   explain(prefix: Prefix | string, peer?: string): RouteExplanation {
@@ -427,6 +440,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
+        onConnectError: (err) => { if (e.peer === peer) e.health.connectFailed(err, new Date()); },
+        onAttemptFailed: (reason) => { if (e.peer === peer) e.health.attemptFailed(reason, new Date()); },
         log: (line) => this.log('debug', line),
       },
     });
@@ -463,6 +478,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       asn: e.opts.asn,
       state: e.state,
       since: e.since,
+      upDownSince: e.health.upDownSince,
       counters: {
         messagesIn: e.base.messagesIn + st.messagesIn,
         messagesOut: e.base.messagesOut + st.messagesOut,
@@ -477,6 +493,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.lastError) s.lastError = e.lastError;
     const bfd = this.bfd.status(e.id);
     if (bfd) s.bfd = bfd;
+    const down = e.health.reason;
+    if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
@@ -519,6 +537,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const prev = e.state;
     e.state = to;
     e.since = new Date();
+    e.health.state(to, e.since);
     this.emit('stateChange', this.statusOf(e), prev);
   }
 
@@ -562,6 +581,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
+    e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
@@ -614,6 +634,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
     e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }
 

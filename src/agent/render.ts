@@ -42,7 +42,7 @@ export function renderRoutes(v: RoutesJson): string {
   const out: string[] = [];
   for (const p of v.peers) {
     out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
-    if (p.advertised.length === 0) out.push('  nothing advertised');
+    if (p.advertised.length === 0) out.push(!p.refused && p.state !== null && p.state !== 'Established' ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established` : '  nothing advertised');
     for (const a of p.advertised) {
       const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
         .filter(Boolean)
@@ -66,7 +66,9 @@ export function renderExplain(v: ExplainJson): string {
     for (const r of p.refused) out.push(`  refused: ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`);
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
     out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
-    for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${peer.exported ? 'exported' : 'not exported'}: ${peer.why}`);
+    // `sent` (explain-sessions.ts): the agent knows the session; offline (`plan`) it does not.
+    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, not sent' : 'exported');
+    for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${verdict(peer)}: ${peer.why}`);
     out.push('');
   }
   if (v.service && v.refused.length && v.prefixes.length === 0) for (const r of v.refused) out.push(`${r.ip}: ${r.reason} (${r.message})`, '');

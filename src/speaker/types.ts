@@ -168,6 +168,10 @@ export interface PeerStatus {
   readonly state: PeerState;
   /** When `state` was entered. */
   readonly since: Date;
+  /** When the session last went up (Established) or down; connect retries do not move it. */
+  readonly upDownSince?: Date;
+  /** Why the session is not Established (absent while it is): the last connect error, NOTIFICATION or lost connection, as BIRD words it. */
+  readonly downReason?: { readonly text: string; readonly at: Date };
   readonly negotiated?: {
     readonly families: readonly FamilyName[];
     readonly holdTime: number;
@@ -222,6 +226,14 @@ export interface ReceivedRoute extends AdvertisedRoute {
   readonly peer: string;
   readonly best: boolean;
   readonly stale: boolean;
+  /** ADD-PATH path identifier, when the peer sends several paths. */
+  readonly pathId?: number;
+}
+
+/** A route as the peer sent it (before import policy), and as import accepted it (absent: rejected). */
+export interface ImportedRoute {
+  readonly route: ReceivedRoute;
+  readonly accepted?: ReceivedRoute;
 }
 
 export interface SpeakerEvents {

@@ -93,7 +93,8 @@ describe('runAgent with a fake speaker', () => {
     expect(h.agent.status().errors).toEqual([expect.objectContaining({ file: join(h.overlay, 'config.yaml'), field: 'spec.serviceClusterIPs[0].cidr' })]);
 
     // Fixing it clears the error; deleting the overlay's definition falls back to base (route withdrawn).
-    await writeFile(join(h.overlay, 'config.yaml'), '# nothing\n');
+    // An empty list says so explicitly (a file with no documents at all would be a fault, kept: manifest-faults.test.ts).
+    await writeFile(join(h.overlay, 'config.yaml'), '# nothing\napiVersion: v1\nkind: List\nitems: []\n');
     await within(1000, () => !s.routes.has('198.18.0.0/16'));
     expect(h.agent.status().errors).toEqual([]);
   });
@@ -118,8 +119,8 @@ describe('runAgent with a fake speaker', () => {
     s.setState('192.0.2.20', 'Established', new Date('2026-12-02T10:00:00Z'));
     s.setState('192.0.2.11', 'Active');
     expect(h.logs.filter((l) => String(l.msg).startsWith('BGP session'))).toEqual([
-      expect.objectContaining({ msg: 'BGP session established', peer: '192.0.2.20', from: 'Idle', to: 'Established' }),
-      expect.objectContaining({ msg: 'BGP session state changed', peer: '192.0.2.11', from: 'Idle', to: 'Active' }),
+      expect.objectContaining({ level: 'info', msg: 'BGP session established', peer: '192.0.2.20' }),
+      // 192.0.2.11 Idle → Active without a reason yet (the fake gives none) is a retry: debug, below this log's level.
     ]);
 
     const st = await run(['status', '--json', '--control', h.control]);

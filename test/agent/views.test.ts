@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
 import { renderExplain, renderSource, renderStatusJson, STATUS_NOT_ADVERTISED_SHOWN } from '../../src/agent/render.js';
-import { loadLayers } from '../../src/agent/sources.js';
+import { loadLayers } from '../../src/agent/sources/index.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
@@ -12,8 +12,14 @@ const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
 const STEPS = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
 
 async function planAt(step: number, node: string): Promise<Plan> {
+  return (await at(step, node)).plan;
+}
+
+/** The plan and a Service lookup in the same cluster state, as the agent has them. */
+async function at(step: number, node: string) {
   const { resources } = await loadLayers([join(yb, 'base'), ...STEPS.slice(0, step)]);
-  return plan(stateOf(resources), node);
+  const state = stateOf(resources);
+  return { plan: plan(state, node), service: (ns: string, name: string) => state.services.get(`${ns}/${name}`) };
 }
 
 describe('layers', () => {
@@ -27,8 +33,8 @@ describe('layers', () => {
 
 describe('explain', () => {
   it('a Service whose external IP is refused on this node: the refusal, the rule, and the cluster IP covered by the range', async () => {
-    const p = await planAt(4, 'worker2');
-    const x = explain(p, 'yaobank/customer', [], () => true);
+    const { plan: p, service } = await at(4, 'worker2');
+    const x = explain(p, 'yaobank/customer', [], service);
     expect(x.service).toBe('yaobank/customer');
     expect(x.prefixes).toEqual([]);
     expect(x.refused).toEqual([expect.objectContaining({ ip: '203.0.113.10', reason: 'not-local' })]);
@@ -63,15 +69,31 @@ describe('explain', () => {
   });
 
   it('a prefix outside everything, an unknown Service, an IPv6 prefix, and a bad query', async () => {
-    const p = await planAt(1, 'worker1');
+    const { plan: p, service } = await at(1, 'worker1');
     const out = explain(p, '10.9.0.0/16');
     expect(out.prefixes[0].export).toEqual({ accept: false, reason: 'not inside any IP pool or service range' });
     expect(out.summary).toBe('not advertised: no Service, pool block or range on this node plans it');
-    expect(explain(p, 'default/nope', [], () => false).summary).toBe('Service default/nope is not in the cluster state');
+    expect(() => explain(p, 'default/nope', [], service)).toThrow('no Service default/nope in the cluster state');
     expect(explain(p, '2001:db8::1').prefixes[0].peers[0].why).toBe('IPv6 prefix, IPv4 session');
     expect(() => parseExplainQuery('a/b/c')).toThrow('cannot explain "a/b/c"');
     expect(() => parseExplainQuery('198.18.0.1/16')).toThrow('host bits set');
     expect(parseExplainQuery('198.18.0.1')).toEqual({ prefix: Prefix.parse('198.18.0.1/32') });
+  });
+});
+
+describe('explain of a Service with no route of its own names which case holds, per IP', () => {
+  it('covered by the advertised cluster range', async () => {
+    const { plan: p, service } = await at(1, 'worker2');
+    const x = explain(p, 'yaobank/summary', [], service);
+    expect(renderExplain(x)).toBe(
+      ['Service yaobank/summary', '  cluster IP 198.18.163.205: no /32 of its own; covered by the advertised 198.18.0.0/16 (BGPConfiguration default serviceClusterIPs)', ''].join('\n'),
+    );
+  });
+
+  it('inside no allow-list', async () => {
+    const { plan: p, service } = await at(0, 'worker2');
+    const x = explain(p, 'yaobank/summary', [], service);
+    expect(renderExplain(x)).toBe(['Service yaobank/summary', '  cluster IP 198.18.163.205: not inside any allow-list: BGPConfiguration serviceClusterIPs is not set', ''].join('\n'));
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { planJson } from '../../src/agent/views.js';
 import { KnownObjects } from '../../src/kubernetes/api-known.js';
 import { plan, stateOf } from '../../src/kubernetes/index.js';
-import { loadManifests } from '../../src/kubernetes/manifests.js';
+import { loadManifests } from '../../src/agent/sources/manifest-files.js';
 import { CALICO_ONLY, KINDS, unknownFields, type Field } from '../../src/kubernetes/schema.js';
 import { validateAll, validateObject } from '../../src/kubernetes/validate.js';
 

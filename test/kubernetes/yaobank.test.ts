@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { listManifestFiles, loadManifests } from '../../src/kubernetes/manifests.js';
+import { listManifestFiles, loadManifests } from '../../src/agent/sources/manifest-files.js';
 import { plan } from '../../src/kubernetes/plan.js';
 import { Planner } from '../../src/kubernetes/planner.js';
 import { stateOf } from '../../src/kubernetes/state.js';
