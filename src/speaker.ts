@@ -113,7 +113,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   constructor(readonly options: SpeakerOptions) {
     super();
     this.bfd = new SpeakerBfd(options.bfd, {
-      onFailure: (id) => this.peers.get(id)?.peer.automaticStop(CeaseSubcode.BFD_DOWN),
+      onFailure: (id) => this.peers.get(id)?.peer.automaticStop('BFD_DOWN'),
       onStateChange: (id, st, from) => this.emit('bfdStateChange', id, st, from),
       log: (level, msg) => this.log(level, msg),
     });

@@ -1,4 +1,5 @@
 import { connect as netConnect, type Socket } from 'node:net';
+import type { CeaseSubcode } from '../wire/constants.js';
 import type { BgpError } from '../wire/errors.js';
 import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
@@ -137,7 +138,7 @@ export class Peer {
    * Administrative Reset), routes flushed, and the automatic restart after the
    * IdleHold delay. BFD down uses it with subcode 10 (RFC 9384).
    */
-  automaticStop(subcode?: number): void {
+  automaticStop(subcode?: keyof typeof CeaseSubcode): void {
     this.dispatch({ type: 'automaticStop', subcode });
   }
 
