@@ -154,8 +154,9 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
   const restoreLink = (node: 'f1' | 'b1'): void => nft(node, 'delete table inet i19cut');
 
   it('BFD comes up with FRR bfdd and BIRD, beside the BGP sessions', async () => {
-    const f = await bfdUp(FRR);
-    const b = await bfdUp(BIRD);
+    // (we go Up on the remote's Init: its Up follows a packet later)
+    const f = await bfdUp(FRR).then(() => until('FRR Up as tsbgp sees it', 10_000, async () => { const s = await status(FRR); return s.bfd?.remoteState === 'Up' && s; }));
+    const b = await bfdUp(BIRD).then(() => until('BIRD Up as tsbgp sees it', 10_000, async () => { const s = await status(BIRD); return s.bfd?.remoteState === 'Up' && s; }));
     for (const s of [f, b]) expect(s.bfd).toMatchObject({ state: 'Up', remoteState: 'Up', desired: { minTxMs: 300, minRxMs: 300, multiplier: 3 } });
     // (the message names the last status seen, should this ever time out)
     let last: unknown;
