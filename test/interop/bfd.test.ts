@@ -228,6 +228,8 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
       expect(took).toBeLessThan(DOWN_BOUND_MS);
       if (ev.event === 'peerDown') expect(ev.reason).toMatch(/NOTIFICATION 6\/10 sent/);
       const st = await status(addr);
+      // the BFD worker's own moment (the rest is the main thread hearing of it and stopping BGP)
+      if (st.bfd?.since !== undefined) figures[`tsbgp BFD worker, link to ${name} cut (cut → BFD down)`] = new Date(st.bfd.since).getTime() - t0;
       expect(st.bfd?.lastDiag).toEqual({ code: 1, text: 'Control Detection Time Expired' });
       expect(st.lastError).toMatchObject({ code: 6, subcode: 10 });
       expect(await received(addr, theirPrefix)).toBe(false);
