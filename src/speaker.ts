@@ -25,6 +25,9 @@ import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { SpeakerBfd } from './speaker/bfd.js';
 import { PeerHealth } from './speaker/peer-status.js';
+import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
+import type { KernelStatus } from './kernel/kernel-fib.js';
+import type { KernelRule } from './kernel/rules.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -40,6 +43,7 @@ import type {
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
+  SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -94,7 +98,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -109,6 +113,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private deferral: SelectionDeferral | undefined;
   private deferralTimer: unknown;
   private readonly bfd: SpeakerBfd;
+  /** Loc-RIB → kernel routing table (options.kernel). */
+  private readonly kernel: SpeakerKernel | undefined;
 
   constructor(readonly options: SpeakerOptions) {
     super();
@@ -128,7 +134,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       routerId: options.routerId,
       clusterId: options.clusterId,
       coalesce: { delayMs: options.coalesceMs ?? 5, maxDelayMs: options.maxDelayMs ?? 50 },
+      ...(options.kernel ? { multipath: { maxPaths: options.kernel.ecmp ?? 16, relaxNeighborAs: false }, onLocChange: (p, mp) => this.kernel?.onLocChange(p, mp) } : {}),
     });
+    const rib = this.rib;
+    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -137,6 +146,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async start(): Promise<void> {
     if (this.started) return;
     if (this.stopped) throw new Error('BgpSpeaker: a stopped speaker cannot be started again; create a new one');
+    await this.kernel?.start(); // never throws: kernel trouble turns kernel programming off (kernelStatus says why)
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
@@ -160,6 +170,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // First, so that closing the sessions does not withdraw our routes from the kernel: they persist.
+    await this.kernel?.stop();
     this.cancelFlush();
     if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
     this.deferralTimer = undefined;
@@ -203,6 +215,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     }
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
+    this.kernel?.addPeer(id);
     this.listener?.addPeer(id, entry.peer);
     this.bfd.sync(id, opts);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
@@ -251,6 +264,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!e) throw new Error(`peer ${id} is not configured`);
     this.peers.delete(id);
     this.deferral?.removePeer(id);
+    this.kernel?.removePeer(id);
     this.checkDeferral();
     this.listener?.removePeer(id);
     this.bfd.remove(id);
@@ -259,6 +273,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.scheduleFlush();
     await e.peer.closed();
     e.peer.dispose();
+  }
+
+  setClusterId(clusterId: string | undefined): void {
+    this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
   }
 
   // ------------------------------------------------------------ policies
@@ -278,6 +297,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       const exportPolicy = this.policies.evaluator('export', e.opts.exportPolicies ?? [], ebgp, `peer ${e.id} exportPolicies`);
       this.rib.reconfigurePeer(e.id, { importPolicy, exportPolicy }, now);
     }
+    this.kernel?.reevaluate();
     this.scheduleFlush();
   }
 
@@ -366,6 +386,26 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
   }
 
+  // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)
+
+  kernelStatus(): KernelStatus | undefined {
+    return this.kernel?.status();
+  }
+
+  kernelRoute(prefix: Prefix | string): KernelRouteView | undefined {
+    return this.kernel?.route(typeof prefix === 'string' ? Prefix.parse(prefix) : prefix);
+  }
+
+  setKernelRules(rules: readonly KernelRule[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setRules(rules);
+  }
+
+  setKernelStatics(routes: readonly KernelStaticRoute[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setStatics(routes);
+  }
+
   // ------------------------------------------------------------ internals
 
   private entry(address: string): PeerEntry {
@@ -437,6 +477,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           const name = f.safi === 1 ? familyName(f.afi) : undefined;
           if (name) e.eorIn.add(name);
           this.deferral?.endOfRib(e.id, f);
+          this.kernel?.endOfRib(e.id, f);
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
@@ -571,6 +612,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
     this.deferral?.up(e.id, n);
+    this.kernel?.up(e.id, n);
     this.checkDeferral();
     this.scheduleFlush();
     this.emit('peerUp', this.statusOf(e));
@@ -583,6 +625,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     e.state = 'Idle';
     e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
+    this.kernel?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }

@@ -15,6 +15,7 @@ import { planFilters } from './filters.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
+import { kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
@@ -66,6 +67,8 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
+  readonly kernel?: AgentKernelOptions;
 }
 
 export interface Agent {
@@ -134,6 +137,8 @@ class AgentLoop {
   private filterKey: string | undefined;
   /** Session changes in the log: down once with its reason, retries at debug (session-log.ts). */
   private readonly sessionLog: SessionLog;
+  /** The kernel rules and statics the speaker holds (their key). */
+  private kernelKey: string | undefined;
 
   private control: ControlServer | undefined;
 
@@ -228,6 +233,9 @@ class AgentLoop {
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) this.redistribution.forget(r.prefix);
     const awaitUpdate = this.opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && this.probe.arm();
+    const ks = syncKernel(speaker, plan, this.kernelKey);
+    this.kernelKey = ks.key;
+    if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
     this.failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of this.failures) this.log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
     for (const address of ops.removePeers) this.sessionLog.forget(address);
@@ -301,6 +309,7 @@ class AgentLoop {
       coalesceMs: 1,
       log: (level, msg, fields) => this.log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, () => this.afterSpeakerTimer()) } : {}),
+      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
@@ -337,10 +346,17 @@ class AgentLoop {
     this.sessionLog.observe(st, from, this.now().getTime());
   }
 
-  /** Settings that need a new speaker: reported, never applied half-way. */
+  /** Settings that need a new speaker: reported, never applied half-way. (The route-reflector cluster ID is applied live.) */
   private checkRestart(plan: Plan): void {
-    const so = this.speakerOpts;
+    let so = this.speakerOpts;
     if (!so) return;
+    // Becoming, or ceasing to be, a route reflector: applied in place; the peers whose client role changes reset in the reconcile that follows.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== so.clusterId && this.speaker) {
+      this.speaker.setClusterId(clusterId);
+      this.log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: so.clusterId ?? null, to: clusterId ?? null });
+      so = this.speakerOpts = { ...so, clusterId };
+    }
     const node = this.opts.node;
     const out: ErrorJson[] = [];
     const port = this.opts.listenPort ?? plan.listen.port;
@@ -401,6 +417,7 @@ class AgentLoop {
       source: this.source.status(),
       sessions: speaker?.status() ?? [],
       advertised: (peer) => speaker?.advertised(peer) ?? [],
+      kernel: kernelStatusJson(speaker, this.applied ?? this.planner.plan),
     };
   }
 

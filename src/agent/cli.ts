@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from './sources/api-source.js';
@@ -23,6 +24,8 @@ commands:
   agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
            [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
+           [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
+           (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -86,6 +89,10 @@ const AGENT: Options = {
   'log-level': { type: 'string' },
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
+  kernel: { type: 'string' },
+  'kernel-table': { type: 'string' },
+  'kernel-protocol': { type: 'string' },
+  'kernel-metric': { type: 'string' },
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -144,6 +151,30 @@ export interface AgentArgs {
   readonly logLevel?: Level;
   readonly listenPort?: number;
   readonly metrics?: MetricsAddress;
+  readonly kernel?: AgentKernelOptions;
+}
+
+/** --kernel on|off and its settings (numbers checked here; the table name when the kernel FIB starts). */
+function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: AgentKernelOptions } {
+  const on = values.kernel as string | undefined;
+  if (on !== undefined && on !== 'on' && on !== 'off') throw new UsageError(`${cmd}: --kernel must be "on" or "off", got ${JSON.stringify(on)}`);
+  const num = (flag: string, lo: number, hi: number): number | undefined => {
+    const t = values[flag] as string | undefined;
+    if (t === undefined) return undefined;
+    if (!/^\d+$/.test(t) || Number(t) < lo || Number(t) > hi) throw new UsageError(`${cmd}: --${flag} must be a number ${lo}-${hi}, got ${JSON.stringify(t)}`);
+    return Number(t);
+  };
+  const protocol = num('kernel-protocol', 1, 255);
+  if (protocol === 2) throw new UsageError(`${cmd}: --kernel-protocol 2 is the kernel's own (connected routes): pick another`);
+  const metric = num('kernel-metric', 0, 0xffffffff);
+  const tableText = values['kernel-table'] as string | undefined;
+  if (tableText === '') throw new UsageError(`${cmd}: --kernel-table must name a table`);
+  const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
+  if (on !== 'on') {
+    if (protocol !== undefined || metric !== undefined || table !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric need --kernel on`);
+    return {};
+  }
+  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}) } };
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
@@ -169,6 +200,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     logLevel: level(cmd, values['log-level'] as string | undefined),
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
+    ...kernelFlags(cmd, values),
   };
 }
 
@@ -230,7 +262,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, kernel: a.kernel });
           await agent.done;
         } finally {
           await server?.close();

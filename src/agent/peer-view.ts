@@ -38,6 +38,8 @@ export interface StatusPeerJson {
   readonly asn: number | 'any';
   readonly family: 4 | 6;
   readonly type: string;
+  /** This node reflects routes to the peer (added compatibly to version 1). */
+  readonly routeReflectorClient?: boolean;
   readonly state: PeerState;
   /** When the session last went up or down (connect retries do not move it). */
   readonly since: string;
@@ -62,7 +64,7 @@ function capabilities(n: NonNullable<PeerStatus['negotiated']>): string[] {
 }
 
 /** The speaker's snapshot of one peer → its `status --json` entry. */
-export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; readonly type: string } | undefined): StatusPeerJson {
+export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; readonly type: string; readonly routeReflectorClient?: boolean } | undefined): StatusPeerJson {
   const n = s.state === 'Established' ? s.negotiated : undefined;
   const c = s.counters;
   const e = s.lastError;
@@ -73,6 +75,7 @@ export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; re
     asn: s.asn,
     family: s.address.includes(':') ? 6 : 4,
     type: planned?.type ?? 'unknown',
+    routeReflectorClient: planned?.routeReflectorClient ?? false,
     state: s.state,
     // A speaker without up/down tracking (a test fake) reports only when the state was entered.
     since: (s.upDownSince ?? s.since).toISOString(),

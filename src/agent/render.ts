@@ -1,4 +1,5 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderBfd } from './bfd-view.js';
 import { renderStatus, type StatusRow } from './status-table.js';
@@ -30,7 +31,10 @@ export function renderPlan(v: PlanJson): string {
   out.push(
     ...section(
       'PEERS (exports: BGPFilters, then the built-in export policy)',
-      v.peers.map((p) => `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''}  exports: ${p.exports.join(', ') || '-'}`),
+      v.peers.map(
+        (p) =>
+          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  exports: ${p.exports.join(', ') || '-'}`,
+      ),
       'none',
     ),
   );
@@ -97,7 +101,7 @@ export function renderSource(src: SourceJson, now: Date): string {
 export const STATUS_NOT_ADVERTISED_SHOWN = 10;
 
 export function renderStatusJson(v: StatusJson, now: Date): string {
-  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
+  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
@@ -105,6 +109,7 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   // An agent older than the `warnings` field answers without it.
   if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');
+  if (v.kernel) out.push(...kernelStatusText(v.kernel), '');
   // Outside the allow-list is a configuration problem: every one is listed. The
   // other reasons (not-local, not ready, node excluded) are the rules working,
   // and a large cluster has thousands: a few, then a count per reason.

@@ -2,6 +2,7 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
+import type { KernelStatusJson } from './kernel.js';
 import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
@@ -46,6 +47,10 @@ export interface PeerJson {
   readonly asn: number;
   readonly localAsn: number;
   readonly type: PlannedPeer['type'];
+  /** Where the peering comes from: `mesh (Node n2)`, `BGPPeer x`, or `reverse of BGPPeer x` (implied, as Calico makes peerings symmetric). */
+  readonly origin: string;
+  /** This node reflects routes to the peer, with this cluster ID (null: not a client). */
+  readonly routeReflectorClusterId: string | null;
   readonly passive: boolean;
   readonly filters: readonly string[];
   /** Not started; the reasons are in `errors`. */
@@ -138,6 +143,12 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   return out.sort((a, b) => a.compare(b));
 }
 
+/** Where a planned peering comes from, in words. */
+export function peerOrigin(p: PlannedPeer): string {
+  if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
+}
+
 export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
@@ -157,6 +168,8 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         asn: p.asn,
         localAsn: p.localAsn,
         type: p.type,
+        origin: peerOrigin(p),
+        routeReflectorClusterId: p.routeReflectorClient ? (p.routeReflectorClusterId ?? null) : null,
         passive: p.passive,
         filters: [...p.filters],
         refused: !runs,
@@ -324,6 +337,8 @@ export interface StatusJson {
   readonly refused: readonly RefusedJson[];
   /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
   readonly source: SourceJson;
+  /** Kernel route programming (src/agent/kernel.ts); null when off (added compatibly to version 1). */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 export interface AdvertisedJson {
@@ -363,6 +378,8 @@ export interface AgentSnapshot {
   readonly sessions: readonly PeerStatus[];
   /** What the speaker sends a peer ([] before it runs). */
   readonly advertised: (peer: string) => readonly AdvertisedRoute[];
+  /** Kernel route programming; null when off. */
+  readonly kernel?: KernelStatusJson | null;
 }
 
 const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
@@ -403,6 +420,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     warnings: s.issues.filter((i) => i.severity === 'warning').map(issueJson),
     refused: s.planned.refused.map(refusedJson),
     source: sourceJson(s.source),
+    ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),
   };
 }
 

@@ -118,7 +118,12 @@ export interface BGPConfiguration {
   readonly nodeMeshMaxRestartTime?: number;
   readonly bindMode?: 'None' | 'NodeIP';
   readonly logSeverityScreen?: LogSeverity;
+  /** Which pools' routes go into the kernel (src/kubernetes/kernel.ts); undefined: Enabled. */
+  readonly programClusterRoutes?: ProgramClusterRoutes;
 }
+
+export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';
+export type EncapMode = 'Never' | 'Always' | 'CrossSubnet';
 
 export type NextHopMode = 'Auto' | 'Self' | 'Keep';
 
@@ -147,6 +152,8 @@ export interface BGPPeer {
   readonly failureDetectionMode: 'None' | 'BFDIfDirectlyConnected';
   /** BFD timers from the tsbgp.io/bfd-* annotations (defaults 300 ms, 300 ms, 3, active). */
   readonly bfd: BfdProfile;
+  /** `Manual`: no implied reverse peerings from this BGPPeer (default `Auto`). */
+  readonly reversePeering: 'Auto' | 'Manual';
 }
 
 /** MetalLB BFDProfile's fields, as tsbgp reads them from a BGPPeer's annotations. */
@@ -167,6 +174,9 @@ export interface IPPool {
   readonly disabled: boolean;
   readonly disableBGPExport: boolean;
   readonly nodeSelector: Selector;
+  /** Encapsulation (decides how the pool's routes are programmed); default Never. */
+  readonly ipipMode: EncapMode;
+  readonly vxlanMode: EncapMode;
 }
 
 export type FilterOperator = 'Equal' | 'NotEqual' | 'In' | 'NotIn';

@@ -462,6 +462,7 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
     nodeMeshMaxRestartTime: soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
     bindMode: soft(() => optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const), undefined),
     logSeverityScreen: soft(() => optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const), undefined),
+    programClusterRoutes: soft(() => optEnum(spec, 'programClusterRoutes', 'spec.', ['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'] as const), undefined),
   };
 }
 
@@ -545,6 +546,7 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
     reachableBy: reachable ? soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
     failureDetectionMode,
     bfd,
+    reversePeering: soft(() => optEnum(spec, 'reversePeering', 'spec.', ['Auto', 'Manual'] as const), undefined) ?? 'Auto',
   };
 }
 
@@ -563,6 +565,8 @@ function validateIPPool(o: Obj, m: Meta): IPPool {
     disabled: soft(() => optBool(spec, 'disabled', 'spec.'), undefined) ?? false,
     disableBGPExport: soft(() => optBool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
     nodeSelector: soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
+    ipipMode: soft(() => optEnum(spec, 'ipipMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
+    vxlanMode: soft(() => optEnum(spec, 'vxlanMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
   };
 }
 

@@ -6,6 +6,7 @@
 import type { Prefix } from '../net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
 import type { Trace } from '../policy/types.js';
+import type { KernelOptions } from './kernel.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
 export interface SpeakerScheduler {
@@ -49,6 +50,8 @@ export interface SpeakerOptions {
    * address by default, in a worker thread. Tests use other ports.
    */
   readonly bfd?: { readonly port?: number; readonly peerPort?: number; readonly listen?: readonly string[]; readonly thread?: boolean };
+  /** Keep a Linux routing table in step with the best paths (src/kernel/README.md); default off. */
+  readonly kernel?: KernelOptions;
   /** Log sink; default silent. */
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -274,6 +277,16 @@ export interface SpeakerPolicyApi {
   definePolicies(config: PolicyConfigDef): void;
   /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
   requestRouteRefresh(address: string): void;
+}
+
+/** Route reflection changed live (a node becoming, or ceasing to be, a reflector). */
+export interface SpeakerReflectorApi {
+  /**
+   * Sets (or with undefined clears) the route-reflector cluster ID without
+   * resetting any session: routes are re-checked and re-exported under the
+   * new rules. Which peers are clients stays each peer's `routeReflectorClient`.
+   */
+  setClusterId(clusterId: string | undefined): void;
 }
 
 /** One candidate path of a prefix and what best-path selection made of it. */

@@ -25,7 +25,8 @@ export type Call =
   | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
   | { op: 'removePeer'; address: string }
   | { op: 'originate'; prefix: string; attrs?: RouteAttributes }
-  | { op: 'withdraw'; prefix: string };
+  | { op: 'withdraw'; prefix: string }
+  | { op: 'setClusterId'; clusterId: string | undefined };
 
 const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p) : p);
 
@@ -128,6 +129,11 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
   }
   definePolicies(config: unknown): void {
     this.policies.set('*', config);
+  }
+  clusterId: string | undefined;
+  setClusterId(clusterId: string | undefined): void {
+    this.calls.push({ op: 'setClusterId', clusterId });
+    this.clusterId = clusterId;
   }
   requestRouteRefresh(address: string): void {
     if (!this.peers.has(address)) throw new Error(`no peer ${address}`);

@@ -148,6 +148,14 @@ describe('renderStatusJson', () => {
     expect(text).not.toContain('outside the allow-list');
   });
 
+  it('marks the peers this node reflects routes to (rr client)', () => {
+    const peerAt = (address: string, routeReflectorClient: boolean) => ({ id: `Reverse_p_${address}`, address, port: 179, asn: 64512, family: 4 as const, type: 'node specific', routeReflectorClient, state: 'Established' as const, since: '2026-12-02T09:00:00.000Z', info: null, refused: false });
+    const s: StatusJson = { version: 1, node: 'rr1', running: true, startedAt: '2026-12-02T09:00:00.000Z', speaker: null, peers: [peerAt('192.0.2.2', false), peerAt('192.0.2.12', true)], errors: [], refused: [], source: { kind: 'manifests', paths: ['/m'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: null, lastError: null, watchRestarts: 0 } };
+    const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
+    expect(text).toMatch(/\| 192\.0\.2\.2 +\| node specific +\| up /);
+    expect(text).toMatch(/\| 192\.0\.2\.12 +\| node specific, rr client +\| up /);
+  });
+
   it('lists every IP outside the allow-list; IPs not advertised by rule are listed up to a bound, then counted', () => {
     const refused = (i: number, reason: string) => ({ service: `ns/s${i}`, namespace: 'ns', name: `s${i}`, ip: `198.51.100.${i}`, source: 'externalIP' as const, reason, message: 'm' });
     const many = [...Array.from({ length: 25 }, (_, i) => refused(i, 'not-local')), refused(100, 'not ready'), refused(200, 'outside allow-list'), refused(201, 'outside allow-list')];
