@@ -11,12 +11,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 need=()
-for cmd in bird birdc vtysh gobgpd gobgp exabgp ip; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
-[ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/staticd ] || need+=(frr)
+for cmd in bird birdc vtysh gobgpd gobgp exabgp ip nft; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
+[ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/staticd ] && [ -x /usr/lib/frr/bfdd ] || need+=(frr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-daemons: installing Debian packages (missing: ${need[*]})"
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps iputils-ping >/dev/null
+  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps iputils-ping nftables >/dev/null
 fi
 
 # The packages start system-wide daemons; the tests and benchmarks run their
@@ -26,7 +26,7 @@ fi
 for svc in bird frr gobgpd exabgp; do systemctl stop "$svc" 2>/dev/null || true; done
 if [ ${#need[@]} -gt 0 ]; then
   host_ns=$(readlink /proc/self/ns/net)
-  for name in bird gobgpd zebra bgpd staticd watchfrr; do
+  for name in bird gobgpd zebra bgpd staticd bfdd watchfrr; do
     for pid in $(pgrep -x "$name" 2>/dev/null || true); do
       if [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$host_ns" ]; then kill "$pid" 2>/dev/null || true; fi
     done

@@ -24,6 +24,7 @@ import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
+import { SpeakerBfd } from './speaker/bfd.js';
 import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
@@ -112,11 +113,17 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   /** Restarting (RFC 4724 §4.1): advertisements wait for peers' End-of-RIB or the deferral timer. */
   private deferral: SelectionDeferral | undefined;
   private deferralTimer: unknown;
+  private readonly bfd: SpeakerBfd;
   /** Loc-RIB → kernel routing table (options.kernel). */
   private readonly kernel: SpeakerKernel | undefined;
 
   constructor(readonly options: SpeakerOptions) {
     super();
+    this.bfd = new SpeakerBfd(options.bfd, {
+      onFailure: (id) => this.peers.get(id)?.peer.automaticStop('BFD_DOWN'),
+      onStateChange: (id, st, from) => this.emit('bfdStateChange', id, st, from),
+      log: (level, msg) => this.log(level, msg),
+    });
     const asn = options.asn;
     if (!Number.isInteger(asn) || asn < 1 || asn > 0xffffffff) throw new RangeError(`speaker asn must be 1..4294967295, got ${asn}`);
     this.scheduler = options.scheduler ?? realScheduler;
@@ -178,6 +185,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     await Promise.all(entries.map((e) => e.peer.closed()));
     for (const e of entries) e.peer.dispose();
     await this.listener?.close();
+    await this.bfd.stop();
     this.cancelFlush();
   }
 
@@ -211,6 +219,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.deferral?.addPeer(id);
     this.kernel?.addPeer(id);
     this.listener?.addPeer(id, entry.peer);
+    this.bfd.sync(id, opts);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
 
@@ -224,6 +233,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const importPolicy = this.policies.evaluator('import', opts.importPolicies ?? [], ebgp, `peer ${id} importPolicies`);
     const exportPolicy = this.policies.evaluator('export', opts.exportPolicies ?? [], ebgp, `peer ${id} exportPolicies`);
     const now = this.scheduler.now();
+    this.bfd.sync(id, opts);
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
       e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
@@ -260,6 +270,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.kernel?.removePeer(id);
     this.checkDeferral();
     this.listener?.removePeer(id);
+    this.bfd.remove(id);
     e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
@@ -548,6 +559,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
     if (e.lastError) s.lastError = e.lastError;
+    const bfd = this.bfd.status(e.id);
+    if (bfd) s.bfd = bfd;
     const down = e.health.reason;
     if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;

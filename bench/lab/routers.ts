@@ -42,7 +42,7 @@ let compiled: string | undefined;
 export function compiledNode(): string {
   if (compiled) return compiled;
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const args = ['--noCheck', '--skipLibCheck', '--outDir', NODE_OUT, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', join(HERE, 'tsbgp-node.ts')];
+  const args = ['--noCheck', '--skipLibCheck', '--outDir', NODE_OUT, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', join(HERE, 'tsbgp-node.ts'), join(ROOT, 'src', 'bfd', 'worker.ts')];
   const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`compiling bench/lab/tsbgp-node.ts failed: ${r.stdout}${r.stderr}`);
   return (compiled = join(NODE_OUT, 'bench', 'lab', 'tsbgp-node.js'));
@@ -78,6 +78,8 @@ export interface RouterSpec {
   readonly table?: FullTable;
   /** tsbgp only: extra `node` flags for this router (a runtime variant measured beside the default). */
   readonly nodeArgs?: readonly string[];
+  /** BFD 300 ms × 3 on every session (BIRD: `protocol bfd` + `bfd on`; tsbgp: PeerOptions.bfd, its worker thread unless `thread: false`). */
+  readonly bfd?: { readonly thread: boolean };
 }
 
 const ORIGIN_NH = { 4: '192.0.2.254', 6: '2001:db8:ffff::1' } as const;
@@ -106,11 +108,13 @@ function birdConfig(r: RouterSpec): string {
     // BIRD sends MED to an eBGP peer only when the export filter set it (see tsbgp-bird/bird.conf)
     lines.push('filter originated { if defined(bgp_med) then bgp_med = bgp_med; accept; }');
   }
+  if (r.bfd) lines.push('protocol bfd { interface "*" { min rx interval 300 ms; min tx interval 300 ms; multiplier 3; }; }');
   for (const s of r.sessions) {
     const exp = !s.downstream ? 'none' : r.table ? 'filter originated' : 'all';
     lines.push(
       `protocol bgp ${s.name} {`,
       ...(s.disabled ? ['  disabled;'] : []),
+      ...(r.bfd ? ['  bfd on;'] : []),
       `  local ${s.local} as ${r.asn}; neighbor ${s.remote} as ${s.remoteAsn};`,
       '  connect delay time 1; connect retry time 1; error wait time 1, 2; graceful restart off;',
       `  ipv${s.family} { import ${s.downstream ? 'none' : 'all'}; export ${exp}; };`,
@@ -192,9 +196,10 @@ function tsbgpConfig(r: RouterSpec): BenchNodeConfig {
     idleHoldTime: 1,
     gracefulRestart: false,
     ...(s.downstream && r.role === 'dut' ? { exportPolicies: [ACCEPT_ALL] } : {}),
+    ...(r.bfd ? { bfd: { minTx: 300, minRx: 300, multiplier: 3 } } : {}),
   }));
   return {
-    speaker: { asn: r.asn, routerId: r.routerId, listen: { port: 179 } },
+    speaker: { asn: r.asn, routerId: r.routerId, listen: { port: 179 }, ...(r.bfd ? { bfd: { thread: r.bfd.thread } } : {}) },
     peers,
     verbose: false,
     bench: { table: r.table?.spec, acceptAll: r.role === 'dut' },

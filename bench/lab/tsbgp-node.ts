@@ -8,6 +8,7 @@
  *
  *   ip netns exec NS node --import tsx bench/lab/tsbgp-node.ts CONFIG.json
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { Prefix } from '../../src/net/prefix.js';
 import type { RouteAttributes } from '../../src/speaker/types.js';
@@ -38,6 +39,10 @@ const toRouteAttributes = (a: AttrSet): RouteAttributes => ({
 
 const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 
+/** The main thread's event-loop delay (what a BFD speaker on that thread would suffer). */
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+
 if (main) runSpeakerNode(process.argv[2], {
   setup(sp, cfg) {
     const b = (cfg as BenchNodeConfig).bench;
@@ -54,6 +59,12 @@ if (main) runSpeakerNode(process.argv[2], {
     (globalThis as { gc?: () => void }).gc?.();
   },
   commands: {
+    /** Event-loop delay since the last call, ms: max, p99, mean; then reset. */
+    loopDelay: () => {
+      const r = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6, meanMs: loop.mean / 1e6 };
+      loop.reset();
+      return r;
+    },
     /** V8 heap in use after a full collection (the node runs with --expose-gc). */
     heap: () => {
       (globalThis as { gc?: () => void }).gc?.();

@@ -9,6 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Plan } from '../kubernetes/plan-types.js';
 import type { PeerState, SpeakerApi } from '../speaker/types.js';
 import type { SourceStatus } from './sources/index.js';
+import { BfdMetrics } from './bfd-view.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
@@ -81,6 +82,7 @@ export class AgentMetrics {
   private readonly watchRestarts: Counter<'resource'>;
   /** Registered on first use, so an agent reading manifests exports no Kubernetes API series. */
   private api?: { readonly connected: Gauge; readonly lastSync: Gauge };
+  private readonly bfd: BfdMetrics;
 
   constructor(opts: AgentMetricsOptions = {}) {
     // Wall clock: session `since` is a Date. A step backwards clamps a duration to 0.
@@ -121,6 +123,7 @@ export class AgentMetrics {
     for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
     this.configErrors.set(0);
     this.up.set(0);
+    this.bfd = new BfdMetrics(registers);
     if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -199,6 +202,7 @@ export class AgentMetrics {
     for (const [reason, n] of byReason) this.refused.set({ reason }, n);
     if (s.source?.kind === 'kubernetes') this.refreshApi(s.source);
     this.refreshPeers(s);
+    this.bfd.update(s.speaker?.status() ?? []);
   }
 
   private refreshApi(src: SourceStatus): void {

@@ -6,6 +6,7 @@
  */
 import type { PeerState, PeerStatus } from '../speaker/types.js';
 import { ago } from './render.js';
+import { bfdJson, type BfdJson } from './bfd-view.js';
 
 export interface PeerDetailJson {
   /** When the current FSM state (Connect, Active…) was entered; `since` is the last up/down change. */
@@ -47,6 +48,8 @@ export interface StatusPeerJson {
   readonly refused: boolean;
   /** Added compatibly to version 1; absent for peers not started. */
   readonly detail?: PeerDetailJson;
+  /** The peer's BFD session, when it has one (added compatibly to version 1). */
+  readonly bfd?: BfdJson;
 }
 
 function capabilities(n: NonNullable<PeerStatus['negotiated']>): string[] {
@@ -78,6 +81,7 @@ export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; re
     since: (s.upDownSince ?? s.since).toISOString(),
     info: s.state === 'Established' ? null : (s.downReason?.text ?? null),
     refused: false,
+    ...(s.bfd ? { bfd: bfdJson(s.bfd) } : {}),
     detail: {
       stateSince: s.since.toISOString(),
       description: s.description ?? null,

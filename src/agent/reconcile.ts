@@ -69,6 +69,7 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
+  if (p.bfd !== undefined) o.bfd = { minRx: p.bfd.minRx, minTx: p.bfd.minTx, multiplier: p.bfd.multiplier, passive: p.bfd.passive };
   if (maxPrefixes !== undefined) o.maxPrefixes = maxPrefixes;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);

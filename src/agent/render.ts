@@ -1,6 +1,7 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
 import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
+import { renderBfd } from './bfd-view.js';
 import { renderStatus, type StatusRow } from './status-table.js';
 import { formatError, type ExplainJson, type PlanJson, type SourceJson } from './views.js';
 
@@ -104,6 +105,7 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
+  out.push(...renderBfd(v.peers));
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   // An agent older than the `warnings` field answers without it.
   if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');

@@ -1,3 +1,4 @@
+import { bfdFor } from './bfd.js';
 import type { Address } from '../net/index.js';
 import { DEFAULTS, listenPortOf, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
 import type { PeerType, PlanError, PlannedPeer } from './plan-types.js';
@@ -153,6 +154,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     // Running without a named filter could leak routes: refuse instead.
     if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
     const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
+    const { bfd, problem } = bfdFor(p, self, remoteAddress);
+    if (problem) errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.failureDetectionMode', message: problem });
     // localASNumber is the forward side's own AS; on the reverse side the local AS is this node's.
     const sessionLocalAsn = how.origin === 'forward' ? (p.localASNumber ?? localAsn) : localAsn;
     const prefix = how.origin === 'reverse' ? 'Reverse' : how.type === 'global' ? 'Global' : 'Node';
@@ -179,6 +182,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       password: p.password,
       ttlSecurity: p.ttlSecurity,
       reachableBy: p.reachableBy,
+      ...(bfd ? { bfd } : {}),
       refusedSettings,
       refused: refusedSettings.length > 0,
     };

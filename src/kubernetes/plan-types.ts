@@ -77,6 +77,12 @@ export interface PlannedPeer {
   readonly password?: SecretKeyRef;
   readonly ttlSecurity?: number;
   readonly reachableBy?: Address;
+  /**
+   * BFD for this peering: `failureDetectionMode: BFDIfDirectlyConnected` and
+   * the peer inside the node's own subnet (its Calico IPv4/IPv6Address with
+   * prefix length). Intervals in ms.
+   */
+  readonly bfd?: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean };
   /** Settings that cannot be honoured; when non-empty the peer is refused (not started). */
   readonly refusedSettings: readonly { readonly field: string; readonly message: string }[];
   readonly refused: boolean;

@@ -12,6 +12,11 @@ export const CALICO_ANNOTATIONS = {
   asNumber: 'projectcalico.org/ASNumber',
   ipv4Address: 'projectcalico.org/IPv4Address',
   ipv6Address: 'projectcalico.org/IPv6Address',
+  /** tsbgp's BFD timers on a BGPPeer, named after MetalLB's BFDProfile fields (ms, ms, count, bool). */
+  bfdReceiveInterval: 'tsbgp.io/bfd-receive-interval',
+  bfdTransmitInterval: 'tsbgp.io/bfd-transmit-interval',
+  bfdDetectMultiplier: 'tsbgp.io/bfd-detect-multiplier',
+  bfdPassiveMode: 'tsbgp.io/bfd-passive-mode',
   rrClusterId: 'projectcalico.org/RouteReflectorClusterID',
 } as const;
 
@@ -143,8 +148,22 @@ export interface BGPPeer {
   readonly ttlSecurity?: number;
   readonly filters: readonly string[];
   readonly reachableBy?: Address;
+  /** Calico Enterprise: BFD with peers on a directly connected subnet of the node. */
+  readonly failureDetectionMode: 'None' | 'BFDIfDirectlyConnected';
+  /** BFD timers from the tsbgp.io/bfd-* annotations (defaults 300 ms, 300 ms, 3, active). */
+  readonly bfd: BfdProfile;
   /** `Manual`: no implied reverse peerings from this BGPPeer (default `Auto`). */
   readonly reversePeering: 'Auto' | 'Manual';
+}
+
+/** MetalLB BFDProfile's fields, as tsbgp reads them from a BGPPeer's annotations. */
+export interface BfdProfile {
+  /** ms */
+  readonly receiveInterval: number;
+  /** ms */
+  readonly transmitInterval: number;
+  readonly detectMultiplier: number;
+  readonly passiveMode: boolean;
 }
 
 export interface IPPool {

@@ -104,6 +104,7 @@ export const KINDS: readonly Kind[] = [
       ttlSecurity: int(0, 255),
       filters: list(str('BGPFilter name.')),
       reachableBy: str('IP address.'),
+      failureDetectionMode: oneOf(['None', 'BFDIfDirectlyConnected']),
       reversePeering: oneOf(['Auto', 'Manual']),
     }) as Kind['spec'],
   },
@@ -149,7 +150,6 @@ export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { read
     localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'peering with workloads is not supported' },
   },
   BGPPeer: {
-    failureDetectionMode: { kind: 'unsupported', why: 'BFD is not supported; failures are detected by the hold timer', default: 'None' },
     restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },
     birdGatewayMode: { kind: 'unused', why: 'a BIRD kernel-protocol setting' },
     localWorkloadSelector: { kind: 'unsupported', why: 'peering with workloads is not supported' },

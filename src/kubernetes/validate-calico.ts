@@ -7,7 +7,7 @@
  * by family).
  */
 import type { Address, Family, Prefix } from '../net/index.js';
-import type { BGPConfiguration, BGPFilter, BGPPeer, BlockAffinity, BlockState, CommunityValue, FilterOperation, FilterRule, IPPool, PrefixAdvertisement } from './resources.js';
+import { CALICO_ANNOTATIONS, type BGPConfiguration, type BGPFilter, type BGPPeer, type BlockAffinity, type BlockState, type CommunityValue, type FilterOperation, type FilterRule, type IPPool, type PrefixAdvertisement } from './resources.js';
 import { ALL } from './selector.js';
 import {
   addressValue,
@@ -144,6 +144,23 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     return f;
   });
   const reachable = issues.soft(() => PEER.str(spec, 'reachableBy', 'spec.'), undefined);
+  const failureDetectionMode = issues.soft(() => PEER.enum<BGPPeer['failureDetectionMode']>(spec, 'failureDetectionMode', 'spec.'), undefined) ?? 'None';
+  // BFD timers: tsbgp.io/bfd-* annotations named after MetalLB's BFDProfile (Calico's BGPPeer CRD drops unknown spec fields).
+  const annInt = (key: string, min: number, max: number, dflt: number): number =>
+    issues.soft(() => {
+      const v = m.annotations[key];
+      if (v === undefined) return dflt;
+      if (!/^\d+$/.test(v.trim())) throw new FieldError(`metadata.annotations.${key}`, `expected a whole number, got ${JSON.stringify(v)}`);
+      return intValue(Number(v), `metadata.annotations.${key}`, min, max);
+    }, dflt);
+  const passive = m.annotations[CALICO_ANNOTATIONS.bfdPassiveMode];
+  if (passive !== undefined && passive !== 'true' && passive !== 'false') issues.report(`metadata.annotations.${CALICO_ANNOTATIONS.bfdPassiveMode}`, `expected "true" or "false", got ${JSON.stringify(passive)}`);
+  const bfd = {
+    receiveInterval: annInt(CALICO_ANNOTATIONS.bfdReceiveInterval, 10, 60_000, 300),
+    transmitInterval: annInt(CALICO_ANNOTATIONS.bfdTransmitInterval, 10, 60_000, 300),
+    detectMultiplier: annInt(CALICO_ANNOTATIONS.bfdDetectMultiplier, 2, 255, 3),
+    passiveMode: passive === 'true',
+  };
   return {
     kind: 'BGPPeer',
     name: m.name,
@@ -163,6 +180,8 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     ttlSecurity: issues.soft(() => PEER.int(spec, 'ttlSecurity', 'spec.'), undefined),
     filters,
     reachableBy: reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    failureDetectionMode,
+    bfd,
     reversePeering: issues.soft(() => PEER.enum<BGPPeer['reversePeering']>(spec, 'reversePeering', 'spec.'), undefined) ?? 'Auto',
   };
 }

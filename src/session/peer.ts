@@ -1,6 +1,6 @@
 import { connect as netConnect, type Socket } from 'node:net';
-import type { BgpError } from '../wire/errors.js';
 import type { CeaseSubcode } from '../wire/constants.js';
+import type { BgpError } from '../wire/errors.js';
 import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
 import { BgpConnection, type Codec, type MessageStats } from './connection.js';

@@ -10,6 +10,7 @@ import { UNICAST } from '../wire/families.js';
 import type { AfiSafi } from '../wire/types.js';
 import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
+import { bfdTimers } from './bfd.js';
 
 export class PeerConfigError extends Error {
   override readonly name = 'PeerConfigError';
@@ -49,6 +50,7 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   optionalAddress(o.nextHopV6, `${where}: nextHopV6`, 6);
   optionalAddress(o.nextHopV4, `${where}: nextHopV4`, 4);
   optionalAddress(o.localAddress, `${where}: localAddress`);
+  bfdTimers(o.bfd, where);
   try {
     validateMaxPrefixes(o.maxPrefixes, where);
   } catch (e) {

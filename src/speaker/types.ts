@@ -46,6 +46,11 @@ export interface SpeakerOptions {
   readonly selectionDeferralTime?: number;
   /** Injected clock and timers (tests); default real timers. */
   readonly scheduler?: SpeakerScheduler;
+  /**
+   * Where BFD (for peers with `bfd`) listens and sends: UDP 3784 on every
+   * address by default, in a worker thread. Tests use other ports.
+   */
+  readonly bfd?: { readonly port?: number; readonly peerPort?: number; readonly listen?: readonly string[]; readonly thread?: boolean };
   /** Keep a Linux routing table in step with the best paths (src/kernel/README.md); default off. */
   readonly kernel?: KernelOptions;
   /** Log sink; default silent. */
@@ -117,6 +122,14 @@ export interface PeerOptions {
   readonly importPolicies?: readonly string[];
   readonly exportPolicies?: readonly string[];
   /**
+   * BFD (RFC 5880/5881 single hop): intervals in ms (default 300/300) and the
+   * detect multiplier (default 3); `true` for the defaults, `false` or absent
+   * for none. A BFD session that was Up going Down takes the BGP session down
+   * at once (Cease 10, RFC 9384); BFD never coming up holds nothing back.
+   * See src/bfd/README.md.
+   */
+  readonly bfd?: PeerBfdOptions | boolean;
+  /**
    * Max-prefix limits per family (RFC 4486 Cease 6/1): how many routes the
    * peer may send (counted as received, before import policy, as BIRD's
    * `receive limit`), a warning threshold, and what happens over the limit.
@@ -128,6 +141,36 @@ export interface PeerOptions {
   /** Node.js cannot honour these: setting either throws UnsupportedTransportError. */
   readonly password?: string;
   readonly ttlSecurity?: number;
+}
+
+export interface PeerBfdOptions {
+  /** Required Min RX Interval, ms (default 300). */
+  readonly minRx?: number;
+  /** Desired Min TX Interval, ms (default 300; at least 1000 while the session is not Up). */
+  readonly minTx?: number;
+  /** Detect multiplier, 1..255 (default 3). */
+  readonly multiplier?: number;
+  /** Wait for the peer's first packet before sending (RFC 5880 §6.1 passive role). */
+  readonly passive?: boolean;
+}
+
+/** A peer's BFD session. `Unavailable`: BFD could not start (see `error`). */
+export interface PeerBfdStatus {
+  readonly state: 'AdminDown' | 'Down' | 'Init' | 'Up' | 'Unavailable';
+  readonly remoteState?: 'AdminDown' | 'Down' | 'Init' | 'Up';
+  readonly since?: Date;
+  readonly error?: string;
+  readonly desired: { readonly minTxMs: number; readonly minRxMs: number; readonly multiplier: number; readonly passive: boolean };
+  /** Negotiated: how often we send, and how long without a packet before we declare the peer down (0 until heard). */
+  readonly txIntervalMs: number;
+  readonly detectionTimeMs: number;
+  readonly remoteMultiplier?: number;
+  /** Our diagnostic the last time the session went down (RFC 5880 §4.1). */
+  readonly lastDiag: { readonly code: number; readonly text: string };
+  readonly remoteDiag?: { readonly code: number; readonly text: string };
+  readonly localDiscriminator?: number;
+  readonly remoteDiscriminator?: number;
+  readonly counters?: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number };
 }
 
 /** One family's max-prefix limit (PeerOptions.maxPrefixes). */
@@ -200,6 +243,8 @@ export interface PeerStatus {
   readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
+  /** The peer's BFD session, when `bfd` is configured. */
+  readonly bfd?: PeerBfdStatus;
   readonly counters: {
     readonly messagesIn: number;
     readonly messagesOut: number;
@@ -250,6 +295,8 @@ export interface SpeakerEvents {
   /** A received route was accepted into (or removed from) the Loc-RIB candidates. */
   routeReceived: (route: ReceivedRoute) => void;
   routeWithdrawn: (peer: string, prefix: Prefix) => void;
+  /** A peer's BFD session changed state. */
+  bfdStateChange: (peer: string, bfd: PeerBfdStatus, from: PeerBfdStatus['state']) => void;
 }
 
 /** What the node agent needs of a speaker. `BgpSpeaker` implements it. */

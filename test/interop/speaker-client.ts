@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { Lab } from '../lab/netns.js';
 import { isCi } from '../lab/require.js';
-import type { PeerStatus, RouteAttributes } from '../../src/speaker/types.js';
+import type { PeerOptions, PeerStatus, RouteAttributes } from '../../src/speaker/types.js';
 import type { NodeConfig, NodeCounts, PrefixRange, Reply, Request, RouteSpec, WireEvent, WireRoute } from './speaker-protocol.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -174,6 +174,10 @@ export class SpeakerProcess {
 
   routeRefresh(peer: string, family?: 'ipv4' | 'ipv6'): Promise<unknown> {
     return this.request({ cmd: 'routeRefresh', peer, family });
+  }
+
+  updatePeer(peer: PeerOptions): Promise<unknown> {
+    return this.request({ cmd: 'updatePeer', peer });
   }
 
   removePeer(address: string, message?: string): Promise<unknown> {

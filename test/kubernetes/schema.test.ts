@@ -32,12 +32,14 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
   });
 
   it('a Calico feature tsbgp lacks is a warning; another component’s field is only noted as ignored', () => {
-    const notes = notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, failureDetectionMode: 'BFDIfDirectlyConnected', birdGatewayMode: 'Recursive' }));
+    const notes = notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, localWorkloadSelector: 'all()', birdGatewayMode: 'Recursive' }));
     expect(notes.map((n) => [n.severity, n.path])).toEqual([
-      ['warning', 'spec.failureDetectionMode'],
+      ['warning', 'spec.localWorkloadSelector'],
       ['ignored', 'spec.birdGatewayMode'],
     ]);
-    expect(notes[0].message).toContain('BFD is not supported');
+    expect(notes[0].message).toContain('peering with workloads is not supported');
+    // BFD (Calico Enterprise's failureDetectionMode) is supported: no note at all
+    expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, failureDetectionMode: 'BFDIfDirectlyConnected' }))).toEqual([]);
   });
 
   it('setting a Calico feature to its default (what tsbgp does anyway) is no warning', () => {

@@ -261,10 +261,12 @@ export class Lab {
         const text = readFileSync(node.config!, 'utf8');
         writeFileSync(conf, text);
         const statics = /^\s*ipv?6? route /m.test(text);
-        writeFileSync(join(etc, 'daemons'), `zebra=yes\nbgpd=yes\nstaticd=${statics ? 'yes' : 'no'}\nvtysh_enable=yes\n`);
+        // bfdd when the config speaks of BFD (a `bfd` block or `neighbor … bfd`)
+        const bfd = /^\s*(bfd\b|neighbor \S+ bfd\b)/m.test(text);
+        writeFileSync(join(etc, 'daemons'), `zebra=yes\nbgpd=yes\nstaticd=${statics ? 'yes' : 'no'}\nbfdd=${bfd ? 'yes' : 'no'}\nvtysh_enable=yes\n`);
         writeFileSync(join(etc, 'vtysh.conf'), 'service integrated-vtysh-config\n');
         must('chown', ['-R', 'frr:frr', etc, varRun]);
-        for (const d of ['zebra', ...(statics ? ['staticd'] : []), 'bgpd']) {
+        for (const d of ['zebra', ...(statics ? ['staticd'] : []), ...(bfd ? ['bfdd'] : []), 'bgpd']) {
           const pidFile = join(varRun, `${d}.pid`);
           n.pidFiles.push(pidFile);
           mustIn([`/usr/lib/frr/${d}`, '-d', '-N', space, '-f', conf, '-i', pidFile]);

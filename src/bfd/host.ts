@@ -1,0 +1,64 @@
+/**
+ * The BFD sessions with their sockets: a BfdRuntime on real timers over a
+ * UdpTransport. The worker thread runs one; `BfdService({ thread: false })`
+ * runs one inline.
+ */
+import { realScheduler } from '../session/clock.js';
+import type { FromWorker, ToWorker } from './protocol.js';
+import { BfdRuntime } from './runtime.js';
+import { UdpTransport, type UdpOptions } from './udp.js';
+
+export class BfdHost {
+  private readonly udp: UdpTransport;
+  private readonly runtime: BfdRuntime;
+  private statsTimer: ReturnType<typeof setInterval> | undefined;
+  private lastStats = '';
+
+  constructor(opts: UdpOptions, private readonly post: (m: FromWorker) => void) {
+    const log = (level: 'info' | 'warning' | 'error', msg: string): void => post({ type: 'log', level, msg });
+    this.udp = new UdpTransport({ ...opts, log }, (bytes, from) => this.runtime.receive(bytes, from));
+    this.runtime = new BfdRuntime(this.udp, realScheduler, (change) => post({ type: 'change', change }));
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.udp.start();
+    } catch (e) {
+      this.post({ type: 'error', message: (e as Error).message });
+      return;
+    }
+    this.statsTimer = setInterval(() => this.pushStats(), 1000);
+    this.statsTimer.unref?.();
+    this.post({ type: 'ready', ports: this.udp.ports });
+  }
+
+  handle(m: ToWorker): void {
+    try {
+      switch (m.op) {
+        case 'add': return this.runtime.add(m.spec);
+        case 'update': return this.runtime.update(m.spec);
+        case 'remove': return this.runtime.remove(m.peer);
+        case 'stop': {
+          void this.stop().then(() => this.post({ type: 'stopped' }));
+          return;
+        }
+      }
+    } catch (e) {
+      this.post({ type: 'log', level: 'error', msg: `BFD: ${(e as Error).message}` });
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.statsTimer) clearInterval(this.statsTimer);
+    this.runtime.stop();
+    await this.udp.stop();
+  }
+
+  private pushStats(): void {
+    const sessions = this.runtime.status();
+    const key = JSON.stringify([sessions.map((s) => s.counters), this.runtime.discardedUnmatched]);
+    if (key === this.lastStats) return;
+    this.lastStats = key;
+    this.post({ type: 'stats', sessions, discarded: this.runtime.discardedUnmatched, ...(this.runtime.lastDiscard !== undefined ? { lastDiscard: this.runtime.lastDiscard } : {}) });
+  }
+}

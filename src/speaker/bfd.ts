@@ -1,0 +1,130 @@
+/**
+ * BFD for the speaker's peers (RFC 5882, BGP as a BFD client): one BFD
+ * session per peer with `PeerOptions.bfd`, in the BFD worker thread. When a
+ * session that was Up goes Down, the BGP session is taken down at once
+ * (AutomaticStop, Cease 10 "BFD Down", RFC 9384) and its routes with it.
+ *
+ * As FRR does by default, BFD never holds BGP back: a BGP session whose BFD
+ * session never comes up runs on its hold timer; only an Up → Down transition
+ * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing.
+ */
+import { SLOW_TX_US, type BfdTimers } from '../bfd/fsm.js';
+import type { BfdChange, BfdSessionSpec } from '../bfd/runtime.js';
+import { BfdService } from '../bfd/service.js';
+import { PeerConfigError } from './peer-config.js';
+import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
+
+export const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });
+
+/** PeerOptions.bfd → the FSM's timers (µs); undefined when off. Throws naming the field. */
+export function bfdTimers(o: PeerOptions['bfd'], where: string): BfdTimers | undefined {
+  if (o === undefined || o === false) return undefined;
+  if (o === true) return bfdTimers({}, where);
+  if (typeof o !== 'object' || o === null) throw new PeerConfigError(`${where}: bfd must be false or { minRx, minTx, multiplier, passive }, got ${JSON.stringify(o)}`);
+  const ms = (v: unknown, field: string, dflt: number): number => {
+    const x = v ?? dflt;
+    if (typeof x !== 'number' || !Number.isFinite(x) || x < 1 || x > 60_000) throw new PeerConfigError(`${where}: bfd.${field} must be 1..60000 ms, got ${JSON.stringify(v)}`);
+    return Math.round(x * 1000);
+  };
+  const mult = o.multiplier ?? BFD_DEFAULTS.multiplier;
+  if (!Number.isInteger(mult) || mult < 1 || mult > 255) throw new PeerConfigError(`${where}: bfd.multiplier must be 1..255, got ${JSON.stringify(o.multiplier)}`);
+  if (o.passive !== undefined && typeof o.passive !== 'boolean') throw new PeerConfigError(`${where}: bfd.passive must be true or false`);
+  return { desiredMinTx: ms(o.minTx, 'minTx', BFD_DEFAULTS.minTx), requiredMinRx: ms(o.minRx, 'minRx', BFD_DEFAULTS.minRx), detectMult: mult, passive: o.passive ?? false };
+}
+
+export interface SpeakerBfdHooks {
+  /** A BFD session that was Up went Down (not by the remote's AdminDown): take the BGP session down. */
+  onFailure(peerId: string, status: PeerBfdStatus): void;
+  /** Every state change (status, events, metrics). */
+  onStateChange(peerId: string, status: PeerBfdStatus, from: PeerBfdStatus['state']): void;
+  log(level: 'info' | 'warning' | 'error', msg: string): void;
+}
+
+export class SpeakerBfd {
+  private service: BfdService | undefined;
+  private failure: string | undefined;
+  private readonly specs = new Map<string, BfdSessionSpec>();
+
+  constructor(private readonly options: SpeakerOptions['bfd'], private readonly hooks: SpeakerBfdHooks) {}
+
+  /** Adds, updates (new timers go through Poll/Final: no flap) or removes the peer's BFD session. */
+  sync(peerId: string, o: PeerOptions): void {
+    const timers = bfdTimers(o.bfd, `peer ${peerId}`);
+    if (timers === undefined) return this.remove(peerId);
+    const spec: BfdSessionSpec = { peer: peerId, timers, ...(o.localAddress !== undefined ? { local: o.localAddress } : {}), ...(this.options?.peerPort !== undefined ? { port: this.options.peerPort } : {}) };
+    const old = this.specs.get(peerId);
+    if (old && JSON.stringify(old) === JSON.stringify(spec)) return;
+    this.specs.set(peerId, spec);
+    const svc = this.ensure();
+    if (old) svc.update(spec);
+    else svc.add(spec);
+  }
+
+  remove(peerId: string): void {
+    if (!this.specs.delete(peerId)) return;
+    this.service?.remove(peerId);
+  }
+
+  status(peerId: string): PeerBfdStatus | undefined {
+    const spec = this.specs.get(peerId);
+    if (!spec) return undefined;
+    const s = this.service?.status(peerId);
+    // A worker that died after starting is as unavailable as one that never started.
+    this.failure ??= this.service?.failure;
+    const desired = { minTxMs: spec.timers.desiredMinTx / 1000, minRxMs: spec.timers.requiredMinRx / 1000, multiplier: spec.timers.detectMult, passive: spec.timers.passive ?? false };
+    if (this.failure !== undefined || !s) {
+      return { state: this.failure !== undefined ? 'Unavailable' : 'Down', ...(this.failure !== undefined ? { error: this.failure } : {}), desired, txIntervalMs: Math.max(spec.timers.desiredMinTx, SLOW_TX_US) / 1000, detectionTimeMs: 0, lastDiag: { code: 0, text: 'No Diagnostic' } };
+    }
+    return {
+      state: s.state,
+      remoteState: s.remoteState,
+      since: new Date(s.since),
+      desired,
+      txIntervalMs: s.txIntervalMs,
+      detectionTimeMs: s.detectionTimeMs,
+      remoteMultiplier: s.remoteMultiplier,
+      lastDiag: s.lastDiag,
+      remoteDiag: s.remoteDiag,
+      localDiscriminator: s.localDiscr,
+      remoteDiscriminator: s.remoteDiscr,
+      counters: s.counters,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.specs.clear();
+    await this.service?.stop();
+  }
+
+  private ensure(): BfdService {
+    if (this.service) return this.service;
+    const o = this.options;
+    const svc = new BfdService({ ...(o ?? {}), log: (level, msg) => this.hooks.log(level, msg) });
+    this.service = svc;
+    svc.on('change', (c) => this.onChange(c));
+    svc.start().then(
+      () => this.hooks.log('info', `BFD running${o?.thread === false ? ' inline' : ' in its worker thread'}, listening on UDP port ${svc.ports.join(', ')}`),
+      (e: Error) => {
+        this.failure = e.message;
+        this.hooks.log('error', `BFD is unavailable, sessions with bfd configured run on their hold timer only: ${e.message}`);
+      },
+    );
+    return svc;
+  }
+
+  private onChange(c: BfdChange): void {
+    if (c.from === undefined) return;
+    const id = c.status.peer;
+    if (!this.specs.has(id)) return;
+    const st = this.status(id)!;
+    this.hooks.onStateChange(id, st, c.from);
+    if (c.from === 'Up' && c.status.state !== 'Up') {
+      if (c.remoteAdminDown) {
+        this.hooks.log('info', `peer ${id}: BFD: the remote went AdminDown; BGP session kept (RFC 5882 §3.2)`);
+        return;
+      }
+      this.hooks.log('warning', `peer ${id}: BFD session down (${c.status.lastDiag.text}): taking the BGP session down`);
+      this.hooks.onFailure(id, st);
+    }
+  }
+}

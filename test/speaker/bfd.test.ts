@@ -1,0 +1,116 @@
+import { createSocket } from 'node:dgram';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BfdService } from '../../src/bfd/service.js';
+import type { PeerBfdStatus } from '../../src/index.js';
+import { eventually, established, link, peerStatus, routeOf, speaker, stopAll } from './helpers.js';
+
+const fakes: BfdService[] = [];
+afterEach(async () => {
+  await stopAll();
+  await Promise.all(fakes.splice(0).map((f) => f.stop()));
+});
+
+async function freeUdpPort(address: string): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, address, () => r()));
+  const p = s.address().port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return p;
+}
+
+/** A stands in for B's BFD: a BFD speaker at 127.0.0.2 that the test can silence and restore. */
+async function fakeBfdAtB(portA: number, portB: number, timers = { desiredMinTx: 100_000, requiredMinRx: 100_000, detectMult: 3 }) {
+  const f = new BfdService({ thread: false, port: portB, listen: ['127.0.0.2'] });
+  fakes.push(f);
+  await f.start();
+  f.add({ peer: '127.0.0.1', local: '127.0.0.2', port: portA, timers });
+  return {
+    silence: () => f.update({ peer: '127.0.0.1', local: '127.0.0.2', port: 9, timers }),
+    restore: () => f.update({ peer: '127.0.0.1', local: '127.0.0.2', port: portA, timers }),
+    remove: () => f.remove('127.0.0.1'),
+  };
+}
+
+describe('BGP as a BFD client (RFC 5882)', () => {
+  it('BFD down takes the BGP session down at once with Cease 10, routes withdrawn; BFD back → BGP back', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const portB = await freeUdpPort('127.0.0.2');
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'] } });
+    const b = await speaker('127.0.0.2', { asn: 65002 });
+    const changes: [string, PeerBfdStatus['state'], PeerBfdStatus['state']][] = [];
+    a.on('bfdStateChange', (peer, st, from) => changes.push([peer, from, st.state]));
+    link(a, b, { bfd: { minRx: 100, minTx: 100, multiplier: 3 }, holdTime: 90 }, { holdTime: 90 });
+    const fake = await fakeBfdAtB(portA, portB);
+    b.originate('198.51.100.0/24');
+    await established(a, '127.0.0.2');
+    await eventually('route at A', () => routeOf(a, '198.51.100.0/24'));
+    const up = await eventually('BFD up at A', () => { const s = peerStatus(a, '127.0.0.2').bfd; return s?.state === 'Up' ? s : undefined; });
+    expect(up.desired).toEqual({ minTxMs: 100, minRxMs: 100, multiplier: 3, passive: false });
+    await eventually('negotiated intervals', () => peerStatus(a, '127.0.0.2').bfd?.detectionTimeMs === 300);
+    expect(peerStatus(a, '127.0.0.2').bfd?.txIntervalMs).toBe(100);
+
+    const downs: number[] = [];
+    const t0 = performance.now();
+    a.on('peerDown', () => downs.push(performance.now() - t0));
+    fake.silence();
+    await eventually('BGP down at A', () => peerStatus(a, '127.0.0.2').state !== 'Established', 5000);
+    expect(downs[0]).toBeLessThan(3000); // detection 300 ms; slack for a loaded machine
+    expect(routeOf(a, '198.51.100.0/24')).toBeUndefined();
+    const st = peerStatus(a, '127.0.0.2');
+    expect(st.bfd?.lastDiag).toEqual({ code: 1, text: 'Control Detection Time Expired' });
+    expect(st.lastError).toMatchObject({ code: 6, subcode: 10, direction: 'sent' });
+    await eventually('B hears Cease 10', () => peerStatus(b, '127.0.0.1').lastError?.subcode === 10);
+    expect(changes).toContainEqual(['127.0.0.2', 'Up', 'Down']);
+
+    fake.restore();
+    await eventually('BFD up again', () => peerStatus(a, '127.0.0.2').bfd?.state === 'Up', 8000);
+    await established(a, '127.0.0.2');
+    await eventually('route back at A', () => routeOf(a, '198.51.100.0/24'));
+  });
+
+  it('a remote AdminDown is not a failure: the BGP session stays (RFC 5882 §3.2)', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const portB = await freeUdpPort('127.0.0.2');
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'], thread: false } });
+    const b = await speaker('127.0.0.2', { asn: 65002 });
+    link(a, b, { bfd: { minRx: 100, minTx: 100 } });
+    const fake = await fakeBfdAtB(portA, portB);
+    await established(a, '127.0.0.2');
+    await eventually('BFD up', () => peerStatus(a, '127.0.0.2').bfd?.state === 'Up');
+    fake.remove();
+    await eventually('BFD down', () => peerStatus(a, '127.0.0.2').bfd?.state === 'Down');
+    expect(peerStatus(a, '127.0.0.2').bfd?.lastDiag.code).toBe(3);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(peerStatus(a, '127.0.0.2').state).toBe('Established');
+  });
+
+  it('BFD that never comes up holds nothing back (as FRR by default): BGP establishes, BFD stays Down', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: 9, listen: ['127.0.0.1'], thread: false } });
+    const b = await speaker('127.0.0.2', { asn: 65002 });
+    link(a, b, { bfd: true });
+    const st = await established(a, '127.0.0.2');
+    expect(st.bfd).toMatchObject({ state: 'Down', desired: { minTxMs: 300, minRxMs: 300, multiplier: 3 }, txIntervalMs: 1000 });
+  });
+
+  it('changing BFD timers does not reset the BGP session; turning BFD off removes it from status', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: 9, listen: ['127.0.0.1'], thread: false } });
+    const b = await speaker('127.0.0.2', { asn: 65002 });
+    link(a, b, { bfd: true });
+    await established(a, '127.0.0.2');
+    const before = peerStatus(a, '127.0.0.2').since;
+    a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, bfd: { minTx: 500, minRx: 500, multiplier: 5 } });
+    await eventually('new desired timers', () => peerStatus(a, '127.0.0.2').bfd?.desired.multiplier === 5);
+    expect(peerStatus(a, '127.0.0.2')).toMatchObject({ state: 'Established', since: before });
+    a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, bfd: false });
+    expect(peerStatus(a, '127.0.0.2').bfd).toBeUndefined();
+    expect(peerStatus(a, '127.0.0.2').since).toBe(before);
+  });
+
+  it('refuses bad BFD settings naming the field', async () => {
+    const a = await speaker('127.0.0.1', { asn: 65001 });
+    expect(() => a.addPeer({ address: '192.0.2.9', asn: 65009, bfd: { multiplier: 0 } })).toThrow(/peer 192\.0\.2\.9: bfd\.multiplier must be 1\.\.255, got 0/);
+    expect(() => a.addPeer({ address: '192.0.2.9', asn: 65009, bfd: { minRx: -5 } })).toThrow(/bfd\.minRx must be 1\.\.60000 ms/);
+  });
+});
