@@ -37,9 +37,9 @@ for i in $(seq 1 "$runs"); do
     result=FAIL
     failed=$((failed + 1))
   fi
-  summary=$(grep -E '^\s*Tests\s' "$work/run-$i.log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g; s/^ *//')
+  summary=$(sed 's/\x1b\[[0-9;]*m//g' "$work/run-$i.log" | grep -E '^\s*Tests\s' | tail -1 | sed 's/^ *//' || true)
   echo "run $i/$runs: $result in $(( $(date +%s) - t0 )) s — ${summary:-no summary (see $work/run-$i.log)}"
-  [ "$result" = pass ] || grep -E '(FAIL|×) ' "$work/run-$i.log" | sed 's/\x1b\[[0-9;]*m//g' | sort -u | head -20 | sed 's/^/    /'
+  [ "$result" = pass ] || sed 's/\x1b\[[0-9;]*m//g' "$work/run-$i.log" | grep -E '^ FAIL ' | sort -u | head -20 | sed 's/^/    /' || true
 done
 
 echo "stress-unit: $((runs - failed))/$runs runs passed under stress-ng --cpu 2"

@@ -17,12 +17,14 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
+import { familyName, familyOfAfi, unicastFamily } from './wire/families.js';
 import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
+import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
 import type { KernelStatus } from './kernel/kernel-fib.js';
@@ -36,6 +38,7 @@ import type {
   PeerStatus,
   PeerExplanation,
   ReceivedRoute,
+  FamilyCounters,
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
@@ -69,6 +72,8 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Max-prefix bookkeeping (src/speaker/max-prefix.ts). */
+  limits: PrefixLimits;
   /** Since when up or down, and why down (src/speaker/peer-status.ts). */
   health: PeerHealth;
 }
@@ -91,10 +96,6 @@ function communicationOf(m: NotificationMessage): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function familyName(afi: number): FamilyName | undefined {
-  return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
 export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
@@ -198,6 +199,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      limits: new PrefixLimits(opts.maxPrefixes, id),
       health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
@@ -242,9 +244,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     } else {
       e.opts = opts;
       if (e.ribAsn !== undefined) {
-        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs }, now);
+        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
       }
     }
+    e.limits.configure(opts.maxPrefixes);
     this.scheduleFlush();
   }
 
@@ -420,6 +423,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       allowOwnAs: o.allowOwnAs,
       importPolicy,
       exportPolicy,
+      maxRoutes: blockCaps(o.maxPrefixes),
     };
   }
 
@@ -447,7 +451,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       localPort: e.opts.localPort,
       restarting: (this.options.restarting ?? false) && !e.everUp,
       scheduler: this.scheduler,
+      sendHoldTime: e.opts.sendHoldTime,
       hooks: {
+        // The socket took what was queued: what this peer is owed (it fell behind) goes out now.
+        onDrain: () => this.guard(e, () => {
+          if (e.peer !== peer || e.ribAsn === undefined) return;
+          this.rib.peerWritable(e.id, this.scheduler.now());
+          this.scheduleFlush();
+        }),
         // Hooks of a replaced shell (after a reset) no longer speak for the peer.
         onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
         onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
@@ -455,16 +466,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
         onRouteRefresh: (m) => this.guard(e, () => {
           if (e.peer !== peer || e.ribAsn === undefined) return;
-          const fam = m.afi === 1 ? 4 : m.afi === 2 ? 6 : undefined;
-          if (fam === undefined || m.safi !== 1 || m.subtype !== 0) return;
+          const fam = unicastFamily(m);
+          if (fam === undefined || m.subtype !== 0) return;
           this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
           this.scheduleFlush();
         }),
         onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
         onEndOfRib: (f) => this.guard(e, () => {
           if (e.peer !== peer) return;
-          const name = f.safi === 1 ? familyName(f.afi) : undefined;
-          if (name) e.eorIn.add(name);
+          const fam = unicastFamily(f);
+          if (fam) e.eorIn.add(familyName(fam));
           this.deferral?.endOfRib(e.id, f);
           this.kernel?.endOfRib(e.id, f);
           this.checkDeferral();
@@ -497,10 +508,24 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     let received = 0;
     let accepted = 0;
     let advertised = 0;
+    let families: Record<FamilyName, FamilyCounters> | undefined;
     if (e.ribAsn !== undefined) {
-      // counted, not listed: status() stays cheap with a full table
+      // counted, not listed: status() stays O(1) per peer with a full table
       ({ received, accepted } = this.rib.adjRibInCounts(e.id));
-      advertised = this.rib.groupOf(e.id)?.adjRibOutSize ?? 0;
+      const group = this.rib.groupOf(e.id);
+      advertised = group?.adjRibOutSize ?? 0;
+      const fam = (name: FamilyName, f: 4 | 6): FamilyCounters => {
+        const c = this.rib.adjRibInCounts(e.id, f);
+        const l = e.limits.limitOf(name);
+        const refused = this.rib.refusedCount(e.id, f);
+        return {
+          received: c.received,
+          accepted: c.accepted,
+          advertised: group?.adjRibOutSizeOf(f) ?? 0,
+          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, refused), refused } : {}),
+        };
+      };
+      families = { ipv4: fam('ipv4', 4), ipv6: fam('ipv6', 6) };
     }
     const s: Mutable<PeerStatus> = {
       address: e.id,
@@ -517,6 +542,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         prefixesReceived: received,
         prefixesAccepted: accepted,
         prefixesAdvertised: advertised,
+        ...(families ? { families } : {}),
+        sendQueueBytes: e.peer.queuedBytes,
       },
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
@@ -528,8 +555,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
     }
     if (n) {
-      const fam = (f: { afi: number }) => familyName(f.afi);
-      const names = (list: readonly { afi: number; safi: number }[]) => list.filter((f) => f.safi === 1).map(fam).filter((x): x is FamilyName => x !== undefined);
+      const names = (list: readonly { afi: number; safi: number }[]) => list.map(unicastFamily).filter((x) => x !== undefined).map(familyName);
       const families = names(n.families);
       s.negotiated = {
         families,
@@ -574,6 +600,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     e.negotiated = n;
     e.everUp = true;
     e.eorIn = new Set();
+    e.limits.reset();
     // asn 'any': the RIB learns the peer's AS from this OPEN (again, if it changed).
     if (e.ribAsn !== n.peerAs) {
       if (e.ribAsn !== undefined) this.rib.removePeer(e.id, now);
@@ -588,13 +615,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const families: (4 | 6)[] = [];
     const endOfRib: (4 | 6)[] = [];
     for (const f of n.families) {
-      if (f.safi !== 1) continue;
-      if (f.afi === 1) families.push(4);
-      else if (f.afi === 2) {
+      const fam = unicastFamily(f);
+      if (fam === undefined) continue;
+      if (fam === 4) families.push(4);
+      else {
         if (hops.localAddressV6 !== undefined) families.push(6);
         else this.log('warning', `peer ${e.id}: IPv6 unicast negotiated over an IPv4 session but no nextHopV6 configured: not sending IPv6 routes`);
       }
-      if (f.afi === 1 || f.afi === 2) endOfRib.push(f.afi === 1 ? 4 : 6);
+      endOfRib.push(fam);
     }
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
@@ -626,7 +654,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
     if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
     const now = this.scheduler.now();
-    const fams = (list: readonly { afi: number }[]) => list.map((f) => (f.afi === 1 ? 4 : f.afi === 2 ? 6 : 0)).filter((f): f is 4 | 6 => f !== 0);
+    const fams = (list: readonly { afi: number }[]) => list.map((f) => familyOfAfi(f.afi)).filter((f) => f !== undefined);
     if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
     else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
     else {
@@ -643,6 +671,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // RFC 7606: the codec already applied attribute-discard / treat-as-withdraw; say so.
     for (const i of m.issues ?? []) this.log('warning', `peer ${e.id}: UPDATE attribute ${i.code}: ${i.action} (${i.reason})`);
     this.rib.ingest(e.id, m, this.scheduler.now());
+    this.checkLimits(e);
     this.scheduleFlush();
     if (this.listenerCount('routeWithdrawn') > 0) {
       for (const p of m.withdrawn) this.emit('routeWithdrawn', e.id, p);
@@ -654,6 +683,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         if (!path) continue;
         const best = this.rib.best(p);
         this.emit('routeReceived', { ...describeRoute(p, path.attrs.attrs), peer: e.id, best: best === path, stale: false });
+      }
+    }
+  }
+
+  /** Max-prefix: compares the peer's counts (O(1)) with its limits and acts (src/speaker/max-prefix.ts). */
+  private checkLimits(e: PeerEntry): void {
+    if (e.opts.maxPrefixes === undefined || e.ribAsn === undefined) return;
+    for (const [name, f] of [['ipv4', 4], ['ipv6', 6]] as const) {
+      const c = this.rib.adjRibInCounts(e.id, f);
+      for (const a of e.limits.check(name, c.received, this.rib.refusedCount(e.id, f))) {
+        if (a.type === 'log') this.log(a.level, a.message, { peer: e.id, family: name });
+        else {
+          e.peer.automaticStop('MAXIMUM_PREFIXES', a.data, a.restartAfter);
+          return;
+        }
       }
     }
   }
@@ -713,7 +757,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.flushAt = undefined;
     if (this.stopped) return;
     try {
-      for (const s of this.rib.flushDue(this.scheduler.now())) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
+      // A peer whose socket is still full is sent nothing now: the RIB keeps what it is owed and sends it as it then is (onDrain).
+      const canSend = (id: string) => this.peers.get(id)?.peer.writable ?? true;
+      for (const s of this.rib.flushDue(this.scheduler.now(), canSend)) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
     } catch (err) {
       // A packing failure is our bug; keep the speaker running and say so.
       this.log('error', `flushing updates failed: ${String(err)}`);

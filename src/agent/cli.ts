@@ -16,6 +16,7 @@ import { loadLayers } from './sources/index.js';
 import { COMMAND_HELP, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
+import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -24,6 +25,8 @@ commands:
   agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
            [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
+           [--max-prefixes LIMIT[,ACTION[,WARN%]]]  (per peer and family; default
+           20000,block,80; 0 for none: docs/limits.md)
            [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
            (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
@@ -89,6 +92,7 @@ const AGENT: Options = {
   'log-level': { type: 'string' },
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
+  'max-prefixes': { type: 'string' },
   kernel: { type: 'string' },
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
@@ -133,6 +137,15 @@ function level(cmd: string, text: string | undefined): Level | undefined {
   }
 }
 
+function maxPrefixesFlag(cmd: string, text: string | undefined): { maxPrefixes?: AgentMaxPrefixes | null } {
+  if (text === undefined) return {};
+  try {
+    return { maxPrefixes: parseMaxPrefixes(text) ?? null };
+  } catch (e) {
+    throw new UsageError(`${cmd}: ${(e as Error).message}`);
+  }
+}
+
 function metricsFlag(cmd: string, text: string | undefined) {
   if (text === undefined) return undefined;
   try {
@@ -151,6 +164,8 @@ export interface AgentArgs {
   readonly logLevel?: Level;
   readonly listenPort?: number;
   readonly metrics?: MetricsAddress;
+  /** `--max-prefixes`; undefined: the default; null: none. */
+  readonly maxPrefixes?: AgentMaxPrefixes | null;
   readonly kernel?: AgentKernelOptions;
 }
 
@@ -200,6 +215,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     logLevel: level(cmd, values['log-level'] as string | undefined),
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
+    ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
     ...kernelFlags(cmd, values),
   };
 }
@@ -250,7 +266,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics: AgentMetrics | undefined = a.metrics ? new (await import('./metrics.js')).AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, kernel: a.kernel });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
           await agent.done;
         } finally {
           await server?.close();

@@ -1,10 +1,12 @@
 /**
  * The spec schema of the Calico resources tsbgp reads: the fields it knows,
- * their types and ranges. One description serves two ends: scripts/gen-crds.ts
- * renders it as CustomResourceDefinitions (deploy/crds/), and validate.ts walks
+ * their types, enums, ranges and plurals. One description serves every end: scripts/gen-crds.ts
+ * renders it as CustomResourceDefinitions (deploy/crds/), validate-calico.ts
+ * reads each field with its type, enum and range (validate-fields.ts
+ * `specFields`), the API source takes its plurals, and validate.ts walks
  * a manifest against it to report fields it does not know (a typo such as
- * `serviceClusterIP` must not pass unnoticed). The validator stays the
- * authority on values; this only says which fields exist.
+ * `serviceClusterIP` must not pass unnoticed). The validator keeps by hand
+ * only conversions (CIDRs, AS numbers, durations…) and rules across fields.
  */
 
 export type Field =

@@ -1,7 +1,13 @@
 import { Address6 } from 'ip-address';
 import { ParseError } from './errors.js';
 
+/**
+ * An address family, as every layer above the codec speaks of it: 4 or 6
+ * in code, 'ipv4' / 'ipv6' where users read and write it (options, status).
+ * AFI numbers exist only in src/wire; src/wire/families.ts converts.
+ */
 export type Family = 4 | 6;
+export type FamilyName = 'ipv4' | 'ipv6';
 
 /**
  * An IPv4 or IPv6 address as up to four unsigned 32-bit words (IPv4 uses w0
@@ -85,11 +91,11 @@ export class Address {
   }
 }
 
-export function readWord(b: Uint8Array, o: number): number {
+function readWord(b: Uint8Array, o: number): number {
   return ((b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]) >>> 0;
 }
 
-export function writeWord(b: Uint8Array, o: number, v: number): void {
+function writeWord(b: Uint8Array, o: number, v: number): void {
   b[o] = v >>> 24;
   b[o + 1] = v >>> 16;
   b[o + 2] = v >>> 8;

@@ -1,4 +1,4 @@
-export { Address, type Family } from './address.js';
+export { Address, type Family, type FamilyName } from './address.js';
 export { Prefix, wordMask } from './prefix.js';
 export { ParseError } from './errors.js';
 export { PrefixTrie, type TrieEntry } from './trie.js';

@@ -53,7 +53,7 @@ export function calicoPolicyName(filter: string, direction: 'import' | 'export')
 }
 
 /** The policy appended to Calico export chains: "then reject". */
-export const CALICO_EXPORT_REJECT = 'bgpfilter:default-export-reject';
+const CALICO_EXPORT_REJECT = 'bgpfilter:default-export-reject';
 
 const LISTS = [
   ['exportV4', 'export', 4],

@@ -1,42 +1,10 @@
-import type { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { Direction, PolicyResult, Verdict } from '../rib/ports.js';
 
-/** Where a route came from. */
-export type RouteSource =
-  | { readonly kind: 'local' }
-  | { readonly kind: 'peer'; readonly address: Address; readonly asn: number; readonly type: 'ebgp' | 'ibgp'; readonly routerId?: string };
+/** The route, neighbour and context a policy sees, shared with the RIB (defined in src/rib/ports.ts). */
+export type { Direction, PeerRef, PolicyContext, PolicyRoute, RouteSource, Verdict } from '../rib/ports.js';
 
-/** What a policy sees of one route. Policies never mutate it. */
-export interface PolicyRoute {
-  readonly prefix: Prefix;
-  readonly attrs: PathAttributes;
-  readonly source: RouteSource;
-}
-
-/** The neighbour a policy is applied for (the sender on import, the receiver on export). */
-export interface PeerRef {
-  readonly address: Address;
-  readonly asn: number;
-  readonly type: 'ebgp' | 'ibgp';
-  readonly localAsn: number;
-  /** Our address on this session, used by `nextHop: 'self'` when known. */
-  readonly localAddress?: Address;
-}
-
-export type Direction = 'import' | 'export';
-
-export interface PolicyContext {
-  readonly peer: PeerRef;
-  readonly direction: Direction;
-}
-
-export type Verdict = 'accept' | 'reject';
-
-export interface EvalResult {
-  readonly verdict: Verdict;
-  /** The attributes after every modification (the input object when nothing changed). */
-  readonly attrs: PathAttributes;
+/** A PolicyResult (verdict, attributes after every modification) with what explain and next-hop handling need. */
+export interface EvalResult extends PolicyResult {
   /**
    * Set when a matched statement said `nextHop: 'self'` or `'unchanged'`. For
    * 'self' the attrs already carry ctx.peer.localAddress when it was given;

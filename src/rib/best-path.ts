@@ -55,7 +55,7 @@ const TIE_BREAKS: readonly { readonly step: string; readonly cmp: (a: Path, b: P
 ];
 
 /** The final tie-breakers: lowest router ID (ORIGINATOR_ID when present), shortest CLUSTER_LIST, lowest peer address, lowest path id. */
-export function tieBreak(a: Path, b: Path): number {
+function tieBreak(a: Path, b: Path): number {
   for (const t of TIE_BREAKS) {
     const d = t.cmp(a, b);
     if (d !== 0) return d;

@@ -8,6 +8,7 @@ import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
 import type { AsPathSegment, PathAttributes } from '../wire/types.js';
 import type { Path } from './path.js';
 import type { PeerType } from './ports.js';
+import { UNICAST } from '../wire/families.js';
 
 /** Everything about the receiving peer(s) the rules look at; part of the update-group key. */
 export interface ExportSettings {
@@ -109,7 +110,7 @@ function setSelf(out: Mutable<PathAttributes>, family: 4 | 6, s: ExportSettings)
   }
   if (s.localAddressV6 === undefined) return;
   const hops = s.linkLocalV6 !== undefined ? [s.localAddressV6, s.linkLocalV6] : [s.localAddressV6];
-  out.mpReach = { afi: 2, safi: 1, nextHops: hops, nlri: [] };
+  out.mpReach = { ...UNICAST[6], nextHops: hops, nlri: [] };
 }
 
 function prepend(path: readonly AsPathSegment[], asn: number): AsPathSegment[] {

@@ -1,7 +1,8 @@
 /**
- * The shapes the RIB consumes from neighbouring layers. The policy types
- * mirror what the policy engine exports; the packer type mirrors
- * `src/wire/packer.ts`, injected so tests can count messages.
+ * The shapes the RIB consumes from neighbouring layers: the policy route,
+ * context and result (the one definition; src/policy/types.ts re-exports
+ * them), and the packer of `src/wire/packer.ts`, injected so tests can
+ * count messages.
  */
 import type { Address } from '../net/address.js';
 import type { Prefix } from '../net/prefix.js';
@@ -10,31 +11,43 @@ import type { PathAttributes } from '../wire/types.js';
 
 export type PeerType = 'ebgp' | 'ibgp';
 
+// The route and context a policy sees: defined once here, the lower of the two
+// layers; the policy engine (src/policy/types.ts) re-exports them.
+
+/** Where a route came from. */
 export type RouteSource =
   | { readonly kind: 'local' }
   | { readonly kind: 'peer'; readonly address: Address; readonly asn: number; readonly type: PeerType; readonly routerId?: string };
 
+/** What a policy sees of one route. Policies never mutate it. */
 export interface PolicyRoute {
   readonly prefix: Prefix;
   readonly attrs: PathAttributes;
   readonly source: RouteSource;
 }
 
+/** The neighbour a policy is applied for (the sender on import, the receiver on export). */
 export interface PeerRef {
   readonly address: Address;
   readonly asn: number;
   readonly type: PeerType;
   readonly localAsn: number;
+  /** Our address on this session, used by `nextHop: 'self'` when known. */
+  readonly localAddress?: Address;
 }
+
+export type Direction = 'import' | 'export';
 
 export interface PolicyContext {
   readonly peer: PeerRef;
-  readonly direction: 'import' | 'export';
+  readonly direction: Direction;
 }
 
+export type Verdict = 'accept' | 'reject';
+
 export interface PolicyResult {
-  readonly verdict: 'accept' | 'reject';
-  /** The attributes to use when accepted; return the input object when unchanged (saves re-interning). */
+  readonly verdict: Verdict;
+  /** The attributes to use when accepted; the input object when unchanged (saves re-interning). */
   readonly attrs: PathAttributes;
 }
 

@@ -1,4 +1,4 @@
-import type { AfiSafi, UpdateMessage } from '../wire/types.js';
+import type { AfiSafi } from '../wire/types.js';
 import type { Negotiated } from './negotiate.js';
 import { sameFamily } from './negotiate.js';
 import type { DownReason, PeerTimerName } from './types.js';
@@ -83,21 +83,4 @@ export function grTimerExpired(gr: GrState, timer: PeerTimerName): GrStep {
   const expected = gr.phase === 'waitingRestart' ? 'Restart' : gr.phase === 'waitingEor' ? 'StalePath' : undefined;
   if (timer !== expected) return { gr, actions: [] };
   return { gr: GR_NONE, actions: [{ type: 'purgeStale', families: gr.stale }] };
-}
-
-/** RFC 4724 §2 End-of-RIB: an empty UPDATE for IPv4 unicast, an UPDATE with only an empty MP_UNREACH otherwise. */
-export function endOfRibFamily(u: UpdateMessage): AfiSafi | undefined {
-  if (u.withdrawn.length > 0 || u.nlri.length > 0) return undefined;
-  const a = u.attributes;
-  const keys = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  if (keys.length === 0) return { afi: 1, safi: 1 };
-  if (keys.length === 1 && a.mpUnreach && a.mpUnreach.withdrawn.length === 0 && !a.mpUnreach.raw?.length) {
-    return { afi: a.mpUnreach.afi, safi: a.mpUnreach.safi };
-  }
-  return undefined;
-}
-
-export function endOfRibMessage(family: AfiSafi): UpdateMessage {
-  if (family.afi === 1 && family.safi === 1) return { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
-  return { type: 'update', withdrawn: [], attributes: { mpUnreach: { afi: family.afi, safi: family.safi, withdrawn: [] } }, nlri: [] };
 }

@@ -37,7 +37,7 @@ export interface Negotiated {
 const IPV4_UNICAST: AfiSafi = { afi: Afi.IPV4, safi: Safi.UNICAST };
 
 /** Multiprotocol families an OPEN offers; none at all means IPv4 unicast (RFC 4760 §8). */
-export function offeredFamilies(caps: readonly Capability[]): AfiSafi[] {
+function offeredFamilies(caps: readonly Capability[]): AfiSafi[] {
   const mp = caps.flatMap((c) => (c.kind === 'multiprotocol' ? [{ afi: c.afi, safi: c.safi }] : []));
   return mp.length > 0 ? mp : [IPV4_UNICAST];
 }

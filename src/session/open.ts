@@ -59,7 +59,7 @@ export function omissionsAfter(prev: Omissions, code: number, subcode: number, d
 }
 
 /** The capabilities our OPEN carries, before omissions. */
-export function ourCapabilities(cfg: SessionConfig, restarting: boolean): Capability[] {
+function ourCapabilities(cfg: SessionConfig, restarting: boolean): Capability[] {
   const caps: Capability[] = [];
   for (const f of cfg.families) caps.push({ kind: 'multiprotocol', afi: f.afi, safi: f.safi });
   if (cfg.routeRefresh) caps.push({ kind: 'routeRefresh' });

@@ -1,9 +1,10 @@
 import type { AfiSafi, NotificationMessage, OpenMessage } from '../wire/types.js';
 import { createFsm, transition, type Fsm } from './fsm.js';
-import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
+import { GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
 import { validateSessionConfig, type FsmAction, type FsmEvent, type PeerTimerName, type SessionConfig, type TimerName } from './types.js';
 import type { CeaseSubcode } from '../wire/constants.js';
+import { endOfRib, isEndOfRib } from '../wire/update.js';
 
 /** One TCP connection's FSM. `initiator` says who opened the TCP connection (for §6.8). */
 export interface ConnSlot {
@@ -30,7 +31,7 @@ export interface PeerSession {
 export type PeerEvent =
   | { readonly type: 'start'; readonly passive?: boolean }
   | { readonly type: 'stop'; readonly notification?: NotificationMessage }
-  | { readonly type: 'automaticStop'; readonly subcode?: keyof typeof CeaseSubcode }
+  | { readonly type: 'automaticStop'; readonly subcode?: keyof typeof CeaseSubcode; readonly data?: Uint8Array; readonly restartAfter?: number }
   | { readonly type: 'conn'; readonly conn: number; readonly event: FsmEvent }
   /** The listener hands us an inbound TCP connection. */
   | { readonly type: 'incoming' }
@@ -105,7 +106,7 @@ class PeerStepper {
         return;
       }
       case 'update': {
-        const family = endOfRibFamily(a.message);
+        const family = isEndOfRib(a.message);
         if (family) {
           this.actions.push({ type: 'endOfRib', conn: id, family });
           this.gr(grEndOfRib(this.s.gr, family));
@@ -213,7 +214,7 @@ export function peerTransition(s: PeerSession, ev: PeerEvent, now: number): Peer
       for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'ManualStop', notification: ev.notification });
       break;
     case 'automaticStop':
-      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'AutomaticStop', subcode: ev.subcode });
+      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'AutomaticStop', subcode: ev.subcode, data: ev.data, restartAfter: ev.restartAfter });
       break;
     case 'conn':
       if (ev.event.type === 'BGPOpen' && p.slot(ev.conn)) p.open(ev.conn, ev.event.message);
@@ -227,7 +228,7 @@ export function peerTransition(s: PeerSession, ev: PeerEvent, now: number): Peer
       break;
     case 'sendEndOfRib': {
       const up = establishedConn(s);
-      if (up) p.actions.push({ type: 'send', conn: up.id, message: endOfRibMessage(ev.family) });
+      if (up) p.actions.push({ type: 'send', conn: up.id, message: endOfRib(ev.family.afi, ev.family.safi) });
       break;
     }
   }

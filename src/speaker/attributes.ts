@@ -6,6 +6,7 @@
 import { Address } from '../net/address.js';
 import type { Prefix } from '../net/prefix.js';
 import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { UNICAST } from '../wire/families.js';
 import type { PathAttributes } from '../wire/types.js';
 import type { AdvertisedRoute, RouteAttributes } from './types.js';
 
@@ -59,7 +60,7 @@ export function toPathAttributes(attrs: RouteAttributes, family: 4 | 6): PathAtt
     }
     if (nh.family !== family) throw new RouteAttributeError(`nextHop ${attrs.nextHop} is IPv${nh.family} but the prefix is IPv${family}`);
     if (family === 4) out.nextHop = nh;
-    else out.mpReach = { afi: 2, safi: 1, nextHops: [nh], nlri: [] };
+    else out.mpReach = { ...UNICAST[6], nextHops: [nh], nlri: [] };
   }
   return out;
 }

@@ -131,11 +131,6 @@ export function decodeV6Prefixes(b: Uint8Array, start: number, end: number, addP
   }
 }
 
-/** Wire size of one prefix. */
-export function prefixSize(p: Prefix, addPath: boolean): number {
-  return (addPath ? 5 : 1) + ((p.length + 7) >>> 3);
-}
-
 /** Wire size of a prefix list. */
 export function prefixesSize(prefixes: readonly Prefix[], addPath: boolean): number {
   let n = 0;

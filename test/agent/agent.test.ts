@@ -72,20 +72,22 @@ describe('runAgent with a fake speaker', () => {
     expect(s.peers.get('192.0.2.20')).toMatchObject({ asn: 65000, localAsn: 64512, gracefulRestart: { restartTime: 120 }, families: ['ipv4'] });
   });
 
-  it('a manifest edit is originated within a second; an invalid edit is logged and not applied', async () => {
+  it('a manifest edit is originated; an invalid edit is logged and not applied', async () => {
     const h = await start();
     const s = h.speaker();
     await cp(join(yb, 'steps/01-service-cluster-ips.yaml'), join(h.overlay, 'config.yaml'));
-    const took = await within(10_000, () => s.routes.has('198.18.0.0/16'));
-    expect(took).toBeLessThan(10_000);
+    // How fast is bench/agent-reconcile.ts's business; here only that it arrives (honest slack for a loaded machine).
+    await within(10_000, () => s.routes.has('198.18.0.0/16'));
     expect(h.logs.find((l) => l.msg === 'configuration changed' && JSON.stringify(l.changes) === JSON.stringify(['update BGPConfiguration default']))).toBeDefined();
     expect(h.logs.find((l) => l.msg === 'applied configuration to the speaker')).toMatchObject({ originated: ['198.18.0.0/16'], withdrawn: [] });
 
     // Host bits set: invalid. The running configuration (with the /16) stays.
     const calls = s.calls.length;
     await writeFile(join(h.overlay, 'config.yaml'), 'apiVersion: projectcalico.org/v3\nkind: BGPConfiguration\nmetadata: {name: default}\nspec:\n  serviceClusterIPs: [{cidr: 198.18.0.1/16}]\n');
-    await within(10_000, () => h.logs.some((l) => l.level === 'error' && String(l.msg).includes('invalid manifest')));
-    const err = h.logs.find((l) => l.level === 'error' && String(l.msg).includes('invalid manifest'))!;
+    // (A reload between writeFile's truncation and its write would also log the empty file: look for the resource's error.)
+    const invalidConfig = (l: Record<string, unknown>) => l.level === 'error' && String(l.msg).includes('invalid manifest') && l.kind === 'BGPConfiguration';
+    await within(10_000, () => h.logs.some(invalidConfig));
+    const err = h.logs.find(invalidConfig)!;
     expect(err.msg).toContain(join(h.overlay, 'config.yaml'));
     expect(err).toMatchObject({ kind: 'BGPConfiguration', name: 'default', field: 'spec.serviceClusterIPs[0].cidr' });
     await h.agent.settled();

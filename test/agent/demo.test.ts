@@ -35,7 +35,7 @@ function runDemo(): Promise<{ code: number | null; out: string }> {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
     child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' && cmd === 'setpriv' ? new Error('running the demo without capabilities as root needs setpriv (Debian package util-linux)') : e));
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -109,5 +109,5 @@ describe('npm run demo', () => {
     const explain = sections.find((x) => x.startsWith('worker1$ tsbgp explain yaobank/customer'))!;
     expect(explain).toContain('203.0.113.10/32: advertised by this node');
     expect(explain).toMatch(/→ 127\.0\.0\.20 \(global\): exported/);
-  }, 120_000);
+  }, 330_000);
 });

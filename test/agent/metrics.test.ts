@@ -41,6 +41,8 @@ interface FakePeer {
   received: string[];
 }
 
+const count = (prefixes: readonly string[], fam: 4 | 6) => prefixes.filter((x) => Prefix.parse(x).family === fam).length;
+
 class StateSpeaker {
   readonly peers = new Map<string, FakePeer>();
   add(address: string): FakePeer {
@@ -55,7 +57,16 @@ class StateSpeaker {
       asn: 65000,
       state: p.state,
       since: p.since,
-      counters: { ...p.counters, prefixesReceived: p.received.length, prefixesAccepted: p.received.length, prefixesAdvertised: p.advertised.length },
+      counters: {
+        ...p.counters,
+        prefixesReceived: p.received.length,
+        prefixesAccepted: p.received.length,
+        prefixesAdvertised: p.advertised.length,
+        families: {
+          ipv4: { received: count(p.received, 4), accepted: count(p.received, 4), advertised: count(p.advertised, 4) },
+          ipv6: { received: count(p.received, 6), accepted: count(p.received, 6), advertised: count(p.advertised, 6) },
+        },
+      },
     }));
   }
   advertised(peerAddr: string): readonly AdvertisedRoute[] {
@@ -445,7 +456,7 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
       const t0 = Date.now();
       let ready = 0;
       while (ready !== 200) {
-        if (Date.now() - t0 > 15_000) throw new Error(`not ready within 15 s; stderr: ${err}`);
+        if (Date.now() - t0 > 120_000) throw new Error(`not ready within 120 s; stderr: ${err}`);
         ready = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
         if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
       }
@@ -459,5 +470,5 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
     }
     expect(await exited).toBe(0);
     await expect(fetch(`http://127.0.0.1:${httpPort}/healthz`)).rejects.toThrow();
-  }, 30_000);
+  }, 180_000);
 });

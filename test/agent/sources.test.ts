@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -31,7 +31,10 @@ describe('watchLayers', () => {
     w = await watchLayers([base, over], { debounceMs: 10, onChange: (events) => (seen.push(events), wake()) });
     const change = async (file: string, body: string) => {
       const waiting = new Promise<void>((r) => (wake = r));
-      await writeFile(file, body);
+      // Written whole (temporary file, then rename): a reload between the truncation and the
+      // write of a plain writeFile would see an empty file, a fault of its own (manifest-faults.test.ts).
+      await writeFile(`${file}.tmp`, body);
+      await rename(`${file}.tmp`, file);
       await waiting;
       return brief(seen.at(-1)!);
     };

@@ -57,7 +57,7 @@ afterEach(async () => {
 
 /** Waits for every watch to be open (so changes made now arrive through the watch). */
 async function watching(h: Harness, n = 8): Promise<void> {
-  await until(() => h.server.openWatches() >= n, 5000, 'watches open');
+  await until(() => h.server.openWatches() >= n, 15_000, 'watches open');
 }
 
 describe('KubernetesApiSource', () => {

@@ -146,8 +146,14 @@ describe('an invalid edit never replaces a valid running configuration', () => {
     try {
       expect(calls).toHaveLength(1);
       expect(calls[0].events.map((e) => e.type)).toEqual(['add']);
+      // Written whole (temporary file, then rename): a reload between a plain writeFile's
+      // truncation and its write would see an empty file, a fault of its own.
+      const save = async (text: string) => {
+        await writeFile(`${f}.tmp`, text);
+        await rename(`${f}.tmp`, f);
+      };
       let waiting = next();
-      await writeFile(f, pool('a', '10.0.0.1/16'));
+      await save(pool('a', '10.0.0.1/16'));
       await waiting;
       const bad = calls.at(-1)!;
       expect(bad.events).toEqual([]);
@@ -155,7 +161,7 @@ describe('an invalid edit never replaces a valid running configuration', () => {
       const kept = w.current.get('IPPool/a')!.resource;
       expect(kept.kind === 'IPPool' && kept.cidr.toString()).toBe('10.0.0.0/16');
       waiting = next();
-      await writeFile(f, pool('a', '10.5.0.0/16'));
+      await save(pool('a', '10.5.0.0/16'));
       await waiting;
       const good = calls.at(-1)!;
       expect(good.events.map((e) => e.type)).toEqual(['update']);

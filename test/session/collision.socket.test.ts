@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Listener } from '../../src/session/listener.js';
 import { Peer } from '../../src/session/peer.js';
 import { sessionConfig } from '../../src/session/types.js';
-import { JSON_CODEC } from './jsoncodec.js';
+import { WIRE_CODEC } from '../../src/session/connection.js';
 import { recorder, until } from './loopback.js';
 import { VirtualClock } from './sim.js';
 
@@ -19,8 +19,8 @@ describe('Peer collision over real sockets (127.0.0.1 ↔ 127.0.0.2)', () => {
     cleanup.push(() => la.close(), () => lb.close());
     const ra = recorder();
     const rb = recorder();
-    const a = new Peer({ session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.2', remotePort: lb.ports[0], localAddress: '127.0.0.1', scheduler: clock, codec: JSON_CODEC, hooks: ra.hooks });
-    const b = new Peer({ session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }), remoteAddress: '127.0.0.1', remotePort: la.ports[0], localAddress: '127.0.0.2', scheduler: clock, codec: JSON_CODEC, hooks: rb.hooks });
+    const a = new Peer({ session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.2', remotePort: lb.ports[0], localAddress: '127.0.0.1', scheduler: clock, codec: WIRE_CODEC, hooks: ra.hooks });
+    const b = new Peer({ session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }), remoteAddress: '127.0.0.1', remotePort: la.ports[0], localAddress: '127.0.0.2', scheduler: clock, codec: WIRE_CODEC, hooks: rb.hooks });
     la.addPeer('127.0.0.2', a);
     lb.addPeer('127.0.0.1', b);
     cleanup.unshift(() => { a.stop(); b.stop(); });

@@ -1,10 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { createServer, connect, type Socket, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BgpConnection } from '../../src/session/connection.js';
+import { BgpConnection, WIRE_CODEC } from '../../src/session/connection.js';
 import { frameMessage } from '../../src/wire/header.js';
 import type { Message } from '../../src/wire/types.js';
-import { JSON_CODEC } from './jsoncodec.js';
 
 /** A socket stand-in whose write() pushes back on demand. */
 class FakeSocket extends EventEmitter {
@@ -32,14 +31,14 @@ const handlers = () => {
   };
 };
 
-const decodeAll = (chunks: Uint8Array[]) => chunks.map((b) => JSON_CODEC.decode(b[18], b.subarray(19), { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }).type);
+const decodeAll = (chunks: Uint8Array[]) => chunks.map((b) => WIRE_CODEC.decode(b[18], b.subarray(19), { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }).type);
 const upd: Message = { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
 const notif: Message = { type: 'notification', code: 6, subcode: 2, data: new Uint8Array(0) };
 
 describe('BgpConnection', () => {
   it('turns on no-delay and TCP keepalive', () => {
     const s = new FakeSocket();
-    new BgpConnection(s as unknown as Socket, handlers().h, { codec: JSON_CODEC, tcpKeepAliveMs: 15_000 });
+    new BgpConnection(s as unknown as Socket, handlers().h, { codec: WIRE_CODEC, tcpKeepAliveMs: 15_000 });
     expect(s.noDelay).toBe(true);
     expect(s.keepAlive).toEqual([true, 15_000]);
   });
@@ -47,7 +46,7 @@ describe('BgpConnection', () => {
   it('writes straight through until the socket pushes back, then queues NOTIFICATION > KEEPALIVE > OPEN > UPDATE', () => {
     const s = new FakeSocket();
     const hs = handlers();
-    const c = new BgpConnection(s as unknown as Socket, hs.h, { codec: JSON_CODEC });
+    const c = new BgpConnection(s as unknown as Socket, hs.h, { codec: WIRE_CODEC });
     s.full = true;
     c.send(upd); // accepted by the socket, which now reports it is full
     expect(c.writable).toBe(false);
@@ -68,7 +67,7 @@ describe('BgpConnection', () => {
 
   it('stops flushing when the socket fills again mid-drain', () => {
     const s = new FakeSocket();
-    const c = new BgpConnection(s as unknown as Socket, handlers().h, { codec: JSON_CODEC });
+    const c = new BgpConnection(s as unknown as Socket, handlers().h, { codec: WIRE_CODEC });
     s.full = true;
     c.send(upd);
     c.send(upd);
@@ -81,7 +80,7 @@ describe('BgpConnection', () => {
 
   it('close drops queued UPDATEs, flushes the NOTIFICATION, then ends', () => {
     const s = new FakeSocket();
-    const c = new BgpConnection(s as unknown as Socket, handlers().h, { codec: JSON_CODEC });
+    const c = new BgpConnection(s as unknown as Socket, handlers().h, { codec: WIRE_CODEC });
     s.full = true;
     c.send(upd);
     c.send(upd);
@@ -115,8 +114,8 @@ describe('BgpConnection', () => {
     it('delivers messages split at every byte boundary', async () => {
       const [client, srv] = await pair();
       const hs = handlers();
-      new BgpConnection(srv, hs.h, { codec: JSON_CODEC });
-      const bytes = Uint8Array.from([...JSON_CODEC.encode(notif, {} as never), ...JSON_CODEC.encode({ type: 'keepalive' }, {} as never), ...JSON_CODEC.encode(upd, {} as never)]);
+      new BgpConnection(srv, hs.h, { codec: WIRE_CODEC });
+      const bytes = Uint8Array.from([...WIRE_CODEC.encode(notif, {} as never), ...WIRE_CODEC.encode({ type: 'keepalive' }, {} as never), ...WIRE_CODEC.encode(upd, {} as never)]);
       for (let i = 0; i < bytes.length; i++) client.write(bytes.subarray(i, i + 1));
       await until(() => hs.got.length === 3);
       expect(hs.got.map((m) => m.type)).toEqual(['notification', 'keepalive', 'update']);
@@ -125,7 +124,7 @@ describe('BgpConnection', () => {
     it('a bad header gets NOTIFICATION 1/1 back and the connection closes', async () => {
       const [client, srv] = await pair();
       const hs = handlers();
-      new BgpConnection(srv, hs.h, { codec: JSON_CODEC });
+      new BgpConnection(srv, hs.h, { codec: WIRE_CODEC });
       const received: Buffer[] = [];
       client.on('data', (b: Buffer) => received.push(b));
       let clientClosed = false;
@@ -137,7 +136,7 @@ describe('BgpConnection', () => {
       expect(hs.errors).toEqual([{ code: 1, subcode: 1 }]);
       const reply = Buffer.concat(received);
       expect(reply[18]).toBe(3);
-      const n = JSON_CODEC.decode(3, reply.subarray(19), {} as never);
+      const n = WIRE_CODEC.decode(3, reply.subarray(19), {} as never);
       expect(n).toMatchObject({ type: 'notification', code: 1, subcode: 1 });
       expect(clientClosed).toBe(true);
     });

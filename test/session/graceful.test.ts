@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, retainsRoutes } from '../../src/session/graceful.js';
+import { endOfRib, isEndOfRib } from '../../src/wire/update.js';
+import { GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, retainsRoutes } from '../../src/session/graceful.js';
 import { negotiate } from '../../src/session/negotiate.js';
 import { buildOpen, NO_OMISSIONS } from '../../src/session/open.js';
 import { Prefix } from '../../src/net/prefix.js';
@@ -63,10 +64,10 @@ describe('graceful restart, receiving speaker', () => {
     expect(again.actions.slice(0, 3)).toEqual([{ type: 'purgeStale', families: [v4, v6] }, { type: 'stopPeerTimer', timer: 'StalePath' }, { type: 'markStale', families: [v4, v6] }]);
   });
 
-  it('End-of-RIB markers round-trip through endOfRibMessage / endOfRibFamily', () => {
-    expect(endOfRibFamily(endOfRibMessage(v4))).toEqual(v4);
-    expect(endOfRibFamily(endOfRibMessage(v6))).toEqual(v6);
-    expect(endOfRibFamily({ type: 'update', withdrawn: [Prefix.v4(0x0a000000, 8)], attributes: {}, nlri: [] })).toBeUndefined();
-    expect(endOfRibFamily({ type: 'update', withdrawn: [], attributes: { origin: 0 }, nlri: [] })).toBeUndefined();
+  it('End-of-RIB markers (the codec’s endOfRib / isEndOfRib, which the session uses) round-trip', () => {
+    expect(isEndOfRib(endOfRib(v4.afi, v4.safi))).toEqual(v4);
+    expect(isEndOfRib(endOfRib(v6.afi, v6.safi))).toEqual(v6);
+    expect(isEndOfRib({ type: 'update', withdrawn: [Prefix.v4(0x0a000000, 8)], attributes: {}, nlri: [] })).toBeNull();
+    expect(isEndOfRib({ type: 'update', withdrawn: [], attributes: { origin: 0 }, nlri: [] })).toBeNull();
   });
 });

@@ -5,16 +5,16 @@ import { Peer } from '../../src/session/peer.js';
 import { UnsupportedTransportError } from '../../src/session/transport.js';
 import { sessionConfig } from '../../src/session/types.js';
 import type { UpdateMessage } from '../../src/wire/types.js';
-import { JSON_CODEC } from './jsoncodec.js';
+import { WIRE_CODEC } from '../../src/session/connection.js';
 import { loopbackPair, recorder, until } from './loopback.js';
 import { VirtualClock } from './sim.js';
 
-describe('Peer over loopback with a virtual clock (test codec)', () => {
+describe('Peer over loopback with a virtual clock (the real codec)', () => {
   const cleanup: (() => unknown)[] = [];
   afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
 
   it('establishes, carries an UPDATE and End-of-RIB, keeps alive on the clock, and goes down on hold expiry when stalled', async () => {
-    const p = await loopbackPair(JSON_CODEC);
+    const p = await loopbackPair(WIRE_CODEC);
     cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
     p.a.start();
     p.b.start();
@@ -40,7 +40,7 @@ describe('Peer over loopback with a virtual clock (test codec)', () => {
   });
 
   it('messages restart the hold timer without a new timer each; it still expires hold time after the last one', async () => {
-    const p = await loopbackPair(JSON_CODEC);
+    const p = await loopbackPair(WIRE_CODEC);
     cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
     let armed = 0;
     const setTimeout0 = p.clock.setTimeout.bind(p.clock);
@@ -68,7 +68,7 @@ describe('Peer over loopback with a virtual clock (test codec)', () => {
   });
 
   it('a ManualStop sends Cease 6/2 and the other side sees it', async () => {
-    const p = await loopbackPair(JSON_CODEC);
+    const p = await loopbackPair(WIRE_CODEC);
     cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
     p.a.start();
     p.b.start();
@@ -85,7 +85,7 @@ describe('Peer over loopback with a virtual clock (test codec)', () => {
     const r = recorder();
     const p = new Peer({
       session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 0,
-      scheduler: clock, codec: JSON_CODEC, hooks: r.hooks,
+      scheduler: clock, codec: WIRE_CODEC, hooks: r.hooks,
       dial: (o) => { seen.push(o); return connect({ host: o.host, port: o.port, localAddress: o.localAddress }); },
     });
     cleanup.push(() => p.stop());

@@ -1,6 +1,4 @@
-// The same loopback Peer test with the real wire codec (src/wire/message.ts).
-// Until the codec branch is merged, encodeMessage is a stub and this fails
-// with "message encoding not implemented yet".
+// A loopback Peer with the real wire codec (src/wire/message.ts), checking the bytes of OPEN, KEEPALIVE and Cease.
 import { afterEach, describe, expect, it } from 'vitest';
 import { WIRE_CODEC } from '../../src/session/connection.js';
 import { loopbackPair, until } from './loopback.js';

@@ -4,8 +4,9 @@ import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type Kubernete
 import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from '../../kubernetes/api-known.js';
 import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
 import { keyOf } from '../../kubernetes/resources.js';
+import { KINDS } from '../../kubernetes/schema.js';
 import type { ClusterEvent } from '../../kubernetes/state.js';
-import type { ManifestIssue } from '../../kubernetes/validate.js';
+import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
 
 /**
  * The Kubernetes API source: list+watch (client-node ListWatch informers) of
@@ -31,13 +32,11 @@ const CORE: readonly WatchedResource[] = [
   { kind: 'EndpointSlice', group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', namespaced: true },
 ];
 
-const CALICO_KINDS: readonly { kind: ResourceKind; plural: string }[] = [
-  { kind: 'BGPConfiguration', plural: 'bgpconfigurations' },
-  { kind: 'BGPPeer', plural: 'bgppeers' },
-  { kind: 'IPPool', plural: 'ippools' },
-  { kind: 'BGPFilter', plural: 'bgpfilters' },
-  { kind: 'BlockAffinity', plural: 'blockaffinities' },
-];
+/** The Calico kinds and their plurals: schema.ts, the one list (the CRDs and the validator read it too). */
+const CALICO_KINDS: readonly { kind: ResourceKind; plural: string }[] = KINDS.map((k) => {
+  if (!isKnownKind(k.kind)) throw new Error(`schema.ts kind ${k.kind} has no validator`);
+  return { kind: k.kind, plural: k.plural };
+});
 
 /** The resources watched when Calico is read through `calicoApi`. */
 export function watchedResources(calicoApi: CalicoApi): WatchedResource[] {

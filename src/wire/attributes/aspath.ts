@@ -76,11 +76,6 @@ export function segmentsSize(segs: readonly AsPathSegment[], width: 2 | 4, skipC
   return n;
 }
 
-export function hasWideAsn(segs: readonly AsPathSegment[]): boolean {
-  for (const s of segs) for (const a of s.asns) if (a > 0xffff) return true;
-  return false;
-}
-
 /** True when an AS4_PATH is worth sending: a non-confederation ASN needs 4 bytes. */
 export function needsAs4Path(segs: readonly AsPathSegment[]): boolean {
   for (const s of segs) if (s.type === 1 || s.type === 2) for (const a of s.asns) if (a > 0xffff) return true;

@@ -27,8 +27,8 @@ export interface DecodeScratch {
   as4Aggregator?: Aggregator;
 }
 
-export const WELL_KNOWN = 0x40;
-export const OPTIONAL_TRANSITIVE = 0xc0;
+const WELL_KNOWN = 0x40;
+const OPTIONAL_TRANSITIVE = 0xc0;
 export const OPTIONAL = 0x80;
 
 export interface AttributeDescriptor {

@@ -19,11 +19,11 @@ function malformed(name: string, why: string, b: Uint8Array, at: number, end: nu
   throw BgpError.update('OPTIONAL_ATTRIBUTE_ERROR', `malformed ${name}: ${why}`, copyBytes(b, at, end));
 }
 
-export function isUnicast(afi: number, safi: number): boolean {
+function isUnicast(afi: number, safi: number): boolean {
   return safi === 1 && (afi === 1 || afi === 2);
 }
 
-export function addPathFor(ctx: CodecContext, afi: number): boolean {
+function addPathFor(ctx: CodecContext, afi: number): boolean {
   return afi === 1 ? ctx.addPathV4 : afi === 2 ? ctx.addPathV6 : false;
 }
 

@@ -1,0 +1,265 @@
+/**
+ * The Calico kinds: schema.ts types their fields (string, integer, boolean),
+ * enums and ranges, read through `specFields`; written here by hand are only
+ * the conversions (CIDRs, addresses, AS numbers, durations, selectors,
+ * communities) and the rules across fields (peerSelector against
+ * peerIP/asNumber, a filter rule's cidr with its matchOperator, block size
+ * by family).
+ */
+import type { Address, Family, Prefix } from '../net/index.js';
+import type { BGPConfiguration, BGPFilter, BGPPeer, BlockAffinity, BlockState, CommunityValue, FilterOperation, FilterRule, IPPool, PrefixAdvertisement } from './resources.js';
+import { ALL } from './selector.js';
+import {
+  addressValue,
+  asList,
+  asNumberValue,
+  asObj,
+  communityValue,
+  durationValue,
+  FieldError,
+  intValue,
+  optInt,
+  parseCommunityLiteral,
+  prefixValue,
+  reqStr,
+  secretRef,
+  selectorValue,
+  specFields,
+  typeName,
+  type Collector,
+  type Obj,
+} from './validate-fields.js';
+import type { Meta } from './validate-core.js';
+
+const CONF = specFields('BGPConfiguration');
+const PEER = specFields('BGPPeer');
+const POOL = specFields('IPPool');
+const RULE = specFields('BGPFilter', 'exportV4', '[]');
+const SET_PRIORITY = specFields('BGPFilter', 'exportV4', '[]', 'operations', '[]', 'setPriority');
+const AFFINITY = specFields('BlockAffinity');
+
+function cidrList(spec: Obj, key: string, issues: Collector): Prefix[] {
+  return issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
+    const p = `spec.${key}[${i}]`;
+    const entry = asObj(e, p);
+    if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
+    return prefixValue(entry.cidr, `${p}.cidr`);
+  });
+}
+
+export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BGPConfiguration {
+  const spec = asObj(o.spec, 'spec');
+  const communities = issues.each(issues.soft(() => asList(spec.communities, 'spec.communities'), []), (e, i) => {
+    const p = `spec.communities[${i}]`;
+    const entry = asObj(e, p);
+    const name = reqStr(entry, 'name', `${p}.`);
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new FieldError(`${p}.name`, `community names use letters, digits, "-" and "_", got ${JSON.stringify(name)}`);
+    return { name, value: communityValue(entry.value, `${p}.value`) };
+  });
+  const seen = new Set<string>();
+  communities.forEach((c, i) => {
+    if (seen.has(c.name)) issues.report(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`);
+    seen.add(c.name);
+  });
+  const prefixAdvertisements =
+    spec.prefixAdvertisements === undefined || spec.prefixAdvertisements === null
+      ? undefined
+      : issues.each(issues.soft(() => asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements'), []), (e, i): PrefixAdvertisement => {
+          const p = `spec.prefixAdvertisements[${i}]`;
+          const entry = asObj(e, p);
+          if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
+          const cidr = prefixValue(entry.cidr, `${p}.cidr`);
+          const list = issues.each(asList(entry.communities, `${p}.communities`), (c, j) => {
+            const cp = `${p}.communities[${j}]`;
+            if (typeof c !== 'string' || c === '') throw new FieldError(cp, `expected a community name or "aa:nn" literal, got ${typeName(c)}`);
+            const lit = parseCommunityLiteral(c);
+            if (lit instanceof Error) throw new FieldError(cp, lit.message);
+            if (lit === undefined && m.name === 'default' && !seen.has(c)) throw new FieldError(cp, `community name ${JSON.stringify(c)} is not defined in spec.communities`);
+            return c;
+          });
+          return { cidr, communities: list };
+        });
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : issues.soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), undefined);
+  return {
+    kind: 'BGPConfiguration',
+    name: m.name,
+    asNumber,
+    nodeToNodeMeshEnabled: issues.soft(() => CONF.bool(spec, 'nodeToNodeMeshEnabled', 'spec.'), undefined),
+    serviceClusterIPs: cidrList(spec, 'serviceClusterIPs', issues),
+    serviceExternalIPs: cidrList(spec, 'serviceExternalIPs', issues),
+    serviceLoadBalancerIPs: cidrList(spec, 'serviceLoadBalancerIPs', issues),
+    serviceLoadBalancerAggregation: issues.soft(() => CONF.enum<BGPConfiguration['serviceLoadBalancerAggregation']>(spec, 'serviceLoadBalancerAggregation', 'spec.'), undefined) ?? 'Enabled',
+    communities,
+    prefixAdvertisements,
+    listenPort: issues.soft(() => CONF.int(spec, 'listenPort', 'spec.'), undefined),
+    nodeMeshPassword: issues.soft(() => secretRef(spec.nodeMeshPassword, 'spec.nodeMeshPassword'), undefined),
+    nodeMeshMaxRestartTime: issues.soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
+    bindMode: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['bindMode']>>(spec, 'bindMode', 'spec.'), undefined),
+    logSeverityScreen: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['logSeverityScreen']>>(spec, 'logSeverityScreen', 'spec.'), undefined),
+    programClusterRoutes: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['programClusterRoutes']>>(spec, 'programClusterRoutes', 'spec.'), undefined),
+  };
+}
+
+/** `ip`, `ip:port` or `[v6]:port`. */
+function peerIPValue(text: string, path: string): { address: Address; port?: number } {
+  let host = text;
+  let port: string | undefined;
+  if (text.startsWith('[')) {
+    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+    if (!m) throw new FieldError(path, `expected ip, ip:port or [ipv6]:port, got ${JSON.stringify(text)}`);
+    host = m[1];
+    port = m[2];
+  } else if (text.split(':').length === 2) {
+    [host, port] = text.split(':');
+  }
+  const address = addressValue(host, path);
+  if (port === undefined) return { address };
+  if (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw new FieldError(path, `port ${JSON.stringify(port)} is not 1 to 65535`);
+  return { address, port: Number(port) };
+}
+
+export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
+  const spec = asObj(o.spec, 'spec');
+  // A field in error reads as null below: set, but not checked against the others (its own error says enough).
+  const node = issues.soft(() => PEER.str(spec, 'node', 'spec.') || undefined, null);
+  const nodeSelector = issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
+  if (node && nodeSelector) issues.report('spec.nodeSelector', 'cannot be set together with spec.node');
+  const peerSelector = issues.soft(() => selectorValue(spec, 'peerSelector', 'spec.'), null);
+  const peerIPText = issues.soft(() => PEER.str(spec, 'peerIP', 'spec.') || undefined, null);
+  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : issues.soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), null);
+  if (peerSelector) {
+    if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
+    if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
+  } else if (peerSelector === undefined) {
+    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.peerSelector is not set');
+    if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
+  }
+  const nextHopMode = issues.soft(() => PEER.enum<NonNullable<BGPPeer['nextHopMode']>>(spec, 'nextHopMode', 'spec.'), null);
+  const keepOriginalNextHop = issues.soft(() => PEER.bool(spec, 'keepOriginalNextHop', 'spec.'), undefined) ?? false;
+  if (keepOriginalNextHop && nextHopMode && nextHopMode !== 'Keep') {
+    throw new FieldError('spec.keepOriginalNextHop', `contradicts spec.nextHopMode ${nextHopMode} (keepOriginalNextHop is the deprecated form of nextHopMode Keep)`);
+  }
+  const filters = issues.each(issues.soft(() => asList(spec.filters, 'spec.filters'), []), (f, i) => {
+    if (typeof f !== 'string' || f === '') throw new FieldError(`spec.filters[${i}]`, `expected a BGPFilter name, got ${typeName(f)}`);
+    return f;
+  });
+  const reachable = issues.soft(() => PEER.str(spec, 'reachableBy', 'spec.'), undefined);
+  return {
+    kind: 'BGPPeer',
+    name: m.name,
+    node: node ?? undefined,
+    nodeSelector: nodeSelector ?? undefined,
+    peerIP: peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined,
+    asNumber: asNumber ?? undefined,
+    peerSelector: peerSelector ?? undefined,
+    localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
+    password: issues.soft(() => secretRef(spec.password, 'spec.password'), undefined),
+    sourceAddress: issues.soft(() => PEER.enum<BGPPeer['sourceAddress']>(spec, 'sourceAddress', 'spec.'), undefined) ?? 'UseNodeIP',
+    nextHopMode: nextHopMode ?? undefined,
+    keepOriginalNextHop,
+    maxRestartTime: issues.soft(() => durationValue(spec, 'maxRestartTime', 'spec.'), undefined),
+    keepaliveTime: issues.soft(() => durationValue(spec, 'keepaliveTime', 'spec.'), undefined),
+    numAllowedLocalASNumbers: issues.soft(() => PEER.int(spec, 'numAllowedLocalASNumbers', 'spec.'), undefined),
+    ttlSecurity: issues.soft(() => PEER.int(spec, 'ttlSecurity', 'spec.'), undefined),
+    filters,
+    reachableBy: reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reversePeering: issues.soft(() => PEER.enum<BGPPeer['reversePeering']>(spec, 'reversePeering', 'spec.'), undefined) ?? 'Auto',
+  };
+}
+
+export function validateIPPool(o: Obj, m: Meta, issues: Collector): IPPool {
+  const spec = asObj(o.spec, 'spec');
+  if (spec.cidr === undefined) throw new FieldError('spec.cidr', 'is required');
+  const cidr = prefixValue(spec.cidr, 'spec.cidr');
+  const [lo, hi] = cidr.family === 4 ? [20, 32] : [116, 128];
+  const blockSize = optInt(spec, 'blockSize', 'spec.', lo, hi) ?? (cidr.family === 4 ? 26 : 122);
+  if (blockSize < cidr.length) throw new FieldError('spec.blockSize', `block size /${blockSize} is larger than the pool ${cidr.toString()}`);
+  return {
+    kind: 'IPPool',
+    name: m.name,
+    cidr,
+    blockSize,
+    disabled: issues.soft(() => POOL.bool(spec, 'disabled', 'spec.'), undefined) ?? false,
+    disableBGPExport: issues.soft(() => POOL.bool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
+    nodeSelector: issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
+    ipipMode: issues.soft(() => POOL.enum<IPPool['ipipMode']>(spec, 'ipipMode', 'spec.'), undefined) ?? 'Never',
+    vxlanMode: issues.soft(() => POOL.enum<IPPool['vxlanMode']>(spec, 'vxlanMode', 'spec.'), undefined) ?? 'Never',
+  };
+}
+
+function validateFilterRule(v: unknown, path: string, family: Family, issues: Collector): FilterRule {
+  const r = asObj(v, path);
+  const p = `${path}.`;
+  const action = RULE.enum<FilterRule['action']>(r, 'action', p);
+  if (action === undefined) throw new FieldError(`${p}action`, 'is required (Accept or Reject)');
+  const matchOperator = RULE.enum<NonNullable<FilterRule['matchOperator']>>(r, 'matchOperator', p);
+  const cidr = r.cidr === undefined || r.cidr === null || r.cidr === '' ? undefined : prefixValue(r.cidr, `${p}cidr`);
+  if (cidr && cidr.family !== family) throw new FieldError(`${p}cidr`, `${cidr.toString()} is not an IPv${family} CIDR (this is a V${family} rule list)`);
+  if (cidr && !matchOperator) throw new FieldError(`${p}matchOperator`, 'is required when cidr is set');
+  if (!cidr && matchOperator) throw new FieldError(`${p}cidr`, 'is required when matchOperator is set');
+  let prefixLength: FilterRule['prefixLength'];
+  if (r.prefixLength !== undefined && r.prefixLength !== null) {
+    if (!cidr) throw new FieldError(`${p}prefixLength`, 'needs cidr to be set');
+    const pl = asObj(r.prefixLength, `${p}prefixLength`);
+    const max = family === 4 ? 32 : 128;
+    const mn = optInt(pl, 'min', `${p}prefixLength.`, 0, max);
+    const mx = optInt(pl, 'max', `${p}prefixLength.`, 0, max);
+    if (mn !== undefined && mx !== undefined && mn > mx) throw new FieldError(`${p}prefixLength`, `min ${mn} is above max ${mx}`);
+    prefixLength = { min: mn, max: mx };
+  }
+  let communities: CommunityValue[] | undefined;
+  if (r.communities !== undefined && r.communities !== null) {
+    const c = asObj(r.communities, `${p}communities`);
+    communities = issues.soft(() => {
+      const values = asList(c.values, `${p}communities.values`);
+      if (values.length !== 1) throw new FieldError(`${p}communities.values`, `expected exactly one community value, got ${values.length}`);
+      return values.map((x, i) => communityValue(x, `${p}communities.values[${i}]`));
+    }, undefined);
+  }
+  const asPathPrefix =
+    r.asPathPrefix === undefined ? undefined : issues.each(issues.soft(() => asList(r.asPathPrefix, `${p}asPathPrefix`), []), (a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`));
+  const operations = issues.each(issues.soft(() => asList(r.operations, `${p}operations`), []), (e, i): FilterOperation => {
+    const op = asObj(e, `${p}operations[${i}]`);
+    const q = `${p}operations[${i}].`;
+    const keys = Object.keys(op);
+    if (keys.length !== 1) throw new FieldError(`${p}operations[${i}]`, `expected exactly one of addCommunity, prependASPath, setPriority, got ${keys.length}`);
+    if (op.addCommunity !== undefined) return { addCommunity: communityValue(asObj(op.addCommunity, `${q}addCommunity`).value, `${q}addCommunity.value`) };
+    if (op.prependASPath !== undefined) {
+      const pp = asObj(op.prependASPath, `${q}prependASPath`);
+      return { prependASPath: { prefix: asList(pp.prefix, `${q}prependASPath.prefix`).map((a, j) => asNumberValue(a, `${q}prependASPath.prefix[${j}]`)) } };
+    }
+    if (op.setPriority !== undefined) return { setPriority: intValue(asObj(op.setPriority, `${q}setPriority`).value, `${q}setPriority.value`, ...SET_PRIORITY.range('value')) };
+    throw new FieldError(`${q}${keys[0]}`, `unknown operation (expected addCommunity, prependASPath or setPriority)`);
+  });
+  if (operations.length > 0 && action !== 'Accept') throw new FieldError(`${p}operations`, 'only allowed when action is Accept');
+  return {
+    action,
+    cidr,
+    matchOperator,
+    prefixLength,
+    source: issues.soft(() => RULE.enum<NonNullable<FilterRule['source']>>(r, 'source', p), undefined),
+    interface: issues.soft(() => RULE.str(r, 'interface', p), undefined),
+    peerType: issues.soft(() => RULE.enum<NonNullable<FilterRule['peerType']>>(r, 'peerType', p), undefined),
+    communities,
+    asPathPrefix,
+    priority: issues.soft(() => RULE.int(r, 'priority', p), undefined),
+    operations,
+  };
+}
+
+export function validateBGPFilter(o: Obj, m: Meta, issues: Collector): BGPFilter {
+  const spec = asObj(o.spec, 'spec');
+  const rules = (key: 'exportV4' | 'importV4' | 'exportV6' | 'importV6', family: Family) =>
+    issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family, issues));
+  return { kind: 'BGPFilter', name: m.name, exportV4: rules('exportV4', 4), importV4: rules('importV4', 4), exportV6: rules('exportV6', 6), importV6: rules('importV6', 6) };
+}
+
+export function validateBlockAffinity(o: Obj, m: Meta, issues: Collector): BlockAffinity {
+  const spec = asObj(o.spec, 'spec');
+  const node = reqStr(spec, 'node', 'spec.');
+  if (spec.cidr === undefined) throw new FieldError('spec.cidr', 'is required');
+  let state = AFFINITY.enum<BlockState>(spec, 'state', 'spec.') ?? 'confirmed';
+  // Calico marks an affinity being released with `deleted: "true"` (a string in the CRD).
+  if (spec.deleted === true || spec.deleted === 'true') state = 'pendingDeletion';
+  return { kind: 'BlockAffinity', name: m.name, node, cidr: prefixValue(spec.cidr, 'spec.cidr'), state };
+}
