@@ -8,7 +8,8 @@ import { controlRequest, defaultControlPath } from './control.js';
 // The Kubernetes API client (@kubernetes/client-node, ~60 MB of RSS) loads only for --kubeconfig/--in-cluster.
 import type { KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
-import { AgentMetrics } from './metrics.js';
+// prom-client (metrics.ts) loads only with --metrics.
+import type { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources/index.js';
@@ -262,7 +263,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
           inputs = { source, events };
         }
         const speakerFactory = io.speakerFactory ?? defaultSpeakerFactory;
-        const metrics = a.metrics ? new AgentMetrics() : undefined;
+        const metrics: AgentMetrics | undefined = a.metrics ? new (await import('./metrics.js')).AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
           const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
