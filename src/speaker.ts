@@ -23,6 +23,7 @@ import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
+import { transportHint } from './speaker/transport-hint.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -133,7 +134,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
-      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer);
+      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer, e.opts);
       await this.listener.listen();
     }
     this.started = true;
@@ -188,13 +189,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       eorIn: new Set(),
     };
     entry.peer = this.makePeer(entry);
+    // First, so that a key the kernel refuses leaves nothing half added.
+    this.listener?.addPeer(id, entry.peer, opts);
     if (typeof opts.asn === 'number') {
       this.rib.addPeer(this.ribConfig(entry, opts.asn, importPolicy, exportPolicy));
       entry.ribAsn = opts.asn;
     }
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
-    this.listener?.addPeer(id, entry.peer);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
 
@@ -222,7 +224,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         e.ribAsn = opts.asn;
       }
       e.peer = this.makePeer(e);
-      this.listener?.addPeer(id, e.peer);
+      this.listener?.addPeer(id, e.peer, opts);
       if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
     } else {
       e.opts = opts;
@@ -392,6 +394,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       remotePort: e.opts.port ?? 179,
       localAddress: e.opts.localAddress,
       localPort: e.opts.localPort,
+      password: e.opts.password,
+      ttlSecurity: e.opts.ttlSecurity,
       restarting: (this.options.restarting ?? false) && !e.everUp,
       scheduler: this.scheduler,
       hooks: {
@@ -464,6 +468,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
     if (e.lastError) s.lastError = e.lastError;
+    const hint = transportHint(e.opts, e.state, e.peer.silentFor);
+    if (hint !== undefined) s.hint = hint;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };

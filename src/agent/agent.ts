@@ -445,7 +445,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
         type: p?.type ?? 'unknown',
         state: s.state,
         since: s.since.toISOString(),
-        info: s.lastError?.text ?? null,
+        info: s.hint ?? s.lastError?.text ?? null,
         refused: false,
       };
     });

@@ -112,8 +112,13 @@ export interface PeerOptions {
   /** Import and export policy names (see `BgpSpeaker.definePolicy`), in order. */
   readonly importPolicies?: readonly string[];
   readonly exportPolicies?: readonly string[];
-  /** Node.js cannot honour these: setting either throws UnsupportedTransportError. */
+  /**
+   * RFC 2385 TCP-MD5 password (1..80 bytes), on sessions we accept and open.
+   * Needs the FFI package koffi (Linux); where it cannot load, addPeer throws
+   * UnsupportedTransportError. See docs/transport-security.md.
+   */
   readonly password?: string;
+  /** RFC 5082 TTL security: the peer is at most this many hops away (1..255; 0: off). Same requirement. */
   readonly ttlSecurity?: number;
 }
 
@@ -148,6 +153,12 @@ export interface PeerStatus {
   readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
+  /**
+   * A hint for the operator when the state alone does not say why: a peer
+   * with TCP-MD5 configured that has not answered since it was configured
+   * ("TCP-MD5 configured; no answer from the peer: check the key first").
+   */
+  readonly hint?: string;
   readonly counters: {
     readonly messagesIn: number;
     readonly messagesOut: number;
