@@ -103,6 +103,9 @@ async function handle(sp: Speaker, req: Request, hooks: NodeHooks): Promise<unkn
     case 'removePeer':
       await sp.removePeer(req.address, req.message === undefined ? undefined : { message: req.message });
       return true;
+    case 'updatePeer':
+      sp.updatePeer(req.peer);
+      return true;
     case 'addPeer':
       sp.addPeer(req.peer);
       return true;

@@ -41,6 +41,7 @@ export type Request = { readonly id: number } & (
   | { readonly cmd: 'advertised'; readonly peer: string }
   | { readonly cmd: 'routeRefresh'; readonly peer: string; readonly family?: 'ipv4' | 'ipv6' }
   | { readonly cmd: 'addPeer'; readonly peer: PeerOptions }
+  | { readonly cmd: 'updatePeer'; readonly peer: PeerOptions }
   | { readonly cmd: 'removePeer'; readonly address: string; readonly message?: string }
   | { readonly cmd: 'stop'; readonly message?: string; readonly graceful?: boolean }
 );
