@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
-import { needsSocketOptions, secureAccepted, setListenerKey, setListenerTtl255, type SocketSecurity } from './sockopt.js';
+import { needsSocketOptions, secureAccepted, setListenerKey, setListenerTtlSecurity, type SocketSecurity } from './sockopt.js';
 
 /** Whatever takes an inbound connection: a `Peer` in practice. */
 export interface Acceptor {
@@ -37,7 +37,7 @@ export class Listener {
   private readonly ranges: { prefix: Prefix; factory: (remote: string) => Acceptor | undefined }[] = [];
   /** Socket options per peer key: TCP-MD5 keys live on the listening sockets, TTL options go on accepted ones. */
   private readonly security = new Map<string, SocketSecurity>();
-  private ttl255 = false;
+  private ttlSecurityOn = false;
 
   constructor(private readonly options: ListenerOptions = {}) {}
 
@@ -54,7 +54,7 @@ export class Listener {
     const before = this.security.get(key)?.password || undefined;
     const after = security.password || undefined;
     if (after !== before) for (const server of this.servers) setListenerKey(server, Address.parse(key), after);
-    if ((security.ttlSecurity ?? 0) > 0) this.sendTtl255();
+    if ((security.ttlSecurity ?? 0) > 0) this.enableTtlSecurity();
     this.peers.set(key, peer);
     if (needsSocketOptions(security)) this.security.set(key, security);
     else this.security.delete(key);
@@ -82,10 +82,10 @@ export class Listener {
     return [...this.security].filter(([, s]) => s.password).map(([k]) => k);
   }
 
-  /** Our SYN-ACKs must reach a peer doing TTL security: TTL 255 on the listening sockets, once one asks. */
-  private sendTtl255(): void {
-    this.ttl255 = true;
-    for (const server of this.servers) setListenerTtl255(server);
+  /** Once a peer does TTL security: TTL 255 (our SYN-ACKs must reach it) and saved SYNs on the listening sockets. */
+  private enableTtlSecurity(): void {
+    this.ttlSecurityOn = true;
+    for (const server of this.servers) setListenerTtlSecurity(server);
   }
 
   /** Connections from `prefix` go to whatever `factory` returns for the remote address (undefined refuses). */
@@ -127,7 +127,7 @@ export class Listener {
       server.on('error', (e) => this.options.log?.(`listener ${host}:${port}: ${e.message}`));
       try {
         for (const [key, sec] of this.security) if (sec.password) setListenerKey(server, Address.parse(key), sec.password);
-        if (this.ttl255) setListenerTtl255(server);
+        if (this.ttlSecurityOn) setListenerTtlSecurity(server);
       } catch (e) {
         server.close();
         throw e;

@@ -19,6 +19,9 @@ export const IP_TTL = 2;
 export const IP_MINTTL = 21;
 export const SOL_TCP = 6;
 export const TCP_MD5SIG = 14;
+/** Keep the SYN's headers (Linux 4.2+); read them back on the accepted socket with TCP_SAVED_SYN. */
+export const TCP_SAVE_SYN = 27;
+export const TCP_SAVED_SYN = 28;
 export const SOL_IPV6 = 41;
 export const IPV6_UNICAST_HOPS = 16;
 export const IPV6_MINHOPCOUNT = 73;
@@ -109,4 +112,17 @@ export function intBytes(value: number, littleEndian = HOST_LITTLE_ENDIAN): Uint
   const b = new Uint8Array(4);
   new DataView(b.buffer).setInt32(0, value, littleEndian);
   return b;
+}
+
+/**
+ * The TTL (IPv4) or hop limit (IPv6) from a saved SYN's headers
+ * (getsockopt TCP_SAVED_SYN: network header first); undefined when the
+ * bytes are not an IP header.
+ */
+export function synTtl(headers: Uint8Array): number | undefined {
+  if (headers.length < 1) return undefined;
+  const version = headers[0] >> 4;
+  if (version === 4 && headers.length >= 20) return headers[8];
+  if (version === 6 && headers.length >= 40) return headers[7];
+  return undefined;
 }

@@ -15,7 +15,9 @@
 import { Socket, type Server } from 'node:net';
 import { Address } from '../net/address.js';
 import { errnoText, libc } from '../native/libc.js';
-import { AF_INET, AF_INET6, intBytes, md5KeyBytes, md5sigStruct, MD5SIG_SIZE, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_STREAM, SOL_TCP, TCP_MD5SIG, ttlOptions } from './sockopt-struct.js';
+import {
+  AF_INET, AF_INET6, intBytes, md5KeyBytes, md5sigStruct, MD5SIG_SIZE, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_STREAM, SOL_TCP, synTtl, TCP_MD5SIG, TCP_SAVE_SYN, TCP_SAVED_SYN, ttlOptions,
+} from './sockopt-struct.js';
 
 /** What a session's socket must carry. */
 export interface SocketSecurity {
@@ -78,20 +80,44 @@ export function setListenerKey(server: Server, peer: Address, password: string |
 }
 
 /**
- * Outgoing TTL 255 on a listening server, so that its SYN-ACKs reach a peer
- * doing TTL security (accepted sockets inherit it; BIRD and FRR do the same).
+ * Prepares a listening server for peers doing TTL security: outgoing TTL 255,
+ * so that its SYN-ACKs reach them (accepted sockets inherit it; BIRD and FRR
+ * do the same), and TCP_SAVE_SYN, so that the TTL of each accepted
+ * connection's SYN can be checked (`acceptedSynTtl`) before a byte is read.
  */
-export function setListenerTtl255(server: Server): void {
-  const fd = descriptorOf(server, 'TTL 255 on the listener');
+export function setListenerTtlSecurity(server: Server): void {
+  const fd = descriptorOf(server, 'TTL security on the listener');
   const opts = familyOfServer(server) === 4 ? ttlOptions(4, { multihopTtl: 255 }) : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=255) on the listener`);
+  set(fd, SOL_TCP, TCP_SAVE_SYN, intBytes(1), 'setsockopt(TCP_SAVE_SYN) on the listener');
 }
 
-/** TTL options on an accepted socket from `peer` (its key came from the listener). */
+/** The TTL the accepted connection's SYN arrived with, when the listener saved it (undefined otherwise). */
+export function acceptedSynTtl(socket: Socket): number | undefined {
+  const fd = descriptorOf(socket, 'saved SYN');
+  const c = libc();
+  const buf = new Uint8Array(512);
+  const len = new Int32Array([buf.length]);
+  if (c.getsockopt(fd, SOL_TCP, TCP_SAVED_SYN, buf, len) !== 0) return undefined;
+  return synTtl(buf.subarray(0, Math.max(0, Math.min(len[0], buf.length))));
+}
+
+/**
+ * TTL options on an accepted socket from `peer` (its key came from the
+ * listener). With TTL security the SYN's TTL is checked first: a SYN from
+ * further than `ttlSecurity` hops throws (the caller closes the socket before
+ * reading anything, so an OPEN that arrived before the minimum TTL was set
+ * is never seen).
+ */
 export function secureAccepted(socket: Socket, peer: Address, o: SocketSecurity): void {
   const opts = ttlOptions(peer.family, o);
   if (opts.length === 0) return;
   const fd = descriptorOf(socket, `TTL security for ${peer}`);
+  const hops = o.ttlSecurity ?? 0;
+  if (hops > 0) {
+    const ttl = acceptedSynTtl(socket);
+    if (ttl !== undefined && ttl < 256 - hops) throw new SocketOptionError(`TTL security: the SYN from ${peer} arrived with TTL ${ttl}, so it is ${256 - ttl} hops away; ${hops} allowed (a minimum TTL of ${256 - hops})`);
+  }
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=${x.value}) for ${peer}`);
 }
 

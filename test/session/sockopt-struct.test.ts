@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Address } from '../../src/net/address.js';
-import { intBytes, md5PasswordProblem, md5sigStruct, MD5SIG_SIZE, ttlOptions } from '../../src/session/sockopt-struct.js';
+import { intBytes, md5PasswordProblem, md5sigStruct, MD5SIG_SIZE, synTtl, ttlOptions } from '../../src/session/sockopt-struct.js';
 
 const hex = (b: Uint8Array, from: number, to: number) => Buffer.from(b.subarray(from, to)).toString('hex');
 const zero = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
@@ -68,5 +68,20 @@ describe('TTL options', () => {
   it('ints in host order', () => {
     expect(hex(intBytes(254, true), 0, 4)).toBe('fe000000');
     expect(hex(intBytes(254, false), 0, 4)).toBe('000000fe');
+  });
+});
+
+describe('saved SYN headers', () => {
+  it('reads the TTL of an IPv4 header and the hop limit of an IPv6 one', () => {
+    const v4 = new Uint8Array(20 + 40);
+    v4[0] = 0x45;
+    v4[8] = 254;
+    expect(synTtl(v4)).toBe(254);
+    const v6 = new Uint8Array(40 + 40);
+    v6[0] = 0x60;
+    v6[7] = 253;
+    expect(synTtl(v6)).toBe(253);
+    expect(synTtl(new Uint8Array(10).fill(0x45))).toBeUndefined();
+    expect(synTtl(new Uint8Array(0))).toBeUndefined();
   });
 });

@@ -55,6 +55,22 @@ describe('TCP-MD5 on loopback (real kernel, koffi)', () => {
     expect(peerStatus(b, '127.0.0.3').state).toBe('Established');
   }, 30_000);
 
+  it('TTL security closes an accepted connection whose SYN came from too far (TTL 64 on loopback), before reading a byte', async () => {
+    const lines: string[] = [];
+    const b = await speaker('127.0.0.2', { asn: 65002, log: (_level, line) => lines.push(line) });
+    b.addPeer({ ...FAST, address: '127.0.0.4', asn: 65001, families: ['ipv4'], ttlSecurity: 1, passive: true });
+    const closed = await new Promise<boolean>((resolve) => {
+      const s = connect({ host: '127.0.0.2', port: b.port!, localAddress: '127.0.0.4' });
+      s.on('connect', () => s.write(Buffer.alloc(19, 0xff)));
+      s.on('error', () => undefined);
+      s.on('close', () => resolve(true));
+      setTimeout(() => { s.destroy(); resolve(false); }, 5000);
+    });
+    expect(closed).toBe(true);
+    expect(lines.join('\n')).toContain('TTL security: the SYN from 127.0.0.4 arrived with TTL 64, so it is 192 hops away; 1 allowed (a minimum TTL of 255)');
+    expect(peerStatus(b, '127.0.0.4').counters.messagesIn).toBe(0);
+  });
+
   it('TTL security with hops 1 on loopback (TTL 255 both ways) comes up', async () => {
     const a = await speaker('127.0.0.1', { asn: 65001 });
     const b = await speaker('127.0.0.2', { asn: 65002 });
