@@ -12,6 +12,7 @@ import { applyOperations, type ApplyFailure } from './apply.js';
 import { planFilters } from './filters.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import type { EventSink } from '../kubernetes/events.js';
+import { secretNamespace } from '../kubernetes/secrets.js';
 import { changeLevel, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
@@ -141,6 +142,7 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
   const source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now });
   const planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
   const planner = new Planner(opts.node);
+  planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
   let issues: ManifestIssue[] = [];
   let issueText = '';
   let applied: Plan | undefined;

@@ -75,6 +75,8 @@ export function peerOptions(p: PlannedPeer): PeerOptions {
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
+  if (p.passwordValue !== undefined) o.password = p.passwordValue.reveal();
+  if (p.ttlSecurity !== undefined && p.ttlSecurity > 0) o.ttlSecurity = p.ttlSecurity;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);
     o.importPolicies = importPolicyNames(p);

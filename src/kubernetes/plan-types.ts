@@ -1,5 +1,6 @@
 import type { Address, Prefix } from '../net/index.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
+import type { SecretValue } from './secrets.js';
 
 /** Why a route is in the plan: the resource (and field or rule) that caused it. */
 export type RouteReason =
@@ -63,6 +64,9 @@ export interface PlannedPeer {
   readonly filters: readonly string[];
   readonly sourceAddress?: Address;
   readonly password?: SecretKeyRef;
+  /** The password itself, resolved from the Secret (prints as a digest only). */
+  readonly passwordValue?: SecretValue;
+  /** RFC 5082 TTL security: the peer is at most this many hops away (0 or absent: off). */
   readonly ttlSecurity?: number;
   readonly reachableBy?: Address;
   /** Settings that cannot be honoured; when non-empty the peer is refused (not started). */

@@ -4,6 +4,7 @@ import type {
   BGPFilter,
   BGPPeer,
   BlockAffinity,
+  Secret,
   BlockState,
   CommunityValue,
   Endpoint,
@@ -24,6 +25,7 @@ import type {
 } from './resources.js';
 import { CALICO_ANNOTATIONS, describe, isNamespaced, resourceKey, SERVICE_NAME_LABEL } from './resources.js';
 import { unknownFields } from './schema.js';
+import { SecretValue } from './secrets.js';
 import { ALL, parseSelector, SelectorError, type Selector } from './selector.js';
 
 /**
@@ -109,6 +111,7 @@ const API_VERSIONS: Record<ResourceKind, readonly string[]> = {
   IPPool: CALICO_API,
   BGPFilter: CALICO_API,
   BlockAffinity: CALICO_API,
+  Secret: ['v1'],
 };
 
 export function isKnownKind(kind: unknown): kind is ResourceKind {
@@ -631,6 +634,20 @@ function validateBlockAffinity(o: Obj, m: Meta): BlockAffinity {
   return { kind: 'BlockAffinity', name: m.name, node, cidr: prefixValue(spec.cidr, 'spec.cidr'), state };
 }
 
+/** `data` (base64) and `stringData` (plain, wins, as the API server merges it); values as UTF-8 text, never in a message. */
+function validateSecret(o: Obj, m: Meta): Secret {
+  const data = new Map<string, SecretValue>();
+  for (const [k, v] of Object.entries(asObj(o.data, 'data'))) {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) throw new FieldError(`data.${k}`, 'expected a base64 string (the value is not shown)');
+    data.set(k, new SecretValue(Buffer.from(v, 'base64').toString('utf8')));
+  }
+  for (const [k, v] of Object.entries(asObj(o.stringData, 'stringData'))) {
+    if (typeof v !== 'string') throw new FieldError(`stringData.${k}`, `expected a string, got ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v}`);
+    data.set(k, new SecretValue(v));
+  }
+  return { kind: 'Secret', namespace: m.namespace ?? 'default', name: m.name, data };
+}
+
 const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, { kind: K }> } = {
   Node: validateNode,
   Service: validateService,
@@ -640,6 +657,7 @@ const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, 
   IPPool: validateIPPool,
   BGPFilter: validateBGPFilter,
   BlockAffinity: validateBlockAffinity,
+  Secret: validateSecret,
 };
 
 export type ValidationResult =

@@ -55,7 +55,6 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
 
   addPeer(opts: PeerOptions): void {
     if (this.peers.has(opts.address)) throw new Error(`peer ${opts.address} already exists`);
-    if (opts.password !== undefined || opts.ttlSecurity !== undefined) throw new Error('unsupported transport setting');
     this.calls.push({ op: 'addPeer', opts });
     this.peers.set(opts.address, opts);
     this.states.set(opts.address, { state: 'Idle', since: this.now() });

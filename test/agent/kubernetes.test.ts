@@ -115,7 +115,7 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     expect(c.logs.some((l) => l.level === 'debug' || l.level === 'info')).toBe(false);
   });
 
-  it('BGPPeer: add a second router, update it with a password (refused: PeerRefused on the Node), delete it', async () => {
+  it('BGPPeer: add a second router, update it with a password whose Secret does not exist (refused: PeerRefused on the Node), delete it', async () => {
     const c = await cluster();
     await c.routes([POD, RANGE]);
     const r2 = new Router('127.0.0.3');
@@ -128,7 +128,7 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await until('PeerRefused event', () => c.server.list('events').length === 1);
     const ev = c.server.list('events')[0];
     expect(ev).toMatchObject({ reason: 'PeerRefused', metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: NODE, uid: c.server.get('v1', 'Node', NODE)!.metadata.uid }, source: { component: 'tsbgp', host: NODE } });
-    expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: .*MD5/);
+    expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: Secret kube-system\/bgp not found/);
     expect(c.agent.status().peers.find((p) => p.address === '127.0.0.3')).toMatchObject({ refused: true, state: 'Idle' });
     c.remove(bgpPeer('router2', ''));
     await until('router2 not planned', () => c.agent.status().peers.every((p) => p.address !== '127.0.0.3'));
