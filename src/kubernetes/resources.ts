@@ -191,12 +191,16 @@ export interface BlockAffinity {
   readonly state: BlockState;
 }
 
-/** A Secret of tsbgp's own namespace; its values never print (see secrets.ts). */
+/**
+ * A Secret of tsbgp's own namespace; its values never print (see secrets.ts).
+ * `data` is a plain record so that a JSON compare (how sources detect
+ * changes) sees each value's digest change.
+ */
 export interface Secret {
   readonly kind: 'Secret';
   readonly namespace: string;
   readonly name: string;
-  readonly data: ReadonlyMap<string, SecretValue>;
+  readonly data: Readonly<Record<string, SecretValue>>;
 }
 
 export type Resource = Node | Service | EndpointSlice | BGPConfiguration | BGPPeer | IPPool | BGPFilter | BlockAffinity | Secret;

@@ -636,16 +636,16 @@ function validateBlockAffinity(o: Obj, m: Meta): BlockAffinity {
 
 /** `data` (base64) and `stringData` (plain, wins, as the API server merges it); values as UTF-8 text, never in a message. */
 function validateSecret(o: Obj, m: Meta): Secret {
-  const data = new Map<string, SecretValue>();
+  const data: Record<string, SecretValue> = {};
   for (const [k, v] of Object.entries(asObj(o.data, 'data'))) {
     if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) throw new FieldError(`data.${k}`, 'expected a base64 string (the value is not shown)');
-    data.set(k, new SecretValue(Buffer.from(v, 'base64').toString('utf8')));
+    data[k] = new SecretValue(Buffer.from(v, 'base64').toString('utf8'));
   }
   for (const [k, v] of Object.entries(asObj(o.stringData, 'stringData'))) {
     if (typeof v !== 'string') throw new FieldError(`stringData.${k}`, `expected a string, got ${v === null ? 'null' : Array.isArray(v) ? 'a list' : typeof v}`);
-    data.set(k, new SecretValue(v));
+    data[k] = new SecretValue(v);
   }
-  return { kind: 'Secret', namespace: m.namespace ?? 'default', name: m.name, data };
+  return { kind: 'Secret', namespace: m.namespace ?? 'default', name: m.name, data: Object.freeze(data) };
 }
 
 const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta) => Extract<Resource, { kind: K }> } = {

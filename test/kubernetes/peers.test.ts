@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedPeer } from '../../src/kubernetes/plan-types.js';
 import type { Resource } from '../../src/kubernetes/resources.js';
+import { validateObject } from '../../src/kubernetes/validate.js';
 import { bgpConfig, filter, node, peer, planFor, secret, threeNodes } from './helpers.js';
 
 const brief = (p: PlannedPeer) => ({ address: p.address.toString(), port: p.port, asn: p.asn, localAsn: p.localAsn, type: p.type, passive: p.passive });
@@ -94,6 +95,19 @@ describe('§2 global and node-specific BGPPeers', () => {
     expect(JSON.stringify(p)).not.toContain('s3cret');
     expect(JSON.stringify(p.peers[0].passwordValue)).toMatch(/^"sha256:[0-9a-f]{12}"$/);
     expect(p.errors).toEqual([]);
+  });
+  it('a Secret validates from data (base64) and stringData; its JSON shows digests that change with the value, never the value', () => {
+    const v = (data: Record<string, unknown>, stringData?: Record<string, unknown>) => validateObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'kube-system' }, data, stringData });
+    const a = v({ k: Buffer.from('one').toString('base64') });
+    const b = v({ k: Buffer.from('two').toString('base64') });
+    if (!a.ok || !b.ok || a.resource.kind !== 'Secret' || b.resource.kind !== 'Secret') throw new Error('expected valid Secrets');
+    expect(a.resource.data.k.reveal()).toBe('one');
+    expect(JSON.stringify(a.resource)).not.toBe(JSON.stringify(b.resource)); // how the sources see an update
+    expect(JSON.stringify(a.resource)).not.toContain('one');
+    const c = v({}, { k: 'plain' });
+    expect(c.ok && c.resource.kind === 'Secret' && c.resource.data.k.reveal()).toBe('plain');
+    const bad = v({ k: 'not base64!' });
+    expect(bad.ok ? undefined : bad.issue).toMatchObject({ path: 'data.k', message: 'expected a base64 string (the value is not shown)' });
   });
   it('a missing Secret, key, or a Secret in another namespace refuses the peering (never run unprotected)', () => {
     const ref = (name: string, key: string) => ({ peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name, key } } });
