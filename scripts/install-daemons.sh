@@ -11,12 +11,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 need=()
-for cmd in bird birdc vtysh gobgpd gobgp exabgp ip; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
+for cmd in bird birdc vtysh gobgpd gobgp exabgp ip ping; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
 [ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/staticd ] || need+=(frr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-daemons: installing Debian packages (missing: ${need[*]})"
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps >/dev/null
+  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 iputils-ping procps >/dev/null
 fi
 
 # The packages start system-wide daemons; the tests and benchmarks run their
