@@ -7,7 +7,8 @@ ARG NODE_VERSION=20
 FROM node:${NODE_VERSION}-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: "prepare" builds dist/ on install, but src/ is copied below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # tsconfig.build.json compiles src/ only, into dist/src/ (rootDir "."), as package.json "main" expects.
@@ -16,9 +17,11 @@ RUN npm run build
 FROM node:${NODE_VERSION}-slim
 # Port 179 is privileged: give the node binary just cap_net_bind_service so the
 # agent can run as a non-root user (see deploy/daemonset.yaml).
+# Kernel routes (--kernel=on) are written by iproute2's `ip`, given just cap_net_admin.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcap2-bin \
+ && apt-get install -y --no-install-recommends libcap2-bin iproute2 \
  && setcap cap_net_bind_service=+ep /usr/local/bin/node \
+ && setcap cap_net_admin=+ep "$(readlink -f "$(command -v ip)")" \
  && apt-get purge -y libcap2-bin && apt-get autoremove -y \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 tsbgp \
@@ -34,4 +37,4 @@ RUN ln -s /app/bin/tsbgp.js /usr/local/bin/tsbgp
 USER 10001:10001
 EXPOSE 179 9900
 ENTRYPOINT ["node", "/app/bin/tsbgp.js"]
-CMD ["agent", "--in-cluster", "--metrics=0.0.0.0:9900"]
+CMD ["agent", "--in-cluster", "--metrics=0.0.0.0:9900", "--kernel=on"]

@@ -1,6 +1,6 @@
 // Shared output of every benchmark: a table printed as Markdown for people,
 // and appended as one JSON line to $BENCH_OUT for scripts/perf-readme.ts,
-// which generates the README's performance section from the last run.
+// which generates docs/performance.md's tables from the last run.
 // No figure is typed by hand: tables are built from measured values only.
 import { appendFileSync } from 'node:fs';
 import os from 'node:os';

@@ -17,6 +17,7 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   'kubernetes-planner': { full: ['10000'], quick: ['500'] },
   'speaker-originate': { full: ['50000', '5'], quick: ['10000', '1'] },
   'route-reflector': { full: [], quick: ['--quick'] },
+  'rr-scale': { full: [], quick: ['--quick', '--impl', 'tsbgp'] },
   'agent-reconcile': { full: [], quick: ['--quick'] },
   memory: { full: [], quick: ['--quick'] },
 };

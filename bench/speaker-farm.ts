@@ -18,9 +18,9 @@ export interface FarmMemory {
 }
 
 type Cmd =
-  | { cmd: 'start'; asn: number; target: { address: string; port: number }; clients: readonly string[] }
+  | { cmd: 'start'; asn: number; targets: readonly { address: string; port: number }[]; clients: readonly string[] }
   | { cmd: 'originate'; client: number; prefixes: readonly string[] }
-  | { cmd: 'sync'; routes: number }
+  | { cmd: 'sync'; routes: number; from?: readonly string[] }
   | { cmd: 'watch'; range: string }
   | { cmd: 'memory' };
 
@@ -36,12 +36,13 @@ type Reply =
 export interface Farm {
   /** The speakers' addresses, in order. */
   readonly clients: readonly string[];
-  start(asn: number, target: { address: string; port: number }): Promise<void>;
+  /** Each speaker peers with the target (or with every one of several, e.g. route reflectors). */
+  start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[]): Promise<void>;
   /** Originates from one speaker; resolves with the time just before the originate() calls. */
   originate(client: number, prefixes: readonly string[]): Promise<number>;
-  /** Resolves once every speaker holds at least `routes` received routes. */
-  sync(routes: number): Promise<void>;
-  /** From now on, report routes received inside `range` (prefix text starting with it). */
+  /** Resolves once every speaker holds at least `routes` routes from each target (or from each of `from`). */
+  sync(routes: number, from?: readonly string[]): Promise<void>;
+  /** From now on, report routes received inside `range` (prefix text starting with it), once per speaker and prefix. */
   watch(range: string, onRoute: (prefix: string, client: string, t: number) => void): Promise<void>;
   /** Heap and RSS of the process after a full GC. */
   memory(): Promise<FarmMemory>;
@@ -71,9 +72,9 @@ export function startFarm(clients: readonly string[]): Farm {
     });
   return {
     clients,
-    start: async (asn, target) => void (await ask({ cmd: 'start', asn, target, clients }, 'ready')),
+    start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
-    sync: async (routes) => void (await ask({ cmd: 'sync', routes }, 'synced', 300_000)),
+    sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', 300_000)),
     watch: async (range, fn) => {
       onRoute = fn;
       await ask({ cmd: 'watch', range }, 'watching');
@@ -95,11 +96,11 @@ function runChild(): void {
       case 'start': {
         for (const address of c.clients) {
           const s = new BgpSpeaker({ asn: c.asn, routerId: address, listen: false });
-          s.addPeer({ address: c.target.address, port: c.target.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
+          for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
           await s.start();
           speakers.push(s);
         }
-        await until('every farm session Established', () => speakers.every((s) => s.status()[0].state === 'Established'), 60_000, 10);
+        await until('every farm session Established', () => speakers.every((s) => s.status().every((p) => p.state === 'Established')), 280_000, 10);
         return send({ type: 'ready' });
       }
       case 'originate': {
@@ -109,15 +110,23 @@ function runChild(): void {
         return send({ type: 'originated', t });
       }
       case 'sync':
-        await until(`every farm speaker holding ${c.routes} routes`, () => speakers.every((s) => s.status()[0].counters.prefixesAccepted >= c.routes), 280_000, 20);
+        await until(
+          `every farm speaker holding ${c.routes} routes`,
+          () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+          280_000,
+          20,
+        );
         return send({ type: 'synced' });
       case 'watch':
-        speakers.forEach((s, i) =>
+        speakers.forEach((s, i) => {
+          const seen = new Set<string>();
           s.on('routeReceived', (r) => {
             const p = r.prefix.toString();
-            if (p.startsWith(c.range)) send({ type: 'got', prefix: p, client: i, t: epochMs() });
-          }),
-        );
+            if (!p.startsWith(c.range) || seen.has(p)) return;
+            seen.add(p);
+            send({ type: 'got', prefix: p, client: i, t: epochMs() });
+          });
+        });
         return send({ type: 'watching' });
       case 'memory': {
         await sleep(50);

@@ -1,5 +1,15 @@
 #!/usr/bin/env node
-import { main } from '../dist/src/agent/cli.js';
+// The command runs the compiled agent in dist/; `npm install` (its "prepare" script) or `npm run build` makes it.
+let cli;
+try {
+  cli = await import('../dist/src/agent/cli.js');
+} catch (err) {
+  if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('/dist/src/')) throw err;
+  const root = new URL('..', import.meta.url).pathname;
+  process.stderr.write(`tsbgp: not built yet: ${root}dist/ is missing. Run \`npm run build\` in ${root} (npm install does it), or run it from source: node --import tsx src/agent/main.ts\n`);
+  process.exit(1);
+}
+const { main } = cli;
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

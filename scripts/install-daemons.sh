@@ -16,7 +16,7 @@ for cmd in bird birdc vtysh gobgpd gobgp exabgp ip ping; do command -v "$cmd" >/
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-daemons: installing Debian packages (missing: ${need[*]})"
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 iputils-ping procps >/dev/null
+  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps iputils-ping >/dev/null
 fi
 
 # The packages start system-wide daemons; the tests and benchmarks run their

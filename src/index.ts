@@ -24,3 +24,7 @@ export { PolicyError } from './policy/communities.js';
 export { formatTrace } from './policy/engine.js';
 export type * from './policy/definitions.js';
 export type { Trace, PolicyTrace, StatementTrace, ConditionTrace } from './policy/types.js';
+export { KernelFib, type KernelFibOptions, type KernelStatus } from './kernel/kernel-fib.js';
+export { KernelRules, type KernelRule } from './kernel/rules.js';
+export type { KernelRoute, NextHop, Refusal as KernelRefusal } from './kernel/types.js';
+export type { KernelOptions, KernelStaticRoute, KernelRouteView, SpeakerKernelApi } from './speaker/kernel.js';

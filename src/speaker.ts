@@ -17,16 +17,21 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { describeNotification, shutdownNotification } from './wire/notification.js';
+import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { transportHint } from './speaker/transport-hint.js';
+import { PeerHealth } from './speaker/peer-status.js';
+import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
+import type { KernelStatus } from './kernel/kernel-fib.js';
+import type { KernelRule } from './kernel/rules.js';
 import type {
   AdvertisedRoute,
   FamilyName,
+  ImportedRoute,
   PeerOptions,
   PeerState,
   PeerStatus,
@@ -38,6 +43,7 @@ import type {
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
+  SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
 } from './speaker/types.js';
@@ -64,18 +70,16 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Since when up or down, and why down (src/speaker/peer-status.ts). */
+  health: PeerHealth;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 9003 layout (length byte, UTF-8) for any Cease subcode; 2 and 4 are the standard ones. */
-function ceaseNotification(subcode: number, message?: string): NotificationMessage {
-  if (subcode === CeaseSubcode.ADMINISTRATIVE_SHUTDOWN || subcode === CeaseSubcode.ADMINISTRATIVE_RESET) {
-    return shutdownNotification(subcode, message ?? '');
-  }
-  if (!message) return { type: 'notification', code: ErrorCode.CEASE, subcode, data: new Uint8Array(0) };
-  const n = shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message);
-  return { ...n, subcode };
+function ceaseNotification(subcode: keyof typeof CeaseSubcode, message?: string): NotificationMessage {
+  if (subcode === 'ADMINISTRATIVE_SHUTDOWN' || subcode === 'ADMINISTRATIVE_RESET') return shutdownNotification(CeaseSubcode[subcode], message ?? '');
+  return Notify.cease(subcode, message ? shutdownNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, message).data : undefined);
 }
 
 /** The shutdown communication of a Cease, read leniently for any subcode. */
@@ -94,7 +98,7 @@ function familyName(afi: number): FamilyName | undefined {
   return afi === 1 ? 'ipv4' : afi === 2 ? 'ipv6' : undefined;
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -108,6 +112,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   /** Restarting (RFC 4724 §4.1): advertisements wait for peers' End-of-RIB or the deferral timer. */
   private deferral: SelectionDeferral | undefined;
   private deferralTimer: unknown;
+  /** Loc-RIB → kernel routing table (options.kernel). */
+  private readonly kernel: SpeakerKernel | undefined;
 
   constructor(readonly options: SpeakerOptions) {
     super();
@@ -122,7 +128,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       routerId: options.routerId,
       clusterId: options.clusterId,
       coalesce: { delayMs: options.coalesceMs ?? 5, maxDelayMs: options.maxDelayMs ?? 50 },
+      ...(options.kernel ? { multipath: { maxPaths: options.kernel.ecmp ?? 16, relaxNeighborAs: false }, onLocChange: (p, mp) => this.kernel?.onLocChange(p, mp) } : {}),
     });
+    const rib = this.rib;
+    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
   }
 
   // ------------------------------------------------------------ lifecycle
@@ -131,6 +140,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async start(): Promise<void> {
     if (this.started) return;
     if (this.stopped) throw new Error('BgpSpeaker: a stopped speaker cannot be started again; create a new one');
+    await this.kernel?.start(); // never throws: kernel trouble turns kernel programming off (kernelStatus says why)
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
@@ -154,6 +164,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // First, so that closing the sessions does not withdraw our routes from the kernel: they persist.
+    await this.kernel?.stop();
     this.cancelFlush();
     if (this.deferralTimer !== undefined) this.scheduler.clearTimeout(this.deferralTimer);
     this.deferralTimer = undefined;
@@ -161,7 +173,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     for (const e of entries) {
       // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
       if (opts.graceful) e.peer.dispose();
-      else e.peer.stop(ceaseNotification(CeaseSubcode.ADMINISTRATIVE_SHUTDOWN, opts.message));
+      else e.peer.stop(ceaseNotification('ADMINISTRATIVE_SHUTDOWN', opts.message));
     }
     await Promise.all(entries.map((e) => e.peer.closed()));
     for (const e of entries) e.peer.dispose();
@@ -187,6 +199,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
     // First, so that a key the kernel refuses leaves nothing half added.
@@ -197,6 +210,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     }
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
+    this.kernel?.addPeer(id);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
 
@@ -212,8 +226,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const now = this.scheduler.now();
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
+      e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
       const old = e.peer;
-      old.stop(ceaseNotification(CeaseSubcode.OTHER_CONFIGURATION_CHANGE));
+      old.stop(ceaseNotification('OTHER_CONFIGURATION_CHANGE'));
       void old.closed().then(() => old.dispose());
       this.addBase(e, old);
       e.opts = opts;
@@ -241,13 +256,19 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!e) throw new Error(`peer ${id} is not configured`);
     this.peers.delete(id);
     this.deferral?.removePeer(id);
+    this.kernel?.removePeer(id);
     this.checkDeferral();
     this.listener?.removePeer(id);
-    e.peer.stop(ceaseNotification(CeaseSubcode.PEER_DECONFIGURED, opts.message));
+    e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
     await e.peer.closed();
     e.peer.dispose();
+  }
+
+  setClusterId(clusterId: string | undefined): void {
+    this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
   }
 
   // ------------------------------------------------------------ policies
@@ -267,6 +288,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       const exportPolicy = this.policies.evaluator('export', e.opts.exportPolicies ?? [], ebgp, `peer ${e.id} exportPolicies`);
       this.rib.reconfigurePeer(e.id, { importPolicy, exportPolicy }, now);
     }
+    this.kernel?.reevaluate();
     this.scheduleFlush();
   }
 
@@ -312,10 +334,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale });
+        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
       }
     }
     return out;
+  }
+
+  /** What `peer` sent us as received (before import policy), each with the route import made of it, or none when import rejected it. */
+  receivedBeforeImport(peer: string): readonly ImportedRoute[] {
+    const e = this.entry(peer);
+    if (e.ribAsn === undefined) return [];
+    const post = new Map(this.received(e.id).map((r) => [`${r.prefix.toString()} ${r.pathId ?? 0}`, r]));
+    return this.rib.adjRibIn(e.id, 'pre').map((r) => {
+      const accepted = post.get(`${r.prefix.toString()} ${r.pathId ?? 0}`);
+      return { route: { ...describeRoute(r.prefix, r.attrs), peer: e.id, best: accepted?.best ?? false, stale: r.stale }, ...(accepted ? { accepted } : {}) };
+    });
   }
 
   explain(prefix: Prefix | string, peer?: string): RouteExplanation {
@@ -342,6 +375,26 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.attrs) };
     const sent = r.verdict === 'accept';
     return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
+  }
+
+  // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)
+
+  kernelStatus(): KernelStatus | undefined {
+    return this.kernel?.status();
+  }
+
+  kernelRoute(prefix: Prefix | string): KernelRouteView | undefined {
+    return this.kernel?.route(typeof prefix === 'string' ? Prefix.parse(prefix) : prefix);
+  }
+
+  setKernelRules(rules: readonly KernelRule[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setRules(rules);
+  }
+
+  setKernelStatics(routes: readonly KernelStaticRoute[]): void {
+    if (this.kernel === undefined) throw new Error('BgpSpeaker: built without `kernel` options');
+    this.kernel.setStatics(routes);
   }
 
   // ------------------------------------------------------------ internals
@@ -417,9 +470,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           const name = f.safi === 1 ? familyName(f.afi) : undefined;
           if (name) e.eorIn.add(name);
           this.deferral?.endOfRib(e.id, f);
+          this.kernel?.endOfRib(e.id, f);
           this.checkDeferral();
         }),
         onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
+        onConnectError: (err) => { if (e.peer === peer) e.health.connectFailed(err, new Date()); },
+        onAttemptFailed: (reason) => { if (e.peer === peer) e.health.attemptFailed(reason, new Date()); },
         log: (line) => this.log('debug', line),
       },
     });
@@ -456,6 +512,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       asn: e.opts.asn,
       state: e.state,
       since: e.since,
+      upDownSince: e.health.upDownSince,
       counters: {
         messagesIn: e.base.messagesIn + st.messagesIn,
         messagesOut: e.base.messagesOut + st.messagesOut,
@@ -470,6 +527,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.lastError) s.lastError = e.lastError;
     const hint = transportHint(e.opts, e.state, e.peer.silentFor);
     if (hint !== undefined) s.hint = hint;
+    const down = e.health.reason;
+    if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;
     if (ep) {
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
@@ -512,6 +571,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const prev = e.state;
     e.state = to;
     e.since = new Date();
+    e.health.state(to, e.since);
     this.emit('stateChange', this.statusOf(e), prev);
   }
 
@@ -545,6 +605,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
     this.deferral?.up(e.id, n);
+    this.kernel?.up(e.id, n);
     this.checkDeferral();
     this.scheduleFlush();
     this.emit('peerUp', this.statusOf(e));
@@ -555,7 +616,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // (flushRoutes or markStale, see onGracefulRestart), which always follow.
     if (reason.kind === 'tcpFailed') e.lastError = { code: 0, subcode: 0, text: 'TCP connection lost', at: new Date(), direction: 'local' };
     e.state = 'Idle';
+    e.health.sessionDown(reason, new Date());
     this.deferral?.down(e.id);
+    this.kernel?.down(e.id);
     this.scheduleFlush();
     this.emit('peerDown', this.statusOf(e), describeReason(reason));
   }
@@ -607,6 +670,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
     e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }
 

@@ -6,33 +6,34 @@
  * operations out.
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
-import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, ReceivedRoute, SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi } from '../speaker/types.js';
-import { applyOperations, type ApplyFailure } from './apply.js';
-import { planFilters } from './filters.js';
-import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import type { EventSink } from '../kubernetes/events.js';
 import { secretNamespace } from '../kubernetes/secrets.js';
-import { changeLevel, createLogger, parseLevel, type Level, type Logger } from './log.js';
+import type { Prefix } from '../net/index.js';
+import type { PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
+import { applyOperations, type ApplyFailure } from './apply.js';
+import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
+import { planFilters } from './filters.js';
+import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
-import { reconcile, runnablePeers, type PeerRefusal } from './reconcile.js';
-import { desiredRedistribution, localPeers, redistributedAttributes, redistributionOps } from './redistribute.js';
-import { manifestSource, type ConfigSource, type SourceStatus } from './sources.js';
+import { kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
+import { reconcile, type PeerRefusal } from './reconcile.js';
+import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
+import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
+import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
-import { explain, formatError, issueJson, planJson, refusalJson, refusedJson, routeJson, sourceJson, type ErrorJson, type PlanJson, type Redistributed, type RefusedJson, type SourceJson } from './views.js';
+import { withSessions } from './explain-sessions.js';
+import { listenHint } from './help.js';
+import { receivedFor } from './received-view.js';
+import { SessionLog } from './session-log.js';
+import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
+
+export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
+export type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
 /** How long a (re)starting agent waits for peers' End-of-RIB before advertising anyway. */
 export const AGENT_SELECTION_DEFERRAL_S = 15;
-
-/** A plan's local peers (src/agent/redistribute.ts), once per plan: asked for every received route. */
-const localPeerSets = new WeakMap<Plan, Set<string>>();
-function localPeersOf(plan: Plan): Set<string> {
-  let s = localPeerSets.get(plan);
-  if (!s) localPeerSets.set(plan, (s = localPeers(plan)));
-  return s;
-}
 
 /** A log line names at most this many changes (a first load is 100,000s): the first ones, then a count. */
 const MAX_LOGGED_CHANGES = 100;
@@ -45,7 +46,7 @@ export interface AgentOptions {
   readonly node: string;
   /** Manifest layers (`--manifests`); or give `source`. */
   readonly manifests?: readonly string[];
-  /** Where the configuration comes from (src/agent/sources.ts); default the `manifests` layers. */
+  /** Where the configuration comes from (src/agent/sources/); default the `manifests` layers. */
   readonly source?: ConfigSource;
   /** Kubernetes Events (NotAdvertised, PeerRefused); none when absent. */
   readonly events?: EventSink;
@@ -58,7 +59,7 @@ export interface AgentOptions {
   readonly logger?: Logger;
   /** Overrides the BGPConfiguration's listenPort. */
   readonly listenPort?: number;
-  readonly speakerFactory: (opts: SpeakerOptions) => SpeakerApi;
+  readonly speakerFactory: SpeakerFactory;
   readonly debounceMs?: number;
   /** Install SIGTERM/SIGINT handlers (default true). */
   readonly signals?: boolean;
@@ -67,49 +68,9 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
+  readonly kernel?: AgentKernelOptions;
 }
-
-export interface StatusPeerJson {
-  readonly id: string | null;
-  readonly address: string;
-  readonly port: number;
-  readonly asn: number | 'any';
-  readonly family: 4 | 6;
-  readonly type: string;
-  readonly state: PeerState;
-  readonly since: string;
-  readonly info: string | null;
-  readonly refused: boolean;
-}
-
-export interface StatusJson {
-  readonly version: 1;
-  readonly node: string;
-  readonly running: boolean;
-  readonly startedAt: string;
-  readonly speaker: { readonly asn: number; readonly routerId: string; readonly listenPort: number } | null;
-  readonly peers: readonly StatusPeerJson[];
-  readonly errors: readonly ErrorJson[];
-  /** Fields of valid resources that tsbgp ignored (unknown, or a Calico feature it lacks). */
-  readonly warnings?: readonly ErrorJson[];
-  readonly refused: readonly RefusedJson[];
-  /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
-  readonly source: SourceJson;
-}
-
-export interface AdvertisedJson {
-  readonly prefix: string;
-  readonly nextHop: string | null;
-  readonly asPath: readonly number[];
-  readonly med: number | null;
-  readonly localPref: number | null;
-  readonly communities: readonly string[];
-  readonly largeCommunities: readonly string[];
-  /** What caused the route: the plan's reasons, or the local peer it was re-advertised from. */
-  readonly reasons: readonly unknown[];
-}
-
-export type RoutesJson = PlanJson & { readonly peers: readonly (PlanJson['peers'][number] & { readonly state: PeerState | null; readonly advertised: readonly AdvertisedJson[] })[] };
 
 export interface Agent {
   /** Resolves once the agent has stopped. */
@@ -124,10 +85,6 @@ export interface Agent {
   stop(): Promise<void>;
 }
 
-type EventSource = { on<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown; off?<E extends keyof SpeakerEvents>(event: E, fn: SpeakerEvents[E]): unknown };
-const hasEvents = (s: SpeakerApi): s is SpeakerApi & EventSource => typeof (s as Partial<EventSource>).on === 'function';
-const hasPolicies = (s: SpeakerApi): s is SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'> => typeof (s as Partial<SpeakerPolicyApi>).definePolicies === 'function';
-
 function describeEvent(ev: ClusterEvent): string {
   if (ev.type === 'delete') return `delete ${ev.kind} ${ev.namespace ? `${ev.namespace}/` : ''}${ev.name}`;
   const r = ev.resource;
@@ -135,58 +92,204 @@ function describeEvent(ev: ClusterEvent): string {
 }
 
 export async function runAgent(opts: AgentOptions): Promise<Agent> {
-  const now = opts.now ?? (() => new Date());
-  const log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now });
-  const startedAt = now();
   if ((opts.source === undefined) === (opts.manifests === undefined)) throw new Error('runAgent: give exactly one of `manifests` and `source`');
-  const source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now });
-  const planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
-  const planner = new Planner(opts.node);
-  planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
-  let issues: ManifestIssue[] = [];
-  let issueText = '';
-  let applied: Plan | undefined;
-  let refusals: PeerRefusal[] = [];
-  let failures: ApplyFailure[] = [];
-  let restartNeeded: ErrorJson[] = [];
-  let speaker: SpeakerApi | undefined;
-  let speakerOpts: SpeakerOptions | undefined;
+  return new AgentLoop(opts).start();
+}
+
+/**
+ * The loop: the source's changes go into the planner (`onChange`); a
+ * reconcile, queued once for any number of changes, gives the speaker what
+ * the plan changed (`reconcile`); the speaker's events ask for
+ * redistribution passes. Everything runs one step at a time on `work`.
+ */
+class AgentLoop {
+  private readonly now: () => Date;
+  private readonly log: Logger;
+  private readonly startedAt: Date;
+  private readonly source: ConfigSource;
+  private readonly planner: Planner;
+  private readonly planEvents: PlanEvents | undefined;
+  /** Conditions that last (errors, refusals) are logged when they appear or change. */
+  private readonly memo = new ChangeMemo();
+  private readonly redistribution: Redistribution;
+  /** Event → UPDATE on the socket, for tsbgp_update_latency_seconds: the speaker's timers are watched. */
+  private readonly probe: UpdateProbe;
+  private readonly done: Promise<void>;
+  private resolveDone!: () => void;
+  private work: Promise<void> = Promise.resolve();
+  private running = true;
+  private reconcileQueued = false;
+
+  // What the source said last.
+  private issues: ManifestIssue[] = [];
+  private disconnectedAt: Date | undefined;
+
+  // The speaker, once the node has an IPv4 address.
+  private speaker: AgentSpeaker | undefined;
+  private speakerOpts: SpeakerOptions | undefined;
+  private startError: Error | undefined;
+
+  // What the last reconcile did.
+  private applied: Plan | undefined;
+  private refusals: readonly PeerRefusal[] = [];
+  private failures: ApplyFailure[] = [];
+  private restartNeeded: ErrorJson[] = [];
   /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
-  let filterKey: string | undefined;
-  const redistributed = new Map<string, Redistributed>();
-  const lastStates = new Map<string, PeerState>();
-  let running = true;
-  let work: Promise<void> = Promise.resolve();
-  let poll: NodeJS.Timeout | undefined;
-  let startError: Error | undefined;
-  let resolveDone!: () => void;
-  const done = new Promise<void>((r) => (resolveDone = r));
+  private filterKey: string | undefined;
+  /** Session changes in the log: down once with its reason, retries at debug (session-log.ts). */
+  private readonly sessionLog: SessionLog;
+  /** The kernel rules and statics the speaker holds (their key). */
+  private kernelKey: string | undefined;
 
-  const enqueue = (step: () => Promise<void>) => {
-    work = work.then(step).catch((e: Error) => log.error('internal error', { error: e.message, stack: e.stack }));
-    return work;
-  };
+  private control: ControlServer | undefined;
 
-  /** BGPConfiguration logSeverityScreen, unless --log-level was given; the change is logged where it shows. */
-  const followLevel = (plan: Plan) => {
-    if (!opts.logLevel) changeLevel(log, parseLevel(plan.logSeverity), 'BGPConfiguration logSeverityScreen');
-  };
+  constructor(private readonly opts: AgentOptions) {
+    this.now = opts.now ?? (() => new Date());
+    this.log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now: this.now });
+    this.startedAt = this.now();
+    this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
+    this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
+    this.planner = new Planner(opts.node);
+    this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
+    this.sessionLog = new SessionLog(this.log);
+    this.probe = new UpdateProbe(() => this.speaker?.status() ?? [], () => this.now().getTime());
+    this.redistribution = new Redistribution(
+      { enqueue: (step) => void this.enqueue(step), setTimer: (fn, ms) => setTimeout(fn, ms).unref(), now: () => performance.now() },
+      () => this.redistribute(),
+    );
+    this.done = new Promise<void>((r) => (this.resolveDone = r));
+  }
 
-  // Event → UPDATE on the socket, for tsbgp_update_latency_seconds: the speaker's timers are watched.
-  const probe = new UpdateProbe(() => speaker?.status() ?? [], () => now().getTime());
-  const afterSpeakerTimer = () => {
-    if (!probe.armed) return;
-    const r = probe.check();
-    if (r === 'sent') opts.metrics?.updateSent();
-    else if (r === 'abandoned') opts.metrics?.updateAbandoned();
-  };
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.work = this.work.then(step).catch((e: Error) => this.log.error('internal error', { error: e.message, stack: e.stack }));
+    return this.work;
+  }
 
-  const createSpeaker = async (plan: Plan): Promise<void> => {
-    if (!plan.node.ipv4) {
-      if (plan.peers.length > 0 || plan.routes.length > 0) log.warn('no IPv4 address for this node yet: the speaker needs one as its router ID', { node: opts.node });
-      return;
+  // ---- the source's side ----
+
+  private readonly onChange = (events: ClusterEvent[], issues: ManifestIssue[]): void => {
+    const issuesChanged = this.memo.changed('issues', issues);
+    const newIssues = this.memo.added('issue', issues);
+    this.issues = issues;
+    if (events.length === 0 && !issuesChanged) return;
+    const log = this.log;
+    if (events.length > 0) {
+      const before = this.planner.plan;
+      // One plan for the whole batch (a reload, a burst of watch events).
+      const plan = this.planner.applyAll(events).plan;
+      // A first load of a large cluster is 100,000s of events: name the first ones and count the rest.
+      log.info('configuration changed', { changes: capped(events, describeEvent), changeCount: events.length, routes: plan.routes.length, peers: plan.peers.length });
+      // Only the IPs this change refused (or refused for another reason).
+      for (const r of newlyRefused(before.refused, plan.refused)) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
+      if (this.memo.changed('plan errors', plan.errors)) for (const e of plan.errors) log.error(formatError(planErrorJson(e)));
     }
-    speakerOpts = {
+    for (const i of newIssues) {
+      const fields = { file: i.file, kind: i.kind, name: i.name, field: i.path };
+      if (i.severity === 'error') log.error(`invalid ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, fields);
+      else if (i.severity === 'warning') log.warn(`ignored in ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, fields);
+      else log.debug(`ignored: ${formatIssue(i)}`);
+    }
+    if (events.length > 0) this.opts.metrics?.eventReceived();
+    if (events.length > 0 || !this.applied) this.requestReconcile();
+  };
+
+  /** The API server went away or came back: nothing is withdrawn meanwhile, and the log says so. */
+  private readonly onConnectionChange = (connected: boolean, st: SourceStatus): void => {
+    this.opts.metrics?.refresh();
+    if (!connected && st.synced && !this.disconnectedAt) {
+      this.disconnectedAt = st.since;
+      this.log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
+    } else if (connected && this.disconnectedAt) {
+      this.log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: Math.round((st.since.getTime() - this.disconnectedAt.getTime()) / 1000) });
+      this.disconnectedAt = undefined;
+    }
+  };
+
+  /** A reconcile reads the planner's plan when it runs: one queued is enough for any number of changes before it starts. */
+  private requestReconcile(): void {
+    if (this.reconcileQueued) return;
+    this.reconcileQueued = true;
+    void this.enqueue(async () => {
+      this.reconcileQueued = false;
+      await this.reconcile();
+      // Not awaited: a slow API server must not hold back the next reconcile.
+      if (this.running) void this.planEvents?.update(this.planner.state, this.planner.plan, this.refusals);
+    });
+  }
+
+  // ---- the speaker's side ----
+
+  private async reconcile(): Promise<void> {
+    if (!this.running) return;
+    const plan = this.planner.plan;
+    // BGPConfiguration logSeverityScreen, unless --log-level was given; the change is logged where it shows.
+    if (!this.opts.logLevel) changeLevel(this.log, parseLevel(plan.logSeverity), 'BGPConfiguration logSeverityScreen');
+    const speaker = this.speaker ?? (await this.createSpeaker(plan));
+    if (!speaker) return;
+    this.checkRestart(plan);
+    // Filter policies first: peers added or updated below name them.
+    const filterFailures = this.defineFilters(speaker, plan);
+    const ops = reconcile(this.applied, plan);
+    // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
+    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
+    const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
+    for (const r of ops.originate) this.redistribution.forget(r.prefix);
+    const awaitUpdate = this.opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && this.probe.arm();
+    const ks = syncKernel(speaker, plan, this.kernelKey);
+    this.kernelKey = ks.key;
+    if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
+    this.failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
+    for (const f of this.failures) this.log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
+    for (const address of ops.removePeers) this.sessionLog.forget(address);
+    if (this.memo.changed('refused peers', ops.refusedPeers)) for (const r of ops.refusedPeers) this.log.error(formatError(refusalJson(r)));
+    this.refusals = ops.refusedPeers;
+    const changes = ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + withdraw.length;
+    if (changes > 0 && this.applied) {
+      this.log.info('applied configuration to the speaker', {
+        originated: capped(ops.originate, (r) => r.prefix.toString()),
+        withdrawn: capped(withdraw, String),
+        originatedCount: ops.originate.length,
+        withdrawnCount: withdraw.length,
+        peersAdded: ops.addPeers.map((p) => p.options.address),
+        peersUpdated: ops.updatePeers.map((p) => ({ peer: p.options.address, changed: p.changed })),
+        peersRemoved: ops.removePeers,
+      });
+    }
+    const before = this.applied;
+    this.applied = plan;
+    // What to re-advertise depends on the received routes (their events ask
+    // for a pass), and on the plan's peers, allow-list and withdrawals (a
+    // hand-over). A Service change that only originates leaves all that as it
+    // was: no pass over what the local peers sent.
+    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || ops.withdraw.length > 0) await this.redistribute();
+    this.opts.metrics?.reconciled({ awaitUpdate });
+  }
+
+  /** BGPFilters as speaker policies, defined when they change; a redefinition re-evaluates the peers using them, without a session reset. */
+  private defineFilters(speaker: AgentSpeaker, plan: Plan): ApplyFailure[] {
+    const pf = planFilters(plan);
+    const failures: ApplyFailure[] = [];
+    if (pf.key !== this.filterKey) {
+      try {
+        speaker.definePolicies(pf.config);
+        this.filterKey = pf.key;
+        if (this.applied) this.log.info('BGPFilters applied to the speaker', { filters: plan.filters.map((f) => f.name) });
+        for (const w of pf.warnings) this.log.warn(`BGPFilter: ${w}`);
+      } catch (e) {
+        failures.push({ op: 'definePolicies', target: 'BGPFilters', message: (e as Error).message });
+      }
+    }
+    if (this.memo.changed('filter errors', [...pf.errors])) for (const [name, message] of pf.errors) this.log.error(`BGPFilter ${name}: ${message}`);
+    return failures;
+  }
+
+  private async createSpeaker(plan: Plan): Promise<AgentSpeaker | undefined> {
+    const opts = this.opts;
+    if (!plan.node.ipv4) {
+      if (plan.peers.length > 0 || plan.routes.length > 0) this.log.warn('no IPv4 address for this node yet: the speaker needs one as its router ID', { node: opts.node });
+      return undefined;
+    }
+    const speakerOpts: SpeakerOptions = {
       asn: plan.node.asn,
       routerId: plan.node.ipv4.toString(),
       listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address.toString()] } : {}) },
@@ -206,402 +309,221 @@ export async function runAgent(opts: AgentOptions): Promise<Agent> {
       // so a long coalescing window only delays it: 1 ms instead of 5 (the
       // 50 ms bound still packs a stream of changes).
       coalesceMs: 1,
-      log: (level, msg, fields) => log.log(level, msg, { component: 'speaker', ...fields }),
-      ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, afterSpeakerTimer) } : {}),
+      log: (level, msg, fields) => this.log.log(level, msg, { component: 'speaker', ...fields }),
+      ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, () => this.afterSpeakerTimer()) } : {}),
+      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
       await s.start();
     } catch (e) {
       // At start-up this ends runAgent; later (the node appeared afterwards) the next change retries.
-      startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}`);
-      log.error(startError.message);
-      speakerOpts = undefined;
-      return;
+      this.startError = new Error(`cannot start the BGP speaker: ${(e as Error).message}${listenHint(e as Error)}`);
+      this.log.error(this.startError.message);
+      return undefined;
     }
-    speaker = s;
-    log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
-    if (hasEvents(s)) {
-      s.on('stateChange', (st: PeerStatus, from: PeerState) => sessionChanged(st, from));
-      // One event per prefix (a router's full table is a million): only a local peer's
-      // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
-      s.on('routeReceived', (r: ReceivedRoute) => requestRedistribute(r.peer));
-      s.on('routeWithdrawn', (peer: string) => requestRedistribute(peer));
-    } else {
-      // A speaker without events: poll once a second for session changes and received routes.
-      poll = setInterval(() => {
-        for (const st of s.status()) if (lastStates.get(st.address) !== st.state) sessionChanged(st, lastStates.get(st.address) ?? 'Idle');
-        requestRedistribute();
-      }, 1000);
-      poll.unref();
-    }
-  };
+    this.speaker = s;
+    this.speakerOpts = speakerOpts;
+    this.log.info('BGP speaker started', { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: opts.listenPort ?? plan.listen.port });
+    s.on('stateChange', (st: PeerStatus, from: PeerState) => this.sessionChanged(st, from));
+    // Established → Idle comes as peerDown (the speaker's state is Idle before the FSM's stateChange).
+    s.on('peerDown', (st: PeerStatus) => this.sessionLog.observe(st, 'Established', this.now().getTime()));
+    // One event per prefix (a router's full table is a million): only a local peer's
+    // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
+    s.on('routeReceived', (r: ReceivedRoute) => this.redistribution.request(this.applied, r.peer));
+    s.on('routeWithdrawn', (peer: string) => this.redistribution.request(this.applied, peer));
+    return s;
+  }
 
-  const sessionChanged = (st: PeerStatus, from: PeerState) => {
+  private afterSpeakerTimer(): void {
+    if (!this.probe.armed) return;
+    const r = this.probe.check();
+    if (r === 'sent') this.opts.metrics?.updateSent();
+    else if (r === 'abandoned') this.opts.metrics?.updateAbandoned();
+  }
+
+  private sessionChanged(st: PeerStatus, from: PeerState): void {
     if (from === st.state) return;
-    lastStates.set(st.address, st.state);
-    opts.metrics?.refresh();
-    const fields = { peer: st.address, from, to: st.state, ...(st.lastError ? { lastError: st.lastError.text } : {}) };
-    if (st.state === 'Established') log.info('BGP session established', fields);
-    else if (from === 'Established') log.warn('BGP session down', fields);
-    else log.info('BGP session state changed', fields);
-  };
+    this.opts.metrics?.refresh();
+    this.sessionLog.observe(st, from, this.now().getTime());
+  }
 
-  /** Settings that need a new speaker: reported, never applied half-way. */
-  const checkRestart = (plan: Plan) => {
-    if (!speakerOpts) return;
+  /** Settings that need a new speaker: reported, never applied half-way. (The route-reflector cluster ID is applied live.) */
+  private checkRestart(plan: Plan): void {
+    let so = this.speakerOpts;
+    if (!so) return;
+    // Becoming, or ceasing to be, a route reflector: applied in place; the peers whose client role changes reset in the reconcile that follows.
+    const clusterId = plan.node.routeReflectorClusterId;
+    if (clusterId !== so.clusterId && this.speaker) {
+      this.speaker.setClusterId(clusterId);
+      this.log.info(clusterId ? 'route reflector cluster ID set' : 'no longer a route reflector', { from: so.clusterId ?? null, to: clusterId ?? null });
+      so = this.speakerOpts = { ...so, clusterId };
+    }
+    const node = this.opts.node;
     const out: ErrorJson[] = [];
-    const port = opts.listenPort ?? plan.listen.port;
-    const was = speakerOpts.listen === false ? undefined : speakerOpts.listen?.port;
-    if (plan.node.asn !== speakerOpts.asn) out.push({ file: null, kind: 'Node', namespace: null, name: opts.node, field: 'asNumber', message: `AS number changed from ${speakerOpts.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)` });
-    if (plan.node.ipv4 && plan.node.ipv4.toString() !== speakerOpts.routerId) out.push({ file: null, kind: 'Node', namespace: null, name: opts.node, field: 'addresses', message: `router ID would change from ${speakerOpts.routerId} to ${plan.node.ipv4}: restart the agent to apply` });
+    const port = this.opts.listenPort ?? plan.listen.port;
+    const was = so.listen === false ? undefined : so.listen?.port;
+    if (plan.node.asn !== so.asn) out.push({ file: null, kind: 'Node', namespace: null, name: node, field: 'asNumber', message: `AS number changed from ${so.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)` });
+    if (plan.node.ipv4 && plan.node.ipv4.toString() !== so.routerId) out.push({ file: null, kind: 'Node', namespace: null, name: node, field: 'addresses', message: `router ID would change from ${so.routerId} to ${plan.node.ipv4}: restart the agent to apply` });
     if (port !== was) out.push({ file: null, kind: 'BGPConfiguration', namespace: null, name: 'default', field: 'spec.listenPort', message: `listen port changed from ${was} to ${port}: restart the agent to apply` });
-    if (JSON.stringify(out) !== JSON.stringify(restartNeeded)) for (const e of out) log.error(formatError(e));
-    restartNeeded = out;
-  };
+    if (this.memo.changed('restart needed', out)) for (const e of out) this.log.error(formatError(e));
+    this.restartNeeded = out;
+  }
 
   /** Routes received from the plan's local peers only (what the upstream router sends is not looked at). */
-  const localReceived = (sp: SpeakerApi, plan: Plan): ReceivedRoute[] => {
+  private localReceived(speaker: AgentSpeaker, plan: Plan): ReceivedRoute[] {
     const out: ReceivedRoute[] = [];
-    for (const a of localPeersOf(plan)) {
+    for (const a of localPeers(plan)) {
       try {
-        out.push(...sp.received(a));
+        out.push(...speaker.received(a));
       } catch {
         // Not added to the speaker yet (this reconcile adds it): nothing received from it.
       }
     }
     return out;
-  };
+  }
 
-  let redistributeQueued = false;
-  /** How long the last redistribution pass took: while local peers stream a large table, passes are spaced by a few of these. */
-  let lastPassMs = 0;
-  const requestRedistribute = (peer?: string) => {
-    if (peer !== undefined && applied && !localPeersOf(applied).has(peer)) return;
-    if (redistributeQueued) return;
-    redistributeQueued = true;
-    const pass = () =>
-      void enqueue(async () => {
-        redistributeQueued = false;
-        const t0 = performance.now();
-        await redistribute();
-        lastPassMs = performance.now() - t0;
-      });
-    const delay = Math.min(1000, 4 * lastPassMs);
-    if (delay < 1) pass();
-    else setTimeout(pass, delay).unref();
-  };
-
-  const redistribute = async (): Promise<void> => {
-    if (!speaker || !applied || !running) return;
-    const desired = desiredRedistribution(applied, localReceived(speaker, applied));
-    const ops = redistributionOps(redistributed, desired, applied);
-    for (const k of ops.forget) redistributed.delete(k);
+  /** One redistribution pass, carried out on the speaker. */
+  private async redistribute(): Promise<void> {
+    const { speaker, applied } = this;
+    if (!speaker || !applied || !this.running) return;
+    const ops = this.redistribution.next(applied, this.localReceived(speaker, applied));
     for (const r of ops.originate) {
       speaker.originate(r.prefix, redistributedAttributes(r));
-      redistributed.set(r.prefix.toString(), r);
-      log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
+      this.log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
     }
     for (const p of ops.withdraw) {
       speaker.withdraw(p);
-      redistributed.delete(p.toString());
-      log.info('withdrawing a re-advertised route', { prefix: p.toString() });
+      this.log.info('withdrawing a re-advertised route', { prefix: p.toString() });
     }
-  };
+  }
 
-  const reconcileNow = async (): Promise<void> => {
-    if (!running) return;
-    const plan = planner.plan;
-    followLevel(plan);
-    if (!speaker) await createSpeaker(plan);
-    if (!speaker) return;
-    checkRestart(plan);
-    const sp = speaker;
-    const canFilter = hasPolicies(sp);
-    // Filter policies first: peers added or updated below name them. A
-    // redefinition re-evaluates the peers using them, without a session reset.
-    const filterFailures: ApplyFailure[] = [];
-    if (canFilter) {
-      const pf = planFilters(plan);
-      if (pf.key !== filterKey) {
-        try {
-          (sp as SpeakerApi & Pick<SpeakerPolicyApi, 'definePolicies'>).definePolicies(pf.config);
-          filterKey = pf.key;
-          if (applied) log.info('BGPFilters applied to the speaker', { filters: plan.filters.map((f) => f.name) });
-          for (const w of pf.warnings) log.warn(`BGPFilter: ${w}`);
-        } catch (e) {
-          filterFailures.push({ op: 'definePolicies', target: 'BGPFilters', message: (e as Error).message });
-        }
-      }
-      for (const [name, message] of pf.errors) if (!applied || JSON.stringify([...pf.errors]) !== JSON.stringify([...planFilters(applied).errors])) log.error(`BGPFilter ${name}: ${message}`);
-    }
-    const ops = reconcile(applied, plan, { filters: canFilter });
-    // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
-    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
-    const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
-    for (const r of ops.originate) redistributed.delete(r.prefix.toString());
-    const awaitUpdate = opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && probe.arm();
-    failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
-    for (const f of failures) log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
-    const refusedNow = JSON.stringify(ops.refusedPeers);
-    if (refusedNow !== JSON.stringify(refusals)) for (const r of ops.refusedPeers) log.error(formatError(refusalJson(r)));
-    refusals = [...ops.refusedPeers];
-    const changes = ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + withdraw.length;
-    if (changes > 0 && applied) {
-      log.info('applied configuration to the speaker', {
-        originated: capped(ops.originate, (r) => r.prefix.toString()),
-        withdrawn: capped(withdraw, String),
-        originatedCount: ops.originate.length,
-        withdrawnCount: withdraw.length,
-        peersAdded: ops.addPeers.map((p) => p.options.address),
-        peersUpdated: ops.updatePeers.map((p) => ({ peer: p.options.address, changed: p.changed })),
-        peersRemoved: ops.removePeers,
-      });
-    }
-    const before = applied;
-    applied = plan;
-    // What to re-advertise depends on the received routes (their events ask
-    // for a pass), and on the plan's peers, allow-list and withdrawals (a
-    // hand-over). A Service change that only originates leaves all that as it
-    // was: no pass over what the local peers sent.
-    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || ops.withdraw.length > 0) await redistribute();
-    opts.metrics?.reconciled({ awaitUpdate });
-  };
+  // ---- views, control socket ----
 
-  /** A reconcile, then the Events the current plan calls for (also before the speaker exists). */
-  const reconcileStep = async (): Promise<void> => {
-    await reconcileNow();
-    // Not awaited: a slow API server must not hold back the next reconcile.
-    if (running) void planEvents?.update(planner.state, planner.plan, refusals);
-  };
-
-  const onChange = (events: ClusterEvent[], newIssues: ManifestIssue[]) => {
-    const text = JSON.stringify(newIssues);
-    const issuesChanged = text !== issueText;
-    const known = new Set(issues.map((i) => JSON.stringify(i)));
-    issues = newIssues;
-    issueText = text;
-    if (events.length === 0 && !issuesChanged) return;
-    const before = planner.plan;
-    // One plan for the whole batch (a reload, a burst of watch events).
-    const plan = events.length > 0 ? planner.applyAll(events).plan : before;
-    if (events.length > 0) {
-      // A first load of a large cluster is 100,000s of events: name the first ones and count the rest.
-      const changes = capped(events, describeEvent);
-      log.info('configuration changed', { changes, changeCount: events.length, routes: plan.routes.length, peers: plan.peers.length });
-      // Refused IPs and plan errors, once per change: only the IPs this change refused (or refused for another reason).
-      for (const r of newlyRefused(before.refused, plan.refused)) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
-      if (!applied || JSON.stringify(before.errors) !== JSON.stringify(plan.errors)) for (const e of plan.errors) log.error(formatError(planJsonError(e)));
-    }
-    // Issues once each, when they appear.
-    for (const i of newIssues) {
-      if (known.has(JSON.stringify(i))) continue;
-      if (i.severity === 'error') log.error(`invalid ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
-      else if (i.severity === 'warning') log.warn(`ignored in ${i.file ? 'manifest' : 'resource'}: ${formatIssue(i)}`, { file: i.file, kind: i.kind, name: i.name, field: i.path });
-      else log.debug(`ignored: ${formatIssue(i)}`);
-    }
-    if (events.length > 0) opts.metrics?.eventReceived();
-    if (events.length > 0 || !applied) requestReconcile();
-  };
-
-  // A reconcile reads the planner's plan when it runs: one queued is enough
-  // for any number of changes that come before it starts.
-  let reconcileQueued = false;
-  const requestReconcile = () => {
-    if (reconcileQueued) return;
-    reconcileQueued = true;
-    void enqueue(async () => {
-      reconcileQueued = false;
-      await reconcileStep();
-    });
-  };
-
-  const planJsonError = (e: Plan['errors'][number]): ErrorJson => ({ file: null, kind: e.kind ?? null, namespace: e.namespace ?? null, name: e.name ?? null, field: e.field ?? null, message: e.message });
-
-  const redistributedList = () => [...redistributed.values()].sort((a, b) => a.prefix.compare(b.prefix));
-
-  const currentErrors = (): ErrorJson[] => {
-    const plan = planner.plan;
-    return [
-      ...issues.filter((i) => i.severity === 'error').map(issueJson),
-      ...plan.errors.map(planJsonError),
-      ...runnablePeers(plan).refused.filter((r) => !r.byPlanner).map(refusalJson),
-      ...failures.map((f) => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` })),
-      ...restartNeeded,
-    ];
-  };
-
-  const status = (): StatusJson => {
-    const plan = applied ?? planner.plan;
-    const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
-    const live = speaker?.status() ?? [];
-    const seen = new Set(live.map((s) => s.address));
-    const peers: StatusPeerJson[] = live.map((s) => {
-      const p = byAddr.get(s.address);
-      return {
-        id: p?.id ?? null,
-        address: s.address,
-        port: s.port,
-        asn: s.asn,
-        family: s.address.includes(':') ? 6 : 4,
-        type: p?.type ?? 'unknown',
-        state: s.state,
-        since: s.since.toISOString(),
-        info: s.hint ?? s.lastError?.text ?? null,
-        refused: false,
-      };
-    });
-    const refused = runnablePeers(planner.plan).refused;
-    for (const r of refused) {
-      if (seen.has(r.address)) continue;
-      seen.add(r.address);
-      const p = planner.plan.peers.find((x) => x.id === r.id)!;
-      peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
-    }
+  private snapshot(): AgentSnapshot {
+    const { speaker, redistribution } = this;
     return {
-      version: 1,
-      node: opts.node,
-      running,
-      startedAt: startedAt.toISOString(),
-      speaker: speakerOpts ? { asn: speakerOpts.asn, routerId: speakerOpts.routerId, listenPort: speakerOpts.listen === false ? 0 : (speakerOpts.listen?.port ?? 179) } : null,
-      peers,
-      errors: currentErrors(),
-      warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
-      refused: planner.plan.refused.map(refusedJson),
-      source: sourceJson(source.status()),
+      node: this.opts.node,
+      running: this.running,
+      startedAt: this.startedAt,
+      planned: this.planner.plan,
+      applied: this.applied,
+      issues: this.issues,
+      failures: this.failures,
+      restartNeeded: this.restartNeeded,
+      get redistributed() {
+        return redistribution.list();
+      },
+      listenPort: this.opts.listenPort,
+      speakerOptions: this.speakerOpts,
+      source: this.source.status(),
+      sessions: speaker?.status() ?? [],
+      advertised: (peer) => speaker?.advertised(peer) ?? [],
+      kernel: kernelStatusJson(speaker, this.applied ?? this.planner.plan),
     };
-  };
+  }
 
-  const routes = (peer?: string): RoutesJson => {
-    const plan = applied ?? planner.plan;
-    const base = planJson(plan, { issues, redistributed: redistributedList(), listenPort: opts.listenPort });
-    const live = new Map((speaker?.status() ?? []).map((s) => [s.address, s]));
-    const reasonsFor = (prefix: Prefix): readonly unknown[] => {
-      const r = plan.routes.find((x) => x.prefix.equals(prefix));
-      if (r) return routeJson(r, plan).reasons;
-      const d = redistributed.get(prefix.toString());
-      return d ? [{ kind: 'Redistributed', peer: d.from, text: `re-advertised from local peer ${d.from}` }] : [];
-    };
-    const peers = base.peers
-      .filter((p) => peer === undefined || p.address === peer)
-      .map((p) => ({
-        ...p,
-        state: live.get(p.address)?.state ?? null,
-        advertised: p.refused
-          ? []
-          : (speaker?.advertised(p.address) ?? []).map((a) => ({
-              prefix: a.prefix.toString(),
-              nextHop: a.nextHop ?? null,
-              asPath: [...a.asPath],
-              med: a.med ?? null,
-              localPref: a.localPref ?? null,
-              communities: [...a.communities],
-              largeCommunities: [...a.largeCommunities],
-              reasons: reasonsFor(a.prefix),
-            })),
-      }));
-    if (peer !== undefined && peers.length === 0) throw new ControlError('bad-params', `no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
-    return { ...base, errors: currentErrors(), peers };
-  };
+  private explain(query: string): ReturnType<typeof explain> {
+    const x = explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.get(`${ns}/${name}`));
+    return withSessions(x, this.speaker?.status() ?? []);
+  }
 
-  const handle = (method: Method, params: Record<string, unknown>): unknown => {
+  private readonly handle = (method: Method, params: Record<string, unknown>): unknown => {
     switch (method) {
       case 'status':
-        return status();
+        return statusJson(this.snapshot());
       case 'routes': {
         if (params.peer !== undefined && typeof params.peer !== 'string') throw new ControlError('bad-params', '"peer" must be a string');
-        return routes(params.peer as string | undefined);
+        try {
+          return routesJson(this.snapshot(), params.peer as string | undefined);
+        } catch (e) {
+          throw e instanceof NoSuchPeer ? new ControlError('bad-params', e.message) : e;
+        }
       }
       case 'explain': {
         if (typeof params.query !== 'string') throw new ControlError('bad-params', '"query" must be a prefix or NAMESPACE/SERVICE');
         try {
-          return explainNow(params.query);
+          return this.explain(params.query);
         } catch (e) {
           throw new ControlError('bad-params', (e as Error).message);
         }
       }
       case 'plan':
-        return { ...planJson(planner.plan, { issues, redistributed: redistributedList(), listenPort: opts.listenPort }), errors: currentErrors() };
+        return agentPlanJson(this.snapshot());
+      case 'received':
+        return receivedFor(this.speaker, params.peer);
     }
   };
 
-  const explainNow = (query: string) => explain(applied ?? planner.plan, query, redistributedList(), (ns, name) => planner.state.services.has(`${ns}/${name}`));
+  // ---- start and stop ----
 
-  // ---- start ----
-  opts.metrics?.attach(() => ({ running, speaker, plan: applied, configErrors: currentErrors().length, source: source.status() }));
-  const origin = source.status();
-  log.info('tsbgp agent starting', { node: opts.node, source: origin.kind, ...(origin.kind === 'manifests' ? { manifests: origin.paths } : { server: origin.server }) });
-  let control: ControlServer | undefined;
-  let disconnectedAt: Date | undefined;
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info(`received ${sig}`);
-    void stop();
+  private readonly onSignal = (sig: NodeJS.Signals): void => {
+    this.log.info(`received ${sig}`);
+    void this.stop();
   };
-  const stop = async (): Promise<void> => {
-    if (!running) return done;
-    running = false;
-    log.info(SHUTDOWN_MESSAGE);
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-    await source.close();
-    planEvents?.close();
-    if (poll) clearInterval(poll);
-    await work;
-    await control?.close();
+
+  readonly stop = async (): Promise<void> => {
+    if (!this.running) return this.done;
+    this.running = false;
+    this.log.info(SHUTDOWN_MESSAGE);
+    process.off('SIGTERM', this.onSignal);
+    process.off('SIGINT', this.onSignal);
+    await this.source.close();
+    this.planEvents?.close();
+    await this.work;
+    await this.control?.close();
     // Graceful: peers keep our routes as stale while we are away (RFC 4724).
-    if (speaker) await speaker.stop({ message: SHUTDOWN_MESSAGE, graceful: true });
-    resolveDone();
-    return done;
+    if (this.speaker) await this.speaker.stop({ message: SHUTDOWN_MESSAGE, graceful: true });
+    this.resolveDone();
+    return this.done;
   };
-  /** The API server went away or came back: nothing is withdrawn meanwhile, and the log says so. */
-  const onConnectionChange = (connected: boolean, st: SourceStatus) => {
-    opts.metrics?.refresh();
-    if (!connected && st.synced && !disconnectedAt) {
-      disconnectedAt = st.since;
-      log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
-    } else if (connected && disconnectedAt) {
-      log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: Math.round((st.since.getTime() - disconnectedAt.getTime()) / 1000) });
-      disconnectedAt = undefined;
+
+  async start(): Promise<Agent> {
+    const { opts, log, source } = this;
+    opts.metrics?.attach(() => ({ running: this.running, speaker: this.speaker, plan: this.applied, configErrors: currentErrors(this.snapshot()).length, source: source.status() }));
+    const origin = source.status();
+    log.info('tsbgp agent starting', { node: opts.node, source: origin.kind, ...(origin.kind === 'manifests' ? { manifests: origin.paths } : { server: origin.server }) });
+    try {
+      // The control socket and signals come first, so `tsbgp status` and SIGTERM work while the first sync waits on the API server.
+      if (opts.control !== false && opts.control !== undefined) {
+        this.control = await startControlServer(opts.control, this.handle, (e) => log.error(`control socket: ${e.message}`));
+        log.info('control socket listening', { path: opts.control });
+      }
+      if (opts.signals !== false) {
+        process.once('SIGTERM', this.onSignal);
+        process.once('SIGINT', this.onSignal);
+      }
+      if (origin.kind === 'kubernetes') log.info('waiting for the first sync of the Kubernetes API', { server: origin.server });
+      const started = source.start({
+        onChange: this.onChange,
+        onConnectionChange: this.onConnectionChange,
+        onWatchRestart: (resource) => opts.metrics?.watchRestarted(resource),
+        // API errors come with the retries (once per resource and text); the outage itself is the warning above.
+        onError: (e) => (origin.kind === 'manifests' ? log.error(`manifest watch: ${e.message}`) : log.warn(`Kubernetes API: ${e.message}`)),
+      });
+      // A signal during a long first sync ends the wait; the agent then simply stops.
+      started.catch(() => undefined);
+      await Promise.race([started, this.done]);
+      await this.work;
+      if (this.running && this.startError) throw this.startError;
+    } catch (e) {
+      await this.stop();
+      throw e;
     }
-  };
-  try {
-    // The control socket and signals come first, so `tsbgp status` and SIGTERM work while the first sync waits on the API server.
-    if (opts.control !== false && opts.control !== undefined) {
-      control = await startControlServer(opts.control, handle, (e) => log.error(`control socket: ${e.message}`));
-      log.info('control socket listening', { path: opts.control });
-    }
-    if (opts.signals !== false) {
-      process.once('SIGTERM', onSignal);
-      process.once('SIGINT', onSignal);
-    }
-    if (origin.kind === 'kubernetes') log.info('waiting for the first sync of the Kubernetes API', { server: origin.server });
-    const started = source.start({
-      onChange,
-      onConnectionChange,
-      onWatchRestart: (resource) => opts.metrics?.watchRestarted(resource),
-      // API errors come with the retries (once per resource and text); the outage itself is the warning above.
-      onError: (e) => (origin.kind === 'manifests' ? log.error(`manifest watch: ${e.message}`) : log.warn(`Kubernetes API: ${e.message}`)),
-    });
-    // A signal during a long first sync ends the wait; the agent then simply stops.
-    started.catch(() => undefined);
-    await Promise.race([started, done]);
-    await work;
-    if (running && startError) throw startError;
-  } catch (e) {
-    await stop();
-    throw e;
+    return {
+      done: this.done,
+      controlPath: this.control?.path,
+      plan: () => this.planner.plan,
+      status: () => statusJson(this.snapshot()),
+      routes: (peer) => routesJson(this.snapshot(), peer),
+      explain: (query) => this.explain(query),
+      settled: async () => {
+        await source.settle();
+        await this.work;
+        await this.redistribution.settled();
+        await this.work;
+      },
+      stop: this.stop,
+    };
   }
-  return {
-    done,
-    controlPath: control?.path,
-    plan: () => planner.plan,
-    status,
-    routes,
-    explain: explainNow,
-    settled: async () => {
-      await source.settle();
-      await work;
-    },
-    stop,
-  };
 }

@@ -1,17 +1,21 @@
 import { readFileSync } from 'node:fs';
+import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from '../kubernetes/api-source.js';
+import { loadKubeConfig } from './sources/api-source.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
-import type { SpeakerApi, SpeakerOptions } from '../speaker/types.js';
-import { runAgent, type AgentOptions, type RoutesJson, type StatusJson } from './agent.js';
+import { BgpSpeaker } from '../speaker.js';
+import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './kube-source.js';
+import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
-import { loadLayers } from './sources.js';
+import { loadLayers } from './sources/index.js';
+import { COMMAND_HELP, wantsHelp } from './help.js';
+import { renderPeerDetail } from './peer-view.js';
+import { renderReceived, type ReceivedJson } from './received-view.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -20,18 +24,21 @@ commands:
   agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
            [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
+           [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
+           (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
-  status   [--json] [--control SOCKET]
-           BGP sessions (calicoctl node status), configuration errors, refused advertisements
-  routes   [--peer IP] [--json] [--control SOCKET]
-           what is advertised to each peer, and why
+  status   [PEER] [--json] [--control SOCKET]
+           BGP sessions (calicoctl node status), configuration errors, refused advertisements;
+           with PEER: that peer in full (uptime, capabilities, prefixes, messages, last error)
+  routes   [--peer IP | --received IP] [--json] [--control SOCKET]
+           what is advertised to each peer, and why; --received: what a peer sends us
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--json]
            the same offline, without sessions; exits 1 when the plan has errors
   version  print the version
-  help     this text
+  help     [COMMAND]  this text, or one command's usage (also: tsbgp COMMAND --help)
 
 The agent reads exactly one source: manifest files (--manifests), or the
 Kubernetes API through a kubeconfig (--kubeconfig) or the pod's service
@@ -47,7 +54,7 @@ export interface CliIO {
   readonly stderr?: (text: string) => void;
   readonly env?: NodeJS.ProcessEnv;
   /** The speaker the agent drives; default: BgpSpeaker from src/speaker.ts. */
-  readonly speakerFactory?: (opts: SpeakerOptions) => SpeakerApi;
+  readonly speakerFactory?: SpeakerFactory;
   readonly now?: () => Date;
   /** Log lines of `agent` (default stderr). */
   readonly log?: (line: string) => void;
@@ -82,6 +89,10 @@ const AGENT: Options = {
   'log-level': { type: 'string' },
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
+  kernel: { type: 'string' },
+  'kernel-table': { type: 'string' },
+  'kernel-protocol': { type: 'string' },
+  'kernel-metric': { type: 'string' },
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -140,6 +151,30 @@ export interface AgentArgs {
   readonly logLevel?: Level;
   readonly listenPort?: number;
   readonly metrics?: MetricsAddress;
+  readonly kernel?: AgentKernelOptions;
+}
+
+/** --kernel on|off and its settings (numbers checked here; the table name when the kernel FIB starts). */
+function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: AgentKernelOptions } {
+  const on = values.kernel as string | undefined;
+  if (on !== undefined && on !== 'on' && on !== 'off') throw new UsageError(`${cmd}: --kernel must be "on" or "off", got ${JSON.stringify(on)}`);
+  const num = (flag: string, lo: number, hi: number): number | undefined => {
+    const t = values[flag] as string | undefined;
+    if (t === undefined) return undefined;
+    if (!/^\d+$/.test(t) || Number(t) < lo || Number(t) > hi) throw new UsageError(`${cmd}: --${flag} must be a number ${lo}-${hi}, got ${JSON.stringify(t)}`);
+    return Number(t);
+  };
+  const protocol = num('kernel-protocol', 1, 255);
+  if (protocol === 2) throw new UsageError(`${cmd}: --kernel-protocol 2 is the kernel's own (connected routes): pick another`);
+  const metric = num('kernel-metric', 0, 0xffffffff);
+  const tableText = values['kernel-table'] as string | undefined;
+  if (tableText === '') throw new UsageError(`${cmd}: --kernel-table must name a table`);
+  const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
+  if (on !== 'on') {
+    if (protocol !== undefined || metric !== undefined || table !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric need --kernel on`);
+    return {};
+  }
+  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}) } };
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
@@ -165,6 +200,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     logLevel: level(cmd, values['log-level'] as string | undefined),
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
+    ...kernelFlags(cmd, values),
   };
 }
 
@@ -181,19 +217,7 @@ function kubeConfigFor(source: Exclude<AgentSource, { kind: 'manifests' }>, env:
   return kc;
 }
 
-async function defaultSpeakerFactory(): Promise<(opts: SpeakerOptions) => SpeakerApi> {
-  // Resolved at run time so the agent builds before (and without) the speaker module.
-  const specifier = '../speaker.js';
-  let mod: { BgpSpeaker?: new (opts: SpeakerOptions) => SpeakerApi };
-  try {
-    mod = (await import(specifier)) as typeof mod;
-  } catch (e) {
-    throw new Error(`the BGP speaker (src/speaker.ts) is not available in this build: ${(e as Error).message}`);
-  }
-  if (typeof mod.BgpSpeaker !== 'function') throw new Error('src/speaker.ts does not export BgpSpeaker');
-  const Speaker = mod.BgpSpeaker;
-  return (opts) => new Speaker(opts);
-}
+const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
 
 export async function main(argv: string[], io: CliIO = {}): Promise<number> {
   const out = io.stdout ?? ((t: string) => void process.stdout.write(t));
@@ -204,6 +228,10 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
   const controlPath = (v: Record<string, unknown>) => (typeof v.control === 'string' ? v.control : defaultControlPath(env));
   const print = (json: boolean, value: unknown, text: () => string) => out(json ? `${JSON.stringify(value, null, 2)}\n` : `${text().trimEnd()}\n`);
   try {
+    if (cmd !== undefined && COMMAND_HELP[cmd] && wantsHelp(rest)) {
+      out(COMMAND_HELP[cmd]);
+      return 0;
+    }
     switch (cmd) {
       case 'version':
       case '--version':
@@ -212,9 +240,13 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       case undefined:
       case 'help':
       case '--help':
-      case '-h':
-        out(USAGE);
+      case '-h': {
+        const topic = cmd === 'help' ? rest[0] : undefined;
+        if (topic === undefined) out(USAGE);
+        else if (COMMAND_HELP[topic]) out(COMMAND_HELP[topic]);
+        else throw new UsageError(`help: unknown command ${JSON.stringify(topic)} (commands: ${Object.keys(COMMAND_HELP).join(', ')})`);
         return 0;
+      }
       case 'agent': {
         const a = parseAgentArgs(rest, env);
         const logger = createLogger({ level: a.logLevel ?? 'info', now, ...(io.log ? { write: io.log } : {}) });
@@ -226,11 +258,11 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
           const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
           inputs = { source, events };
         }
-        const speakerFactory = io.speakerFactory ?? (await defaultSpeakerFactory());
+        const speakerFactory = io.speakerFactory ?? defaultSpeakerFactory;
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, kernel: a.kernel });
           await agent.done;
         } finally {
           await server?.close();
@@ -238,13 +270,27 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'status': {
-        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'none');
+        const { values, positionals } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'some');
+        if (positionals.length > 1) throw new UsageError(`status: expected at most one PEER, got ${positionals.length}`);
         const s = (await controlRequest(controlPath(values), 'status')) as StatusJson;
+        if (positionals.length === 1) {
+          const want = positionals[0];
+          const p = s.peers.find((x) => x.address === want || x.id === want);
+          if (!p) throw new Error(`no peer ${want} (peers: ${s.peers.map((x) => x.address).join(', ') || 'none'})`);
+          print(values.json === true, p, () => renderPeerDetail(p, now()));
+          return 0;
+        }
         print(values.json === true, s, () => renderStatusJson(s, now()));
         return 0;
       }
       case 'routes': {
-        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' } }, 'none');
+        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } }, 'none');
+        if (typeof values.received === 'string') {
+          if (typeof values.peer === 'string') throw new UsageError('routes: --peer and --received are exclusive');
+          const r = (await controlRequest(controlPath(values), 'received', { peer: values.received })) as ReceivedJson;
+          print(values.json === true, r, () => renderReceived(r));
+          return 0;
+        }
         const params = typeof values.peer === 'string' ? { peer: values.peer } : {};
         const r = (await controlRequest(controlPath(values), 'routes', params)) as RoutesJson;
         print(values.json === true, r, () => renderRoutes(r));

@@ -13,7 +13,7 @@
  * falling through to accept.
  */
 import type { BGPFilter, CommunityValue, FilterRule, Plan, PlannedPeer } from '../kubernetes/index.js';
-import { parseCommunity, parseLargeCommunity } from '../policy/communities.js';
+import { parseCommunityLiteral } from '../wire/communities.js';
 import { calicoPolicyName, compileCalicoFilter, type CalicoFilterRule, type CalicoFilterSpec } from '../policy/calico-filter.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
 import { compilePolicy, explain, type CompiledPolicies } from '../policy/engine.js';
@@ -104,28 +104,20 @@ export interface FilterVerdict {
   readonly reason: string;
 }
 
-function standard(texts: readonly string[]): number[] {
-  const out: number[] = [];
+/** The communities among `texts` (Calico literals; anything else skipped), split into standard and large. */
+function literals(texts: readonly string[]): { communities: number[]; largeCommunities: LargeCommunity[] } {
+  const communities: number[] = [];
+  const largeCommunities: LargeCommunity[] = [];
   for (const t of texts) {
     try {
-      if (t.split(':').length === 2) out.push(parseCommunity(t));
+      const c = parseCommunityLiteral(t);
+      if (c?.type === 'standard') communities.push(c.value);
+      else if (c?.type === 'large') largeCommunities.push(c.value);
     } catch {
-      // not a standard community
+      // not a community literal
     }
   }
-  return out;
-}
-
-function large(texts: readonly string[]): LargeCommunity[] {
-  const out: LargeCommunity[] = [];
-  for (const t of texts) {
-    try {
-      if (t.split(':').length === 3) out.push(parseLargeCommunity(t));
-    } catch {
-      // not a large community
-    }
-  }
-  return out;
+  return { communities, largeCommunities };
 }
 
 /** The peer's export filters over one locally originated route. */
@@ -135,7 +127,7 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
   const bad = peer.filters.filter((f) => pf.errors.has(f));
   if (bad.length > 0) return { verdict: 'reject', reason: `BGPFilter ${bad.join(', ')} does not compile: peer not started` };
   const chain = pf.compiled.chain({ direction: 'export', policies: exportPolicyNames(peer) }, `peer ${peer.id} export`);
-  const route = { prefix, attrs: { origin: 0 as const, asPath: [], communities: standard(communities), largeCommunities: large(communities) }, source: { kind: 'local' as const } };
+  const route = { prefix, attrs: { origin: 0 as const, asPath: [], ...literals(communities) }, source: { kind: 'local' as const } };
   const ctx = { peer: { address: peer.address, asn: peer.asn, type: peer.asn === peer.localAsn ? ('ibgp' as const) : ('ebgp' as const), localAsn: peer.localAsn }, direction: 'export' as const };
   const r = explain(chain, route, ctx);
   for (const p of r.trace.policies)

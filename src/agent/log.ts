@@ -57,3 +57,36 @@ export function changeLevel(log: Logger, level: Level, why: string): void {
     log.level = level;
   }
 }
+
+/**
+ * "Log when changed": remembers, per topic, what was last seen, so a
+ * condition that lasts (a refused peer, a plan error, an invalid object) is
+ * logged when it appears or changes, not at every reconcile. Values are
+ * compared as JSON.
+ */
+export class ChangeMemo {
+  private readonly last = new Map<string, string>();
+  private readonly seen = new Map<string, Set<string>>();
+
+  /** True when `value` differs from the last one given for `topic` (the first one included). */
+  changed(topic: string, value: unknown): boolean {
+    const text = JSON.stringify(value);
+    if (this.last.get(topic) === text) return false;
+    this.last.set(topic, text);
+    return true;
+  }
+
+  /** The items that were not in the list last given for `topic` (each compared as JSON). */
+  added<T>(topic: string, items: readonly T[]): T[] {
+    const before = this.seen.get(topic) ?? new Set<string>();
+    const now = new Set<string>();
+    const out: T[] = [];
+    for (const i of items) {
+      const text = JSON.stringify(i);
+      now.add(text);
+      if (!before.has(text)) out.push(i);
+    }
+    this.seen.set(topic, now);
+    return out;
+  }
+}

@@ -17,7 +17,7 @@ const HOSTNAME = /^(?=.{1,253}$)[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(\.[a
 /** Parses `ADDR:PORT`, `[IPv6]:PORT` or `:PORT` (every address); throws naming the flag and the text. */
 export function parseMetricsAddress(text: string): MetricsAddress {
   const fail = (why?: string): never => {
-    throw new Error(`--metrics: expected ADDR:PORT (e.g. 0.0.0.0:9091 or [::1]:9091), got ${JSON.stringify(text)}${why ? `: ${why}` : ''}`);
+    throw new Error(`--metrics: expected ADDR:PORT (e.g. 0.0.0.0:9900 or [::1]:9900), got ${JSON.stringify(text)}${why ? `: ${why}` : ''}`);
   };
   let host: string;
   let portText: string;
@@ -32,7 +32,7 @@ export function parseMetricsAddress(text: string): MetricsAddress {
     if (i < 0) fail('no port');
     host = text.slice(0, i);
     portText = text.slice(i + 1);
-    if (host.includes(':')) fail('put an IPv6 address in brackets, as [::1]:9091');
+    if (host.includes(':')) fail('put an IPv6 address in brackets, as [::1]:9900');
     if (host !== '' && isIP(host) !== 4 && !HOSTNAME.test(host)) fail(`${JSON.stringify(host)} is not an IP address or host name`);
   }
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) fail(`port ${JSON.stringify(portText)} is not 0-65535`);

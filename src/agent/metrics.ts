@@ -8,7 +8,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Plan } from '../kubernetes/plan-types.js';
 import type { PeerState, SpeakerApi } from '../speaker/types.js';
-import type { SourceStatus } from './sources.js';
+import type { SourceStatus } from './sources/index.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 

@@ -6,12 +6,13 @@
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
+import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
   readonly peer: PlannedPeer;
-  /** For updates: the fields that changed (`description`, `exportPolicies` do not reset the session). */
+  /** For updates: the fields that changed (whether the speaker resets the session is its rule: sessionKey in src/speaker/peer-config.ts). */
   readonly changed: readonly string[];
 }
 
@@ -43,17 +44,6 @@ export interface Operations {
   readonly refusedPeers: readonly PeerRefusal[];
 }
 
-export interface ReconcileOptions {
-  /**
-   * Whether the speaker can apply Calico BGPFilters (it has `definePolicies`;
-   * default true). Without it a peer that names filters is refused: running
-   * it unfiltered could leak routes.
-   */
-  readonly filters?: boolean;
-}
-
-/** Fields a changed value of which the speaker may apply without a session reset. */
-export const SOFT_FIELDS: ReadonlySet<string> = new Set(['description', 'exportPolicies', 'importPolicies']);
 
 /** The speaker's view of a planned peer. */
 export function peerOptions(p: PlannedPeer): PeerOptions {
@@ -90,17 +80,29 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }
 
+/**
+ * The attributes to originate a planned route with: standard communities
+ * (literal, named or well-known values alike) into `communities`, large ones
+ * (`aa:nn:mm`) into `largeCommunities`, each in the one text form the
+ * speaker parses (src/wire/communities.ts).
+ */
 export function routeAttributes(r: PlannedRoute): RouteAttributes {
-  return { origin: 'igp', communities: r.communities.map((c) => c.text) };
+  const communities: string[] = [];
+  const largeCommunities: string[] = [];
+  for (const c of r.communities) {
+    if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
+    else communities.push(formatCommunity(c.value));
+  }
+  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}) };
 }
 
 /**
  * The peers of a plan the speaker should run, keyed by address (the
  * speaker's peer key), and those it must not: refused by the planner, naming
- * filters the speaker cannot apply (or that do not compile), or a second peering to an address
+ * filters that do not compile, or a second peering to an address
  * already taken (the first in plan order wins).
  */
-export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {}): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
+export function runnablePeers(plan: Plan | undefined): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
   const peers = new Map<string, PlannedPeer>();
   const refused: PeerRefusal[] = [];
   for (const p of plan?.peers ?? []) {
@@ -109,10 +111,6 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
     if (p.refused || p.refusedSettings.length > 0) {
       for (const s of p.refusedSettings) refused.push({ ...base, field: s.field, message: s.message, byPlanner: true });
       if (p.refusedSettings.length === 0) refused.push({ ...base, field: '', message: 'peer refused by the planner', byPlanner: true });
-      continue;
-    }
-    if (p.filters.length > 0 && opts.filters === false) {
-      refused.push({ ...base, field: 'spec.filters', message: `BGPFilters (${p.filters.join(', ')}) cannot be applied by this speaker; the peer is not started rather than run unfiltered`, byPlanner: false });
       continue;
     }
     const broken = p.filters.filter((f) => plan && planFilters(plan).errors.has(f));
@@ -132,9 +130,9 @@ export function runnablePeers(plan: Plan | undefined, opts: ReconcileOptions = {
 }
 
 /** The operations that move a speaker from `prev` (undefined: nothing yet) to `next`. */
-export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOptions = {}): Operations {
-  const before = runnablePeers(prev, opts).peers;
-  const { peers: after, refused } = runnablePeers(next, opts);
+export function reconcile(prev: Plan | undefined, next: Plan): Operations {
+  const before = runnablePeers(prev).peers;
+  const { peers: after, refused } = runnablePeers(next);
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];

@@ -1,4 +1,5 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderStatus, type StatusRow } from './status-table.js';
 import { formatError, type ExplainJson, type PlanJson, type SourceJson } from './views.js';
@@ -29,7 +30,10 @@ export function renderPlan(v: PlanJson): string {
   out.push(
     ...section(
       'PEERS (exports: BGPFilters, then the built-in export policy)',
-      v.peers.map((p) => `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''}  exports: ${p.exports.join(', ') || '-'}`),
+      v.peers.map(
+        (p) =>
+          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  exports: ${p.exports.join(', ') || '-'}`,
+      ),
       'none',
     ),
   );
@@ -41,7 +45,7 @@ export function renderRoutes(v: RoutesJson): string {
   const out: string[] = [];
   for (const p of v.peers) {
     out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
-    if (p.advertised.length === 0) out.push('  nothing advertised');
+    if (p.advertised.length === 0) out.push(!p.refused && p.state !== null && p.state !== 'Established' ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established` : '  nothing advertised');
     for (const a of p.advertised) {
       const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
         .filter(Boolean)
@@ -65,7 +69,9 @@ export function renderExplain(v: ExplainJson): string {
     for (const r of p.refused) out.push(`  refused: ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`);
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
     out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
-    for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${peer.exported ? 'exported' : 'not exported'}: ${peer.why}`);
+    // `sent` (explain-sessions.ts): the agent knows the session; offline (`plan`) it does not.
+    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, not sent' : 'exported');
+    for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${verdict(peer)}: ${peer.why}`);
     out.push('');
   }
   if (v.service && v.refused.length && v.prefixes.length === 0) for (const r of v.refused) out.push(`${r.ip}: ${r.reason} (${r.message})`, '');
@@ -94,13 +100,14 @@ export function renderSource(src: SourceJson, now: Date): string {
 export const STATUS_NOT_ADVERTISED_SHOWN = 10;
 
 export function renderStatusJson(v: StatusJson, now: Date): string {
-  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
+  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
   if (v.errors.length) out.push('Configuration errors:', ...v.errors.map((e) => `  ${formatError(e)}`), '');
   // An agent older than the `warnings` field answers without it.
   if (v.warnings?.length) out.push('Configuration warnings:', ...v.warnings.map((e) => `  ${formatError(e)}`), '');
+  if (v.kernel) out.push(...kernelStatusText(v.kernel), '');
   // Outside the allow-list is a configuration problem: every one is listed. The
   // other reasons (not-local, not ready, node excluded) are the rules working,
   // and a large cluster has thousands: a few, then a count per reason.

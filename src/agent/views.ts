@@ -2,11 +2,16 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason } from '../kubernetes/index.js';
+import type { KernelStatusJson } from './kernel.js';
+import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
+import { serviceIpsSummary } from './explain-service.js';
+import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
-import type { SourceStatus } from './sources.js';
+import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
+import type { ApplyFailure } from './apply.js';
+import type { SourceStatus } from './sources/index.js';
 
 export const JSON_VERSION = 1;
 
@@ -42,6 +47,10 @@ export interface PeerJson {
   readonly asn: number;
   readonly localAsn: number;
   readonly type: PlannedPeer['type'];
+  /** Where the peering comes from: `mesh (Node n2)`, `BGPPeer x`, or `reverse of BGPPeer x` (implied, as Calico makes peerings symmetric). */
+  readonly origin: string;
+  /** This node reflects routes to the peer, with this cluster ID (null: not a client). */
+  readonly routeReflectorClusterId: string | null;
   readonly passive: boolean;
   readonly filters: readonly string[];
   /** Not started; the reasons are in `errors`. */
@@ -134,6 +143,12 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   return out.sort((a, b) => a.compare(b));
 }
 
+/** Where a planned peering comes from, in words. */
+export function peerOrigin(p: PlannedPeer): string {
+  if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
+}
+
 export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
@@ -153,6 +168,8 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         asn: p.asn,
         localAsn: p.localAsn,
         type: p.type,
+        origin: peerOrigin(p),
+        routeReflectorClusterId: p.routeReflectorClient ? (p.routeReflectorClusterId ?? null) : null,
         passive: p.passive,
         filters: [...p.filters],
         refused: !runs,
@@ -271,7 +288,12 @@ export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: 
   throw new Error(`cannot explain ${JSON.stringify(q)}: expected a prefix (198.18.0.0/16), an address, or NAMESPACE/SERVICE`);
 }
 
-export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], serviceExists?: (ns: string, name: string) => boolean): ExplainJson {
+/**
+ * `service` looks the Service up in the cluster state: without it (offline) a
+ * Service with nothing planned is described in general terms; with it, a
+ * Service that does not exist is an error, and each IP is explained.
+ */
+export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], service?: (ns: string, name: string) => Service | undefined): ExplainJson {
   const q = parseExplainQuery(query);
   if ('prefix' in q) {
     const e = explainPrefix(plan, q.prefix, redistributed);
@@ -285,8 +307,11 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   if (prefixes.length > 0 || refused.length > 0) {
     const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
     summary = parts.join('\n');
-  } else if (serviceExists && !serviceExists(q.namespace, q.name)) summary = `Service ${svc} is not in the cluster state`;
-  else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  } else if (service) {
+    const s = service(q.namespace, q.name);
+    if (!s) throw new Error(`no Service ${svc} in the cluster state`);
+    summary = serviceIpsSummary(plan, s);
+  } else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
@@ -295,4 +320,148 @@ export type SourceJson = Omit<SourceStatus, 'since' | 'lastSyncAt'> & { readonly
 
 export function sourceJson(s: SourceStatus): SourceJson {
   return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };
+}
+
+export type { StatusPeerJson } from './peer-view.js';
+
+export interface StatusJson {
+  readonly version: 1;
+  readonly node: string;
+  readonly running: boolean;
+  readonly startedAt: string;
+  readonly speaker: { readonly asn: number; readonly routerId: string; readonly listenPort: number } | null;
+  readonly peers: readonly StatusPeerJson[];
+  readonly errors: readonly ErrorJson[];
+  /** Fields of valid resources that tsbgp ignored (unknown, or a Calico feature it lacks). */
+  readonly warnings?: readonly ErrorJson[];
+  readonly refused: readonly RefusedJson[];
+  /** Where the configuration comes from and whether it is reachable (added compatibly to version 1). */
+  readonly source: SourceJson;
+  /** Kernel route programming (src/agent/kernel.ts); null when off (added compatibly to version 1). */
+  readonly kernel?: KernelStatusJson | null;
+}
+
+export interface AdvertisedJson {
+  readonly prefix: string;
+  readonly nextHop: string | null;
+  readonly asPath: readonly number[];
+  readonly med: number | null;
+  readonly localPref: number | null;
+  readonly communities: readonly string[];
+  readonly largeCommunities: readonly string[];
+  /** What caused the route: the plan's reasons, or the local peer it was re-advertised from. */
+  readonly reasons: readonly unknown[];
+}
+
+export type RoutesJson = PlanJson & { readonly peers: readonly (PlanJson['peers'][number] & { readonly state: PeerState | null; readonly advertised: readonly AdvertisedJson[] })[] };
+
+/** What the agent knows at one moment, for its views: the plan being worked toward, the one applied, and what went wrong. */
+export interface AgentSnapshot {
+  readonly node: string;
+  readonly running: boolean;
+  readonly startedAt: Date;
+  /** The planner's current plan. */
+  readonly planned: Plan;
+  /** The plan the speaker was last given (undefined before the first reconcile). */
+  readonly applied: Plan | undefined;
+  readonly issues: readonly ManifestIssue[];
+  readonly failures: readonly ApplyFailure[];
+  /** Settings that need a restart of the agent (reported, not applied). */
+  readonly restartNeeded: readonly ErrorJson[];
+  /** Re-advertised routes, in prefix order (a getter: only the views that show them pay for it). */
+  readonly redistributed: readonly Redistributed[];
+  /** `--listen-port` (overrides the plan's). */
+  readonly listenPort: number | undefined;
+  readonly speakerOptions: SpeakerOptions | undefined;
+  readonly source: SourceStatus;
+  /** The speaker's sessions ([] before it runs). */
+  readonly sessions: readonly PeerStatus[];
+  /** What the speaker sends a peer ([] before it runs). */
+  readonly advertised: (peer: string) => readonly AdvertisedRoute[];
+  /** Kernel route programming; null when off. */
+  readonly kernel?: KernelStatusJson | null;
+}
+
+const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
+
+/** Every error the agent has now: invalid objects, the plan's errors, peers it refused, what the speaker refused, restarts needed. */
+export function currentErrors(s: AgentSnapshot): ErrorJson[] {
+  const plan = s.planned;
+  return [
+    ...s.issues.filter((i) => i.severity === 'error').map(issueJson),
+    ...plan.errors.map(planErrorJson),
+    ...runnablePeers(plan).refused.filter((r) => !r.byPlanner).map(refusalJson),
+    ...s.failures.map(failureJson),
+    ...s.restartNeeded,
+  ];
+}
+
+/** `tsbgp status --json`: the speaker's sessions, then the peers not started. */
+export function statusJson(s: AgentSnapshot): StatusJson {
+  const plan = s.applied ?? s.planned;
+  const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
+  const seen = new Set(s.sessions.map((x) => x.address));
+  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byAddr.get(x.address)));
+  for (const r of runnablePeers(s.planned).refused) {
+    if (seen.has(r.address)) continue;
+    seen.add(r.address);
+    const p = s.planned.peers.find((x) => x.id === r.id)!;
+    peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: s.startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
+  }
+  const so = s.speakerOptions;
+  return {
+    version: 1,
+    node: s.node,
+    running: s.running,
+    startedAt: s.startedAt.toISOString(),
+    speaker: so ? { asn: so.asn, routerId: so.routerId, listenPort: so.listen === false ? 0 : (so.listen?.port ?? 179) } : null,
+    peers,
+    errors: currentErrors(s),
+    warnings: s.issues.filter((i) => i.severity === 'warning').map(issueJson),
+    refused: s.planned.refused.map(refusedJson),
+    source: sourceJson(s.source),
+    ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),
+  };
+}
+
+/** `tsbgp plan` as the control socket answers it: the planner's plan, with every current error. */
+export function agentPlanJson(s: AgentSnapshot): PlanJson {
+  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort }), errors: currentErrors(s) };
+}
+
+/** `tsbgp routes PEER` named a peer the plan does not have. */
+export class NoSuchPeer extends Error {}
+
+/** `tsbgp routes [PEER]`: the applied plan's peers with what the speaker sends each, and why. Throws for a peer not planned. */
+export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
+  const plan = s.applied ?? s.planned;
+  const base = planJson(plan, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort });
+  const live = new Map(s.sessions.map((x) => [x.address, x]));
+  const redistributed = new Map(s.redistributed.map((r) => [r.prefix.toString(), r]));
+  const reasonsFor = (prefix: Prefix): readonly unknown[] => {
+    const r = plan.routes.find((x) => x.prefix.equals(prefix));
+    if (r) return routeJson(r, plan).reasons;
+    const d = redistributed.get(prefix.toString());
+    return d ? [{ kind: 'Redistributed', peer: d.from, text: `re-advertised from local peer ${d.from}` }] : [];
+  };
+  const peers = base.peers
+    .filter((p) => peer === undefined || p.address === peer)
+    .map((p) => ({
+      ...p,
+      state: live.get(p.address)?.state ?? null,
+      advertised: p.refused
+        ? []
+        : s.advertised(p.address).map((a) => ({
+            prefix: a.prefix.toString(),
+            nextHop: a.nextHop ?? null,
+            asPath: [...a.asPath],
+            med: a.med ?? null,
+            localPref: a.localPref ?? null,
+            communities: [...a.communities],
+            largeCommunities: [...a.largeCommunities],
+            reasons: reasonsFor(a.prefix),
+          })),
+    }));
+  if (peer !== undefined && peers.length === 0) throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
+  return { ...base, errors: currentErrors(s), peers };
 }

@@ -1,4 +1,4 @@
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Prefix } from '../net/index.js';
 import type { EffectiveConfig } from './config.js';
 import type { Plan } from './plan-types.js';
@@ -7,7 +7,8 @@ import type { Plan } from './plan-types.js';
  * Kubernetes Events for what the agent will not do: a Service IP outside the
  * allow-list (`NotAdvertised`, on the Service) and a refused BGPPeer
  * (`PeerRefused`, on this Node). The planning part is pure (plan + time in,
- * create/patch actions out); `ApiEventRecorder` carries the actions out.
+ * create/patch actions out); `ApiEventRecorder` (src/agent/sources/event-recorder.ts)
+ * carries the actions out.
  */
 
 export type EventReason = 'NotAdvertised' | 'PeerRefused';
@@ -259,69 +260,4 @@ export function eventObject(b: EventBody): CoreV1Event {
     reportingComponent: b.component,
     reportingInstance: b.host,
   };
-}
-
-export interface ApiEventRecorderOptions extends DeduperOptions {
-  readonly kubeConfig: KubeConfig;
-  readonly now?: () => number;
-  readonly onError?: (err: Error) => void;
-}
-
-/** Writes the deduper's actions through CoreV1Api; failures are reported, never thrown at the caller. */
-export class ApiEventRecorder implements EventSink {
-  readonly deduper: EventDeduper;
-  private readonly api: CoreV1Api;
-  private readonly now: () => number;
-  private queue: Promise<void> = Promise.resolve();
-
-  constructor(private readonly opts: ApiEventRecorderOptions) {
-    this.deduper = new EventDeduper(opts);
-    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
-    this.now = opts.now ?? Date.now;
-  }
-
-  /** Records one occurrence of each event; resolves when the writes are done. */
-  record(events: readonly DesiredEvent[]): Promise<void> {
-    return this.run(this.deduper.observe(events, this.now()));
-  }
-
-  /** Sends pending count bumps whose interval has passed. */
-  flush(): Promise<void> {
-    return this.run(this.deduper.flush(this.now()));
-  }
-
-  private run(actions: EventAction[]): Promise<void> {
-    // Serialised, so a patch never overtakes the create it refers to.
-    this.queue = this.queue.then(async () => {
-      for (const a of actions) {
-        try {
-          await this.apply(a);
-        } catch (e) {
-          if (a.type === 'patch') this.deduper.forget(a.key);
-          this.opts.onError?.(e as Error);
-        }
-      }
-    });
-    return this.queue;
-  }
-
-  private async apply(a: EventAction): Promise<void> {
-    if (a.type === 'create') {
-      try {
-        await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
-      } catch (e) {
-        if ((e as { code?: number }).code !== 409) throw e;
-        // Already there: this node's agent before a restart, or another node's for a shared
-        // Event. Count this occurrence on top of it rather than writing a second Event.
-        const old = await this.api.readNamespacedEvent({ name: a.event.name, namespace: a.event.namespace });
-        const patch = this.deduper.adopt(a.key, old.count ?? 1, this.now());
-        if (patch) await this.apply(patch);
-      }
-      return;
-    }
-    await this.api.patchNamespacedEvent(
-      { name: a.name, namespace: a.namespace, body: { count: a.count, lastTimestamp: new Date(a.lastTimestamp).toISOString() } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
-  }
 }

@@ -7,8 +7,19 @@ import { matches } from './selector.js';
 import type { ClusterState } from './state.js';
 
 type Refusal = { field: string; message: string };
+type Family = 4 | 6;
 
-const TYPE_RANK: Record<PeerType, number> = { global: 0, 'node specific': 1, 'node-to-node mesh': 2 };
+/**
+ * Which of two plans for one address:port wins, lowest first: a global
+ * BGPPeer, then a node-specific one, then a peering implied in reverse by a
+ * BGPPeer, then the mesh. (Calico emits global peerings first and skips a
+ * node-specific or reverse one that repeats a key already emitted.)
+ */
+function rank(p: PlannedPeer): number {
+  if (p.origin === 'mesh') return 3;
+  if (p.origin === 'reverse') return 2;
+  return p.type === 'global' ? 0 : 1;
+}
 
 function ipId(a: Address): string {
   return a.toString().replace(/[.:]/g, '_');
@@ -25,10 +36,35 @@ function appliesTo(p: BGPPeer, node: Node): { applies: boolean; type: PeerType }
   return { applies: true, type: 'global' };
 }
 
+/** The nodes on a BGPPeer's local side: `node`, `nodeSelector`, or every node for a global peer. */
+function localSide(p: BGPPeer, nodes: readonly Node[]): Node[] {
+  if (p.node) return nodes.filter((n) => n.name === p.node);
+  if (p.nodeSelector) return nodes.filter((n) => matches(p.nodeSelector!, n.labels));
+  return [...nodes];
+}
+
 /**
- * Reference section 2: the mesh, global and node-specific peerings of one node,
- * route-reflector roles, passive sides, TCP-MD5 passwords resolved from
- * Secrets, and the settings that refuse a peering (a missing Secret or filter).
+ * The families in which `self` is on a BGPPeer's remote side, so peers back
+ * with its local side: both for a `peerSelector` it matches; for a `peerIP`,
+ * that address's family, when the address is one of this node's, the AS its
+ * own and the port (if given) the one it listens on.
+ */
+function reverseFamilies(state: ClusterState, p: BGPPeer, self: Node, cfg: EffectiveConfig): Family[] {
+  if (p.reversePeering === 'Manual') return [];
+  if (p.peerSelector) return matches(p.peerSelector, self.labels) ? [4, 6] : [];
+  if (!p.peerIP) return [];
+  const a = p.peerIP.address;
+  if (!nodeAddress(self, a.family)?.equals(a)) return [];
+  if (p.asNumber !== nodeAsn(self, cfg)) return [];
+  if (p.peerIP.port !== undefined && p.peerIP.port !== listenPortOf(state, self.name)) return [];
+  return [a.family];
+}
+
+/**
+ * Reference section 2: the mesh, global and node-specific peerings of one
+ * node, the reverse peerings other nodes' BGPPeers imply, route-reflector
+ * roles, passive sides, TCP-MD5 passwords resolved from Secrets, and the
+ * settings that refuse a peering (a missing Secret or filter).
  */
 export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig, errors: PlanError[]): PlannedPeer[] {
   const localAsn = nodeAsn(self, cfg);
@@ -45,8 +81,10 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
   const put = (peer: PlannedPeer) => {
     const key = `${peer.address}|${peer.port}`;
     const prev = out.get(key);
-    if (!prev || TYPE_RANK[peer.type] < TYPE_RANK[prev.type]) out.set(key, peer);
-    else if (TYPE_RANK[peer.type] === TYPE_RANK[prev.type] && peer.from.name !== prev.from.name) {
+    if (!prev || rank(peer) < rank(prev)) out.set(key, peer);
+    // Two explicit peerings to one address: the first (by name) wins, and the other is reported.
+    // Implied ones are not the user's words: the first by name wins quietly.
+    else if (rank(peer) === rank(prev) && peer.origin !== 'reverse' && peer.from.name !== prev.from.name) {
       errors.push({ kind: peer.from.kind, name: peer.from.name, message: `peering to ${key.replace('|', ' port ')} is already defined by ${prev.from.kind} ${prev.from.name}; ignored` });
     }
   };
@@ -57,6 +95,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const client = myCluster !== undefined && asn === sessionLocalAsn && remoteCluster !== myCluster;
     return { routeReflectorClient: client, routeReflectorClusterId: client ? myCluster : undefined };
   };
+  // Between two cluster nodes the greater IP, compared as strings as Calico does, waits.
+  const passiveTo = (remote: Address, remoteNode: Node | undefined) => remoteNode !== undefined && (mine[remote.family]?.toString() ?? '') > remote.toString();
 
   // TCP-MD5 passwords come from Secrets in tsbgp's namespace; a missing one refuses the peering.
   const password = (ref: SecretKeyRef | undefined) => (ref ? resolveSecretRef(state.secrets, state.secretNamespace, ref) : undefined);
@@ -81,8 +121,9 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           localAsn,
           type: 'node-to-node mesh',
           from: { kind: 'Node', name: n.name },
+          origin: 'mesh',
           remoteNode: n.name,
-          passive: local.toString() > remote.toString(),
+          passive: passiveTo(remote, n),
           routeReflectorClient: false,
           nextHopMode: 'Auto',
           keepOriginalNextHop: false,
@@ -99,62 +140,93 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     }
   }
 
-  for (const p of byName(state.bgpPeers.values())) {
-    const { applies, type } = appliesTo(p, self);
-    if (!applies) continue;
-    const common = (remoteAddress: Address, asn: number, remote: Node | undefined): Omit<PlannedPeer, 'id' | 'address' | 'port' | 'passive'> | undefined => {
-      const local = mine[remoteAddress.family];
-      const refusedSettings: Refusal[] = [];
-      if (!local) {
-        errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.peerIP', message: `node ${self.name} has no IPv${remoteAddress.family} address to peer with ${remoteAddress} from` });
-        return undefined;
-      }
-      const pw = password(p.password);
-      if (pw && !pw.ok) refusedSettings.push({ field: 'spec.password', message: pw.message });
-      const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
-      // Running without a named filter could leak routes: refuse instead.
-      if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
-      const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
-      const sessionLocalAsn = p.localASNumber ?? localAsn;
-      return {
-        asn,
-        localAsn: sessionLocalAsn,
-        type,
-        from: { kind: 'BGPPeer', name: p.name },
-        remoteNode: remote?.name,
-        ...rrRole(asn, sessionLocalAsn, remote),
-        nextHopMode: keep ? 'Keep' : (p.nextHopMode ?? 'Auto'),
-        keepOriginalNextHop: p.keepOriginalNextHop,
-        numAllowedLocalASNumbers: p.numAllowedLocalASNumbers,
-        gracefulRestart: true,
-        maxRestartTime: p.maxRestartTime ?? DEFAULTS.maxRestartTime,
-        keepaliveTime: p.keepaliveTime,
-        filters: p.filters,
-        sourceAddress: p.sourceAddress === 'UseNodeIP' ? local : undefined,
-        password: p.password,
-        ...(pw?.ok ? { passwordValue: pw.value } : {}),
-        ttlSecurity: p.ttlSecurity,
-        reachableBy: p.reachableBy,
-        refusedSettings,
-        refused: refusedSettings.length > 0,
-      };
+  /** One planned session from BGPPeer `p` to `remoteAddress`, with the settings the BGPPeer gives it. */
+  const session = (
+    p: BGPPeer,
+    how: { type: PeerType; origin: 'forward' | 'reverse' },
+    remoteAddress: Address,
+    port: number,
+    asn: number,
+    remote: Node | undefined,
+  ): PlannedPeer | undefined => {
+    const local = mine[remoteAddress.family];
+    const refusedSettings: Refusal[] = [];
+    if (!local) {
+      errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.peerIP', message: `node ${self.name} has no IPv${remoteAddress.family} address to peer with ${remoteAddress} from` });
+      return undefined;
+    }
+    const pw = password(p.password);
+    if (pw && !pw.ok) refusedSettings.push({ field: 'spec.password', message: pw.message });
+    const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
+    // Running without a named filter could leak routes: refuse instead.
+    if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
+    const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
+    // localASNumber is the forward side's own AS; on the reverse side the local AS is this node's.
+    const sessionLocalAsn = how.origin === 'forward' ? (p.localASNumber ?? localAsn) : localAsn;
+    const prefix = how.origin === 'reverse' ? 'Reverse' : how.type === 'global' ? 'Global' : 'Node';
+    return {
+      id: `${prefix}_${p.name}_${ipId(remoteAddress)}`,
+      address: remoteAddress,
+      port,
+      asn,
+      localAsn: sessionLocalAsn,
+      type: how.type,
+      from: { kind: 'BGPPeer', name: p.name },
+      origin: how.origin,
+      remoteNode: remote?.name,
+      passive: passiveTo(remoteAddress, remote),
+      ...rrRole(asn, sessionLocalAsn, remote),
+      nextHopMode: keep ? 'Keep' : (p.nextHopMode ?? 'Auto'),
+      keepOriginalNextHop: p.keepOriginalNextHop,
+      numAllowedLocalASNumbers: how.origin === 'forward' ? p.numAllowedLocalASNumbers : undefined,
+      gracefulRestart: true,
+      maxRestartTime: p.maxRestartTime ?? DEFAULTS.maxRestartTime,
+      keepaliveTime: p.keepaliveTime,
+      filters: p.filters,
+      sourceAddress: p.sourceAddress === 'UseNodeIP' ? local : undefined,
+      password: p.password,
+      ...(pw?.ok ? { passwordValue: pw.value } : {}),
+      ttlSecurity: p.ttlSecurity,
+      reachableBy: p.reachableBy,
+      refusedSettings,
+      refused: refusedSettings.length > 0,
     };
-    const prefix = type === 'global' ? 'Global' : 'Node';
-    if (p.peerIP) {
-      const addr = p.peerIP.address;
-      if (mine[addr.family]?.equals(addr)) continue; // a global peer that is this node itself
-      const c = common(addr, p.asNumber!, nodeByIP.get(addr.toString()));
-      if (c) put({ id: `${prefix}_${p.name}_${ipId(addr)}`, address: addr, port: p.peerIP.port ?? DEFAULTS.listenPort, passive: false, ...c });
-    } else if (p.peerSelector) {
-      for (const n of nodes) {
-        if (n.name === self.name || !matches(p.peerSelector, n.labels)) continue;
-        for (const f of [4, 6] as const) {
-          const remote = nodeAddress(n, f);
-          const local = mine[f];
-          if (!remote || !local) continue;
-          const c = common(remote, nodeAsn(n, cfg), n);
-          if (c) put({ id: `${prefix}_${p.name}_${ipId(remote)}`, address: remote, port: listenPortOf(state, n.name), passive: local.toString() > remote.toString(), ...c });
+  };
+  const add = (peer: PlannedPeer | undefined) => peer && put(peer);
+
+  for (const p of byName(state.bgpPeers.values())) {
+    // Forward: this node is on the BGPPeer's local side.
+    const { applies, type } = appliesTo(p, self);
+    if (applies) {
+      if (p.peerIP) {
+        const addr = p.peerIP.address;
+        if (!mine[addr.family]?.equals(addr)) {
+          // A cluster node at that address with that AS: peer on the port it listens on.
+          const n = nodeByIP.get(addr.toString());
+          const port = p.peerIP.port ?? (n && nodeAsn(n, cfg) === p.asNumber ? listenPortOf(state, n.name) : DEFAULTS.listenPort);
+          add(session(p, { type, origin: 'forward' }, addr, port, p.asNumber!, n));
         }
+      } else if (p.peerSelector) {
+        for (const n of nodes) {
+          if (n.name === self.name || !matches(p.peerSelector, n.labels)) continue;
+          for (const f of [4, 6] as const) {
+            const remote = nodeAddress(n, f);
+            if (!remote || !mine[f]) continue;
+            add(session(p, { type, origin: 'forward' }, remote, listenPortOf(state, n.name), nodeAsn(n, cfg), n));
+          }
+        }
+      }
+    }
+    // Reverse: this node is on the BGPPeer's remote side; it peers back with the local side.
+    const families = reverseFamilies(state, p, self, cfg);
+    if (families.length === 0) continue;
+    for (const n of localSide(p, nodes)) {
+      if (n.name === self.name) continue;
+      for (const f of families) {
+        const remote = nodeAddress(n, f);
+        if (!remote || !mine[f]) continue;
+        // The far side speaks with its localASNumber when the BGPPeer sets one, else with its own AS.
+        add(session(p, { type: 'node specific', origin: 'reverse' }, remote, listenPortOf(state, n.name), p.localASNumber ?? nodeAsn(n, cfg), n));
       }
     }
   }

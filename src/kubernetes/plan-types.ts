@@ -1,4 +1,5 @@
 import type { Address, Prefix } from '../net/index.js';
+import type { KernelPlan } from './kernel.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
 import type { SecretValue } from './secrets.js';
 
@@ -36,6 +37,15 @@ export interface RefusedIP {
 
 export type PeerType = 'global' | 'node specific' | 'node-to-node mesh';
 
+/**
+ * Where a peering comes from: `mesh` (the node-to-node mesh; `from` is the
+ * remote Node), `forward` (this node matches the BGPPeer's `node` or
+ * `nodeSelector`, or the BGPPeer is global), or `reverse` (implied, as Calico
+ * makes peerings symmetric: this node matches the BGPPeer's `peerSelector`, or
+ * is its `peerIP` with its AS, and peers back with the nodes of its local side).
+ */
+export type PeerOrigin = 'mesh' | 'forward' | 'reverse';
+
 export interface PlannedPeer {
   /** Stable identity: `Mesh_<node>_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`. */
   readonly id: string;
@@ -46,10 +56,12 @@ export interface PlannedPeer {
   readonly type: PeerType;
   /** The BGPPeer, or for mesh peers the remote Node. */
   readonly from: { readonly kind: 'BGPPeer' | 'Node'; readonly name: string };
+  readonly origin: PeerOrigin;
   /** The cluster node at the other end, when it is one. */
   readonly remoteNode?: string;
-  /** Mesh and peerSelector peerings: the side with the greater IP (string order) waits. */
+  /** Peerings with another cluster node: the side with the greater IP (string order) waits. */
   readonly passive: boolean;
+  /** This node reflects routes to the peer (an iBGP peer outside its cluster ID), with `routeReflectorClusterId`. */
   readonly routeReflectorClient: boolean;
   readonly routeReflectorClusterId?: string;
   readonly nextHopMode: NextHopMode;
@@ -113,6 +125,8 @@ export interface Plan {
   /** The BGPFilters the planned peers name, by name order, so the plan is self-contained. */
   readonly filters: readonly BGPFilter[];
   readonly exportAllowList: ExportAllowList;
+  /** Kernel programming rules and static routes (src/kubernetes/kernel.ts); absent in hand-built plans. */
+  readonly kernel?: KernelPlan;
   readonly errors: readonly PlanError[];
 }
 

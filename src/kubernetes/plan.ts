@@ -1,5 +1,6 @@
 import type { Prefix } from '../net/index.js';
 import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
+import { planKernel, type KernelPlan } from './kernel.js';
 import { planPeers } from './peers.js';
 import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason } from './plan-types.js';
 import type { BGPFilter, CommunityValue, Node } from './resources.js';
@@ -17,6 +18,7 @@ export interface GlobalPart {
   readonly peers: readonly PlannedPeer[];
   readonly filters: readonly BGPFilter[];
   readonly exportAllowList: ExportAllowList;
+  readonly kernel: KernelPlan;
   readonly errors: readonly PlanError[];
 }
 
@@ -86,6 +88,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     peers,
     filters,
     exportAllowList: { pools, serviceRanges: ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
+    kernel: planKernel(state, node, nodeName, config, peers),
     errors: [...errors, ...communityErrors(config)],
   };
 }
@@ -202,6 +205,7 @@ export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused
     peers: g.peers,
     filters: g.filters,
     exportAllowList: g.exportAllowList,
+    kernel: g.kernel,
     errors: g.errors,
   };
 }

@@ -114,7 +114,12 @@ export interface BGPConfiguration {
   readonly nodeMeshMaxRestartTime?: number;
   readonly bindMode?: 'None' | 'NodeIP';
   readonly logSeverityScreen?: LogSeverity;
+  /** Which pools' routes go into the kernel (src/kubernetes/kernel.ts); undefined: Enabled. */
+  readonly programClusterRoutes?: ProgramClusterRoutes;
 }
+
+export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';
+export type EncapMode = 'Never' | 'Always' | 'CrossSubnet';
 
 export type NextHopMode = 'Auto' | 'Self' | 'Keep';
 
@@ -139,6 +144,8 @@ export interface BGPPeer {
   readonly ttlSecurity?: number;
   readonly filters: readonly string[];
   readonly reachableBy?: Address;
+  /** `Manual`: no implied reverse peerings from this BGPPeer (default `Auto`). */
+  readonly reversePeering: 'Auto' | 'Manual';
 }
 
 export interface IPPool {
@@ -149,6 +156,9 @@ export interface IPPool {
   readonly disabled: boolean;
   readonly disableBGPExport: boolean;
   readonly nodeSelector: Selector;
+  /** Encapsulation (decides how the pool's routes are programmed); default Never. */
+  readonly ipipMode: EncapMode;
+  readonly vxlanMode: EncapMode;
 }
 
 export type FilterOperator = 'Equal' | 'NotEqual' | 'In' | 'NotIn';

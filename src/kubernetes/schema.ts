@@ -79,6 +79,7 @@ export const KINDS: readonly Kind[] = [
       nodeMeshMaxRestartTime: duration,
       bindMode: oneOf(['None', 'NodeIP']),
       logSeverityScreen: oneOf(['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal']),
+      programClusterRoutes: oneOf(['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'], 'Which IP pools\' routes tsbgp programs into the kernel (default Enabled).'),
     }) as Kind['spec'],
   },
   {
@@ -101,6 +102,7 @@ export const KINDS: readonly Kind[] = [
       ttlSecurity: int(0, 255),
       filters: list(str('BGPFilter name.')),
       reachableBy: str('IP address.'),
+      reversePeering: oneOf(['Auto', 'Manual']),
     }) as Kind['spec'],
   },
   {
@@ -113,6 +115,8 @@ export const KINDS: readonly Kind[] = [
         disabled: bool(),
         disableBGPExport: bool(),
         nodeSelector: selector,
+        ipipMode: oneOf(['Never', 'Always', 'CrossSubnet'], 'IPIP encapsulation: routes of an Always pool go via tunl0; CrossSubnet only toward other subnets.'),
+        vxlanMode: oneOf(['Never', 'Always', 'CrossSubnet'], 'VXLAN encapsulation: Felix programs these routes, tsbgp does not.'),
       },
       ['cidr'],
     ) as Kind['spec'],
@@ -141,7 +145,6 @@ export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { read
     ignoredInterfaces: { kind: 'unused', why: 'tsbgp does not import interface routes' },
     localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'peering with workloads is not supported' },
     localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'peering with workloads is not supported' },
-    programClusterRoutes: { kind: 'unused', why: 'tsbgp does not program kernel routes' },
   },
   BGPPeer: {
     failureDetectionMode: { kind: 'unsupported', why: 'BFD is not supported; failures are detected by the hold timer', default: 'None' },
@@ -150,8 +153,6 @@ export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { read
     localWorkloadSelector: { kind: 'unsupported', why: 'peering with workloads is not supported' },
   },
   IPPool: {
-    ipipMode: { kind: 'unused', why: 'a dataplane setting' },
-    vxlanMode: { kind: 'unused', why: 'a dataplane setting' },
     natOutgoing: { kind: 'unused', why: 'a dataplane setting' },
     'nat-outgoing': { kind: 'unused', why: 'a dataplane setting' },
     ipip: { kind: 'unused', why: 'a dataplane setting' },

@@ -26,6 +26,7 @@ import type {
 import { CALICO_ANNOTATIONS, describe, isNamespaced, resourceKey, SERVICE_NAME_LABEL } from './resources.js';
 import { unknownFields } from './schema.js';
 import { SecretValue } from './secrets.js';
+import { parseCommunityLiteral as parseLiteral } from '../wire/communities.js';
 import { ALL, parseSelector, SelectorError, type Selector } from './selector.js';
 
 /**
@@ -265,20 +266,14 @@ function secretRef(v: unknown, path: string): SecretKeyRef | undefined {
   return { name: reqStr(ref, 'name', `${path}.secretKeyRef.`), key: reqStr(ref, 'key', `${path}.secretKeyRef.`) };
 }
 
-/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts); undefined when `text` is not a literal at all. */
+/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts), read by the one community parser (src/wire/communities.ts); undefined when `text` is not a literal at all. */
 export function parseCommunityLiteral(text: string): CommunityValue | undefined | Error {
-  if (!text.includes(':')) return undefined;
-  const parts = text.split(':');
-  if (!parts.every((p) => /^\d+$/.test(p)) || (parts.length !== 2 && parts.length !== 3)) {
-    return new Error(`community ${JSON.stringify(text)} is neither "aa:nn" nor "aa:nn:mm" with decimal parts`);
+  try {
+    const c = parseLiteral(text);
+    return c && { ...c, text };
+  } catch (e) {
+    return e as Error;
   }
-  const n = parts.map(Number);
-  if (parts.length === 2) {
-    if (n[0] > 0xffff || n[1] > 0xffff) return new Error(`standard community ${JSON.stringify(text)} has a part above 65535`);
-    return { type: 'standard', value: (n[0] * 65536 + n[1]) >>> 0, text };
-  }
-  if (n.some((x) => x > 0xffffffff)) return new Error(`large community ${JSON.stringify(text)} has a part above 4294967295`);
-  return { type: 'large', value: { global: n[0], local1: n[1], local2: n[2] }, text };
 }
 
 function communityValue(v: unknown, path: string): CommunityValue {
@@ -470,6 +465,7 @@ function validateBGPConfiguration(o: Obj, m: Meta): BGPConfiguration {
     nodeMeshMaxRestartTime: soft(() => durationValue(spec, 'nodeMeshMaxRestartTime', 'spec.'), undefined),
     bindMode: soft(() => optEnum(spec, 'bindMode', 'spec.', ['None', 'NodeIP'] as const), undefined),
     logSeverityScreen: soft(() => optEnum(spec, 'logSeverityScreen', 'spec.', ['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal'] as const), undefined),
+    programClusterRoutes: soft(() => optEnum(spec, 'programClusterRoutes', 'spec.', ['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'] as const), undefined),
   };
 }
 
@@ -536,6 +532,7 @@ function validateBGPPeer(o: Obj, m: Meta): BGPPeer {
     ttlSecurity: soft(() => optInt(spec, 'ttlSecurity', 'spec.', 0, 255), undefined),
     filters,
     reachableBy: reachable ? soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reversePeering: soft(() => optEnum(spec, 'reversePeering', 'spec.', ['Auto', 'Manual'] as const), undefined) ?? 'Auto',
   };
 }
 
@@ -554,6 +551,8 @@ function validateIPPool(o: Obj, m: Meta): IPPool {
     disabled: soft(() => optBool(spec, 'disabled', 'spec.'), undefined) ?? false,
     disableBGPExport: soft(() => optBool(spec, 'disableBGPExport', 'spec.'), undefined) ?? false,
     nodeSelector: soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), undefined) ?? ALL,
+    ipipMode: soft(() => optEnum(spec, 'ipipMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
+    vxlanMode: soft(() => optEnum(spec, 'vxlanMode', 'spec.', ['Never', 'Always', 'CrossSubnet'] as const), undefined) ?? 'Never',
   };
 }
 
@@ -780,7 +779,7 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
     const key = resourceKey(res.kind, res.name, ns);
     if (files.has(key)) {
       const first = files.get(key);
-      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped` });
+      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}` });
       continue;
     }
     files.set(key, file);

@@ -78,6 +78,11 @@ export class Address {
   toJSON(): string {
     return this.toString();
   }
+
+  /** `console.log` / `util.inspect` show `192.0.2.1`, not the address words. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
 }
 
 export function readWord(b: Uint8Array, o: number): number {

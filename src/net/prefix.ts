@@ -137,4 +137,9 @@ export class Prefix {
   toJSON(): string {
     return this.toString();
   }
+
+  /** `console.log` / `util.inspect` show `203.0.113.0/24`, not the address words. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
 }

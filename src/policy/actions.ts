@@ -1,14 +1,7 @@
 import { Address } from '../net/address.js';
 import type { AsPathSegment, LargeCommunity, PathAttributes } from '../wire/types.js';
-import {
-  formatCommunity,
-  formatLargeCommunity,
-  parseCommunity,
-  parseCommunityPattern,
-  parseLargeCommunity,
-  parseLargePattern,
-  PolicyError,
-} from './communities.js';
+import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { parseCommunityPattern, parseLargePattern, PolicyError } from './communities.js';
 import type { ActionsDef, CommunityActionDef } from './definitions.js';
 import { asPathText, CommunitySet, LargeCommunitySet } from './sets.js';
 import type { PolicyContext, PolicyRoute } from './types.js';

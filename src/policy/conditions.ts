@@ -3,7 +3,7 @@ import { PolicyError } from './communities.js';
 import type { Comparison, CompareOp, ConditionsDef, SetRef } from './definitions.js';
 import { asPathLength, asPathText, type CompiledSets } from './sets.js';
 import type { PolicyContext, PolicyRoute } from './types.js';
-import { formatCommunity, formatExtCommunity, formatLargeCommunity } from './communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity } from '../wire/communities.js';
 
 /** One compiled condition: a test for the hot path and a description for explain traces. */
 export interface Condition {
@@ -120,7 +120,7 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
     out.push({
       name: `extended communities match ${match} of set "${set}"`,
       test: (_r, a) => test(a),
-      describe: (_r, a) => `extended communities [${(a.extendedCommunities ?? []).map(formatExtCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
+      describe: (_r, a) => `extended communities [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
     });
   }
   if (def.asPathSet !== undefined) {

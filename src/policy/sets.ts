@@ -2,6 +2,7 @@ import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { PrefixSet } from '../net/prefix-set.js';
 import { PrefixTrie } from '../net/trie.js';
+import { parseExtendedCommunity } from '../wire/communities.js';
 import type { AsPathSegment, LargeCommunity } from '../wire/types.js';
 import {
   type CommunityPattern,
@@ -9,7 +10,6 @@ import {
   LargeCommunityTable,
   type LargePattern,
   parseCommunityPattern,
-  parseExtCommunity,
   parseLargePattern,
   PolicyError,
 } from './communities.js';
@@ -263,7 +263,7 @@ export function compileSets(def: DefinedSetsDef = {}): CompiledSets {
     ),
     community: remap(each('community', def.community, parseCommunityPattern), (n, ms) => new CommunitySet(n, ms)),
     largeCommunity: remap(each('largeCommunity', def.largeCommunity, parseLargePattern), (n, ms) => new LargeCommunitySet(n, ms)),
-    extCommunity: remap(each('extCommunity', def.extCommunity, parseExtCommunity), (n, ms) => new ExtCommunitySet(n, ms)),
+    extCommunity: remap(each('extCommunity', def.extCommunity, parseExtendedCommunity), (n, ms) => new ExtCommunitySet(n, ms)),
     asPath: remap(each('asPath', def.asPath, parseAsPathMatcher), (n, ms) => new AsPathSet(n, ms)),
     neighbor: remap(
       each('neighbor', def.neighbor, (t) => Prefix.parse(t, { allowBareAddress: true })),

@@ -42,7 +42,11 @@ export function exportRefusal(path: Path, s: ExportSettings): string | undefined
   const a = path.attrs.attrs;
   const src = path.source;
   const comms = a.communities;
-  if (comms !== undefined) {
+  // RFC 1997 speaks of routes *received* carrying these values. On a route we
+  // originate they are an instruction to the receiver (Calico's prefixAdvertisements
+  // tag ranges with no-export for the upstream router; calico-node's BIRD adds them in
+  // the export filter, after its own well-known check), so they do not hold it back here.
+  if (comms !== undefined && src.kind !== 'local') {
     if (comms.includes(WellKnownCommunity.NO_ADVERTISE)) return 'carries NO_ADVERTISE';
     if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT)) return 'carries NO_EXPORT (eBGP peer)';
     if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED)) return 'carries NO_EXPORT_SUBCONFED (eBGP peer)';

@@ -103,7 +103,7 @@ export class Rib {
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
   private readonly routerIdAddr: Address;
-  private readonly clusterIdAddr: Address | undefined;
+  private clusterIdAddr: Address | undefined;
   private readonly view: RouteView;
   private readonly policyIds = new WeakMap<object, number>();
   private readonly baseCache: { pre: AttrSet | undefined; peer: PeerState | undefined; base: AttrSet | null } = { pre: undefined, peer: undefined, base: null };
@@ -170,6 +170,29 @@ export class Rib {
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
     const carried = this.leaveGroup(peer, now);
     this.joinGroup(peer, session, now, carried);
+  }
+
+  /**
+   * Becomes a route reflector with this cluster ID, changes it, or (undefined)
+   * stops reflecting, without touching any session: every peer's routes are
+   * re-checked against the new cluster ID (CLUSTER_LIST loop detection), and
+   * every established peer moves to an update group with the new export
+   * rules and is sent only the difference. Which peers are clients stays a
+   * per-peer setting (`rrClient`, fixed: re-add a peer to change it).
+   */
+  setClusterId(clusterId: string | undefined, now: number): void {
+    const next = clusterId !== undefined ? parseQuad(clusterId, 'clusterId') : undefined;
+    if (next?.toString() === this.clusterIdAddr?.toString()) return;
+    this.clusterIdAddr = next;
+    for (const peer of this.peers.values()) peer.elig = { ...peer.elig, clusterId: next };
+    this.clearBaseCache();
+    for (const id of this.peers.keys()) this.softReconfigure(id, now);
+    for (const peer of this.peers.values()) {
+      const session = peer.session;
+      if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) continue;
+      const carried = this.leaveGroup(peer, now);
+      this.joinGroup(peer, session, now, carried);
+    }
   }
 
   private joinGroup(peer: PeerState, session: SessionInfo, now: number, carried?: Resync): void {
@@ -462,6 +485,11 @@ export class Rib {
     return this.loc.best(keyOf(prefix));
   }
 
+  /** Calls `fn` with every Loc-RIB prefix and its ECMP set (best first), e.g. to re-program a FIB after a policy change. */
+  forEachMultipath(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void {
+    for (const key of this.loc.keys()) fn(prefixFromKey(key), this.loc.multipath(key));
+  }
+
   multipath(prefix: Prefix): readonly Path[] {
     return this.loc.multipath(keyOf(prefix));
   }
@@ -590,6 +618,7 @@ export class Rib {
       c.localAddressV6?.toString(),
       c.linkLocalV6?.toString(),
       this.policyId(c.exportPolicy),
+      this.clusterIdAddr?.toString(),
     ]);
   }
 }

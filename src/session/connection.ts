@@ -1,10 +1,11 @@
 import type { Socket } from 'node:net';
-import { CeaseSubcode, ErrorCode, MAX_EXTENDED_MESSAGE, MAX_MESSAGE } from '../wire/constants.js';
+import { MAX_EXTENDED_MESSAGE, MAX_MESSAGE } from '../wire/constants.js';
 import { LEGACY_CONTEXT, type CodecContext } from '../wire/context.js';
 import { BgpError } from '../wire/errors.js';
 import { Framer } from '../wire/framer.js';
 import { decodeMessage, encodeMessage } from '../wire/message.js';
 import type { Message, MessageKind } from '../wire/types.js';
+import { Notify } from '../wire/notification.js';
 
 export interface Codec {
   decode(type: number, body: Uint8Array, ctx: CodecContext): Message;
@@ -181,14 +182,14 @@ export class BgpConnection {
     } catch (e) {
       // A throwing handler is our bug, not bad input: let it surface.
       if (inHandler) throw e;
-      this.fail(e instanceof BgpError ? e : new BgpError(ErrorCode.CEASE, CeaseSubcode.OUT_OF_RESOURCES, `internal error decoding a message: ${String(e)}`));
+      this.fail(e instanceof BgpError ? e : BgpError.cease('OUT_OF_RESOURCES', `internal error decoding a message: ${String(e)}`));
     }
   }
 
   /** Decode failure: NOTIFICATION with the error's code, then close, then tell the owner. */
   private fail(err: BgpError): void {
     this.failed = true;
-    this.send({ type: 'notification', code: err.code, subcode: err.subcode, data: err.data });
+    this.send(Notify.of(err));
     this.close();
     this.handlers.onError(err);
   }

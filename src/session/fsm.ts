@@ -1,5 +1,6 @@
-import { CeaseSubcode, ErrorCode, FsmSubcode, OpenSubcode } from '../wire/constants.js';
+import { CeaseSubcode, ErrorCode, OpenSubcode } from '../wire/constants.js';
 import type { BgpError } from '../wire/errors.js';
+import { Notify } from '../wire/notification.js';
 import type { Message, NotificationMessage, OpenMessage } from '../wire/types.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
@@ -89,8 +90,6 @@ class Step {
   }
 }
 
-const notification = (code: number, subcode: number, data: Uint8Array = new Uint8Array(0)): NotificationMessage => ({ type: 'notification', code, subcode, data });
-
 const CONNECTION_TIMERS: readonly TimerName[] = ['ConnectRetry', 'Hold', 'Keepalive', 'DelayOpen', 'IdleHold'];
 
 interface IdleOpts {
@@ -145,14 +144,14 @@ function notifyFail(st: Step, n: NotificationMessage, message: string): Transiti
 }
 
 function errorFail(st: Step, err: BgpError): Transition {
-  return notifyFail(st, notification(err.code, err.subcode, err.data), err.message);
+  return notifyFail(st, Notify.of(err), err.message);
 }
 
 function fsmError(st: Step, ev: FsmEventType): Transition {
-  const sub = st.fsm.state === 'OpenSent' ? FsmSubcode.UNEXPECTED_IN_OPENSENT
-    : st.fsm.state === 'OpenConfirm' ? FsmSubcode.UNEXPECTED_IN_OPENCONFIRM
-    : st.fsm.state === 'Established' ? FsmSubcode.UNEXPECTED_IN_ESTABLISHED : FsmSubcode.UNSPECIFIED;
-  return notifyFail(st, notification(ErrorCode.FSM, sub), `unexpected ${ev} in ${st.fsm.state}`);
+  const sub = st.fsm.state === 'OpenSent' ? 'UNEXPECTED_IN_OPENSENT'
+    : st.fsm.state === 'OpenConfirm' ? 'UNEXPECTED_IN_OPENCONFIRM'
+    : st.fsm.state === 'Established' ? 'UNEXPECTED_IN_ESTABLISHED' : 'UNSPECIFIED';
+  return notifyFail(st, Notify.fsm(sub), `unexpected ${ev} in ${st.fsm.state}`);
 }
 
 function start(st: Step, passive: boolean): Transition {
@@ -272,7 +271,7 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid':
       return st.done();
     case 'ManualStop': {
-      const notify = delayOpenRunning ? ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN) : undefined;
+      const notify = delayOpenRunning ? ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN') : undefined;
       return toIdle(st, { reason: { kind: 'manualStop' }, notify, failure: false, manual: true });
     }
     case 'ConnectRetryTimer_Expires':
@@ -322,15 +321,15 @@ function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
-      return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
+      return notifyFail(st, Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET'), 'automatic stop');
     case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
+      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'BGPHeaderErr': case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.CONNECTION_COLLISION_RESOLUTION), failure: true });
+      return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
     case 'NotifMsgVerErr':
       return peerNotification(st, ev.message, false);
     case 'NotifMsg':
@@ -383,11 +382,11 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
-      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? notification(ErrorCode.CEASE, CeaseSubcode.ADMINISTRATIVE_SHUTDOWN), failure: false, manual: true });
+      return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
-      return notifyFail(st, notification(ErrorCode.CEASE, ev.subcode ?? CeaseSubcode.ADMINISTRATIVE_RESET), 'automatic stop');
+      return notifyFail(st, Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET'), 'automatic stop');
     case 'HoldTimer_Expires':
-      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: notification(ErrorCode.HOLD_TIMER_EXPIRED, 0), failure: true });
+      return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'KeepaliveTimer_Expires':
       return st.send({ type: 'keepalive' }).start('Keepalive', n.keepaliveTime).done();
     case 'TcpConnectionFails':
@@ -408,7 +407,7 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'UpdateMsgErr': case 'BGPHeaderErr': case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
-      return toIdle(st, { reason: { kind: 'collision' }, notify: notification(ErrorCode.CEASE, CeaseSubcode.CONNECTION_COLLISION_RESOLUTION), failure: true });
+      return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
     default:
       return fsmError(st, ev.type);
   }

@@ -122,34 +122,35 @@ function hasCapability(caps: readonly Capability[], want: Capability): boolean {
 
 const u16 = (n: number) => Uint8Array.of(n >> 8, n & 0xff);
 
-/** RFC 4271 §6.2 checks of a received OPEN; the BgpError says which NOTIFICATION to send. */
+/**
+ * RFC 4271 §6.2 checks of what a received OPEN means, the one place for them
+ * (the codec has checked its syntax and version); the BgpError says which
+ * NOTIFICATION to send.
+ */
 export function checkOpen(open: OpenMessage, cfg: SessionConfig): BgpError | undefined {
-  if (open.version !== BGP_VERSION) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNSUPPORTED_VERSION, `peer speaks BGP version ${open.version}, we speak ${BGP_VERSION}`, u16(BGP_VERSION));
-  }
   const caps = capabilitiesOf(open);
   const asn = openAsn(open);
   const has4 = caps.some((c) => c.kind === 'fourOctetAs');
   if (!has4 && open.myAs === AS_TRANS) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_PEER_AS, `peer sent AS_TRANS (${AS_TRANS}) without the 4-octet AS capability`);
+    return BgpError.open('BAD_PEER_AS', `peer sent AS_TRANS (${AS_TRANS}) without the 4-octet AS capability`);
   }
   if (cfg.peerAs !== 'any' && asn !== cfg.peerAs) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_PEER_AS, `peer AS ${asn} is not the configured ${cfg.peerAs}`);
+    return BgpError.open('BAD_PEER_AS', `peer AS ${asn} is not the configured ${cfg.peerAs}`);
   }
   const id = parseBgpId(open.bgpId);
   if (id === undefined || id === 0) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_BGP_IDENTIFIER, `peer BGP identifier ${open.bgpId} is not a usable identifier`);
+    return BgpError.open('BAD_BGP_IDENTIFIER', `peer BGP identifier ${open.bgpId} is not a usable identifier`);
   }
   // RFC 6286: equal identifiers are only a conflict inside one AS.
   if (asn === cfg.localAs && id === parseBgpId(cfg.localId)) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.BAD_BGP_IDENTIFIER, `iBGP peer uses our own BGP identifier ${open.bgpId}`);
+    return BgpError.open('BAD_BGP_IDENTIFIER', `iBGP peer uses our own BGP identifier ${open.bgpId}`);
   }
   if (open.holdTime === 1 || open.holdTime === 2) {
-    return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNACCEPTABLE_HOLD_TIME, `peer hold time ${open.holdTime} s is neither 0 nor at least 3`);
+    return BgpError.open('UNACCEPTABLE_HOLD_TIME', `peer hold time ${open.holdTime} s is neither 0 nor at least 3`);
   }
   for (const want of cfg.requiredCapabilities ?? []) {
     if (!hasCapability(caps, want)) {
-      return new BgpError(ErrorCode.OPEN_MESSAGE, OpenSubcode.UNSUPPORTED_CAPABILITY, `peer did not advertise required capability ${want.kind}`, capabilityTlv(want));
+      return BgpError.open('UNSUPPORTED_CAPABILITY', `peer did not advertise required capability ${want.kind}`, capabilityTlv(want));
     }
   }
   return undefined;

@@ -10,6 +10,7 @@ import { createPeerSession, establishedConn, peerTransition, type PeerAction, ty
 import { connectSecured, needsSocketOptions } from './sockopt.js';
 import { assertTransportSupported, type TransportOptions } from './transport.js';
 import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
+import { Notify } from '../wire/notification.js';
 
 export interface DialOptions {
   readonly host: string;
@@ -32,6 +33,10 @@ export interface PeerHooks {
   onDrain?(): void;
   /** A NOTIFICATION went out (ours, or the codec's answer to bad input) or came in. */
   onNotification?(direction: 'sent' | 'received', msg: NotificationMessage): void;
+  /** Our outgoing connection failed before it was established (ECONNREFUSED, EADDRNOTAVAIL on bind…). */
+  onConnectError?(err: Error): void;
+  /** A connection that never reached Established ended (the failure of one attempt; the session was not up). */
+  onAttemptFailed?(reason: DownReason): void;
   log?(line: string): void;
 }
 
@@ -262,7 +267,7 @@ export class Peer {
         this.connEvent(id, c, messageEvent(m));
       },
       onError: (err: BgpError) => {
-        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', { type: 'notification', code: err.code, subcode: err.subcode, data: err.data });
+        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
         this.connEvent(id, c, errorEvent(err));
       },
       onClose: () => {
@@ -277,7 +282,11 @@ export class Peer {
         acknowledged = true;
         this.connEvent(id, c, { type: 'TcpConnection_Acknowledged' });
       });
-      socket.once('error', (e) => { if (!acknowledged) this.log(`connect failed: ${e.message}`); });
+      socket.once('error', (e) => {
+        if (acknowledged) return;
+        this.log(`connect failed: ${e.message}`);
+        this.hooks.onConnectError?.(e);
+      });
     }
     this.conns.set(id, c);
     return c;
@@ -390,6 +399,7 @@ export class Peer {
         return;
       case 'attemptFailed':
         this.log(`connection ${a.conn} attempt failed: ${describeReason(a.reason)}`);
+        this.hooks.onAttemptFailed?.(a.reason);
         return;
       case 'update':
         this.hooks.onUpdate?.(a.message);

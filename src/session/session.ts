@@ -3,6 +3,7 @@ import { createFsm, transition, type Fsm } from './fsm.js';
 import { endOfRibFamily, endOfRibMessage, GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
 import { validateSessionConfig, type FsmAction, type FsmEvent, type PeerTimerName, type SessionConfig, type TimerName } from './types.js';
+import type { CeaseSubcode } from '../wire/constants.js';
 
 /** One TCP connection's FSM. `initiator` says who opened the TCP connection (for §6.8). */
 export interface ConnSlot {
@@ -29,7 +30,7 @@ export interface PeerSession {
 export type PeerEvent =
   | { readonly type: 'start'; readonly passive?: boolean }
   | { readonly type: 'stop'; readonly notification?: NotificationMessage }
-  | { readonly type: 'automaticStop'; readonly subcode?: number }
+  | { readonly type: 'automaticStop'; readonly subcode?: keyof typeof CeaseSubcode }
   | { readonly type: 'conn'; readonly conn: number; readonly event: FsmEvent }
   /** The listener hands us an inbound TCP connection. */
   | { readonly type: 'incoming' }

@@ -1,6 +1,7 @@
 import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage, RouteRefreshMessage, UpdateMessage, Message } from '../wire/types.js';
 import type { BgpError } from '../wire/errors.js';
 import type { Negotiated } from './negotiate.js';
+import type { CeaseSubcode } from '../wire/constants.js';
 
 /** RFC 4271 §8.2.2 states. */
 export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
@@ -19,7 +20,7 @@ export type FsmEvent =
   | { readonly type: 'AutomaticStart' }
   | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
   | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }
-  | { readonly type: 'AutomaticStop'; readonly subcode?: number }
+  | { readonly type: 'AutomaticStop'; readonly subcode?: keyof typeof CeaseSubcode }
   | { readonly type: 'ConnectRetryTimer_Expires' }
   | { readonly type: 'HoldTimer_Expires' }
   | { readonly type: 'KeepaliveTimer_Expires' }

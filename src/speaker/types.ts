@@ -6,6 +6,7 @@
 import type { Prefix } from '../net/prefix.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
 import type { Trace } from '../policy/types.js';
+import type { KernelOptions } from './kernel.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
 export interface SpeakerScheduler {
@@ -44,6 +45,8 @@ export interface SpeakerOptions {
   readonly selectionDeferralTime?: number;
   /** Injected clock and timers (tests); default real timers. */
   readonly scheduler?: SpeakerScheduler;
+  /** Keep a Linux routing table in step with the best paths (src/kernel/README.md); default off. */
+  readonly kernel?: KernelOptions;
   /** Log sink; default silent. */
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
@@ -130,6 +133,10 @@ export interface PeerStatus {
   readonly state: PeerState;
   /** When `state` was entered. */
   readonly since: Date;
+  /** When the session last went up (Established) or down; connect retries do not move it. */
+  readonly upDownSince?: Date;
+  /** Why the session is not Established (absent while it is): the last connect error, NOTIFICATION or lost connection, as BIRD words it. */
+  readonly downReason?: { readonly text: string; readonly at: Date };
   readonly negotiated?: {
     readonly families: readonly FamilyName[];
     readonly holdTime: number;
@@ -188,6 +195,14 @@ export interface ReceivedRoute extends AdvertisedRoute {
   readonly peer: string;
   readonly best: boolean;
   readonly stale: boolean;
+  /** ADD-PATH path identifier, when the peer sends several paths. */
+  readonly pathId?: number;
+}
+
+/** A route as the peer sent it (before import policy), and as import accepted it (absent: rejected). */
+export interface ImportedRoute {
+  readonly route: ReceivedRoute;
+  readonly accepted?: ReceivedRoute;
 }
 
 export interface SpeakerEvents {
@@ -226,6 +241,16 @@ export interface SpeakerPolicyApi {
   definePolicies(config: PolicyConfigDef): void;
   /** Asks the peer to send its routes again (ROUTE-REFRESH, when negotiated). */
   requestRouteRefresh(address: string): void;
+}
+
+/** Route reflection changed live (a node becoming, or ceasing to be, a reflector). */
+export interface SpeakerReflectorApi {
+  /**
+   * Sets (or with undefined clears) the route-reflector cluster ID without
+   * resetting any session: routes are re-checked and re-exported under the
+   * new rules. Which peers are clients stays each peer's `routeReflectorClient`.
+   */
+  setClusterId(clusterId: string | undefined): void;
 }
 
 /** One candidate path of a prefix and what best-path selection made of it. */

@@ -1,5 +1,5 @@
 import { u16, u32, Writer } from './buffer.js';
-import { CapabilityCode, ErrorCode } from './constants.js';
+import { CapabilityCode } from './constants.js';
 import { BgpError } from './errors.js';
 import type { AddPathMode, Capability } from './types.js';
 
@@ -20,9 +20,6 @@ import type { AddPathMode, Capability } from './types.js';
  *   treat the capability as not understood, so it falls back.)
  */
 
-const OPEN_ERROR = ErrorCode.OPEN_MESSAGE;
-const UNSPECIFIC = 0;
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Encoder = new TextEncoder();
 
@@ -32,11 +29,11 @@ const ADD_PATH_MODES: readonly (AddPathMode | undefined)[] = [undefined, 'receiv
 export function decodeCapabilities(b: Uint8Array, off: number, end: number): Capability[] {
   const out: Capability[] = [];
   while (off < end) {
-    if (end - off < 2) throw new BgpError(OPEN_ERROR, UNSPECIFIC, `capability header truncated: ${end - off} byte(s) left in the parameter`);
+    if (end - off < 2) throw BgpError.open('UNSPECIFIC', `capability header truncated: ${end - off} byte(s) left in the parameter`);
     const code = b[off];
     const len = b[off + 1];
     off += 2;
-    if (off + len > end) throw new BgpError(OPEN_ERROR, UNSPECIFIC, `capability ${code} length ${len} overruns its optional parameter (${end - off} byte(s) left)`);
+    if (off + len > end) throw BgpError.open('UNSPECIFIC', `capability ${code} length ${len} overruns its optional parameter (${end - off} byte(s) left)`);
     out.push(decodeCapability(code, b.subarray(off, off + len)));
     off += len;
   }
@@ -58,12 +55,12 @@ export function decodeCapability(code: number, value: Uint8Array): Capability {
     case CapabilityCode.EXTENDED_MESSAGE:
       return n === 0 ? { kind: 'extendedMessage' } : unknown();
     case CapabilityCode.FOUR_OCTET_AS:
-      if (n !== 4) throw new BgpError(OPEN_ERROR, UNSPECIFIC, `4-octet AS capability has length ${n}, expected 4`);
+      if (n !== 4) throw BgpError.open('UNSPECIFIC', `4-octet AS capability has length ${n}, expected 4`);
       return { kind: 'fourOctetAs', asn: u32(value, 0) };
     case CapabilityCode.GRACEFUL_RESTART:
       return decodeGracefulRestart(value) ?? unknown();
     case CapabilityCode.ADD_PATH:
-      if (n % 4 !== 0) throw new BgpError(OPEN_ERROR, UNSPECIFIC, `ADD-PATH capability length ${n} is not a multiple of 4`);
+      if (n % 4 !== 0) throw BgpError.open('UNSPECIFIC', `ADD-PATH capability length ${n} is not a multiple of 4`);
       return decodeAddPath(value) ?? unknown();
     case CapabilityCode.EXTENDED_NEXT_HOP:
       return decodeExtendedNextHop(value) ?? unknown();

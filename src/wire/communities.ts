@@ -4,10 +4,14 @@ import { WellKnownCommunity } from './constants.js';
 import type { LargeCommunity } from './types.js';
 
 /**
- * Text forms of communities: RFC 1997 "AS:value" (and well-known names),
- * RFC 8092 large "global:local1:local2", and the common RFC 4360 extended
- * types ("rt:65000:100", "soo:192.0.2.1:7", "rt:4200000000:1"), falling back
- * to 16 hex digits ("0x0002fde800000064") for types without a name.
+ * The one text form of communities, used by the codec's describers, the
+ * policy engine, the Calico validator, the agent and the speaker's API:
+ * RFC 1997 "AS:value" (and well-known names), RFC 8092 large
+ * "global:local1:local2", and the common RFC 4360 extended types
+ * ("rt:65000:100", "soo:192.0.2.1:7", "rt:4200000000:1"), falling back to
+ * 16 hex digits ("0x0002fde800000064") for types without a name. Parsers
+ * throw ParseError naming the text and the part that is wrong;
+ * parse(format(x)) === x for every value (test/wire/communities.test.ts).
  */
 
 const NAMES: ReadonlyMap<number, string> = new Map([
@@ -29,14 +33,20 @@ export function communityName(value: number): string | undefined {
   return NAMES.get(value >>> 0);
 }
 
-/** "no-export" for well-known values, else "AS:value". */
-export function formatCommunity(value: number): string {
+/** "AS:value" in numbers, even for well-known values (what policy regular expressions match against). */
+export function communityPair(value: number): string {
   const v = value >>> 0;
-  return NAMES.get(v) ?? `${v >>> 16}:${v & 0xffff}`;
+  return `${v >>> 16}:${v & 0xffff}`;
 }
 
-function decimal(text: string, part: string, max: number, what: string): number {
-  if (!/^(0|[1-9][0-9]*)$/.test(part)) throw new ParseError(text, `${what} (${JSON.stringify(part)} is not a decimal number)`);
+/** "no-export" for well-known values, else "AS:value". */
+export function formatCommunity(value: number): string {
+  return NAMES.get(value >>> 0) ?? communityPair(value);
+}
+
+/** A decimal part (leading zeros allowed, as Calico's and GoBGP's parsers do) up to `max`. */
+export function decimal(text: string, part: string, max: number, what: string): number {
+  if (!/^[0-9]{1,20}$/.test(part)) throw new ParseError(text, `${what} (${JSON.stringify(part)} is not a decimal number)`);
   const n = Number(part);
   if (n > max) throw new ParseError(text, `${what} (${n} is above ${max})`);
   return n;
@@ -50,6 +60,19 @@ export function parseCommunity(text: string): number {
   const parts = t.split(':');
   if (parts.length !== 2) throw new ParseError(text, 'community (expected "AS:value" or a well-known name)');
   return ((decimal(text, parts[0], 0xffff, 'community AS') << 16) | decimal(text, parts[1], 0xffff, 'community value')) >>> 0;
+}
+
+/**
+ * "AS:value" as a standard community, "global:local1:local2" as a large one
+ * (Calico's literal forms: the number of parts decides); undefined for text
+ * without a colon (a name, for the caller to resolve).
+ */
+export function parseCommunityLiteral(text: string): { type: 'standard'; value: number } | { type: 'large'; value: LargeCommunity } | undefined {
+  const parts = text.split(':').length;
+  if (parts === 1) return undefined;
+  if (parts === 3) return { type: 'large', value: parseLargeCommunity(text) };
+  if (parts !== 2) throw new ParseError(text, 'community (expected "AS:value" or "global:local1:local2")');
+  return { type: 'standard', value: parseCommunity(text) };
 }
 
 export function formatLargeCommunity(c: LargeCommunity): string {

@@ -92,6 +92,8 @@ export const ErrorCode = {
 export const HeaderSubcode = { CONNECTION_NOT_SYNCHRONIZED: 1, BAD_MESSAGE_LENGTH: 2, BAD_MESSAGE_TYPE: 3 } as const;
 
 export const OpenSubcode = {
+  /** RFC 4271 §6.2: a malformed OPEN no other subcode names (e.g. optional parameter lengths). */
+  UNSPECIFIC: 0,
   UNSUPPORTED_VERSION: 1,
   BAD_PEER_AS: 2,
   BAD_BGP_IDENTIFIER: 3,
@@ -136,6 +138,9 @@ export const CeaseSubcode = {
 } as const;
 
 export const RouteRefreshSubcode = { INVALID_MESSAGE_LENGTH: 1 } as const;
+
+/** Hold Timer Expired (and Send Hold Timer Expired) have no subcodes: always 0. */
+export const HoldTimerSubcode = { UNSPECIFIC: 0 } as const;
 
 /** RFC 7313 ROUTE-REFRESH message subtypes. */
 export const RefreshSubtype = { NORMAL: 0, BORR: 1, EORR: 2 } as const;

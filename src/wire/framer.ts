@@ -1,4 +1,4 @@
-import { HEADER_LENGTH, HeaderSubcode, MAX_MESSAGE, MessageType } from './constants.js';
+import { HEADER_LENGTH, MAX_MESSAGE, MessageType } from './constants.js';
 import { BgpError } from './errors.js';
 
 /** Minimum total length per message type (RFC 4271 §4, RFC 2918). */
@@ -16,12 +16,10 @@ const FIXED_MAX: Record<number, number> = {
   [MessageType.KEEPALIVE]: HEADER_LENGTH,
 };
 
-const MESSAGE_HEADER_ERROR = 1;
-
 /** Message Header Error / Bad Message Length; the data is the 2-byte length field (RFC 4271 §6.1). */
 export function badLengthError(bodyLength: number, reason: string): BgpError {
   const total = HEADER_LENGTH + bodyLength;
-  return new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, reason, Uint8Array.of((total >>> 8) & 0xff, total & 0xff));
+  return BgpError.header('BAD_MESSAGE_LENGTH', reason, Uint8Array.of((total >>> 8) & 0xff, total & 0xff));
 }
 
 export type FrameHandler = (type: number, body: Uint8Array) => void;
@@ -104,19 +102,19 @@ export class Framer {
   /** Validates the header at `off` (19 bytes present); returns the message length. */
   private check(buf: Uint8Array, off: number): number {
     for (let i = 0; i < 16; i++) {
-      if (buf[off + i] !== 0xff) throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.CONNECTION_NOT_SYNCHRONIZED, 'message header marker is not all ones');
+      if (buf[off + i] !== 0xff) throw BgpError.header('CONNECTION_NOT_SYNCHRONIZED', 'message header marker is not all ones');
     }
     const length = (buf[off + 16] << 8) | buf[off + 17];
     const type = buf[off + 18];
     const lengthField = buf.slice(off + 16, off + 18);
     if (length < HEADER_LENGTH || length > this.maxSize) {
-      throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, `bad message length ${length} (allowed ${HEADER_LENGTH}..${this.maxSize})`, lengthField);
+      throw BgpError.header('BAD_MESSAGE_LENGTH', `bad message length ${length} (allowed ${HEADER_LENGTH}..${this.maxSize})`, lengthField);
     }
     const min = MIN_LENGTH[type];
-    if (min === undefined) throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_TYPE, `unknown message type ${type}`, Uint8Array.of(type));
+    if (min === undefined) throw BgpError.header('BAD_MESSAGE_TYPE', `unknown message type ${type}`, Uint8Array.of(type));
     const max = Math.min(FIXED_MAX[type] ?? this.maxSize, this.maxSize);
     if (length < min || length > max) {
-      throw new BgpError(MESSAGE_HEADER_ERROR, HeaderSubcode.BAD_MESSAGE_LENGTH, `bad message length ${length} for type ${type} (allowed ${min}..${max})`, lengthField);
+      throw BgpError.header('BAD_MESSAGE_LENGTH', `bad message length ${length} for type ${type} (allowed ${min}..${max})`, lengthField);
     }
     return length;
   }

@@ -1,4 +1,4 @@
-import { HEADER_LENGTH, HeaderSubcode, MAX_MESSAGE, MessageType } from './constants.js';
+import { HEADER_LENGTH, MAX_MESSAGE, MessageType } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
 import { badLengthError } from './framer.js';
@@ -31,7 +31,7 @@ export function decodeMessage(type: number, body: Uint8Array, ctx: CodecContext)
     case MessageType.ROUTE_REFRESH:
       return decodeRouteRefresh(body);
     default:
-      throw new BgpError(1, HeaderSubcode.BAD_MESSAGE_TYPE, `unknown message type ${type}`, Uint8Array.of(type & 0xff));
+      throw BgpError.header('BAD_MESSAGE_TYPE', `unknown message type ${type}`, Uint8Array.of(type & 0xff));
   }
 }
 

@@ -1,6 +1,7 @@
 import { Prefix } from '../net/prefix.js';
 import { copyBytes } from './attributes/bytes.js';
 import { BgpError } from './errors.js';
+import type { UpdateSubcode } from './constants.js';
 
 /**
  * Prefix (NLRI) encoding: a length byte then the fewest bytes that hold it,
@@ -13,7 +14,7 @@ import { BgpError } from './errors.js';
 /** Where a prefix list sits, for error messages and the NOTIFICATION subcode. */
 export interface NlriSite {
   readonly what: string;
-  readonly subcode: number;
+  readonly subcode: keyof typeof UpdateSubcode;
   /** NOTIFICATION data, the enclosing attribute as buf[from, to); copied only on error. Empty when absent. */
   readonly buf?: Uint8Array;
   readonly from?: number;
@@ -22,7 +23,7 @@ export interface NlriSite {
 
 function fail(site: NlriSite, why: string): never {
   const data = site.buf !== undefined ? copyBytes(site.buf, site.from ?? 0, site.to ?? 0) : new Uint8Array(0);
-  throw new BgpError(3, site.subcode, `${site.what}: ${why}`, data);
+  throw BgpError.update(site.subcode, `${site.what}: ${why}`, data);
 }
 
 /** The first `n` (0..4) bytes at `o` as the top of a 32-bit word. */

@@ -1,8 +1,28 @@
-import { CeaseSubcode, ErrorCode } from './constants.js';
+import { CeaseSubcode, ErrorCode, FsmSubcode, HoldTimerSubcode } from './constants.js';
+import type { BgpError } from './errors.js';
 import { badLengthError } from './framer.js';
 import type { NotificationMessage } from './types.js';
 
 /** NOTIFICATION (RFC 4271 §4.5): error code, subcode, data. */
+
+const EMPTY = new Uint8Array(0);
+const message = (code: number, subcode: number, data: Uint8Array = EMPTY): NotificationMessage => ({ type: 'notification', code, subcode, data });
+
+/**
+ * Every NOTIFICATION we send is built here, code and subcode by name
+ * (as holo-bgp's NotificationMsg constructors): from a codec or OPEN-check
+ * error, or for the FSM's own reasons.
+ */
+export const Notify = {
+  /** The NOTIFICATION a codec error or a failed OPEN check carries. */
+  of: (err: BgpError): NotificationMessage => message(err.code, err.subcode, err.data),
+  /** RFC 4271 §6.5. */
+  holdTimerExpired: (): NotificationMessage => message(ErrorCode.HOLD_TIMER_EXPIRED, HoldTimerSubcode.UNSPECIFIC),
+  /** RFC 4271 §6.6 / RFC 6608: an event the state does not expect. */
+  fsm: (subcode: keyof typeof FsmSubcode): NotificationMessage => message(ErrorCode.FSM, FsmSubcode[subcode]),
+  /** RFC 4486 Cease; `data` e.g. an RFC 9003 shutdown communication. */
+  cease: (subcode: keyof typeof CeaseSubcode, data?: Uint8Array): NotificationMessage => message(ErrorCode.CEASE, CeaseSubcode[subcode], data),
+} as const;
 
 export function decodeNotification(body: Uint8Array): NotificationMessage {
   if (body.length < 2) throw badLengthError(body.length, `NOTIFICATION body is ${body.length} byte(s), at least 2 required`);

@@ -1,15 +1,17 @@
 import { formatV4, parseV4 } from '../net/address.js';
 import { u16, u32, Writer } from './buffer.js';
 import { decodeCapabilities, encodeCapabilities } from './capabilities.js';
-import { AS_TRANS, BGP_VERSION, ErrorCode, OpenSubcode } from './constants.js';
+import { AS_TRANS, BGP_VERSION } from './constants.js';
 import { BgpError } from './errors.js';
 import { badLengthError } from './framer.js';
 import type { Capability, OpenMessage, OptionalParameter } from './types.js';
 
 /**
  * OPEN (RFC 4271 §4.2) with RFC 9072 extended optional parameters. The
- * checks here are the ones that need nothing but the message; peer AS and
- * "same identifier as ours" belong to the session, which knows the config.
+ * codec checks syntax only: the version (the layout of the rest depends on
+ * it), lengths, parameters and capability TLVs. What the values mean (hold
+ * time, BGP identifier, peer AS, required capabilities) is judged in one
+ * place, the session's checkOpen (src/session/open.ts).
  */
 
 /** Version, My AS, Hold Time, BGP Identifier, Opt Parm Len. */
@@ -17,21 +19,17 @@ const FIXED = 10;
 const CAPABILITIES_PARAM = 2;
 /** RFC 9072: the Non-Ext OP Type value announcing the extended format. */
 const EXTENDED_LENGTH_PARAM = 255;
-const OPEN_ERROR = ErrorCode.OPEN_MESSAGE;
 
 export function decodeOpen(body: Uint8Array): OpenMessage {
   if (body.length < FIXED) throw badLengthError(body.length, `OPEN body is ${body.length} bytes, at least ${FIXED} required`);
   const version = body[0];
   if (version !== BGP_VERSION) {
     // RFC 4271 §6.2: data is the largest supported version below the bid, else the smallest; we only have 4.
-    throw new BgpError(OPEN_ERROR, OpenSubcode.UNSUPPORTED_VERSION, `unsupported BGP version ${version} (only 4)`, Uint8Array.of(0, BGP_VERSION));
+    throw BgpError.open('UNSUPPORTED_VERSION', `unsupported BGP version ${version} (only 4)`, Uint8Array.of(0, BGP_VERSION));
   }
   const myAs = u16(body, 1);
   const holdTime = u16(body, 3);
-  if (holdTime === 1 || holdTime === 2) throw new BgpError(OPEN_ERROR, OpenSubcode.UNACCEPTABLE_HOLD_TIME, `hold time ${holdTime} s is not allowed (0 or at least 3)`);
   const id = u32(body, 5);
-  // RFC 6286 §2.2: any non-zero 32-bit value is a valid identifier.
-  if (id === 0) throw new BgpError(OPEN_ERROR, OpenSubcode.BAD_BGP_IDENTIFIER, 'BGP identifier is 0.0.0.0');
 
   const optLen = body[9];
   // RFC 9072: a non-zero Opt Parm Len followed by type 255 means the extended format.
@@ -39,15 +37,15 @@ export function decodeOpen(body: Uint8Array): OpenMessage {
   let start: number;
   let end: number;
   if (extended) {
-    if (body.length < FIXED + 3) throw new BgpError(OPEN_ERROR, 0, 'extended optional parameters length is truncated');
+    if (body.length < FIXED + 3) throw BgpError.open('UNSPECIFIC', 'extended optional parameters length is truncated');
     start = FIXED + 3;
     end = start + u16(body, FIXED + 1);
   } else {
     start = FIXED;
     end = start + optLen;
   }
-  if (end > body.length) throw new BgpError(OPEN_ERROR, 0, `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`);
-  if (end < body.length) throw new BgpError(OPEN_ERROR, 0, `${body.length - end} byte(s) after the optional parameters`);
+  if (end > body.length) throw BgpError.open('UNSPECIFIC', `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`);
+  if (end < body.length) throw BgpError.open('UNSPECIFIC', `${body.length - end} byte(s) after the optional parameters`);
 
   const params = decodeParams(body, start, end, extended ? 2 : 1);
   const bgpId = formatV4(id);
@@ -59,13 +57,13 @@ export function decodeOpen(body: Uint8Array): OpenMessage {
 function decodeParams(b: Uint8Array, off: number, end: number, lenWidth: 1 | 2): OptionalParameter[] {
   const params: OptionalParameter[] = [];
   while (off < end) {
-    if (end - off < 1 + lenWidth) throw new BgpError(OPEN_ERROR, 0, `optional parameter header truncated: ${end - off} byte(s) left`);
+    if (end - off < 1 + lenWidth) throw BgpError.open('UNSPECIFIC', `optional parameter header truncated: ${end - off} byte(s) left`);
     const type = b[off];
     const len = lenWidth === 1 ? b[off + 1] : u16(b, off + 1);
     off += 1 + lenWidth;
-    if (off + len > end) throw new BgpError(OPEN_ERROR, 0, `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`);
+    if (off + len > end) throw BgpError.open('UNSPECIFIC', `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`);
     // RFC 5492 leaves capabilities (2) as the only parameter in use; type 1 (authentication) is deprecated.
-    if (type !== CAPABILITIES_PARAM) throw new BgpError(OPEN_ERROR, OpenSubcode.UNSUPPORTED_OPTIONAL_PARAMETER, `unsupported optional parameter type ${type}`);
+    if (type !== CAPABILITIES_PARAM) throw BgpError.open('UNSUPPORTED_OPTIONAL_PARAMETER', `unsupported optional parameter type ${type}`);
     params.push({ type: CAPABILITIES_PARAM, capabilities: decodeCapabilities(b, off, off + len) });
     off += len;
   }

@@ -1,5 +1,5 @@
 import { u16 } from './buffer.js';
-import { ErrorCode, MessageType, RefreshSubtype, RouteRefreshSubcode } from './constants.js';
+import { MessageType, RefreshSubtype } from './constants.js';
 import { BgpError } from './errors.js';
 import { badLengthError } from './framer.js';
 import { frameMessage } from './header.js';
@@ -22,9 +22,8 @@ export function decodeRouteRefresh(body: Uint8Array): RouteRefreshMessage {
   if (body.length !== 4) {
     const subtype = body.length >= 3 ? body[2] : -1;
     if (subtype === RefreshSubtype.BORR || subtype === RefreshSubtype.EORR) {
-      throw new BgpError(
-        ErrorCode.ROUTE_REFRESH,
-        RouteRefreshSubcode.INVALID_MESSAGE_LENGTH,
+      throw BgpError.routeRefresh(
+        'INVALID_MESSAGE_LENGTH',
         `ROUTE-REFRESH (subtype ${subtype}) body is ${body.length} bytes, expected 4`,
         frameMessage(MessageType.ROUTE_REFRESH, body),
       );

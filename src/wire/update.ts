@@ -1,6 +1,6 @@
 import type { Prefix } from '../net/prefix.js';
 import { Writer } from './buffer.js';
-import { AttrType, HEADER_LENGTH, UpdateSubcode } from './constants.js';
+import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
 import { attributesSize, decodeAttributeBlock, encodeAttributes } from './attributes/block.js';
@@ -40,19 +40,19 @@ export interface UpdateDecodeOptions {
 }
 
 const NO_OPTIONS: UpdateDecodeOptions = Object.freeze({});
-const WITHDRAWN_SITE: NlriSite = { what: 'withdrawn routes', subcode: UpdateSubcode.INVALID_NETWORK_FIELD };
-const NLRI_SITE: NlriSite = { what: 'NLRI', subcode: UpdateSubcode.INVALID_NETWORK_FIELD };
+const WITHDRAWN_SITE: NlriSite = { what: 'withdrawn routes', subcode: 'INVALID_NETWORK_FIELD' };
+const NLRI_SITE: NlriSite = { what: 'NLRI', subcode: 'INVALID_NETWORK_FIELD' };
 
 /** Decodes an UPDATE body (the bytes after the 19-byte header). Throws only BgpError. */
 export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDecodeOptions = NO_OPTIONS): UpdateMessage {
   const size = body.length;
-  if (size < 4) throw new BgpError(3, UpdateSubcode.MALFORMED_ATTRIBUTE_LIST, `UPDATE body of ${size} bytes cannot hold the two length fields`);
+  if (size < 4) throw BgpError.update('MALFORMED_ATTRIBUTE_LIST', `UPDATE body of ${size} bytes cannot hold the two length fields`);
   const wLen = (body[0] << 8) | body[1];
-  if (2 + wLen + 2 > size) throw new BgpError(3, UpdateSubcode.MALFORMED_ATTRIBUTE_LIST, `withdrawn routes length ${wLen} runs past the ${size}-byte body`);
+  if (2 + wLen + 2 > size) throw BgpError.update('MALFORMED_ATTRIBUTE_LIST', `withdrawn routes length ${wLen} runs past the ${size}-byte body`);
   const aStart = 4 + wLen;
   const aLen = (body[aStart - 2] << 8) | body[aStart - 1];
   const aEnd = aStart + aLen;
-  if (aEnd > size) throw new BgpError(3, UpdateSubcode.MALFORMED_ATTRIBUTE_LIST, `total path attribute length ${aLen} runs past the ${size}-byte body`);
+  if (aEnd > size) throw BgpError.update('MALFORMED_ATTRIBUTE_LIST', `total path attribute length ${aLen} runs past the ${size}-byte body`);
 
   const addPath = ctx.addPathV4;
   const withdrawn: Prefix[] = [];

@@ -1,10 +1,12 @@
 /**
- * An in-memory SpeakerApi for agent tests: it records every call, keeps
+ * An in-memory AgentSpeaker (src/agent/speaker-api.ts) for agent tests: it records every call, keeps
  * peers and originated routes, and lets a test play a peer's part
  * (session state changes, routes received).
  */
 import { EventEmitter } from 'eventemitter3';
 import { Prefix } from '../../src/net/index.js';
+import { describeRoute, toPathAttributes } from '../../src/speaker/attributes.js';
+import { validatePeerOptions } from '../../src/speaker/peer-config.js';
 import type {
   AdvertisedRoute,
   PeerOptions,
@@ -12,10 +14,10 @@ import type {
   PeerStatus,
   ReceivedRoute,
   RouteAttributes,
-  SpeakerApi,
   SpeakerEvents,
   SpeakerOptions,
 } from '../../src/speaker/types.js';
+import type { AgentSpeaker } from '../../src/agent/speaker-api.js';
 
 export type Call =
   | { op: 'start' }
@@ -23,11 +25,12 @@ export type Call =
   | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
   | { op: 'removePeer'; address: string }
   | { op: 'originate'; prefix: string; attrs?: RouteAttributes }
-  | { op: 'withdraw'; prefix: string };
+  | { op: 'withdraw'; prefix: string }
+  | { op: 'setClusterId'; clusterId: string | undefined };
 
 const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p) : p);
 
-export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi {
+export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpeaker {
   readonly calls: Call[] = [];
   readonly peers = new Map<string, PeerOptions>();
   readonly routes = new Map<string, { prefix: Prefix; attrs?: RouteAttributes }>();
@@ -53,8 +56,14 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
     this.stopped = true;
   }
 
+  /** The checks BgpSpeaker makes before it takes a peer (the same function), so a fake never accepts what the speaker refuses. */
+  private validatePeer(opts: PeerOptions): void {
+    validatePeerOptions(opts, this.options?.asn ?? 64512, this.options?.routerId ?? '192.0.2.1');
+  }
+
   addPeer(opts: PeerOptions): void {
     if (this.peers.has(opts.address)) throw new Error(`peer ${opts.address} already exists`);
+    this.validatePeer(opts);
     this.calls.push({ op: 'addPeer', opts });
     this.peers.set(opts.address, opts);
     this.states.set(opts.address, { state: 'Idle', since: this.now() });
@@ -62,6 +71,7 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
 
   updatePeer(opts: PeerOptions): void {
     if (!this.peers.has(opts.address)) throw new Error(`no peer ${opts.address}`);
+    this.validatePeer(opts);
     this.calls.push({ op: 'updatePeer', opts });
     this.peers.set(opts.address, opts);
   }
@@ -75,6 +85,8 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
 
   originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
     const p = toPrefix(prefix);
+    // BgpSpeaker.originate converts the attributes with this function and throws what it throws.
+    toPathAttributes(attrs ?? {}, p.family);
     this.calls.push({ op: 'originate', prefix: p.toString(), attrs });
     this.routes.set(p.toString(), { prefix: p, attrs });
   }
@@ -103,26 +115,25 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerA
   /** Every originated route goes to every peer (the fake has no policy). */
   advertised(peer: string): readonly AdvertisedRoute[] {
     if (!this.peers.has(peer)) return [];
-    return [...this.routes.values()].map(({ prefix, attrs }) => ({
-      prefix,
-      asPath: [],
-      communities: (attrs?.communities ?? []).map(String),
-      largeCommunities: [...(attrs?.largeCommunities ?? [])],
-    }));
+    return [...this.routes.values()].map(({ prefix, attrs }) => describeRoute(prefix, toPathAttributes(attrs ?? {}, prefix.family)));
   }
 
   received(peer?: string): readonly ReceivedRoute[] {
     return this.receivedRoutes.filter((r) => peer === undefined || r.peer === peer);
   }
 
-  // The speaker branch adds policies and route refresh to SpeakerApi; the
-  // fake accepts them (parameters typed loosely so it fits either version).
+  // Policies (AgentSpeaker's definePolicies) and route refresh.
   readonly policies = new Map<string, unknown>();
   definePolicy(name: string, definition: unknown): void {
     this.policies.set(name, definition);
   }
   definePolicies(config: unknown): void {
     this.policies.set('*', config);
+  }
+  clusterId: string | undefined;
+  setClusterId(clusterId: string | undefined): void {
+    this.calls.push({ op: 'setClusterId', clusterId });
+    this.clusterId = clusterId;
   }
   requestRouteRefresh(address: string): void {
     if (!this.peers.has(address)) throw new Error(`no peer ${address}`);

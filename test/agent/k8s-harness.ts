@@ -10,10 +10,10 @@ import { expect } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent, type Agent } from '../../src/agent/agent.js';
-import { kubernetesEvents, kubernetesSource, type KubernetesSource } from '../../src/agent/kube-source.js';
+import { kubernetesEvents, kubernetesSource, type KubernetesSource } from '../../src/agent/sources/kube-source.js';
 import { createLogger, type Level } from '../../src/agent/log.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
-import { loadKubeConfig } from '../../src/kubernetes/api-source.js';
+import { loadKubeConfig } from '../../src/agent/sources/api-source.js';
 import { BgpSpeaker } from '../../src/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { changeLevel, createLogger, parseLevel } from '../../src/agent/log.js';
+import { ChangeMemo, changeLevel, createLogger, parseLevel } from '../../src/agent/log.js';
 
 describe('logger', () => {
   it('writes JSON lines at or above the level', () => {
@@ -33,5 +33,19 @@ describe('logger', () => {
       ['log level debug (x)', 'error'],
     ]);
     expect(log.level).toBe('debug');
+  });
+});
+
+describe('ChangeMemo: log when changed', () => {
+  it('changed() is true for the first value of a topic and for each different one, per topic', () => {
+    const m = new ChangeMemo();
+    expect([m.changed('a', [1]), m.changed('a', [1]), m.changed('b', [1]), m.changed('a', [2]), m.changed('a', [1]), m.changed('a', [1])]).toEqual([true, false, true, true, true, false]);
+  });
+  it('added() gives the items not in the previous list of the topic', () => {
+    const m = new ChangeMemo();
+    expect(m.added('i', [{ x: 1 }, { x: 2 }])).toEqual([{ x: 1 }, { x: 2 }]);
+    expect(m.added('i', [{ x: 2 }, { x: 3 }])).toEqual([{ x: 3 }]);
+    expect(m.added('i', [{ x: 1 }])).toEqual([{ x: 1 }]);
+    expect(m.added('j', [{ x: 1 }])).toEqual([{ x: 1 }]);
   });
 });

@@ -15,7 +15,7 @@ import type { AdvertisedRoute, PeerState, PeerStatus, ReceivedRoute, SpeakerOpti
 import { freePort, run } from './cli-helpers.js';
 import { parseExposition, Scrape } from './exposition.js';
 import { FakeSpeaker } from './fake-speaker.js';
-import type { SourceStatus } from '../../src/agent/sources.js';
+import type { SourceStatus } from '../../src/agent/sources/index.js';
 import { peer, plan, route } from './plans.js';
 
 async function get(server: MetricsServer, path: string, method = 'GET'): Promise<{ status: number; body: string; type: string | null }> {
@@ -352,7 +352,7 @@ describe('--metrics ADDR:PORT', () => {
     ['[::1]9090', 'no port'],
     ['bad_host!:9090', '"bad_host!" is not an IP address or host name'],
   ])('rejects %j', (text, why) => {
-    expect(() => parseMetricsAddress(text)).toThrow(`--metrics: expected ADDR:PORT (e.g. 0.0.0.0:9091 or [::1]:9091), got ${JSON.stringify(text)}`);
+    expect(() => parseMetricsAddress(text)).toThrow(`--metrics: expected ADDR:PORT (e.g. 0.0.0.0:9900 or [::1]:9900), got ${JSON.stringify(text)}`);
     expect(() => parseMetricsAddress(text)).toThrow(why);
   });
 

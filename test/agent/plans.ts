@@ -22,6 +22,7 @@ export function peer(address: string, over: Partial<PlannedPeer> = {}): PlannedP
     localAsn: 64512,
     type: 'global',
     from: { kind: 'BGPPeer', name: 'p' },
+    origin: 'forward',
     passive: false,
     routeReflectorClient: false,
     nextHopMode: 'Auto',

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyOperations } from '../../src/agent/apply.js';
-import { peerOptions, reconcile, SOFT_FIELDS } from '../../src/agent/reconcile.js';
+import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
 import { Address } from '../../src/net/index.js';
+import { sessionKey } from '../../src/speaker/peer-config.js';
 import { FakeSpeaker } from './fake-speaker.js';
 import { peer, plan, route } from './plans.js';
 
@@ -80,13 +81,24 @@ describe('reconcile', () => {
     const ops = reconcile(plan([], [a]), plan([], [{ ...a, id: 'Global_other_192.0.2.20' }]));
     expect(ops.updatePeers.map((u) => u.changed)).toEqual([['description']]);
     expect(ops.addPeers).toEqual([]);
+    // the rule BgpSpeaker.updatePeer resets by
+    expect(sessionKey(ops.updatePeers[0].options)).toBe(sessionKey(peerOptions(a)));
   });
 
   it('a policy-only change (filter list) is an update naming only the policy lists', () => {
     const f1 = peer('192.0.2.50', { filters: ['a'] });
     const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]));
     expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies', 'importPolicies']]]);
-    expect(ops.updatePeers[0].changed.every((f) => SOFT_FIELDS.has(f))).toBe(true);
+    // the rule BgpSpeaker.updatePeer resets by: equal keys, applied in place
+    expect(sessionKey(ops.updatePeers[0].options)).toBe(sessionKey(peerOptions(f1)));
+  });
+
+  it('a changed port, AS, passive or graceful-restart setting is an update the speaker applies with a session reset', () => {
+    for (const over of [{ port: 1790 }, { asn: 65009 }, { passive: true }, { gracefulRestart: false }, { maxRestartTime: 300 }, { routeReflectorClient: true }]) {
+      const ops = reconcile(plan([], [a]), plan([], [{ ...a, ...over }]));
+      expect(ops.updatePeers).toHaveLength(1);
+      expect(sessionKey(ops.updatePeers[0].options)).not.toBe(sessionKey(peerOptions(a)));
+    }
   });
 
   it('password and ttlSecurity peers are not added and come back as refusals', () => {
@@ -105,11 +117,9 @@ describe('reconcile', () => {
     ]);
   });
 
-  it('peers naming BGPFilters are refused when the speaker cannot apply filters, run with the filter policies when it can', () => {
+  it('peers naming BGPFilters run with the filter policies', () => {
     const filtered = peer('192.0.2.50', { filters: ['only-pools'] });
     const withFilter = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'only-pools', exportV4: [], importV4: [], exportV6: [], importV6: [] }] };
-    expect(reconcile(undefined, withFilter, { filters: false }).addPeers).toEqual([]);
-    expect(reconcile(undefined, withFilter, { filters: false }).refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50' });
     const o = reconcile(undefined, withFilter).addPeers[0].options;
     expect([o.exportPolicies, o.importPolicies]).toEqual([['bgpfilter:only-pools:export'], ['bgpfilter:only-pools:import']]);
   });

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { watchLayers, type LayerWatcher } from '../../src/agent/sources.js';
+import { watchLayers, type LayerWatcher } from '../../src/agent/sources/index.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 
 const pool = (name: string, cidr: string) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name }, spec: { cidr } });

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { StatusJson } from '../../src/agent/agent.js';
 import { renderExplain, renderSource, renderStatusJson, STATUS_NOT_ADVERTISED_SHOWN } from '../../src/agent/render.js';
-import { loadLayers } from '../../src/agent/sources.js';
+import { loadLayers } from '../../src/agent/sources/index.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
@@ -12,8 +12,14 @@ const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
 const STEPS = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
 
 async function planAt(step: number, node: string): Promise<Plan> {
+  return (await at(step, node)).plan;
+}
+
+/** The plan and a Service lookup in the same cluster state, as the agent has them. */
+async function at(step: number, node: string) {
   const { resources } = await loadLayers([join(yb, 'base'), ...STEPS.slice(0, step)]);
-  return plan(stateOf(resources), node);
+  const state = stateOf(resources);
+  return { plan: plan(state, node), service: (ns: string, name: string) => state.services.get(`${ns}/${name}`) };
 }
 
 describe('layers', () => {
@@ -27,8 +33,8 @@ describe('layers', () => {
 
 describe('explain', () => {
   it('a Service whose external IP is refused on this node: the refusal, the rule, and the cluster IP covered by the range', async () => {
-    const p = await planAt(4, 'worker2');
-    const x = explain(p, 'yaobank/customer', [], () => true);
+    const { plan: p, service } = await at(4, 'worker2');
+    const x = explain(p, 'yaobank/customer', [], service);
     expect(x.service).toBe('yaobank/customer');
     expect(x.prefixes).toEqual([]);
     expect(x.refused).toEqual([expect.objectContaining({ ip: '203.0.113.10', reason: 'not-local' })]);
@@ -63,15 +69,31 @@ describe('explain', () => {
   });
 
   it('a prefix outside everything, an unknown Service, an IPv6 prefix, and a bad query', async () => {
-    const p = await planAt(1, 'worker1');
+    const { plan: p, service } = await at(1, 'worker1');
     const out = explain(p, '10.9.0.0/16');
     expect(out.prefixes[0].export).toEqual({ accept: false, reason: 'not inside any IP pool or service range' });
     expect(out.summary).toBe('not advertised: no Service, pool block or range on this node plans it');
-    expect(explain(p, 'default/nope', [], () => false).summary).toBe('Service default/nope is not in the cluster state');
+    expect(() => explain(p, 'default/nope', [], service)).toThrow('no Service default/nope in the cluster state');
     expect(explain(p, '2001:db8::1').prefixes[0].peers[0].why).toBe('IPv6 prefix, IPv4 session');
     expect(() => parseExplainQuery('a/b/c')).toThrow('cannot explain "a/b/c"');
     expect(() => parseExplainQuery('198.18.0.1/16')).toThrow('host bits set');
     expect(parseExplainQuery('198.18.0.1')).toEqual({ prefix: Prefix.parse('198.18.0.1/32') });
+  });
+});
+
+describe('explain of a Service with no route of its own names which case holds, per IP', () => {
+  it('covered by the advertised cluster range', async () => {
+    const { plan: p, service } = await at(1, 'worker2');
+    const x = explain(p, 'yaobank/summary', [], service);
+    expect(renderExplain(x)).toBe(
+      ['Service yaobank/summary', '  cluster IP 198.18.163.205: no /32 of its own; covered by the advertised 198.18.0.0/16 (BGPConfiguration default serviceClusterIPs)', ''].join('\n'),
+    );
+  });
+
+  it('inside no allow-list', async () => {
+    const { plan: p, service } = await at(0, 'worker2');
+    const x = explain(p, 'yaobank/summary', [], service);
+    expect(renderExplain(x)).toBe(['Service yaobank/summary', '  cluster IP 198.18.163.205: not inside any allow-list: BGPConfiguration serviceClusterIPs is not set', ''].join('\n'));
   });
 });
 
@@ -124,6 +146,14 @@ describe('renderStatusJson', () => {
     expect(text).toContain('Configuration errors:\n  /m/peers.yaml: BGPPeer x: spec.password: TCP MD5 passwords cannot be set');
     expect(text).toContain('Not advertised from this node (not-local: 1):\n  yaobank/customer externalIP 203.0.113.10: not-local (no local endpoint)');
     expect(text).not.toContain('outside the allow-list');
+  });
+
+  it('marks the peers this node reflects routes to (rr client)', () => {
+    const peerAt = (address: string, routeReflectorClient: boolean) => ({ id: `Reverse_p_${address}`, address, port: 179, asn: 64512, family: 4 as const, type: 'node specific', routeReflectorClient, state: 'Established' as const, since: '2026-12-02T09:00:00.000Z', info: null, refused: false });
+    const s: StatusJson = { version: 1, node: 'rr1', running: true, startedAt: '2026-12-02T09:00:00.000Z', speaker: null, peers: [peerAt('192.0.2.2', false), peerAt('192.0.2.12', true)], errors: [], refused: [], source: { kind: 'manifests', paths: ['/m'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: null, lastError: null, watchRestarts: 0 } };
+    const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
+    expect(text).toMatch(/\| 192\.0\.2\.2 +\| node specific +\| up /);
+    expect(text).toMatch(/\| 192\.0\.2\.12 +\| node specific, rr client +\| up /);
   });
 
   it('lists every IP outside the allow-list; IPs not advertised by rule are listed up to a bound, then counted', () => {

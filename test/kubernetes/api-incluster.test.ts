@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiSource, loadKubeConfig } from '../../src/kubernetes/api-source.js';
+import { KubernetesApiSource, loadKubeConfig } from '../../src/agent/sources/api-source.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { everyKind } from './api-fixtures.js';

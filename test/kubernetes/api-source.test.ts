@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiSource, loadKubeConfig } from '../../src/kubernetes/api-source.js';
+import { KubernetesApiSource, loadKubeConfig } from '../../src/agent/sources/api-source.js';
 import { ClusterState } from '../../src/kubernetes/state.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CRD_DIR, KINDS, crdFor, renderCrdFiles } from '../../scripts/gen-crds.js';
-import { watchedResources } from '../../src/kubernetes/api-source.js';
+import { watchedResources } from '../../src/agent/sources/api-source.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { everyKind } from './api-fixtures.js';
 

@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { loadKubeConfig } from '../../src/kubernetes/api-source.js';
+import { loadKubeConfig } from '../../src/agent/sources/api-source.js';
 import { effectiveConfig } from '../../src/kubernetes/config.js';
-import { ApiEventRecorder, EventDeduper, eventsFromPlan, newlyDesired, type DesiredEvent, type EventAction } from '../../src/kubernetes/events.js';
+import { ApiEventRecorder } from '../../src/agent/sources/event-recorder.js';
+import { EventDeduper, eventsFromPlan, newlyDesired, type DesiredEvent, type EventAction } from '../../src/kubernetes/events.js';
 import { stateOf } from '../../src/kubernetes/state.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { bgpConfig, node, peer, planFor, slice, svc } from './helpers.js';

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { eventsBetween, loadManifests, mergeWithPrevious, parseManifestText, watchManifests } from '../../src/kubernetes/manifests.js';
+import { watchLayers } from '../../src/agent/sources/index.js';
+import { loadManifests } from '../../src/agent/sources/manifest-files.js';
+import { eventsBetween, mergeWithPrevious, parseManifestText } from '../../src/kubernetes/manifests.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
 
@@ -113,7 +115,7 @@ describe('an invalid edit never replaces a valid running configuration', () => {
     await writeFile(f, pool('a', '10.0.0.0/16'));
     const seen: ClusterEvent[][] = [];
     let wake: () => void = () => {};
-    const w = await watchManifests([f], { debounceMs: 20, onChange: (events) => (seen.push(events), wake()) });
+    const w = await watchLayers([f], { debounceMs: 20, onChange: (events) => (seen.push(events), wake()) });
     try {
       const waiting = new Promise<void>((res) => (wake = res));
       await writeFile(join(dir, '.one.yaml.tmp'), pool('a', '10.7.0.0/16'));
@@ -128,12 +130,12 @@ describe('an invalid edit never replaces a valid running configuration', () => {
     }
   });
 
-  it('watchManifests reloads after a debounced change and keeps the valid version on a bad edit', async () => {
+  it('a watched layer reloads after a debounced change and keeps the valid version on a bad edit', async () => {
     const f = join(dir, 'pools.yaml');
     await writeFile(f, pool('a', '10.0.0.0/16'));
     const calls: { events: ClusterEvent[]; issues: ManifestIssue[] }[] = [];
     let wake: () => void = () => {};
-    const w = await watchManifests([dir], {
+    const w = await watchLayers([dir], {
       debounceMs: 30,
       onChange: (events, issues) => {
         calls.push({ events, issues });
@@ -167,7 +169,7 @@ describe('an invalid edit never replaces a valid running configuration', () => {
   /** Watches `paths`; `changed(pred)` waits until the running set satisfies pred (or fails after 3 s). */
   async function watching(paths: string[]) {
     let wake: () => void = () => {};
-    const w = await watchManifests(paths, { debounceMs: 20, onChange: () => wake() });
+    const w = await watchLayers(paths, { debounceMs: 20, onChange: () => wake() });
     const cidrOf = (name: string) => {
       const r = w.current.get(`IPPool/${name}`)?.resource;
       return r?.kind === 'IPPool' ? r.cidr.toString() : undefined;

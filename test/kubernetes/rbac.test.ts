@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { WATCHED_RBAC, watchedResources } from '../../src/kubernetes/api-source.js';
+import { WATCHED_RBAC, watchedResources } from '../../src/agent/sources/api-source.js';
 
 const read = (p: string) => parse(readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8')) as Record<string, any>;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { planJson } from '../../src/agent/views.js';
 import { KnownObjects } from '../../src/kubernetes/api-known.js';
 import { plan, stateOf } from '../../src/kubernetes/index.js';
-import { loadManifests } from '../../src/kubernetes/manifests.js';
+import { loadManifests } from '../../src/agent/sources/manifest-files.js';
 import { CALICO_ONLY, KINDS, unknownFields, type Field } from '../../src/kubernetes/schema.js';
 import { validateAll, validateObject } from '../../src/kubernetes/validate.js';
 
@@ -86,12 +86,12 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
   });
 
   it('validateAll keeps warnings per resource and notes an ignored Calico field once per kind and field', () => {
-    const pool = (name: string, cidr: string) => calico('IPPool', name, { cidr, ipipMode: 'Never', natOutgoing: true });
+    const pool = (name: string, cidr: string) => calico('IPPool', name, { cidr, ipipMode: 'Never', natOutgoing: true, disableIPFragmentation: false });
     const v = validateAll([pool('a', '198.19.0.0/16'), pool('b', '198.20.0.0/16'), calico('IPPool', 'c', { cidr: '198.21.0.0/16', blocksize: 26 })].map((object) => ({ object, file: 'p.yaml' })));
     expect(v.resources.map((r) => r.name)).toEqual(['a', 'b', 'c']);
     expect(v.issues.map((i) => [i.severity, i.name, i.path])).toEqual([
-      ['ignored', 'a', 'spec.ipipMode'],
       ['ignored', 'a', 'spec.natOutgoing'],
+      ['ignored', 'a', 'spec.disableIPFragmentation'],
       ['warning', 'c', 'spec.blocksize'],
     ]);
   });

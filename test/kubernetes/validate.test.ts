@@ -33,7 +33,7 @@ describe('validation errors name the file, kind, namespace/name and field', () =
     ['bad peerIP port', calico('BGPPeer', 'z', { peerIP: '192.0.2.1:99999', asNumber: 1 }), 'BGPPeer', 'z', 'spec.peerIP', 'port "99999"'],
     ['unknown aggregation value', calico('BGPConfiguration', 'default', { serviceLoadBalancerAggregation: 'Off' }), 'BGPConfiguration', 'default', 'spec.serviceLoadBalancerAggregation', 'unknown value "Off"'],
     ['service range with host bits', calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }] }), 'BGPConfiguration', 'default', 'spec.serviceClusterIPs[0].cidr', 'host bits set'],
-    ['bad community literal', calico('BGPConfiguration', 'default', { communities: [{ name: 'c', value: '70000:1' }] }), 'BGPConfiguration', 'default', 'spec.communities[0].value', 'part above 65535'],
+    ['bad community literal', calico('BGPConfiguration', 'default', { communities: [{ name: 'c', value: '70000:1' }] }), 'BGPConfiguration', 'default', 'spec.communities[0].value', 'community AS (70000 is above 65535)'],
     ['undefined community name', calico('BGPConfiguration', 'default', { prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['nope'] }] }), 'BGPConfiguration', 'default', 'spec.prefixAdvertisements[0].communities[0]', 'not defined in spec.communities'],
     ['listenPort out of range', calico('BGPConfiguration', 'default', { listenPort: 0 }), 'BGPConfiguration', 'default', 'spec.listenPort', 'out of range'],
     ['bad duration', calico('BGPPeer', 'd', { peerIP: '192.0.2.1', asNumber: 1, maxRestartTime: '2 minutes' }), 'BGPPeer', 'd', 'spec.maxRestartTime', 'expected a duration'],

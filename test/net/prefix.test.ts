@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Address, ParseError, Prefix } from '../../src/net/index.js';
@@ -79,5 +80,13 @@ describe('Prefix', () => {
     expect(typeof Prefix.parse('10.0.0.0/8').key).toBe('number');
     expect(Prefix.parse('10.0.0.0/8').key).not.toBe(Prefix.parse('10.0.0.0/9').key);
     expect(Prefix.parse('2001:db8::/32').key).not.toBe(Prefix.parse('2001:db8::/33').key);
+  });
+});
+
+describe('Prefix and Address in console.log / util.inspect', () => {
+  it('show their text, also inside a route object', () => {
+    const route = { prefix: Prefix.parse('203.0.113.0/24'), nextHop: Address.parse('2001:db8::1') };
+    expect(inspect(route)).toBe('{ prefix: 203.0.113.0/24, nextHop: 2001:db8::1 }');
+    expect(inspect(Prefix.parse('2001:db8::/32'))).toBe('2001:db8::/32');
   });
 });

@@ -121,6 +121,13 @@ describe('export rules', () => {
     expect(exportAttrs(w(WellKnownCommunity.NO_EXPORT_SUBCONFED), 4, toI)).not.toBeNull();
   });
 
+  it('sends a route we originate with its well-known communities: they tell the receiver, not us (as calico-node does)', () => {
+    for (const c of [WellKnownCommunity.NO_EXPORT, WellKnownCommunity.NO_EXPORT_SUBCONFED, WellKnownCommunity.NO_ADVERTISE]) {
+      expect(exportAttrs(path(LOCAL_SOURCE, { origin: 0, communities: [100, c] }), 4, toE)!.communities).toEqual([100, c]);
+      expect(exportAttrs(path(LOCAL_SOURCE, { origin: 0, communities: [100, c] }), 4, toI)!.communities).toEqual([100, c]);
+    }
+  });
+
   it('keeps the next hop of reflected routes even with next-hop-self', () => {
     const out = exportAttrs(path(iClient, learned), 4, { ...rr(false), nextHopSelf: true })!;
     expect(out.nextHop!.toString()).toBe('10.0.0.1');

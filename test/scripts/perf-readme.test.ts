@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BEGIN, END, latestTables, parseResults, perfReadme, renderSection, replaceSection, type RecordedTable } from '../../scripts/perf-readme.js';
+import { fileURLToPath } from 'node:url';
+import { BEGIN, END, latestTables, parseResults, perfReadme, renderSection, replaceSection, TARGET, type RecordedTable } from '../../scripts/perf-readme.js';
 
 const table = (over: Partial<RecordedTable>): RecordedTable => ({
   suite: 'codec',
@@ -23,7 +25,8 @@ let root: string;
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'tsbgp-perf-readme-'));
   await mkdir(join(root, 'bench', 'results'), { recursive: true });
-  await writeFile(join(root, 'README.md'), README);
+  await mkdir(join(root, 'docs'));
+  await writeFile(join(root, TARGET), README);
 });
 afterEach(async () => {
   await rm(root, { recursive: true, force: true });
@@ -90,21 +93,43 @@ describe('perf-readme', () => {
     expect(() => replaceSection('# no markers\n', 'x')).toThrow(/no <!-- perf:begin -->/);
   });
 
-  it('writes the README from the files, checks it, and leaves it alone when there is nothing to show', async () => {
+  it('writes docs/performance.md from the files, checks it, and leaves it alone when there is nothing to show', async () => {
+    expect(TARGET).toBe('docs/performance.md');
     const logs: string[] = [];
     const log = (l: string) => void logs.push(l);
     expect(perfReadme({ root, log })).toBe(1);
-    expect(await readFile(join(root, 'README.md'), 'utf8')).toBe(README);
-    expect(logs).toContain('perf-readme: no benchmark tables found; README.md left as it is');
+    expect(await readFile(join(root, TARGET), 'utf8')).toBe(README);
+    expect(logs).toContain('perf-readme: no benchmark tables found; docs/performance.md left as it is');
 
     await writeFile(join(root, 'bench', 'results', 'bench.jsonl'), jsonl(table({}), table({ suite: 'memory', title: 'Smoke table', quick: true })));
     expect(perfReadme({ root, log, check: true })).toBe(1);
     expect(perfReadme({ root, log })).toBe(0);
-    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    expect(logs).toContain('perf-readme: docs/performance.md is out of date: run `npm run perf:readme`');
+    const readme = await readFile(join(root, TARGET), 'utf8');
     expect(readme).toContain('| decode IPv4 | 31.5 |');
     expect(readme).not.toContain('old text');
     expect(readme).not.toContain('Smoke table');
     expect(readme.endsWith(`${END}\n\n## After\n\nkept\n`)).toBe(true);
     expect(perfReadme({ root, log, check: true })).toBe(0);
+  });
+});
+
+describe('the README performance summary', () => {
+  const repo = fileURLToPath(new URL('../..', import.meta.url));
+  const readme = readFileSync(join(repo, 'README.md'), 'utf8');
+  const doc = readFileSync(join(repo, TARGET), 'utf8');
+  const summary = readme.slice(readme.indexOf('## Performance'), readme.indexOf('\n## ', readme.indexOf('## Performance') + 1));
+
+  it('holds no generated tables, and links to docs/performance.md', () => {
+    expect(readme).not.toContain(BEGIN);
+    expect(summary).toContain('](docs/performance.md)');
+  });
+
+  it('quotes only figures that the generated document holds (each ratio, and each figure beside it)', () => {
+    const ratios = summary.match(/\d+\.\d+×/g) ?? [];
+    expect(ratios.length).toBeGreaterThan(3);
+    const generated = doc.slice(doc.indexOf(BEGIN), doc.indexOf(END));
+    for (const r of ratios) expect(generated, r).toContain(` ${r} `);
+    for (const [, a, b] of summary.matchAll(/\*\*([\d.]+) s\*\* \(BIRD ([\d.]+) s/g)) expect(generated).toMatch(new RegExp(`\\| ${a.replace('.', '\\.')} \\| ${b.replace('.', '\\.')} \\|`));
   });
 });

@@ -39,8 +39,3 @@ export const PATHS: Record<string, FsmEvent[]> = {
 };
 
 export const sends = (actions: readonly FsmAction[]) => actions.flatMap((a) => (a.type === 'send' ? [a.message] : []));
-export const sentNotification = (actions: readonly FsmAction[]) => {
-  const n = sends(actions).find((m) => m.type === 'notification');
-  return n && n.type === 'notification' ? [n.code, n.subcode] : undefined;
-};
-export const timersStarted = (actions: readonly FsmAction[]) => actions.flatMap((a) => (a.type === 'startTimer' ? [`${a.timer}:${a.seconds}`] : []));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, refusedCapabilityCodes, capabilityTlv, openCapabilities } from '../../src/session/open.js';
+import { decodeOpen } from '../../src/wire/open.js';
 import { cfg, peerOpen } from './fixtures.js';
 
 const codeOf = (e: ReturnType<typeof checkOpen>) => (e ? [e.code, e.subcode] : null);
@@ -8,10 +9,11 @@ describe('OPEN checks (RFC 4271 §6.2)', () => {
   it('accepts a well-formed OPEN', () => {
     expect(checkOpen(peerOpen(), cfg())).toBeUndefined();
   });
-  it('rejects other versions with 2/1 naming version 4', () => {
-    const e = checkOpen(peerOpen({ version: 5 }), cfg());
-    expect(codeOf(e)).toEqual([2, 1]);
-    expect([...e!.data]).toEqual([0, 4]);
+  it('judges what the codec decoded: hold time 2 and identifier 0 pass decodeOpen and are refused here', () => {
+    const wire = (hold: string, id: string) => decodeOpen(Uint8Array.from(Buffer.from(`04fdea${hold}${id}08020641040000fdea`, 'hex')));
+    expect(checkOpen(wire('00b4', '0a000002'), cfg())).toBeUndefined();
+    expect(codeOf(checkOpen(wire('0002', '0a000002'), cfg()))).toEqual([2, 6]);
+    expect(codeOf(checkOpen(wire('00b4', '00000000'), cfg()))).toEqual([2, 3]);
   });
   it('rejects a wrong peer AS with 2/2, using the 4-octet capability AS', () => {
     expect(codeOf(checkOpen(peerOpen({ caps: [{ kind: 'fourOctetAs', asn: 65099 }] }), cfg()))).toEqual([2, 2]);

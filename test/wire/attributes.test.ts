@@ -4,15 +4,6 @@ import { Address } from '../../src/net/address.js';
 import { ParseError } from '../../src/net/errors.js';
 import { mergeAs4Path, pathCount } from '../../src/wire/attributes/aspath.js';
 import { DESCRIPTORS, ENCODE_ORDER } from '../../src/wire/attributes/descriptors.js';
-import {
-  communityName,
-  formatCommunity,
-  formatExtendedCommunity,
-  formatLargeCommunity,
-  parseCommunity,
-  parseExtendedCommunity,
-  parseLargeCommunity,
-} from '../../src/wire/communities.js';
 import { AttrType, WellKnownCommunity } from '../../src/wire/constants.js';
 import { DEFAULT_CONTEXT, LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
@@ -95,66 +86,5 @@ describe('RFC 6793 path merge', () => {
         expect(mergeAs4Path(as2, path)).toEqual(path);
       }),
     );
-  });
-});
-
-describe('community text', () => {
-  it('names well-known communities and formats the rest as AS:value', () => {
-    expect(formatCommunity(WellKnownCommunity.NO_EXPORT)).toBe('no-export');
-    expect(formatCommunity(WellKnownCommunity.BLACKHOLE)).toBe('blackhole');
-    expect(formatCommunity(0xfde80064)).toBe('65000:100');
-    expect(communityName(0xfde80064)).toBeUndefined();
-    expect(parseCommunity('65000:100')).toBe(0xfde80064);
-    expect(parseCommunity('NO-ADVERTISE')).toBe(WellKnownCommunity.NO_ADVERTISE);
-    expect(parseCommunity('local-as')).toBe(WellKnownCommunity.NO_EXPORT_SUBCONFED);
-  });
-
-  it('round-trips every community through text', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 0xffffffff }), (v) => {
-        expect(parseCommunity(formatCommunity(v))).toBe(v);
-      }),
-    );
-    fc.assert(
-      fc.property(fc.record({ global: fc.nat(0xffffffff), local1: fc.nat(0xffffffff), local2: fc.nat(0xffffffff) }), (c) => {
-        expect(parseLargeCommunity(formatLargeCommunity(c))).toEqual(c);
-      }),
-    );
-    fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 0xffffffffffffffffn }), (v) => {
-        expect(parseExtendedCommunity(formatExtendedCommunity(v))).toBe(v);
-      }),
-    );
-    // The named types (0x00–0x02 with route-target / route-origin subtypes), which random values rarely hit.
-    const named = fc
-      .tuple(fc.constantFrom(0, 1, 2), fc.constantFrom(2, 3), fc.bigInt({ min: 0n, max: 0xffffffffffffn }), fc.boolean())
-      .map(([type, sub, rest, small]) => (BigInt(type) << 56n) | (BigInt(sub) << 48n) | (small ? rest & 0xffffffffn : rest));
-    fc.assert(
-      fc.property(named, (v) => {
-        expect(parseExtendedCommunity(formatExtendedCommunity(v))).toBe(v);
-      }),
-    );
-  });
-
-  it('formats and parses extended communities by type', () => {
-    expect(formatExtendedCommunity(0x0002fde800000064n)).toBe('rt:65000:100');
-    expect(parseExtendedCommunity('rt:65000:100')).toBe(0x0002fde800000064n);
-    expect(formatExtendedCommunity(parseExtendedCommunity('soo:192.0.2.1:7'))).toBe('soo:192.0.2.1:7');
-    expect(parseExtendedCommunity('rt:4200000000:5')).toBe(0x0202fa56ea000005n);
-    expect(formatExtendedCommunity(0x0202fa56ea000005n)).toBe('rt:4200000000:5');
-    expect(formatExtendedCommunity(0x8006000000000000n)).toBe('0x8006000000000000');
-  });
-
-  it.each([
-    ['65536:1', 'community', parseCommunity],
-    ['1:2:3', 'community', parseCommunity],
-    ['no-such-name', 'community', parseCommunity],
-    ['1:2', 'large community', parseLargeCommunity],
-    ['1:2:4294967296', 'large community', parseLargeCommunity],
-    ['rt:1', 'extended community', parseExtendedCommunity],
-    ['rt:4200000000:70000', 'four-octet', parseExtendedCommunity],
-  ] as const)('rejects %j, naming the %s', (text, what, parse) => {
-    expect(() => parse(text)).toThrow(ParseError);
-    expect(() => parse(text)).toThrow(what);
   });
 });

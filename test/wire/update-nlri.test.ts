@@ -6,7 +6,7 @@ import { BgpError } from '../../src/wire/errors.js';
 import { decodeV4Prefixes, decodeV6Prefixes, prefixesSize, writePrefixes } from '../../src/wire/nlri.js';
 import { prefixV4, prefixV6 } from './arbitraries-update.js';
 
-const SITE = { what: 'test field', subcode: 10 };
+const SITE = { what: 'test field', subcode: 'INVALID_NETWORK_FIELD' as const };
 
 function roundTrip(list: Prefix[], family: 4 | 6, addPath: boolean, ids: number[]) {
   const buf = new Uint8Array(prefixesSize(list, addPath));

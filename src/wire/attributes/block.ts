@@ -1,4 +1,4 @@
-import { AS_TRANS, AttrFlag, AttrType, UpdateSubcode } from '../constants.js';
+import { AS_TRANS, AttrFlag, AttrType } from '../constants.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
 import { BgpError } from '../errors.js';
@@ -53,7 +53,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
       // RFC 7606 §4: treat-as-withdraw, the block's total length still locates the NLRI.
       // An MP attribute cut short hides NLRI that cannot then be withdrawn: reset.
       if (code === MP_REACH || code === MP_UNREACH) {
-        throw new BgpError(3, UpdateSubcode.OPTIONAL_ATTRIBUTE_ERROR, `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`, copyBytes(b, o, end));
+        throw BgpError.update('OPTIONAL_ATTRIBUTE_ERROR', `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`, copyBytes(b, o, end));
       }
       issues.push({ code, action: 'treat-as-withdraw', reason: `attribute length ${len} overruns the attribute block by ${v + len - end} byte(s)` });
       withdraw = true;
@@ -63,7 +63,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     const d = DESCRIPTORS[code];
     if (d === undefined) {
       if ((flags & AttrFlag.OPTIONAL) === 0) {
-        throw new BgpError(3, UpdateSubcode.UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE, `unrecognized well-known attribute ${code}`, copyBytes(b, o, next));
+        throw BgpError.update('UNRECOGNIZED_WELL_KNOWN_ATTRIBUTE', `unrecognized well-known attribute ${code}`, copyBytes(b, o, next));
       }
     }
     if (d !== undefined && d.ignored !== undefined && d.ignored(ctx)) {
@@ -85,7 +85,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     }
     if (dup) {
       if (code === MP_REACH || code === MP_UNREACH) {
-        throw new BgpError(3, UpdateSubcode.MALFORMED_ATTRIBUTE_LIST, `${DESCRIPTORS[code]!.name} appears more than once`);
+        throw BgpError.update('MALFORMED_ATTRIBUTE_LIST', `${DESCRIPTORS[code]!.name} appears more than once`);
       }
       issues.push({ code, action: 'attribute-discard', reason: `repeated ${DESCRIPTORS[code]?.name ?? `attribute ${code}`} discarded` });
       o = next;
@@ -102,7 +102,7 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     let why: string | undefined;
     if ((flags & 0xc0) !== d.flags) {
       why = `flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`;
-      if (d.onMalformed === 'session-reset') throw new BgpError(3, UpdateSubcode.ATTRIBUTE_FLAGS_ERROR, `${d.name}: ${why}`, copyBytes(b, o, next));
+      if (d.onMalformed === 'session-reset') throw BgpError.update('ATTRIBUTE_FLAGS_ERROR', `${d.name}: ${why}`, copyBytes(b, o, next));
       // RFC 7606 §3(c): a flag conflict makes the attribute malformed, handled as treat-as-withdraw.
       issues.push({ code, action: 'treat-as-withdraw', reason: `${d.name}: ${why}` });
       withdraw = true;

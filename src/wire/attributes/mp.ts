@@ -14,11 +14,9 @@ import type { MpReach, MpUnreach } from '../types.js';
  * cannot be trusted, so it cannot be withdrawn either.
  */
 
-const OPTIONAL_ATTRIBUTE_ERROR = 9;
-
 /** `at` is where the attribute (header included) starts; it ends at the value's end. */
 function malformed(name: string, why: string, b: Uint8Array, at: number, end: number): never {
-  throw new BgpError(3, OPTIONAL_ATTRIBUTE_ERROR, `malformed ${name}: ${why}`, copyBytes(b, at, end));
+  throw BgpError.update('OPTIONAL_ATTRIBUTE_ERROR', `malformed ${name}: ${why}`, copyBytes(b, at, end));
 }
 
 export function isUnicast(afi: number, safi: number): boolean {
@@ -49,7 +47,7 @@ export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecC
   const addPath = addPathFor(ctx, afi);
   const nlri: Prefix[] = [];
   const ids: number[] | null = addPath ? [] : null;
-  const site: NlriSite = { what: 'MP_REACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, buf: b, from: at, to: end };
+  const site: NlriSite = { what: 'MP_REACH_NLRI', subcode: 'OPTIONAL_ATTRIBUTE_ERROR', buf: b, from: at, to: end };
   if (afi === 1) decodeV4Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
   else decodeV6Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
   return ids !== null ? { afi, safi, nextHops, nlri, pathIds: ids } : { afi, safi, nextHops, nlri };
@@ -64,7 +62,7 @@ export function decodeMpUnreach(b: Uint8Array, o: number, len: number, ctx: Code
   const addPath = addPathFor(ctx, afi);
   const withdrawn: Prefix[] = [];
   const ids: number[] | null = addPath ? [] : null;
-  const site: NlriSite = { what: 'MP_UNREACH_NLRI', subcode: OPTIONAL_ATTRIBUTE_ERROR, buf: b, from: at, to: end };
+  const site: NlriSite = { what: 'MP_UNREACH_NLRI', subcode: 'OPTIONAL_ATTRIBUTE_ERROR', buf: b, from: at, to: end };
   if (afi === 1) decodeV4Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
   else decodeV6Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
   return ids !== null ? { afi, safi, withdrawn, pathIds: ids } : { afi, safi, withdrawn };

@@ -8,9 +8,10 @@
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
  */
-import { eventsBetween, keyOf, loadManifests, mergeWithPrevious, resourceKey, watchManifests, type ClusterEvent, type ManifestIssue, type ManifestWatcher, type Resource } from '../kubernetes/index.js';
+import { eventsBetween, keyOf, mergeWithPrevious, resourceKey, type ClusterEvent, type ManifestIssue, type Resource } from '../../kubernetes/index.js';
+import { loadManifests, loadLayer, watchPath, type LayerLoad } from './manifest-files.js';
 
-type Entries = ReadonlyMap<string, { resource: Resource; file?: string }>;
+import type { Entries } from './manifest-files.js';
 
 /** Later layers win; key order, so events come out the same whatever the layer order. */
 export function combineLayers(layers: readonly Entries[]): Map<string, { resource: Resource; file?: string }> {
@@ -33,6 +34,9 @@ export async function loadLayers(paths: readonly string[]): Promise<{ resources:
 
 export interface LayerWatcher {
   readonly current: ReadonlyMap<string, { resource: Resource; file?: string }>;
+  /** What keeps layers as they were now (a path missing, a folder emptied), one line each; [] when every layer loaded. */
+  readonly faults: readonly string[];
+  /** Loads every layer again now. */
   reload(): Promise<void>;
   close(): void;
 }
@@ -43,28 +47,44 @@ function eventKey(ev: ClusterEvent): string {
 }
 
 /**
- * Watches every layer; after any layer reloads, reports the events that turn
- * the previous combined set into the new one, and every layer's issues. Only
- * the keys the reloaded layer changed are looked at again (the topmost layer
- * holding a key wins), so a small layer's edit costs the same however large
- * the others are.
+ * One watcher over every layer, with one diff. A change under a layer's
+ * path reloads that layer (debounced; reloads never interleave); the events
+ * reported turn the previous combined set into the new one, and the issues
+ * are every layer's. Only the keys the reloaded layers changed are looked at
+ * again (the topmost layer holding a key wins), so a small layer's edit
+ * costs the same however large the others are. A layer that goes missing or
+ * empties keeps its resources (`loadLayer`), and a path that appears later
+ * is picked up when it does (`watchPath`).
  */
 export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
-  const watchers: (ManifestWatcher | undefined)[] = paths.map(() => undefined);
-  const issues: ManifestIssue[][] = paths.map(() => []);
-  let combined: Map<string, { resource: Resource; file?: string }> = new Map();
-  let ready = false;
+  const debounceMs = opts.debounceMs ?? 200;
+  const layers: LayerLoad[] = paths.map(() => ({ entries: new Map(), issues: [], fault: undefined }));
+  let combined = new Map<string, { resource: Resource; file?: string }>();
+  const dirty = new Set<number>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
   const topmost = (key: string) => {
-    for (let i = watchers.length - 1; i >= 0; i--) {
-      const e = watchers[i]?.current.get(key);
+    for (let i = layers.length - 1; i >= 0; i--) {
+      const e = layers[i].entries.get(key);
       if (e) return e;
     }
     return undefined;
   };
-  const layerChanged = (layerEvents: readonly ClusterEvent[]) => {
+  const issues = () => layers.flatMap((l) => l.issues);
+  /** Reloads the given layers; the events between the combined sets before and after. */
+  const reloadLayers = async (which: readonly number[]): Promise<ClusterEvent[]> => {
+    const changed = new Set<string>();
+    for (const i of which) {
+      const before = layers[i].entries;
+      layers[i] = await loadLayer(paths[i], before);
+      const after = layers[i].entries;
+      if (after === before) continue;
+      for (const [k, v] of after) if (before.get(k) !== v) changed.add(k);
+      for (const k of before.keys()) if (!after.has(k)) changed.add(k);
+    }
     const before = new Map<string, { resource: Resource; file?: string }>();
     const after = new Map<string, { resource: Resource; file?: string }>();
-    for (const key of layerEvents.map(eventKey).sort()) {
+    for (const key of [...changed].sort()) {
       const old = combined.get(key);
       const now = topmost(key);
       if (old) before.set(key, old);
@@ -72,31 +92,53 @@ export async function watchLayers(paths: readonly string[], opts: { debounceMs?:
       if (now) combined.set(key, now);
       else combined.delete(key);
     }
-    opts.onChange(eventsBetween(before, after), issues.flat());
+    return eventsBetween(before, after);
   };
-  for (const [i, p] of paths.entries()) {
-    watchers[i] = await watchManifests([p], {
-      debounceMs: opts.debounceMs,
-      onChange: (events, layerIssues) => {
-        issues[i] = layerIssues;
-        // During start-up the layers load one by one; report once, combined.
-        if (ready) layerChanged(events);
-      },
-      onError: opts.onError,
-    });
+  // The first load, then every reload, one at a time.
+  let running: Promise<void> = (async () => {
+    for (const [i, p] of paths.entries()) layers[i] = await loadLayer(p, new Map());
+    combined = combineLayers(layers.map((l) => l.entries));
+    opts.onChange(eventsBetween(new Map(), combined), issues());
+  })();
+  const reload = (which: readonly number[]) =>
+    (running = running
+      .then(async () => {
+        if (closed) return;
+        const events = await reloadLayers(which);
+        if (!closed) opts.onChange(events, issues());
+      })
+      .catch((e: Error) => opts.onError?.(e)));
+  const schedule = (i: number) => {
+    if (closed) return;
+    dirty.add(i);
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      const which = [...dirty].sort((a, b) => a - b);
+      dirty.clear();
+      void reload(which);
+    }, debounceMs);
+  };
+  // Watching starts before the first load completes, so no change in between is missed.
+  const watches = await Promise.all(paths.map((p, i) => watchPath(p, () => schedule(i), (e) => opts.onError?.(e))));
+  try {
+    await running;
+  } catch (e) {
+    for (const w of watches) w.close();
+    throw e;
   }
-  ready = true;
-  combined = combineLayers(watchers.map((w) => w?.current ?? new Map()));
-  opts.onChange(eventsBetween(new Map(), combined), issues.flat());
   return {
     get current() {
       return combined;
     },
-    reload: async () => {
-      for (const w of watchers) await w?.reload();
+    get faults() {
+      return layers.flatMap((l) => (l.fault ? [l.fault] : []));
     },
+    reload: () => reload(paths.map((_p, i) => i)),
     close: () => {
-      for (const w of watchers) w?.close();
+      closed = true;
+      if (timer) clearTimeout(timer);
+      for (const w of watches) w.close();
     },
   };
 }
@@ -166,7 +208,8 @@ export function manifestSource(paths: readonly string[], opts: { debounceMs?: nu
       if (closed) w.close();
       else watcher = w;
     },
-    status: () => ({ kind: 'manifests', paths: [...paths], server: null, calicoApi: null, connected: true, synced: lastLoad !== null, since: startedAt, lastSyncAt: lastLoad, lastError, watchRestarts: 0 }),
+    // A missing or emptied layer is the current error (its resources stay in force meanwhile).
+    status: () => ({ kind: 'manifests', paths: [...paths], server: null, calicoApi: null, connected: true, synced: lastLoad !== null, since: startedAt, lastSyncAt: lastLoad, lastError: watcher?.faults.join('; ') || lastError, watchRestarts: 0 }),
     settle: async () => {
       await watcher?.reload();
     },

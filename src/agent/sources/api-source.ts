@@ -1,11 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
 import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from './api-known.js';
-import type { Resource, ResourceKind } from './resources.js';
-import { keyOf } from './resources.js';
-import type { ClusterEvent } from './state.js';
-import type { ManifestIssue } from './validate.js';
+import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from '../../kubernetes/api-known.js';
+import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
+import { keyOf } from '../../kubernetes/resources.js';
+import type { ClusterEvent } from '../../kubernetes/state.js';
+import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 /**
  * The Kubernetes API source: list+watch (client-node ListWatch informers) of

@@ -1,16 +1,17 @@
 /**
  * `--kubeconfig PATH` / `--in-cluster`: the Kubernetes API source behind the
  * agent's ConfigSource interface, and the Events it writes back. The list+watch
- * machinery is KubernetesApiSource (src/kubernetes/api-source.ts); this file
+ * machinery is KubernetesApiSource (src/agent/sources/api-source.ts); this file
  * only adapts its callbacks and status to what the agent reads.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ClusterEvent } from '../kubernetes/state.js';
-import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from '../kubernetes/api-source.js';
-import { ApiEventRecorder, type DesiredEvent, type EventSink } from '../kubernetes/events.js';
-import { secretNamespace } from '../kubernetes/secrets.js';
-import { namesIn, SecretWatch } from '../kubernetes/secret-watch.js';
-import type { ConfigSource, SourceStatus } from './sources.js';
+import type { ClusterEvent } from '../../kubernetes/state.js';
+import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
+import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
+import { ApiEventRecorder } from './event-recorder.js';
+import type { ConfigSource, SourceStatus } from './index.js';
+import { secretNamespace } from '../../kubernetes/secrets.js';
+import { namesIn, SecretWatch } from './secret-watch.js';
 
 export type KubernetesSourceOptions = Pick<ApiSourceOptions, 'backoff' | 'calicoApi' | 'watchTimeoutSeconds' | 'watchIdleMs' | 'watchdogIntervalMs'>;
 

@@ -9,11 +9,11 @@
  * delete event), so a stale value never lingers in the state.
  */
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type KnownStep } from './api-known.js';
+import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
 import { getJson } from './api-source.js';
-import type { Resource } from './resources.js';
-import type { ClusterEvent } from './state.js';
-import type { ManifestIssue } from './validate.js';
+import type { Resource } from '../../kubernetes/resources.js';
+import type { ClusterEvent } from '../../kubernetes/state.js';
+import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 export interface SecretWatchOptions {
   readonly kubeConfig: KubeConfig;

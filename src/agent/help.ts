@@ -1,0 +1,106 @@
+/** `tsbgp help COMMAND`, `tsbgp COMMAND --help` / `-h`: one command's usage, flags and an example. */
+
+const CONTROL = `  --control SOCKET   the agent's control socket (default $TSBGP_CONTROL, then /run/tsbgp/tsbgp.sock)`;
+const JSON_FLAG = `  --json             print JSON, a stable contract (docs/json-output.md)`;
+
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  agent: `usage: tsbgp agent [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster) [options]
+
+Runs the node agent: reads the configuration, plans what this node
+advertises with Calico's semantics, and keeps the BGP sessions in step.
+
+source (exactly one):
+  --manifests PATH   manifest files or folders (repeatable; each is a layer, later ones win;
+                     extra paths after the options are further layers); watched for changes
+  --kubeconfig PATH  the Kubernetes API through a kubeconfig (its current context)
+  --in-cluster       the Kubernetes API with the pod's service account (in a DaemonSet)
+
+options:
+  --node NAME        the node this agent speaks for (default $NODENAME, then $CALICO_K8S_NODE_REF)
+${CONTROL}
+  --log-level LEVEL  trace, debug, info, warning, error, fatal (overrides logSeverityScreen)
+  --listen-port N    BGP listen port (overrides the BGPConfiguration's listenPort, default 179);
+                     ports below 1024 need root or CAP_NET_BIND_SERVICE
+  --metrics ADDR:PORT  Prometheus /metrics, /healthz, /readyz (docs/metrics.md), e.g. 0.0.0.0:9900
+
+example (no root: a high port and a control socket in /tmp):
+  tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock
+`,
+  status: `usage: tsbgp status [PEER] [--json] [--control SOCKET]
+
+Without PEER: the BGP sessions as \`calicoctl node status\` shows them (SINCE is
+the last up/down change; INFO says why a session is down), the configuration
+source, configuration errors and warnings, and refused advertisements.
+With PEER (an address or a BGPPeer id): that peer in full, like
+\`birdc show protocols all\`: uptime, hold time, capabilities, prefixes
+received/accepted/advertised, messages, last error.
+
+options:
+${JSON_FLAG}
+${CONTROL}
+`,
+  routes: `usage: tsbgp routes [--peer IP | --received IP] [--json] [--control SOCKET]
+
+What is advertised to each peer (or to --peer IP only), and which resource caused it.
+--received IP: what that peer sends us, like \`birdc show route protocol X\`: every
+route as received (before import policy) and whether import accepted it.
+
+options:
+  --peer IP          one peer's advertisements
+  --received IP      the routes a peer sent us, before and after import policy
+${JSON_FLAG}
+${CONTROL}
+`,
+  explain: `usage: tsbgp explain PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
+
+Why a prefix, or each IP of a Service, is (or is not) advertised to each peer:
+the planner's reasons, the allow-list entry that admits it (or that none does),
+the built-in export rule, each peer's BGPFilters and the session's state.
+Exits 1 when the Service does not exist.
+
+options:
+${JSON_FLAG}
+${CONTROL}
+
+example:
+  tsbgp explain 198.18.0.0/16
+  tsbgp explain yaobank/customer
+`,
+  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--json]
+
+Offline, without sessions: what the agent would advertise from NODE, to which
+peers, and every configuration error and warning. Exits 1 when the plan has errors.
+
+options:
+  --node NAME        the node to plan for
+  --manifests PATH   manifest files or folders (repeatable; later layers win)
+  --listen-port N    as the agent's flag
+${JSON_FLAG}
+
+example:
+  tsbgp plan --node worker1 --manifests examples/yaobank/base
+`,
+  version: `usage: tsbgp version
+
+Prints the version.
+`,
+  help: `usage: tsbgp help [COMMAND]
+
+The list of commands, or one command's usage.
+`,
+};
+
+/** `--help`/`-h` anywhere in a command's arguments asks for its help. */
+export function wantsHelp(args: readonly string[]): boolean {
+  return args.includes('--help') || args.includes('-h');
+}
+
+/** A hint for a listen error of the BGP port: EACCES below 1024 without the capability, EADDRINUSE (another BGP daemon). */
+export function listenHint(err: Error & { code?: string; port?: number }): string {
+  const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1] ?? NaN);
+  if (err.code === 'EACCES') {
+    return `: port ${Number.isFinite(port) ? port : 179} needs root or CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), or pick a port above 1023 with --listen-port (e.g. --listen-port 1179; the peers must then dial that port)`;
+  }
+  if (err.code === 'EADDRINUSE') return `: another BGP daemon (BIRD of calico-node?) or tsbgp agent already listens on port ${Number.isFinite(port) ? port : 179}; stop it, or use --listen-port`;
+  return '';
+}

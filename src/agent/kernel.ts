@@ -1,0 +1,83 @@
+/**
+ * The agent's kernel side (issue 15): the speaker's kernel options from the
+ * plan's kernel programming rules, keeping them current, and the status
+ * view. Off unless asked for (`tsbgp agent --kernel on`; deploy/ turns it
+ * on): an agent started in a namespace it shares (tests, a laptop) must not
+ * adopt and delete routes of protocol 12 it does not own.
+ */
+import type { KernelStatus } from '../kernel/kernel-fib.js';
+import type { KernelPlan } from '../kubernetes/kernel.js';
+import type { Plan } from '../kubernetes/plan-types.js';
+import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
+import type { SpeakerApi } from '../speaker/types.js';
+
+/** What the agent's caller chooses; the rules and statics come from the plan. */
+export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime'>;
+
+export interface KernelStatusJson {
+  readonly enabled: boolean;
+  readonly error: string | null;
+  readonly table: number | string;
+  readonly protocol: number;
+  readonly restarting: boolean;
+  readonly installed: number;
+  readonly desired: number;
+  readonly stale: number;
+  /** At most 100. */
+  readonly refused: readonly { readonly prefix: string; readonly reason: string }[];
+  readonly refusedCount: number;
+  readonly programClusterRoutes: string | null;
+}
+
+const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', rules: [], statics: [] };
+
+export function kernelSpeakerOptions(k: AgentKernelOptions, plan: Plan, restartTime: number): KernelOptions {
+  const kp = plan.kernel ?? EMPTY;
+  return { ...k, rules: kp.rules, statics: kp.statics, restartTime };
+}
+
+const hasKernel = (s: SpeakerApi): s is SpeakerApi & SpeakerKernelApi => typeof (s as Partial<SpeakerKernelApi>).setKernelRules === 'function';
+
+/** Hands the plan's rules and statics to the speaker when they changed; returns the key applied (or the old one, with the error). */
+export function syncKernel(s: SpeakerApi, plan: Plan, lastKey: string | undefined): { key: string | undefined; error?: string } {
+  if (!hasKernel(s) || s.kernelStatus() === undefined) return { key: lastKey };
+  const kp = plan.kernel ?? EMPTY;
+  const key = JSON.stringify([kp.rules, kp.statics]);
+  if (key === lastKey) return { key };
+  try {
+    s.setKernelRules(kp.rules);
+    s.setKernelStatics(kp.statics);
+    return { key };
+  } catch (e) {
+    return { key: lastKey, error: (e as Error).message };
+  }
+}
+
+export function kernelStatusJson(s: SpeakerApi | undefined, plan: Plan): KernelStatusJson | null {
+  if (s === undefined || !hasKernel(s)) return null;
+  const st: KernelStatus | undefined = s.kernelStatus();
+  if (st === undefined) return null;
+  return {
+    enabled: st.enabled,
+    error: st.error ?? null,
+    table: st.table,
+    protocol: st.protocol,
+    restarting: st.restarting,
+    installed: st.routes.installed,
+    desired: st.routes.desired,
+    stale: st.routes.stale,
+    refused: st.refused.map((r) => ({ prefix: r.prefix, reason: r.reason })),
+    refusedCount: st.routes.refused,
+    programClusterRoutes: plan.kernel?.programClusterRoutes ?? null,
+  };
+}
+
+/** One status line (and one per refusal) for `tsbgp status`. */
+export function kernelStatusText(k: KernelStatusJson | null | undefined): string[] {
+  if (k === null || k === undefined) return ['Kernel routes: off (agent started without --kernel on)'];
+  if (!k.enabled) return [`Kernel routes: OFF: ${k.error ?? 'stopped'}`];
+  const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
+  for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
+  if (k.refusedCount > k.refused.length) lines.push(`  … and ${k.refusedCount - k.refused.length} more`);
+  return lines;
+}

@@ -1,0 +1,439 @@
+/**
+ * KernelFib: the shell around FibCore. It talks to the kernel through
+ * iproute2 — `ip -force -batch -` per batch of operations (a failed line is
+ * reported with the kernel's reason while the rest is applied), `ip -json
+ * route show` dumps, `ip -json route get` for recursive next hops, and one
+ * long-lived `ip -o -N monitor route link` for events (a route of ours
+ * deleted or changed by someone else is put back at once; an interface or
+ * connected network change re-reads the connected networks and re-resolves).
+ * A periodic resync (BIRD's `scan`) re-reads our routes as a backstop.
+ *
+ * Routes persist: stopping (or dying) leaves them in the kernel; the next
+ * start adopts them (FibCore) until `endRestart`.
+ *
+ * Kernel problems never throw out of here: no CAP_NET_ADMIN, no `ip`, an
+ * unknown table turn kernel programming off with one clear reason in
+ * `status()`; BGP carries on.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { FibCore, sameRoute } from './fib-core.js';
+import { formatOp, parseBatchErrors, parseConnectedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import type { ConnectedRoute, DesiredRoute, KernelOp, KernelRoute, Refusal } from './types.js';
+
+export interface KernelFibOptions {
+  /** Routing table: a number, or a name from rt_tables ("main", the default). */
+  readonly table?: number | string;
+  /** Route protocol number written on and owned by our routes: default 12 ("bird", RTPROT_BIRD), as on a Calico node. */
+  readonly protocol?: number;
+  /** Metric on our routes: one for both families, or per family (default: the kernel's, 0 for IPv4 and 1024 for IPv6). */
+  readonly metric?: number | { readonly v4?: number; readonly v6?: number };
+  /** Most next hops per route (default 16, BIRD's `merge paths`). */
+  readonly ecmp?: number;
+  /** Resolve a next hop on no connected network through the kernel's own lookup (`gateway recursive`, default true). */
+  readonly recursive?: boolean;
+  /** Adopt our routes found at start until `endRestart` (default true). */
+  readonly adopt?: boolean;
+  /** Periodic resync, seconds (default 30; 0 turns it off — the monitor still runs). */
+  readonly scanSeconds?: number;
+  /** Program the table of this network namespace (`ip -n NAME`) instead of our own. */
+  readonly netns?: string;
+  /** The `ip` binary (default "ip" on PATH). */
+  readonly ipBinary?: string;
+  readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+}
+
+export interface KernelStatus {
+  /** Kernel programming is running. */
+  readonly enabled: boolean;
+  /** Why it is off (no permission, no `ip`, unknown table). */
+  readonly error?: string;
+  readonly table: number | string;
+  readonly protocol: number;
+  /** Adopted routes are still kept (the restart is not over). */
+  readonly restarting: boolean;
+  readonly routes: { readonly desired: number; readonly installed: number; readonly refused: number; readonly stale: number };
+  /** At most 100, by prefix. */
+  readonly refused: readonly Refusal[];
+  readonly lastSync?: Date;
+  /** Operations written since start, and those the kernel refused. */
+  readonly counters: { readonly written: number; readonly failed: number; readonly resyncs: number; readonly putBack: number };
+}
+
+const CAP_NET_ADMIN = 12;
+
+/** Whether this process holds CAP_NET_ADMIN in its effective set (undefined: cannot tell). */
+export function hasNetAdmin(): boolean | undefined {
+  try {
+    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (!m) return undefined;
+    return (BigInt(`0x${m[1]}`) & (1n << BigInt(CAP_NET_ADMIN))) !== 0n;
+  } catch {
+    return undefined;
+  }
+}
+
+interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  error?: Error;
+}
+
+export class KernelFib {
+  readonly core: FibCore;
+  private readonly protocol: number;
+  private table = 254;
+  private readonly tableName: number | string;
+  private readonly scanMs: number;
+  private readonly ip: string;
+  private readonly nsArgs: string[];
+  private enabled = false;
+  private error: string | undefined;
+  private started = false;
+  private stopped = false;
+  private monitor: ChildProcess | undefined;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private busy = false;
+  private kick: NodeJS.Immediate | undefined;
+  private connectedTimer: NodeJS.Timeout | undefined;
+  private lastSync: Date | undefined;
+  private readonly counters = { written: 0, failed: 0, resyncs: 0, putBack: 0 };
+  private waiters: (() => void)[] = [];
+  private readonly reported = new Map<string, string>();
+  private resyncWanted = false;
+  /** Prefixes the batch being written deletes (their Deleted events are ours). */
+  private deleting = new Set<string>();
+  private connectedWanted = false;
+
+  constructor(private readonly opts: KernelFibOptions = {}) {
+    const protocol = opts.protocol ?? 12;
+    if (!Number.isInteger(protocol) || protocol < 1 || protocol > 255 || protocol === 2) throw new RangeError(`kernel protocol must be 1..255 and not 2 (the kernel's own), got ${protocol}`);
+    this.protocol = protocol;
+    const m = opts.metric;
+    const v4 = typeof m === 'number' ? m : m?.v4;
+    const v6 = typeof m === 'number' ? m : m?.v6;
+    this.core = new FibCore({ ecmp: opts.ecmp, metricV4: v4, metricV6: v6, recursive: opts.recursive, restarting: opts.adopt ?? true });
+    this.tableName = opts.table ?? 'main';
+    if (typeof this.tableName === 'number' && !(Number.isInteger(this.tableName) && this.tableName >= 1 && this.tableName <= 0xffffffff)) throw new RangeError(`kernel table must be 1..4294967295 or a name, got ${this.tableName}`);
+    const scan = opts.scanSeconds ?? 30;
+    if (!(scan >= 0 && scan <= 86400)) throw new RangeError(`kernel scanSeconds must be 0..86400, got ${scan}`);
+    this.scanMs = scan * 1000;
+    this.ip = opts.ipBinary ?? 'ip';
+    this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
+  }
+
+  private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
+    this.opts.log?.(level, msg, fields);
+  }
+
+  // ------------------------------------------------------------ lifecycle
+
+  /** Checks permission, the table and `ip`, reads the kernel and starts watching it. Never throws: see `status().error`. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const why = await this.preflight();
+    if (why !== undefined) {
+      this.error = why;
+      this.log('error', `kernel programming is off: ${why}`);
+      return;
+    }
+    this.enabled = true;
+    this.startMonitor();
+    await this.refreshConnected();
+    await this.resync();
+    if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
+    this.scanTimer?.unref?.();
+    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
+  }
+
+  private async preflight(): Promise<string | undefined> {
+    let table = typeof this.tableName === 'number' ? this.tableName : tableNumber(this.tableName);
+    if (table === undefined) {
+      for (const f of ['/etc/iproute2/rt_tables', '/usr/share/iproute2/rt_tables']) {
+        try {
+          table = parseRtTables(readFileSync(f, 'utf8')).get(String(this.tableName));
+        } catch {
+          // the file may not exist
+        }
+        if (table !== undefined) break;
+      }
+      if (table === undefined) return `routing table "${this.tableName}" does not exist (not a number, and not named in /etc/iproute2/rt_tables)`;
+    }
+    this.table = table;
+    const v = await this.run(['-V']);
+    if (v.error !== undefined || v.code !== 0) return `cannot run "${this.ip}" (iproute2): ${v.error?.message ?? v.stderr.trim()}`;
+    if (this.nsArgs.length > 0) {
+      const r = await this.run([...this.nsArgs, 'link', 'show', 'lo']);
+      if (r.code !== 0) return `network namespace ${this.opts.netns}: ${r.stderr.trim()}`;
+    }
+    // What matters is whether `ip` may write routes (it may hold the capability when this process does not,
+    // through a file capability): delete a route that does not exist and look at why that failed.
+    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
+    if (/not permitted|permission denied/i.test(probe.stderr)) {
+      return `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${probe.stderr.trim()}); run as root or grant the capability`;
+    }
+    return undefined;
+  }
+
+  /** Stops watching; our routes stay in the kernel (the next start adopts them). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.scanTimer !== undefined) clearInterval(this.scanTimer);
+    if (this.connectedTimer !== undefined) clearTimeout(this.connectedTimer);
+    if (this.kick !== undefined) clearImmediate(this.kick);
+    this.monitor?.kill();
+    this.monitor = undefined;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  // ------------------------------------------------------------ routing's side
+
+  setRoute(prefix: string, route: DesiredRoute | undefined): void {
+    this.core.setRoute(prefix, route);
+    this.schedule();
+  }
+
+  setStatics(routes: ReadonlyMap<string, DesiredRoute>): void {
+    this.core.setStatics(routes);
+    this.schedule();
+  }
+
+  /** The restart is over (every peer's End-of-RIB, or the deferral timer): adopted routes nobody wants go. */
+  endRestart(): void {
+    if (!this.core.isRestarting) return;
+    const stale = this.core.counts.stale;
+    this.core.endRestart();
+    if (this.enabled) this.log('info', `kernel: restart over, removing adopted routes not learned again (of ${stale} adopted)`);
+    this.schedule();
+  }
+
+  /** Resolves once everything asked so far has been written (or kernel programming is off). */
+  flushed(): Promise<void> {
+    if (!this.enabled || this.stopped || (!this.busy && !this.core.pending && this.kick === undefined && !this.resyncWanted)) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  status(): KernelStatus {
+    return {
+      enabled: this.enabled && !this.stopped,
+      ...(this.error !== undefined ? { error: this.error } : {}),
+      table: this.enabled ? this.table : this.tableName,
+      protocol: this.protocol,
+      restarting: this.core.isRestarting,
+      routes: this.core.counts,
+      refused: this.core.refusals(100),
+      ...(this.lastSync !== undefined ? { lastSync: this.lastSync } : {}),
+      counters: { ...this.counters },
+    };
+  }
+
+  // ------------------------------------------------------------ the work loop
+
+  private schedule(): void {
+    if (!this.enabled || this.stopped || this.kick !== undefined || this.busy) return;
+    this.kick = setImmediate(() => {
+      this.kick = undefined;
+      void this.work();
+    });
+  }
+
+  private async work(): Promise<void> {
+    if (this.busy || this.stopped) return;
+    this.busy = true;
+    try {
+      for (let guard = 0; guard < 1000 && !this.stopped; guard++) {
+        if (this.connectedWanted) await this.refreshConnected();
+        if (this.resyncWanted) await this.resync();
+        const asks = this.core.neededLookups();
+        if (asks.length > 0) await this.lookup(asks);
+        if (!this.core.pending) break;
+        const ops = this.core.plan();
+        if (ops.length > 0) await this.apply(ops);
+      }
+    } catch (err) {
+      this.log('error', `kernel: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      this.busy = false;
+    }
+    if (!this.stopped && (this.core.pending || this.resyncWanted || this.connectedWanted)) this.schedule();
+    else for (const w of this.waiters.splice(0)) w();
+  }
+
+  private async apply(ops: KernelOp[]): Promise<void> {
+    const lines = ops.map((op) => formatOp(op, this.table, this.protocol));
+    this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
+    const r = await this.run([...this.nsArgs, '-force', '-batch', '-'], lines);
+    // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
+    const mine = this.deleting;
+    setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+    if (r.error !== undefined) throw new Error(`ip -batch: ${r.error.message}`);
+    const errors = parseBatchErrors(r.stderr);
+    this.counters.written += ops.length;
+    this.counters.failed += errors.size;
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      let err = errors.get(i + 1);
+      // Deleting what is already gone is what we wanted.
+      if (err !== undefined && op.op === 'delete' && /No such process|not found/i.test(err)) err = undefined;
+      this.core.applied(op, err);
+      const p = op.route.prefix;
+      if (err !== undefined && op.op === 'replace') {
+        if (this.reported.get(p) !== err) this.log('warning', `kernel refused route ${p}: ${err}`, { route: lines[i] });
+        this.reported.set(p, err);
+      } else if (op.op === 'replace') this.reported.delete(p);
+    }
+    for (const f of this.core.refusals(Number.MAX_SAFE_INTEGER)) {
+      if (f.by !== 'resolve' || this.reported.get(f.prefix) === f.reason) continue;
+      this.reported.set(f.prefix, f.reason);
+      this.log('warning', `kernel: route ${f.prefix} not installed: ${f.reason}`);
+    }
+  }
+
+  private async resync(): Promise<void> {
+    this.resyncWanted = false;
+    const routes: KernelRoute[] = [];
+    for (const fam of [4, 6] as const) {
+      const r = await this.run([...this.nsArgs, `-${fam}`, '-j', 'route', 'show', 'table', String(this.table), 'proto', String(this.protocol)]);
+      if (r.code !== 0) {
+        // An empty numbered table does not exist yet: nothing of ours there.
+        if (/table does not exist/i.test(r.stderr)) continue;
+        throw new Error(`reading table ${this.table} (IPv${fam}): ${r.stderr.trim() || r.error?.message}`);
+      }
+      routes.push(...parseRouteDump(r.stdout, fam));
+    }
+    this.core.kernelTable(routes);
+    this.counters.resyncs++;
+    this.lastSync = new Date();
+  }
+
+  private async refreshConnected(): Promise<void> {
+    this.connectedWanted = false;
+    const conn: ConnectedRoute[] = [];
+    for (const fam of [4, 6] as const) {
+      const r = await this.run([...this.nsArgs, `-${fam}`, '-j', 'route', 'show', 'table', 'main', 'proto', 'kernel']);
+      if (r.code === 0) conn.push(...parseConnectedDump(r.stdout, fam));
+    }
+    const l = await this.run([...this.nsArgs, '-j', 'link', 'show']);
+    let links: Set<string> | undefined;
+    if (l.code === 0) {
+      try {
+        links = new Set((JSON.parse(l.stdout) as { ifname: string }[]).map((x) => x.ifname));
+      } catch {
+        links = undefined;
+      }
+    }
+    this.core.setConnected(conn, links);
+  }
+
+  private async lookup(addresses: string[]): Promise<void> {
+    for (const a of addresses) {
+      const r = await this.run([...this.nsArgs, '-j', 'route', 'get', a]);
+      if (r.code !== 0) {
+        this.core.setLookup(a, { ok: false, reason: r.stderr.trim().replace(/^Error: /, '') || `ip route get exited ${r.code}` });
+        continue;
+      }
+      const got = parseRouteGet(r.stdout);
+      this.core.setLookup(a, got !== undefined ? { ok: true, ...got } : { ok: false, reason: 'no unicast route to it' });
+    }
+  }
+
+  // ------------------------------------------------------------ events
+
+  private startMonitor(): void {
+    if (this.stopped) return;
+    const child = spawn(this.ip, [...this.nsArgs, '-o', '-N', 'monitor', 'route', 'link'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.monitor = child;
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => this.onMonitorLine(line));
+    child.on('error', (err) => this.log('error', `kernel: ip monitor: ${err.message}`));
+    child.on('exit', (code) => {
+      if (this.stopped || this.monitor !== child) return;
+      // Lost events: restart the monitor and resync once.
+      this.log('warning', `kernel: ip monitor exited (${code}); restarting it and resyncing`);
+      this.resyncWanted = true;
+      this.connectedWanted = true;
+      setTimeout(() => this.startMonitor(), 1000).unref();
+      this.schedule();
+    });
+  }
+
+  private onMonitorLine(line: string): void {
+    const ev = parseMonitorLine(line);
+    if (ev.kind === 'link') return this.connectedChanged();
+    if (ev.kind !== 'route') return;
+    const r = ev.route;
+    if (ev.protocol === 2 && ev.table === 254) return this.connectedChanged();
+    if (ev.table !== this.table) return;
+    if (ev.protocol !== this.protocol) {
+      // Someone else's route took the place (prefix and metric) of one of ours: read ours again.
+      if (!ev.deleted && this.core.installedFor(r.prefix).some((x) => x.metric === r.metric)) {
+        this.resyncWanted = true;
+        this.schedule();
+      }
+      return;
+    }
+    if (ev.deleted) {
+      this.core.kernelDeleted(r.prefix, r.metric);
+      if (!this.deleting.has(r.prefix)) {
+        this.counters.putBack++;
+        this.log('debug', `kernel: route ${r.prefix} was deleted by someone else; putting it back if wanted`);
+      }
+    } else {
+      const known = this.core.installedFor(r.prefix).find((x) => x.metric === r.metric);
+      if (known !== undefined && sameRoute(known, r)) return; // the echo of our own write
+      this.core.kernelAdded(r);
+    }
+    this.schedule();
+  }
+
+  /** Interfaces or connected networks changed: re-read them soon (one read for a burst). */
+  private connectedChanged(): void {
+    if (this.connectedTimer !== undefined) return;
+    this.connectedTimer = setTimeout(() => {
+      this.connectedTimer = undefined;
+      this.connectedWanted = true;
+      // An IPv4 route through an interface that went down is flushed without an event: read ours again too.
+      this.resyncWanted = true;
+      this.schedule();
+    }, 100);
+    this.connectedTimer.unref?.();
+  }
+
+  // ------------------------------------------------------------ ip
+
+  private run(args: string[], stdinLines?: string[]): Promise<RunResult> {
+    return new Promise((resolve) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(this.ip, args, { stdio: [stdinLines !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+      } catch (err) {
+        resolve({ code: null, stdout: '', stderr: '', error: err as Error });
+        return;
+      }
+      const out: Buffer[] = [];
+      const errs: Buffer[] = [];
+      let failed: Error | undefined;
+      child.stdout!.on('data', (b: Buffer) => out.push(b));
+      child.stderr!.on('data', (b: Buffer) => errs.push(b));
+      child.on('error', (err) => (failed = err));
+      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errs).toString('utf8'), ...(failed !== undefined ? { error: failed } : {}) }));
+      if (stdinLines !== undefined) void writeLines(child, stdinLines);
+    });
+  }
+}
+
+/** Writes lines to the child's stdin in chunks, honouring backpressure. */
+async function writeLines(child: ChildProcess, lines: string[]): Promise<void> {
+  const stdin = child.stdin!;
+  stdin.on('error', () => {}); // the child died: its exit status says why
+  const CHUNK = 4096;
+  for (let i = 0; i < lines.length; i += CHUNK) {
+    const ok = stdin.write(`${lines.slice(i, i + CHUNK).join('\n')}\n`);
+    if (!ok) await new Promise<void>((r) => stdin.once('drain', () => r()));
+  }
+  stdin.end();
+}

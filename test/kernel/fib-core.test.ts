@@ -1,0 +1,252 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { FibCore } from '../../src/kernel/fib-core.js';
+import type { DesiredRoute, KernelRoute } from '../../src/kernel/types.js';
+import { converge, sameTable, SimKernel } from './sim.js';
+
+const CONNECTED = [
+  { prefix: '192.0.2.0/24', dev: 'eth0' },
+  { prefix: '198.51.100.0/25', dev: 'eth1' },
+  { prefix: '2001:db8:ffff::/64', dev: 'eth0' },
+];
+
+function fresh(opts: ConstructorParameters<typeof FibCore>[0] = {}, dump: KernelRoute[] = []): { core: FibCore; k: SimKernel } {
+  const core = new FibCore(opts);
+  const k = new SimKernel();
+  for (const r of dump) k.table.set(SimKernel.key(r), r);
+  core.setConnected(CONNECTED, k.links);
+  core.kernelTable(k.routes());
+  return { core, k };
+}
+
+const via = (...addresses: string[]): DesiredRoute => ({ kind: 'unicast', gateways: addresses.map((address) => ({ address })) });
+
+describe('FibCore', () => {
+  it('installs a route via a connected next hop once, then has nothing to do', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('203.0.113.0/24', via('192.0.2.7'));
+    const ops = converge(core, k);
+    expect(ops).toEqual([{ op: 'replace', route: { prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] } }]);
+    core.setRoute('203.0.113.0/24', via('192.0.2.7'));
+    expect(core.plan()).toEqual([]);
+    expect(core.counts).toEqual({ desired: 1, installed: 1, refused: 0, stale: 0 });
+  });
+
+  it('merges an ECMP set up to the configured width, in a canonical order', () => {
+    const { core, k } = fresh({ restarting: false, ecmp: 2 });
+    core.setRoute('203.0.113.0/24', via('192.0.2.9', '198.51.100.3', '192.0.2.8'));
+    converge(core, k);
+    const [r] = k.routes();
+    expect(r.nexthops).toEqual([{ via: '192.0.2.9', dev: 'eth0' }, { via: '198.51.100.3', dev: 'eth1' }]);
+    // the same set in another order is the same route
+    core.setRoute('203.0.113.0/24', via('198.51.100.3', '192.0.2.9'));
+    expect(core.plan()).toEqual([]);
+  });
+
+  it('writes blackholes and lets a static route win over routing for the same prefix', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('203.0.113.0/26', via('192.0.2.7'));
+    core.setStatics(new Map<string, DesiredRoute>([['203.0.113.0/26', { kind: 'blackhole' }], ['2001:db8:1::/48', { kind: 'blackhole' }]]));
+    converge(core, k);
+    expect(k.routes().map((r) => [r.prefix, r.type, r.metric])).toEqual([['203.0.113.0/26', 'blackhole', 0], ['2001:db8:1::/48', 'blackhole', 1024]]);
+    core.setStatics(new Map());
+    converge(core, k);
+    expect(k.routes().map((r) => [r.prefix, r.type])).toEqual([['203.0.113.0/26', 'unicast']]);
+  });
+
+  it('refuses a next hop on no connected network without recursion, naming it', () => {
+    const { core, k } = fresh({ restarting: false, recursive: false });
+    core.setRoute('203.0.113.0/24', via('203.0.113.1'));
+    core.setRoute('198.18.0.0/24', via('192.0.2.7'));
+    converge(core, k);
+    expect(k.routes().map((r) => r.prefix)).toEqual(['198.18.0.0/24']);
+    expect(core.refusal('203.0.113.0/24')).toEqual({ prefix: '203.0.113.0/24', by: 'resolve', reason: 'next hop 203.0.113.1 is on no connected network (recursive resolution is off)' });
+  });
+
+  it('resolves recursively through the kernel lookup (the covering route\'s gateway), and refuses with the kernel\'s reason', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('203.0.113.0/24', via('198.18.5.5'));
+    core.setRoute('198.18.64.0/24', via('198.19.0.1'));
+    expect(core.plan()).toEqual([]); // waiting for the lookups
+    expect(core.neededLookups().sort()).toEqual(['198.18.5.5', '198.19.0.1']);
+    core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
+    core.setLookup('198.19.0.1', { ok: false, reason: 'RTNETLINK answers: Network is unreachable' });
+    converge(core, k);
+    expect(k.routes()).toEqual([{ prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.1', dev: 'eth0' }] }]);
+    expect(core.refusal('198.18.64.0/24')?.reason).toBe('next hop 198.19.0.1 is on no connected network and the kernel cannot reach it: RTNETLINK answers: Network is unreachable');
+    expect(core.neededLookups()).toEqual([]);
+  });
+
+  it('gives an IPv6 link-local next hop its interface, from the gateway or from the peer\'s connected network', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('2001:db8:1::/48', { kind: 'unicast', gateways: [{ address: 'fe80::1', peer: '2001:db8:ffff::2' }] });
+    core.setRoute('2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: 'fe80::2', dev: 'eth1' }] });
+    core.setRoute('2001:db8:3::/48', { kind: 'unicast', gateways: [{ address: 'fe80::3' }] });
+    converge(core, k);
+    expect(k.routes().map((r) => [r.prefix, r.nexthops])).toEqual([
+      ['2001:db8:1::/48', [{ via: 'fe80::1', dev: 'eth0' }]],
+      ['2001:db8:2::/48', [{ via: 'fe80::2', dev: 'eth1' }]],
+    ]);
+    expect(core.refusal('2001:db8:3::/48')?.reason).toMatch(/link-local next hop fe80::3 needs its interface/);
+  });
+
+  it('reports a route the kernel refuses with the kernel\'s reason and applies the rest', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setConnected(CONNECTED); // interfaces unknown to the core: the kernel decides
+    core.setRoute('203.0.113.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.50', dev: 'tunl0', onlink: true }] });
+    core.setRoute('198.18.0.0/24', via('192.0.2.7'));
+    converge(core, k);
+    expect(k.routes().map((r) => r.prefix)).toEqual(['198.18.0.0/24']);
+    expect(core.refusal('203.0.113.0/24')).toEqual({ prefix: '203.0.113.0/24', by: 'kernel', reason: 'Cannot find device "tunl0"' });
+    // once tunl0 exists and the prefix is looked at again, it goes in
+    k.links.add('tunl0');
+    core.setConnected(CONNECTED, k.links);
+    converge(core, k);
+    expect(k.routes().map((r) => r.prefix).sort()).toEqual(['198.18.0.0/24', '203.0.113.0/24']);
+    expect(core.refusals()).toEqual([]);
+  });
+
+  it('puts back a route someone deleted, and replaces one someone changed', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('203.0.113.0/24', via('192.0.2.7'));
+    converge(core, k);
+    const r = k.routes()[0];
+    k.table.clear();
+    core.kernelDeleted(r.prefix, r.metric);
+    expect(converge(core, k).map((o) => o.op)).toEqual(['replace']);
+    const changed = { ...r, nexthops: [{ via: '192.0.2.99', dev: 'eth0' }] };
+    k.table.set(SimKernel.key(changed), changed);
+    core.kernelAdded(changed);
+    converge(core, k);
+    expect(k.routes()).toEqual([r]);
+  });
+
+  it('adopts routes found at start, keeps them through the restart, then removes those not learned again', () => {
+    const old: KernelRoute[] = [
+      { prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] },
+      { prefix: '198.18.0.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.8', dev: 'eth0' }] },
+      { prefix: '198.18.1.0/24', type: 'blackhole', metric: 0, nexthops: [] },
+    ];
+    const { core, k } = fresh({}, old);
+    expect(core.counts.stale).toBe(3);
+    expect(converge(core, k)).toEqual([]); // nothing learned yet: nothing touched
+    core.setRoute('203.0.113.0/24', via('192.0.2.7')); // learned again, same
+    core.setRoute('198.18.0.0/24', via('192.0.2.9')); // learned again, changed
+    const during = converge(core, k);
+    expect(during).toEqual([{ op: 'replace', route: { prefix: '198.18.0.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.9', dev: 'eth0' }] } }]);
+    core.setRoute('203.0.113.0/24', undefined); // learned again, then withdrawn during the restart: that is news, it goes
+    expect(converge(core, k).map((o) => [o.op, o.route.prefix])).toEqual([['delete', '203.0.113.0/24']]);
+    core.setRoute('198.18.2.0/24', undefined); // never learned: nothing to do, the adopted blackhole stays
+    expect(converge(core, k)).toEqual([]);
+    expect(k.routes().map((r) => r.prefix).sort()).toEqual(['198.18.0.0/24', '198.18.1.0/24']);
+    core.endRestart();
+    expect(converge(core, k).map((o) => [o.op, o.route.prefix])).toEqual([['delete', '198.18.1.0/24']]);
+    expect(k.routes().map((r) => r.prefix)).toEqual(['198.18.0.0/24']);
+  });
+
+  it('removes a route of ours with another metric (the metric setting changed)', () => {
+    const { core, k } = fresh({ restarting: false, metricV4: 1024 }, [{ prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] }]);
+    core.setRoute('203.0.113.0/24', via('192.0.2.7'));
+    converge(core, k);
+    expect(k.routes()).toEqual([{ prefix: '203.0.113.0/24', type: 'unicast', metric: 1024, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] }]);
+  });
+
+  it('validates its options', () => {
+    expect(() => new FibCore({ ecmp: 0 })).toThrow('kernel ecmp must be 1..256 next hops, got 0');
+    expect(() => new FibCore({ metricV4: -1 })).toThrow('kernel metricV4 must be 0..4294967295, got -1');
+  });
+
+  // ------------------------------------------------------------ property: a simulated kernel across restarts
+
+  const PREFIXES = ['203.0.113.0/24', '203.0.113.0/25', '198.18.0.0/24', '198.18.1.0/24', '2001:db8:1::/48', '2001:db8:2::/64'];
+  const GW4 = ['192.0.2.1', '192.0.2.2', '198.51.100.1', '203.0.113.200'];
+  const GW6 = ['2001:db8:ffff::1', '2001:db8:ffff::2', 'fe80::1'];
+  const desiredArb = (p: string) => fc.oneof(
+    fc.constant<DesiredRoute | undefined>(undefined),
+    fc.constant<DesiredRoute>({ kind: 'blackhole' }),
+    fc.subarray(p.includes(':') ? GW6 : GW4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
+  );
+  const step = fc.oneof(
+    fc.constantFrom(...PREFIXES).chain((p) => desiredArb(p).map((d) => ({ t: 'set' as const, p, d }))),
+    fc.constantFrom(...PREFIXES).map((p) => ({ t: 'foreignDelete' as const, p })),
+    fc.constant({ t: 'resync' as const }),
+    fc.constant({ t: 'restart' as const }),
+    fc.constant({ t: 'endRestart' as const }),
+  );
+
+  /** The kernel route routing wants for `d`, resolved by hand (the oracle). */
+  function expected(p: string, d: DesiredRoute | undefined): KernelRoute | undefined {
+    const metric = p.includes(':') ? 1024 : 0;
+    if (d === undefined) return undefined;
+    if (d.kind === 'blackhole') return { prefix: p, type: 'blackhole', metric, nexthops: [] };
+    const hops = d.gateways
+      .map((g) => g.address)
+      .filter((a) => a !== '203.0.113.200' && a !== 'fe80::1')
+      .map((a) => ({ via: a, dev: a.startsWith('198.51.100.') ? 'eth1' : 'eth0' }));
+    if (hops.length === 0) return undefined;
+    return { prefix: p, type: 'unicast', metric, nexthops: hops.sort((x, y) => (`${x.via}|${x.dev}|0` < `${y.via}|${y.dev}|0` ? -1 : 1)) };
+  }
+
+  it('property: whatever happens, the kernel ends up holding exactly what is desired once no restart is running, and stale routes survive a restart until it ends', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        const k = new SimKernel();
+        let want = new Map<string, DesiredRoute | undefined>();
+        const boot = (restarting: boolean) => {
+          const c = new FibCore({ restarting, recursive: false });
+          c.setConnected(CONNECTED, k.links);
+          c.kernelTable(k.routes());
+          return c;
+        };
+        let core = boot(false);
+        let restarting = false;
+        let adopted = new Map<string, KernelRoute>();
+        for (const s of steps) {
+          if (s.t === 'set') {
+            want.set(s.p, s.d);
+            // learned again: routing's from now on (a withdrawal of a never re-learned route changes nothing)
+            if (s.d !== undefined) adopted.delete(s.p);
+            core.setRoute(s.p, s.d);
+          } else if (s.t === 'foreignDelete') {
+            adopted.delete(s.p);
+            for (const r of k.routes()) if (r.prefix === s.p) {
+              k.table.delete(SimKernel.key(r));
+              core.kernelDeleted(r.prefix, r.metric);
+            }
+          } else if (s.t === 'resync') core.kernelTable(k.routes());
+          else if (s.t === 'restart') {
+            // a crash: the new process knows nothing of what routing wanted
+            adopted = new Map(k.routes().map((r) => [r.prefix, r]));
+            core = boot(true);
+            want = new Map();
+            restarting = true;
+          } else {
+            core.endRestart();
+            restarting = false;
+            adopted = new Map();
+          }
+          converge(core, k);
+          expect(core.pending).toBe(false);
+          // during a restart, an adopted route nobody touched since is still there, unchanged
+          if (restarting) for (const r of adopted.values()) expect(sameTable(k.routes().filter((x) => x.prefix === r.prefix), [r])).toBe(true);
+          // every desired route that resolves is in the kernel
+          for (const [p, d] of want) {
+            const e = expected(p, d);
+            if (e !== undefined) expect(sameTable(k.routes().filter((r) => r.prefix === p), [e])).toBe(true);
+          }
+          for (const r of k.routes()) {
+            const e = expected(r.prefix, want.get(r.prefix));
+            if (e !== undefined) continue;
+            // a route nobody wants is only there as an adopted one during a restart (or a put-back of a deleted one)
+            expect(restarting && adopted.has(r.prefix)).toBe(true);
+          }
+        }
+        core.endRestart();
+        converge(core, k);
+        const final = [...want].map(([p, d]) => expected(p, d)).filter((r): r is KernelRoute => r !== undefined);
+        expect(sameTable(k.routes(), final)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The kernel FIB for real: BgpSpeakers on loopback, the receiving one
+ * programming the main table of a network namespace (`kernel.netns`), where
+ * 192.0.2.0/24 is connected on a veth. Checks ECMP from two peers, a route
+ * deleted by hand coming back (event, not scan), a per-route refusal with
+ * the reason while the rest is installed, routes persisting across a stop
+ * and adopted by the next process until End-of-RIB, an unknown table and
+ * a missing CAP_NET_ADMIN as one clear error with BGP still running.
+ */
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { established, eventually, FAST, link, running, speaker, stopAll } from '../speaker/helpers.js';
+import { requireLab } from './require.js';
+import { destroyNamespace, ip } from './shell.js';
+
+const available = requireLab([], { binaries: ['setpriv', 'node'] });
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NS = `tsbgp-i15k${process.pid}`;
+
+interface Row { dst: string; gateway?: string; type?: string; nexthops?: { gateway: string }[] }
+const ours = (): Record<string, string[] | string> => {
+  const rows = JSON.parse(ip('-n', NS, '-j', 'route', 'show', 'proto', '12') || '[]') as Row[];
+  return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
+};
+
+describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
+  beforeAll(() => {
+    ip('netns', 'add', NS);
+    ip('-n', NS, 'link', 'set', 'lo', 'up');
+    ip('-n', NS, 'link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1');
+    ip('-n', NS, 'link', 'set', 'v0', 'up');
+    ip('-n', NS, 'link', 'set', 'v1', 'up');
+    ip('-n', NS, 'addr', 'add', '192.0.2.1/24', 'dev', 'v0');
+  });
+  afterAll(() => destroyNamespace(NS));
+  afterEach(stopAll);
+
+  const kernelSpeaker = (address: string, extra: Record<string, unknown> = {}) =>
+    speaker(address, { asn: 65000, kernel: { netns: NS, scanSeconds: 0, restartTime: 20, rules: [{ prefix: '198.18.0.0/24', action: 'accept', tunnel: { dev: 'tunl0' } }], statics: [{ prefix: '203.0.113.128/26', blackhole: true }] , ...extra } });
+
+  it('installs ECMP routes, refuses per route with a reason, puts back a deleted route, and keeps routes across a restart', async () => {
+    const a = await speaker('127.0.0.2', { asn: 65000 });
+    const c = await speaker('127.0.0.3', { asn: 65000 });
+    const b = await kernelSpeaker('127.0.0.1');
+    const GR = { gracefulRestart: { restartTime: 30 } };
+    link(b, a, GR, GR);
+    link(b, c, GR, GR);
+    await established(b, '127.0.0.2');
+    await established(b, '127.0.0.3');
+    a.originate('203.0.113.0/26', { nextHop: '192.0.2.7' });
+    c.originate('203.0.113.0/26', { nextHop: '192.0.2.8' });
+    a.originate('203.0.113.64/26', { nextHop: '192.0.2.7' });
+    a.originate('198.51.100.0/24', { nextHop: '198.51.100.77' }); // on no connected network, and no route to it
+    a.originate('198.18.0.0/26', { nextHop: '192.0.2.7' }); // needs tunl0, which this kernel cannot have
+    await eventually('routes in the namespace', () => {
+      const t = ours();
+      const r = b.kernelStatus()!.routes;
+      return t['203.0.113.0/26']?.length === 2 && r.installed === 3 && r.refused === 2 ? t : undefined;
+    }, 15_000);
+    expect(ours()).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.64/26': ['192.0.2.7'], '203.0.113.128/26': 'blackhole' });
+    const st = b.kernelStatus()!;
+    expect(st).toMatchObject({ enabled: true, protocol: 12, table: 254 });
+    expect(st.refused.map((r) => [r.prefix, r.reason])).toEqual([
+      ['198.18.0.0/26', 'interface tunl0 does not exist (next hop 192.0.2.7)'],
+      ['198.51.100.0/24', expect.stringMatching(/^next hop 198\.51\.100\.77 is on no connected network and the kernel cannot reach it: .*unreachable/i)],
+    ]);
+    expect(b.kernelRoute('203.0.113.0/26')?.installed[0].nexthops).toEqual([{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }]);
+
+    // deleted by hand: back through the monitor (the scan is off)
+    ip('-n', NS, 'route', 'del', '203.0.113.64/26', 'proto', '12');
+    await eventually('put back', () => ours()['203.0.113.64/26'] !== undefined, 5000);
+    expect(b.kernelStatus()!.counters.putBack).toBeGreaterThanOrEqual(1);
+
+    // stop: routes persist
+    await b.stop();
+    running.splice(running.indexOf(b), 1);
+    expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.128/26', '203.0.113.64/26']);
+    // meanwhile a withdraws one prefix; the next process adopts everything, then drops it after End-of-RIB
+    a.withdraw('203.0.113.64/26');
+    const b2 = await kernelSpeaker('127.0.0.1', { });
+    expect(b2.kernelStatus()!.restarting).toBe(true);
+    expect(b2.kernelStatus()!.routes.stale).toBe(3);
+    expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.128/26', '203.0.113.64/26']);
+    // b2 dials a and c (they accept it as their configured peer 127.0.0.1)
+    for (const x of [a, c]) b2.addPeer({ ...FAST, address: x.address, port: x.port, asn: 65000, localAddress: b2.address, ...GR });
+    await eventually('restart over', () => b2.kernelStatus()!.restarting === false, 20_000);
+    await eventually('withdrawn route gone', () => ours()['203.0.113.64/26'] === undefined, 5000);
+    expect(ours()).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.128/26': 'blackhole' });
+  }, 60_000);
+
+  it('an unknown table is one clear error; BGP runs on', async () => {
+    const a = await speaker('127.0.0.2', { asn: 65000 });
+    const b = await kernelSpeaker('127.0.0.1', { table: 'no-such-table' });
+    expect(b.kernelStatus()).toMatchObject({ enabled: false, error: 'routing table "no-such-table" does not exist (not a number, and not named in /etc/iproute2/rt_tables)' });
+    link(b, a);
+    await established(b, '127.0.0.2');
+  }, 30_000);
+
+  it('without CAP_NET_ADMIN kernel programming is off with one clear error', () => {
+    const script = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
+      const f = new KernelFib({ netns: ${JSON.stringify(NS)} }); await f.start(); console.log(JSON.stringify(f.status()));`;
+    const r = spawnSync('setpriv', ['--inh-caps=-net_admin', '--bounding-set=-net_admin', '--', 'node', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, encoding: 'utf8', timeout: 30_000 });
+    expect(r.stderr).toBe('');
+    const st = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    expect(st).toMatchObject({ enabled: false, error: 'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability' });
+  });
+});
