@@ -20,6 +20,7 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   'rr-scale': { full: [], quick: ['--quick', '--impl', 'tsbgp'] },
   'agent-reconcile': { full: [], quick: ['--quick'] },
   memory: { full: [], quick: ['--quick'] },
+  'metrics-scrape': { full: ['1000000'], quick: ['50000'] },
 };
 const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 

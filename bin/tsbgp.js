@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // The command runs the compiled agent in dist/; `npm install` (its "prepare" script) or `npm run build` makes it.
 let cli;
+let exit;
 try {
   cli = await import('../dist/src/agent/cli.js');
+  exit = await import('../dist/src/agent/exit.js');
 } catch (err) {
   if (err?.code !== 'ERR_MODULE_NOT_FOUND' || !String(err.message).includes('/dist/src/')) throw err;
   const root = new URL('..', import.meta.url).pathname;
@@ -10,11 +12,13 @@ try {
   process.exit(1);
 }
 const { main } = cli;
+const { exitAfterDrain } = exit;
 
+// exitAfterDrain: a large `plan`/`status`/`routes` through a pipe is written out whole before the process leaves.
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitAfterDrain(code),
   (err) => {
     process.stderr.write(`tsbgp: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    return exitAfterDrain(1);
   },
 );

@@ -24,6 +24,7 @@ import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './spea
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { transportHint } from './speaker/transport-hint.js';
+import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
 import type { KernelStatus } from './kernel/kernel-fib.js';
@@ -37,6 +38,7 @@ import type {
   PeerStatus,
   PeerExplanation,
   ReceivedRoute,
+  FamilyCounters,
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
@@ -70,6 +72,8 @@ interface PeerEntry {
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
   eorIn: Set<FamilyName>;
+  /** Max-prefix bookkeeping (src/speaker/max-prefix.ts). */
+  limits: PrefixLimits;
   /** Since when up or down, and why down (src/speaker/peer-status.ts). */
   health: PeerHealth;
 }
@@ -199,6 +203,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
       everUp: false,
       eorIn: new Set(),
+      limits: new PrefixLimits(opts.maxPrefixes, id),
       health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
@@ -244,9 +249,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     } else {
       e.opts = opts;
       if (e.ribAsn !== undefined) {
-        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs }, now);
+        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
       }
     }
+    e.limits.configure(opts.maxPrefixes);
     this.scheduleFlush();
   }
 
@@ -422,6 +428,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       allowOwnAs: o.allowOwnAs,
       importPolicy,
       exportPolicy,
+      maxRoutes: blockCaps(o.maxPrefixes),
     };
   }
 
@@ -451,7 +458,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       ttlSecurity: e.opts.ttlSecurity,
       restarting: (this.options.restarting ?? false) && !e.everUp,
       scheduler: this.scheduler,
+      sendHoldTime: e.opts.sendHoldTime,
       hooks: {
+        // The socket took what was queued: what this peer is owed (it fell behind) goes out now.
+        onDrain: () => this.guard(e, () => {
+          if (e.peer !== peer || e.ribAsn === undefined) return;
+          this.rib.peerWritable(e.id, this.scheduler.now());
+          this.scheduleFlush();
+        }),
         // Hooks of a replaced shell (after a reset) no longer speak for the peer.
         onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
         onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
@@ -501,10 +515,24 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     let received = 0;
     let accepted = 0;
     let advertised = 0;
+    let families: Record<FamilyName, FamilyCounters> | undefined;
     if (e.ribAsn !== undefined) {
-      // counted, not listed: status() stays cheap with a full table
+      // counted, not listed: status() stays O(1) per peer with a full table
       ({ received, accepted } = this.rib.adjRibInCounts(e.id));
-      advertised = this.rib.groupOf(e.id)?.adjRibOutSize ?? 0;
+      const group = this.rib.groupOf(e.id);
+      advertised = group?.adjRibOutSize ?? 0;
+      const fam = (name: FamilyName, f: 4 | 6): FamilyCounters => {
+        const c = this.rib.adjRibInCounts(e.id, f);
+        const l = e.limits.limitOf(name);
+        const refused = this.rib.refusedCount(e.id, f);
+        return {
+          received: c.received,
+          accepted: c.accepted,
+          advertised: group?.adjRibOutSizeOf(f) ?? 0,
+          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, refused), refused } : {}),
+        };
+      };
+      families = { ipv4: fam('ipv4', 4), ipv6: fam('ipv6', 6) };
     }
     const s: Mutable<PeerStatus> = {
       address: e.id,
@@ -521,6 +549,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         prefixesReceived: received,
         prefixesAccepted: accepted,
         prefixesAdvertised: advertised,
+        ...(families ? { families } : {}),
+        sendQueueBytes: e.peer.queuedBytes,
       },
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
@@ -580,6 +610,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     e.negotiated = n;
     e.everUp = true;
     e.eorIn = new Set();
+    e.limits.reset();
     // asn 'any': the RIB learns the peer's AS from this OPEN (again, if it changed).
     if (e.ribAsn !== n.peerAs) {
       if (e.ribAsn !== undefined) this.rib.removePeer(e.id, now);
@@ -649,6 +680,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     // RFC 7606: the codec already applied attribute-discard / treat-as-withdraw; say so.
     for (const i of m.issues ?? []) this.log('warning', `peer ${e.id}: UPDATE attribute ${i.code}: ${i.action} (${i.reason})`);
     this.rib.ingest(e.id, m, this.scheduler.now());
+    this.checkLimits(e);
     this.scheduleFlush();
     if (this.listenerCount('routeWithdrawn') > 0) {
       for (const p of m.withdrawn) this.emit('routeWithdrawn', e.id, p);
@@ -660,6 +692,21 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         if (!path) continue;
         const best = this.rib.best(p);
         this.emit('routeReceived', { ...describeRoute(p, path.attrs.attrs), peer: e.id, best: best === path, stale: false });
+      }
+    }
+  }
+
+  /** Max-prefix: compares the peer's counts (O(1)) with its limits and acts (src/speaker/max-prefix.ts). */
+  private checkLimits(e: PeerEntry): void {
+    if (e.opts.maxPrefixes === undefined || e.ribAsn === undefined) return;
+    for (const [name, f] of [['ipv4', 4], ['ipv6', 6]] as const) {
+      const c = this.rib.adjRibInCounts(e.id, f);
+      for (const a of e.limits.check(name, c.received, this.rib.refusedCount(e.id, f))) {
+        if (a.type === 'log') this.log(a.level, a.message, { peer: e.id, family: name });
+        else {
+          e.peer.automaticStop('MAXIMUM_PREFIXES', a.data, a.restartAfter);
+          return;
+        }
       }
     }
   }
@@ -719,7 +766,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.flushAt = undefined;
     if (this.stopped) return;
     try {
-      for (const s of this.rib.flushDue(this.scheduler.now())) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
+      // A peer whose socket is still full is sent nothing now: the RIB keeps what it is owed and sends it as it then is (onDrain).
+      const canSend = (id: string) => this.peers.get(id)?.peer.writable ?? true;
+      for (const s of this.rib.flushDue(this.scheduler.now(), canSend)) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
     } catch (err) {
       // A packing failure is our bug; keep the speaker running and say so.
       this.log('error', `flushing updates failed: ${String(err)}`);

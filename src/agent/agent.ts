@@ -9,7 +9,8 @@ import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIss
 import type { EventSink } from '../kubernetes/events.js';
 import { secretNamespace } from '../kubernetes/secrets.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
+import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
+import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import { planFilters } from './filters.js';
@@ -68,6 +69,8 @@ export interface AgentOptions {
   readonly selectionDeferralTime?: number;
   /** Prometheus metrics to keep up to date (src/agent/metrics.ts). */
   readonly metrics?: AgentMetrics;
+  /** Max-prefix limits of every peer (default: defaultMaxPrefixes(), src/agent/max-prefixes.ts); null for none. */
+  readonly maxPrefixes?: PeerOptions['maxPrefixes'] | null;
   /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
   readonly kernel?: AgentKernelOptions;
 }
@@ -229,7 +232,7 @@ class AgentLoop {
     this.checkRestart(plan);
     // Filter policies first: peers added or updated below name them.
     const filterFailures = this.defineFilters(speaker, plan);
-    const ops = reconcile(this.applied, plan);
+    const ops = reconcile(this.applied, plan, { maxPrefixes: this.opts.maxPrefixes === null ? undefined : (this.opts.maxPrefixes ?? defaultMaxPrefixes()) });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
     const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));

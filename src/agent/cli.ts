@@ -1,13 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { AgentKernelOptions } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { loadKubeConfig } from './sources/api-source.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-import { kubernetesEvents, kubernetesSource, type KubernetesSourceOptions } from './sources/kube-source.js';
+// The Kubernetes API client (@kubernetes/client-node, ~60 MB of RSS) loads only for --kubeconfig/--in-cluster.
+import type { KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
 import { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
@@ -16,6 +15,7 @@ import { loadLayers } from './sources/index.js';
 import { COMMAND_HELP, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
+import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -24,6 +24,8 @@ commands:
   agent    [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster)
            [--control SOCKET] [--log-level LEVEL] [--listen-port N]
            [--metrics ADDR:PORT]  (Prometheus /metrics, /healthz, /readyz: docs/metrics.md)
+           [--max-prefixes LIMIT[,ACTION[,WARN%]]]  (per peer and family; default
+           20000,block,80; 0 for none: docs/limits.md)
            [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
            (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
@@ -89,6 +91,7 @@ const AGENT: Options = {
   'log-level': { type: 'string' },
   'listen-port': { type: 'string' },
   metrics: { type: 'string' },
+  'max-prefixes': { type: 'string' },
   kernel: { type: 'string' },
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
@@ -133,6 +136,15 @@ function level(cmd: string, text: string | undefined): Level | undefined {
   }
 }
 
+function maxPrefixesFlag(cmd: string, text: string | undefined): { maxPrefixes?: AgentMaxPrefixes | null } {
+  if (text === undefined) return {};
+  try {
+    return { maxPrefixes: parseMaxPrefixes(text) ?? null };
+  } catch (e) {
+    throw new UsageError(`${cmd}: ${(e as Error).message}`);
+  }
+}
+
 function metricsFlag(cmd: string, text: string | undefined) {
   if (text === undefined) return undefined;
   try {
@@ -151,6 +163,8 @@ export interface AgentArgs {
   readonly logLevel?: Level;
   readonly listenPort?: number;
   readonly metrics?: MetricsAddress;
+  /** `--max-prefixes`; undefined: the default; null: none. */
+  readonly maxPrefixes?: AgentMaxPrefixes | null;
   readonly kernel?: AgentKernelOptions;
 }
 
@@ -200,21 +214,9 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     logLevel: level(cmd, values['log-level'] as string | undefined),
     listenPort: port(cmd, values['listen-port'] as string | undefined),
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
+    ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
     ...kernelFlags(cmd, values),
   };
-}
-
-/** The kubeconfig for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
-function kubeConfigFor(source: Exclude<AgentSource, { kind: 'manifests' }>, env: NodeJS.ProcessEnv): KubeConfig {
-  const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
-  let kc: KubeConfig;
-  try {
-    kc = source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
-  } catch (e) {
-    throw new Error(`${flag}: ${(e as Error).message}`);
-  }
-  if (!kc.getCurrentCluster()) throw new Error(`${flag}: no current cluster (set current-context)`);
-  return kc;
 }
 
 const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
@@ -253,6 +255,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         let inputs: Pick<AgentOptions, 'manifests' | 'source' | 'events'>;
         if (a.source.kind === 'manifests') inputs = { manifests: a.source.paths };
         else {
+          const { kubeConfigFor, kubernetesEvents, kubernetesSource } = await import('./sources/kube-source.js');
           const kc = kubeConfigFor(a.source, env);
           const source = kubernetesSource(kc, io.kubernetes);
           const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
@@ -262,7 +265,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics = a.metrics ? new AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, kernel: a.kernel });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
           await agent.done;
         } finally {
           await server?.close();

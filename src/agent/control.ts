@@ -5,7 +5,7 @@
  * A bad request gets an error reply and the connection (and the agent) carry on.
  */
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { mkdir, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 export const METHODS = ['status', 'routes', 'explain', 'plan', 'received'] as const;
@@ -25,13 +25,51 @@ export class ControlError extends Error {
 
 export type Handler = (method: Method, params: Record<string, unknown>) => unknown;
 
-/** `$TSBGP_CONTROL`, else `/run/tsbgp/tsbgp.sock` for root, else `$XDG_RUNTIME_DIR/tsbgp.sock`, else `/tmp/tsbgp-<uid>.sock`. */
+/**
+ * `$TSBGP_CONTROL`, else `/run/tsbgp/tsbgp.sock` for root, else
+ * `$XDG_RUNTIME_DIR/tsbgp.sock`, else `<tmpdir>/tsbgp-<uid>/tsbgp.sock`: a
+ * folder of the user's own (created 0700, refused when someone else owns it
+ * or can write to it), never a name in /tmp itself that another local user
+ * could create first.
+ */
 export function defaultControlPath(env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? 0): string {
   // Set in the DaemonSet so `kubectl exec … tsbgp status` finds the agent's socket without flags.
   if (env.TSBGP_CONTROL) return env.TSBGP_CONTROL;
   if (uid === 0) return '/run/tsbgp/tsbgp.sock';
   if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'tsbgp.sock');
-  return `/tmp/tsbgp-${uid}.sock`;
+  return join(env.TMPDIR || '/tmp', `tsbgp-${uid}`, 'tsbgp.sock');
+}
+
+/** The socket's permissions: owner only (the CLI runs as the agent's user, or root). */
+export const CONTROL_SOCKET_MODE = 0o600;
+
+const myUid = (): number => process.getuid?.() ?? 0;
+
+/**
+ * The folder of the control socket must be ours (or root's) and not
+ * writable by others unless sticky (as /tmp): else another user could put
+ * their own socket in its place. Throws naming the folder and what is wrong.
+ */
+async function checkSocketFolder(dir: string): Promise<void> {
+  const st = await lstat(dir);
+  if (!st.isDirectory()) throw new Error(`control socket folder ${dir} is not a directory`);
+  const uid = myUid();
+  if (st.uid !== uid && st.uid !== 0) throw new Error(`control socket folder ${dir} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to put the socket there`);
+  const sticky = (st.mode & 0o1000) !== 0;
+  if ((st.mode & 0o022) !== 0 && !sticky) throw new Error(`control socket folder ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}): refusing to put the socket there (chmod go-w, or choose --control)`);
+}
+
+/** The CLI's side: a socket not owned by us or root may be someone else's impostor. Missing: left to connect() to report. */
+async function checkSocketOwner(path: string): Promise<void> {
+  let st;
+  try {
+    st = await lstat(path);
+  } catch {
+    return;
+  }
+  const uid = myUid();
+  if (!st.isSocket()) throw new ControlError('unavailable', `${path} is not a socket: refusing to talk to it`);
+  if (st.uid !== uid && st.uid !== 0) throw new ControlError('unavailable', `control socket ${path} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to talk to it (another user may have created it)`);
 }
 
 /** Parses one request line; throws ControlError naming what is wrong. */
@@ -74,7 +112,8 @@ export interface ControlServer {
 
 /** Listens on `path` (creating its folder, replacing a stale socket file; refusing if another agent answers). */
 export async function startControlServer(path: string, handler: Handler, onError?: (e: Error) => void): Promise<ControlServer> {
-  await mkdir(dirname(path), { recursive: true });
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await checkSocketFolder(dirname(path));
   if (await isLive(path)) throw new Error(`control socket ${path} is in use by another process`);
   await unlink(path).catch(() => undefined);
   const sockets = new Set<Socket>();
@@ -118,8 +157,15 @@ export async function startControlServer(path: string, handler: Handler, onError
   };
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(path, () => (server.off('error', reject), resolve()));
+    // The socket file is made by bind() inside listen(): with this umask it never exists with wider permissions than 0600, whatever the process umask.
+    const umask = process.umask(0o177);
+    try {
+      server.listen(path, () => (server.off('error', reject), resolve()));
+    } finally {
+      process.umask(umask);
+    }
   });
+  await chmod(path, CONTROL_SOCKET_MODE);
   server.on('error', (e) => onError?.(e));
   return {
     path,
@@ -132,7 +178,8 @@ export async function startControlServer(path: string, handler: Handler, onError
 }
 
 /** One request, one reply; rejects with ControlError on an error reply, with a clear message when no agent listens. */
-export function controlRequest(path: string, method: string, params: Record<string, unknown> = {}, timeoutMs = 5000): Promise<unknown> {
+export async function controlRequest(path: string, method: string, params: Record<string, unknown> = {}, timeoutMs = 5000): Promise<unknown> {
+  await checkSocketOwner(path);
   return new Promise((resolve, reject) => {
     const sock = connect(path);
     let buf = '';

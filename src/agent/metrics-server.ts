@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIP, type AddressInfo } from 'node:net';
 import type { AgentMetrics } from './metrics.js';
+import { TokenBucket } from './rate-limit.js';
 
 export interface MetricsAddress {
   /** IP literal or host name; '' for every address. */
@@ -45,10 +46,31 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddress, onError?: (e: Error) => void): Promise<MetricsServer> {
+/**
+ * Requests answered per endpoint class before 429 (Too Many Requests):
+ * /metrics is cheap (O(peers)) but a loop of scrapes should not cost the
+ * agent its CPU; the probes get more room. Burst and steady rate per second.
+ */
+export interface RateLimits {
+  readonly metrics: { readonly burst: number; readonly perSecond: number };
+  readonly probes: { readonly burst: number; readonly perSecond: number };
+}
+
+export const DEFAULT_RATE_LIMITS: RateLimits = { metrics: { burst: 10, perSecond: 5 }, probes: { burst: 50, perSecond: 50 } };
+
+export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddress, onError?: (e: Error) => void, opts: { limits?: RateLimits; now?: () => number } = {}): Promise<MetricsServer> {
   const text = (res: ServerResponse, code: number, body: string) => {
     res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(body);
+  };
+  const limits = opts.limits ?? DEFAULT_RATE_LIMITS;
+  const now = opts.now ?? (() => performance.now());
+  const buckets = { metrics: new TokenBucket(limits.metrics.burst, limits.metrics.perSecond), probes: new TokenBucket(limits.probes.burst, limits.probes.perSecond) };
+  const limited = (res: ServerResponse, b: TokenBucket): boolean => {
+    if (b.take(now())) return false;
+    res.setHeader('retry-after', String(b.retryAfter()));
+    text(res, 429, 'too many requests\n');
+    return true;
   };
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -58,12 +80,14 @@ export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddre
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     switch (path) {
       case '/metrics': {
+        if (limited(res, buckets.metrics)) return;
         const body = await metrics.metrics();
         res.writeHead(200, { 'content-type': metrics.contentType });
         return res.end(body);
       }
       case '/healthz':
       case '/readyz': {
+        if (limited(res, buckets.probes)) return;
         const r = path === '/healthz' ? metrics.liveness() : metrics.readiness();
         return r.ready ? text(res, 200, r.detail ? `ok: ${r.detail}\n` : 'ok\n') : text(res, 503, `${r.reason}\n`);
       }

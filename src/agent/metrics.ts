@@ -19,8 +19,8 @@ export const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 
 export interface MetricsInput {
   /** False once the agent is shutting down. */
   readonly running: boolean;
-  /** The started speaker; undefined until it is. */
-  readonly speaker?: Pick<SpeakerApi, 'status' | 'advertised' | 'received'>;
+  /** The started speaker; undefined until it is. Only `status()` is read: its counters are kept as routes change, so a scrape is O(peers). */
+  readonly speaker?: Pick<SpeakerApi, 'status'>;
   /** The plan last applied to the speaker; undefined before the first one. */
   readonly plan?: Plan;
   /** Configuration errors the agent reports in `status` (manifests, plan, refused peers, speaker refusals). */
@@ -68,6 +68,11 @@ export class AgentMetrics {
   private readonly counters: Record<CounterName, Counter<'peer'>>;
   private readonly prefixesAdvertised: Gauge<'peer' | 'family'>;
   private readonly prefixesReceived: Gauge<'peer' | 'family'>;
+  private readonly prefixesReceivedPre: Gauge<'peer' | 'family'>;
+  private readonly prefixLimit: Gauge<'peer' | 'family'>;
+  private readonly prefixLimitReached: Gauge<'peer' | 'family'>;
+  private readonly prefixesRefused: Gauge<'peer' | 'family'>;
+  private readonly sendQueue: Gauge<'peer'>;
   private readonly refused: Gauge<'reason'>;
   private readonly configErrors: Gauge;
   private readonly up: Gauge;
@@ -92,6 +97,11 @@ export class AgentMetrics {
     };
     this.prefixesAdvertised = new Gauge({ name: 'tsbgp_bgp_prefixes_advertised', help: 'Prefixes currently advertised to the peer, per address family', labelNames: ['peer', 'family'], registers });
     this.prefixesReceived = new Gauge({ name: 'tsbgp_bgp_prefixes_received', help: 'Prefixes currently accepted from the peer, per address family', labelNames: ['peer', 'family'], registers });
+    this.prefixesReceivedPre = new Gauge({ name: 'tsbgp_bgp_prefixes_received_pre_policy', help: 'Prefixes currently in the Adj-RIB-In from the peer before import policy (what a max-prefix limit counts), per address family', labelNames: ['peer', 'family'], registers });
+    this.prefixLimit = new Gauge({ name: 'tsbgp_bgp_prefix_limit', help: 'The max-prefix limit configured for the peer and family (series absent without one)', labelNames: ['peer', 'family'], registers });
+    this.prefixLimitReached = new Gauge({ name: 'tsbgp_bgp_prefix_limit_state', help: 'Max-prefix state: 0 under the warning threshold, 1 at or over it, 2 over the limit (routes refused, or the session torn down)', labelNames: ['peer', 'family'], registers });
+    this.prefixesRefused = new Gauge({ name: 'tsbgp_bgp_prefixes_refused', help: 'New prefixes refused on the current session by a max-prefix limit with action block', labelNames: ['peer', 'family'], registers });
+    this.sendQueue = new Gauge({ name: 'tsbgp_bgp_send_queue_bytes', help: 'Bytes of ours the peer has not taken yet (our queue plus the socket buffer); grows while the peer does not read', labelNames: ['peer'], registers });
     this.refused = new Gauge({ name: 'tsbgp_routes_refused', help: 'Service IPs (and routes) this node does not advertise, by reason', labelNames: ['reason'], registers });
     this.configErrors = new Gauge({ name: 'tsbgp_config_errors', help: 'Configuration errors currently reported by tsbgp status', registers });
     this.up = new Gauge({ name: 'tsbgp_agent_ready', help: '1 once the first configuration was applied and the speaker started (as /readyz)', registers });
@@ -231,28 +241,37 @@ export class AgentMetrics {
         this.counters[c].inc({ peer: st.address }, d);
       }
       this.lastCounters.set(st.address, cur);
-      const count = (routes: readonly { prefix: { family: 4 | 6 } }[], g: Gauge<'peer' | 'family'>) => {
-        const n = { ipv4: 0, ipv6: 0 };
-        for (const r of routes) n[r.prefix.family === 4 ? 'ipv4' : 'ipv6']++;
-        for (const family of ['ipv4', 'ipv6'] as const) {
-          g.set({ peer: st.address, family }, n[family]);
-          families.add(`${st.address} ${family}`);
+      this.sendQueue.set({ peer: st.address }, st.counters.sendQueueBytes ?? 0);
+      // Counters the speaker keeps as routes change: never a walk of the tables.
+      for (const family of ['ipv4', 'ipv6'] as const) {
+        const f = st.counters.families?.[family];
+        const labels = { peer: st.address, family };
+        families.add(`${st.address} ${family}`);
+        this.prefixesAdvertised.set(labels, f?.advertised ?? 0);
+        this.prefixesReceived.set(labels, f?.accepted ?? 0);
+        this.prefixesReceivedPre.set(labels, f?.received ?? 0);
+        if (f?.limit !== undefined) {
+          this.prefixLimit.set(labels, f.limit);
+          this.prefixLimitReached.set(labels, f.limitState === 'exceeded' ? 2 : f.limitState === 'warning' ? 1 : 0);
+          this.prefixesRefused.set(labels, f.refused ?? 0);
+        } else {
+          this.prefixLimit.remove(labels);
+          this.prefixLimitReached.remove(labels);
+          this.prefixesRefused.remove(labels);
         }
-      };
-      count(s.speaker!.advertised(st.address), this.prefixesAdvertised);
-      count(s.speaker!.received(st.address), this.prefixesReceived);
+      }
     }
     for (const [addr, labels] of this.peerLabels) {
       if (peers.has(addr)) continue;
       this.dropSessionSeries(labels);
       for (const c of COUNTERS) this.counters[c].remove({ peer: addr });
       this.lastCounters.delete(addr);
+      this.sendQueue.remove({ peer: addr });
     }
     for (const key of this.familyLabels) {
       if (families.has(key)) continue;
       const [peer, family] = key.split(' ');
-      this.prefixesAdvertised.remove({ peer, family });
-      this.prefixesReceived.remove({ peer, family });
+      for (const g of [this.prefixesAdvertised, this.prefixesReceived, this.prefixesReceivedPre, this.prefixLimit, this.prefixLimitReached, this.prefixesRefused]) g.remove({ peer, family });
     }
     this.peerLabels = peers;
     this.familyLabels = families;

@@ -44,9 +44,13 @@ export interface Operations {
   readonly refusedPeers: readonly PeerRefusal[];
 }
 
+export interface ReconcileOptions {
+  /** Max-prefix limits for every peer (src/agent/max-prefixes.ts); undefined: none. */
+  readonly maxPrefixes?: PeerOptions['maxPrefixes'];
+}
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer): PeerOptions {
+export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes']): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -67,6 +71,7 @@ export function peerOptions(p: PlannedPeer): PeerOptions {
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
   if (p.passwordValue !== undefined) o.password = p.passwordValue.reveal();
   if (p.ttlSecurity !== undefined && p.ttlSecurity > 0) o.ttlSecurity = p.ttlSecurity;
+  if (maxPrefixes !== undefined) o.maxPrefixes = maxPrefixes;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);
     o.importPolicies = importPolicyNames(p);
@@ -130,20 +135,20 @@ export function runnablePeers(plan: Plan | undefined): { peers: Map<string, Plan
 }
 
 /** The operations that move a speaker from `prev` (undefined: nothing yet) to `next`. */
-export function reconcile(prev: Plan | undefined, next: Plan): Operations {
+export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOptions = {}): Operations {
   const before = runnablePeers(prev).peers;
   const { peers: after, refused } = runnablePeers(next);
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];
   for (const [address, p] of after) {
-    const options = peerOptions(p);
+    const options = peerOptions(p, opts.maxPrefixes);
     const old = before.get(address);
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
     }
-    const changed = changedFields(peerOptions(old), options);
+    const changed = changedFields(peerOptions(old, opts.maxPrefixes), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
   for (const address of before.keys()) if (!after.has(address)) removePeers.push(address);

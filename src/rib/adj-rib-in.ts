@@ -63,6 +63,11 @@ export function splitInKey(k: InKey): { key: PrefixKey; pathId: number | undefin
   return { key: head.includes('/') ? head : Number(head), pathId: Number(k.slice(hash + 1)) };
 }
 
+/** 0 for an IPv4 route's key, 1 for IPv6. */
+function familyIndex(k: InKey): 0 | 1 {
+  return familyOfKey(typeof k === 'number' ? k : splitInKey(k).key) === 4 ? 0 : 1;
+}
+
 export class AdjRibIn {
   private readonly table = new KeyTable();
   private readonly variants: (InVariant | undefined)[] = [undefined];
@@ -70,6 +75,9 @@ export class AdjRibIn {
   /** pre.id → post id (0 for null) → variants by stale flag and path id. */
   private readonly byParts = new Map<number, Map<number, InVariant[]>>();
   private last: InVariant | undefined;
+  /** Routes per family (index 0 IPv4, 1 IPv6), kept as they change so counting costs nothing. */
+  private readonly receivedBy = [0, 0];
+  private readonly acceptedBy = [0, 0];
 
   constructor(readonly source: PeerSource) {}
 
@@ -77,11 +85,15 @@ export class AdjRibIn {
     return this.table.size;
   }
 
-  /** Routes accepted by import (post-policy set), counted over the variants, not the routes. */
+  /** Routes accepted by import (post-policy set). */
   get acceptedSize(): number {
-    let n = 0;
-    for (const v of this.variants) if (v !== undefined && v.post !== null) n += v.count;
-    return n;
+    return this.acceptedBy[0] + this.acceptedBy[1];
+  }
+
+  /** Routes received (pre-policy) and accepted (post-policy) in one family: O(1). */
+  countsOf(family: 4 | 6): { received: number; accepted: number } {
+    const i = family === 4 ? 0 : 1;
+    return { received: this.receivedBy[i], accepted: this.acceptedBy[i] };
   }
 
   /** Distinct variants in use (for tests and figures). */
@@ -101,7 +113,13 @@ export class AdjRibIn {
     if (old === v.index) return v;
     v.count++;
     this.table.set(k, v.index);
-    if (old !== 0) this.unuse(this.variants[old]!);
+    const f = familyIndex(k);
+    if (post !== null) this.acceptedBy[f]++;
+    if (old !== 0) {
+      const o = this.variants[old]!;
+      if (o.post !== null) this.acceptedBy[f]--;
+      this.unuse(o);
+    } else this.receivedBy[f]++;
     return v;
   }
 
@@ -109,7 +127,11 @@ export class AdjRibIn {
     const i = this.table.get(k);
     if (i === 0) return;
     this.table.delete(k);
-    this.unuse(this.variants[i]!);
+    const f = familyIndex(k);
+    const o = this.variants[i]!;
+    this.receivedBy[f]--;
+    if (o.post !== null) this.acceptedBy[f]--;
+    this.unuse(o);
   }
 
   /** Visits every route (the callback may `set` existing keys, not add or delete). */

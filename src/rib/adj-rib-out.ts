@@ -5,7 +5,7 @@
  */
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { KeyTable } from './key-table.js';
-import type { PrefixKey } from './prefix-key.js';
+import { familyOfKey, type PrefixKey } from './prefix-key.js';
 
 export class AdjRibOut {
   private readonly table = new KeyTable();
@@ -16,11 +16,18 @@ export class AdjRibOut {
   private readonly index = new Map<AttrSet, number>();
   private lastSet: AttrSet | undefined;
   private lastIdx = 0;
+  /** Routes per family (index 0 IPv4, 1 IPv6), kept as they change. */
+  private readonly sizeBy = [0, 0];
 
   constructor(private readonly store: AttrStore) {}
 
   get size(): number {
     return this.table.size;
+  }
+
+  /** Routes of one family: O(1). */
+  sizeOf(family: 4 | 6): number {
+    return this.sizeBy[family === 4 ? 0 : 1];
   }
 
   get(key: PrefixKey): AttrSet | undefined {
@@ -38,7 +45,10 @@ export class AdjRibOut {
     const old = this.table.set(key, idx);
     if (old === idx) return set;
     this.counts[idx]++;
-    if (old === 0) return undefined;
+    if (old === 0) {
+      this.sizeBy[familyOfKey(key) === 4 ? 0 : 1]++;
+      return undefined;
+    }
     const prev = this.sets[old];
     this.unref(old);
     return prev;
@@ -48,6 +58,7 @@ export class AdjRibOut {
     const old = this.table.get(key);
     if (old === 0) return false;
     this.table.delete(key);
+    this.sizeBy[familyOfKey(key) === 4 ? 0 : 1]--;
     this.unref(old);
     return true;
   }
@@ -72,6 +83,7 @@ export class AdjRibOut {
     this.counts.length = 1;
     this.free.length = 0;
     this.table.clear();
+    this.sizeBy[0] = this.sizeBy[1] = 0;
     this.lastSet = undefined;
     this.lastIdx = 0;
   }

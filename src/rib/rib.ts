@@ -50,6 +50,12 @@ export interface PeerConfig {
   readonly allowOwnAs?: number;
   readonly importPolicy?: ImportPolicy;
   readonly exportPolicy?: ExportPolicy;
+  /**
+   * A hard cap on routes stored per family (a max-prefix limit with action
+   * block): an announcement of a new prefix beyond it is refused (not stored,
+   * counted in `refusedCount`); replacements and withdrawals still apply.
+   */
+  readonly maxRoutes?: Partial<Record<4 | 6, number>>;
 }
 
 /** What the session negotiated, given when it reaches Established. */
@@ -91,6 +97,8 @@ interface PeerState {
   readonly ref: PeerRef;
   session?: SessionInfo;
   group?: UpdateGroup;
+  /** New routes refused by `maxRoutes` since the session came up, per family (index 0 IPv4, 1 IPv6). */
+  readonly refused: [number, number];
 }
 
 export class Rib {
@@ -130,7 +138,7 @@ export class Rib {
     const source: PeerSource = { kind: 'peer', id, address: cfg.address, asn: cfg.asn, type, routerIdNum: 0, rrClient: cfg.rrClient ?? false };
     const ownAsns = localAsn === this.opts.localAsn ? [localAsn] : [localAsn, this.opts.localAsn];
     const elig: EligibilityContext = { ownAsns, allowOwnAs: cfg.allowOwnAs ?? 0, routerId: this.routerIdAddr, clusterId: this.clusterIdAddr };
-    this.peers.set(id, { cfg, source, adjIn: new AdjRibIn(source), elig, ref: { address: cfg.address, asn: cfg.asn, type, localAsn } });
+    this.peers.set(id, { cfg, source, adjIn: new AdjRibIn(source), elig, ref: { address: cfg.address, asn: cfg.asn, type, localAsn }, refused: [0, 0] });
     return id;
   }
 
@@ -148,6 +156,7 @@ export class Rib {
     peer.session = session;
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
+    peer.refused[0] = peer.refused[1] = 0;
     this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }
 
@@ -346,6 +355,13 @@ export class Rib {
       if (old.stale) peer.adjIn.set(k, old.pathId, old.addPath, old.pre, old.post, false);
       return;
     }
+    if (old === undefined) {
+      const cap = peer.cfg.maxRoutes?.[prefix.family];
+      if (cap !== undefined && peer.adjIn.countsOf(prefix.family).received >= cap) {
+        peer.refused[prefix.family === 4 ? 0 : 1]++;
+        return;
+      }
+    }
     this.store.retain(pre);
     const post = this.evaluateImport(peer, prefix, pre);
     const r = peer.adjIn.set(k, pathId ?? 0, pathId !== undefined, pre, post, false);
@@ -458,15 +474,25 @@ export class Rib {
   // ------------------------------------------------------------ output
 
   /** Plans (without packing) every group whose coalescing window has closed. */
-  planDue(now: number): GroupPlan[] {
+  planDue(now: number, canSend?: (peerId: string) => boolean): GroupPlan[] {
     const plans: GroupPlan[] = [];
-    for (const g of this.groups.values()) if (g.isDue(now)) plans.push(g.plan(this.view));
+    for (const g of this.groups.values()) if (g.isDue(now)) plans.push(g.plan(this.view, canSend));
     return plans;
   }
 
-  /** Plans and packs every due group: the messages to write to each peer, in order. */
-  flushDue(now: number): Send[] {
-    return this.planDue(now).flatMap((p) => p.group.pack(p, this.packer));
+  /**
+   * Plans and packs every due group: the messages to write to each peer, in
+   * order. `canSend(peer)` false (its socket is full): that peer gets nothing
+   * now and is owed the changed prefixes, sent as they then are once
+   * `peerWritable` says it can take more (see UpdateGroup `behind`).
+   */
+  flushDue(now: number, canSend?: (peerId: string) => boolean): Send[] {
+    return this.planDue(now, canSend).flatMap((p) => p.group.pack(p, this.packer));
+  }
+
+  /** The peer's socket drained: what it is owed goes out at the next flush. */
+  peerWritable(peerId: string, now: number): void {
+    this.peers.get(peerId)?.group?.wake(peerId, now);
   }
 
   /** The earliest time a group wants flushing, or undefined when nothing is pending. */
@@ -525,10 +551,16 @@ export class Rib {
     return this.loc.size;
   }
 
-  /** Adj-RIB-In sizes without listing it: routes received (pre-policy) and accepted (post-policy). */
-  adjRibInCounts(peerId: string): { received: number; accepted: number } {
+  /** Adj-RIB-In sizes without listing it (O(1)): routes received (pre-policy) and accepted (post-policy), in all or one family. */
+  adjRibInCounts(peerId: string, family?: 4 | 6): { received: number; accepted: number } {
     const adjIn = this.peer(peerId).adjIn;
+    if (family !== undefined) return adjIn.countsOf(family);
     return { received: adjIn.size, accepted: adjIn.acceptedSize };
+  }
+
+  /** New routes refused by the peer's `maxRoutes` cap in `family` since its session came up. */
+  refusedCount(peerId: string, family: 4 | 6): number {
+    return this.peer(peerId).refused[family === 4 ? 0 : 1];
   }
 
   adjRibIn(peerId: string, which: 'pre' | 'post'): InRouteView[] {

@@ -9,6 +9,7 @@ import type { CodecContext } from '../wire/context.js';
 import type { PathAttributes } from '../wire/types.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
+import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
@@ -87,6 +88,9 @@ export interface Resync {
 
 type MemberState = 'live' | Resync;
 
+/** Stands for "holds something for this key, unknown what" in a Resync's `has`. */
+const UNKNOWN = Object.freeze({ id: -1 }) as unknown as AttrSet;
+
 /** A new session: holds nothing, owed End-of-RIB for `families`. */
 export function newSession(families: readonly (4 | 6)[]): Resync {
   return { has: new Map<PrefixKey, AttrSet>(), resend: [], eor: families };
@@ -115,6 +119,14 @@ export class UpdateGroup {
   private memberList: string[] = [];
   private firstPendingAt: number | undefined;
   private lastChangeAt = 0;
+  /**
+   * Live members whose socket could not take more when a plan was made:
+   * the keys changed since, not the changes themselves. However many times
+   * the table churns meanwhile, a member is owed at most one entry per
+   * prefix, and gets the routes as they are when it can read again (BIRD's
+   * pull-based TX: send the latest state, not every change).
+   */
+  private readonly behind = new Map<string, KeyTable>();
 
   constructor(
     cfg: GroupConfig,
@@ -147,6 +159,11 @@ export class UpdateGroup {
     return this.adjOut.size;
   }
 
+  /** Routes of one family in the Adj-RIB-Out: O(1). */
+  adjRibOutSizeOf(family: 4 | 6): number {
+    return this.adjOut.sizeOf(family);
+  }
+
   /**
    * A new member: a new session (nothing given), or a peer moving here from
    * another group with what `leave` returned there (a policy or settings change).
@@ -166,6 +183,9 @@ export class UpdateGroup {
     const st = this.members.get(peerId);
     this.members.delete(peerId);
     this.memberList = [...this.members.keys()];
+    const owed = this.behind.get(peerId);
+    this.behind.delete(peerId);
+    if (owed !== undefined) return { has: this.heldBy(owed), resend: [], eor: [] };
     if (st === undefined || st === 'live') return { has: this.adjOut.snapshot(), resend: [], eor: [] };
     return st.has === undefined ? { ...st, has: this.adjOut.snapshot() } : st;
   }
@@ -178,8 +198,21 @@ export class UpdateGroup {
     const resend = st === 'live' ? [] : st.resend;
     const more = fams.filter((f) => !resend.includes(f));
     if (more.length === 0) return;
-    this.members.set(peerId, st === 'live' ? { has: undefined, resend: more, eor: [] } : { ...st, resend: [...resend, ...more] });
+    const owed = this.behind.get(peerId);
+    this.behind.delete(peerId);
+    const has = owed === undefined ? undefined : this.heldBy(owed);
+    this.members.set(peerId, st === 'live' ? { has, resend: more, eor: [] } : { ...st, resend: [...resend, ...more] });
     this.touchTime(now);
+  }
+
+  /** Members waiting for their socket, and how many prefixes each is owed. */
+  behindCounts(): Map<string, number> {
+    return new Map([...this.behind].map(([id, t]) => [id, t.size]));
+  }
+
+  /** A member that fell behind can take UPDATEs again: plan its owed routes at the next flush. */
+  wake(peerId: string, now: number): void {
+    if (this.behind.has(peerId)) this.touchTime(now);
   }
 
   /** The best path of `key` changed. */
@@ -217,8 +250,12 @@ export class UpdateGroup {
     return d !== undefined && now >= d;
   }
 
-  /** Brings the Adj-RIB-Out up to date with `view` and says what to send to whom. */
-  plan(view: RouteView): GroupPlan {
+  /**
+   * Brings the Adj-RIB-Out up to date with `view` and says what to send to
+   * whom. `canSend(id)` false: the member's socket is still full; it is sent
+   * nothing now and owed the keys of this delta (see `behind`).
+   */
+  plan(view: RouteView, canSend: (peerId: string) => boolean = () => true): GroupPlan {
     const delta = this.computeDelta(view);
     this.firstPendingAt = undefined;
     const deltaTo: string[] = [];
@@ -227,7 +264,21 @@ export class UpdateGroup {
     const resync: { peerId: string; batch: Batch }[] = [];
     for (const [id, st] of this.members) {
       if (st === 'live') {
-        deltaTo.push(id);
+        const owed = this.behind.get(id);
+        const ready = canSend(id);
+        if (owed === undefined && ready) {
+          deltaTo.push(id);
+          continue;
+        }
+        const t = owed ?? new KeyTable();
+        for (const k of delta.withdraw) t.set(k, 1);
+        for (const b of delta.announce) for (const k of b.keys) t.set(k, 1);
+        if (!ready) {
+          if (owed === undefined && t.size > 0) this.behind.set(id, t);
+          continue;
+        }
+        this.behind.delete(id);
+        resync.push({ peerId: id, batch: this.owedBatch(t) });
         continue;
       }
       if (st.has !== undefined && st.has.size === 0) dumpTo.push(id);
@@ -264,6 +315,7 @@ export class UpdateGroup {
   dispose(): void {
     this.adjOut.clear();
     this.pending = [];
+    this.behind.clear();
   }
 
   private computeDelta(view: RouteView): Batch {
@@ -342,6 +394,30 @@ export class UpdateGroup {
     const s = this.store.acquire(res.attrs as PathAttributes);
     held.push(s);
     return s;
+  }
+
+  /** What a member that fell behind holds: the Adj-RIB-Out, with an unknown set for each owed key (so a diff withdraws or re-announces it). */
+  private heldBy(owed: KeyTable): Map<PrefixKey, AttrSet> {
+    const has = this.adjOut.snapshot();
+    owed.forEach((_v, key) => has.set(key, UNKNOWN));
+    return has;
+  }
+
+  /** The current routes of the owed keys: withdrawn where the Adj-RIB-Out has none. */
+  private owedBatch(owed: KeyTable): Batch {
+    const withdraw: PrefixKey[] = [];
+    const buckets = new Map<AttrSet, PrefixKey[]>();
+    owed.forEach((_v, key) => {
+      const set = this.adjOut.get(key);
+      if (set === undefined) {
+        withdraw.push(key);
+        return;
+      }
+      let b = buckets.get(set);
+      if (b === undefined) buckets.set(set, (b = []));
+      b.push(key);
+    });
+    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
   }
 
   /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */

@@ -21,6 +21,8 @@ export interface ConnectionHandlers {
   onClose(): void;
   /** The send queue emptied after backpressure; a good moment to build more UPDATEs. */
   onDrain?(): void;
+  /** The socket stopped taking bytes: what follows waits in our queue (see `progress`). */
+  onBlocked?(): void;
 }
 
 /** Message counts a connection adds to (one object may be shared by every connection of a peer). */
@@ -59,6 +61,13 @@ export class BgpConnection {
   private closed = false;
   private failed = false;
   private lingerTimer?: ReturnType<typeof setTimeout>;
+  /** Bytes waiting in the lanes (not yet handed to the socket). */
+  private laneBytes = 0;
+  /** Writes the kernel has taken so far: moves while the peer reads (RFC 9687 "progress"). */
+  private written = 0;
+  private readonly onWritten = (): void => {
+    this.written++;
+  };
 
   constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers, private readonly opts: ConnectionOptions = {}) {
     this.codec = opts.codec ?? WIRE_CODEC;
@@ -91,6 +100,16 @@ export class BgpConnection {
     return this.isOpen && !this.blocked;
   }
 
+  /** Bytes of ours not yet taken by the kernel: our lanes plus the socket's own buffer. */
+  get queuedBytes(): number {
+    return this.laneBytes + this.socket.writableLength;
+  }
+
+  /** Bumped each time the kernel takes one of our writes; unchanged while the peer does not read. */
+  get progress(): number {
+    return this.written;
+  }
+
   /** Messages waiting for the socket, per lane (notification, keepalive, open, update). */
   get queued(): readonly number[] {
     return this.lanes.map((l) => l.length);
@@ -118,10 +137,12 @@ export class BgpConnection {
       if (update) st.updatesOut++;
     }
     if (!this.blocked) {
-      this.blocked = !this.socket.write(bytes);
+      this.blocked = !this.socket.write(bytes, this.onWritten);
+      if (this.blocked) this.handlers.onBlocked?.();
       return true;
     }
     this.lanes[lane].push(bytes);
+    this.laneBytes += bytes.length;
     return true;
   }
 
@@ -130,7 +151,8 @@ export class BgpConnection {
     for (const lane of this.lanes) {
       while (lane.length > 0) {
         const bytes = lane.shift()!;
-        if (!this.socket.write(bytes)) {
+        this.laneBytes -= bytes.length;
+        if (!this.socket.write(bytes, this.onWritten)) {
           this.blocked = true;
           return;
         }
@@ -150,6 +172,7 @@ export class BgpConnection {
   close(): void {
     if (this.closed || this.closing) return;
     this.closing = true;
+    for (const b of this.lanes[3]) this.laneBytes -= b.length;
     this.lanes[3].length = 0;
     this.lingerTimer = setTimeout(() => this.socket.destroy(), this.opts.lingerMs ?? 3000);
     this.lingerTimer.unref?.();

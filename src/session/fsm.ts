@@ -98,6 +98,8 @@ interface IdleOpts {
   /** Count the failure toward damping (false for ManualStop and version fallback). */
   readonly failure: boolean;
   readonly manual?: boolean;
+  /** Seconds before the automatic restart, instead of the damping delay. */
+  readonly restartAfter?: number;
 }
 
 /**
@@ -128,6 +130,8 @@ function toIdle(st: Step, o: IdleOpts): Transition {
   });
   if (o.manual) {
     st.set({ autoRestart: false, idleHoldTime: idle.initial });
+  } else if (f.autoRestart && o.restartAfter !== undefined) {
+    st.start('IdleHold', o.restartAfter);
   } else if (f.autoRestart) {
     st.start('IdleHold', delay);
     st.set({ idleHoldTime: o.failure ? Math.min(idle.max, Math.max(delay, 1) * 2) : delay });
@@ -141,6 +145,17 @@ function fail(st: Step, reason: DownReason, notify?: NotificationMessage): Trans
 
 function notifyFail(st: Step, n: NotificationMessage, message: string): Transition {
   return fail(st, { kind: 'notificationSent', code: n.code, subcode: n.subcode, message }, n);
+}
+
+/** AutomaticStop (§8.1.2 event 8, e.g. a prefix limit): Cease with the event's subcode and data. */
+function automaticStop(st: Step, ev: Extract<FsmEvent, { type: 'AutomaticStop' }>): Transition {
+  const n = Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET', ev.data);
+  return toIdle(st, { reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' }, notify: n, failure: true, restartAfter: ev.restartAfter });
+}
+
+/** RFC 9687 §4: the peer has not read what we sent for the send hold time. */
+function sendHoldExpired(st: Step): Transition {
+  return toIdle(st, { reason: { kind: 'sendHoldTimerExpired' }, notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) }, failure: true });
 }
 
 function errorFail(st: Step, err: BgpError): Transition {
@@ -192,7 +207,10 @@ function acceptOpen(st: Step, open: OpenMessage, sendOurOpen: boolean): Transiti
   if (n.holdTime > 0) {
     st.start('Keepalive', n.keepaliveTime).start('Hold', n.holdTime);
   } else {
-    st.stop('Keepalive').stop('Hold');
+    // Hold time 0 means no timer once Established; until the peer's
+    // KEEPALIVE, OpenConfirm is bounded like OpenSent (the large hold time,
+    // 4 minutes), or a peer that never sends it would hold the slot forever.
+    st.stop('Keepalive').start('Hold', LARGE_HOLD_TIME);
   }
   return st.goto('OpenConfirm').done();
 }
@@ -269,6 +287,7 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
     case 'ManualStart': case 'AutomaticStart':
     case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
     case 'TcpConnection_Valid':
+    case 'SendHoldTimer_Expires': // nothing was sent on this connection yet
       return st.done();
     case 'ManualStop': {
       const notify = delayOpenRunning ? ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN') : undefined;
@@ -323,7 +342,9 @@ function openPhase(st: Step, ev: FsmEvent): Transition | undefined {
     case 'ManualStop':
       return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
-      return notifyFail(st, Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET'), 'automatic stop');
+      return automaticStop(st, ev);
+    case 'SendHoldTimer_Expires':
+      return sendHoldExpired(st);
     case 'HoldTimer_Expires':
       return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'BGPHeaderErr': case 'BGPOpenMsgErr':
@@ -364,6 +385,7 @@ function openConfirm(st: Step, ev: FsmEvent): Transition {
     case 'KeepAliveMsg': {
       const n = st.fsm.negotiated!;
       if (n.holdTime > 0) st.start('Hold', n.holdTime);
+      else st.stop('Hold');
       st.set({ establishedAt: st.now, restarting: false });
       st.goto('Established');
       return st.emit({ type: 'sessionUp', negotiated: n }).done();
@@ -384,7 +406,9 @@ function established(st: Step, ev: FsmEvent): Transition {
     case 'ManualStop':
       return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
     case 'AutomaticStop':
-      return notifyFail(st, Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET'), 'automatic stop');
+      return automaticStop(st, ev);
+    case 'SendHoldTimer_Expires':
+      return sendHoldExpired(st);
     case 'HoldTimer_Expires':
       return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
     case 'KeepaliveTimer_Expires':

@@ -2,6 +2,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { needsSocketOptions, secureAccepted, setListenerKey, setListenerTtlSecurity, type SocketSecurity } from './sockopt.js';
+import { RefusalLog, type RefusalLogOptions } from './refusal-log.js';
 
 /** Whatever takes an inbound connection: a `Peer` in practice. */
 export interface Acceptor {
@@ -14,6 +15,8 @@ export interface ListenerOptions {
   /** 179 unless told otherwise (0 picks a free port, for tests). */
   readonly port?: number;
   readonly log?: (line: string) => void;
+  /** Throttling of the per-connection "closing connection from …" lines (src/session/refusal-log.ts). */
+  readonly refusals?: RefusalLogOptions;
 }
 
 /** "::ffff:192.0.2.1" → "192.0.2.1"; canonical text otherwise. */
@@ -39,7 +42,11 @@ export class Listener {
   private readonly security = new Map<string, SocketSecurity>();
   private ttlSecurityOn = false;
 
-  constructor(private readonly options: ListenerOptions = {}) {}
+  private readonly refusals: RefusalLog;
+
+  constructor(private readonly options: ListenerOptions = {}) {
+    this.refusals = new RefusalLog((line) => this.options.log?.(line), options.refusals);
+  }
 
   /**
    * Connections from `address` go to `peer`. With a password its TCP-MD5 key
@@ -139,13 +146,14 @@ export class Listener {
   async close(): Promise<void> {
     await Promise.all(this.servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     this.servers.length = 0;
+    this.refusals.flush();
   }
 
   private onConnection(socket: Socket): void {
     const remote = socket.remoteAddress ?? '';
     const peer = this.lookup(remote);
     if (!peer) {
-      this.options.log?.(`closing connection from ${remote}:${socket.remotePort}: no peer configured for that address`);
+      this.refusals.refused(remote, `closing connection from ${remote}:${socket.remotePort}: no peer configured for that address`);
       socket.destroy();
       return;
     }

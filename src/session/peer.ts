@@ -1,5 +1,6 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import type { BgpError } from '../wire/errors.js';
+import type { CeaseSubcode } from '../wire/constants.js';
 import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
 import { BgpConnection, type Codec, type MessageStats } from './connection.js';
@@ -48,6 +49,12 @@ export interface PeerOptions extends TransportOptions {
   readonly localPort?: number;
   /** We are restarting (RFC 4724 R bit in our OPEN). */
   readonly restarting?: boolean;
+  /**
+   * RFC 9687 send hold time, seconds: a connection whose socket takes none
+   * of our bytes for this long is closed with NOTIFICATION 8 (Send Hold
+   * Timer Expired). Default max(480, 2 × the negotiated hold time); 0 turns it off.
+   */
+  readonly sendHoldTime?: number;
   readonly scheduler?: Scheduler;
   /**
    * Opens the outgoing TCP connection; `net.connect` unless a test injects
@@ -99,6 +106,8 @@ export class Peer {
   private running = false;
   private disposed = false;
   private readonly sockets = new Set<Socket>();
+  /** Send hold watch per blocked connection: since when no write progressed, and the progress count seen then. */
+  private readonly sendHold = new Map<number, { handle: unknown; since: number; progress: number }>();
   private readonly hooks: PeerHooks;
   /** Messages in and out over every connection this peer has had. */
   readonly stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
@@ -131,6 +140,20 @@ export class Peer {
     return establishedConn(this.session)?.fsm.negotiated;
   }
 
+  /** Bytes of ours the established connection's peer has not taken yet (our queue plus the socket's buffer). */
+  get queuedBytes(): number {
+    const up = establishedConn(this.session);
+    return up ? this.conns.get(up.id)?.queuedBytes ?? 0 : 0;
+  }
+
+  /**
+   * AutomaticStop (RFC 4271 event 8): Cease with `subcode` and `data` to the
+   * peer, then reconnect after `restartAfter` seconds (e.g. a max-prefix limit).
+   */
+  automaticStop(subcode: keyof typeof CeaseSubcode, data?: Uint8Array, restartAfter?: number): void {
+    this.dispatch({ type: 'automaticStop', subcode, data, restartAfter });
+  }
+
   /** The established connection can take an UPDATE without queueing. */
   get writable(): boolean {
     const up = establishedConn(this.session);
@@ -155,6 +178,7 @@ export class Peer {
     this.disposed = true;
     this.queue.length = 0;
     for (const k of [...this.timers.keys()]) this.clearTimer(k);
+    for (const id of [...this.sendHold.keys()]) this.stopSendHold(id);
     for (const c of this.conns.values()) c.destroy();
     this.conns.clear();
     for (const sock of this.sockets) sock.destroy();
@@ -275,7 +299,11 @@ export class Peer {
         this.conns.delete(id);
         this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
       },
-      onDrain: () => { if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.(); },
+      onDrain: () => {
+        this.stopSendHold(id);
+        if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.();
+      },
+      onBlocked: () => { if (this.conns.get(id) === c) this.watchSendHold(id, c); },
     }, { codec: this.options.codec, stats: this.stats });
     if (outgoing) {
       socket.once('connect', () => {
@@ -290,6 +318,54 @@ export class Peer {
     }
     this.conns.set(id, c);
     return c;
+  }
+
+  /** RFC 9687: max(8 minutes, 2 × hold time) unless configured. */
+  private sendHoldSeconds(id: number): number {
+    if (this.options.sendHoldTime !== undefined) return this.options.sendHoldTime;
+    const hold = this.session.conns.find((x) => x.id === id)?.fsm.negotiated?.holdTime ?? this.options.session.holdTime;
+    return Math.max(480, 2 * hold);
+  }
+
+  /**
+   * The socket of connection `id` stopped taking bytes: check, a few times
+   * per send hold time, whether the kernel took any of our writes since; a
+   * connection without progress for the whole send hold time gets
+   * SendHoldTimer_Expires. Stops when the queue drains or the connection goes.
+   */
+  private watchSendHold(id: number, c: BgpConnection): void {
+    const limit = this.sendHoldSeconds(id) * 1000;
+    if (limit <= 0 || this.sendHold.has(id)) return;
+    const w = { handle: undefined as unknown, since: this.scheduler.now(), progress: c.progress };
+    const check = (): void => {
+      if (this.sendHold.get(id) !== w) return;
+      const now = this.scheduler.now();
+      if (this.conns.get(id) !== c || !c.isOpen || c.queuedBytes === 0) {
+        this.sendHold.delete(id);
+        return;
+      }
+      if (c.progress !== w.progress) {
+        w.progress = c.progress;
+        w.since = now;
+      }
+      const idle = now - w.since;
+      if (idle >= limit) {
+        this.sendHold.delete(id);
+        this.log(`connection ${id}: nothing written for ${Math.round(idle / 1000)} s with ${c.queuedBytes} bytes queued: send hold timer expired`);
+        this.connEvent(id, c, { type: 'SendHoldTimer_Expires' });
+        return;
+      }
+      w.handle = this.scheduler.setTimeout(check, Math.max(1, Math.min(limit / 4, limit - idle)));
+    };
+    this.sendHold.set(id, w);
+    w.handle = this.scheduler.setTimeout(check, Math.max(1, limit / 4));
+  }
+
+  private stopSendHold(id: number): void {
+    const w = this.sendHold.get(id);
+    if (w === undefined) return;
+    this.scheduler.clearTimeout(w.handle);
+    this.sendHold.delete(id);
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
@@ -352,6 +428,7 @@ export class Peer {
       }
       case 'release': {
         for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
+        this.stopSendHold(a.conn);
         const c = this.conns.get(a.conn);
         this.conns.delete(a.conn);
         c?.close();
@@ -423,6 +500,7 @@ export function describeReason(r: DownReason): string {
   switch (r.kind) {
     case 'notificationReceived': return `NOTIFICATION ${r.code}/${r.subcode} received`;
     case 'notificationSent': return `NOTIFICATION ${r.code}/${r.subcode} sent (${r.message})`;
+    case 'sendHoldTimerExpired': return 'send hold timer expired (the peer stopped reading)';
     case 'unexpected': return `unexpected ${r.event}`;
     default: return r.kind;
   }

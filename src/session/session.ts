@@ -30,7 +30,7 @@ export interface PeerSession {
 export type PeerEvent =
   | { readonly type: 'start'; readonly passive?: boolean }
   | { readonly type: 'stop'; readonly notification?: NotificationMessage }
-  | { readonly type: 'automaticStop'; readonly subcode?: keyof typeof CeaseSubcode }
+  | { readonly type: 'automaticStop'; readonly subcode?: keyof typeof CeaseSubcode; readonly data?: Uint8Array; readonly restartAfter?: number }
   | { readonly type: 'conn'; readonly conn: number; readonly event: FsmEvent }
   /** The listener hands us an inbound TCP connection. */
   | { readonly type: 'incoming' }
@@ -213,7 +213,7 @@ export function peerTransition(s: PeerSession, ev: PeerEvent, now: number): Peer
       for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'ManualStop', notification: ev.notification });
       break;
     case 'automaticStop':
-      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'AutomaticStop', subcode: ev.subcode });
+      for (const c of [...s.conns].reverse()) p.feed(c.id, { type: 'AutomaticStop', subcode: ev.subcode, data: ev.data, restartAfter: ev.restartAfter });
       break;
     case 'conn':
       if (ev.event.type === 'BGPOpen' && p.slot(ev.conn)) p.open(ev.conn, ev.event.message);

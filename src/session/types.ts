@@ -20,8 +20,11 @@ export type FsmEvent =
   | { readonly type: 'AutomaticStart' }
   | { readonly type: 'ManualStart_with_PassiveTcpEstablishment' }
   | { readonly type: 'AutomaticStart_with_PassiveTcpEstablishment' }
-  | { readonly type: 'AutomaticStop'; readonly subcode?: keyof typeof CeaseSubcode }
+  /** Cease with `subcode` (default ADMINISTRATIVE_RESET) and `data`; `restartAfter` (s) replaces the next IdleHold delay (a max-prefix restart). */
+  | { readonly type: 'AutomaticStop'; readonly subcode?: keyof typeof CeaseSubcode; readonly data?: Uint8Array; readonly restartAfter?: number }
   | { readonly type: 'ConnectRetryTimer_Expires' }
+  /** RFC 9687: the shell saw no progress writing to the peer for the send hold time. */
+  | { readonly type: 'SendHoldTimer_Expires' }
   | { readonly type: 'HoldTimer_Expires' }
   | { readonly type: 'KeepaliveTimer_Expires' }
   | { readonly type: 'DelayOpenTimer_Expires' }
@@ -48,6 +51,7 @@ export type DownReason =
   | { readonly kind: 'manualStop' }
   | { readonly kind: 'automaticStop' }
   | { readonly kind: 'holdTimerExpired' }
+  | { readonly kind: 'sendHoldTimerExpired' }
   | { readonly kind: 'tcpFailed' }
   | { readonly kind: 'notificationReceived'; readonly code: number; readonly subcode: number }
   | { readonly kind: 'notificationSent'; readonly code: number; readonly subcode: number; readonly message: string }

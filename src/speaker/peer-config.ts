@@ -7,6 +7,7 @@ import { canonicalRemote } from '../session/listener.js';
 import { assertTransportSupported, transportOptionsProblem } from '../session/transport.js';
 import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
 import type { AfiSafi } from '../wire/types.js';
+import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
 
 export class PeerConfigError extends Error {
@@ -49,6 +50,12 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   optionalAddress(o.nextHopV6, `${where}: nextHopV6`, 6);
   optionalAddress(o.nextHopV4, `${where}: nextHopV4`, 4);
   optionalAddress(o.localAddress, `${where}: localAddress`);
+  try {
+    validateMaxPrefixes(o.maxPrefixes, where);
+  } catch (e) {
+    throw new PeerConfigError((e as Error).message);
+  }
+  if (o.sendHoldTime !== undefined && !(Number.isFinite(o.sendHoldTime) && o.sendHoldTime >= 0 && o.sendHoldTime <= 65535)) throw new PeerConfigError(`${where}: sendHoldTime must be 0..65535 seconds, got ${o.sendHoldTime}`);
   if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10)) throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
   try {
     return validateSessionConfig(toSessionConfig(o, speakerAsn, routerId));
@@ -87,6 +94,6 @@ export function sessionKey(o: PeerOptions): string {
   return JSON.stringify([
     o.port ?? 179, o.asn, o.localAsn, o.families ?? ['ipv4', 'ipv6'], o.holdTime, o.keepaliveTime, o.connectRetryTime,
     o.passive ?? false, o.localAddress, o.localPort, o.gracefulRestart, o.addPath, o.routeReflectorClient ?? false,
-    o.extendedMessage ?? false, o.idleHoldTime, o.password || undefined, o.ttlSecurity || undefined,
+    o.extendedMessage ?? false, o.idleHoldTime, o.sendHoldTime, o.password || undefined, o.ttlSecurity || undefined,
   ]);
 }

@@ -50,6 +50,8 @@ function downText(r: DownReason): string {
       return 'Socket: Connection closed';
     case 'holdTimerExpired':
       return 'Error: Hold timer expired';
+    case 'sendHoldTimerExpired':
+      return 'Error: Send hold timer expired (the peer stopped reading)';
     case 'manualStop':
       return 'Stopped';
     case 'automaticStop':

@@ -116,6 +116,15 @@ export interface PeerOptions {
   readonly importPolicies?: readonly string[];
   readonly exportPolicies?: readonly string[];
   /**
+   * Max-prefix limits per family (RFC 4486 Cease 6/1): how many routes the
+   * peer may send (counted as received, before import policy, as BIRD's
+   * `receive limit`), a warning threshold, and what happens over the limit.
+   * See docs/limits.md. Default: no limit.
+   */
+  readonly maxPrefixes?: { readonly [F in FamilyName]?: MaxPrefixLimit };
+  /** RFC 9687 send hold time, seconds: a peer that reads nothing of ours this long is dropped (NOTIFICATION 8). Default max(480, 2 × hold time); 0 off. */
+  readonly sendHoldTime?: number;
+  /**
    * RFC 2385 TCP-MD5 password (1..80 bytes), on sessions we accept and open.
    * Needs the FFI package koffi (Linux); where it cannot load, addPeer throws
    * UnsupportedTransportError. See docs/transport-security.md.
@@ -123,6 +132,41 @@ export interface PeerOptions {
   readonly password?: string;
   /** RFC 5082 TTL security: the peer is at most this many hops away (1..255; 0: off). Same requirement. */
   readonly ttlSecurity?: number;
+}
+
+/** One family's max-prefix limit (PeerOptions.maxPrefixes). */
+export interface MaxPrefixLimit {
+  /** Routes the peer may have in this family (1..2^31). */
+  readonly limit: number;
+  /**
+   * Over the limit: 'warn' logs and counts, keeps everything; 'block' keeps
+   * the session and refuses every new route beyond the limit (BIRD's
+   * `receive limit … action block`), reported in status and metrics;
+   * 'restart' tears the session down with Cease 6/1 (RFC 4486, with the
+   * AFI/SAFI and limit as data) and reconnects after `restartAfter`.
+   * Default 'restart'.
+   */
+  readonly action?: 'warn' | 'block' | 'restart';
+  /** Percent of the limit at which a warning is logged and status says 'warning' (1..100, default 80). */
+  readonly warningThreshold?: number;
+  /** Seconds before reconnecting after a 'restart' teardown (default 60). */
+  readonly restartAfter?: number;
+}
+
+/** Counters of one address family of a peer, kept as routes change (reading them costs nothing). */
+export interface FamilyCounters {
+  /** Routes in the Adj-RIB-In (before import policy). */
+  readonly received: number;
+  /** Routes accepted by import policy. */
+  readonly accepted: number;
+  /** Routes in the Adj-RIB-Out (what the peer is sent). */
+  readonly advertised: number;
+  /** The max-prefix limit, when one is configured. */
+  readonly limit?: number;
+  /** 'warning': at or over the warning threshold; 'exceeded': over the limit (refused routes or a teardown). */
+  readonly limitState?: 'ok' | 'warning' | 'exceeded';
+  /** Announcements of new routes refused by a 'block' limit on this session. */
+  readonly refused?: number;
 }
 
 export interface PeerStatus {
@@ -174,6 +218,10 @@ export interface PeerStatus {
     readonly prefixesReceived: number;
     readonly prefixesAccepted: number;
     readonly prefixesAdvertised: number;
+    /** The same per address family, with max-prefix state (O(1) to read). */
+    readonly families?: Readonly<Record<FamilyName, FamilyCounters>>;
+    /** Bytes of UPDATEs waiting for the peer's socket (ours, in user space). */
+    readonly sendQueueBytes?: number;
   };
 }
 

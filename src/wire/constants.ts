@@ -87,6 +87,8 @@ export const ErrorCode = {
   FSM: 5,
   CEASE: 6,
   ROUTE_REFRESH: 7,
+  /** RFC 9687. */
+  SEND_HOLD_TIMER_EXPIRED: 8,
 } as const;
 
 export const HeaderSubcode = { CONNECTION_NOT_SYNCHRONIZED: 1, BAD_MESSAGE_LENGTH: 2, BAD_MESSAGE_TYPE: 3 } as const;

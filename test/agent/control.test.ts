@@ -1,5 +1,5 @@
 import { connect, createServer } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,10 +113,43 @@ describe('control socket', () => {
     expect(() => parseRequest('{"method":5}')).toThrow('"method" must be a string');
   });
 
-  it('default path: /run for root, XDG_RUNTIME_DIR, else /tmp per uid', () => {
+  it('default path: /run for root, XDG_RUNTIME_DIR, else a private folder per uid (never a name another user can take in /tmp)', () => {
     expect(defaultControlPath({}, 0)).toBe('/run/tsbgp/tsbgp.sock');
     expect(defaultControlPath({ XDG_RUNTIME_DIR: '/run/user/1000' }, 1000)).toBe('/run/user/1000/tsbgp.sock');
-    expect(defaultControlPath({}, 1000)).toBe('/tmp/tsbgp-1000.sock');
+    expect(defaultControlPath({}, 1000)).toBe('/tmp/tsbgp-1000/tsbgp.sock');
     expect(defaultControlPath({ TSBGP_CONTROL: '/var/run/tsbgp/tsbgp.sock' }, 0)).toBe('/var/run/tsbgp/tsbgp.sock');
+  });
+});
+
+describe('control socket permissions (issue 14 §5c)', () => {
+  it('the socket is 0600 and a new folder 0700 whatever the umask', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-perm-'));
+    const path = join(dir, 'sub', 'tsbgp.sock');
+    const old = process.umask(0);
+    let s: ControlServer;
+    try {
+      s = await startControlServer(path, () => 'ok');
+    } finally {
+      process.umask(old);
+    }
+    servers.push(s);
+    expect((await lstat(path)).mode & 0o777).toBe(0o600);
+    expect((await lstat(join(dir, 'sub'))).mode & 0o777).toBe(0o700);
+    expect(await controlRequest(path, 'status')).toBe('ok');
+  });
+
+  it('refuses a socket folder writable by others, naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-perm-'));
+    await chmod(dir, 0o777);
+    await expect(startControlServer(join(dir, 'tsbgp.sock'), () => 'ok')).rejects.toThrow(`control socket folder ${dir} is writable by other users (mode 777)`);
+  });
+
+  it.runIf(process.getuid?.() === 0)('the CLI refuses a socket owned by another user (an impostor), and says so', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tsbgp-perm-'));
+    const path = join(dir, 'tsbgp.sock');
+    const s = await startControlServer(path, () => 'impostor table');
+    servers.push(s);
+    await chown(path, 12345, 12345);
+    await expect(controlRequest(path, 'status')).rejects.toThrow(`control socket ${path} belongs to uid 12345, not to this user (uid 0) or root: refusing to talk to it`);
   });
 });

@@ -107,9 +107,18 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
         description: o.description,
         state: s.state,
         since: s.since,
-        counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0, prefixesReceived: 0, prefixesAccepted: 0, prefixesAdvertised: this.routes.size },
+        counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0, prefixesReceived: 0, prefixesAccepted: 0, prefixesAdvertised: this.routes.size, families: this.familyCounts(o.address) },
       };
     });
+  }
+
+  /** Per-family counters as the real speaker keeps them (advertised: every route; received: what the test injected). */
+  private familyCounts(address: string): NonNullable<PeerStatus['counters']['families']> {
+    const c = (fam: 4 | 6) => {
+      const received = this.receivedRoutes.filter((r) => r.peer === address && r.prefix.family === fam).length;
+      return { received, accepted: received, advertised: [...this.routes.values()].filter((r) => r.prefix.family === fam).length };
+    };
+    return { ipv4: c(4), ipv6: c(6) };
   }
 
   /** Every originated route goes to every peer (the fake has no policy). */

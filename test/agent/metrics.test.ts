@@ -41,6 +41,8 @@ interface FakePeer {
   received: string[];
 }
 
+const count = (prefixes: readonly string[], fam: 4 | 6) => prefixes.filter((x) => Prefix.parse(x).family === fam).length;
+
 class StateSpeaker {
   readonly peers = new Map<string, FakePeer>();
   add(address: string): FakePeer {
@@ -55,7 +57,16 @@ class StateSpeaker {
       asn: 65000,
       state: p.state,
       since: p.since,
-      counters: { ...p.counters, prefixesReceived: p.received.length, prefixesAccepted: p.received.length, prefixesAdvertised: p.advertised.length },
+      counters: {
+        ...p.counters,
+        prefixesReceived: p.received.length,
+        prefixesAccepted: p.received.length,
+        prefixesAdvertised: p.advertised.length,
+        families: {
+          ipv4: { received: count(p.received, 4), accepted: count(p.received, 4), advertised: count(p.advertised, 4) },
+          ipv6: { received: count(p.received, 6), accepted: count(p.received, 6), advertised: count(p.advertised, 6) },
+        },
+      },
     }));
   }
   advertised(peerAddr: string): readonly AdvertisedRoute[] {

@@ -186,7 +186,7 @@ function speakerView(s: FakeSpeaker) {
 function planView(p: ReturnType<typeof plan>) {
   return {
     routes: p.routes.map((r) => [r.prefix.toString(), r.communities.map((c) => c.text)]).sort(),
-    peers: p.peers.filter((x) => !x.refused).map(peerOptions).sort((x, y) => (x.address < y.address ? -1 : 1)),
+    peers: p.peers.filter((x) => !x.refused).map((p) => peerOptions(p)).sort((x, y) => (x.address < y.address ? -1 : 1)),
   };
 }
 

@@ -114,7 +114,7 @@ describe('Dockerfile', () => {
     const copied = args('COPY').map((a) => a.replace(/^--from=build \/src\//, ''));
     for (const f of pkg.files) expect(copied.some((a) => a.startsWith(`${f} `)), `package.json files entry ${f}`).toBe(true);
     // bin/tsbgp.js imports the built CLI from dist/src, which "main" also points into.
-    expect(text(pkg.bin.tsbgp)).toContain("from '../dist/src/agent/cli.js'");
+    expect(text(pkg.bin.tsbgp)).toContain("import('../dist/src/agent/cli.js')");
     expect(pkg.main.startsWith('./dist/src/')).toBe(true);
   });
 

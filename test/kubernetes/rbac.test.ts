@@ -59,11 +59,12 @@ describe('deploy/daemonset.yaml', () => {
   const pod = ds.spec.template.spec;
   const c = pod.containers[0];
 
-  it('runs on the host network as non-root with only NET_BIND_SERVICE and a read-only root', () => {
+  it('runs on the host network as non-root with only NET_BIND_SERVICE (port 179) and NET_ADMIN (kernel routes, --kernel=on) and a read-only root', () => {
     expect(pod.hostNetwork).toBe(true);
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
-    expect(c.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['NET_BIND_SERVICE'] });
+    expect(c.securityContext.capabilities).toEqual({ drop: ['ALL'], add: ['NET_BIND_SERVICE', 'NET_ADMIN'] });
+    expect(c.args).toContain('--kernel=on');
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
     expect(c.securityContext.privileged).toBeUndefined();
   });

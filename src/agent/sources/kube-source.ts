@@ -6,7 +6,7 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterEvent } from '../../kubernetes/state.js';
-import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
+import { KubernetesApiSource, loadKubeConfig, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
 import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
 import { ApiEventRecorder } from './event-recorder.js';
 import type { ConfigSource, SourceStatus } from './index.js';
@@ -135,4 +135,17 @@ export function kubernetesEvents(kubeConfig: KubeConfig, source: Pick<Kubernetes
     record: (events) => recorder.record(events.map(withUid)),
     flush: () => recorder.flush(),
   };
+}
+
+/** The kubeconfig for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
+export function kubeConfigFor(source: { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' }, env: NodeJS.ProcessEnv): KubeConfig {
+  const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
+  let kc: KubeConfig;
+  try {
+    kc = source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
+  } catch (e) {
+    throw new Error(`${flag}: ${(e as Error).message}`);
+  }
+  if (!kc.getCurrentCluster()) throw new Error(`${flag}: no current cluster (set current-context)`);
+  return kc;
 }
