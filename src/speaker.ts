@@ -25,6 +25,7 @@ import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './spea
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { SpeakerBfd } from './speaker/bfd.js';
+import { transportHint } from './speaker/transport-hint.js';
 import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
@@ -151,7 +152,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
-      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer);
+      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer, e.opts);
       await this.listener.listen();
     }
     this.started = true;
@@ -211,6 +212,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       health: new PeerHealth(new Date()),
     };
     entry.peer = this.makePeer(entry);
+    // First, so that a key the kernel refuses leaves nothing half added.
+    this.listener?.addPeer(id, entry.peer, opts);
     if (typeof opts.asn === 'number') {
       this.rib.addPeer(this.ribConfig(entry, opts.asn, importPolicy, exportPolicy));
       entry.ribAsn = opts.asn;
@@ -218,7 +221,6 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
     this.kernel?.addPeer(id);
-    this.listener?.addPeer(id, entry.peer);
     this.bfd.sync(id, opts);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
@@ -249,7 +251,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         e.ribAsn = opts.asn;
       }
       e.peer = this.makePeer(e);
-      this.listener?.addPeer(id, e.peer);
+      this.listener?.addPeer(id, e.peer, opts);
       if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
     } else {
       e.opts = opts;
@@ -460,6 +462,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       remotePort: e.opts.port ?? 179,
       localAddress: e.opts.localAddress,
       localPort: e.opts.localPort,
+      password: e.opts.password,
+      ttlSecurity: e.opts.ttlSecurity,
       restarting: (this.options.restarting ?? false) && !e.everUp,
       scheduler: this.scheduler,
       sendHoldTime: e.opts.sendHoldTime,
@@ -561,6 +565,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.lastError) s.lastError = e.lastError;
     const bfd = this.bfd.status(e.id);
     if (bfd) s.bfd = bfd;
+    const hint = transportHint(e.opts, e.state, e.peer.silentFor);
+    if (hint !== undefined) s.hint = hint;
     const down = e.health.reason;
     if (down) s.downReason = down;
     const ep = n ? e.peer.endpoints : undefined;

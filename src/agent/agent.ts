@@ -7,6 +7,7 @@
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
 import type { EventSink } from '../kubernetes/events.js';
+import { secretNamespace } from '../kubernetes/secrets.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
 import { defaultMaxPrefixes } from './max-prefixes.js';
@@ -152,6 +153,7 @@ class AgentLoop {
     this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
+    this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
     this.sessionLog = new SessionLog(this.log);
     this.probe = new UpdateProbe(() => this.speaker?.status() ?? [], () => this.now().getTime());
     this.redistribution = new Redistribution(

@@ -79,7 +79,7 @@ export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; re
     state: s.state,
     // A speaker without up/down tracking (a test fake) reports only when the state was entered.
     since: (s.upDownSince ?? s.since).toISOString(),
-    info: s.state === 'Established' ? null : (s.downReason?.text ?? null),
+    info: s.state === 'Established' ? null : (s.hint ?? s.downReason?.text ?? null),
     refused: false,
     ...(s.bfd ? { bfd: bfdJson(s.bfd) } : {}),
     detail: {

@@ -70,6 +70,8 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();
   if (p.bfd !== undefined) o.bfd = { minRx: p.bfd.minRx, minTx: p.bfd.minTx, multiplier: p.bfd.multiplier, passive: p.bfd.passive };
+  if (p.passwordValue !== undefined) o.password = p.passwordValue.reveal();
+  if (p.ttlSecurity !== undefined && p.ttlSecurity > 0) o.ttlSecurity = p.ttlSecurity;
   if (maxPrefixes !== undefined) o.maxPrefixes = maxPrefixes;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);

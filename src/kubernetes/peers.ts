@@ -2,7 +2,8 @@ import { bfdFor } from './bfd.js';
 import type { Address } from '../net/index.js';
 import { DEFAULTS, listenPortOf, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
 import type { PeerType, PlanError, PlannedPeer } from './plan-types.js';
-import type { BGPPeer, Node } from './resources.js';
+import type { BGPPeer, Node, SecretKeyRef } from './resources.js';
+import { resolveSecretRef } from './secrets.js';
 import { matches } from './selector.js';
 import type { ClusterState } from './state.js';
 
@@ -63,7 +64,8 @@ function reverseFamilies(state: ClusterState, p: BGPPeer, self: Node, cfg: Effec
 /**
  * Reference section 2: the mesh, global and node-specific peerings of one
  * node, the reverse peerings other nodes' BGPPeers imply, route-reflector
- * roles, passive sides, and the settings Node.js cannot honour.
+ * roles, passive sides, TCP-MD5 passwords resolved from Secrets, and the
+ * settings that refuse a peering (a missing Secret or filter).
  */
 export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig, errors: PlanError[]): PlannedPeer[] {
   const localAsn = nodeAsn(self, cfg);
@@ -97,6 +99,10 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
   // Between two cluster nodes the greater IP, compared as strings as Calico does, waits.
   const passiveTo = (remote: Address, remoteNode: Node | undefined) => remoteNode !== undefined && (mine[remote.family]?.toString() ?? '') > remote.toString();
 
+  // TCP-MD5 passwords come from Secrets in tsbgp's namespace; a missing one refuses the peering.
+  const password = (ref: SecretKeyRef | undefined) => (ref ? resolveSecretRef(state.secrets, state.secretNamespace, ref) : undefined);
+  const meshPassword = cfg.nodeToNodeMeshEnabled ? password(cfg.nodeMeshPassword) : undefined;
+
   // Node-to-node mesh; route reflectors stay out of it.
   if (cfg.nodeToNodeMeshEnabled && myCluster === undefined) {
     for (const n of nodes) {
@@ -106,7 +112,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
         const local = mine[f];
         if (!remote || !local) continue;
         const refusedSettings: Refusal[] = [];
-        if (cfg.nodeMeshPassword) refusedSettings.push({ field: 'BGPConfiguration default spec.nodeMeshPassword', message: 'TCP MD5 passwords cannot be set from Node.js; the mesh peering is refused' });
+        const pw = meshPassword;
+        if (pw && !pw.ok) refusedSettings.push({ field: 'BGPConfiguration default spec.nodeMeshPassword', message: pw.message });
         put({
           id: `Mesh_${ipId(remote)}`,
           address: remote,
@@ -126,6 +133,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           filters: [],
           sourceAddress: local,
           password: cfg.nodeMeshPassword,
+          ...(pw?.ok ? { passwordValue: pw.value } : {}),
           refusedSettings,
           refused: refusedSettings.length > 0,
         });
@@ -148,8 +156,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.peerIP', message: `node ${self.name} has no IPv${remoteAddress.family} address to peer with ${remoteAddress} from` });
       return undefined;
     }
-    if (p.password) refusedSettings.push({ field: 'spec.password', message: 'TCP MD5 passwords cannot be set from Node.js; the peering is refused' });
-    if (p.ttlSecurity !== undefined && p.ttlSecurity > 0) refusedSettings.push({ field: 'spec.ttlSecurity', message: 'GTSM (a minimum received TTL) cannot be set from Node.js; the peering is refused' });
+    const pw = password(p.password);
+    if (pw && !pw.ok) refusedSettings.push({ field: 'spec.password', message: pw.message });
     const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
     // Running without a named filter could leak routes: refuse instead.
     if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
@@ -180,6 +188,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       filters: p.filters,
       sourceAddress: p.sourceAddress === 'UseNodeIP' ? local : undefined,
       password: p.password,
+      ...(pw?.ok ? { passwordValue: pw.value } : {}),
       ttlSecurity: p.ttlSecurity,
       reachableBy: p.reachableBy,
       ...(bfd ? { bfd } : {}),

@@ -1,6 +1,7 @@
 import type { Address, Prefix } from '../net/index.js';
 import type { KernelPlan } from './kernel.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
+import type { SecretValue } from './secrets.js';
 
 /** Why a route is in the plan: the resource (and field or rule) that caused it. */
 export type RouteReason =
@@ -75,6 +76,9 @@ export interface PlannedPeer {
   readonly filters: readonly string[];
   readonly sourceAddress?: Address;
   readonly password?: SecretKeyRef;
+  /** The password itself, resolved from the Secret (prints as a digest only). */
+  readonly passwordValue?: SecretValue;
+  /** RFC 5082 TTL security: the peer is at most this many hops away (0 or absent: off). */
   readonly ttlSecurity?: number;
   readonly reachableBy?: Address;
   /**

@@ -1,5 +1,6 @@
 import type { Address, Family, Prefix } from '../net/index.js';
 import type { LargeCommunity } from '../wire/types.js';
+import type { SecretValue } from './secrets.js';
 import type { Selector } from './selector.js';
 
 /**
@@ -219,14 +220,26 @@ export interface BlockAffinity {
   readonly state: BlockState;
 }
 
-export type Resource = Node | Service | EndpointSlice | BGPConfiguration | BGPPeer | IPPool | BGPFilter | BlockAffinity;
+/**
+ * A Secret of tsbgp's own namespace; its values never print (see secrets.ts).
+ * `data` is a plain record so that a JSON compare (how sources detect
+ * changes) sees each value's digest change.
+ */
+export interface Secret {
+  readonly kind: 'Secret';
+  readonly namespace: string;
+  readonly name: string;
+  readonly data: Readonly<Record<string, SecretValue>>;
+}
+
+export type Resource = Node | Service | EndpointSlice | BGPConfiguration | BGPPeer | IPPool | BGPFilter | BlockAffinity | Secret;
 export type ResourceKind = Resource['kind'];
 
-export const RESOURCE_KINDS: readonly ResourceKind[] = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity'];
+export const RESOURCE_KINDS: readonly ResourceKind[] = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity', 'Secret'];
 
 /** Kinds that live in a namespace; the others are cluster-scoped. */
 export function isNamespaced(kind: ResourceKind): boolean {
-  return kind === 'Service' || kind === 'EndpointSlice';
+  return kind === 'Service' || kind === 'EndpointSlice' || kind === 'Secret';
 }
 
 /** `kind/namespace/name` or `kind/name`: the identity of a resource across updates. */

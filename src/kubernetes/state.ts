@@ -3,6 +3,7 @@ import type {
   BGPFilter,
   BGPPeer,
   BlockAffinity,
+  Secret,
   EndpointSlice,
   IPPool,
   Node,
@@ -36,6 +37,10 @@ export class ClusterState {
   readonly ipPools = new Map<string, IPPool>();
   readonly bgpFilters = new Map<string, BGPFilter>();
   readonly blockAffinities = new Map<string, BlockAffinity>();
+  /** By "namespace/name"; the planner reads those of `secretNamespace` only. */
+  readonly secrets = new Map<string, Secret>();
+  /** tsbgp's own namespace, where secretKeyRefs point (secrets.ts secretNamespace()). */
+  secretNamespace = 'kube-system';
   private readonly slicesByService = new Map<string, Map<string, EndpointSlice>>();
 
   /** Applies one event; returns the previous version of the resource (if any). */
@@ -59,7 +64,7 @@ export class ClusterState {
   /** Every resource, in a stable order (for snapshots and tests). */
   all(): Resource[] {
     const out: Resource[] = [];
-    for (const m of [this.nodes, this.services, this.endpointSlices, this.bgpConfigurations, this.bgpPeers, this.ipPools, this.bgpFilters, this.blockAffinities]) {
+    for (const m of [this.nodes, this.services, this.endpointSlices, this.bgpConfigurations, this.bgpPeers, this.ipPools, this.bgpFilters, this.blockAffinities, this.secrets]) {
       out.push(...(m as Map<string, Resource>).values());
     }
     return out.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
@@ -83,6 +88,8 @@ export class ClusterState {
         return this.bgpFilters;
       case 'BlockAffinity':
         return this.blockAffinities;
+      case 'Secret':
+        return this.secrets;
     }
   }
 

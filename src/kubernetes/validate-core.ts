@@ -1,6 +1,7 @@
-/** The Kubernetes kinds the planner reads: Node, Service, EndpointSlice. */
+/** The Kubernetes kinds the planner reads: Node, Service, EndpointSlice, Secret. */
 import { Address, type Family } from '../net/index.js';
-import type { Endpoint, EndpointAddressType, EndpointSlice, InterfaceAddress, Labels, Node, Service, ServiceType } from './resources.js';
+import type { Endpoint, EndpointAddressType, EndpointSlice, InterfaceAddress, Labels, Node, Secret, Service, ServiceType } from './resources.js';
+import { SecretValue } from './secrets.js';
 import { CALICO_ANNOTATIONS, SERVICE_NAME_LABEL } from './resources.js';
 import { addressValue, asList, asNumberValue, asObj, FieldError, optBool, optEnum, optStr, prefixValue, typeName, type Collector, type Obj } from './validate-fields.js';
 
@@ -124,4 +125,18 @@ export function validateEndpointSlice(o: Obj, m: Meta, issues: Collector): Endpo
   });
   const svc = m.labels[SERVICE_NAME_LABEL];
   return { kind: 'EndpointSlice', namespace: m.namespace ?? 'default', name: m.name, serviceName: svc === '' ? undefined : svc, addressType, endpoints };
+}
+
+/** `data` (base64) and `stringData` (plain, wins, as the API server merges it); values as UTF-8 text, never in a message. */
+export function validateSecret(o: Obj, m: Meta): Secret {
+  const data: Record<string, SecretValue> = {};
+  for (const [k, v] of Object.entries(asObj(o.data, 'data'))) {
+    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) throw new FieldError(`data.${k}`, 'expected a base64 string (the value is not shown)');
+    data[k] = new SecretValue(Buffer.from(v, 'base64').toString('utf8'));
+  }
+  for (const [k, v] of Object.entries(asObj(o.stringData, 'stringData'))) {
+    if (typeof v !== 'string') throw new FieldError(`stringData.${k}`, `expected a string, got ${typeName(v)}`);
+    data[k] = new SecretValue(v);
+  }
+  return { kind: 'Secret', namespace: m.namespace ?? 'default', name: m.name, data: Object.freeze(data) };
 }

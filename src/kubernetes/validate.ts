@@ -10,7 +10,7 @@ import type { Resource, ResourceKind } from './resources.js';
 import { describe, isNamespaced, resourceKey } from './resources.js';
 import { KINDS, unknownFields } from './schema.js';
 import { validateBGPConfiguration, validateBGPFilter, validateBGPPeer, validateBlockAffinity, validateIPPool } from './validate-calico.js';
-import { validateEndpointSlice, validateNode, validateService, type Meta } from './validate-core.js';
+import { validateEndpointSlice, validateNode, validateSecret, validateService, type Meta } from './validate-core.js';
 import { asObj, Collector, FieldError, labelMap, typeName, type Obj } from './validate-fields.js';
 
 export { parseCommunityLiteral } from './validate-fields.js';
@@ -48,6 +48,7 @@ const API_VERSIONS: Record<string, readonly string[]> = {
   Node: ['v1'],
   Service: ['v1'],
   EndpointSlice: ['discovery.k8s.io/v1'],
+  Secret: ['v1'],
   ...Object.fromEntries(KINDS.map((k) => [k.kind, CALICO_API])),
 };
 
@@ -64,6 +65,7 @@ const VALIDATORS: { [K in ResourceKind]: (o: Obj, m: Meta, c: Collector) => Extr
   IPPool: validateIPPool,
   BGPFilter: validateBGPFilter,
   BlockAffinity: validateBlockAffinity,
+  Secret: validateSecret,
 };
 
 export type ValidationResult =

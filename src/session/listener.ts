@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
+import { needsSocketOptions, secureAccepted, setListenerKey, setListenerTtlSecurity, type SocketSecurity } from './sockopt.js';
 import { RefusalLog, type RefusalLogOptions } from './refusal-log.js';
 
 /** Whatever takes an inbound connection: a `Peer` in practice. */
@@ -37,6 +38,9 @@ export class Listener {
   private readonly servers: Server[] = [];
   private readonly peers = new Map<string, Acceptor>();
   private readonly ranges: { prefix: Prefix; factory: (remote: string) => Acceptor | undefined }[] = [];
+  /** Socket options per peer key: TCP-MD5 keys live on the listening sockets, TTL options go on accepted ones. */
+  private readonly security = new Map<string, SocketSecurity>();
+  private ttlSecurityOn = false;
 
   private readonly refusals: RefusalLog;
 
@@ -44,15 +48,51 @@ export class Listener {
     this.refusals = new RefusalLog((line) => this.options.log?.(line), options.refusals);
   }
 
-  addPeer(address: string, peer: Acceptor): void {
+  /**
+   * Connections from `address` go to `peer`. With a password its TCP-MD5 key
+   * is installed on every listening socket now (or when listening starts), so
+   * the peer's SYN is accepted; calling again with another or no password
+   * replaces or deletes the key. Throws SocketOptionError when the kernel
+   * refuses (the previous key, if any, stays).
+   */
+  addPeer(address: string, peer: Acceptor, security: SocketSecurity = {}): void {
     const key = canonicalRemote(address);
     if (!key) throw new Error(`listener: peer address ${JSON.stringify(address)} is not an IP address`);
+    const before = this.security.get(key)?.password || undefined;
+    const after = security.password || undefined;
+    if (after !== before) for (const server of this.servers) setListenerKey(server, Address.parse(key), after);
+    if ((security.ttlSecurity ?? 0) > 0) this.enableTtlSecurity();
     this.peers.set(key, peer);
+    if (needsSocketOptions(security)) this.security.set(key, security);
+    else this.security.delete(key);
   }
 
   removePeer(address: string): void {
     const key = canonicalRemote(address);
-    if (key) this.peers.delete(key);
+    if (!key) return;
+    this.peers.delete(key);
+    const sec = this.security.get(key);
+    this.security.delete(key);
+    if (sec?.password) {
+      for (const server of this.servers) {
+        try {
+          setListenerKey(server, Address.parse(key), undefined);
+        } catch (e) {
+          this.options.log?.(`listener: cannot remove the TCP-MD5 key of ${key}: ${(e as Error).message}`);
+        }
+      }
+    }
+  }
+
+  /** Peers whose TCP-MD5 key is installed (or will be, when listening starts). */
+  get keyedPeers(): string[] {
+    return [...this.security].filter(([, s]) => s.password).map(([k]) => k);
+  }
+
+  /** Once a peer does TTL security: TTL 255 (our SYN-ACKs must reach it) and saved SYNs on the listening sockets. */
+  private enableTtlSecurity(): void {
+    this.ttlSecurityOn = true;
+    for (const server of this.servers) setListenerTtlSecurity(server);
   }
 
   /** Connections from `prefix` go to whatever `factory` returns for the remote address (undefined refuses). */
@@ -92,6 +132,13 @@ export class Listener {
         });
       });
       server.on('error', (e) => this.options.log?.(`listener ${host}:${port}: ${e.message}`));
+      try {
+        for (const [key, sec] of this.security) if (sec.password) setListenerKey(server, Address.parse(key), sec.password);
+        if (this.ttlSecurityOn) setListenerTtlSecurity(server);
+      } catch (e) {
+        server.close();
+        throw e;
+      }
       this.servers.push(server);
     }
   }
@@ -109,6 +156,17 @@ export class Listener {
       this.refusals.refused(remote, `closing connection from ${remote}:${socket.remotePort}: no peer configured for that address`);
       socket.destroy();
       return;
+    }
+    const key = canonicalRemote(remote);
+    const sec = key === undefined ? undefined : this.security.get(key);
+    if (sec !== undefined && key !== undefined) {
+      try {
+        secureAccepted(socket, Address.parse(key), sec);
+      } catch (e) {
+        this.options.log?.(`closing connection from ${remote}:${socket.remotePort}: ${(e as Error).message}`);
+        socket.destroy();
+        return;
+      }
     }
     peer.accept(socket);
   }

@@ -8,6 +8,7 @@ import { errorEvent, notificationEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
 import { createPeerSession, establishedConn, peerTransition, type PeerAction, type PeerEvent, type PeerSession } from './session.js';
+import { connectSecured, needsSocketOptions } from './sockopt.js';
 import { assertTransportSupported, type TransportOptions } from './transport.js';
 import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
 import { Notify } from '../wire/notification.js';
@@ -55,7 +56,11 @@ export interface PeerOptions extends TransportOptions {
    */
   readonly sendHoldTime?: number;
   readonly scheduler?: Scheduler;
-  /** Opens the outgoing TCP connection; `net.connect` unless a test injects one. */
+  /**
+   * Opens the outgoing TCP connection; `net.connect` unless a test injects
+   * one, or, with a password or TTL options, a socket that has them before
+   * its SYN (`sockopt.connectSecured`).
+   */
   readonly dial?: (o: DialOptions) => Socket;
   readonly codec?: Codec;
   readonly hooks?: PeerHooks;
@@ -106,12 +111,21 @@ export class Peer {
   private readonly hooks: PeerHooks;
   /** Messages in and out over every connection this peer has had. */
   readonly stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
+  /** When the peer last answered (its OPEN reached us: OpenConfirm or Established), or when this shell was made. */
+  private heardAt: number;
 
   constructor(readonly options: PeerOptions) {
     assertTransportSupported(options, options.remoteAddress);
     this.session = createPeerSession(options.session, { restarting: options.restarting });
     this.scheduler = options.scheduler ?? realScheduler;
     this.hooks = options.hooks ?? {};
+    this.heardAt = this.scheduler.now();
+  }
+
+  /** Scheduler time since the peer last answered (or since this shell was made); 0 while it is answering. */
+  get silentFor(): number {
+    const s = this.state;
+    return s === 'OpenConfirm' || s === 'Established' ? 0 : this.scheduler.now() - this.heardAt;
   }
 
   get state(): StateName {
@@ -392,8 +406,17 @@ export class Peer {
   private apply(a: PeerAction): void {
     switch (a.type) {
       case 'connect': {
-        const dial = this.options.dial ?? ((o: DialOptions) => netConnect(o));
-        const socket = dial({ host: this.options.remoteAddress, port: this.options.remotePort ?? 179, localAddress: this.options.localAddress, localPort: this.options.localPort });
+        const o = this.options;
+        const dial = o.dial ?? (needsSocketOptions(o) ? (d: DialOptions) => connectSecured({ ...d, password: o.password, ttlSecurity: o.ttlSecurity, multihopTtl: o.multihopTtl }) : (d: DialOptions) => netConnect(d));
+        let socket: Socket;
+        try {
+          socket = dial({ host: o.remoteAddress, port: o.remotePort ?? 179, localAddress: o.localAddress, localPort: o.localPort });
+        } catch (e) {
+          // The socket could not be made (a socket option refused): a failed attempt, retried as any.
+          this.log(`connect failed: ${(e as Error).message}`);
+          this.dispatch({ type: 'conn', conn: a.conn, event: { type: 'TcpConnectionFails' } });
+          return;
+        }
         this.bind(a.conn, socket, true);
         return;
       }
@@ -440,6 +463,7 @@ export class Peer {
         return;
       case 'stateChange':
         this.log(`connection ${a.conn}: ${a.from} → ${a.to}`);
+        if (a.to === 'OpenConfirm' || a.to === 'Established' || a.from === 'OpenConfirm' || a.from === 'Established') this.heardAt = this.scheduler.now();
         this.hooks.onStateChange?.(a.from, a.to);
         return;
       case 'sessionUp':

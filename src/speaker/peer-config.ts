@@ -4,7 +4,7 @@
  */
 import { Address } from '../net/address.js';
 import { canonicalRemote } from '../session/listener.js';
-import { assertTransportSupported } from '../session/transport.js';
+import { assertTransportSupported, transportOptionsProblem } from '../session/transport.js';
 import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
 import { UNICAST } from '../wire/families.js';
 import type { AfiSafi } from '../wire/types.js';
@@ -40,9 +40,11 @@ function optionalAddress(text: string | undefined, field: string, family?: 4 | 6
 /** Checks everything that can be checked before a session exists; throws naming the field. */
 export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
   const id = peerId(o.address);
-  // TCP-MD5 and GTSM cannot be done from Node.js: refuse loudly (UnsupportedTransportError).
-  assertTransportSupported({ password: o.password, ttlSecurity: o.ttlSecurity }, id);
   const where = `peer ${id}`;
+  const transport = transportOptionsProblem({ password: o.password, ttlSecurity: o.ttlSecurity });
+  if (transport) throw new PeerConfigError(`${where}: ${transport}`);
+  // TCP-MD5 and GTSM need the FFI (koffi); where it cannot load, refuse loudly (UnsupportedTransportError).
+  assertTransportSupported({ password: o.password, ttlSecurity: o.ttlSecurity }, id);
   if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535)) throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
   const families = o.families ?? ['ipv4', 'ipv6'];
   for (const f of families) if (!(f in FAMILY)) throw new PeerConfigError(`${where}: families: unknown family ${JSON.stringify(f)} (known: ipv4, ipv6)`);
@@ -95,6 +97,6 @@ export function sessionKey(o: PeerOptions): string {
   return JSON.stringify([
     o.port ?? 179, o.asn, o.localAsn, o.families ?? ['ipv4', 'ipv6'], o.holdTime, o.keepaliveTime, o.connectRetryTime,
     o.passive ?? false, o.localAddress, o.localPort, o.gracefulRestart, o.addPath, o.routeReflectorClient ?? false,
-    o.extendedMessage ?? false, o.idleHoldTime, o.sendHoldTime,
+    o.extendedMessage ?? false, o.idleHoldTime, o.sendHoldTime, o.password || undefined, o.ttlSecurity || undefined,
   ]);
 }

@@ -138,8 +138,13 @@ export interface PeerOptions {
   readonly maxPrefixes?: { readonly [F in FamilyName]?: MaxPrefixLimit };
   /** RFC 9687 send hold time, seconds: a peer that reads nothing of ours this long is dropped (NOTIFICATION 8). Default max(480, 2 × hold time); 0 off. */
   readonly sendHoldTime?: number;
-  /** Node.js cannot honour these: setting either throws UnsupportedTransportError. */
+  /**
+   * RFC 2385 TCP-MD5 password (1..80 bytes), on sessions we accept and open.
+   * Needs the FFI package koffi (Linux); where it cannot load, addPeer throws
+   * UnsupportedTransportError. See docs/transport-security.md.
+   */
   readonly password?: string;
+  /** RFC 5082 TTL security: the peer is at most this many hops away (1..255; 0: off). Same requirement. */
   readonly ttlSecurity?: number;
 }
 
@@ -245,6 +250,12 @@ export interface PeerStatus {
   readonly local?: { readonly address: string; readonly port: number };
   /** The peer's BFD session, when `bfd` is configured. */
   readonly bfd?: PeerBfdStatus;
+  /**
+   * A hint for the operator when the state alone does not say why: a peer
+   * with TCP-MD5 configured that has not answered since it was configured
+   * ("TCP-MD5 configured; no answer from the peer: check the key first").
+   */
+  readonly hint?: string;
   readonly counters: {
     readonly messagesIn: number;
     readonly messagesOut: number;

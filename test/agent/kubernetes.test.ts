@@ -115,7 +115,7 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     expect(c.logs.some((l) => l.level === 'debug' || l.level === 'info')).toBe(false);
   });
 
-  it('BGPPeer: add a second router, update it with a password (refused: PeerRefused on the Node), delete it', async () => {
+  it('BGPPeer: add a second router, update it with a password whose Secret does not exist (refused: PeerRefused on the Node), delete it', async () => {
     const c = await cluster();
     await c.routes([POD, RANGE]);
     const r2 = new Router('127.0.0.3');
@@ -128,12 +128,37 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await until('PeerRefused event', () => c.server.list('events').length === 1);
     const ev = c.server.list('events')[0];
     expect(ev).toMatchObject({ reason: 'PeerRefused', metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: NODE, uid: c.server.get('v1', 'Node', NODE)!.metadata.uid }, source: { component: 'tsbgp', host: NODE } });
-    expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: .*MD5/);
+    expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: Secret kube-system\/bgp not found/);
     expect(c.agent.status().peers.find((p) => p.address === '127.0.0.3')).toMatchObject({ refused: true, state: 'Idle' });
     c.remove(bgpPeer('router2', ''));
     await until('router2 not planned', () => c.agent.status().peers.every((p) => p.address !== '127.0.0.3'));
     // The first router never noticed.
     expect(c.router.log.filter((e) => e.type === 'withdraw')).toEqual([]);
+  });
+
+  it('BGPPeer password from a Secret in kube-system, watched by name: refused without it, started with it, updated on rotation', async () => {
+    const c = await cluster();
+    await c.routes([POD, RANGE]);
+    const r2 = new Router('127.0.0.3');
+    await r2.speaker.start();
+    routers.push(r2);
+    // another Secret in the namespace, never asked for
+    c.server.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: 'kube-system' }, data: { x: Buffer.from('nope').toString('base64') } });
+    c.apply(bgpPeer('router2', `127.0.0.3:${r2.port}`, { password: { secretKeyRef: { name: 'bgp', key: 'router2' } } }));
+    await until('refused for the missing Secret', () => c.agent.status().peers.some((p) => p.address === '127.0.0.3' && p.refused));
+    const secret = (pw: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bgp', namespace: 'kube-system' }, data: { router2: Buffer.from(pw).toString('base64') } });
+    c.server.apply(secret('pw-Alpha-77'));
+    await until('started with the password', () => c.agent.status().peers.some((p) => p.address === '127.0.0.3' && !p.refused));
+    // the Secrets were read by name only, in kube-system
+    const reads = c.server.requests.filter((r) => r.path.includes('/secrets'));
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((r) => r.path === '/api/v1/namespaces/kube-system/secrets' && r.query.fieldSelector === 'metadata.name=bgp')).toBe(true);
+    c.server.apply(secret('pw-Bravo-88'));
+    const rekeyed = (l: object) => ((l as { peersUpdated?: { peer: string; changed: string[] }[] }).peersUpdated ?? []).some((u) => u.peer === '127.0.0.3' && u.changed.includes('password'));
+    expect(c.logs.some(rekeyed)).toBe(false);
+    await until('the rotated key reached the speaker (updatePeer, password changed)', () => c.logs.some(rekeyed));
+    expect(JSON.stringify(c.logs)).not.toContain('pw-Alpha-77');
+    expect(JSON.stringify(c.logs)).not.toContain('pw-Bravo-88');
   });
 
   it('IPPool: a disableBGPExport pool hides the pod block; update and delete bring it back', async () => {

@@ -95,7 +95,7 @@ describe.skipIf(!kubectl)('kubectl kustomize', () => {
 
   it('deploy/ builds the agent in kube-system with its account, role and binding; deploy/crds the five Calico CRDs', async () => {
     const base = await build('deploy');
-    expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/tsbgp', 'ClusterRoleBinding/tsbgp', 'DaemonSet/tsbgp', 'ServiceAccount/tsbgp']);
+    expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/tsbgp', 'ClusterRoleBinding/tsbgp', 'DaemonSet/tsbgp', 'Role/tsbgp-bgp-passwords', 'RoleBinding/tsbgp-bgp-passwords', 'ServiceAccount/tsbgp']);
     for (const o of base) expect(o.metadata.labels?.['app.kubernetes.io/name']).toBe('tsbgp');
     for (const o of base.filter((x) => x.kind === 'DaemonSet' || x.kind === 'ServiceAccount')) expect(o.metadata.namespace).toBe('kube-system');
     const crds = await build('deploy/crds');

@@ -34,7 +34,7 @@ describe('eventsFromPlan', () => {
     expect(notAdv.message).toContain('[203.0.113.0/24, 198.18.0.0/15]');
     expect(refused.involved).toEqual({ kind: 'Node', name: 'worker1' });
     expect(refused.reason).toBe('PeerRefused');
-    expect(refused.message).toMatch(/BGPPeer tor .*192\.0\.2\.1.*spec\.password.*MD5/);
+    expect(refused.message).toMatch(/BGPPeer tor .*192\.0\.2\.1.*spec\.password: Secret kube-system\/bgp not found/);
   });
 });
 

@@ -37,6 +37,7 @@ export function defaultResources(opts: { calicoV3?: boolean } = {}): FakeResourc
     { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false, verbs: RO, shortNames: ['no'] },
     { group: '', version: 'v1', plural: 'services', kind: 'Service', namespaced: true, verbs: RO, shortNames: ['svc'] },
     { group: '', version: 'v1', plural: 'events', kind: 'Event', namespaced: true, verbs: ['create', 'get', 'list', 'patch'], shortNames: ['ev'] },
+    { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true, verbs: RO },
     { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices', kind: 'EndpointSlice', namespaced: true, verbs: RO },
     ...CALICO.map(([plural, kind]) => ({ group: 'crd.projectcalico.org', version: 'v1', plural, kind, namespaced: false, verbs: RO })),
   ];
@@ -57,6 +58,8 @@ interface HistoryEntry {
 interface Watcher {
   readonly res: FakeResource;
   readonly namespace?: string;
+  /** fieldSelector `metadata.name=NAME` (the only field selector served). */
+  readonly name?: string;
   readonly bookmarks: boolean;
   readonly out: http.ServerResponse;
   /** A frozen watch stays open but receives nothing (a half-open connection). */
@@ -283,6 +286,7 @@ export class FakeApiServer {
     for (const w of this.watchers) {
       if (w.res !== res) continue;
       if (w.namespace && object.metadata.namespace !== w.namespace) continue;
+      if (w.name !== undefined && object.metadata.name !== w.name) continue;
       this.send(w, { type, object });
     }
   }
@@ -353,7 +357,7 @@ export class FakeApiServer {
         }
         return this.watch(r, namespace, url.searchParams, res);
       }
-      return this.listResponse(r, namespace, res);
+      return this.listResponse(r, namespace, res, nameSelector(url.searchParams));
     }
     const key = this.keyOf(r, namespace, name);
     const obj = this.store.get(r)!.get(key);
@@ -393,14 +397,14 @@ export class FakeApiServer {
     };
   }
 
-  private visible(r: FakeResource, namespace: string | undefined): Obj[] {
-    return [...this.store.get(r)!.values()].filter((o) => !namespace || o.metadata.namespace === namespace);
+  private visible(r: FakeResource, namespace: string | undefined, name?: string): Obj[] {
+    return [...this.store.get(r)!.values()].filter((o) => (!namespace || o.metadata.namespace === namespace) && (name === undefined || o.metadata.name === name));
   }
 
-  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse): void {
+  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse, name?: string): void {
     // Like the real server: built-in types' list items carry no kind/apiVersion, custom resources' do.
     const builtIn = r.group === '' || r.group === 'discovery.k8s.io';
-    const items = this.visible(r, namespace).map((o) => (builtIn ? withoutType(o) : o));
+    const items = this.visible(r, namespace, name).map((o) => (builtIn ? withoutType(o) : o));
     json(res, 200, { kind: `${r.kind}List`, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv) }, items });
   }
 
@@ -408,11 +412,11 @@ export class FakeApiServer {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     // the real server flushes the headers at once, before any event (kubectl get -w shows nothing yet, but is watching)
     res.flushHeaders();
-    const w: Watcher = { res: r, namespace, bookmarks: q.get('allowWatchBookmarks') === 'true', out: res };
+    const w: Watcher = { res: r, namespace, name: nameSelector(q), bookmarks: q.get('allowWatchBookmarks') === 'true', out: res };
     const from = q.get('resourceVersion');
     if (from === null || from === '' || from === '0') {
       // No version: start with the current objects as ADDED, as the real server does.
-      for (const o of this.visible(r, namespace)) this.send(w, { type: 'ADDED', object: o });
+      for (const o of this.visible(r, namespace, w.name)) this.send(w, { type: 'ADDED', object: o });
     } else {
       const n = Number(from);
       if (!Number.isFinite(n) || n < this.oldestRv - 1 || n > this.rv) {
@@ -421,7 +425,7 @@ export class FakeApiServer {
         return;
       }
       for (const h of this.history) {
-        if (h.rv > n && h.res === r && (!namespace || h.object.metadata.namespace === namespace)) this.send(w, { type: h.type, object: h.object });
+        if (h.rv > n && h.res === r && (!namespace || h.object.metadata.namespace === namespace) && (w.name === undefined || h.object.metadata.name === w.name)) this.send(w, { type: h.type, object: h.object });
       }
     }
     this.watchers.add(w);
@@ -474,4 +478,10 @@ function json(res: http.ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** `fieldSelector=metadata.name=NAME` → NAME (the only field selector this fake serves). */
+function nameSelector(q: URLSearchParams): string | undefined {
+  const m = /^metadata\.name=(.+)$/.exec(q.get('fieldSelector') ?? '');
+  return m?.[1];
 }

@@ -83,6 +83,11 @@ export function peer(name: string, spec: Record<string, unknown>): BGPPeer {
   return valid<BGPPeer>({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name }, spec });
 }
 
+/** A Secret (stringData), by default in kube-system (tsbgp's namespace unless NAMESPACE says otherwise). */
+export function secret(name: string, stringData: Record<string, string>, namespace = 'kube-system'): Resource {
+  return valid<Resource>({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, stringData });
+}
+
 export function pool(name: string, spec: Record<string, unknown>): IPPool {
   return valid<IPPool>({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name }, spec });
 }

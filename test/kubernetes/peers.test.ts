@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { PlannedPeer } from '../../src/kubernetes/plan-types.js';
-import { bgpConfig, filter, node, peer, planFor, threeNodes } from './helpers.js';
+import type { Resource } from '../../src/kubernetes/resources.js';
+import { validateObject } from '../../src/kubernetes/validate.js';
+import { bgpConfig, filter, node, peer, planFor, secret, threeNodes } from './helpers.js';
 
 const brief = (p: PlannedPeer) => ({ address: p.address.toString(), port: p.port, asn: p.asn, localAsn: p.localAsn, type: p.type, passive: p.passive });
 
@@ -85,15 +87,49 @@ describe('§2 global and node-specific BGPPeers', () => {
     expect(p2.peers).toEqual([]);
     expect(p2.errors[0]).toMatchObject({ kind: 'BGPPeer', name: 'up', message: expect.stringContaining('no IPv6 address') });
   });
-  it('password and ttlSecurity cannot be honoured by Node.js: the peer is refused with the error', () => {
-    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('sec', { peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name: 'bgp', key: 'pw' } }, ttlSecurity: 1 })];
+  it('password from a Secret in tsbgp\'s namespace and ttlSecurity are planned; the value prints only as a digest', () => {
+    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), secret('bgp', { pw: 's3cret' }), peer('sec', { peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name: 'bgp', key: 'pw' } }, ttlSecurity: 1 })];
     const p = planFor(rs, 'worker1');
-    expect(p.peers[0].refused).toBe(true);
-    expect(p.peers[0].refusedSettings.map((r) => r.field)).toEqual(['spec.password', 'spec.ttlSecurity']);
-    expect(p.errors.map((e) => [e.kind, e.name, e.field])).toEqual([
-      ['BGPPeer', 'sec', 'spec.password'],
-      ['BGPPeer', 'sec', 'spec.ttlSecurity'],
-    ]);
+    expect(p.peers[0]).toMatchObject({ refused: false, refusedSettings: [], ttlSecurity: 1, password: { name: 'bgp', key: 'pw' } });
+    expect(p.peers[0].passwordValue?.reveal()).toBe('s3cret');
+    expect(JSON.stringify(p)).not.toContain('s3cret');
+    expect(JSON.stringify(p.peers[0].passwordValue)).toMatch(/^"sha256:[0-9a-f]{12}"$/);
+    expect(p.errors).toEqual([]);
+  });
+  it('a Secret validates from data (base64) and stringData; its JSON shows digests that change with the value, never the value', () => {
+    const v = (data: Record<string, unknown>, stringData?: Record<string, unknown>) => validateObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'kube-system' }, data, stringData });
+    const a = v({ k: Buffer.from('one').toString('base64') });
+    const b = v({ k: Buffer.from('two').toString('base64') });
+    if (!a.ok || !b.ok || a.resource.kind !== 'Secret' || b.resource.kind !== 'Secret') throw new Error('expected valid Secrets');
+    expect(a.resource.data.k.reveal()).toBe('one');
+    expect(JSON.stringify(a.resource)).not.toBe(JSON.stringify(b.resource)); // how the sources see an update
+    expect(JSON.stringify(a.resource)).not.toContain('one');
+    const c = v({}, { k: 'plain' });
+    expect(c.ok && c.resource.kind === 'Secret' && c.resource.data.k.reveal()).toBe('plain');
+    const bad = v({ k: 'not base64!' });
+    expect(bad.ok ? undefined : bad.issue).toMatchObject({ path: 'data.k', message: 'expected a base64 string (the value is not shown)' });
+  });
+  it('a missing Secret, key, or a Secret in another namespace refuses the peering (never run unprotected)', () => {
+    const ref = (name: string, key: string) => ({ peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name, key } } });
+    const base = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false })];
+    for (const [extra, msg] of [
+      [[], 'Secret kube-system/bgp not found; the peering is refused until it exists (running without the password would leave the session unprotected)'],
+      [[secret('bgp', { other: 'x' })], 'Secret kube-system/bgp has no key "pw"; the peering is refused until it does (running without the password would leave the session unprotected)'],
+      [[secret('bgp', { pw: 'x' }, 'default')], 'Secret kube-system/bgp not found; the peering is refused until it exists (running without the password would leave the session unprotected)'],
+      [[secret('bgp', { pw: 'x'.repeat(81) })], 'Secret kube-system/bgp key "pw" is 81 bytes; TCP-MD5 takes at most 80; the peering is refused'],
+    ] as const) {
+      const p = planFor([...base, ...extra, peer('sec', ref('bgp', 'pw'))], 'worker1');
+      expect(p.peers[0].refusedSettings).toEqual([{ field: 'spec.password', message: msg }]);
+      expect(p.peers[0].refused).toBe(true);
+      expect(p.peers[0].passwordValue).toBeUndefined();
+    }
+  });
+  it('nodeMeshPassword applies to every mesh peer; a missing one refuses the mesh peerings', () => {
+    const mesh = (extra: Resource[]) => planFor([...threeNodes(), bgpConfig({ nodeMeshPassword: { secretKeyRef: { name: 'mesh', key: 'pw' } } }), ...extra], 'worker1').peers.filter((x) => x.type === 'node-to-node mesh');
+    const ok = mesh([secret('mesh', { pw: 'meshpw' })]);
+    expect(ok.length).toBeGreaterThan(0);
+    for (const x of ok) expect({ refused: x.refused, pw: x.passwordValue?.reveal() }).toEqual({ refused: false, pw: 'meshpw' });
+    for (const x of mesh([])) expect(x.refusedSettings).toEqual([{ field: 'BGPConfiguration default spec.nodeMeshPassword', message: expect.stringMatching(/^Secret kube-system\/mesh not found/) }]);
   });
   it('a missing BGPFilter refuses the peer rather than exporting unfiltered', () => {
     const p = planFor([...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('f', { peerIP: '192.0.2.20', asNumber: 65000, filters: ['absent'] })], 'worker1');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { WATCHED_RBAC, watchedResources } from '../../src/agent/sources/api-source.js';
 
 const read = (p: string) => parse(readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8')) as Record<string, any>;
@@ -79,6 +79,25 @@ describe('deploy/daemonset.yaml', () => {
 
   it('is listed in the kustomization with the other base files', () => {
     const k = read('deploy/kustomization.yaml');
-    expect([...k.resources].sort()).toEqual(['clusterrole.yaml', 'clusterrolebinding.yaml', 'daemonset.yaml', 'serviceaccount.yaml']);
+    expect([...k.resources].sort()).toEqual(['clusterrole.yaml', 'clusterrolebinding.yaml', 'daemonset.yaml', 'secrets-role.yaml', 'serviceaccount.yaml']);
+  });
+});
+
+describe('deploy/secrets-role.yaml', () => {
+  const docs = parseAllDocuments(readFileSync(new URL('../../deploy/secrets-role.yaml', import.meta.url), 'utf8')).map((d) => d.toJSON() as Record<string, any>);
+  const role = docs.find((d) => d.kind === 'Role')!;
+  const binding = docs.find((d) => d.kind === 'RoleBinding')!;
+
+  it('reads only named Secrets in kube-system (the agent\'s NAMESPACE default), bound to the agent\'s service account', () => {
+    const sa = read('deploy/serviceaccount.yaml');
+    expect(role.metadata.namespace).toBe('kube-system');
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['bgp-passwords'], verbs: ['get', 'list', 'watch'] }]);
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role.metadata.name });
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: sa.metadata.namespace }]);
+    expect(read('deploy/kustomization.yaml').resources).toContain('secrets-role.yaml');
+  });
+
+  it('the cluster role grants no Secrets', () => {
+    expect(JSON.stringify(read('deploy/clusterrole.yaml').rules)).not.toContain('secrets');
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsupportedTransportError } from '../../src/index.js';
+import { setLibcLoader } from '../../src/native/libc.js';
 import { BgpSpeaker } from '../../src/speaker.js';
 import { eventually, established, link, peerStatus, routeOf, sleep, speaker, stopAll } from './helpers.js';
 
@@ -108,11 +109,25 @@ describe('peer configuration at run time', () => {
     }
   });
 
-  it('refuses TCP-MD5 and TTL security with UnsupportedTransportError', () => {
+  it('refuses TCP-MD5 and TTL security with UnsupportedTransportError where the FFI cannot load; other peers run', () => {
+    setLibcLoader(() => { throw new Error('koffi: no prebuilt binary'); });
+    try {
+      const s = new BgpSpeaker({ asn: 65000, routerId: '192.0.2.1', listen: false });
+      expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(UnsupportedTransportError);
+      expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(/TCP_MD5SIG.*cannot be set on this platform.*koffi: no prebuilt binary/);
+      expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, ttlSecurity: 1 })).toThrow(/TTL security.*cannot be set on this platform/);
+      expect(s.status()).toEqual([]);
+      s.addPeer({ address: '192.0.2.3', asn: 65001 });
+      expect(s.status().map((p) => p.address)).toEqual(['192.0.2.3']);
+    } finally {
+      setLibcLoader(undefined);
+    }
+  });
+
+  it('rejects a password or hop count the kernel cannot take, naming the field', () => {
     const s = new BgpSpeaker({ asn: 65000, routerId: '192.0.2.1', listen: false });
-    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(UnsupportedTransportError);
-    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(/Node\.js cannot set TCP_MD5SIG/);
-    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, ttlSecurity: 1 })).toThrow(/Node\.js cannot set the outgoing TTL/);
+    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'x'.repeat(81) })).toThrow(/peer 192\.0\.2\.2: password: the TCP-MD5 password is 81 bytes; Linux takes at most 80/);
+    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, ttlSecurity: 256 })).toThrow(/ttlSecurity must be 0\.\.255 hops, got 256/);
     expect(s.status()).toEqual([]);
   });
 

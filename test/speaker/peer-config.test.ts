@@ -1,5 +1,6 @@
 /** PeerOptions → session config, and the rule for which changes reset a session: src/speaker/peer-config.ts. */
 import { describe, expect, it } from 'vitest';
+import { setLibcLoader } from '../../src/native/libc.js';
 import { PeerConfigError, peerId, sessionKey, toSessionConfig, validatePeerOptions } from '../../src/speaker/peer-config.js';
 import type { PeerOptions } from '../../src/speaker/types.js';
 import { UnsupportedTransportError } from '../../src/session/transport.js';
@@ -69,9 +70,21 @@ describe('validatePeerOptions', () => {
     expect(err.message).toMatch(message);
   });
 
-  it('TCP-MD5 and GTSM are refused loudly as unsupported transport', () => {
-    expect(() => validatePeerOptions({ ...base, password: 's' }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
-    expect(() => validatePeerOptions({ ...base, ttlSecurity: 1 }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
+  it('TCP-MD5 and GTSM are refused loudly as unsupported transport where the FFI cannot load, accepted where it can', () => {
+    expect(() => validatePeerOptions({ ...base, password: 's', ttlSecurity: 1 }, 64512, '192.0.2.1')).not.toThrow();
+    setLibcLoader(() => { throw new Error('no koffi here'); });
+    try {
+      expect(() => validatePeerOptions({ ...base, password: 's' }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
+      expect(() => validatePeerOptions({ ...base, ttlSecurity: 1 }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
+    } finally {
+      setLibcLoader(undefined);
+    }
+  });
+
+  it('a password or hop count changes the session key (the session resets)', () => {
+    expect(sessionKey({ ...base, password: 'a' })).not.toBe(sessionKey({ ...base, password: 'b' }));
+    expect(sessionKey({ ...base, ttlSecurity: 1 })).not.toBe(sessionKey({ ...base, ttlSecurity: 2 }));
+    expect(sessionKey({ ...base, password: '' })).toBe(sessionKey(base));
   });
 });
 

@@ -10,6 +10,8 @@ import { KubernetesApiSource, loadKubeConfig, type ApiSourceOptions, type ApiSou
 import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
 import { ApiEventRecorder } from './event-recorder.js';
 import type { ConfigSource, SourceStatus } from './index.js';
+import { secretNamespace } from '../../kubernetes/secrets.js';
+import { namesIn, SecretWatch } from './secret-watch.js';
 
 export type KubernetesSourceOptions = Pick<ApiSourceOptions, 'backoff' | 'calicoApi' | 'watchTimeoutSeconds' | 'watchIdleMs' | 'watchdogIntervalMs'>;
 
@@ -35,6 +37,7 @@ export function toSourceStatus(s: ApiSourceStatus): SourceStatus {
 
 export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceOptions = {}): KubernetesSource {
   let api: KubernetesApiSource | undefined;
+  let secrets: SecretWatch | undefined;
   let closed = false;
   const status = (): SourceStatus =>
     api
@@ -49,23 +52,44 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
       // one turn of the event loop go to the agent as one batch, planned and
       // reconciled once (a burst of 2,000 objects is not 2,000 reconciles).
       let batch: ClusterEvent[] | undefined;
+      // Nothing goes out before the first sync of the API and of the password Secrets.
+      let ready = false;
       const flush = () => {
-        if (!batch) return;
+        if (!batch || !ready) return;
         const events = batch;
         batch = undefined;
         // The API source reports only new issues; the agent wants the current list.
         if (!closed) sink.onChange(events, api!.issues());
       };
+      const push = (events: ClusterEvent[]) => {
+        if (!batch) {
+          batch = [];
+          setImmediate(flush);
+        }
+        // a relist can be 100,000s of events: no spread into push's arguments
+        for (const e of events) batch.push(e);
+      };
+      // Secrets the passwords name, one watch per name in tsbgp's namespace (docs/transport-security.md).
+      const ns = secretNamespace();
+      const sw = (secrets = new SecretWatch({ kubeConfig, namespace: ns, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
+      const refs = new Map<string, string[]>();
+      const noteRefs = (events: readonly ClusterEvent[]) => {
+        let touched = false;
+        for (const e of events) {
+          const kind = e.type === 'delete' ? e.kind : e.resource.kind;
+          if (kind !== 'BGPPeer' && kind !== 'BGPConfiguration') continue;
+          touched = true;
+          if (e.type === 'delete') refs.delete(`${kind}/${e.name}`);
+          else refs.set(`${kind}/${e.resource.name}`, namesIn([e.resource]));
+        }
+        if (touched) sw.setNames([...refs.values()].flat());
+      };
       api = new KubernetesApiSource({
         ...opts,
         kubeConfig,
         onChange: (events) => {
-          if (!batch) {
-            batch = [];
-            setImmediate(flush);
-          }
-          // a relist can be 100,000s of events: no spread into push's arguments
-          for (const e of events) batch.push(e);
+          noteRefs(events);
+          push(events);
         },
         onConnectionChange: (connected) => {
           if (connected) reported.clear();
@@ -81,6 +105,8 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
       });
       api.start();
       await api.synced();
+      await sw.settled();
+      ready = true;
       // the whole first list is in the agent's hands when start() returns
       flush();
     },
@@ -88,6 +114,7 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
     settle: async () => undefined,
     close: async () => {
       closed = true;
+      secrets?.close();
       await api?.close();
     },
     uidOf: (kind, name, namespace) => api?.uidOf(kind, name, namespace),

@@ -1,0 +1,135 @@
+/**
+ * Shell: the Secrets that passwords name, read from the Kubernetes API in
+ * tsbgp's own namespace, one list+watch per Secret name (a field selector
+ * `metadata.name=NAME`), as Calico's confd runs one informer per Secret. So
+ * RBAC can grant exactly those Secrets (`resourceNames`) and nothing else in
+ * the namespace. Which names: every `password.secretKeyRef.name` of the
+ * BGPPeers and `nodeMeshPassword` of the BGPConfigurations seen (`namesIn`).
+ * A name no longer referenced is unwatched and its Secret forgotten (a
+ * delete event), so a stale value never lingers in the state.
+ */
+import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
+import { getJson } from './api-source.js';
+import type { Resource } from '../../kubernetes/resources.js';
+import type { ClusterEvent } from '../../kubernetes/state.js';
+import type { ManifestIssue } from '../../kubernetes/validate.js';
+
+export interface SecretWatchOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly namespace: string;
+  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onError?: (err: Error, name: string) => void;
+  readonly random?: () => number;
+}
+
+/** The Secret names BGPPeers and BGPConfigurations refer to (sorted). */
+export function namesIn(resources: Iterable<Resource>): string[] {
+  const out = new Set<string>();
+  for (const r of resources) {
+    if (r.kind === 'BGPPeer' && r.password) out.add(r.password.name);
+    if (r.kind === 'BGPConfiguration' && r.nodeMeshPassword) out.add(r.nodeMeshPassword.name);
+  }
+  return [...out].sort();
+}
+
+interface One {
+  readonly known: KnownObjects;
+  informer?: ListWatch<KubernetesObject>;
+  watch?: Watch;
+  timer?: NodeJS.Timeout;
+  attempt: number;
+  stopped: boolean;
+  /** Listed (or failed) at least once. */
+  settled: boolean;
+}
+
+export class SecretWatch {
+  private readonly watches = new Map<string, One>();
+  private closed = false;
+
+  constructor(private readonly opts: SecretWatchOptions) {}
+
+  /** Secret names currently watched. */
+  get names(): string[] {
+    return [...this.watches.keys()].sort();
+  }
+
+  /** Watches exactly these names: new ones start, dropped ones stop and their Secret is deleted from the state. */
+  setNames(names: Iterable<string>): void {
+    if (this.closed) return;
+    const want = new Set(names);
+    for (const [name, w] of this.watches) {
+      if (want.has(name)) continue;
+      this.stop(w);
+      this.watches.delete(name);
+      this.emit(w.known.replaceAll([]));
+    }
+    for (const name of want) {
+      if (this.watches.has(name)) continue;
+      const w: One = { known: new KnownObjects('Secret', 'v1'), attempt: 0, stopped: false, settled: false };
+      this.watches.set(name, w);
+      this.connect(name, w);
+    }
+  }
+
+  /**
+   * Resolves once every watched name has been listed or has failed once (so
+   * the first plan does not refuse a peering whose Secret is merely not read
+   * yet), or after `timeoutMs`.
+   */
+  async settled(timeoutMs = 10_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!this.closed && [...this.watches.values()].some((w) => !w.settled) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const w of this.watches.values()) this.stop(w);
+    this.watches.clear();
+  }
+
+  private stop(w: One): void {
+    w.stopped = true;
+    if (w.timer) clearTimeout(w.timer);
+    const i = w.informer;
+    w.informer = undefined;
+    void i?.stop();
+  }
+
+  private emit(step: KnownStep): void {
+    if (step.events.length > 0 || step.issues.length > 0) this.opts.onChange(step.events, step.issues);
+  }
+
+  private connect(name: string, w: One): void {
+    if (this.closed || w.stopped) return;
+    const kc = this.opts.kubeConfig;
+    const ns = encodeURIComponent(this.opts.namespace);
+    const path = `/api/v1/namespaces/${ns}/secrets`;
+    const selector = `metadata.name=${name}`;
+    const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
+      const list = (await getJson(kc, `${path}?fieldSelector=${encodeURIComponent(selector)}`)) as KubernetesListObject<KubernetesObject>;
+      if (w.informer === informer && !w.stopped) {
+        w.attempt = 0;
+        w.settled = true;
+        this.emit(w.known.replaceAll(list.items ?? []));
+      }
+      return list;
+    };
+    const informer = new ListWatch<KubernetesObject>(path, new Watch(kc), listFn, false, undefined, selector);
+    w.informer = informer;
+    const live = () => !this.closed && !w.stopped && w.informer === informer;
+    informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
+    informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));
+    informer.on('delete', (o) => live() && this.emit(w.known.remove(o)));
+    informer.on('error', (err: unknown) => {
+      if (!live()) return;
+      w.settled = true;
+      this.opts.onError?.(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)), name);
+      w.informer = undefined;
+      void informer.stop();
+      w.timer = setTimeout(() => this.connect(name, w), backoffDelay(w.attempt++, DEFAULT_BACKOFF, (this.opts.random ?? Math.random)()));
+    });
+    void informer.start();
+  }
+}

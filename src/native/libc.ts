@@ -1,0 +1,85 @@
+/**
+ * The one place that loads native code: `koffi` (an FFI package with
+ * prebuilt binaries) and the C library, lazily, on first use. Only shells
+ * import this (the socket shell for TCP-MD5 / TTL security; the kernel shell
+ * may too). Where koffi or libc cannot load — another OS or architecture, a
+ * missing prebuilt — `libc()` throws a `NativeUnavailableError` naming why,
+ * the feature that asked says so, and nothing else is affected.
+ */
+import { createRequire } from 'node:module';
+
+/** The libc calls we bind. Each returns the C result; `errno()` reads errno right after a failed call. */
+export interface Libc {
+  socket(domain: number, type: number, protocol: number): number;
+  setsockopt(fd: number, level: number, name: number, value: Uint8Array, length: number): number;
+  getsockopt(fd: number, level: number, name: number, value: Uint8Array, length: Int32Array): number;
+  close(fd: number): number;
+  errno(): number;
+}
+
+export class NativeUnavailableError extends Error {
+  override readonly name = 'NativeUnavailableError';
+}
+
+export type LibcLoader = () => Libc;
+
+/** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
+export const koffiLibcLoader: LibcLoader = () => {
+  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG and IP_MINTTL are bound for Linux only)`);
+  const require = createRequire(import.meta.url);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const koffi = require('koffi') as typeof import('koffi');
+  const lib = koffi.load('libc.so.6');
+  const socket = lib.func('int socket(int domain, int type, int protocol)');
+  const setsockopt = lib.func('int setsockopt(int fd, int level, int name, const void *value, uint32_t length)');
+  const getsockopt = lib.func('int getsockopt(int fd, int level, int name, _Out_ void *value, _Inout_ uint32_t *length)');
+  const close = lib.func('int close(int fd)');
+  return {
+    socket: (d, t, p) => socket(d, t, p) as number,
+    setsockopt: (fd, level, name, value, length) => setsockopt(fd, level, name, value, length) as number,
+    getsockopt: (fd, level, name, value, length) => getsockopt(fd, level, name, value, length) as number,
+    close: (fd) => close(fd) as number,
+    errno: () => koffi.errno(),
+  };
+};
+
+let loader: LibcLoader = koffiLibcLoader;
+let loaded: { libc: Libc } | { error: string } | undefined;
+
+/** The bound libc; throws NativeUnavailableError (the same one every time) where it cannot load. */
+export function libc(): Libc {
+  if (loaded === undefined) {
+    try {
+      loaded = { libc: loader() };
+    } catch (e) {
+      loaded = { error: `cannot load the FFI package koffi and libc on ${process.platform}/${process.arch}: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+  if ('error' in loaded) throw new NativeUnavailableError(loaded.error);
+  return loaded.libc;
+}
+
+/** Why native calls are unavailable, or undefined when they load. */
+export function nativeUnavailableReason(): string | undefined {
+  try {
+    libc();
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/**
+ * Replaces the loader (tests inject a failing one, or a recording fake) and
+ * forgets what was loaded; `undefined` restores koffi.
+ */
+export function setLibcLoader(next: LibcLoader | undefined): void {
+  loader = next ?? koffiLibcLoader;
+  loaded = undefined;
+}
+
+/** "setsockopt(TCP_MD5SIG) on fd 12: errno 22 (EINVAL)". */
+export function errnoText(errno: number): string {
+  const names: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP', 97: 'EAFNOSUPPORT' };
+  return `errno ${errno}${names[errno] ? ` (${names[errno]})` : ''}`;
+}
