@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 need=()
-for cmd in bird birdc vtysh gobgpd gobgp exabgp ip nft ping stress-ng; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
+for cmd in bird birdc vtysh gobgpd gobgp exabgp ip nft ping; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
 [ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/staticd ] && [ -x /usr/lib/frr/bfdd ] || need+=(frr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-daemons: installing Debian packages (missing: ${need[*]})"

@@ -30,6 +30,7 @@ function containerEnv(): Record<string, string> {
   for (const e of c.env as { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[]) {
     if (e.value !== undefined) env[e.name] = e.value;
     else if (e.valueFrom?.fieldRef?.fieldPath === 'spec.nodeName') env[e.name] = 'worker7';
+    else if (e.valueFrom?.fieldRef?.fieldPath === 'status.hostIP') env[e.name] = '192.0.2.7';
     else throw new Error(`env ${e.name}: unsupported source in this test`);
   }
   return env;
@@ -58,12 +59,15 @@ afterEach(async () => {
 describe('deploy/daemonset.yaml against the CLI', () => {
   it('its args are accepted by the real agent parser: in-cluster, node from NODENAME, metrics on the container port', () => {
     expect(c.args[0]).toBe('agent');
-    const a = parseAgentArgs(c.args.slice(1), containerEnv());
+    // The kubelet expands $(VAR) in args from the container's env.
+    const env = containerEnv();
+    const args = (c.args as string[]).map((x) => x.replace(/\$\(([A-Z_]+)\)/g, (_, n: string) => env[n] ?? `$(${n})`));
+    const a = parseAgentArgs(args.slice(1), env);
     expect(a.source).toEqual({ kind: 'in-cluster' });
     expect(a.node).toBe('worker7');
     const metricsPort = c.ports.find((p: { name: string }) => p.name === 'metrics').containerPort;
-    // Probes come from the kubelet to the node address (host network): the server must listen beyond loopback.
-    expect(a.metrics).toEqual({ host: '0.0.0.0', port: metricsPort });
+    // Probes come from the kubelet to the node address (host network, pod IP = node IP): the node's own address, not every interface.
+    expect(a.metrics).toEqual({ host: '192.0.2.7', port: metricsPort });
   });
 
   it('the control socket (TSBGP_CONTROL) lies on a writable volume of the read-only container', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseMaxPrefixes, defaultMaxPrefixes } from '../../src/agent/max-prefixes.js';
 import { maxPrefixData, PrefixLimits } from '../../src/speaker/max-prefix.js';
 import type { MaxPrefixLimit } from '../../src/speaker/types.js';
-import { established, eventually, link, peerStatus, speaker, stopAll } from './helpers.js';
+import { eventually, link, peerStatus, speaker, stopAll } from './helpers.js';
 
 afterEach(stopAll);
 
@@ -15,8 +15,10 @@ async function pair(limit: MaxPrefixLimit, routes: number) {
   const b = await speaker('127.0.0.2', { asn: 65002, log: (level, msg) => logs.push(`${level} ${msg}`) });
   for (let i = 0; i < routes; i++) a.originate(`198.18.${i >> 8}.${i & 255}/32`);
   b.originate('203.0.113.0/24');
+  // Waits on the event: with action restart the session may be up for only a moment (polling could miss it).
+  const up = new Promise<void>((resolve) => b.once('peerUp', () => resolve()));
   link(a, b, { families: ['ipv4'] }, { families: ['ipv4'], maxPrefixes: { ipv4: limit } });
-  await established(b, '127.0.0.1');
+  await up;
   return { a, b, logs };
 }
 
