@@ -93,7 +93,7 @@ export class Lab {
       chmodSync(work, 0o755);
       for (const n of state.nodes) {
         mkdirSync(n.work, { recursive: true });
-        chmodSync(n.work, 0o777); // FRR runs as user frr and logs here
+        chmodSync(n.work, 0o1777); // FRR runs as user frr and logs here; sticky, as /tmp: an agent refuses a control socket folder others may write without it
         ip('netns', 'add', n.ns);
         ip('-n', n.ns, 'link', 'set', 'lo', 'up');
         if (n.kind === 'bridge') {
