@@ -40,7 +40,18 @@ export interface ConnectionOptions {
   tcpKeepAliveMs?: number;
   /** How long `close()` waits for queued bytes before destroying the socket, ms. */
   lingerMs?: number;
+  /**
+   * Longest stretch of received messages handled in one turn of the event
+   * loop, ms (default 5). Past it, the rest waits for the next turn
+   * (`setImmediate`) with the socket paused, so a peer sending a full table
+   * never holds the loop (timers, health probes, other sessions) for long,
+   * and TCP back-pressure holds the peer meanwhile.
+   */
+  sliceMs?: number;
 }
+
+/** Default of `ConnectionOptions.sliceMs`. */
+export const DEFAULT_SLICE_MS = 5;
 
 /** Send priority as BIRD orders it: NOTIFICATION > KEEPALIVE > OPEN > UPDATE (route refresh with UPDATE). */
 const LANE: Record<MessageKind, number> = { notification: 0, keepalive: 1, open: 2, update: 3, routeRefresh: 3 };
@@ -68,9 +79,24 @@ export class BgpConnection {
   private readonly onWritten = (): void => {
     this.written++;
   };
+  /** Received bytes not yet framed (the first chunk may be a tail), while a slice is pending. */
+  private inbox: Uint8Array[] = [];
+  private readonly sliceMs: number;
+  /** Set while handling one slice: when to stop. */
+  private deadline = 0;
+  /** Slices that ran out of time and left work for a later turn. */
+  private yields = 0;
+  private readonly frame = (type: number, body: Uint8Array): boolean => this.onFrame(type, body);
+  private readonly resume = (): void => this.pump();
+  /** A slice's budget is per turn of the event loop, shared by every 'data' event of that turn. */
+  private turnStarted = false;
+  private readonly endTurn = (): void => {
+    this.turnStarted = false;
+  };
 
   constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers, private readonly opts: ConnectionOptions = {}) {
     this.codec = opts.codec ?? WIRE_CODEC;
+    this.sliceMs = opts.sliceMs ?? DEFAULT_SLICE_MS;
     socket.setNoDelay(true);
     const ka = opts.tcpKeepAliveMs ?? 30_000;
     if (ka > 0) socket.setKeepAlive(true, ka);
@@ -108,6 +134,11 @@ export class BgpConnection {
   /** Bumped each time the kernel takes one of our writes; unchanged while the peer does not read. */
   get progress(): number {
     return this.written;
+  }
+
+  /** How many times reading paused to let the event loop run (a big burst is handled in slices). */
+  get slices(): number {
+    return this.yields;
   }
 
   /** Messages waiting for the socket, per lane (notification, keepalive, open, update). */
@@ -187,26 +218,65 @@ export class BgpConnection {
   private onData(chunk: Buffer): void {
     // Still read while closing (so the peer's FIN is seen), but ignore what arrives.
     if (this.failed || this.closing) return;
-    // Frames are handed out one by one, so an OPEN's new contexts apply to the next frame.
-    let inHandler = false;
+    this.inbox.push(chunk);
+    // A slice is pending (setImmediate): this chunk waits its turn behind the others.
+    if (this.inbox.length === 1) this.pump();
+  }
+
+  /**
+   * Frames and handles what is in the inbox until it is empty or the slice's
+   * time is up; then pauses the socket and comes back on the next turn.
+   */
+  private pump(): void {
+    if (!this.turnStarted) {
+      this.turnStarted = true;
+      this.deadline = performance.now() + this.sliceMs;
+      setImmediate(this.endTurn);
+    }
     try {
-      this.framer.push(chunk, (type, body) => {
-        if (this.closing) return;
-        const m = this.codec.decode(type, body, this.decodeCtx);
-        const st = this.opts.stats;
-        if (st) {
-          st.messagesIn++;
-          if (m.type === 'update') st.updatesIn++;
+      while (this.inbox.length > 0) {
+        if (this.failed || this.closing) {
+          this.inbox = [];
+          break;
         }
-        inHandler = true;
-        this.handlers.onMessage(m);
-        inHandler = false;
-      });
+        if (performance.now() >= this.deadline) {
+          this.yields++;
+          this.socket.pause();
+          setImmediate(this.resume);
+          return;
+        }
+        const chunk = this.inbox[0];
+        const used = this.framer.push(chunk, this.frame);
+        if (used < chunk.length) this.inbox[0] = chunk.subarray(used);
+        else this.inbox.shift();
+      }
     } catch (e) {
+      this.inbox = [];
       // A throwing handler is our bug, not bad input: let it surface.
-      if (inHandler) throw e;
+      if (this.inHandler) {
+        this.inHandler = false;
+        throw e;
+      }
       this.fail(e instanceof BgpError ? e : BgpError.cease('OUT_OF_RESOURCES', `internal error decoding a message: ${String(e)}`));
     }
+    if (this.socket.isPaused()) this.socket.resume();
+  }
+
+  private inHandler = false;
+
+  /** One frame: decode (with the contexts as they are now: an OPEN changes them for the next frame), hand on; false when the slice is over. */
+  private onFrame(type: number, body: Uint8Array): boolean {
+    if (this.closing) return false;
+    const m = this.codec.decode(type, body, this.decodeCtx);
+    const st = this.opts.stats;
+    if (st) {
+      st.messagesIn++;
+      if (m.type === 'update') st.updatesIn++;
+    }
+    this.inHandler = true;
+    this.handlers.onMessage(m);
+    this.inHandler = false;
+    return performance.now() < this.deadline;
   }
 
   /** Decode failure: NOTIFICATION with the error's code, then close, then tell the owner. */

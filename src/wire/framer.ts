@@ -22,7 +22,8 @@ export function badLengthError(bodyLength: number, reason: string): BgpError {
   return BgpError.header('BAD_MESSAGE_LENGTH', reason, Uint8Array.of((total >>> 8) & 0xff, total & 0xff));
 }
 
-export type FrameHandler = (type: number, body: Uint8Array) => void;
+/** Handles one frame; returning `false` stops `push` after this frame (the caller keeps the rest of the chunk). */
+export type FrameHandler = (type: number, body: Uint8Array) => unknown;
 
 /**
  * Push parser for the TCP byte stream: reassembles messages split across
@@ -49,17 +50,26 @@ export class Framer {
     return this.have;
   }
 
-  push(chunk: Uint8Array, onFrame: FrameHandler): void {
+  /**
+   * Hands out every complete frame of `chunk` (and keeps an incomplete tail).
+   * Returns the bytes of `chunk` consumed: `chunk.length`, unless the handler
+   * returned `false`, in which case it stopped right after that frame and the
+   * caller pushes `chunk.subarray(returned)` later (the session slices a big
+   * burst this way to yield to the event loop).
+   */
+  push(chunk: Uint8Array, onFrame: FrameHandler): number {
     let off = 0;
     if (this.partial) {
       off = this.fill(chunk, onFrame);
-      if (this.partial) return;
+      if (this.partial) return chunk.length;
+      if (this.halted) return this.halt(off);
     }
     while (chunk.length - off >= HEADER_LENGTH) {
       const length = this.check(chunk, off);
       if (chunk.length - off < length) break;
-      onFrame(chunk[off + 18], chunk.subarray(off + HEADER_LENGTH, off + length));
+      const go = onFrame(chunk[off + 18], chunk.subarray(off + HEADER_LENGTH, off + length));
       off += length;
+      if (go === false && off < chunk.length) return off;
     }
     const rest = chunk.length - off;
     if (rest > 0) {
@@ -68,6 +78,15 @@ export class Framer {
       this.partial.set(chunk.subarray(off), 0);
       this.have = rest;
     }
+    return chunk.length;
+  }
+
+  /** Set when the handler of a frame completed by `fill` asked to stop. */
+  private halted = false;
+
+  private halt(off: number): number {
+    this.halted = false;
+    return off;
   }
 
   /** Feeds the start of `chunk` into the pending frame; returns the bytes consumed. */
@@ -94,7 +113,7 @@ export class Framer {
     if (this.have === total) {
       this.partial = null;
       this.have = 0;
-      onFrame(buf[18], buf.subarray(HEADER_LENGTH, total));
+      this.halted = onFrame(buf[18], buf.subarray(HEADER_LENGTH, total)) === false && off < chunk.length;
     }
     return off;
   }

@@ -121,6 +121,48 @@ describe('BgpConnection', () => {
       expect(hs.got.map((m) => m.type)).toEqual(['notification', 'keepalive', 'update']);
     });
 
+    it('handles a big burst in slices that let the event loop run between them (issue 14: no loop blocked by a full table)', async () => {
+      const [client, srv] = await pair();
+      const N = 400;
+      // Each message costs at least 1 ms (as a big UPDATE's ingest may): one turn of the loop may take about sliceMs of them.
+      const busy = (ms: number) => { const end = performance.now() + ms; while (performance.now() < end) { /* spin */ } };
+      let got = 0;
+      let done!: () => void;
+      const all = new Promise<void>((r) => { done = r; });
+      const conn = new BgpConnection(srv, { onMessage: () => { busy(1); if (++got === N) done(); }, onError: () => {}, onClose: () => {} }, { codec: WIRE_CODEC, sliceMs: 5 });
+      // A probe that runs once per turn of the loop: how many messages were handled between two of its runs.
+      const perTurn: number[] = [];
+      let last = 0;
+      let probing = true;
+      const probe = () => { perTurn.push(got - last); last = got; if (probing) setImmediate(probe); };
+      setImmediate(probe);
+      const one = WIRE_CODEC.encode(upd, {} as never);
+      const burst = new Uint8Array(one.length * N);
+      for (let i = 0; i < N; i++) burst.set(one, i * one.length);
+      client.write(burst); // 9 KB: typically one or two reads, each holding hundreds of messages
+      await all;
+      probing = false;
+      expect(got).toBe(N);
+      // Without slicing, one read's worth (hundreds of messages, hundreds of ms) would be handled in one turn.
+      expect(Math.max(...perTurn)).toBeLessThanOrEqual(6);
+      expect(conn.slices).toBeGreaterThanOrEqual(N / 6 - 1);
+      expect(perTurn.filter((n) => n > 0).length).toBeGreaterThanOrEqual(N / 6);
+    });
+
+    it('messages keep their order across slices and chunk splits', async () => {
+      const [client, srv] = await pair();
+      const seen: string[] = [];
+      const conn = new BgpConnection(srv, { onMessage: (m) => { seen.push(m.type); const end = performance.now() + 2; while (performance.now() < end) { /* spin */ } }, onError: () => {}, onClose: () => {} }, { codec: WIRE_CODEC, sliceMs: 1 });
+      const kinds: Message[] = [];
+      for (let i = 0; i < 60; i++) kinds.push(i % 3 === 0 ? { type: 'keepalive' } : upd);
+      const bytes = Buffer.concat(kinds.map((m) => Buffer.from(WIRE_CODEC.encode(m, {} as never))));
+      // Split at odd places so that slices end mid-chunk and frames straddle chunks.
+      for (let o = 0; o < bytes.length; o += 37) client.write(bytes.subarray(o, o + 37));
+      await until(() => seen.length === 60);
+      expect(seen).toEqual(kinds.map((m) => m.type));
+      expect(conn.slices).toBeGreaterThan(0);
+    });
+
     it('a bad header gets NOTIFICATION 1/1 back and the connection closes', async () => {
       const [client, srv] = await pair();
       const hs = handlers();

@@ -112,6 +112,50 @@ describe('Framer reassembly', () => {
     );
   });
 
+  it('stops after a frame whose handler returns false and takes the rest when pushed again, under any chunking and any stops', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(), { maxLength: 12 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 20 }), (cuts, stops) => {
+        const framer = new Framer();
+        const frames: Frame[] = [];
+        let n = 0;
+        const onFrame = (type: number, body: Uint8Array) => {
+          frames.push({ type, body: [...body] });
+          return !stops[n++ % stops.length];
+        };
+        let pushes = 0;
+        for (let chunk of split(STREAM, cuts)) {
+          for (;;) {
+            const used = framer.push(chunk, onFrame);
+            pushes++;
+            expect(used).toBeGreaterThanOrEqual(0);
+            expect(used).toBeLessThanOrEqual(chunk.length);
+            if (used === chunk.length) break;
+            // It stopped right after a frame whose handler said so, with bytes left.
+            expect(stops[(n - 1) % stops.length]).toBe(true);
+            chunk = chunk.subarray(used);
+          }
+        }
+        expect(frames).toEqual(EXPECTED);
+        expect(framer.buffered).toBe(0);
+        expect(pushes).toBeGreaterThan(0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a handler that always says stop gets one frame per push', () => {
+    const framer = new Framer();
+    let frames = 0;
+    let rest: Uint8Array = STREAM;
+    let pushes = 0;
+    while (rest.length > 0) {
+      rest = rest.subarray(framer.push(rest, () => { frames++; return false; }));
+      pushes++;
+    }
+    expect(frames).toBe(SAMPLE.length);
+    expect(pushes).toBe(SAMPLE.length);
+  });
+
   it('hands out views into the chunk for whole frames', () => {
     const views: Uint8Array[] = [];
     new Framer().push(STREAM, (_t, body) => views.push(body));
