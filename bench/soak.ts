@@ -26,11 +26,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sender = await TableSender.start(routes, '127.0.0.1', '127.0.0.2', { timeoutMs: 600_000 });
 const node = spawn(process.execPath, ['--import', 'tsx', join(dirname(fileURLToPath(import.meta.url)), 'soak-node.ts'), String(sender.port)], { stdio: ['pipe', 'pipe', 'inherit'] });
 const events: { event: string; reason?: string; at: number }[] = [];
+/** The node's longest event-loop stall: overall (from the first table on) and in the current cycle. */
+const loopMax = { all: 0, cycle: 0, gcCycle: 0 };
+const loopPerCycle: number[] = [];
+const gcPerCycle: number[] = [];
 const lines = createInterface({ input: node.stdout! });
 const metricsPort = await new Promise<number>((resolve) => {
   lines.on('line', (l) => {
-    const m = JSON.parse(l) as { metrics?: number; event?: string; reason?: string };
+    const m = JSON.parse(l) as { metrics?: number; event?: string; reason?: string; loopMaxMs?: number; gcMaxMs?: number };
     if (m.metrics !== undefined) resolve(m.metrics);
+    else if (m.loopMaxMs !== undefined) {
+      loopMax.all = Math.max(loopMax.all, m.loopMaxMs);
+      loopMax.cycle = Math.max(loopMax.cycle, m.loopMaxMs);
+      loopMax.gcCycle = Math.max(loopMax.gcCycle, m.gcMaxMs ?? 0);
+    }
     else events.push({ event: m.event!, reason: m.reason, at: Date.now() });
   });
 });
@@ -61,6 +70,9 @@ for (;;) {
   await sleep(1000);
 }
 
+loopMax.all = 0;
+loopMax.cycle = 0;
+loopMax.gcCycle = 0;
 const health = { sent: 0, failed: 0, maxMs: 0 };
 const scrape = { sent: 0, failed: 0, maxMs: 0 };
 const rss: { cycle: number; rssMiB: number; received: number }[] = [];
@@ -96,7 +108,11 @@ for (let c = 1; c <= cycles; c++) {
   const r = await probe('/metrics', 10_000);
   if (r.ok) lastBody = r.body;
   rss.push({ cycle: c, rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1 });
-  console.log(`cycle ${c}/${cycles}: RSS ${rss.at(-1)!.rssMiB} MiB, health ${health.failed}/${health.sent} failed (max ${health.maxMs.toFixed(0)} ms), scrapes ${scrape.failed}/${scrape.sent} failed (max ${scrape.maxMs.toFixed(0)} ms), resets ${events.filter((e) => e.event === 'down').length}`);
+  loopPerCycle.push(Math.round(loopMax.cycle));
+  gcPerCycle.push(Math.round(loopMax.gcCycle));
+  loopMax.cycle = 0;
+  loopMax.gcCycle = 0;
+  console.log(`cycle ${c}/${cycles}: RSS ${rss.at(-1)!.rssMiB} MiB, longest loop stall ${loopPerCycle.at(-1)} ms (GC pause ${gcPerCycle.at(-1)} ms), health ${health.failed}/${health.sent} failed (max ${health.maxMs.toFixed(0)} ms), scrapes ${scrape.failed}/${scrape.sent} failed (max ${scrape.maxMs.toFixed(0)} ms), resets ${events.filter((e) => e.event === 'down').length}`);
 }
 running = false;
 await Promise.all([healthLoop, scrapeLoop]);
@@ -110,6 +126,8 @@ emit({
     ['/metrics scrapes failed (10 s timeout, every 15 s)', `${scrape.failed} of ${scrape.sent} (slowest ${scrape.maxMs.toFixed(0)} ms)`],
     ['session resets', `${resets.length}${resets.length ? ` (${[...new Set(resets.map((e) => e.reason))].join('; ')})` : ''}`],
     ['node RSS at the end of each cycle (MiB)', rss.map((x) => x.rssMiB).join(', ')],
+    ['node: longest event-loop stall per cycle (ms)', loopPerCycle.join(', ')],
+    ['node: longest GC pause per cycle (ms)', gcPerCycle.join(', ')],
   ],
   notes: ['The router is tsbgp itself (bench/table-sender.ts) in another process over loopback; the node is a speaker with the agent metrics server (bench/soak-node.ts), hold time 90 s. The machine may be shared: figures are noisy.'],
 });
