@@ -418,6 +418,7 @@ class AgentLoop {
         return redistribution.list();
       },
       listenPort: this.opts.listenPort,
+      maxPrefixes: this.opts.maxPrefixes,
       speakerOptions: this.speakerOpts,
       source: this.source.status(),
       sessions: speaker?.status() ?? [],

@@ -313,12 +313,13 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'plan': {
-        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } }, 'some');
+        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' } }, 'some');
         const node = required(cmd, values, 'node');
         const manifests = manifestPaths(cmd, values, positionals);
         const listenPort = port(cmd, values['listen-port'] as string | undefined);
+        const { maxPrefixes } = maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined);
         const loaded = await loadLayers(manifests);
-        const view = planJson(planFor(stateOf(loaded.resources), node), { issues: loaded.issues, listenPort });
+        const view = planJson(planFor(stateOf(loaded.resources), node), { issues: loaded.issues, listenPort, maxPrefixes });
         print(values.json === true, view, () => renderPlan(view));
         if (view.errors.length > 0) {
           if (values.json === true) for (const e of view.errors) err(`tsbgp plan: ${e.file ? `${e.file}: ` : ''}${e.kind ? `${e.kind} ` : ''}${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}${e.field ? `: ${e.field}` : ''}: ${e.message}\n`);

@@ -66,7 +66,7 @@ example:
   tsbgp explain 198.18.0.0/16
   tsbgp explain yaobank/customer
 `,
-  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--json]
+  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--json]
 
 Offline, without sessions: what the agent would advertise from NODE, to which
 peers, and every configuration error and warning. Exits 1 when the plan has errors.
@@ -75,6 +75,8 @@ options:
   --node NAME        the node to plan for
   --manifests PATH   manifest files or folders (repeatable; later layers win)
   --listen-port N    as the agent's flag
+  --max-prefixes L[,A[,W%]]  as the agent's flag (shown per peer; a BGPPeer's
+                     tsbgp.io/max-prefixes annotation overrides it)
 ${JSON_FLAG}
 
 example:

@@ -8,6 +8,7 @@
  * from that peer are refused and reported (log, status, metrics) while the
  * session and the node's own advertisements stay up.
  */
+import { parseMaxPrefixSpec } from '../speaker/max-prefix.js';
 import type { MaxPrefixLimit, PeerOptions } from '../speaker/types.js';
 
 /** Routes per family and peer before the agent refuses more. */
@@ -25,26 +26,20 @@ export function defaultMaxPrefixes(): AgentMaxPrefixes {
 /**
  * `--max-prefixes LIMIT[,ACTION[,WARN%]]`: LIMIT routes per family and peer
  * (0: no limit), ACTION block (default), warn or restart, WARN% the warning
- * threshold (default 80). Throws naming the flag and what is wrong.
+ * threshold (default 80). Throws naming the flag and what is wrong. The same
+ * text on a BGPPeer's `tsbgp.io/max-prefixes` annotation sets that peer's.
  */
 export function parseMaxPrefixes(text: string): AgentMaxPrefixes {
-  const fail = (why: string): never => {
-    throw new Error(`--max-prefixes: expected LIMIT[,ACTION[,WARN%]] (e.g. 20000 or 50000,restart or 20000,block,90), got ${JSON.stringify(text)}: ${why}`);
-  };
-  const [limitText, actionText, warnText, ...rest] = text.split(',').map((s) => s.trim());
-  if (rest.length > 0) fail('too many parts');
-  if (!/^\d+$/.test(limitText ?? '')) fail(`LIMIT ${JSON.stringify(limitText)} is not a whole number`);
-  const limit = Number(limitText);
-  if (limit === 0) return undefined;
-  if (limit > 0x7fffffff) fail(`LIMIT must be at most ${0x7fffffff}`);
-  const action = (actionText === undefined || actionText === '' ? DEFAULT_MAX_PREFIX_ACTION : actionText) as MaxPrefixLimit['action'];
-  if (!['block', 'warn', 'restart'].includes(action!)) fail(`ACTION ${JSON.stringify(actionText)} is not block, warn or restart`);
-  let warningThreshold = 80;
-  if (warnText !== undefined) {
-    const w = warnText.replace(/%$/, '');
-    if (!/^\d+$/.test(w) || Number(w) < 1 || Number(w) > 100) fail(`WARN% ${JSON.stringify(warnText)} is not a percentage 1-100`);
-    warningThreshold = Number(w);
+  let l: MaxPrefixLimit | null;
+  try {
+    l = parseMaxPrefixSpec(text);
+  } catch (e) {
+    throw new Error(`--max-prefixes: ${(e as Error).message}`);
   }
-  const l: MaxPrefixLimit = { limit, action, warningThreshold };
-  return { ipv4: l, ipv6: l };
+  return perFamily(l);
+}
+
+/** The same limit for both families; undefined for none. */
+export function perFamily(l: MaxPrefixLimit | null): AgentMaxPrefixes {
+  return l === null ? undefined : { ipv4: l, ipv6: l };
 }

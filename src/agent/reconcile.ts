@@ -3,6 +3,7 @@
  * speaker operations that turn one into the other. Pure: plain data in,
  * plain data out; the agent shell carries the operations out.
  */
+import { perFamily } from './max-prefixes.js';
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
@@ -72,7 +73,9 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   if (p.bfd !== undefined) o.bfd = { minRx: p.bfd.minRx, minTx: p.bfd.minTx, multiplier: p.bfd.multiplier, passive: p.bfd.passive };
   if (p.passwordValue !== undefined) o.password = p.passwordValue.reveal();
   if (p.ttlSecurity !== undefined && p.ttlSecurity > 0) o.ttlSecurity = p.ttlSecurity;
-  if (maxPrefixes !== undefined) o.maxPrefixes = maxPrefixes;
+  // The BGPPeer's tsbgp.io/max-prefixes annotation wins over the agent's --max-prefixes.
+  const limits = p.maxPrefixes !== undefined ? perFamily(p.maxPrefixes) : maxPrefixes;
+  if (limits !== undefined) o.maxPrefixes = limits;
   if (p.filters.length > 0) {
     o.exportPolicies = exportPolicyNames(p);
     o.importPolicies = importPolicyNames(p);

@@ -33,7 +33,7 @@ export function renderPlan(v: PlanJson): string {
       'PEERS (exports: BGPFilters, then the built-in export policy)',
       v.peers.map(
         (p) =>
-          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  exports: ${p.exports.join(', ') || '-'}`,
+          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
       ),
       'none',
     ),

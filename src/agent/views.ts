@@ -2,6 +2,8 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
+import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
+import { formatMaxPrefixLimit } from '../speaker/max-prefix.js';
 import type { KernelStatusJson } from './kernel.js';
 import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
@@ -57,6 +59,8 @@ export interface PeerJson {
   readonly refused: boolean;
   /** Prefixes exported to the peer after policy (built-in export; see `exportPolicy`). */
   readonly exports: readonly string[];
+  /** The max-prefix limit of each family (`LIMIT,ACTION,WARN%` or `none`) and where it comes from. */
+  readonly maxPrefixes: { readonly limit: string; readonly from: 'annotation' | 'agent' };
 }
 
 export interface RefusedJson {
@@ -149,7 +153,8 @@ export function peerOrigin(p: PlannedPeer): string {
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 
-export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number } = {}): PlanJson {
+export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number; maxPrefixes?: AgentMaxPrefixes | null } = {}): PlanJson {
+  const agentLimit = formatMaxPrefixLimit(opts.maxPrefixes === null ? null : (opts.maxPrefixes ?? defaultMaxPrefixes())?.ipv4);
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
   const issues = opts.issues ?? [];
@@ -174,6 +179,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         filters: [...p.filters],
         refused: !runs,
         exports: runs ? exportsTo(plan, p, redistributed).map(String) : [],
+        maxPrefixes: p.maxPrefixes !== undefined ? { limit: formatMaxPrefixLimit(p.maxPrefixes), from: 'annotation' } : { limit: agentLimit, from: 'agent' },
       };
     }),
     refused: plan.refused.map(refusedJson),
@@ -380,6 +386,8 @@ export interface AgentSnapshot {
   readonly advertised: (peer: string) => readonly AdvertisedRoute[];
   /** Kernel route programming; null when off. */
   readonly kernel?: KernelStatusJson | null;
+  /** The agent's --max-prefixes (undefined: the default; null: none). */
+  readonly maxPrefixes?: AgentMaxPrefixes | null;
 }
 
 const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
@@ -426,7 +434,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
 
 /** `tsbgp plan` as the control socket answers it: the planner's plan, with every current error. */
 export function agentPlanJson(s: AgentSnapshot): PlanJson {
-  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort }), errors: currentErrors(s) };
+  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes }), errors: currentErrors(s) };
 }
 
 /** `tsbgp routes PEER` named a peer the plan does not have. */
@@ -435,7 +443,7 @@ export class NoSuchPeer extends Error {}
 /** `tsbgp routes [PEER]`: the applied plan's peers with what the speaker sends each, and why. Throws for a peer not planned. */
 export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
   const plan = s.applied ?? s.planned;
-  const base = planJson(plan, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort });
+  const base = planJson(plan, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes });
   const live = new Map(s.sessions.map((x) => [x.address, x]));
   const redistributed = new Map(s.redistributed.map((r) => [r.prefix.toString(), r]));
   const reasonsFor = (prefix: Prefix): readonly unknown[] => {

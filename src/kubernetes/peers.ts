@@ -192,6 +192,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       ttlSecurity: p.ttlSecurity,
       reachableBy: p.reachableBy,
       ...(bfd ? { bfd } : {}),
+      ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
       refusedSettings,
       refused: refusedSettings.length > 0,
     };

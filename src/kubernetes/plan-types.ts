@@ -1,3 +1,4 @@
+import type { MaxPrefixLimit } from '../speaker/types.js';
 import type { Address, Prefix } from '../net/index.js';
 import type { KernelPlan } from './kernel.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';
@@ -87,6 +88,8 @@ export interface PlannedPeer {
    * prefix length). Intervals in ms.
    */
   readonly bfd?: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean };
+  /** From the BGPPeer's tsbgp.io/max-prefixes annotation, per family (null: no limit); absent: the agent's --max-prefixes. */
+  readonly maxPrefixes?: MaxPrefixLimit | null;
   /** Settings that cannot be honoured; when non-empty the peer is refused (not started). */
   readonly refusedSettings: readonly { readonly field: string; readonly message: string }[];
   readonly refused: boolean;

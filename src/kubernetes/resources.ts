@@ -1,6 +1,7 @@
 import type { Address, Family, Prefix } from '../net/index.js';
 import type { LargeCommunity } from '../wire/types.js';
 import type { SecretValue } from './secrets.js';
+import type { MaxPrefixLimit } from '../speaker/types.js';
 import type { Selector } from './selector.js';
 
 /**
@@ -18,6 +19,8 @@ export const CALICO_ANNOTATIONS = {
   bfdTransmitInterval: 'tsbgp.io/bfd-transmit-interval',
   bfdDetectMultiplier: 'tsbgp.io/bfd-detect-multiplier',
   bfdPassiveMode: 'tsbgp.io/bfd-passive-mode',
+  /** tsbgp's max-prefix limit for a BGPPeer's sessions: `LIMIT[,ACTION[,WARN%]]` as `--max-prefixes` (docs/limits.md). */
+  maxPrefixes: 'tsbgp.io/max-prefixes',
   rrClusterId: 'projectcalico.org/RouteReflectorClusterID',
 } as const;
 
@@ -155,6 +158,11 @@ export interface BGPPeer {
   readonly bfd: BfdProfile;
   /** `Manual`: no implied reverse peerings from this BGPPeer (default `Auto`). */
   readonly reversePeering: 'Auto' | 'Manual';
+  /**
+   * The tsbgp.io/max-prefixes annotation: this peer's limit per family
+   * (null: none, `0`); absent: the agent's `--max-prefixes` (default 20000,block,80%).
+   */
+  readonly maxPrefixes?: MaxPrefixLimit | null;
 }
 
 /** MetalLB BFDProfile's fields, as tsbgp reads them from a BGPPeer's annotations. */

@@ -9,6 +9,7 @@
 import type { Address, Family, Prefix } from '../net/index.js';
 import { CALICO_ANNOTATIONS, type BGPConfiguration, type BGPFilter, type BGPPeer, type BlockAffinity, type BlockState, type CommunityValue, type FilterOperation, type FilterRule, type IPPool, type PrefixAdvertisement } from './resources.js';
 import { ALL } from './selector.js';
+import { parseMaxPrefixSpec } from '../speaker/max-prefix.js';
 import {
   addressValue,
   asList,
@@ -161,9 +162,22 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     detectMultiplier: annInt(CALICO_ANNOTATIONS.bfdDetectMultiplier, 2, 255, 3),
     passiveMode: passive === 'true',
   };
+  // Max-prefix: the tsbgp.io/max-prefixes annotation (same text as the agent's --max-prefixes); a bad value is an error and the agent's default applies.
+  const mpText = m.annotations[CALICO_ANNOTATIONS.maxPrefixes];
+  const maxPrefixes =
+    mpText === undefined
+      ? undefined
+      : issues.soft(() => {
+          try {
+            return parseMaxPrefixSpec(mpText);
+          } catch (e) {
+            throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, `${(e as Error).message}; the agent's --max-prefixes applies instead`);
+          }
+        }, undefined);
   return {
     kind: 'BGPPeer',
     name: m.name,
+    ...(maxPrefixes !== undefined ? { maxPrefixes } : {}),
     node: node ?? undefined,
     nodeSelector: nodeSelector ?? undefined,
     peerIP: peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined,

@@ -49,6 +49,43 @@ export function validateMaxPrefixes(m: PeerOptions['maxPrefixes'], where: string
   }
 }
 
+/**
+ * `LIMIT[,ACTION[,WARN%]]`, as the agent's `--max-prefixes` flag and the
+ * BGPPeer annotation `tsbgp.io/max-prefixes` write it: LIMIT routes per
+ * family (0: no limit, returned as null), ACTION block (default), warn or
+ * restart, WARN% the warning threshold (default 80). Throws an Error saying
+ * what is wrong (the caller adds where).
+ */
+export function parseMaxPrefixSpec(text: string): MaxPrefixLimit | null {
+  const fail = (why: string): never => {
+    throw new Error(`expected LIMIT[,ACTION[,WARN%]] (e.g. 20000 or 50000,restart or 20000,block,90), got ${JSON.stringify(text)}: ${why}`);
+  };
+  const [limitText, actionText, warnText, ...rest] = text.split(',').map((s) => s.trim());
+  if (rest.length > 0) fail('too many parts');
+  if (!/^\d+$/.test(limitText ?? '')) fail(`LIMIT ${JSON.stringify(limitText)} is not a whole number`);
+  const limit = Number(limitText);
+  if (limit === 0) {
+    if (actionText !== undefined || warnText !== undefined) fail('LIMIT 0 (no limit) takes no ACTION or WARN%');
+    return null;
+  }
+  if (limit > MAX_LIMIT) fail(`LIMIT must be at most ${MAX_LIMIT}`);
+  const action = (actionText === undefined || actionText === '' ? 'block' : actionText) as NonNullable<MaxPrefixLimit['action']>;
+  if (!['block', 'warn', 'restart'].includes(action)) fail(`ACTION ${JSON.stringify(actionText)} is not block, warn or restart`);
+  let warningThreshold = DEFAULT_WARNING_THRESHOLD;
+  if (warnText !== undefined) {
+    const w = warnText.replace(/%$/, '');
+    if (!/^\d+$/.test(w) || Number(w) < 1 || Number(w) > 100) fail(`WARN% ${JSON.stringify(warnText)} is not a percentage 1-100`);
+    warningThreshold = Number(w);
+  }
+  return { limit, action, warningThreshold };
+}
+
+/** `20000,block,80%`, or `none`: a limit as parseMaxPrefixSpec reads it. */
+export function formatMaxPrefixLimit(l: MaxPrefixLimit | null | undefined): string {
+  if (!l) return 'none';
+  return `${l.limit},${l.action ?? 'restart'},${l.warningThreshold ?? DEFAULT_WARNING_THRESHOLD}%`;
+}
+
 /** The RIB's hard caps: the limits whose action is 'block'. */
 export function blockCaps(m: PeerOptions['maxPrefixes']): Partial<Record<4 | 6, number>> | undefined {
   if (m === undefined) return undefined;
