@@ -13,7 +13,9 @@
  * receiver's event loop (which is what is measured).
  */
 import { createInterface } from 'node:readline';
+import { Prefix } from '../src/net/prefix.js';
 import { BgpSpeaker } from '../src/speaker.js';
+import type { RouteAttributes } from '../src/speaker/types.js';
 import { fullTable, routes } from './lab/table.js';
 
 const [routesArg, listenAddr, peerAddr, peerAsnArg] = process.argv.slice(2);
@@ -26,14 +28,19 @@ const table = fullTable({ v4: n, v6: 0, sets: 2000, seed: 14 });
 const sp = new BgpSpeaker({ asn: 65000, routerId: listenAddr.includes(':') ? '192.0.2.254' : listenAddr, listen: { addresses: [listenAddr], port: 0 } });
 sp.addPeer({ address: peerAddr, asn: Number(peerAsnArg ?? 64512), passive: true, families: ['ipv4'], holdTime: 90 });
 
+// Parsed once: a router re-announcing its table does not re-read it from text each time.
+const prefixes: Prefix[] = [];
+const setOf: number[] = [];
+for (const r of routes(table, 4)) {
+  prefixes.push(Prefix.parse(r.prefix));
+  setOf.push(r.set);
+}
+const attrs: RouteAttributes[] = table.sets.map((s) => ({ origin: s.origin, med: s.med, communities: s.communities, largeCommunities: s.largeCommunities, asPath: s.asPath }));
 const announce = () => {
-  for (const r of routes(table, 4)) {
-    const s = table.sets[r.set];
-    sp.originate(r.prefix, { origin: s.origin, med: s.med, communities: s.communities, largeCommunities: s.largeCommunities, asPath: s.asPath });
-  }
+  for (let i = 0; i < prefixes.length; i++) sp.originate(prefixes[i], attrs[setOf[i]]);
 };
 const withdraw = () => {
-  for (const r of routes(table, 4)) sp.withdraw(r.prefix);
+  for (const p of prefixes) sp.withdraw(p);
 };
 announce();
 await sp.start();
