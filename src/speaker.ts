@@ -537,7 +537,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
           received: c.received,
           accepted: c.accepted,
           advertised: group?.adjRibOutSizeOf(f) ?? 0,
-          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, refused), refused } : {}),
+          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, e.limits.outstanding(name, refused)), refused } : {}),
+          ...(l && e.limits.outstanding(name, refused) > 0 ? { refusedRecovery: e.peer.negotiated?.routeRefresh === true ? 'route-refresh' : 'session-restart' } : {}),
         };
       };
       families = { ipv4: fam('ipv4', 4), ipv6: fam('ipv6', 6) };
@@ -711,9 +712,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.opts.maxPrefixes === undefined || e.ribAsn === undefined) return;
     for (const [name, f] of [['ipv4', 4], ['ipv6', 6]] as const) {
       const c = this.rib.adjRibInCounts(e.id, f);
-      for (const a of e.limits.check(name, c.received, this.rib.refusedCount(e.id, f))) {
+      for (const a of e.limits.check(name, c.received, this.rib.refusedCount(e.id, f), e.peer.negotiated?.routeRefresh === true)) {
         if (a.type === 'log') this.log(a.level, a.message, { peer: e.id, family: name });
-        else {
+        else if (a.type === 'refresh') {
+          this.log('info', a.message, { peer: e.id, family: name });
+          e.peer.send({ type: 'routeRefresh', afi: f === 4 ? 1 : 2, safi: 1, subtype: 0 });
+        } else {
           e.peer.automaticStop('MAXIMUM_PREFIXES', a.data, a.restartAfter);
           return;
         }

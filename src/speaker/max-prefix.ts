@@ -14,7 +14,9 @@ export type LimitState = 'ok' | 'warning' | 'exceeded';
 export type LimitAction =
   | { readonly type: 'log'; readonly level: 'info' | 'warning' | 'error'; readonly message: string }
   /** Cease 6/1 with `data`, reconnect after `restartAfter` seconds. */
-  | { readonly type: 'teardown'; readonly family: FamilyName; readonly data: Uint8Array; readonly restartAfter: number; readonly message: string };
+  | { readonly type: 'teardown'; readonly family: FamilyName; readonly data: Uint8Array; readonly restartAfter: number; readonly message: string }
+  /** Send the peer a ROUTE-REFRESH (RFC 2918) for `family`: what `block` refused may now fit. */
+  | { readonly type: 'refresh'; readonly family: FamilyName; readonly message: string };
 
 const FAMILIES: readonly FamilyName[] = ['ipv4', 'ipv6'];
 const AFI: Record<FamilyName, number> = { ipv4: 1, ipv6: 2 };
@@ -112,6 +114,10 @@ function warningAt(l: MaxPrefixLimit): number {
  */
 export class PrefixLimits {
   private said: Record<FamilyName, LimitState> = { ipv4: 'ok', ipv6: 'ok' };
+  /** The RIB's refused count when we last asked the peer again (route refresh): what came after is outstanding. */
+  private asked: Record<FamilyName, number> = { ipv4: 0, ipv6: 0 };
+  /** Said (once per session) that refused routes stay refused: the peer has no route refresh. */
+  private saidStuck: Record<FamilyName, boolean> = { ipv4: false, ipv6: false };
 
   constructor(
     private limits: PeerOptions['maxPrefixes'],
@@ -126,15 +132,50 @@ export class PrefixLimits {
     return this.limits?.[family];
   }
 
-  /** A new session: forget what was said about the last one. */
+  /** A new session: forget what was said about the last one (the RIB's refused counts start again at 0). */
   reset(): void {
     this.said = { ipv4: 'ok', ipv6: 'ok' };
+    this.asked = { ipv4: 0, ipv6: 0 };
+    this.saidStuck = { ipv4: false, ipv6: false };
   }
 
-  /** After routes of `family` changed: the logs and teardowns due. */
-  check(family: FamilyName, received: number, refused: number): LimitAction[] {
+  /** Routes refused by `block` and not asked for again since (`refused`: the RIB's count for this session). */
+  outstanding(family: FamilyName, refused: number): number {
+    return Math.max(0, refused - this.asked[family]);
+  }
+
+  /**
+   * After routes of `family` changed: the logs, teardowns and route
+   * refreshes due. `refused` is the RIB's count of routes refused by `block`
+   * this session; `canRefresh`, whether the peer negotiated route refresh.
+   *
+   * Refused routes are asked for again (ROUTE-REFRESH, as a router would)
+   * once the count falls under the warning threshold, not merely under the
+   * limit: a table hovering at the limit would otherwise make the peer
+   * resend everything at each withdrawal. Without route refresh they stay
+   * refused until the session restarts, and the log says so once.
+   */
+  check(family: FamilyName, received: number, refused: number, canRefresh = false): LimitAction[] {
     const l = this.limits?.[family];
     if (l === undefined) return [];
+    const out = this.recheck(l, family, received, refused, canRefresh);
+    return [...out, ...this.crossings(l, family, received, this.outstanding(family, refused))];
+  }
+
+  private recheck(l: MaxPrefixLimit, family: FamilyName, received: number, refused: number, canRefresh: boolean): LimitAction[] {
+    const waiting = this.outstanding(family, refused);
+    if ((l.action ?? 'restart') !== 'block' || waiting === 0 || received >= warningAt(l)) return [];
+    const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
+    if (canRefresh) {
+      this.asked[family] = refused;
+      return [{ type: 'refresh', family, message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ${l.limit}: asking the peer for its routes again (ROUTE-REFRESH) to take the ${waiting} refused` }];
+    }
+    if (this.saidStuck[family]) return [];
+    this.saidStuck[family] = true;
+    return [{ type: 'log', level: 'warning', message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ${l.limit}, but the peer does not support route refresh: the ${waiting} refused routes stay refused until the peer announces them again or the session restarts` }];
+  }
+
+  private crossings(l: MaxPrefixLimit, family: FamilyName, received: number, refused: number): LimitAction[] {
     const state = limitState(l, received, refused);
     const was = this.said[family];
     if (state === was) return [];

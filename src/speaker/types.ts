@@ -211,6 +211,13 @@ export interface FamilyCounters {
   readonly limitState?: 'ok' | 'warning' | 'exceeded';
   /** Announcements of new routes refused by a 'block' limit on this session. */
   readonly refused?: number;
+  /**
+   * While refused routes are outstanding: how they come back. 'route-refresh':
+   * asked for again once the count falls under the warning threshold;
+   * 'session-restart': the peer has no route refresh, so they stay refused
+   * until it announces them again or the session restarts.
+   */
+  readonly refusedRecovery?: 'route-refresh' | 'session-restart';
 }
 
 export interface PeerStatus {

@@ -3,7 +3,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMaxPrefixes, defaultMaxPrefixes } from '../../src/agent/max-prefixes.js';
-import { maxPrefixData, PrefixLimits } from '../../src/speaker/max-prefix.js';
+import { formatMaxPrefixLimit, maxPrefixData, parseMaxPrefixSpec, PrefixLimits } from '../../src/speaker/max-prefix.js';
 import type { MaxPrefixLimit } from '../../src/speaker/types.js';
 import { eventually, link, peerStatus, speaker, stopAll } from './helpers.js';
 
@@ -41,6 +41,30 @@ describe('max-prefix', () => {
     await eventually('withdrawn', () => peerStatus(b, '127.0.0.1').counters.families?.ipv4.received === 90);
     a.originate('198.18.200.1/32');
     await eventually('a new route under the limit', () => peerStatus(b, '127.0.0.1').counters.families?.ipv4.received === 91);
+  });
+
+  it('block: once under the warning threshold, the refused routes are asked for again with ROUTE-REFRESH (RFC 2918) and taken', async () => {
+    const { a, b, logs } = await pair({ limit: 100, action: 'block', warningThreshold: 80 }, 150);
+    await eventually('150 announcements seen', () => {
+      const f = peerStatus(b, '127.0.0.1').counters.families?.ipv4;
+      return f && f.received + (f.refused ?? 0) === 150 ? f : undefined;
+    });
+    expect(peerStatus(b, '127.0.0.1').counters.families?.ipv4.refusedRecovery).toBe('route-refresh');
+    const before = peerStatus(a, '127.0.0.2').counters.messagesIn;
+    // The router withdraws 30 of the routes we hold: 70 left, under the 80 % threshold. The 50 refused are still at the router.
+    const held = b.received('127.0.0.1').map((r) => r.prefix.toString()).slice(0, 30);
+    for (const p of held) a.withdraw(p);
+    // At 70 (under the 80 % threshold) b asks the router again; without that it would stay at 70: the router has no reason to resend the refused ones.
+    await eventually('the refresh', () => logs.some((l) => l.includes('asking the peer for its routes again (ROUTE-REFRESH) to take the 50 refused')));
+    const f = await eventually('refused routes taken after the refresh', () => {
+      const x = peerStatus(b, '127.0.0.1').counters.families?.ipv4;
+      return x?.received === 100 && x.refused === 50 + 20 ? x : undefined;
+    });
+    // 120 sent again: 30 fill the room, the other 20 (of the 50) are refused again; the 70 held are replacements.
+    expect(f).toMatchObject({ received: 100, limit: 100, limitState: 'exceeded' });
+    expect(peerStatus(a, '127.0.0.2').counters.messagesIn).toBeGreaterThan(before);
+    expect(logs.filter((l) => l.includes('ROUTE-REFRESH'))).toHaveLength(1);
+    expect(peerStatus(b, '127.0.0.1').state).toBe('Established');
   });
 
   it('restart: Cease 6/1 to the peer, and the session comes back after restartAfter', async () => {
@@ -92,6 +116,50 @@ describe('max-prefix pieces', () => {
     expect(l.check('ipv4', 3, 0).map((a) => a.type)).toEqual(['log']);
     expect(l.check('ipv4', 8, 0).map((a) => a.type)).toEqual(['log']);
     expect(l.check('ipv6', 1000, 0)).toEqual([]);
+  });
+
+  it('block: asks again (refresh) only under the warning threshold and only for what was refused since the last ask', () => {
+    const l = new PrefixLimits({ ipv4: { limit: 100, action: 'block', warningThreshold: 80 } }, '192.0.2.1');
+    expect(l.check('ipv4', 100, 5, true).map((a) => a.type)).toEqual(['log']); // limit reached
+    expect(l.check('ipv4', 99, 5, true)).toEqual([]); // under the limit, over the threshold: no refresh storm
+    expect(l.check('ipv4', 79, 5, true).map((a) => a.type)).toEqual(['refresh', 'log']); // asked again; back under the threshold
+    expect(l.outstanding('ipv4', 5)).toBe(0);
+    expect(l.check('ipv4', 70, 5, true)).toEqual([]); // nothing new refused since: no second ask
+    expect(l.check('ipv4', 100, 9, true).map((a) => a.type)).toEqual(['log']); // 4 more refused after the refresh
+    expect(l.outstanding('ipv4', 9)).toBe(4);
+    expect(l.check('ipv4', 50, 9, true).find((a) => a.type === 'refresh')).toMatchObject({ family: 'ipv4', message: expect.stringContaining('to take the 4 refused') });
+    l.reset();
+    expect(l.outstanding('ipv4', 3)).toBe(3);
+  });
+
+  it('block without route refresh: says once that the refused routes stay refused until the session restarts', () => {
+    const l = new PrefixLimits({ ipv6: { limit: 10, action: 'block' } }, '2001:db8::1');
+    l.check('ipv6', 10, 2, false);
+    const said = l.check('ipv6', 5, 2, false);
+    expect(said.map((a) => a.type)).not.toContain('refresh');
+    expect(said.find((a) => a.type === 'log' && a.message.includes('does not support route refresh'))).toMatchObject({ level: 'warning', message: expect.stringContaining('the 2 refused routes stay refused until the peer announces them again or the session restarts') });
+    expect(l.check('ipv6', 4, 2, false)).toEqual([]);
+    expect(l.outstanding('ipv6', 2)).toBe(2);
+  });
+
+  it('warn and restart never ask for a refresh', () => {
+    for (const action of ['warn', 'restart'] as const) {
+      const l = new PrefixLimits({ ipv4: { limit: 10, action } }, '192.0.2.1');
+      l.check('ipv4', 11, 3, true);
+      expect(l.check('ipv4', 1, 3, true).map((a) => a.type)).not.toContain('refresh');
+    }
+  });
+
+  it('LIMIT[,ACTION[,WARN%]] as the flag and the annotation write it', () => {
+    expect(parseMaxPrefixSpec('50000')).toEqual({ limit: 50000, action: 'block', warningThreshold: 80 });
+    expect(parseMaxPrefixSpec(' 50000 , restart , 90% ')).toEqual({ limit: 50000, action: 'restart', warningThreshold: 90 });
+    expect(parseMaxPrefixSpec('0')).toBeNull();
+    expect(() => parseMaxPrefixSpec('0,block')).toThrow('LIMIT 0 (no limit) takes no ACTION or WARN%');
+    expect(() => parseMaxPrefixSpec('10,block,0')).toThrow('WARN% "0" is not a percentage 1-100');
+    expect(() => parseMaxPrefixSpec('1,2,3,4')).toThrow('too many parts');
+    expect(() => parseMaxPrefixSpec('99999999999')).toThrow('LIMIT must be at most 2147483647');
+    expect(formatMaxPrefixLimit({ limit: 5, action: 'warn', warningThreshold: 50 })).toBe('5,warn,50%');
+    expect(formatMaxPrefixLimit(null)).toBe('none');
   });
 
   it('the agent flag and default', () => {
