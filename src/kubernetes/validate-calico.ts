@@ -162,7 +162,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     detectMultiplier: annInt(CALICO_ANNOTATIONS.bfdDetectMultiplier, 2, 255, 3),
     passiveMode: passive === 'true',
   };
-  // Max-prefix: the tsbgp.io/max-prefixes annotation (same text as the agent's --max-prefixes); a bad value is an error and the agent's default applies.
+  // Max-prefix: the tsbgp.io/max-prefixes annotation, the text of the agent's --max-prefixes (Calico's BGPPeer has no such field).
   const mpText = m.annotations[CALICO_ANNOTATIONS.maxPrefixes];
   const maxPrefixes =
     mpText === undefined
@@ -171,7 +171,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
           try {
             return parseMaxPrefixSpec(mpText);
           } catch (e) {
-            throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, `${(e as Error).message}; the agent's --max-prefixes applies instead`);
+            throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, (e as Error).message);
           }
         }, undefined);
   return {
