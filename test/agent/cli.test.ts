@@ -41,7 +41,8 @@ function assertShape(v: PlanJson): void {
     for (const x of r.reasons) expect(typeof x.kind === 'string' && typeof x.text === 'string').toBe(true);
   }
   for (const p of v.peers) {
-    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exports', 'filters', 'id', 'localAsn', 'origin', 'passive', 'port', 'refused', 'routeReflectorClusterId', 'type']);
+    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exports', 'filters', 'id', 'localAsn', 'maxPrefixes', 'origin', 'passive', 'port', 'refused', 'routeReflectorClusterId', 'type']);
+    expect(p.maxPrefixes).toEqual({ limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/), from: expect.stringMatching(/^(annotation|agent)$/) });
     expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
     expect(typeof p.port).toBe('number');
   }
@@ -89,7 +90,7 @@ describe('tsbgp plan over examples/yaobank', () => {
     const res = await run(['plan', '--node', 'worker1', '--manifests', ...layers(4)]);
     expect(res.code).toBe(0);
     expect(res.stdout).toContain('203.0.113.10/32  ← Service yaobank/customer externalIP 203.0.113.10');
-    expect(res.stdout).toMatch(/192\.0\.2\.20:179 AS 65000 global ← BGPPeer host1 {2}exports: .*203\.0\.113\.10\/32/);
+    expect(res.stdout).toMatch(/192\.0\.2\.20:179 AS 65000 global ← BGPPeer host1 {2}max-prefixes 20000,block,80% {2}exports: .*203\.0\.113\.10\/32/);
   });
 
   it('invalid manifests: exit 1, each error with file, kind, name and field, the valid rest still planned', async () => {
