@@ -75,7 +75,7 @@ loopMax.cycle = 0;
 loopMax.gcCycle = 0;
 const health = { sent: 0, failed: 0, maxMs: 0 };
 const scrape = { sent: 0, failed: 0, maxMs: 0 };
-const rss: { cycle: number; rssMiB: number; received: number }[] = [];
+const rss: { cycle: number; rssMiB: number; received: number; full: { rssMiB: number; received: number } }[] = [];
 const start = Date.now();
 let running = true;
 const healthLoop = (async () => {
@@ -99,21 +99,39 @@ const scrapeLoop = (async () => {
   }
 })();
 const cycles = Math.max(1, Math.round(durationS / cycleS));
+// Each cycle: the full table is in for the first half, withdrawn for the second; the
+// router's commands are timed but not waited on past their half, so a cycle stays cycleS long.
+let announced: Promise<unknown> | undefined;
+const senderMs: { withdraw: number; announce: number }[] = [];
+let announceMs = 0;
 for (let c = 1; c <= cycles; c++) {
   const cycleStart = Date.now();
   await sleep(cycleS * 500);
+  if (announced) await announced;
+  const full = await probe('/metrics', 10_000);
+  if (full.ok) lastBody = full.body;
+  const atFull = { rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1 };
+  const w0 = Date.now();
   await sender.command('withdraw');
+  senderMs.push({ withdraw: Date.now() - w0, announce: announceMs });
   await sleep(Math.max(0, cycleStart + cycleS * 1000 - Date.now()));
-  await sender.command('announce');
   const r = await probe('/metrics', 10_000);
   if (r.ok) lastBody = r.body;
-  rss.push({ cycle: c, rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1 });
+  rss.push({ cycle: c, rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1, full: atFull });
+  const a0 = Date.now();
+  announced = sender.command('announce').then(() => {
+    announceMs = Date.now() - a0;
+  });
   loopPerCycle.push(Math.round(loopMax.cycle));
   gcPerCycle.push(Math.round(loopMax.gcCycle));
   loopMax.cycle = 0;
   loopMax.gcCycle = 0;
-  console.log(`cycle ${c}/${cycles}: RSS ${rss.at(-1)!.rssMiB} MiB, longest loop stall ${loopPerCycle.at(-1)} ms (GC pause ${gcPerCycle.at(-1)} ms), health ${health.failed}/${health.sent} failed (max ${health.maxMs.toFixed(0)} ms), scrapes ${scrape.failed}/${scrape.sent} failed (max ${scrape.maxMs.toFixed(0)} ms), resets ${events.filter((e) => e.event === 'down').length}`);
+  console.log(
+    `cycle ${c}/${cycles}: node had ${atFull.received} routes at mid-cycle (RSS ${atFull.rssMiB} MiB), ${rss.at(-1)!.received} at the end (RSS ${rss.at(-1)!.rssMiB} MiB); longest loop stall ${loopPerCycle.at(-1)} ms (GC pause ${gcPerCycle.at(-1)} ms); ` +
+      `health ${health.failed}/${health.sent} failed (max ${health.maxMs.toFixed(0)} ms), scrapes ${scrape.failed}/${scrape.sent} failed (max ${scrape.maxMs.toFixed(0)} ms), resets ${events.filter((e) => e.event === 'down').length}; router withdraw ${senderMs.at(-1)!.withdraw} ms, previous announce ${senderMs.at(-1)!.announce} ms`,
+  );
 }
+if (announced) await announced;
 running = false;
 await Promise.all([healthLoop, scrapeLoop]);
 const resets = events.filter((e) => e.event === 'down' && e.at >= start);
@@ -124,8 +142,12 @@ emit({
   rows: [
     ['/healthz probes failed (1 s timeout, every 2 s)', `${health.failed} of ${health.sent} (slowest ${health.maxMs.toFixed(0)} ms)`],
     ['/metrics scrapes failed (10 s timeout, every 15 s)', `${scrape.failed} of ${scrape.sent} (slowest ${scrape.maxMs.toFixed(0)} ms)`],
+    ['cycles where the node did not hold the whole table at mid-cycle', `${rss.filter((x) => x.full.received !== routes).length} of ${rss.length}`],
     ['session resets', `${resets.length}${resets.length ? ` (${[...new Set(resets.map((e) => e.reason))].join('; ')})` : ''}`],
-    ['node RSS at the end of each cycle (MiB)', rss.map((x) => x.rssMiB).join(', ')],
+    ['routes at the node mid-cycle (full table) / at the end (withdrawn)', rss.map((x) => `${x.full.received}/${x.received}`).join(', ')],
+    ['node RSS with the full table, mid-cycle (MiB)', rss.map((x) => x.full.rssMiB).join(', ')],
+    ['node RSS at the end of each cycle, table withdrawn (MiB)', rss.map((x) => x.rssMiB).join(', ')],
+    ['router: withdraw / announce command (ms; its own process)', senderMs.map((x) => `${x.withdraw}/${x.announce}`).join(', ')],
     ['node: longest event-loop stall per cycle (ms)', loopPerCycle.join(', ')],
     ['node: longest GC pause per cycle (ms)', gcPerCycle.join(', ')],
   ],
@@ -135,4 +157,4 @@ node.stdin!.end();
 await sender.stop();
 await new Promise((r) => setTimeout(r, 500));
 node.kill();
-process.exit(health.failed + scrape.failed + resets.length > 0 ? 1 : 0);
+process.exit(health.failed + scrape.failed + resets.length + rss.filter((x) => x.full.received !== routes).length > 0 ? 1 : 0);
