@@ -38,7 +38,7 @@ commands:
            what is advertised to each peer, and why; --received: what a peer sends us
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
-  plan     --node NAME --manifests PATH... [--json]
+  plan     --node NAME --manifests PATH... [--listen-port N] [--json]
            the same offline, without sessions; exits 1 when the plan has errors
   version  print the version
   help     [COMMAND]  this text, or one command's usage (also: tsbgp COMMAND --help)
@@ -97,6 +97,16 @@ const AGENT: Options = {
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
+};
+/** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
+export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
+  agent: AGENT,
+  status: { ...JSON_FLAG, ...CONTROL },
+  routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } },
+  explain: { ...JSON_FLAG, ...CONTROL },
+  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } },
+  version: {},
+  help: {},
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -274,7 +284,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'status': {
-        const { values, positionals } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.status, 'some');
         if (positionals.length > 1) throw new UsageError(`status: expected at most one PEER, got ${positionals.length}`);
         const s = (await controlRequest(controlPath(values), 'status')) as StatusJson;
         if (positionals.length === 1) {
@@ -288,7 +298,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'routes': {
-        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } }, 'none');
+        const { values } = parse(cmd, rest, COMMAND_FLAGS.routes, 'none');
         if (typeof values.received === 'string') {
           if (typeof values.peer === 'string') throw new UsageError('routes: --peer and --received are exclusive');
           const r = (await controlRequest(controlPath(values), 'received', { peer: values.received })) as ReceivedJson;
@@ -301,7 +311,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'explain': {
-        const { values, positionals } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.explain, 'some');
         if (positionals.length !== 1) throw new UsageError(`explain: expected one PREFIX or NAMESPACE/SERVICE, got ${positionals.length}`);
         try {
           parseExplainQuery(positionals[0]);
@@ -313,7 +323,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'plan': {
-        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.plan, 'some');
         const node = required(cmd, values, 'node');
         const manifests = manifestPaths(cmd, values, positionals);
         const listenPort = port(cmd, values['listen-port'] as string | undefined);

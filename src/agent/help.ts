@@ -22,6 +22,13 @@ ${CONTROL}
   --listen-port N    BGP listen port (overrides the BGPConfiguration's listenPort, default 179);
                      ports below 1024 need root or CAP_NET_BIND_SERVICE
   --metrics ADDR:PORT  Prometheus /metrics, /healthz, /readyz (docs/metrics.md), e.g. 0.0.0.0:9900
+  --max-prefixes LIMIT[,ACTION[,WARN%]]
+                     per peer and family (default 20000,block,80; 0 for none): docs/limits.md
+  --kernel on|off    program learned routes into the kernel as BIRD does (default off):
+                     src/kernel/README.md
+  --kernel-table T   with --kernel on: the routing table (default main)
+  --kernel-protocol N  with --kernel on: the routes' protocol (default 12, bird)
+  --kernel-metric N  with --kernel on: the routes' metric (default the kernel's)
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock
