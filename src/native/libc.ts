@@ -27,7 +27,7 @@ export type LibcLoader = () => Libc;
 
 /** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
 export const koffiLibcLoader: LibcLoader = () => {
-  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG and IP_MINTTL are bound for Linux only)`);
+  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const koffi = require('koffi') as typeof import('koffi');
