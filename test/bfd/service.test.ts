@@ -4,6 +4,7 @@ import { encodePacket } from '../../src/bfd/packet.js';
 import type { BfdChange } from '../../src/bfd/runtime.js';
 import { setLibcLoader } from '../../src/native/libc.js';
 import { BfdService } from '../../src/bfd/service.js';
+import { eventually } from '../speaker/helpers.js';
 import { ms, timers } from './sim.js';
 
 const services: BfdService[] = [];
@@ -97,16 +98,6 @@ async function sender(addr: string, ttl: number): Promise<Socket> {
 const hello = encodePacket({ diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false, detectMult: 3, myDiscr: 0x1234, yourDiscr: 0, desiredMinTx: 1_000_000, requiredMinRx: 100_000, requiredMinEchoRx: 0 });
 const send = (s: Socket, port: number, addr: string): Promise<void> => new Promise((r) => s.send(hello, port, addr, () => r()));
 
-async function until<T>(what: string, f: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe.each([
   ['worker thread', true, '127.0.0.1'],
   ['worker thread, IPv6', true, '::1'],
@@ -119,7 +110,7 @@ describe.each([
     const far = await sender(addr, 254);
     for (let i = 0; i < 3; i++) await send(far, a.ports[0], addr);
     far.close();
-    await until('3 kernel drops reported', () => (a.kernelDrops ?? 0) >= 3);
+    await eventually('3 kernel drops reported', () => (a.kernelDrops ?? 0) >= 3, 10_000);
     expect(a.kernelDrops).toBe(3);
     expect(a.status(addr)).toMatchObject({ state: 'Down', counters: { packetsIn: 0 } });
     expect(a.discarded).toBe(0);
