@@ -6,13 +6,14 @@
  * adopt and delete routes of protocol 12 it does not own.
  */
 import type { KernelStatus } from '../kernel/kernel-fib.js';
+import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
 import type { KernelPlan } from '../kubernetes/kernel.js';
 import type { Plan } from '../kubernetes/plan-types.js';
 import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
 import type { SpeakerApi } from '../speaker/types.js';
 
 /** What the agent's caller chooses; the rules and statics come from the plan. */
-export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime'>;
+export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime' | 'metricFromLocalPref'>;
 
 export interface KernelStatusJson {
   readonly enabled: boolean;
@@ -29,11 +30,12 @@ export interface KernelStatusJson {
   readonly programClusterRoutes: string | null;
 }
 
-const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', rules: [], statics: [] };
+const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY }, rules: [], statics: [] };
 
 export function kernelSpeakerOptions(k: AgentKernelOptions, plan: Plan, restartTime: number): KernelOptions {
   const kp = plan.kernel ?? EMPTY;
-  return { ...k, rules: kp.rules, statics: kp.statics, restartTime };
+  // Calico v3.32: learned routes get metric 2147483647 − LOCAL_PREF (src/kernel/metric.ts).
+  return { ...k, rules: kp.rules, statics: kp.statics, restartTime, metricFromLocalPref: true };
 }
 
 const hasKernel = (s: SpeakerApi): s is SpeakerApi & SpeakerKernelApi => typeof (s as Partial<SpeakerKernelApi>).setKernelRules === 'function';

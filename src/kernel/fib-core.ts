@@ -285,7 +285,7 @@ export class FibCore {
 
   /** One desired route → the kernel route to write, or why not. */
   resolve(prefix: string, want: DesiredRoute): Resolved {
-    const metric = this.metricOf(prefix);
+    const metric = want.metric ?? this.metricOf(prefix);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
     const hops = new Map<string, NextHop>();
     const reasons: string[] = [];
