@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { AgentKernelOptions } from './kernel.js';
+import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
@@ -34,8 +34,9 @@ commands:
   status   [PEER] [--json] [--control SOCKET]
            BGP sessions (calicoctl node status), configuration errors, refused advertisements;
            with PEER: that peer in full (uptime, capabilities, prefixes, messages, last error)
-  routes   [--peer IP | --received IP] [--json] [--control SOCKET]
-           what is advertised to each peer, and why; --received: what a peer sends us
+  routes   [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
+           what is advertised to each peer, and why; --received: what a peer sends us;
+           --kernel: each route in the kernel (installed, or refused and why)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--json]
@@ -288,7 +289,13 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'routes': {
-        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } }, 'none');
+        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } }, 'none');
+        if (values.kernel === true) {
+          if (typeof values.peer === 'string' || typeof values.received === 'string') throw new UsageError('routes: --kernel shows the kernel side; it does not take --peer or --received');
+          const r = (await controlRequest(controlPath(values), 'kernel', {})) as KernelRoutesJson;
+          print(values.json === true, r, () => kernelRoutesText(r));
+          return 0;
+        }
         if (typeof values.received === 'string') {
           if (typeof values.peer === 'string') throw new UsageError('routes: --peer and --received are exclusive');
           const r = (await controlRequest(controlPath(values), 'received', { peer: values.received })) as ReceivedJson;

@@ -10,6 +10,7 @@
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/kernel-fib.js';
+import type { KernelEntry } from '../kernel/fib-core.js';
 import { metricForLocalPref } from '../kernel/metric.js';
 import { KernelRules, type KernelRule } from '../kernel/rules.js';
 import type { DesiredRoute, Gateway, KernelRoute, Refusal } from '../kernel/types.js';
@@ -208,6 +209,11 @@ export class SpeakerKernel {
     return this.fib.status();
   }
 
+  /** Every prefix of the kernel side (O(routes): a listing). */
+  routes(): KernelEntry[] {
+    return [...this.fib.core.entries()];
+  }
+
   route(prefix: Prefix): KernelRouteView {
     const p = prefix.toString();
     const refused = this.fib.core.refusal(p);
@@ -221,6 +227,8 @@ export interface SpeakerKernelApi {
   /** Undefined when the speaker was built without `kernel`. */
   kernelStatus(): KernelStatus | undefined;
   kernelRoute(prefix: Prefix | string): KernelRouteView | undefined;
+  /** Every prefix wanted, installed or refused (O(routes)); undefined without `kernel`. */
+  kernelRoutes(): KernelEntry[] | undefined;
   setKernelRules(rules: readonly KernelRule[]): void;
   setKernelStatics(routes: readonly KernelStaticRoute[]): void;
 }
