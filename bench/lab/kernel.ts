@@ -35,7 +35,10 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import { KernelFib } from '../../src/kernel/kernel-fib.js';
+import { encodeRouteOp, errnoReason, parseAcks } from '../../src/kernel/rtnetlink.js';
+import type { KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { formatV4 } from '../../src/net/address.js';
 
 const argOf = (name: string): string | undefined => {
@@ -44,8 +47,8 @@ const argOf = (name: string): string | undefined => {
 };
 const N = Number(argOf('--routes') ?? 100_000);
 if (!(Number.isInteger(N) && N > 0 && N <= 131_072)) throw new Error(`--routes must be 1..131072 (/32s inside 198.18.0.0/15), got ${argOf('--routes')}`);
-const ALL = ['floor', 'monitor', 'tsbgp', 'bird', 'frr'] as const;
-const only = new Set((argOf('--only') ?? 'floor,monitor,tsbgp,bird').split(','));
+const ALL = ['floor', 'monitor', 'tsbgp', 'netlink', 'bird', 'frr'] as const;
+const only = new Set((argOf('--only') ?? 'floor,monitor,tsbgp,netlink,bird').split(','));
 for (const o of only) if (!(ALL as readonly string[]).includes(o)) throw new Error(`--only: unknown row "${o}" (known: ${ALL.join(', ')})`);
 
 const ns = `tsbgp-kbench-i${process.pid}`;
@@ -132,6 +135,79 @@ async function kernelFib(): Promise<void> {
   if (count('12') !== 0) throw new Error(`KernelFib: ${count('12')} routes left after withdrawing all`);
   await fib.stop();
   rows.push({ who: 'tsbgp KernelFib', add, del, addCpu, delCpu, note: `node CPU of which the pure plan: ${(addPlan / 1000).toFixed(2)} s / ${(planMs / 1000).toFixed(2)} s` });
+}
+
+/**
+ * The other interface the issue names: rtnetlink in-process. The same routes
+ * as RTM_NEWROUTE/RTM_DELROUTE requests (src/kernel/rtnetlink.ts, pure) on
+ * an AF_NETLINK socket opened through koffi inside the namespace (setns and
+ * back), in chunks of 128 requests, each chunk's acknowledgements read
+ * before the next (the kernel handles a request within send()).
+ */
+async function netlink(): Promise<void> {
+  const require = createRequire(import.meta.url);
+  const koffi = require('koffi') as typeof import('koffi');
+  const c = koffi.load('libc.so.6');
+  const open = c.func('int open(const char *path, int flags)');
+  const setns = c.func('int setns(int fd, int nstype)');
+  const socket = c.func('int socket(int domain, int type, int protocol)');
+  const send = c.func('intptr_t send(int fd, const void *buf, size_t len, int flags)');
+  const recv = c.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)');
+  const close = c.func('int close(int fd)');
+  const ifNameToIndex = c.func('unsigned int if_nametoindex(const char *name)');
+  const CLONE_NEWNET = 0x40000000;
+  const home = open('/proc/self/ns/net', 0) as number;
+  const there = open(`/var/run/netns/${ns}`, 0) as number;
+  if (home < 0 || there < 0 || (setns(there, CLONE_NEWNET) as number) !== 0) throw new Error(`cannot enter ${ns}: errno ${koffi.errno()}`);
+  let fd: number;
+  let v0: number;
+  try {
+    fd = socket(16 /* AF_NETLINK */, 3 /* SOCK_RAW */ | 0x80000 /* SOCK_CLOEXEC */, 0 /* NETLINK_ROUTE */) as number;
+    v0 = ifNameToIndex('v0') as number;
+  } finally {
+    setns(home, CLONE_NEWNET);
+    close(home);
+    close(there);
+  }
+  if (fd < 0) throw new Error(`socket(AF_NETLINK): errno ${koffi.errno()}`);
+  const rx = Buffer.alloc(1 << 16);
+  const write = (ops: KernelOp[]): number => {
+    let failed = 0;
+    const CHUNK = 128; // each acknowledgement's skb counts ~1 KiB against the socket's receive buffer
+    for (let i = 0; i < ops.length; i += CHUNK) {
+      const part = ops.slice(i, i + CHUNK);
+      const msgs = part.map((op, j) => encodeRouteOp(op, 254, 12, i + j + 1, (d) => (d === 'v0' ? v0 : undefined)));
+      const buf = Buffer.concat(msgs);
+      if ((send(fd, buf, buf.length, 0) as number) !== buf.length) throw new Error(`send: errno ${koffi.errno()}`);
+      const acks = new Map<number, number>();
+      while (acks.size < part.length) {
+        const n = recv(fd, rx, rx.length, 0) as number;
+        if (n <= 0) throw new Error(`recv: errno ${koffi.errno()}`);
+        parseAcks(rx.subarray(0, n), acks);
+      }
+      for (const e of acks.values()) if (e !== 0 && failed++ === 0) console.error(`netlink: first refusal: ${errnoReason(e)}`);
+    }
+    return failed;
+  };
+  const hops = [{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }];
+  const routes: KernelRoute[] = prefixes.map((prefix) => ({ prefix, type: 'unicast', metric: 0, nexthops: hops }));
+  try {
+    let c0 = cpuMs();
+    let t = performance.now();
+    const addFailed = write(routes.map((route) => ({ op: 'replace', route })));
+    const add = performance.now() - t;
+    const addCpu = cpuMs() - c0;
+    if (addFailed > 0 || count('12') !== N) throw new Error(`netlink: ${addFailed} refused, ${count('12')} routes installed, expected ${N}`);
+    c0 = cpuMs();
+    t = performance.now();
+    const delFailed = write(routes.map((route) => ({ op: 'delete', route })));
+    const del = performance.now() - t;
+    const delCpu = cpuMs() - c0;
+    if (delFailed > 0 || count('12') !== 0) throw new Error(`netlink: ${delFailed} deletes refused, ${count('12')} routes left`);
+    rows.push({ who: 'rtnetlink from node (koffi), writes only', add, del, addCpu, delCpu, note: 'encoding and socket only: no plan, no monitor' });
+  } finally {
+    close(fd);
+  }
 }
 
 async function bird(): Promise<void> {
@@ -252,6 +328,7 @@ async function main(): Promise<void> {
       ['floor', () => floor('`ip -batch` (floor)')],
       ['monitor', withMonitor],
       ['tsbgp', kernelFib],
+      ['netlink', netlink],
       ['bird', bird],
       ['frr', frr],
     ];
