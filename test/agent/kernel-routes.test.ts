@@ -8,7 +8,8 @@ import { SpeakerKernel, type KernelOptions } from '../../src/speaker/kernel.js';
 import type { SpeakerApi } from '../../src/speaker/types.js';
 import type { KernelRoute } from '../../src/kernel/types.js';
 import { converge, SimKernel } from '../kernel/sim.js';
-import { plan } from './plans.js';
+import { peerOptions } from '../../src/agent/reconcile.js';
+import { peer, plan } from './plans.js';
 
 const path = (nh: string, localPref?: number): Path =>
   ({ source: { kind: 'peer', id: nh, address: Address.parse(nh), asn: 64512, type: 'ibgp', rrClient: false }, attrs: { attrs: { nextHop: Address.parse(nh), ...(localPref !== undefined ? { localPref } : {}) } }, pathId: 0 }) as unknown as Path;
@@ -65,5 +66,10 @@ describe('tsbgp routes --kernel', () => {
     expect(kernelRoutesJson(api, plan([])).routes.map((r) => r.prefix)).toEqual(['198.19.0.0/26']);
     expect(kernelRoutesJson(undefined, plan([]))).toEqual({ version: 1, status: null, routes: [] });
     expect(kernelRoutesText({ version: 1, status: null, routes: [] })).toBe('Kernel routes: off (agent started without --kernel on)\n');
+  });
+
+  it('IPv6 routes never arrive over an IPv4 session (or the reverse): one family per session, as Calico\'s bird and bird6', () => {
+    expect(peerOptions(peer('192.0.2.20')).families).toEqual(['ipv4']);
+    expect(peerOptions(peer('2001:db8::20')).families).toEqual(['ipv6']);
   });
 });
