@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { AgentKernelOptions } from './kernel.js';
+import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
@@ -34,8 +34,9 @@ commands:
   status   [PEER] [--json] [--control SOCKET]
            BGP sessions (calicoctl node status), configuration errors, refused advertisements;
            with PEER: that peer in full (uptime, capabilities, prefixes, messages, last error)
-  routes   [--peer IP | --received IP] [--json] [--control SOCKET]
-           what is advertised to each peer, and why; --received: what a peer sends us
+  routes   [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
+           what is advertised to each peer, and why; --received: what a peer sends us;
+           --kernel: each route in the kernel (installed, or refused and why)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--listen-port N] [--json]
@@ -102,7 +103,7 @@ const AGENT: Options = {
 export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   agent: AGENT,
   status: { ...JSON_FLAG, ...CONTROL },
-  routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } },
+  routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
   plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } },
   version: {},
@@ -299,6 +300,12 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       }
       case 'routes': {
         const { values } = parse(cmd, rest, COMMAND_FLAGS.routes, 'none');
+        if (values.kernel === true) {
+          if (typeof values.peer === 'string' || typeof values.received === 'string') throw new UsageError('routes: --kernel shows the kernel side; it does not take --peer or --received');
+          const r = (await controlRequest(controlPath(values), 'kernel', {})) as KernelRoutesJson;
+          print(values.json === true, r, () => kernelRoutesText(r));
+          return 0;
+        }
         if (typeof values.received === 'string') {
           if (typeof values.peer === 'string') throw new UsageError('routes: --peer and --received are exclusive');
           const r = (await controlRequest(controlPath(values), 'received', { peer: values.received })) as ReceivedJson;

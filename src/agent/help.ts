@@ -46,15 +46,19 @@ options:
 ${JSON_FLAG}
 ${CONTROL}
 `,
-  routes: `usage: tsbgp routes [--peer IP | --received IP] [--json] [--control SOCKET]
+  routes: `usage: tsbgp routes [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
 
 What is advertised to each peer (or to --peer IP only), and which resource caused it.
 --received IP: what that peer sends us, like \`birdc show route protocol X\`: every
 route as received (before import policy) and whether import accepted it.
+--kernel: the kernel side (agent run with --kernel on), like \`birdc show route
+export kernel1\`: each prefix installed (metric, next hops), refused and why,
+pending, or adopted and kept until the restart ends.
 
 options:
   --peer IP          one peer's advertisements
   --received IP      the routes a peer sent us, before and after import policy
+  --kernel           each route of the kernel side, installed or refused with the reason
 ${JSON_FLAG}
 ${CONTROL}
 `,
