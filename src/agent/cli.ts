@@ -39,7 +39,7 @@ commands:
            --kernel: each route in the kernel (installed, or refused and why)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
-  plan     --node NAME --manifests PATH... [--listen-port N] [--json]
+  plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--json]
            the same offline, without sessions; exits 1 when the plan has errors
   version  print the version
   help     [COMMAND]  this text, or one command's usage (also: tsbgp COMMAND --help)
