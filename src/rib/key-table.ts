@@ -1,8 +1,9 @@
 /**
  * A compact map from PrefixKey to a small positive integer. IPv4 keys that
  * are 32-bit integers (every prefix up to /31) live in an open-addressing
- * table of two Int32Arrays (linear probing, backward-shift deletion): about
- * 16 bytes a route and no per-entry objects for the GC to trace. Wider
+ * table of one Int32Array, key and value side by side (linear probing,
+ * backward-shift deletion): 16–32 bytes a route and no per-entry objects for
+ * the GC to trace. Wider
  * non-negative integer keys (/32 host routes, IPv6 up to /48) use a second
  * such table with Float64Array keys; only strings (longer IPv6) and other
  * numbers fall back to a Map.
