@@ -101,10 +101,10 @@ export class AdjRibIn {
   /** Stores the route under `k` as `(pre, post, stale, pathId)`; returns its variant. */
   set(k: InKey, pathId: number, addPath: boolean, pre: AttrSet, post: AttrSet | null, stale: boolean): InVariant {
     const v = this.variant(pathId, addPath, pre, post, stale);
-    const old = this.table.get(k);
+    // One probe: store, and look at what was there.
+    const old = this.table.set(k, v.index);
     if (old === v.index) return v;
     v.count++;
-    this.table.set(k, v.index);
     const f = familyIndex(k);
     if (post !== null) this.acceptedBy[f]++;
     if (old !== 0) {

@@ -1,8 +1,9 @@
 /**
  * A compact map from PrefixKey to a small positive integer. IPv4 keys that
  * are 32-bit integers (every prefix up to /31) live in an open-addressing
- * table of two Int32Arrays (linear probing, backward-shift deletion): about
- * 16 bytes a route and no per-entry objects for the GC to trace. Wider
+ * table of one Int32Array, key and value side by side (linear probing,
+ * backward-shift deletion): 16–32 bytes a route and no per-entry objects for
+ * the GC to trace. Wider
  * non-negative integer keys (/32 host routes, IPv6 up to /48) use a second
  * such table with Float64Array keys; only strings (longer IPv6) and other
  * numbers fall back to a Map.
@@ -13,9 +14,14 @@ const MIN_CAPACITY = 16;
 let instances = 0;
 
 export class KeyTable {
-  private keys: Int32Array;
-  /** 0 marks an empty slot, so stored values must be ≥ 1. */
-  private vals: Int32Array;
+  /**
+   * Key and value side by side: slot i is cells[2i] (key) and cells[2i + 1]
+   * (value), so a probe touches one cache line where two arrays cost two
+   * misses (the table is far larger than the cache for a full table, and a
+   * burst of new prefixes probes it at random).
+   */
+  private cells: Int32Array;
+  /** Slots − 1 (a power of two minus one). 0 marks an empty slot's value, so stored values must be ≥ 1. */
   private mask: number;
   private used = 0;
   private readonly other = new Map<PrefixKey, number>();
@@ -30,8 +36,7 @@ export class KeyTable {
   constructor(capacity = MIN_CAPACITY) {
     let cap = MIN_CAPACITY;
     while (cap < capacity) cap *= 2;
-    this.keys = new Int32Array(cap);
-    this.vals = new Int32Array(cap);
+    this.cells = new Int32Array(cap * 2);
     this.mask = cap - 1;
   }
 
@@ -45,11 +50,11 @@ export class KeyTable {
       if (isWide(key)) return this.wide?.get(key) ?? 0;
       return this.other.get(key) ?? 0;
     }
-    const { keys, vals, mask } = this;
+    const { cells, mask } = this;
     for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
-      const v = vals[i];
+      const v = cells[2 * i + 1];
       if (v === 0) return 0;
-      if (keys[i] === key) return v;
+      if (cells[2 * i] === key) return v;
     }
   }
 
@@ -64,21 +69,21 @@ export class KeyTable {
     }
     // Overwriting never moves entries (so it is safe while visiting); only an insertion may grow the table.
     for (;;) {
-      const { keys, vals, mask } = this;
+      const { cells, mask } = this;
       let i = slot(key, mask, this.seed);
-      for (; vals[i] !== 0; i = (i + 1) & mask) {
-        if (keys[i] === key) {
-          const old = vals[i];
-          vals[i] = value;
+      for (; cells[2 * i + 1] !== 0; i = (i + 1) & mask) {
+        if (cells[2 * i] === key) {
+          const old = cells[2 * i + 1];
+          cells[2 * i + 1] = value;
           return old;
         }
       }
-      if ((this.used + 1) * 2 > vals.length) {
+      if ((this.used + 1) * 2 > mask + 1) {
         this.grow();
         continue;
       }
-      keys[i] = key;
-      vals[i] = value;
+      cells[2 * i] = key;
+      cells[2 * i + 1] = value;
       this.used++;
       return 0;
     }
@@ -92,16 +97,16 @@ export class KeyTable {
       return old;
     }
     for (;;) {
-      const { keys, vals, mask } = this;
+      const { cells, mask } = this;
       let i = slot(key, mask, this.seed);
-      for (; vals[i] !== 0; i = (i + 1) & mask) if (keys[i] === key) return vals[i];
-      if ((this.used + 1) * 2 > vals.length) {
+      for (; cells[2 * i + 1] !== 0; i = (i + 1) & mask) if (cells[2 * i] === key) return cells[2 * i + 1];
+      if ((this.used + 1) * 2 > mask + 1) {
         this.grow();
         continue;
       }
       if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
-      keys[i] = key;
-      vals[i] = value;
+      cells[2 * i] = key;
+      cells[2 * i + 1] = value;
       this.used++;
       return 0;
     }
@@ -109,40 +114,39 @@ export class KeyTable {
 
   delete(key: PrefixKey): boolean {
     if (!isInt32(key)) return isWide(key) ? (this.wide?.delete(key) ?? false) : this.other.delete(key);
-    const { keys, vals, mask } = this;
+    const { cells, mask } = this;
     let i = slot(key, mask, this.seed);
     for (; ; i = (i + 1) & mask) {
-      if (vals[i] === 0) return false;
-      if (keys[i] === key) break;
+      if (cells[2 * i + 1] === 0) return false;
+      if (cells[2 * i] === key) break;
     }
     // Backward-shift: pull later members of the probe run into the hole so lookups never stop early.
     let hole = i;
-    for (let j = (i + 1) & mask; vals[j] !== 0; j = (j + 1) & mask) {
-      const home = slot(keys[j], mask, this.seed);
+    for (let j = (i + 1) & mask; cells[2 * j + 1] !== 0; j = (j + 1) & mask) {
+      const home = slot(cells[2 * j], mask, this.seed);
       // Move j into the hole when its home is not cyclically in (hole, j].
       if (((j - home) & mask) >= ((j - hole) & mask)) {
-        keys[hole] = keys[j];
-        vals[hole] = vals[j];
+        cells[2 * hole] = cells[2 * j];
+        cells[2 * hole + 1] = cells[2 * j + 1];
         hole = j;
       }
     }
-    vals[hole] = 0;
-    keys[hole] = 0;
+    cells[2 * hole] = 0;
+    cells[2 * hole + 1] = 0;
     this.used--;
     return true;
   }
 
   /** Visits every entry. Do not add or delete while visiting. */
   forEach(fn: (value: number, key: PrefixKey) => void): void {
-    const { keys, vals } = this;
-    for (let i = 0; i < vals.length; i++) if (vals[i] !== 0) fn(vals[i], keys[i]);
+    const { cells } = this;
+    for (let i = 1; i < cells.length; i += 2) if (cells[i] !== 0) fn(cells[i], cells[i - 1]);
     this.wide?.forEach(fn);
     this.other.forEach(fn);
   }
 
   clear(): void {
-    this.keys = new Int32Array(MIN_CAPACITY);
-    this.vals = new Int32Array(MIN_CAPACITY);
+    this.cells = new Int32Array(MIN_CAPACITY * 2);
     this.mask = MIN_CAPACITY - 1;
     this.used = 0;
     this.wide = undefined;
@@ -150,22 +154,20 @@ export class KeyTable {
   }
 
   private grow(): void {
-    const oldKeys = this.keys;
-    const oldVals = this.vals;
-    const cap = oldVals.length * 2;
-    const keys = new Int32Array(cap);
-    const vals = new Int32Array(cap);
+    const old = this.cells;
+    const cap = old.length; // slots double: the old array holds 2 cells per slot
+    const cells = new Int32Array(cap * 2);
     const mask = cap - 1;
-    for (let k = 0; k < oldVals.length; k++) {
-      const v = oldVals[k];
+    for (let k = 1; k < old.length; k += 2) {
+      const v = old[k];
       if (v === 0) continue;
-      let i = slot(oldKeys[k], mask, this.seed);
-      while (vals[i] !== 0) i = (i + 1) & mask;
-      keys[i] = oldKeys[k];
-      vals[i] = v;
+      const key = old[k - 1];
+      let i = slot(key, mask, this.seed);
+      while (cells[2 * i + 1] !== 0) i = (i + 1) & mask;
+      cells[2 * i] = key;
+      cells[2 * i + 1] = v;
     }
-    this.keys = keys;
-    this.vals = vals;
+    this.cells = cells;
     this.mask = mask;
   }
 }

@@ -76,6 +76,31 @@ describe('Prefix', () => {
     );
   });
 
+  it('gives its words back unsigned, whatever the top bit, and compares them as unsigned (property)', () => {
+    // The words are stored as signed 32-bit integers; the getters, equals, compare and key must not show it.
+    const word = fc.oneof(fc.integer({ min: 0, max: 0xffffffff }), fc.constantFrom(0, 0x7fffffff, 0x80000000, 0xffffffff));
+    const v4 = fc.tuple(word, fc.integer({ min: 0, max: 32 })).map(([w, len]) => Prefix.containing(Address.v4(w), len));
+    const v6 = fc.tuple(word, word, word, word, fc.integer({ min: 0, max: 128 })).map(([a, b, c, d, len]) => Prefix.containing(Address.v6(a, b, c, d), len));
+    const prefix = fc.oneof(v4, v6);
+    const words = (p: Prefix) => [p.w0, p.w1, p.w2, p.w3];
+    fc.assert(
+      fc.property(prefix, prefix, (p, q) => {
+        for (const w of words(p)) expect(w >= 0 && w <= 0xffffffff && Number.isInteger(w)).toBe(true);
+        const back = p.family === 4 ? Prefix.v4(p.w0, p.length) : Prefix.v6(p.w0, p.w1, p.w2, p.w3, p.length);
+        expect(words(back)).toEqual(words(p));
+        expect(back.equals(p)).toBe(true);
+        expect(back.key).toBe(p.key);
+        expect(Prefix.parse(p.toString()).equals(p)).toBe(true);
+        // compare: family, then unsigned words, then length (a reference on plain numbers).
+        const ref = p.family - q.family || words(p).map((w, i) => w - words(q)[i]).find((d) => d !== 0) || p.length - q.length;
+        expect(Math.sign(p.compare(q))).toBe(Math.sign(ref));
+        expect(p.equals(q)).toBe(ref === 0);
+        expect(p.equals(q)).toBe(p.toString() === q.toString());
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('keys IPv4 prefixes by number and IPv6 by a distinct string', () => {
     expect(typeof Prefix.parse('10.0.0.0/8').key).toBe('number');
     expect(Prefix.parse('10.0.0.0/8').key).not.toBe(Prefix.parse('10.0.0.0/9').key);
