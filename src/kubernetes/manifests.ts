@@ -30,22 +30,28 @@ export const EMPTY_FILE_MESSAGE = 'no documents (empty, or only comments): a tru
  * plain string, a list, a map without apiVersion and kind): each is an error
  * naming the file, never an empty set.
  */
-export function loadTexts(texts: readonly { file: string; text: string }[], issues: ManifestIssue[] = []): LoadResult {
-  const objects: SourcedObject[] = [];
+export function loadTexts(texts: Iterable<{ file: string; text: string }>, issues: ManifestIssue[] = []): LoadResult {
   const brokenFiles = new Set<string>();
-  const all = [...issues];
-  for (const { file, text } of texts) {
-    const parsed = parseManifestText(text, file);
-    if (parsed.issues.length > 0) brokenFiles.add(file);
-    else if (parsed.objects.length === 0 && parsed.documents === 0) {
-      all.push({ severity: 'error', file, message: EMPTY_FILE_MESSAGE });
-      brokenFiles.add(file);
+  const parseIssues: ManifestIssue[] = [];
+  // One file at a time: its text and parsed objects are garbage once its
+  // resources are validated, so a load of 100,000 Services never holds every
+  // file's text and raw objects at once (docs/agent-memory.md). `texts` may
+  // be a generator reading the files as it goes; the issues it reports
+  // (unreadable files) come first, as when they were read beforehand.
+  function* objects(): Generator<SourcedObject> {
+    for (const { file, text } of texts) {
+      const parsed = parseManifestText(text, file);
+      if (parsed.issues.length > 0) brokenFiles.add(file);
+      else if (parsed.objects.length === 0 && parsed.documents === 0) {
+        parseIssues.push({ severity: 'error', file, message: EMPTY_FILE_MESSAGE });
+        brokenFiles.add(file);
+      }
+      parseIssues.push(...parsed.issues);
+      yield* parsed.objects;
     }
-    all.push(...parsed.issues);
-    objects.push(...parsed.objects);
   }
-  const v = validateAll(objects);
-  all.push(...v.issues);
+  const v = validateAll(objects());
+  const all = [...issues, ...parseIssues, ...v.issues];
   // An error about a file that names no kind is about the file itself (unreadable, not YAML, not an object).
   for (const i of all) if (i.file && i.severity === 'error' && !i.kind) brokenFiles.add(i.file);
   return { resources: v.resources, files: v.files, issues: all, invalidKeys: v.invalidKeys, brokenFiles };
