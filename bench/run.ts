@@ -22,6 +22,7 @@ const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   memory: { full: [], quick: ['--quick'] },
   'metrics-scrape': { full: ['1000000'], quick: ['50000'] },
   'agent-idle': { full: [], quick: ['--quick'] },
+  'agent-scale': { full: [], quick: ['--quick'] },
 };
 const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 
