@@ -11,6 +11,9 @@ export class BfdMetrics {
   private readonly state: Gauge<'peer' | 'state'>;
   private readonly changes: Counter<'peer' | 'to'>;
   private readonly detection: Gauge<'peer'>;
+  private readonly ttlChecked: Gauge;
+  private readonly kernelDrops: Counter;
+  private lastDrops: number | undefined;
   private last = new Map<string, { up: number; down: number }>();
   private static readonly STATES: readonly PeerBfdStatus['state'][] = ['AdminDown', 'Down', 'Init', 'Up', 'Unavailable'];
 
@@ -18,13 +21,17 @@ export class BfdMetrics {
     this.state = new Gauge({ name: 'tsbgp_bfd_session_state', help: 'BFD session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'state'], registers });
     this.changes = new Counter({ name: 'tsbgp_bfd_state_changes_total', help: 'BFD sessions reaching Up (to="up") and leaving Up (to="down")', labelNames: ['peer', 'to'], registers });
     this.detection = new Gauge({ name: 'tsbgp_bfd_detection_time_seconds', help: 'Negotiated BFD detection time (0 until the peer is heard)', labelNames: ['peer'], registers });
+    this.ttlChecked = new Gauge({ name: 'tsbgp_bfd_received_ttl_checked', help: 'BFD packets must arrive with TTL / hop limit 255, enforced by a kernel socket filter (1), or the check could not be set up (0, see tsbgp status)', registers });
+    this.kernelDrops = new Counter({ name: 'tsbgp_bfd_kernel_drops_total', help: 'Datagrams the kernel dropped on the BFD receive sockets: TTL / hop limit not 255 (RFC 5881 section 5), or a full receive buffer', registers });
   }
 
   update(statuses: readonly PeerStatus[]): void {
     const seen = new Map<string, { up: number; down: number }>();
+    let ttl: PeerBfdStatus['receivedTtl'];
     for (const st of statuses) {
       const b = st.bfd;
       if (!b) continue;
+      ttl ??= b.receivedTtl;
       const peer = st.address;
       for (const s of BfdMetrics.STATES) this.state.set({ peer, state: s }, s === b.state ? 1 : 0);
       this.detection.set({ peer }, b.detectionTimeMs / 1000);
@@ -42,5 +49,13 @@ export class BfdMetrics {
       this.changes.remove({ peer, to: 'down' });
     }
     this.last = seen;
+    // process-wide: the same on every peer
+    if (ttl !== undefined) {
+      this.ttlChecked.set(ttl.checked ? 1 : 0);
+      if (ttl.kernelDrops !== undefined) {
+        this.kernelDrops.inc(counterDelta(this.lastDrops, ttl.kernelDrops));
+        this.lastDrops = ttl.kernelDrops;
+      }
+    }
   }
 }
