@@ -15,6 +15,7 @@ export const SUITES: Record<string, { full: string[]; quick: string[] }> = {
   memory: { full: [], quick: ['--quick'] },
   'metrics-scrape': { full: ['1000000'], quick: ['50000'] },
   'agent-idle': { full: [], quick: ['--quick'] },
+  'agent-scale': { full: [], quick: ['--quick'] },
 };
 
 /** How bench/run.ts starts a suite's process (after `node`). */

@@ -9,7 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Plan } from '../kubernetes/plan-types.js';
 import type { PeerState, SpeakerApi } from '../speaker/types.js';
 import type { SourceStatus } from './sources/index.js';
-import { BfdMetrics } from './bfd-view.js';
+import { BfdMetrics } from './bfd-metrics.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 

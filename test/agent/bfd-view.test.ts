@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { BfdMetrics, bfdJson, renderBfd } from '../../src/agent/bfd-view.js';
+import { BfdMetrics } from '../../src/agent/bfd-metrics.js';
+import { bfdJson, renderBfd } from '../../src/agent/bfd-view.js';
 import type { PeerBfdStatus, PeerStatus } from '../../src/speaker/types.js';
 
 const bfd = (over: Partial<PeerBfdStatus> = {}): PeerBfdStatus => ({

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiSource, loadKubeConfig } from '../../src/agent/sources/api-source.js';
+import { identityOf, KubernetesApiSource, loadKubeConfig } from '../../src/agent/sources/api-source.js';
 import { ClusterState } from '../../src/kubernetes/state.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
@@ -127,6 +127,23 @@ describe('KubernetesApiSource', () => {
     expect(h.events.every((e) => e.type === 'delete')).toBe(true);
     expect(h.events.map((e) => (e.type === 'delete' ? e.kind : '')).sort()).toEqual(RESOURCE_KINDS.filter((k) => k !== 'Secret').sort());
     expect(h.state.all()).toEqual([]);
+  });
+
+  it('the informers cache identities only: the full objects live once, validated, in the source', async () => {
+    const h = await setup();
+    await watching(h);
+    h.server.apply(rawService('late', '10.96.0.30'));
+    await until(() => h.state.get('Service', 'late') !== undefined, 5000, 'the watched Service');
+    // ListWatch's own cache (client-node) is private to the source: looked at here for what it holds.
+    const informers = (h.source as unknown as { watches: { informer?: { list(): unknown[] } }[] }).watches.map((w) => w.informer!);
+    const cached = informers.flatMap((i) => i.list());
+    expect(cached.length).toBe(h.state.all().length);
+    for (const o of cached) {
+      expect(Object.keys(o as object)).toEqual(['metadata']);
+      expect(Object.keys((o as { metadata: object }).metadata).sort()).toEqual(['name', 'namespace', 'resourceVersion']);
+      expect((o as { metadata: { resourceVersion?: string } }).metadata.resourceVersion).toMatch(/^\d+$/);
+    }
+    expect(identityOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'b', resourceVersion: '7', uid: 'u', labels: { x: 'y' } }, spec: { clusterIP: '10.96.0.1' } })).toEqual({ metadata: { name: 'a', namespace: 'b', resourceVersion: '7' } });
   });
 
   it('asks for bookmarks and re-watches from the bookmarked resourceVersion after a clean close', async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { watchLayers } from '../../src/agent/sources/index.js';
 import { loadManifests } from '../../src/agent/sources/manifest-files.js';
-import { eventsBetween, mergeWithPrevious, parseManifestText } from '../../src/kubernetes/manifests.js';
+import { eventsBetween, mergeWithPrevious, parseManifestText, splitDocuments } from '../../src/kubernetes/manifests.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
 
@@ -44,6 +44,43 @@ items:
     expect(objects).toHaveLength(2);
     expect(issues).toHaveLength(1);
     expect(issues[0]).toMatchObject({ severity: 'error', file: 'y.yaml', message: expect.stringMatching(/^YAML document 2: .* at line 9, column \d+$/) });
+  });
+});
+
+describe('parseManifestText: documents, positions, aliases (js-yaml, cut into documents here)', () => {
+  it('cuts at --- and after ... lines; comments and directives stay with the next document; line numbers are the text\'s', () => {
+    const text = '# header\n%YAML 1.2\n---\na: 1\n--- {b: 2}\n...\nc: 3\n---\n  ---indented: x\n';
+    expect(splitDocuments(text)).toEqual([
+      { text: '# header\n%YAML 1.2\n---\na: 1', line: 1 },
+      { text: '--- {b: 2}\n...', line: 5 },
+      { text: 'c: 3', line: 7 },
+      { text: '---\n  ---indented: x\n', line: 8 },
+    ]);
+    const { objects, issues, documents } = parseManifestText(text, 'd.yaml');
+    expect(issues).toEqual([]);
+    expect(documents).toBe(4);
+    expect(objects.map((o) => o.object)).toEqual([{ a: 1 }, { b: 2 }, { c: 3 }, { '---indented': 'x' }]);
+  });
+  it('an error names the document and the line and column in the whole file; the other documents still load', () => {
+    const text = `${pool('a', '10.0.0.0/16')}---\nkind: IPPool\nmetadata:\n  name: b\n   bad: indent\n---\n${pool('c', '10.2.0.0/16')}`;
+    const { objects, issues } = parseManifestText(text, 'e.yaml');
+    expect(objects.map((o) => (o.object as { metadata: { name: string } }).metadata.name)).toEqual(['a', 'c']);
+    expect(issues).toEqual([{ severity: 'error', file: 'e.yaml', message: expect.stringMatching(/^YAML document 2: .* at line 11, column \d+$/) }]);
+    const dup = parseManifestText('kind: IPPool\nkind: Node\n', 'f.yaml');
+    expect(dup.issues).toEqual([{ severity: 'error', file: 'f.yaml', message: expect.stringMatching(/^YAML document 1: duplicated mapping key at line 2, column 1$/) }]);
+  });
+  it('YAML 1.2 core schema: dates and yes/no stay strings, numbers and booleans are typed, as before', () => {
+    const { objects } = parseManifestText('a: 2001-12-14\nb: yes\nc: 0x1F\nd: true\ne: ~\nf: "1"\n', 'g.yaml');
+    expect(objects[0].object).toEqual({ a: '2001-12-14', b: 'yes', c: 31, d: true, e: null, f: '1' });
+  });
+  it('refuses a document whose aliases expand beyond reason ("billion laughs"), keeps modest aliases', () => {
+    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, k) => `${String.fromCharCode(98 + k)}: &${String.fromCharCode(98 + k)} [${Array(10).fill(`*${String.fromCharCode(97 + k)}`).join(',')}]`)].join('\n');
+    const { objects, issues } = parseManifestText(`${pool('ok', '10.0.0.0/16')}---\n${bomb}\n`, 'h.yaml');
+    expect(objects).toHaveLength(1);
+    expect(issues).toEqual([{ severity: 'error', file: 'h.yaml', message: expect.stringMatching(/^YAML document 2: its aliases expand to more than 10 values per character/) }]);
+    const modest = parseManifestText('base: &l {app: web}\none: *l\ntwo: *l\n', 'i.yaml');
+    expect(modest.issues).toEqual([]);
+    expect(modest.objects[0].object).toEqual({ base: { app: 'web' }, one: { app: 'web' }, two: { app: 'web' } });
   });
 });
 

@@ -195,6 +195,14 @@ export interface ApiSourceOptions {
  * healthy watch ends and restarts on its own), and note every line received,
  * for the idle watchdog that catches half-open connections.
  *
+ * And keep the informer's cache slim: each object of a watch event goes to
+ * `onObject` (validated into the source's own typed copy, api-known.ts),
+ * and ListWatch gets and caches only its identity (`identityOf`), which is
+ * all it reads (name, namespace and resourceVersion, to key its cache and
+ * resume the watch). A full Kubernetes object costs the heap tens of times
+ * what the planner reads of it (client-go's transform functions and
+ * Cilium's slim objects do the same; docs/agent-memory.md).
+ *
  * And close for real on `stop()`: ListWatch.stop aborts only a watch whose
  * response headers have arrived (client-node 1.4 learns the AbortController
  * then), so an informer stopped while its watch was still opening left that
@@ -208,6 +216,8 @@ class InstrumentedWatch extends Watch {
     kc: KubeConfig,
     private readonly timeoutSeconds: number,
     private readonly onActivity: () => void,
+    /** Each ADDED, MODIFIED or DELETED object, in full, before ListWatch sees its identity. */
+    private readonly onObject: (phase: 'ADDED' | 'MODIFIED' | 'DELETED', obj: unknown) => void,
   ) {
     super(kc);
   }
@@ -215,10 +225,13 @@ class InstrumentedWatch extends Watch {
   override async watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
     this.onActivity();
     let controller: AbortController | undefined;
-    const cb = (phase: string, obj: unknown, raw?: unknown) => {
+    const cb = (phase: string, obj: unknown) => {
       if (this.stopped) return;
       this.onActivity();
-      callback(phase, obj, raw);
+      if (phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED') {
+        this.onObject(phase, obj);
+        callback(phase, identityOf(obj));
+      } else callback(phase, obj); // BOOKMARK (identity only already), ERROR (a Status: 410 Gone)
     };
     const end = (err: unknown) => {
       if (controller) this.open.delete(controller);
@@ -236,6 +249,12 @@ class InstrumentedWatch extends Watch {
     for (const c of this.open) c.abort();
     this.open.clear();
   }
+}
+
+/** What ListWatch keeps of an object: its cache key and the resourceVersion it resumes from. */
+export function identityOf(obj: unknown): KubernetesObject {
+  const m = (obj as KubernetesObject | null)?.metadata;
+  return { metadata: { name: m?.name, namespace: m?.namespace, resourceVersion: m?.resourceVersion } };
 }
 
 class ResourceWatch {
@@ -433,8 +452,9 @@ export class KubernetesApiSource {
 
   /**
    * A fresh informer per connection, so every (re)connect starts with a list;
-   * the list is diffed against what is known (KnownObjects.replaceAll) and the
-   * informer's own add callbacks then find nothing new.
+   * the list is diffed against what is known (KnownObjects.replaceAll); the
+   * informer keeps only identities and drives the watch (resourceVersion,
+   * re-watch, 410 Gone relist).
    */
   private connect(w: ResourceWatch): void {
     if (this.closed) return;
@@ -442,7 +462,9 @@ export class KubernetesApiSource {
     const path = collectionPath(w.def);
     const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
       const list = (await getJson(kc, path)) as KubernetesListObject<KubernetesObject>;
-      if (this.closed || w.informer !== informer) return list;
+      // ListWatch caches identities only (see InstrumentedWatch); the full items are diffed here and dropped.
+      const slim: KubernetesListObject<KubernetesObject> = { ...list, items: (list.items ?? []).map(identityOf) };
+      if (this.closed || w.informer !== informer) return slim;
       w.connected = true;
       w.synced = true;
       w.attempt = 0;
@@ -451,20 +473,26 @@ export class KubernetesApiSource {
       this.noteConnection();
       this.emit(w.known.replaceAll(list.items ?? []));
       if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
-      return list;
+      return slim;
     };
     const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300;
-    const watch = new InstrumentedWatch(kc, timeoutSeconds, () => {
-      if (w.informer === informer) w.lastActivity = this.now();
-    });
+    const live = () => !this.closed && w.informer === informer;
+    // Watch events reach KnownObjects in full, straight from the watch; ListWatch's
+    // own add/update/delete callbacks would see identities only, so none is set.
+    const watch = new InstrumentedWatch(
+      kc,
+      timeoutSeconds,
+      () => {
+        if (w.informer === informer) w.lastActivity = this.now();
+      },
+      (phase, obj) => {
+        if (live()) this.emit(phase === 'DELETED' ? w.known.remove(obj) : w.known.upsert(obj));
+      },
+    );
     const informer = new ListWatch<KubernetesObject>(path, watch, listFn, false);
     w.lastActivity = this.now();
     w.informer = informer;
     w.watch = watch;
-    const live = () => !this.closed && w.informer === informer;
-    informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
-    informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));
-    informer.on('delete', (o) => live() && this.emit(w.known.remove(o)));
     informer.on('connect', () => {
       if (!live()) return;
       w.connects++;

@@ -1,6 +1,6 @@
 /** Manifest files and folders: listing, reading and watching them (the shell around src/kubernetes/manifests.ts). */
-import { watch, type FSWatcher } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { loadTexts, mergeWithPrevious, type LoadResult } from '../../kubernetes/manifests.js';
 import type { Resource } from '../../kubernetes/resources.js';
@@ -36,15 +36,21 @@ export async function loadManifests(paths: readonly string[]): Promise<LoadResul
 }
 
 async function readAndLoad(files: readonly string[], issues: ManifestIssue[]): Promise<LoadResult> {
-  const texts: { file: string; text: string }[] = [];
-  for (const f of files) {
-    try {
-      texts.push({ file: f, text: await readFile(f, 'utf8') });
-    } catch (e) {
-      issues.push({ severity: 'error', file: f, message: `cannot read: ${(e as Error).message}` });
+  // Read as they are parsed and validated (loadTexts): one file's text in memory at a time.
+  // Reading is synchronous like the parsing and validating around it (a file is read in about the time it takes to parse).
+  function* texts(): Generator<{ file: string; text: string }> {
+    for (const f of files) {
+      let text: string;
+      try {
+        text = readFileSync(f, 'utf8');
+      } catch (e) {
+        issues.push({ severity: 'error', file: f, message: `cannot read: ${(e as Error).message}` });
+        continue;
+      }
+      yield { file: f, text };
     }
   }
-  return loadTexts(texts, issues);
+  return loadTexts(texts(), issues);
 }
 
 export type Entries = ReadonlyMap<string, { resource: Resource; file?: string }>;
