@@ -112,7 +112,9 @@ function runReflector(): void {
       }
     })().catch((e: Error) => send({ type: 'error', message: e.message })),
   );
-  process.on('disconnect', () => void speaker?.stop().finally(() => process.exit(0)));
+  const quit = () => void (speaker?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  process.on('disconnect', quit);
+  process.on('SIGTERM', quit);
 }
 
 /** One reflector, whoever plays it: started, measured (RSS and CPU of its process), killed. */
@@ -125,7 +127,11 @@ interface Reflector {
 }
 
 function tsbgpReflector(index: number, nodes: number, reflectors: number): Reflector {
-  const child = fork(fileURLToPath(import.meta.url), ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
+    // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
+    execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<string, ((r: RReply) => void)[]>();
   let failure: string | undefined;
   child.on('message', (r: RReply) => {
