@@ -377,6 +377,8 @@ async function main(): Promise<void> {
       const r = await scenario(impl, { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, dir });
       results.set(impl, r);
       console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
+      // Everything measured, in case a later scenario does not finish (the table comes at the end).
+      console.error(`rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`);
     }
   } finally {
     if (process.env.RR_SCALE_KEEP) console.log(`kept ${dir}`);
