@@ -86,7 +86,7 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
 // ------------------------------------------------------------ a reflector process
 
 type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
-type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number } | { type: 'watching' } | { type: 'error'; message: string };
+type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number } | { type: 'watching' } | { type: 'error'; message: string };
 
 function runReflector(): void {
   const send = (r: RReply) => void process.send?.(r);
@@ -108,7 +108,9 @@ function runReflector(): void {
         gc?.();
         const m = process.memoryUsage();
         const u = process.cpuUsage();
-        return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000 });
+        // The RIB's update groups (private to the speaker; read here to show that all clients share one).
+        const groups = (speaker as unknown as { rib?: { groupCount: number } } | undefined)?.rib?.groupCount ?? -1;
+        return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000, groups });
       }
     })().catch((e: Error) => send({ type: 'error', message: e.message })),
   );
@@ -121,7 +123,8 @@ function runReflector(): void {
 interface Reflector {
   readonly address: string;
   start(): Promise<{ clients: number }>;
-  usage(): Promise<{ rss: number; cpuMs: number }>;
+  /** RSS and CPU of its process; for tsbgp also the number of update groups in its RIB. */
+  usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
   kill(): void;
   stop(): Promise<void>;
 }
@@ -270,6 +273,8 @@ interface Result {
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
+  /** Update groups in each tsbgp reflector, converged (undefined for the daemons). */
+  groups: (number | undefined)[];
   afterKillMs: number;
   reachKilled: number[];
 }
@@ -344,6 +349,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
       cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      groups: converged.map((u) => u.groups),
       afterKillMs,
       reachKilled,
     };
@@ -401,6 +407,7 @@ async function main(): Promise<void> {
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
       row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
       row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),
     ],
