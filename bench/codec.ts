@@ -17,6 +17,7 @@ import type { CodecContext } from '../src/wire/context.js';
 import { packUpdates } from '../src/wire/packer.js';
 import type { PathAttributes, UpdateMessage } from '../src/wire/types.js';
 import { decodeUpdate, encodeUpdateBody } from '../src/wire/update.js';
+import { mulberry32 } from '../test/prng.js';
 import { emit, median, type Cell } from './report.js';
 
 const quick = process.argv.includes('--quick');
@@ -27,15 +28,8 @@ const SETS = Math.round(3000 / scale);
 const RUNS = quick ? 5 : 7;
 const ctx: CodecContext = { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false };
 
-// Deterministic PRNG (mulberry32) so every run sees the same table.
-let seed = 0x5eed;
-function rand(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+// Deterministic PRNG so every run sees the same table.
+const rand = mulberry32(0x5eed);
 const u32 = () => (rand() * 4294967296) >>> 0;
 
 function picker(weights: Record<number, number>): () => number {

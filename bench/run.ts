@@ -4,25 +4,10 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { NODE_ARGS, SUITES } from './suites.js';
 
 const quick = process.argv.includes('--quick');
 const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
-// Per suite: extra arguments for a full run and for --quick.
-const SUITES: Record<string, { full: string[]; quick: string[] }> = {
-  codec: { full: [], quick: ['--quick'] },
-  trie: { full: [], quick: ['--quick'] },
-  rib: { full: [], quick: ['--quick'] },
-  policy: { full: [], quick: ['--quick'] },
-  receive: { full: [], quick: ['--quick'] },
-  'kubernetes-planner': { full: ['10000'], quick: ['500'] },
-  'speaker-originate': { full: ['50000', '5'], quick: ['10000', '1'] },
-  'route-reflector': { full: [], quick: ['--quick'] },
-  'rr-scale': { full: [], quick: ['--quick', '--impl', 'tsbgp'] },
-  'agent-reconcile': { full: [], quick: ['--quick'] },
-  memory: { full: [], quick: ['--quick'] },
-  'metrics-scrape': { full: ['1000000'], quick: ['50000'] },
-  'agent-idle': { full: [], quick: ['--quick'] },
-};
 const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 
 console.log(`# tsbgp benchmarks ${quick ? '(quick)' : ''}`);
@@ -41,7 +26,7 @@ for (const suite of suites) {
     continue;
   }
   console.log(`\n## ${suite}`);
-  const args = ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', file, ...(quick ? SUITES[suite].quick : SUITES[suite].full)];
+  const args = [...NODE_ARGS, file, ...(quick ? SUITES[suite].quick : SUITES[suite].full)];
   const t0 = performance.now();
   // The command recorded with each table (scripts/perf-readme.ts prints it).
   const command = `npm run bench -- ${quick ? '--quick ' : ''}${suite}`;

@@ -22,6 +22,7 @@ import { Writer } from '../src/wire/buffer.js';
 import type { CodecContext } from '../src/wire/context.js';
 import { packUpdates } from '../src/wire/packer.js';
 import type { PathAttributes } from '../src/wire/types.js';
+import { mulberry32 } from '../test/prng.js';
 import { emit, median } from './report.js';
 
 const quick = process.argv.includes('--quick');
@@ -31,14 +32,7 @@ const RUNS = quick ? 5 : 9;
 const MAX = 4096;
 const ctx: CodecContext = { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false };
 
-let seed = 0x5eed;
-function rand(): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = seed;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-}
+const rand = mulberry32(0x5eed);
 
 const sets: { attrs: PathAttributes; block: Uint8Array; prefixes: Prefix[] }[] = Array.from({ length: SETS }, (_, i) => {
   const attrs: PathAttributes = {

@@ -30,6 +30,7 @@ import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
 import type { KernelStatus } from './kernel/kernel-fib.js';
+import type { KernelEntry } from './kernel/fib-core.js';
 import type { KernelRule } from './kernel/rules.js';
 import type {
   AdvertisedRoute,
@@ -399,6 +400,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   kernelRoute(prefix: Prefix | string): KernelRouteView | undefined {
     return this.kernel?.route(typeof prefix === 'string' ? Prefix.parse(prefix) : prefix);
+  }
+
+  kernelRoutes(): KernelEntry[] | undefined {
+    return this.kernel?.routes();
   }
 
   setKernelRules(rules: readonly KernelRule[]): void {

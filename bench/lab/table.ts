@@ -12,6 +12,7 @@
  * BGP tables: no benchmark node installs routes into a kernel table.
  */
 import type { AttrSet } from '../../test/interop/daemon-routes.js';
+import { mulberry32 } from '../../test/prng.js';
 
 export interface TableSpec {
   readonly v4: number;
@@ -29,18 +30,6 @@ export interface FullTable {
   readonly v4: { readonly addr: Uint32Array; readonly len: Uint8Array; readonly set: Uint16Array };
   /** Upper 64 bits of each IPv6 network (lengths are ≤ 64), length and set. */
   readonly v6: { readonly hi: Uint32Array; readonly lo: Uint32Array; readonly len: Uint8Array; readonly set: Uint16Array };
-}
-
-/** mulberry32: small, fast, good enough for test data, and the same everywhere. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Cumulative pick from [value, weight] pairs. */
@@ -91,7 +80,7 @@ function attrSets(n: number, next: () => number): AttrSet[] {
 }
 
 export function fullTable(spec: TableSpec): FullTable {
-  const next = rng(spec.seed);
+  const next = mulberry32(spec.seed);
   const sets = spec.plain24 ? [{ origin: 'igp' as const, communities: [], largeCommunities: [] }] : attrSets(spec.sets, next);
   // skewed: set i gets a share falling off like 1/(i+1)
   const pickSet = (): number => (sets.length === 1 ? 0 : Math.min(sets.length - 1, Math.floor(Math.exp(next() * Math.log(sets.length + 1)) - 1)));

@@ -17,7 +17,7 @@ import { planFilters } from './filters.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
-import { kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
+import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
@@ -455,6 +455,8 @@ class AgentLoop {
         return agentPlanJson(this.snapshot());
       case 'received':
         return receivedFor(this.speaker, params.peer);
+      case 'kernel':
+        return kernelRoutesJson(this.speaker, this.applied ?? this.planner.plan);
     }
   };
 

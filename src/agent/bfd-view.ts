@@ -16,6 +16,8 @@ export interface BfdJson {
   readonly desired: PeerBfdStatus['desired'];
   readonly lastDiag: string | null;
   readonly error: string | null;
+  /** RFC 5881 §5: received TTL 255 enforced (a kernel socket filter), or why not; datagrams the kernel dropped on the BFD sockets (all peers). */
+  readonly receivedTtl: { readonly checked: boolean; readonly reason: string | null; readonly kernelDrops: number | null } | null;
 }
 
 export function bfdJson(b: PeerBfdStatus): BfdJson {
@@ -28,6 +30,7 @@ export function bfdJson(b: PeerBfdStatus): BfdJson {
     desired: b.desired,
     lastDiag: b.lastDiag.code === 0 ? null : b.lastDiag.text,
     error: b.error ?? null,
+    receivedTtl: b.receivedTtl ? { checked: b.receivedTtl.checked, reason: b.receivedTtl.reason ?? null, kernelDrops: b.receivedTtl.kernelDrops ?? null } : null,
   };
 }
 
@@ -41,7 +44,11 @@ export function renderBfd(peers: readonly { readonly address: string; readonly b
     const nego = x.detectionTimeMs > 0 ? `tx ${x.txIntervalMs} ms, detect ${x.detectionTimeMs} ms (remote ×${x.remoteMultiplier})` : `tx ${x.txIntervalMs} ms, not heard from yet`;
     return `  ${address}: ${x.state}${x.remoteState ? ` (remote ${x.remoteState})` : ''}, ${nego}; wanted ${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${x.lastDiag ? `; last down: ${x.lastDiag}` : ''}`;
   };
-  return ['BFD sessions:', ...rows.map(line), ''];
+  // one process-wide fact, shown once
+  const ttl = rows.find((p) => p.bfd!.receivedTtl !== null)?.bfd!.receivedTtl;
+  const drops = ttl?.kernelDrops ? `; ${ttl.kernelDrops} datagrams dropped by the kernel (TTL not 255, or a full buffer)` : '';
+  const ttlNote = ttl === undefined || ttl === null ? [] : ttl.checked ? [`  (received TTL / hop limit 255 enforced${drops})`] : [`  (received TTL NOT checked: ${ttl.reason ?? 'unknown reason'}${drops})`];
+  return ['BFD sessions:', ...rows.map(line), ...ttlNote, ''];
 }
 
 /** tsbgp_bfd_session_state{peer,state} and tsbgp_bfd_state_changes_total{peer,to}. */
@@ -49,6 +56,9 @@ export class BfdMetrics {
   private readonly state: Gauge<'peer' | 'state'>;
   private readonly changes: Counter<'peer' | 'to'>;
   private readonly detection: Gauge<'peer'>;
+  private readonly ttlChecked: Gauge;
+  private readonly kernelDrops: Counter;
+  private lastDrops: number | undefined;
   private last = new Map<string, { up: number; down: number }>();
   private static readonly STATES: readonly PeerBfdStatus['state'][] = ['AdminDown', 'Down', 'Init', 'Up', 'Unavailable'];
 
@@ -56,13 +66,17 @@ export class BfdMetrics {
     this.state = new Gauge({ name: 'tsbgp_bfd_session_state', help: 'BFD session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'state'], registers });
     this.changes = new Counter({ name: 'tsbgp_bfd_state_changes_total', help: 'BFD sessions reaching Up (to="up") and leaving Up (to="down")', labelNames: ['peer', 'to'], registers });
     this.detection = new Gauge({ name: 'tsbgp_bfd_detection_time_seconds', help: 'Negotiated BFD detection time (0 until the peer is heard)', labelNames: ['peer'], registers });
+    this.ttlChecked = new Gauge({ name: 'tsbgp_bfd_received_ttl_checked', help: 'BFD packets must arrive with TTL / hop limit 255, enforced by a kernel socket filter (1), or the check could not be set up (0, see tsbgp status)', registers });
+    this.kernelDrops = new Counter({ name: 'tsbgp_bfd_kernel_drops_total', help: 'Datagrams the kernel dropped on the BFD receive sockets: TTL / hop limit not 255 (RFC 5881 section 5), or a full receive buffer', registers });
   }
 
   update(statuses: readonly PeerStatus[]): void {
     const seen = new Map<string, { up: number; down: number }>();
+    let ttl: PeerBfdStatus['receivedTtl'];
     for (const st of statuses) {
       const b = st.bfd;
       if (!b) continue;
+      ttl ??= b.receivedTtl;
       const peer = st.address;
       for (const s of BfdMetrics.STATES) this.state.set({ peer, state: s }, s === b.state ? 1 : 0);
       this.detection.set({ peer }, b.detectionTimeMs / 1000);
@@ -80,5 +94,13 @@ export class BfdMetrics {
       this.changes.remove({ peer, to: 'down' });
     }
     this.last = seen;
+    // process-wide: the same on every peer
+    if (ttl !== undefined) {
+      this.ttlChecked.set(ttl.checked ? 1 : 0);
+      if (ttl.kernelDrops !== undefined) {
+        this.kernelDrops.inc(counterDelta(this.lastDrops, ttl.kernelDrops));
+        this.lastDrops = ttl.kernelDrops;
+      }
+    }
   }
 }

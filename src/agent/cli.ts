@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { AgentKernelOptions } from './kernel.js';
+import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
@@ -34,11 +34,12 @@ commands:
   status   [PEER] [--json] [--control SOCKET]
            BGP sessions (calicoctl node status), configuration errors, refused advertisements;
            with PEER: that peer in full (uptime, capabilities, prefixes, messages, last error)
-  routes   [--peer IP | --received IP] [--json] [--control SOCKET]
-           what is advertised to each peer, and why; --received: what a peer sends us
+  routes   [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
+           what is advertised to each peer, and why; --received: what a peer sends us;
+           --kernel: each route in the kernel (installed, or refused and why)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
-  plan     --node NAME --manifests PATH... [--json]
+  plan     --node NAME --manifests PATH... [--listen-port N] [--json]
            the same offline, without sessions; exits 1 when the plan has errors
   version  print the version
   help     [COMMAND]  this text, or one command's usage (also: tsbgp COMMAND --help)
@@ -97,6 +98,16 @@ const AGENT: Options = {
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
+};
+/** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
+export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
+  agent: AGENT,
+  status: { ...JSON_FLAG, ...CONTROL },
+  routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
+  explain: { ...JSON_FLAG, ...CONTROL },
+  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } },
+  version: {},
+  help: {},
 };
 
 function parse(cmd: string, args: string[], options: Options, positionals: 'none' | 'some') {
@@ -274,7 +285,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'status': {
-        const { values, positionals } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.status, 'some');
         if (positionals.length > 1) throw new UsageError(`status: expected at most one PEER, got ${positionals.length}`);
         const s = (await controlRequest(controlPath(values), 'status')) as StatusJson;
         if (positionals.length === 1) {
@@ -288,7 +299,13 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'routes': {
-        const { values } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' } }, 'none');
+        const { values } = parse(cmd, rest, COMMAND_FLAGS.routes, 'none');
+        if (values.kernel === true) {
+          if (typeof values.peer === 'string' || typeof values.received === 'string') throw new UsageError('routes: --kernel shows the kernel side; it does not take --peer or --received');
+          const r = (await controlRequest(controlPath(values), 'kernel', {})) as KernelRoutesJson;
+          print(values.json === true, r, () => kernelRoutesText(r));
+          return 0;
+        }
         if (typeof values.received === 'string') {
           if (typeof values.peer === 'string') throw new UsageError('routes: --peer and --received are exclusive');
           const r = (await controlRequest(controlPath(values), 'received', { peer: values.received })) as ReceivedJson;
@@ -301,7 +318,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'explain': {
-        const { values, positionals } = parse(cmd, rest, { ...JSON_FLAG, ...CONTROL }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.explain, 'some');
         if (positionals.length !== 1) throw new UsageError(`explain: expected one PREFIX or NAMESPACE/SERVICE, got ${positionals.length}`);
         try {
           parseExplainQuery(positionals[0]);
@@ -313,7 +330,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         return 0;
       }
       case 'plan': {
-        const { values, positionals } = parse(cmd, rest, { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' } }, 'some');
+        const { values, positionals } = parse(cmd, rest, COMMAND_FLAGS.plan, 'some');
         const node = required(cmd, values, 'node');
         const manifests = manifestPaths(cmd, values, positionals);
         const listenPort = port(cmd, values['listen-port'] as string | undefined);

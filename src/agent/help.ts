@@ -22,6 +22,13 @@ ${CONTROL}
   --listen-port N    BGP listen port (overrides the BGPConfiguration's listenPort, default 179);
                      ports below 1024 need root or CAP_NET_BIND_SERVICE
   --metrics ADDR:PORT  Prometheus /metrics, /healthz, /readyz (docs/metrics.md), e.g. 0.0.0.0:9900
+  --max-prefixes LIMIT[,ACTION[,WARN%]]
+                     per peer and family (default 20000,block,80; 0 for none): docs/limits.md
+  --kernel on|off    program learned routes into the kernel as BIRD does (default off):
+                     src/kernel/README.md
+  --kernel-table T   with --kernel on: the routing table (default main)
+  --kernel-protocol N  with --kernel on: the routes' protocol (default 12, bird)
+  --kernel-metric N  with --kernel on: the routes' metric (default the kernel's)
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock
@@ -39,15 +46,19 @@ options:
 ${JSON_FLAG}
 ${CONTROL}
 `,
-  routes: `usage: tsbgp routes [--peer IP | --received IP] [--json] [--control SOCKET]
+  routes: `usage: tsbgp routes [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
 
 What is advertised to each peer (or to --peer IP only), and which resource caused it.
 --received IP: what that peer sends us, like \`birdc show route protocol X\`: every
 route as received (before import policy) and whether import accepted it.
+--kernel: the kernel side (agent run with --kernel on), like \`birdc show route
+export kernel1\`: each prefix installed (metric, next hops), refused and why,
+pending, or adopted and kept until the restart ends.
 
 options:
   --peer IP          one peer's advertisements
   --received IP      the routes a peer sent us, before and after import policy
+  --kernel           each route of the kernel side, installed or refused with the reason
 ${JSON_FLAG}
 ${CONTROL}
 `,

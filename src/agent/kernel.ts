@@ -6,13 +6,15 @@
  * adopt and delete routes of protocol 12 it does not own.
  */
 import type { KernelStatus } from '../kernel/kernel-fib.js';
+import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
 import type { KernelPlan } from '../kubernetes/kernel.js';
 import type { Plan } from '../kubernetes/plan-types.js';
+import { Prefix } from '../net/prefix.js';
 import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
 import type { SpeakerApi } from '../speaker/types.js';
 
 /** What the agent's caller chooses; the rules and statics come from the plan. */
-export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime'>;
+export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime' | 'metricFromLocalPref'>;
 
 export interface KernelStatusJson {
   readonly enabled: boolean;
@@ -29,11 +31,12 @@ export interface KernelStatusJson {
   readonly programClusterRoutes: string | null;
 }
 
-const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', rules: [], statics: [] };
+const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY }, rules: [], statics: [] };
 
 export function kernelSpeakerOptions(k: AgentKernelOptions, plan: Plan, restartTime: number): KernelOptions {
   const kp = plan.kernel ?? EMPTY;
-  return { ...k, rules: kp.rules, statics: kp.statics, restartTime };
+  // Calico v3.32: learned routes get metric 2147483647 − LOCAL_PREF (src/kernel/metric.ts).
+  return { ...k, rules: kp.rules, statics: kp.statics, restartTime, metricFromLocalPref: true };
 }
 
 const hasKernel = (s: SpeakerApi): s is SpeakerApi & SpeakerKernelApi => typeof (s as Partial<SpeakerKernelApi>).setKernelRules === 'function';
@@ -80,4 +83,63 @@ export function kernelStatusText(k: KernelStatusJson | null | undefined): string
   for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
   if (k.refusedCount > k.refused.length) lines.push(`  … and ${k.refusedCount - k.refused.length} more`);
   return lines;
+}
+
+/** One prefix in `tsbgp routes --kernel --json`. */
+export interface KernelRouteJson {
+  readonly prefix: string;
+  /** Who wants it: learned over BGP, a static/blackhole, or nobody (adopted, or being removed). */
+  readonly source: 'bgp' | 'static' | null;
+  /** installed; refused (see reason); pending (not written yet); stale (adopted, kept until the restart ends); removing. */
+  readonly state: 'installed' | 'refused' | 'pending' | 'stale' | 'removing';
+  /** What the kernel holds of ours for the prefix (one per metric). */
+  readonly installed: readonly { readonly type: string; readonly metric: number; readonly nexthops: readonly { readonly via: string | null; readonly dev: string | null; readonly onlink: boolean }[] }[];
+  readonly reason: string | null;
+  /** 'resolve': not tried (no usable next hop); 'kernel': the kernel said no. */
+  readonly refusedBy: 'resolve' | 'kernel' | null;
+  /** A non-fatal note (an ECMP member left out). */
+  readonly note: string | null;
+}
+
+export interface KernelRoutesJson {
+  readonly version: 1;
+  /** The aggregate, as in `tsbgp status` (null: the agent runs without --kernel on). */
+  readonly status: KernelStatusJson | null;
+  readonly routes: readonly KernelRouteJson[];
+}
+
+/** `tsbgp routes --kernel`: every prefix of the kernel side, in prefix order (O(routes): a listing). */
+export function kernelRoutesJson(s: SpeakerApi | undefined, plan: Plan): KernelRoutesJson {
+  const status = kernelStatusJson(s, plan);
+  if (s === undefined || !hasKernel(s) || status === null) return { version: 1, status, routes: [] };
+  const entries = (s.kernelRoutes() ?? []).map((e) => ({ e, p: Prefix.parse(e.prefix) }));
+  entries.sort((a, b) => a.p.compare(b.p));
+  const routes = entries.map(({ e }): KernelRouteJson => {
+    const state = e.refused !== undefined ? 'refused' : e.source === undefined ? (e.stale ? 'stale' : 'removing') : e.installed.length > 0 ? 'installed' : 'pending';
+    return {
+      prefix: e.prefix,
+      source: e.source ?? null,
+      state,
+      installed: e.installed.map((r) => ({ type: r.type, metric: r.metric, nexthops: r.nexthops.map((h) => ({ via: h.via ?? null, dev: h.dev ?? null, onlink: h.onlink === true })) })),
+      reason: e.refused?.reason ?? null,
+      refusedBy: e.refused?.by ?? null,
+      note: e.note ?? null,
+    };
+  });
+  return { version: 1, status, routes };
+}
+
+/** The text form of `tsbgp routes --kernel`. */
+export function kernelRoutesText(v: KernelRoutesJson): string {
+  const out = kernelStatusText(v.status).slice(0, 1);
+  if (v.status === null || !v.status.enabled) return `${out.join('\n')}\n`;
+  const width = Math.max(6, ...v.routes.map((r) => r.prefix.length));
+  out.push('', `${'PREFIX'.padEnd(width)}  ${'STATE'.padEnd(9)}  ${'SOURCE'.padEnd(6)}  ROUTE`);
+  for (const r of v.routes) {
+    const route = r.installed.map((k) => `${k.type === 'unicast' ? '' : `${k.type} `}metric ${k.metric}${k.nexthops.map((h) => `${h.via !== null ? ` via ${h.via}` : ''}${h.dev !== null ? ` dev ${h.dev}` : ''}${h.onlink ? ' onlink' : ''}`).join(',')}`).join('; ');
+    const why = r.reason !== null ? `${route ? ' — ' : ''}${r.refusedBy === 'kernel' ? 'kernel: ' : ''}${r.reason}` : '';
+    out.push(`${r.prefix.padEnd(width)}  ${r.state.padEnd(9)}  ${(r.source ?? '-').padEnd(6)}  ${route}${why}${r.note !== null ? ` (${r.note})` : ''}`);
+  }
+  if (v.routes.length === 0) out.push('(no routes)');
+  return `${out.join('\n')}\n`;
 }

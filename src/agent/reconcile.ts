@@ -7,6 +7,7 @@ import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../ku
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
 import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
+import { localPrefForMetric } from '../kernel/metric.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {
@@ -90,16 +91,19 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
  * The attributes to originate a planned route with: standard communities
  * (literal, named or well-known values alike) into `communities`, large ones
  * (`aa:nn:mm`) into `largeCommunities`, each in the one text form the
- * speaker parses (src/wire/communities.ts).
+ * speaker parses (src/wire/communities.ts). With the plan's normal route
+ * priority (Calico v3.32), LOCAL_PREF 2147483647 − it (src/kernel/metric.ts):
+ * iBGP peers install the route with that metric.
  */
-export function routeAttributes(r: PlannedRoute): RouteAttributes {
+export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonly v4: number; readonly v6: number }): RouteAttributes {
   const communities: string[] = [];
   const largeCommunities: string[] = [];
   for (const c of r.communities) {
     if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
     else communities.push(formatCommunity(c.value));
   }
-  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}) };
+  const localPref = normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined;
+  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}), ...(localPref !== undefined ? { localPref } : {}) };
 }
 
 /**
@@ -156,9 +160,11 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
 
   const empty: Plan = { ...next, routes: [] };
   const diff = diffPlans(prev ?? empty, next);
-  const originate = [...diff.added, ...diff.changed]
+  // A new normal route priority changes every originated route's LOCAL_PREF.
+  const nrp = (p: Plan | undefined) => JSON.stringify(p?.kernel?.normalRoutePriority ?? null);
+  const originate = (prev !== undefined && nrp(prev) !== nrp(next) ? [...next.routes] : [...diff.added, ...diff.changed])
     .sort((a, b) => a.prefix.compare(b.prefix))
-    .map((route) => ({ prefix: route.prefix, attrs: routeAttributes(route), route }));
+    .map((route) => ({ prefix: route.prefix, attrs: routeAttributes(route, next.kernel?.normalRoutePriority), route }));
   const withdraw = diff.removed.map((r) => r.prefix).sort((a, b) => a.compare(b));
   return { addPeers, updatePeers, removePeers, originate, withdraw, refusedPeers: refused };
 }

@@ -13,6 +13,8 @@ export class BfdHost {
   private readonly runtime: BfdRuntime;
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private lastStats = '';
+  private loggedDrops = 0;
+  private dropsLoggedAt = -Infinity;
 
   constructor(opts: UdpOptions, private readonly post: (m: FromWorker) => void) {
     const log = (level: 'info' | 'warning' | 'error', msg: string): void => post({ type: 'log', level, msg });
@@ -29,7 +31,7 @@ export class BfdHost {
     }
     this.statsTimer = setInterval(() => this.pushStats(), 1000);
     this.statsTimer.unref?.();
-    this.post({ type: 'ready', ports: this.udp.ports });
+    this.post({ type: 'ready', ports: this.udp.ports, ttl: this.udp.ttlCheck });
   }
 
   handle(m: ToWorker): void {
@@ -56,9 +58,26 @@ export class BfdHost {
 
   private pushStats(): void {
     const sessions = this.runtime.status();
-    const key = JSON.stringify([sessions.map((s) => s.counters), this.runtime.discardedUnmatched]);
+    const kernelDrops = this.udp.kernelDrops();
+    this.logDrops(kernelDrops);
+    const key = JSON.stringify([sessions.map((s) => s.counters), this.runtime.discardedUnmatched, kernelDrops]);
     if (key === this.lastStats) return;
     this.lastStats = key;
-    this.post({ type: 'stats', sessions, discarded: this.runtime.discardedUnmatched, ...(this.runtime.lastDiscard !== undefined ? { lastDiscard: this.runtime.lastDiscard } : {}) });
+    this.post({
+      type: 'stats', sessions, discarded: this.runtime.discardedUnmatched,
+      ...(this.runtime.lastDiscard !== undefined ? { lastDiscard: this.runtime.lastDiscard } : {}),
+      ...(kernelDrops !== undefined ? { kernelDrops } : {}),
+    });
+  }
+
+  /** A warning when the kernel dropped datagrams, at most once a minute. */
+  private logDrops(total: number | undefined): void {
+    if (total === undefined || total <= this.loggedDrops) return;
+    const now = Date.now();
+    if (now - this.dropsLoggedAt < 60_000) return;
+    const what = this.udp.ttlCheck.checked ? 'a TTL / Hop Limit other than 255 (RFC 5881 §5: sent from further than one hop), or a full receive buffer' : 'a full receive buffer';
+    this.post({ type: 'log', level: 'warning', msg: `BFD: the kernel dropped ${total - this.loggedDrops} datagrams to the BFD port (${total} since start): ${what}` });
+    this.loggedDrops = total;
+    this.dropsLoggedAt = now;
   }
 }

@@ -9,6 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { BfdHost } from './host.js';
 import type { BfdWorkerData, FromWorker, ToWorker } from './protocol.js';
 import type { BfdChange, BfdSessionSpec, BfdSessionStatus } from './runtime.js';
+import type { TtlCheckStatus } from './udp.js';
 import { addressKey } from './runtime.js';
 
 export interface BfdServiceOptions extends BfdWorkerData {
@@ -34,6 +35,10 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
   /** Packets dropped before reaching a session, as of the worker's last report. */
   discarded = 0;
   lastDiscard: string | undefined;
+  /** Whether received packets must carry TTL 255 (known once started). */
+  ttlCheck: TtlCheckStatus | undefined;
+  /** Datagrams the kernel dropped on the listening sockets (TTL filter, full buffers), as of the last report; undefined where unreadable. */
+  kernelDrops: number | undefined;
   /** Why BFD is not running (the sockets could not be opened, the worker died), if so. */
   failure: string | undefined;
 
@@ -46,7 +51,7 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
     this.starting ??= new Promise<void>((resolve, reject) => {
       let settled = false;
       const onMessage = (m: FromWorker): void => {
-        if (m.type === 'ready' && !settled) { settled = true; this.readyPorts = m.ports; resolve(); return; }
+        if (m.type === 'ready' && !settled) { settled = true; this.readyPorts = m.ports; this.ttlCheck = m.ttl; resolve(); return; }
         if (m.type === 'error' && !settled) { settled = true; this.failure = m.message; reject(new Error(m.message)); return; }
         this.onMessage(m);
       };
@@ -150,6 +155,7 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
         for (const s of m.sessions) if (this.known.has(s.peer)) this.sessions.set(s.peer, s);
         this.discarded = m.discarded;
         this.lastDiscard = m.lastDiscard;
+        this.kernelDrops = m.kernelDrops;
         return;
       case 'log':
         this.opts.log?.(m.level, m.msg);

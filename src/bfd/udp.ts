@@ -3,14 +3,16 @@
  * send from one socket per session bound to a source port in 49152–65535,
  * with TTL / hop limit 255.
  *
- * The received TTL is NOT checked here: Node.js's dgram gives no ancillary
- * data (IP_RECVTTL), and Linux enforces IP_MINTTL only on TCP sockets. The
- * `secureSocket` hook receives each listening socket after bind, the seam
- * for a native filter (see README.md, "TTL / GTSM").
+ * The received TTL is checked in the kernel: each listening socket gets the
+ * socket filter of ttl-filter.ts (attached through koffi, ttl-socket.ts),
+ * which drops datagrams whose TTL / Hop Limit is not 255. Where that cannot
+ * be done, BFD runs without the check and `ttlCheck` says why (README.md,
+ * "TTL / GTSM").
  */
 import { createSocket, type Socket } from 'node:dgram';
 import { isIPv6 } from 'node:net';
 import type { BfdTransport } from './runtime.js';
+import { attachTtlFilter, kernelDrops } from './ttl-socket.js';
 
 export const BFD_PORT = 3784;
 export const SOURCE_PORTS: readonly [number, number] = [49152, 65535];
@@ -22,7 +24,11 @@ export interface UdpOptions {
   readonly peerPort?: number;
   /** Addresses to receive on; default 0.0.0.0 and :: (IPv6 only where the host has it). */
   readonly listen?: readonly string[];
-  /** Called with each listening socket once bound (GTSM seam: a native TTL filter). */
+  /**
+   * Called with each listening socket once bound, to check the received TTL
+   * (default: attachTtlFilter, the kernel socket filter); throwing means
+   * "not checked", with the message as the reason.
+   */
   readonly secureSocket?: (socket: Socket, family: 4 | 6) => void;
   readonly log?: (level: 'info' | 'warning' | 'error', msg: string) => void;
   readonly random?: () => number;
@@ -36,9 +42,14 @@ interface TxSocket {
   readonly port: number;
 }
 
+/** Whether received packets must carry TTL / Hop Limit 255 (RFC 5881 §5), and if not, why. */
+export type TtlCheckStatus = { readonly checked: true } | { readonly checked: false; readonly reason: string };
+
 export class UdpTransport implements BfdTransport {
   private readonly rx: Socket[] = [];
   private readonly tx = new Map<string, TxSocket>();
+  /** Set by start(): checked on every listening socket, or why not. */
+  ttlCheck: TtlCheckStatus = { checked: false, reason: 'not started' };
   /** Send errors (the session carries on; the remote's detection time decides). */
   sendErrors = 0;
   lastError: string | undefined;
@@ -49,6 +60,7 @@ export class UdpTransport implements BfdTransport {
   async start(): Promise<void> {
     const addrs = this.opts.listen ?? ['0.0.0.0', '::'];
     const errors: string[] = [];
+    const unchecked: string[] = [];
     for (const address of addrs) {
       const family = isIPv6(address) ? 6 : 4;
       const s = createSocket({ type: family === 6 ? 'udp6' : 'udp4', ipv6Only: family === 6, reuseAddr: false });
@@ -65,12 +77,33 @@ export class UdpTransport implements BfdTransport {
         this.opts.log?.('warning', msg);
         continue;
       }
+      // Before the first read: libuv reads on the next turn of the loop.
+      try {
+        (this.opts.secureSocket ?? attachTtlFilter)(s, family);
+      } catch (e) {
+        unchecked.push(`[${address}]: ${(e as Error).message}`);
+      }
       s.on('message', (msg, rinfo) => this.onPacket(msg, rinfo.address));
       s.on('error', (e) => this.opts.log?.('error', `BFD socket [${address}]: ${e.message}`));
-      this.opts.secureSocket?.(s, family);
       this.rx.push(s);
     }
     if (this.rx.length === 0) throw new Error(errors.join('; '));
+    this.ttlCheck = unchecked.length === 0 ? { checked: true } : { checked: false, reason: unchecked.join('; ') };
+    if (!this.ttlCheck.checked) {
+      this.opts.log?.('warning', `BFD: the received TTL is not checked (RFC 5881 §5 wants 255), packets from further than one hop are accepted: ${this.ttlCheck.reason}`);
+    }
+  }
+
+  /**
+   * Datagrams the kernel dropped on the listening sockets (the TTL filter's
+   * drops and full receive buffers), or undefined where it cannot be read.
+   */
+  kernelDrops(): number | undefined {
+    try {
+      return this.rx.reduce((n, s) => n + kernelDrops(s), 0);
+    } catch {
+      return undefined;
+    }
   }
 
   /** The bound receive ports (one per listening socket). */

@@ -285,7 +285,7 @@ export class FibCore {
 
   /** One desired route → the kernel route to write, or why not. */
   resolve(prefix: string, want: DesiredRoute): Resolved {
-    const metric = this.metricOf(prefix);
+    const metric = want.metric ?? this.metricOf(prefix);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
     const hops = new Map<string, NextHop>();
     const reasons: string[] = [];
@@ -365,6 +365,28 @@ export class FibCore {
   *installedRoutes(): IterableIterator<KernelRoute> {
     for (const m of this.installed.values()) yield* m.values();
   }
+
+  /** Every prefix wanted, installed or refused, with its kernel side (unordered; O(routes): for listings, not status). */
+  *entries(): IterableIterator<KernelEntry> {
+    const keys = new Set([...this.statics.keys(), ...this.bgp.keys(), ...this.installed.keys(), ...this.refused.keys()]);
+    for (const prefix of keys) {
+      const source = this.statics.has(prefix) ? 'static' : this.bgp.has(prefix) ? 'bgp' : undefined;
+      const refused = this.refused.get(prefix);
+      const note = this.notes.get(prefix);
+      yield { prefix, source, installed: this.installedFor(prefix), stale: this.stale.has(prefix), ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
+    }
+  }
+}
+
+/** One prefix's kernel side: who wants it (`source`; none: installed and no longer wanted, or adopted), what is in the kernel, and why not. */
+export interface KernelEntry {
+  readonly prefix: string;
+  readonly source: 'bgp' | 'static' | undefined;
+  readonly installed: readonly KernelRoute[];
+  /** Adopted at start and kept until the restart ends. */
+  readonly stale: boolean;
+  readonly refused?: Refusal;
+  readonly note?: string;
 }
 
 function safeAddress(s: string): Address | undefined {

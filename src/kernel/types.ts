@@ -37,10 +37,10 @@ export interface Gateway {
   readonly peer?: string;
 }
 
-/** What should be in the kernel for one prefix. */
+/** What should be in the kernel for one prefix (`metric`: this route's own, else the FIB's for its family). */
 export type DesiredRoute =
-  | { readonly kind: 'unicast'; readonly gateways: readonly Gateway[] }
-  | { readonly kind: 'blackhole' };
+  | { readonly kind: 'unicast'; readonly gateways: readonly Gateway[]; readonly metric?: number }
+  | { readonly kind: 'blackhole'; readonly metric?: number };
 
 /** A directly connected network (the kernel's `proto kernel` routes). */
 export interface ConnectedRoute {

@@ -16,6 +16,7 @@
  * /32 or /128), and `reachableBy` routes to peers.
  */
 import { Prefix } from '../net/index.js';
+import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
 import type { KernelRule } from '../kernel/rules.js';
 import type { KernelStaticRoute } from '../speaker/kernel.js';
 import type { EffectiveConfig } from './config.js';
@@ -25,6 +26,11 @@ import type { ClusterState } from './state.js';
 
 export interface KernelPlan {
   readonly programClusterRoutes: ProgramClusterRoutes;
+  /**
+   * BGPConfiguration's ipv4/ipv6NormalRoutePriority (default 1024): the routes this node
+   * originates carry LOCAL_PREF 2147483647 − it, so that peers install them with that metric.
+   */
+  readonly normalRoutePriority: { readonly v4: number; readonly v6: number };
   readonly rules: readonly KernelRule[];
   readonly statics: readonly KernelStaticRoute[];
 }
@@ -32,7 +38,9 @@ export interface KernelPlan {
 export const TUNNEL_DEVICE = 'tunl0';
 
 export function planKernel(state: ClusterState, node: Node | undefined, nodeName: string, cfg: EffectiveConfig, peers: readonly PlannedPeer[]): KernelPlan {
-  const pcr = state.bgpConfigurations.get('default')?.programClusterRoutes ?? 'Enabled';
+  const global = state.bgpConfigurations.get('default');
+  const pcr = global?.programClusterRoutes ?? 'Enabled';
+  const normalRoutePriority = { v4: global?.ipv4NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY, v6: global?.ipv6NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY };
   const rules: KernelRule[] = [];
   for (const [field, list] of [['serviceClusterIPs', cfg.serviceClusterIPs], ['serviceExternalIPs', cfg.serviceExternalIPs], ['serviceLoadBalancerIPs', cfg.serviceLoadBalancerIPs]] as const) {
     for (const p of list) rules.push({ prefix: p.toString(), action: 'reject', why: `service CIDR (BGPConfiguration ${field})` });
@@ -61,5 +69,5 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
     if (p.reachableBy === undefined || p.refused) continue;
     statics.push({ prefix: Prefix.host(p.address).toString(), via: p.reachableBy.toString() });
   }
-  return { programClusterRoutes: pcr, rules, statics };
+  return { programClusterRoutes: pcr, normalRoutePriority, rules, statics };
 }

@@ -121,6 +121,9 @@ export interface BGPConfiguration {
   readonly logSeverityScreen?: LogSeverity;
   /** Which pools' routes go into the kernel (src/kubernetes/kernel.ts); undefined: Enabled. */
   readonly programClusterRoutes?: ProgramClusterRoutes;
+  /** Felix's metric for workload routes (v3.32; must match FelixConfiguration); undefined: 1024. Sets the LOCAL_PREF of originated routes (src/kernel/metric.ts). */
+  readonly ipv4NormalRoutePriority?: number;
+  readonly ipv6NormalRoutePriority?: number;
 }
 
 export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';

@@ -82,6 +82,8 @@ export const KINDS: readonly Kind[] = [
       bindMode: oneOf(['None', 'NodeIP']),
       logSeverityScreen: oneOf(['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal']),
       programClusterRoutes: oneOf(['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'], 'Which IP pools\' routes tsbgp programs into the kernel (default Enabled).'),
+      ipv4NormalRoutePriority: int(1, 2147483646, 'Felix\'s metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.'),
+      ipv6NormalRoutePriority: int(1, 2147483646, 'The same for IPv6 (default 1024).'),
     }) as Kind['spec'],
   },
   {

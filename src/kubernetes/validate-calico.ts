@@ -97,6 +97,8 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
     bindMode: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['bindMode']>>(spec, 'bindMode', 'spec.'), undefined),
     logSeverityScreen: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['logSeverityScreen']>>(spec, 'logSeverityScreen', 'spec.'), undefined),
     programClusterRoutes: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['programClusterRoutes']>>(spec, 'programClusterRoutes', 'spec.'), undefined),
+    ipv4NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv4NormalRoutePriority', 'spec.'), undefined),
+    ipv6NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv6NormalRoutePriority', 'spec.'), undefined),
   };
 }
 

@@ -13,6 +13,8 @@ export interface Libc {
   socket(domain: number, type: number, protocol: number): number;
   setsockopt(fd: number, level: number, name: number, value: Uint8Array, length: number): number;
   getsockopt(fd: number, level: number, name: number, value: Uint8Array, length: Int32Array): number;
+  /** setsockopt with a `struct sock_fprog { len = count; filter → program }` (SO_ATTACH_FILTER); `program` holds `count` sock_filter. */
+  setsockoptFprog(fd: number, level: number, name: number, program: Uint8Array, count: number): number;
   close(fd: number): number;
   errno(): number;
 }
@@ -25,7 +27,7 @@ export type LibcLoader = () => Libc;
 
 /** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
 export const koffiLibcLoader: LibcLoader = () => {
-  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG and IP_MINTTL are bound for Linux only)`);
+  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const koffi = require('koffi') as typeof import('koffi');
@@ -34,10 +36,14 @@ export const koffiLibcLoader: LibcLoader = () => {
   const setsockopt = lib.func('int setsockopt(int fd, int level, int name, const void *value, uint32_t length)');
   const getsockopt = lib.func('int getsockopt(int fd, int level, int name, _Out_ void *value, _Inout_ uint32_t *length)');
   const close = lib.func('int close(int fd)');
+  // struct sock_fprog { unsigned short len; struct sock_filter *filter; } (anonymous: a reload must not redefine a name)
+  const fprog = koffi.struct({ len: 'uint16_t', filter: 'void *' });
+  const setsockoptFprog = lib.func('setsockopt', 'int', ['int', 'int', 'int', koffi.pointer(fprog), 'uint32_t']);
   return {
     socket: (d, t, p) => socket(d, t, p) as number,
     setsockopt: (fd, level, name, value, length) => setsockopt(fd, level, name, value, length) as number,
     getsockopt: (fd, level, name, value, length) => getsockopt(fd, level, name, value, length) as number,
+    setsockoptFprog: (fd, level, name, program, count) => setsockoptFprog(fd, level, name, { len: count, filter: program }, koffi.sizeof(fprog)) as number,
     close: (fd) => close(fd) as number,
     errno: () => koffi.errno(),
   };

@@ -9,6 +9,7 @@
  * the Kubernetes resource is the kubernetes layer's job.
  */
 import { Prefix } from '../net/prefix.js';
+import { parseCommunityLiteral } from '../wire/communities.js';
 import { PolicyError } from './communities.js';
 import type { ActionsDef, ChainDef, ConditionsDef, PolicyConfigDef, PolicyDef, StatementDef } from './definitions.js';
 
@@ -138,7 +139,7 @@ function compileRule(
     const values = rule.communities.values ?? [];
     if (!Array.isArray(values) || values.length !== 1) throw new PolicyError(`${where}.communities.values`, 'must hold exactly one community');
     const v = values[0];
-    if (typeof v === 'string' && v.split(':').length === 3) {
+    if (typeof v === 'string' && isLarge(v, `${where}.communities.values[0]`)) {
       sets.largeCommunity[id] = [v];
       conditions.largeCommunitySet = { set: id };
     } else {
@@ -161,7 +162,7 @@ function compileRule(
       const ow = `${where}.operations[${j}]`;
       const kinds = Object.keys(op);
       if (kinds.length !== 1) throw new PolicyError(ow, 'must hold exactly one of addCommunity, prependASPath, setPriority');
-      if (op.addCommunity) (op.addCommunity.value.split(':').length === 3 ? addLarge : add).push(op.addCommunity.value);
+      if (op.addCommunity) (isLarge(op.addCommunity.value, `${ow}.addCommunity.value`) ? addLarge : add).push(op.addCommunity.value);
       else if (op.prependASPath) {
         if (!Array.isArray(op.prependASPath.prefix) || op.prependASPath.prefix.length === 0) throw new PolicyError(`${ow}.prependASPath.prefix`, 'must be a non-empty list of AS numbers');
         // Later prepends go in front of earlier ones.
@@ -174,6 +175,15 @@ function compileRule(
     if (prepend.length) actions.asPathPrepend = { asns: prepend };
   }
   return { name: id, conditions, actions };
+}
+
+/** Whether a Calico community literal is a large one, as the one community parser reads it (a name without a colon: not). */
+function isLarge(text: string, where: string): boolean {
+  try {
+    return parseCommunityLiteral(text)?.type === 'large';
+  } catch (e) {
+    throw new PolicyError(where, (e as Error).message);
+  }
 }
 
 /** Merges compiled filters (and any other policies, e.g. the built-in export) into one config. */

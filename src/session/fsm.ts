@@ -442,6 +442,17 @@ export function notificationEvent(message: NotificationMessage): FsmEvent {
     : { type: 'NotifMsg', message };
 }
 
+/** Maps a decoded message to its §8.1 event. */
+export function messageEvent(m: Message): FsmEvent {
+  switch (m.type) {
+    case 'open': return { type: 'BGPOpen', message: m };
+    case 'keepalive': return { type: 'KeepAliveMsg' };
+    case 'update': return { type: 'UpdateMsg', message: m };
+    case 'notification': return notificationEvent(m);
+    case 'routeRefresh': return { type: 'RouteRefresh', message: m };
+  }
+}
+
 /** Maps a codec error to its §8.1 event by NOTIFICATION code. */
 export function errorEvent(error: BgpError): FsmEvent {
   if (error.code === ErrorCode.MESSAGE_HEADER) return { type: 'BGPHeaderErr', error };

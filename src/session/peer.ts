@@ -4,7 +4,7 @@ import type { BgpError } from '../wire/errors.js';
 import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
 import { BgpConnection, type Codec, type MessageStats } from './connection.js';
-import { errorEvent, notificationEvent } from './fsm.js';
+import { errorEvent, messageEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
 import { createPeerSession, establishedConn, peerTransition, type PeerAction, type PeerEvent, type PeerSession } from './session.js';
@@ -73,16 +73,6 @@ const TIMER_EVENT: Record<TimerName, FsmEvent['type']> = {
   DelayOpen: 'DelayOpenTimer_Expires',
   IdleHold: 'IdleHoldTimer_Expires',
 };
-
-function messageEvent(m: Message): FsmEvent {
-  switch (m.type) {
-    case 'open': return { type: 'BGPOpen', message: m };
-    case 'keepalive': return { type: 'KeepAliveMsg' };
-    case 'update': return { type: 'UpdateMsg', message: m };
-    case 'notification': return notificationEvent(m);
-    case 'routeRefresh': return { type: 'RouteRefresh', message: m };
-  }
-}
 
 /**
  * The imperative shell around one peer's PeerSession: real sockets, timers

@@ -72,6 +72,9 @@ export class SpeakerBfd {
     // A worker that died after starting is as unavailable as one that never started.
     this.failure ??= this.service?.failure;
     const desired = { minTxMs: spec.timers.desiredMinTx / 1000, minRxMs: spec.timers.requiredMinRx / 1000, multiplier: spec.timers.detectMult, passive: spec.timers.passive ?? false };
+    const ttl = this.service?.ttlCheck;
+    const drops = this.service?.kernelDrops;
+    const receivedTtl = ttl === undefined ? undefined : { checked: ttl.checked, ...(ttl.checked ? {} : { reason: ttl.reason }), ...(drops !== undefined ? { kernelDrops: drops } : {}) };
     if (this.failure !== undefined || !s) {
       return { state: this.failure !== undefined ? 'Unavailable' : 'Down', ...(this.failure !== undefined ? { error: this.failure } : {}), desired, txIntervalMs: Math.max(spec.timers.desiredMinTx, SLOW_TX_US) / 1000, detectionTimeMs: 0, lastDiag: { code: 0, text: 'No Diagnostic' } };
     }
@@ -88,6 +91,7 @@ export class SpeakerBfd {
       localDiscriminator: s.localDiscr,
       remoteDiscriminator: s.remoteDiscr,
       counters: s.counters,
+      ...(receivedTtl ? { receivedTtl } : {}),
     };
   }
 

@@ -10,6 +10,8 @@
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/kernel-fib.js';
+import type { KernelEntry } from '../kernel/fib-core.js';
+import { metricForLocalPref } from '../kernel/metric.js';
 import { KernelRules, type KernelRule } from '../kernel/rules.js';
 import type { DesiredRoute, Gateway, KernelRoute, Refusal } from '../kernel/types.js';
 import { policySource, type Path } from '../rib/path.js';
@@ -34,6 +36,11 @@ export interface KernelOptions extends KernelFibOptions {
   readonly statics?: readonly KernelStaticRoute[];
   /** With adoption: the longest we keep adopted routes waiting for every peer's End-of-RIB, seconds (default: the speaker's selectionDeferralTime, 120). */
   readonly restartTime?: number;
+  /**
+   * Calico v3.32's metric for learned routes: 2147483647 − LOCAL_PREF (after the export
+   * policy; 100 when absent, as BIRD), instead of `metric`. Statics keep `metric`. See src/kernel/metric.ts.
+   */
+  readonly metricFromLocalPref?: boolean;
 }
 
 /** The kernel side of one prefix, for `routes` views. */
@@ -94,6 +101,8 @@ export class SpeakerKernel {
 
   private desired(prefix: Prefix, multipath: readonly Path[]): DesiredRoute | undefined {
     const gateways: Gateway[] = [];
+    let localPref: number | undefined;
+    let first = true;
     for (const p of multipath) {
       if (p.source.kind !== 'peer') continue; // our own originations are not programmed
       let attrs = p.attrs.attrs;
@@ -104,11 +113,15 @@ export class SpeakerKernel {
       }
       const nh = prefix.family === 4 ? (attrs.nextHop ?? attrs.mpReach?.nextHops[0]) : attrs.mpReach?.nextHops.find((a) => !a.isLinkLocal) ?? attrs.mpReach?.nextHops[0];
       if (nh === undefined) continue;
+      // The best path's LOCAL_PREF (an ECMP set shares it).
+      if (first) localPref = attrs.localPref;
+      first = false;
       gateways.push({ address: nh.toString(), peer: p.source.address.toString() });
     }
     if (gateways.length === 0) return undefined;
     const out = this.rules.apply(prefix, gateways);
-    return out.ok ? { kind: 'unicast', gateways: out.gateways } : undefined;
+    if (!out.ok) return undefined;
+    return { kind: 'unicast', gateways: out.gateways, ...(this.opts.metricFromLocalPref ? { metric: metricForLocalPref(localPref) } : {}) };
   }
 
   /** Re-evaluates every Loc-RIB prefix (the export policy or the rules changed). */
@@ -196,6 +209,11 @@ export class SpeakerKernel {
     return this.fib.status();
   }
 
+  /** Every prefix of the kernel side (O(routes): a listing). */
+  routes(): KernelEntry[] {
+    return [...this.fib.core.entries()];
+  }
+
   route(prefix: Prefix): KernelRouteView {
     const p = prefix.toString();
     const refused = this.fib.core.refusal(p);
@@ -209,6 +227,8 @@ export interface SpeakerKernelApi {
   /** Undefined when the speaker was built without `kernel`. */
   kernelStatus(): KernelStatus | undefined;
   kernelRoute(prefix: Prefix | string): KernelRouteView | undefined;
+  /** Every prefix wanted, installed or refused (O(routes)); undefined without `kernel`. */
+  kernelRoutes(): KernelEntry[] | undefined;
   setKernelRules(rules: readonly KernelRule[]): void;
   setKernelStatics(routes: readonly KernelStaticRoute[]): void;
 }

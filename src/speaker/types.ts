@@ -176,6 +176,12 @@ export interface PeerBfdStatus {
   readonly localDiscriminator?: number;
   readonly remoteDiscriminator?: number;
   readonly counters?: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number };
+  /**
+   * RFC 5881 §5: whether received packets must carry TTL / Hop Limit 255 (a
+   * kernel socket filter drops the others), or why not; `kernelDrops`: the
+   * datagrams the kernel dropped on the BFD sockets, all peers together.
+   */
+  readonly receivedTtl?: { readonly checked: boolean; readonly reason?: string; readonly kernelDrops?: number };
 }
 
 /** One family's max-prefix limit (PeerOptions.maxPrefixes). */

@@ -57,14 +57,6 @@ export const CapabilityCode = {
   FQDN: 73,
 } as const;
 
-/** AS_PATH segment types (RFC 4271, RFC 5065). */
-export const SegmentType = {
-  AS_SET: 1,
-  AS_SEQUENCE: 2,
-  AS_CONFED_SEQUENCE: 3,
-  AS_CONFED_SET: 4,
-} as const;
-
 /** RFC 1997 and IANA well-known communities. */
 export const WellKnownCommunity = {
   GRACEFUL_SHUTDOWN: 0xffff0000,

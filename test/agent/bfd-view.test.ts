@@ -31,6 +31,22 @@ describe('BFD in tsbgp status', () => {
     expect(renderBfd([{ address: '192.0.2.2' }])).toEqual([]);
   });
 
+  it('says once whether the received TTL is checked (RFC 5881 §5), and what the kernel dropped', () => {
+    const checked = bfd({ receivedTtl: { checked: true, kernelDrops: 7 } });
+    expect(bfdJson(checked).receivedTtl).toEqual({ checked: true, reason: null, kernelDrops: 7 });
+    expect(renderBfd([{ address: '192.0.2.1', bfd: bfdJson(checked) }, { address: '192.0.2.3', bfd: bfdJson(checked) }])).toEqual([
+      'BFD sessions:',
+      '  192.0.2.1: Up (remote Up), tx 300 ms, detect 900 ms (remote ×3); wanted 300/300 ms ×3; last down: Control Detection Time Expired',
+      '  192.0.2.3: Up (remote Up), tx 300 ms, detect 900 ms (remote ×3); wanted 300/300 ms ×3; last down: Control Detection Time Expired',
+      '  (received TTL / hop limit 255 enforced; 7 datagrams dropped by the kernel (TTL not 255, or a full buffer))',
+      '',
+    ]);
+    const unchecked = bfdJson(bfd({ receivedTtl: { checked: false, reason: '[0.0.0.0]: cannot load the FFI package koffi' } }));
+    expect(unchecked.receivedTtl).toEqual({ checked: false, reason: '[0.0.0.0]: cannot load the FFI package koffi', kernelDrops: null });
+    expect(renderBfd([{ address: '192.0.2.1', bfd: unchecked }]).at(-2)).toBe('  (received TTL NOT checked: [0.0.0.0]: cannot load the FFI package koffi)');
+    expect(bfdJson(bfd()).receivedTtl).toBeNull();
+  });
+
   it('metrics: state gauge, up/down transitions as counters from the snapshots, series dropped with the peer', async () => {
     const reg = new Registry();
     const m = new BfdMetrics([reg]);
@@ -45,5 +61,10 @@ describe('BFD in tsbgp status', () => {
     expect(text).not.toContain('192.0.2.2');
     m.update([]);
     expect(await reg.metrics()).not.toContain('peer="192.0.2.1"');
+    m.update([peer('192.0.2.1', bfd({ receivedTtl: { checked: true, kernelDrops: 4 } })), peer('192.0.2.5', bfd({ receivedTtl: { checked: true, kernelDrops: 4 } }))]);
+    m.update([peer('192.0.2.1', bfd({ receivedTtl: { checked: true, kernelDrops: 6 } }))]);
+    const t2 = await reg.metrics();
+    expect(t2).toContain('tsbgp_bfd_kernel_drops_total 6');
+    expect(t2).toContain('tsbgp_bfd_received_ttl_checked 1');
   });
 });

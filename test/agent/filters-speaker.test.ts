@@ -6,43 +6,20 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { clusterManifests } from './cluster-manifests.js';
 import { learnedBy, startAgent, startRouter, stopAfterEach, within } from './loopback.js';
 
 stopAfterEach();
 
-function manifests(routerPort: number, rejectCidr: string, peerFilters = '[no-external]'): string {
-  return `apiVersion: v1
-kind: Node
-metadata: { name: worker1 }
-status: { addresses: [{ type: InternalIP, address: 127.0.0.31 }] }
----
-apiVersion: projectcalico.org/v3
-kind: IPPool
-metadata: { name: pool }
-spec: { cidr: 198.19.0.0/16, blockSize: 26 }
----
-apiVersion: projectcalico.org/v3
-kind: BGPConfiguration
-metadata: { name: default }
-spec:
-  asNumber: 64512
-  nodeToNodeMeshEnabled: false
-  serviceClusterIPs: [{ cidr: 198.18.0.0/16 }]
-  serviceExternalIPs: [{ cidr: 203.0.113.0/24 }]
----
-apiVersion: projectcalico.org/v3
-kind: BGPFilter
-metadata: { name: no-external }
-spec:
-  exportV4:
-    - { action: Reject, matchOperator: Equal, cidr: ${rejectCidr} }
----
-apiVersion: projectcalico.org/v3
-kind: BGPPeer
-metadata: { name: router }
-spec: { peerIP: "127.0.0.32:${routerPort}", asNumber: 65000, filters: ${peerFilters} }
-`;
-}
+/** Node `agent` peering with the router on `router`:`routerPort`, the filter rejecting `rejectCidr`. */
+const manifests = (routerPort: number, rejectCidr: string, peerFilters = ['no-external'], agent = '127.0.0.31', router = '127.0.0.32') =>
+  clusterManifests({
+    nodeAddress: agent,
+    pools: ['198.19.0.0/16'],
+    bgp: { serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }] },
+    more: [{ apiVersion: 'projectcalico.org/v3', kind: 'BGPFilter', metadata: { name: 'no-external' }, spec: { exportV4: [{ action: 'Reject', matchOperator: 'Equal', cidr: rejectCidr }] } }],
+    peers: { router: { peerIP: `${router}:${routerPort}`, asNumber: 65000, filters: peerFilters } },
+  });
 
 describe('BGPFilters on a real speaker', () => {
   it('a filter rejecting a CIDR toward the router takes effect live, without a session reset', async () => {
@@ -78,12 +55,12 @@ describe('BGPFilters on a real speaker', () => {
 
   it('a peer that starts naming a filter gets it live, without a session reset', async () => {
     const router = await startRouter('127.0.0.34', '127.0.0.33');
-    const text = (filters: string) => manifests(router.port!, '203.0.113.0/24', filters).replaceAll('127.0.0.31', '127.0.0.33').replaceAll('127.0.0.32', '127.0.0.34');
-    const { file } = await startAgent(text('[]'));
+    const text = (filters: string[]) => manifests(router.port!, '203.0.113.0/24', filters, '127.0.0.33', '127.0.0.34');
+    const { file } = await startAgent(text([]));
     const learned = learnedBy(router, '127.0.0.33');
     await within(10_000, () => learned().length === 2);
     const since = router.status()[0].since.getTime();
-    await writeFile(file, text('[no-external]'));
+    await writeFile(file, text(['no-external']));
     await within(3_000, () => !learned().includes('203.0.113.0/24'));
     expect(learned()).toEqual(['198.18.0.0/16']);
     expect(router.status()[0].since.getTime()).toBe(since);

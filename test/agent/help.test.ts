@@ -2,40 +2,54 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { listenHint } from '../../src/agent/help.js';
+import { COMMAND_FLAGS } from '../../src/agent/cli.js';
+import { COMMAND_HELP, listenHint } from '../../src/agent/help.js';
 import { run } from './cli-helpers.js';
 import { FakeSpeaker } from './fake-speaker.js';
 
 const base = fileURLToPath(new URL('../../examples/yaobank/base', import.meta.url));
 
+/** The flags a text names (`--help` aside: every command takes it). */
+const flagsIn = (text: string) => [...new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)].map((m) => m[1]))].filter((f) => f !== 'help').sort();
+const commands = Object.keys(COMMAND_HELP);
+
 describe('per-command help', () => {
-  it('tsbgp status -h', async () => {
-    const r = await run(['status', '-h']);
-    expect(r).toEqual({
-      code: 0,
-      stderr: '',
-      stdout: `usage: tsbgp status [PEER] [--json] [--control SOCKET]
-
-Without PEER: the BGP sessions as \`calicoctl node status\` shows them (SINCE is
-the last up/down change; INFO says why a session is down), the configuration
-source, configuration errors and warnings, and refused advertisements.
-With PEER (an address or a BGPPeer id): that peer in full, like
-\`birdc show protocols all\`: uptime, hold time, capabilities, prefixes
-received/accepted/advertised, messages, last error.
-
-options:
-  --json             print JSON, a stable contract (docs/json-output.md)
-  --control SOCKET   the agent's control socket (default $TSBGP_CONTROL, then /run/tsbgp/tsbgp.sock)
-`,
-    });
+  it('every command the parser knows has help, and the overview lists each', async () => {
+    expect([...commands].sort()).toEqual(Object.keys(COMMAND_FLAGS).sort());
+    const overview = (await run(['help'])).stdout;
+    expect(overview.startsWith('usage: tsbgp <command>')).toBe(true);
+    expect([...overview.matchAll(/^ {2}([a-z]+) /gm)].map((m) => m[1]).sort()).toEqual([...commands].sort());
   });
 
-  it.each(['agent', 'status', 'routes', 'explain', 'plan', 'version'])('tsbgp help %s = tsbgp %s --help, its own usage', async (cmd) => {
+  it.each(commands)('tsbgp %s: its help names exactly the flags its parser takes, in the overview too', async (cmd) => {
+    const parser = Object.keys(COMMAND_FLAGS[cmd]).sort();
+    expect(flagsIn(COMMAND_HELP[cmd])).toEqual(parser);
+    // The overview's entry: from "  cmd " to the next command or the blank line.
+    const overview = (await run(['help'])).stdout;
+    const entry = new RegExp(`^ {2}${cmd} [\\s\\S]*?(?=^ {2}[a-z]+ |^$)`, 'm').exec(overview)?.[0];
+    expect(entry).toBeDefined();
+    expect(flagsIn(entry!)).toEqual(parser);
+    // A flag that takes a value shows one (--node NAME, --kernel on|off); a switch shows none.
+    const takesValue = (flag: string) => new RegExp(`--${flag} ([A-Z]|[a-z]+\\|)`).test(COMMAND_HELP[cmd]);
+    expect(Object.keys(COMMAND_FLAGS[cmd]).filter(takesValue).sort()).toEqual(Object.entries(COMMAND_FLAGS[cmd]).filter(([, o]) => o.type === 'string').map(([f]) => f).sort());
+  });
+
+  it.each(commands)('tsbgp %s: the examples in its help parse', (cmd) => {
+    const examples = COMMAND_HELP[cmd].split('\n').filter((l) => l.startsWith(`  tsbgp ${cmd}`));
+    for (const line of examples) {
+      const args = line.trim().split(/\s+/).slice(2);
+      expect(() => parseArgs({ args, options: COMMAND_FLAGS[cmd], strict: true, allowPositionals: true }), line).not.toThrow();
+    }
+    expect(examples.length > 0 || !/^example/m.test(COMMAND_HELP[cmd])).toBe(true);
+  });
+
+  it.each(commands)('tsbgp help %s = tsbgp %s --help = -h: its own usage, on stdout', async (cmd) => {
     const a = await run(['help', cmd]);
-    const b = await run([cmd, '--help']);
-    expect(a).toEqual(b);
-    expect(a.code).toBe(0);
+    expect(a).toEqual({ code: 0, stdout: COMMAND_HELP[cmd], stderr: '' });
+    expect(await run([cmd, '--help'])).toEqual(a);
+    expect(await run([cmd, '-h'])).toEqual(a);
     expect(a.stdout.startsWith(`usage: tsbgp ${cmd}`)).toBe(true);
   });
 

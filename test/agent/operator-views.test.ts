@@ -7,31 +7,21 @@ import { describe, expect, it } from 'vitest';
 import type { StatusPeerJson } from '../../src/agent/agent.js';
 import type { ReceivedJson } from '../../src/agent/received-view.js';
 import { run } from './cli-helpers.js';
+import { clusterManifests } from './cluster-manifests.js';
 import { startAgent, startRouter, stopAfterEach, within } from './loopback.js';
 
 stopAfterEach();
 
-const manifests = (routerPort: number) => `apiVersion: v1
-kind: Node
-metadata: { name: worker1 }
-spec: { podCIDRs: [10.244.1.0/24] }
-status: { addresses: [{ type: InternalIP, address: 127.0.0.1 }] }
----
-apiVersion: projectcalico.org/v3
-kind: BGPConfiguration
-metadata: { name: default }
-spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceClusterIPs: [{ cidr: 198.18.0.0/16 }] }
----
-apiVersion: projectcalico.org/v3
-kind: BGPPeer
-metadata: { name: router }
-spec: { peerIP: "127.0.0.2:${routerPort}", asNumber: 65000 }
----
-apiVersion: projectcalico.org/v3
-kind: BGPPeer
-metadata: { name: down }
-spec: { peerIP: "127.0.0.3:${routerPort}", asNumber: 65001 }
-`;
+const manifests = (routerPort: number) =>
+  clusterManifests({
+    nodeAddress: '127.0.0.1',
+    podCIDRs: ['10.244.1.0/24'],
+    bgp: { serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] },
+    peers: {
+      router: { peerIP: `127.0.0.2:${routerPort}`, asNumber: 65000 },
+      down: { peerIP: `127.0.0.3:${routerPort}`, asNumber: 65001 },
+    },
+  });
 
 describe('operator views: status, status PEER, routes, routes --received, explain', () => {
   it('say why a peer is down, agree on what is sent, and show what a peer sends us', async () => {

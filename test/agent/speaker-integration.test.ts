@@ -4,33 +4,19 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
+import { clusterManifests } from './cluster-manifests.js';
 import { learnedBy, startAgent, startRouter, stopAfterEach, within } from './loopback.js';
 
 stopAfterEach();
 
-function manifests(routerPort: number, clusterRange: string): string {
-  return `apiVersion: v1
-kind: Node
-metadata: { name: worker1 }
-spec: { podCIDRs: [10.244.1.0/24] }
-status: { addresses: [{ type: InternalIP, address: 127.0.0.1 }] }
----
-apiVersion: projectcalico.org/v3
-kind: IPPool
-metadata: { name: pool }
-spec: { cidr: 198.19.0.0/16, blockSize: 26 }
----
-apiVersion: projectcalico.org/v3
-kind: BGPConfiguration
-metadata: { name: default }
-spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceClusterIPs: [{ cidr: ${clusterRange} }] }
----
-apiVersion: projectcalico.org/v3
-kind: BGPPeer
-metadata: { name: router }
-spec: { peerIP: "127.0.0.2:${routerPort}", asNumber: 65000 }
-`;
-}
+const manifests = (routerPort: number, clusterRange: string) =>
+  clusterManifests({
+    nodeAddress: '127.0.0.1',
+    podCIDRs: ['10.244.1.0/24'],
+    pools: ['198.19.0.0/16'],
+    bgp: { serviceClusterIPs: [{ cidr: clusterRange }] },
+    peers: { router: { peerIP: `127.0.0.2:${routerPort}`, asNumber: 65000 } },
+  });
 
 describe('agent + BgpSpeaker over loopback', () => {
   it('the router learns the plan; a manifest edit reaches it; stop keeps graceful restart', async () => {

@@ -1,7 +1,10 @@
-import { createSocket } from 'node:dgram';
+import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
+import { encodePacket } from '../../src/bfd/packet.js';
 import type { BfdChange } from '../../src/bfd/runtime.js';
+import { setLibcLoader } from '../../src/native/libc.js';
 import { BfdService } from '../../src/bfd/service.js';
+import { eventually } from '../speaker/helpers.js';
 import { ms, timers } from './sim.js';
 
 const services: BfdService[] = [];
@@ -83,10 +86,66 @@ describe.each([
   });
 }, 30_000);
 
+/** A UDP socket on `addr` sending with this TTL / Hop Limit. */
+async function sender(addr: string, ttl: number): Promise<Socket> {
+  const s = createSocket(addr.includes(':') ? 'udp6' : 'udp4');
+  await new Promise<void>((r) => s.bind({ address: addr, port: 0 }, () => r()));
+  s.setTTL(ttl);
+  return s;
+}
+
+/** A BFD Down packet from a new remote (Your Discriminator 0): a Down session that takes it goes Init. */
+const hello = encodePacket({ diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false, detectMult: 3, myDiscr: 0x1234, yourDiscr: 0, desiredMinTx: 1_000_000, requiredMinRx: 100_000, requiredMinEchoRx: 0 });
+const send = (s: Socket, port: number, addr: string): Promise<void> => new Promise((r) => s.send(hello, port, addr, () => r()));
+
+describe.each([
+  ['worker thread', true, '127.0.0.1'],
+  ['worker thread, IPv6', true, '::1'],
+  ['inline', false, '127.0.0.1'],
+])('received TTL check, RFC 5881 §5 (%s)', (_name, thread, addr) => {
+  it('the kernel drops a packet with TTL 254 (counted), one with 255 reaches the session', async () => {
+    const a = await service({ thread, port: 0, listen: [addr] });
+    expect(a.ttlCheck).toEqual({ checked: true });
+    a.add({ peer: addr, port: 9, timers: timers(100, 100, 3) });
+    const far = await sender(addr, 254);
+    for (let i = 0; i < 3; i++) await send(far, a.ports[0], addr);
+    far.close();
+    await eventually('3 kernel drops reported', () => (a.kernelDrops ?? 0) >= 3, 10_000);
+    expect(a.kernelDrops).toBe(3);
+    expect(a.status(addr)).toMatchObject({ state: 'Down', counters: { packetsIn: 0 } });
+    expect(a.discarded).toBe(0);
+
+    const init = next(a, (c) => c.status.state === 'Init');
+    const near = await sender(addr, 255);
+    await send(near, a.ports[0], addr);
+    near.close();
+    expect((await init).status.counters.packetsIn).toBe(1);
+  });
+}, 30_000);
+
 describe('BfdService edges', () => {
+  it('where koffi cannot load, BFD runs without the TTL check and says so', async () => {
+    setLibcLoader(() => { throw new Error('no prebuilt binary for sparc'); });
+    try {
+      const logs: string[] = [];
+      const a = await service({ thread: false, port: 0, listen: ['127.0.0.1'], log: (_l, m) => logs.push(m) });
+      expect(a.ttlCheck).toEqual({ checked: false, reason: expect.stringMatching(/^\[127\.0\.0\.1\]: cannot load the FFI package koffi .*no prebuilt binary for sparc/) });
+      expect(logs.some((m) => /the received TTL is not checked .*koffi/.test(m))).toBe(true);
+      a.add({ peer: '127.0.0.1', port: 9, timers: timers(100, 100, 3) });
+      const init = next(a, (c) => c.status.state === 'Init');
+      const far = await sender('127.0.0.1', 254);
+      await send(far, a.ports[0], '127.0.0.1');
+      far.close();
+      expect((await init).status.counters.packetsIn).toBe(1);
+      expect(a.kernelDrops).toBeUndefined();
+    } finally {
+      setLibcLoader(undefined);
+    }
+  });
+
   it('counts and drops bad packets; the session carries on', async () => {
     const a = await service({ port: 0, listen: ['127.0.0.1'] });
-    const s = createSocket('udp4');
+    const s = await sender('127.0.0.1', 255);
     await new Promise<void>((r) => s.send(Buffer.from([0x20, 0x40, 0, 24]), a.ports[0], '127.0.0.1', () => r()));
     await new Promise<void>((r) => s.send(Buffer.alloc(24), a.ports[0], '127.0.0.1', () => r()));
     s.close();

@@ -5,23 +5,12 @@
  */
 import { bfdStep, createSession, nextDeadline, type BfdAction, type BfdSession, type BfdTimers } from '../../src/bfd/fsm.js';
 import { decodePacket, encodePacket } from '../../src/bfd/packet.js';
+import { mulberry32 } from '../prng.js';
 
 export interface Side {
   session: BfdSession;
   readonly log: { at: number; action: BfdAction }[];
   readonly sent: { at: number; poll: boolean; final: boolean }[];
-}
-
-/** A small deterministic PRNG (mulberry32). */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface Arrival { at: number; to: 0 | 1; bytes: Uint8Array }
@@ -42,7 +31,7 @@ export class Link {
     ];
     this.delay = opts.delay ?? 1;
     this.loss = opts.loss ?? 0;
-    this.rand = seeded(opts.seed ?? 1);
+    this.rand = mulberry32(opts.seed ?? 1);
     this.feed(0, { type: 'timer' });
     this.feed(1, { type: 'timer' });
   }

@@ -13,6 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as cli } from '../agent/cli-helpers.js';
+import { clusterManifests } from '../agent/cluster-manifests.js';
 import { cleanupStale, Lab } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
 import { loadTopology } from '../lab/topology.js';
@@ -24,28 +25,11 @@ const available = requireLab(['frr', 'tsbgp', 'bridge'], { binaries: ['node'] })
 const NODE = '192.0.2.10';
 const ROUTER = '192.0.2.20';
 
-const MANIFESTS = `apiVersion: v1
-kind: Node
-metadata: { name: worker1 }
-status:
-  addresses: [{ type: InternalIP, address: ${NODE} }]
----
-apiVersion: projectcalico.org/v3
-kind: BGPConfiguration
-metadata: { name: default }
-spec:
-  asNumber: 64512
-  nodeToNodeMeshEnabled: false
-  serviceClusterIPs: [{ cidr: 198.18.0.0/16 }]
----
-apiVersion: projectcalico.org/v3
-kind: BGPPeer
-metadata: { name: router }
-spec:
-  peerIP: ${ROUTER}
-  asNumber: 65000
-  password: { secretKeyRef: { name: bgp-passwords, key: router } }
-`;
+const MANIFESTS = clusterManifests({
+  nodeAddress: NODE,
+  bgp: { serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] },
+  peers: { router: { peerIP: ROUTER, asNumber: 65000, password: { secretKeyRef: { name: 'bgp-passwords', key: 'router' } } } },
+});
 
 const secret = (pw: string) => `apiVersion: v1
 kind: Secret

@@ -8,8 +8,11 @@
  * rule in the router's namespace (no TCP reset, no netem here) and tsbgp's
  * BGP session must go down within the detection time, its routes with it;
  * the rule removed, BFD and BGP come back. Hold time is 90 s throughout, so
- * only BFD can explain a fast down. Measured figures are printed ("BFD
- * figure:") for src/bfd/README.md.
+ * only BFD can explain a fast down. tsbgp programs its namespace's kernel
+ * table (`kernel`, proto 12): the routes learned from the cut peer leave it
+ * too. FRR's packets rewritten to TTL 254 (nftables) are dropped by our
+ * socket filter (RFC 5881 §5): they neither keep nor bring the session up.
+ * Measured figures are printed ("BFD figure:") for src/bfd/README.md.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,7 +114,8 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     };
     lab = await Lab.up(topo, { runId: `i19${process.pid}`.slice(0, 12), ephemeral: true });
     ts = await SpeakerProcess.start(lab, 'ts1', {
-      speaker: { asn: 65001, routerId: TS.frr, listen: { port: 179 }, coalesceMs: 5, maxDelayMs: 50 },
+      // kernel: ts1's main table, proto 12; no periodic scan, the diff alone
+      speaker: { asn: 65001, routerId: TS.frr, listen: { port: 179 }, coalesceMs: 5, maxDelayMs: 50, kernel: { scanSeconds: 0 } },
       peers: [peer(FRR, 65002, TS.frr, FAST), peer(BIRD, 65003, TS.bird, FAST)],
       routes: [{ prefix: '198.18.0.0/24' }],
       verbose: true,
@@ -146,6 +150,12 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
   /** BIRD's routes learned from tsbgp (`show route protocol ts`: one line per prefix). */
   const birdHas = (prefix: string): boolean => lab.mustExec('b1', ['birdc', 'show', 'route', 'protocol', 'ts']).includes(prefix);
 
+  /** tsbgp's routes in ts1's kernel table: prefix → gateway. */
+  const kernelRoutes = (): Record<string, string> => {
+    const rows = JSON.parse(lab.mustExec('ts1', ['ip', '-j', 'route', 'show', 'proto', '12']).trim() || '[]') as { dst: string; gateway?: string }[];
+    return Object.fromEntries(rows.map((r) => [r.dst, r.gateway ?? '?']));
+  };
+
   const nft = (node: 'f1' | 'b1', script: string): void => {
     const r = lab.exec(node, ['sh', '-c', `nft -f - <<'EOF'\n${script}\nEOF`]);
     if (r.status !== 0) throw new Error(`nft in ${node}: ${r.stderr}`);
@@ -169,6 +179,9 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     await until("FRR's route at tsbgp", 10_000, () => received(FRR, '192.0.2.0/25'));
     await until("BIRD's route at tsbgp", 10_000, () => received(BIRD, '192.0.2.128/25'));
     await until("tsbgp's route at FRR", 10_000, () => frrHas('198.18.0.0/24'));
+    await until('both routes in the kernel', 10_000, () => Object.keys(kernelRoutes()).length === 2);
+    expect(kernelRoutes()).toEqual({ '192.0.2.0/25': FRR, '192.0.2.128/25': BIRD });
+    expect(f.bfd?.receivedTtl?.checked).toBe(true);
   });
 
   it('timer changes on either side go through Poll/Final without a flap (FRR)', async () => {
@@ -206,6 +219,27 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     expect(birdBfd()?.state).toBe('Up');
   });
 
+  it("FRR's packets at TTL 254 are dropped by the kernel (RFC 5881 §5): they neither keep nor bring the session up; at 255 it comes back", async () => {
+    await bfdUp(FRR);
+    // FRR sends at TTL 255; from here on its BFD packets to us leave at 254, as if from one hop further
+    nft('f1', `table ip i19ttl {\n chain out { type filter hook output priority 0; policy accept; ip daddr ${TS.frr} udp dport 3784 ip ttl set 254; }\n}`);
+    try {
+      const down = await until('tsbgp BFD down while FRR still sends', 10_000, async () => { const b = (await status(FRR)).bfd; return b?.state !== 'Up' && b; });
+      expect(down.lastDiag).toEqual({ code: 1, text: 'Control Detection Time Expired' });
+      const packetsIn = (await status(FRR)).bfd!.counters!.packetsIn;
+      const drops = (await status(FRR)).bfd!.receivedTtl?.kernelDrops ?? 0;
+      // FRR keeps sending (at 1 s while not Up): two more of its packets dropped, none reaching the session
+      const later = await until('two more kernel drops', 15_000, async () => { const b = (await status(FRR)).bfd; return (b?.receivedTtl?.kernelDrops ?? 0) >= drops + 2 && b; });
+      expect(later.state).not.toBe('Up');
+      expect(later.counters?.packetsIn).toBe(packetsIn);
+      expect(later.receivedTtl?.checked).toBe(true);
+    } finally {
+      nft('f1', 'delete table ip i19ttl');
+    }
+    await bfdUp(FRR, 60_000);
+    await until("FRR's route back", 30_000, () => received(FRR, '192.0.2.0/25'));
+  });
+
   for (const [name, node, addr, tsAddr, theirPrefix] of [
     ['FRR', 'f1', FRR, TS.frr, '192.0.2.0/25'],
     ['BIRD', 'b1', BIRD, TS.bird, '192.0.2.128/25'],
@@ -233,12 +267,17 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
       expect(st.bfd?.lastDiag).toEqual({ code: 1, text: 'Control Detection Time Expired' });
       expect(st.lastError).toMatchObject({ code: 6, subcode: 10 });
       expect(await received(addr, theirPrefix)).toBe(false);
+      // and the kernel's copy of it (the other peer's stays)
+      const gone = await until(`${theirPrefix} out of the kernel`, 10_000, () => !(theirPrefix in kernelRoutes()) && Date.now());
+      figures[`tsbgp kernel route removed, link to ${name} cut (cut → route gone, polled)`] = gone - t0;
+      expect(Object.keys(kernelRoutes())).toEqual([name === 'FRR' ? '192.0.2.128/25' : '192.0.2.0/25']);
       // and their table loses ours once their own BFD has acted
       await until(`tsbgp's route gone at ${name}`, 10_000, () => !(node === 'f1' ? frrHas('198.18.0.0/24') : birdHas('198.18.0.0/24')));
 
       restoreLink(node);
       await bfdUp(addr, 60_000);
       await until(`${name}'s route back`, 30_000, () => received(addr, theirPrefix));
+      await until(`${theirPrefix} back in the kernel`, 10_000, () => kernelRoutes()[theirPrefix] === addr);
       await until(`tsbgp's route back at ${name}`, 30_000, () => (node === 'f1' ? frrHas('198.18.0.0/24') : birdHas('198.18.0.0/24')));
     });
   }

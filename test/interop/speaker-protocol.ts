@@ -2,7 +2,7 @@
  * The stdio protocol between a test and a speaker-node.ts child process:
  * one JSON object per line each way. Plain data only, shared by both ends.
  */
-import type { PeerOptions, PeerStatus, RouteAttributes, SpeakerOptions } from '../../src/speaker/types.js';
+import type { AdvertisedRoute, PeerOptions, PeerStatus, ReceivedRoute, RouteAttributes, SpeakerOptions } from '../../src/speaker/types.js';
 
 /** `count` consecutive prefixes of `length` bits starting at `start` (an address). */
 export interface PrefixRange {
@@ -62,19 +62,8 @@ export interface NodeCounts {
   readonly memory: { readonly hwm: number; readonly rss: number; readonly heapUsed: number; readonly external: number; readonly arrayBuffers: number };
 }
 
-/** Routes as they cross the pipe: prefixes are strings (Prefix.toJSON). */
-export interface WireRoute {
-  readonly prefix: string;
-  readonly nextHop?: string;
-  readonly asPath: readonly number[];
-  readonly med?: number;
-  readonly localPref?: number;
-  readonly communities: readonly string[];
-  readonly largeCommunities: readonly string[];
-  readonly peer?: string;
-  readonly best?: boolean;
-  readonly stale?: boolean;
-}
+/** Routes as they cross the pipe: the speaker's AdvertisedRoute / ReceivedRoute as JSON, prefixes as strings (Prefix.toJSON). */
+export type WireRoute = Omit<AdvertisedRoute, 'prefix'> & Partial<Pick<ReceivedRoute, 'peer' | 'best' | 'stale' | 'pathId'>> & { readonly prefix: string };
 
 const V4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 

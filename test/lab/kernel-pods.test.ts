@@ -22,6 +22,7 @@ import { requireLab } from './require.js';
 import { alive } from './shell.js';
 import { loadTopology } from './topology.js';
 import type { StatusJson } from '../../src/agent/agent.js';
+import type { KernelRoutesJson } from '../../src/agent/kernel.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const available = requireLab(['bird', 'tsbgp', 'bridge', 'host'], { binaries: ['ping', 'node'] });
@@ -77,6 +78,19 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
     const text = (await cli(['status', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout;
     expect(text).toContain('refused 198.19.64.0/26: interface tunl0 does not exist (next hop 192.0.2.12)');
     expect(ours('node1')).toEqual(NODE1);
+    // `tsbgp routes --kernel`: per prefix; Calico v3.32's metrics (mesh 2147483647 − LOCAL_PREF 2147482623 = 1024; the ToR's routes 2147483547)
+    const k = JSON.parse((await cli(['routes', '--kernel', '--json', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout) as KernelRoutesJson;
+    expect(Object.fromEntries(k.routes.map((r) => [r.prefix, [r.state, r.source, r.installed.map((x) => x.metric).join(','), r.reason]]))).toEqual({
+      '198.19.0.0/26': ['installed', 'static', '0', null],
+      '198.19.0.64/26': ['installed', 'bgp', '1024', null],
+      '198.19.0.128/26': ['installed', 'bgp', '1024', null],
+      '198.19.1.0/26': ['installed', 'bgp', '1024', null],
+      '198.19.64.0/26': ['refused', 'bgp', '', 'interface tunl0 does not exist (next hop 192.0.2.12)'],
+      '203.0.113.0/24': ['installed', 'bgp', '2147483547', null],
+    });
+    const ktext = (await cli(['routes', '--kernel', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout;
+    expect(ktext).toMatch(/198\.19\.1\.0\/26\s+installed\s+bgp\s+metric 1024 via 192\.0\.2\.12 dev \S+, via 192\.0\.2\.13 dev \S+/);
+    expect(ktext).toMatch(/198\.19\.64\.0\/26\s+refused\s+bgp\s+interface tunl0 does not exist/);
   });
 
   it('a route deleted by hand comes back', async () => {

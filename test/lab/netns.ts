@@ -33,6 +33,8 @@ export interface NodeState {
   /** FRR pathspace name (`-N`), also the folder under /etc/frr and /var/run/frr. */
   frrPathspace?: string;
   gobgpPort?: number;
+  /** Environment a self-spawned daemon runs with (besides the lab's own), to restart it alike. */
+  env?: Record<string, string>;
 }
 
 export interface LabState {
@@ -285,10 +287,8 @@ export class Lab {
         break;
       }
       case 'exabgp': {
-        const conf = join(n.work, 'exabgp.conf');
-        copyFileSync(node.config!, conf);
-        const env = {
-          ...process.env,
+        copyFileSync(node.config!, join(n.work, 'exabgp.conf'));
+        n.env = {
           'exabgp.daemon.user': 'root',
           'exabgp.daemon.daemonize': 'false',
           'exabgp.daemon.pid': join(n.work, 'exabgp.pid'),
@@ -298,9 +298,7 @@ export class Lab {
           ...node.env,
         };
         n.pidFiles.push(join(n.work, 'exabgp.pid'));
-        const pid = this.spawnDetached(n, ['exabgp', conf], 'exabgp.out', env);
-        await sleep(500);
-        if (!alive(pid)) throw new Error(`${node.name}: exabgp exited at once; see ${join(n.work, 'exabgp.out')}:\n${safeRead(join(n.work, 'exabgp.out'))}`);
+        await this.spawnExabgp(node.name, n);
         break;
       }
       case 'tsbgp':
@@ -310,6 +308,30 @@ export class Lab {
       case 'bridge':
         break;
     }
+  }
+
+  private async spawnExabgp(name: string, n: NodeState): Promise<void> {
+    const pid = this.spawnDetached(n, ['exabgp', join(n.work, 'exabgp.conf')], 'exabgp.out', { ...process.env, ...n.env });
+    await sleep(500);
+    if (!alive(pid)) throw new Error(`${name}: exabgp exited at once; see ${join(n.work, 'exabgp.out')}:\n${safeRead(join(n.work, 'exabgp.out'))}`);
+  }
+
+  /**
+   * Stops an ExaBGP node's daemon (SIGTERM: it closes its sessions) and
+   * starts it again on the config in its work folder, which the caller may
+   * have rewritten: ExaBGP's own reload (SIGUSR1) is ignored while a peer has
+   * routes not yet sent (one that never connects, say).
+   */
+  async restartExabgp(name: string): Promise<void> {
+    const n = this.node(name);
+    if (n.kind !== 'exabgp') throw new Error(`node "${name}" is a ${n.kind}, not an exabgp node`);
+    const old = n.pids.filter(alive);
+    for (const p of old) signal(p, 'SIGTERM');
+    const deadline = Date.now() + 5000;
+    while (old.some(alive) && Date.now() < deadline) await sleep(50);
+    for (const p of old) if (alive(p)) signal(p, 'SIGKILL');
+    n.pids = n.pids.filter((p) => !old.includes(p));
+    await this.spawnExabgp(name, n);
   }
 
   // ------------------------------------------------------------ state readers

@@ -55,6 +55,9 @@ describe('Calico BGPFilter', () => {
     bad({ action: 'Accept', cidr: '2001:db8::/32', matchOperator: 'In' }, 'not an IPv4 prefix');
     bad({ action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'Equal', prefixLength: { min: 9 } }, 'In or NotIn');
     bad({ action: 'Maybe' }, 'action');
+    // Standard or large is the one community parser's reading, and what it refuses names the field.
+    bad({ action: 'Reject', communities: { values: ['1:2:3:4'] } }, 'BGPFilter "x" exportV4[0].communities.values[0]: invalid community (expected "AS:value" or "global:local1:local2")');
+    bad({ action: 'Accept', operations: [{ addCommunity: { value: '65000:1:4294967296' } }] }, 'BGPFilter "x" exportV4[0].operations[0].addCommunity.value: invalid large community');
   });
 
   // ------------------------------------------------------------ against a direct reading of the rules

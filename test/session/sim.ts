@@ -5,7 +5,7 @@
  * flowing but TCP stays up), or refuse new connections.
  */
 import type { Scheduler } from '../../src/session/clock.js';
-import { notificationEvent } from '../../src/session/fsm.js';
+import { messageEvent } from '../../src/session/fsm.js';
 import { capabilityTlv, openCapabilities, capabilityCode } from '../../src/session/open.js';
 import { createPeerSession, peerTransition, type PeerAction, type PeerEvent, type PeerSession } from '../../src/session/session.js';
 import type { FsmEvent, SessionConfig } from '../../src/session/types.js';
@@ -343,16 +343,6 @@ export class Sim {
   /** Actions of a kind logged at `node` toward `peer`. */
   actions<T extends PeerAction['type']>(node: string, peer: string, type: T): (PeerAction & { type: T })[] {
     return this.log.filter((l) => l.node === node && l.peer === peer && l.action.type === type).map((l) => l.action as PeerAction & { type: T });
-  }
-}
-
-export function messageEvent(m: Message): FsmEvent {
-  switch (m.type) {
-    case 'open': return { type: 'BGPOpen', message: m };
-    case 'keepalive': return { type: 'KeepAliveMsg' };
-    case 'update': return { type: 'UpdateMsg', message: m };
-    case 'notification': return notificationEvent(m);
-    case 'routeRefresh': return { type: 'RouteRefresh', message: m };
   }
 }
 

@@ -46,6 +46,7 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     await eventually('route at A', () => routeOf(a, '198.51.100.0/24'));
     const up = await eventually('BFD up at A', () => { const s = peerStatus(a, '127.0.0.2').bfd; return s?.state === 'Up' ? s : undefined; });
     expect(up.desired).toEqual({ minTxMs: 100, minRxMs: 100, multiplier: 3, passive: false });
+    expect(up.receivedTtl?.checked).toBe(true);
     await eventually('negotiated intervals', () => peerStatus(a, '127.0.0.2').bfd?.detectionTimeMs === 300);
     expect(peerStatus(a, '127.0.0.2').bfd?.txIntervalMs).toBe(100);
 

@@ -5,6 +5,7 @@ import { decodeCapabilities, decodeCapability, encodeCapabilities, encodeCapabil
 import { BgpError } from '../../src/wire/errors.js';
 import type { Capability } from '../../src/wire/types.js';
 import { capabilityArb, capabilityValueLength, hex } from './arbitraries-messages.js';
+import { expectBgpError } from './bgp-error.js';
 
 function decode(text: string): Capability[] {
   const b = hex(text);
@@ -17,17 +18,7 @@ function encode(cap: Capability): Uint8Array {
   return w.finish();
 }
 
-function openError(text: string): BgpError {
-  try {
-    decode(text);
-  } catch (err) {
-    expect(err).toBeInstanceOf(BgpError);
-    const e = err as BgpError;
-    expect([e.code, e.subcode]).toEqual([2, 0]);
-    return e;
-  }
-  throw new Error('expected a BgpError');
-}
+const openError = (text: string): BgpError => expectBgpError(() => decode(text), 2, 0);
 
 describe('capability decoders (one per code)', () => {
   it('multiprotocol (1, RFC 4760): AFI, reserved byte ignored, SAFI', () => {

@@ -6,6 +6,7 @@ import { Framer } from '../../src/wire/framer.js';
 import { frameMessage } from '../../src/wire/header.js';
 import { encodeMessage } from '../../src/wire/message.js';
 import { hex, nonUpdateMessageArb } from './arbitraries-messages.js';
+import { expectBgpError } from './bgp-error.js';
 
 interface Frame {
   type: number;
@@ -41,19 +42,8 @@ function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
   return out;
 }
 
-function headerError(fn: () => unknown, subcode: number, data: Uint8Array): BgpError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught).toBeInstanceOf(BgpError);
-  const e = caught as BgpError;
-  expect([e.code, e.subcode]).toEqual([1, subcode]);
-  expect(e.data).toEqual(data);
-  return e;
-}
+/** A message header error (NOTIFICATION 1/subcode) carrying `data`. */
+const headerError = (fn: () => unknown, subcode: number, data: Uint8Array): BgpError => expectBgpError(fn, 1, subcode, data);
 
 const KEEPALIVE = encodeMessage({ type: 'keepalive' }, DEFAULT_CONTEXT);
 const SAMPLE = [

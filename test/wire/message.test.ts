@@ -5,22 +5,10 @@ import { BgpError } from '../../src/wire/errors.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
 import type { Message } from '../../src/wire/types.js';
 import { CONTEXTS, fitsPlainParams, hex, nonUpdateMessageArb, type NonUpdateMessage } from './arbitraries-messages.js';
+import { expectBgpError } from './bgp-error.js';
 
 const EXTENDED = { ...DEFAULT_CONTEXT, extendedMessage: true };
 
-function expectBgpError(fn: () => unknown, code: number, subcode: number, data?: Uint8Array): BgpError {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (err) {
-    caught = err;
-  }
-  expect(caught).toBeInstanceOf(BgpError);
-  const e = caught as BgpError;
-  expect([e.code, e.subcode]).toEqual([code, subcode]);
-  if (data) expect(e.data).toEqual(data);
-  return e;
-}
 
 /** What decoding must give back: the message itself, except that an OPEN too big for one-byte lengths comes back flagged extended. */
 function expected(m: NonUpdateMessage): Message {

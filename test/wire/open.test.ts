@@ -1,21 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONTEXT, LEGACY_CONTEXT } from '../../src/wire/context.js';
-import { BgpError } from '../../src/wire/errors.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
 import { buildOpen, capabilitiesOf, decodeOpen, encodeOpenBody, openAsn } from '../../src/wire/open.js';
 import type { Capability, OpenMessage } from '../../src/wire/types.js';
 import { capabilityArb, fitsPlainParams, hex, openArb } from './arbitraries-messages.js';
+import { bgpError } from './bgp-error.js';
 
-function bgpError(fn: () => unknown): BgpError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BgpError);
-    return err as BgpError;
-  }
-  throw new Error('expected a BgpError');
-}
 
 /** An OPEN body: version 4, AS 65000, hold 180, id 192.0.2.1, then `rest` (Opt Parm Len onwards). */
 function body(rest: string): Uint8Array {

@@ -1,21 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONTEXT } from '../../src/wire/context.js';
-import { BgpError } from '../../src/wire/errors.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
 import { decodeRouteRefresh, encodeRouteRefreshBody } from '../../src/wire/route-refresh.js';
 import type { RouteRefreshMessage } from '../../src/wire/types.js';
 import { hex, routeRefreshArb } from './arbitraries-messages.js';
+import { bgpError } from './bgp-error.js';
 
-function bgpError(fn: () => unknown): BgpError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(BgpError);
-    return err as BgpError;
-  }
-  throw new Error('expected a BgpError');
-}
 
 describe('ROUTE-REFRESH', () => {
   it('matches holo-bgp ROUTE_REFRESH1 (holo-bgp/tests/packet/route_refresh.rs): IPv4 unicast', () => {

@@ -1,0 +1,16 @@
+/**
+ * mulberry32: a small, fast, deterministic PRNG, good enough for test data
+ * and the same in every process, so that a seed names one table, one lossy
+ * link, one workload. Shared by the simulations in test/ and the benchmarks
+ * in bench/.
+ */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
