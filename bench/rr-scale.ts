@@ -13,12 +13,17 @@
  *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird]
  *
  * `--impl` picks who plays the reflectors, one scenario each with fresh
- * clients, side by side in one table: tsbgp, bird (BIRD 2, needs root for
- * nothing but runs as the caller), frr (FRR's bgpd without zebra, run as user
- * frr). KNOWN GAP: with `--impl frr` the clients' sessions to the three bgpd
- * reflectors are opened and closed again and never establish (a lone tsbgp
- * speaker against the same bgpd configuration does establish); not found yet,
- * so frr is left out of the default set.
+ * clients, side by side in one table: tsbgp, bird (BIRD 2), frr (FRR's bgpd
+ * without zebra, run as user frr).
+ *
+ * Addresses: as root the run re-executes itself inside a namespace of its own
+ * (`tsbgp-<pid>-rrscale`, never linked to the host, deleted at the end) where
+ * 198.19.0.0/16 is local (an AnyIP route on lo): reflectors 198.19.2.x,
+ * clients 198.19.3.1 onwards. FRR needs that: bgpd treats any 127/8 next hop
+ * as a martian and answers a client's first UPDATE with NOTIFICATION 3/8
+ * (Invalid NEXT_HOP), which is why its sessions never stayed up on 127/8 (its
+ * log says "Martian nexthop 127.0.3.1"; FRR 8.4 has no switch for it). Not as
+ * root, tsbgp and BIRD run on 127.0.x.y as before, and FRR is refused.
  *
  * Measures: all sessions up; from the first block originated until every
  * client holds every other node's block from every reflector; one new /32
@@ -42,9 +47,13 @@ const ASN = 63400;
 const PORT = 17900;
 const CLUSTER_ID = '244.0.0.1';
 
-const reflectorAddress = (i: number) => `127.0.2.${i + 1}`;
-/** Client k (0-based) of the cluster: 127.0.3.1 onwards, 250 per /24. */
-const clientAddress = (k: number) => `127.0.${3 + Math.floor(k / 250)}.${(k % 250) + 1}`;
+/** The pid of the outer run (the namespace's and FRR pathspaces' names carry it). */
+const RUN_ID = process.env.RR_SCALE_RUN ?? String(process.pid);
+/** The first two octets of every address: 198.19 inside the run's own namespace, 127.0 outside it. */
+const NET = process.argv.includes('--in-netns') ? '198.19' : '127.0';
+const reflectorAddress = (i: number) => `${NET}.2.${i + 1}`;
+/** Client k (0-based) of the cluster: NET.3.1 onwards, 250 per /24. */
+const clientAddress = (k: number) => `${NET}.${3 + Math.floor(k / 250)}.${(k % 250) + 1}`;
 /** Node j's pod block: a /26 in 198.18.0.0/16 (1,024 of them). */
 const block = (j: number) => `198.18.${(j * 64) >> 8}.${(j * 64) & 255}/26`;
 
@@ -77,7 +86,7 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
 // ------------------------------------------------------------ a reflector process
 
 type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
-type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number } | { type: 'watching' } | { type: 'error'; message: string };
+type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number } | { type: 'watching' } | { type: 'error'; message: string };
 
 function runReflector(): void {
   const send = (r: RReply) => void process.send?.(r);
@@ -99,24 +108,33 @@ function runReflector(): void {
         gc?.();
         const m = process.memoryUsage();
         const u = process.cpuUsage();
-        return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000 });
+        // The RIB's update groups (private to the speaker; read here to show that all clients share one).
+        const groups = (speaker as unknown as { rib?: { groupCount: number } } | undefined)?.rib?.groupCount ?? -1;
+        return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000, groups });
       }
     })().catch((e: Error) => send({ type: 'error', message: e.message })),
   );
-  process.on('disconnect', () => void speaker?.stop().finally(() => process.exit(0)));
+  const quit = () => void (speaker?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
+  process.on('disconnect', quit);
+  process.on('SIGTERM', quit);
 }
 
 /** One reflector, whoever plays it: started, measured (RSS and CPU of its process), killed. */
 interface Reflector {
   readonly address: string;
   start(): Promise<{ clients: number }>;
-  usage(): Promise<{ rss: number; cpuMs: number }>;
+  /** RSS and CPU of its process; for tsbgp also the number of update groups in its RIB. */
+  usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
   kill(): void;
   stop(): Promise<void>;
 }
 
 function tsbgpReflector(index: number, nodes: number, reflectors: number): Reflector {
-  const child = fork(fileURLToPath(import.meta.url), ['--reflector'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
+    // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
+    execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<string, ((r: RReply) => void)[]>();
   let failure: string | undefined;
   child.on('message', (r: RReply) => {
@@ -159,6 +177,9 @@ const killDaemons = () => {
 process.on('exit', killDaemons);
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => (killDaemons(), process.exit(130)));
 
+/** FRR's pathspace (a folder under /var/run/frr) of reflector `index` in this run: named so the lab's stale cleanup knows it. */
+const frrPathspace = (index: number) => `tsbgp-${RUN_ID}-rrscale${index + 1}`;
+
 /** A daemon reflector (BIRD 2 or FRR's bgpd) on the reflector's address, configured as Calico would configure BIRD for it. */
 function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number, dir: string): Reflector {
   const address = reflectorAddress(index);
@@ -167,8 +188,8 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
   mkdirSync(work, { recursive: true });
   const pidFile = join(work, `${kind}.pid`);
   let pid = 0;
-  // Clients are 127.0.3.1 onwards: two dynamic ranges cover 127.0.3.0/24 and 127.0.4.0/22.
-  const ranges = ['127.0.3.0/24', '127.0.4.0/22'];
+  // Clients are NET.3.1 onwards: two dynamic ranges cover NET.3.0/24 and NET.4.0/22.
+  const ranges = [`${NET}.3.0/24`, `${NET}.4.0/22`];
   if (kind === 'bird') {
     const conf = [
       `router id ${address};`,
@@ -185,6 +206,8 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     const conf = [
       'frr defaults traditional',
       `hostname rr${index + 1}`,
+      `log file ${join(work, 'bgpd.log')} informational`,
+      ...(process.env.RR_SCALE_FRR_DEBUG ? ['debug bgp neighbor-events'] : []),
       `router bgp ${ASN}`,
       ` bgp router-id ${address}`,
       ` bgp cluster-id ${CLUSTER_ID}`,
@@ -205,7 +228,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     ].join('\n');
     writeFileSync(join(work, 'frr.conf'), conf + '\n');
     spawnSync('chown', ['-R', 'frr:frr', work]);
-    const r = spawnSync('/usr/lib/frr/bgpd', ['-d', '-Z', '-N', `rrscale${index + 1}`, '-f', join(work, 'frr.conf'), '-i', pidFile, '-l', address, '-p', String(PORT), '--vty_socket', work, '-A', '127.0.0.1', '-P', '0'], { encoding: 'utf8' });
+    const r = spawnSync('/usr/lib/frr/bgpd', ['-d', '-Z', '-N', frrPathspace(index), '-f', join(work, 'frr.conf'), '-i', pidFile, '-l', address, '-p', String(PORT), '--vty_socket', work, '-A', '127.0.0.1', '-P', '0'], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`bgpd: ${r.stderr || r.stdout}`);
   }
   const readPid = () => (pid ||= Number(readFileSync(pidFile, 'utf8').trim()));
@@ -231,6 +254,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       } catch {
         // already gone (killed by the scenario)
       }
+      if (kind === 'frr') rmSync(join('/var/run/frr', frrPathspace(index)), { recursive: true, force: true });
     },
   };
 }
@@ -249,6 +273,8 @@ interface Result {
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
+  /** Update groups in each tsbgp reflector, converged (undefined for the daemons). */
+  groups: (number | undefined)[];
   afterKillMs: number;
   reachKilled: number[];
 }
@@ -261,7 +287,9 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
   try {
+    const step = (what: string) => console.error(`rr-scale ${impl}: ${what}`);
     const ready = await Promise.all(reflectors.map((r) => r.start()));
+    step('reflectors started');
     for (const [i, r] of ready.entries()) if (impl === 'tsbgp' && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
@@ -270,6 +298,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     const t0 = performance.now();
     await Promise.all(farms.map((f) => f.start(ASN, targets)));
     const upMs = performance.now() - t0;
+    step(`sessions up in ${Math.round(upMs)} ms`);
     const up = await Promise.all(reflectors.map((r) => r.usage()));
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
@@ -281,6 +310,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     );
     await Promise.all(farms.map((f) => f.sync(NODES - 1)));
     const convergeMs = performance.now() - t1;
+    step(`converged in ${Math.round(convergeMs)} ms`);
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
 
     const arrivals = new Map<string, number[]>();
@@ -319,6 +349,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
       cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      groups: converged.map((u) => u.groups),
       afterKillMs,
       reachKilled,
     };
@@ -339,9 +370,9 @@ async function main(): Promise<void> {
   const R = Number(arg('reflectors', '3'));
   const PROBES = Number(arg('probes', quick ? '10' : '50'));
   const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
-  // FRR is not in the default set: its reflectors do not bring up the farm's sessions yet (see the header).
-  const impls = arg('impl', 'tsbgp,bird').split(',') as Impl[];
+  const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
   for (const i of impls) if (!['tsbgp', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, bird, frr)`);
+  if (impls.includes('frr') && NET === '127.0') throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
   const CLIENTS = NODES - R;
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
@@ -352,9 +383,12 @@ async function main(): Promise<void> {
       const r = await scenario(impl, { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, dir });
       results.set(impl, r);
       console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
+      // Everything measured, in case a later scenario does not finish (the table comes at the end).
+      console.error(`rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`);
     }
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (process.env.RR_SCALE_KEEP) console.log(`kept ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   const round = (x: number) => Math.round(x * 10) / 10;
   const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => [label, ...impls.map((i) => f(results.get(i)!)), goal];
@@ -373,14 +407,50 @@ async function main(): Promise<void> {
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
       row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
       row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),
     ],
     notes: [
-      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector, originating one /26. All on 127.0.x.y over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process.`,
+      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector, originating one /26. All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process.`,
     ],
   });
 }
 
+/**
+ * As root: runs this benchmark again inside a namespace of its own where
+ * 198.19.0.0/16 is local, and deletes the namespace afterwards (also when the
+ * run fails or is interrupted). Returns the inner run's exit code.
+ */
+function inNamespace(): number {
+  const ns = `tsbgp-${process.pid}-rrscale`;
+  const ip = (...args: string[]) => {
+    const r = spawnSync('ip', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr.trim()}`);
+  };
+  const teardown = () => {
+    const pids = spawnSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    spawnSync('ip', ['netns', 'del', ns]);
+    for (let i = 0; i < 8; i++) rmSync(join('/var/run/frr', `tsbgp-${process.pid}-rrscale${i + 1}`), { recursive: true, force: true });
+  };
+  process.on('exit', teardown);
+  ip('netns', 'add', ns);
+  ip('-n', ns, 'link', 'set', 'lo', 'up');
+  ip('-n', ns, 'route', 'add', 'local', '198.19.0.0/16', 'dev', 'lo');
+  const r = spawnSync('ip', ['netns', 'exec', ns, process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2), '--in-netns'], {
+    stdio: 'inherit',
+    env: { ...process.env, RR_SCALE_RUN: String(process.pid), BENCH_COMMAND: process.env.BENCH_COMMAND ?? ['node --expose-gc --import tsx bench/rr-scale.ts', ...process.argv.slice(2)].join(' ') },
+  });
+  return r.status ?? 1;
+}
+
 if (process.argv.includes('--reflector')) runReflector();
+else if (!process.argv.includes('--in-netns') && process.getuid?.() === 0) process.exitCode = inNamespace();
 else await main();
