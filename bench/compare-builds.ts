@@ -47,7 +47,7 @@ const named = argv.filter((a) => !a.startsWith('--'));
 for (const s of named) if (!SUITES[s]) throw new Error(`unknown suite ${JSON.stringify(s)} (suites: ${Object.keys(SUITES).join(', ')})`);
 for (const b of builds) if (!existsSync(join(b.dir, 'node_modules', 'tsx'))) throw new Error(`${b.dir}: no node_modules/tsx (run npm ci there first)`);
 
-const DEFAULT_OUT = new Set(['agent-idle']);
+const DEFAULT_OUT = new Set(['agent-idle', 'agent-scale']);
 const suites = (named.length > 0 ? named : Object.keys(SUITES).filter((s) => !DEFAULT_OUT.has(s))).filter((s) => {
   const missing = builds.filter((b) => !existsSync(join(b.dir, 'bench', `${s}.ts`)));
   if (missing.length > 0) console.log(`(${s}: left out, not in ${missing.map((b) => b.label).join(' and ')})`);
