@@ -153,6 +153,24 @@ export class BgpConnection {
   }
 
   /**
+   * Queues whole, already encoded UPDATEs, in order, as one write to the
+   * kernel (the socket is corked meanwhile: one writev instead of a system
+   * call per message). False when the connection is closing or closed.
+   */
+  sendUpdateBatch(messages: readonly Uint8Array[]): boolean {
+    if (!this.isOpen) return false;
+    if (messages.length === 1) return this.write(messages[0], LANE.update, true);
+    const corked = !this.blocked;
+    if (corked) this.socket.cork();
+    try {
+      for (const m of messages) this.write(m, LANE.update, true);
+    } finally {
+      if (corked) this.socket.uncork();
+    }
+    return true;
+  }
+
+  /**
    * Queues one whole, already encoded UPDATE (header included, built for this
    * connection's encoding context by the packer): no decode, no re-encode.
    */

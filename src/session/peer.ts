@@ -197,8 +197,7 @@ export class Peer {
     const up = establishedConn(this.session);
     const c = up ? this.conns.get(up.id) : undefined;
     if (!c) return false;
-    for (const m of messages) if (!c.sendUpdateBytes(m)) return false;
-    return true;
+    return c.sendUpdateBatch(messages);
   }
 
   /** Sends an UPDATE (or ROUTE-REFRESH) on the established session; false if there is none. */

@@ -35,3 +35,29 @@ describe('BgpConnection.sendUpdateBytes', () => {
     close();
   });
 });
+
+describe('BgpConnection.sendUpdateBatch', () => {
+  it('writes a batch in order, byte for byte, also past the socket buffer (the rest queued), and counts every message', async () => {
+    const [mine, theirs, close] = await socketPair();
+    const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
+    const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
+    // ~2 MB of UPDATEs: well past the socket's high-water mark, so part of the batch waits in the connection's queue
+    const prefixes = Array.from({ length: 200_000 }, (_, i) => Prefix.parse(`${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0/24`));
+    const msgs = packUpdates({ origin: 0, asPath: [], nextHop: Address.parse('192.0.2.1') }, prefixes, LEGACY_CONTEXT);
+    expect(msgs.length).toBeGreaterThan(100);
+    const want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
+    const got: Buffer[] = [];
+    let n = 0;
+    const all = new Promise<void>((resolve) => theirs.on('data', (d: Buffer) => { got.push(d); n += d.length; if (n >= want.length) resolve(); }));
+    expect(conn.sendUpdateBatch(msgs.slice(0, 1))).toBe(true);
+    expect(conn.sendUpdateBatch(msgs.slice(1))).toBe(true);
+    expect(conn.queuedBytes).toBeGreaterThan(0);
+    await all;
+    expect(Buffer.concat(got).equals(want)).toBe(true);
+    expect(stats).toEqual({ messagesIn: 0, messagesOut: msgs.length, updatesIn: 0, updatesOut: msgs.length });
+    conn.close();
+    expect(conn.sendUpdateBatch(msgs.slice(0, 2))).toBe(false);
+    theirs.destroy();
+    close();
+  });
+});
