@@ -88,6 +88,23 @@ export interface Resync {
 
 type MemberState = 'live' | Resync;
 
+/** See `UpdateGroup.exports`. */
+interface ExportCache {
+  /** The member list the results were computed for. */
+  readonly members: readonly string[];
+  readonly byFamily: [Map<PathSource, SourceExports>, Map<PathSource, SourceExports>];
+}
+
+interface SourceExports {
+  /** The source's router ID when the results were computed (reflection puts it in ORIGINATOR_ID). */
+  readonly routerId: string | undefined;
+  readonly out: WeakMap<AttrSet, AttrSet | null>;
+}
+
+function newExportCache(members: readonly string[]): ExportCache {
+  return { members, byFamily: [new Map(), new Map()] };
+}
+
 /** Stands for "holds something for this key, unknown what" in a Resync's `has`. */
 const UNKNOWN = Object.freeze({ id: -1 }) as unknown as AttrSet;
 
@@ -127,6 +144,14 @@ export class UpdateGroup {
    * pull-based TX: send the latest state, not every change).
    */
   private readonly behind = new Map<string, KeyTable>();
+  /**
+   * Export results kept across plans (the per-plan memo's second level), per
+   * family and source: input set → output set (null: refused). An output is
+   * reused only while the store still has it (`live`); the entry goes with the
+   * input set (WeakMap). Reset when the members change (split horizon) or a
+   * source's router ID does (reflection), see `exportCache`.
+   */
+  private exports: ExportCache = newExportCache(this.memberList);
 
   constructor(
     cfg: GroupConfig,
@@ -229,6 +254,7 @@ export class UpdateGroup {
 
   /** Re-evaluate everything at the next flush (policy or settings change). */
   rescan(now: number): void {
+    this.exports = newExportCache(this.memberList);
     this.fullScan = true;
     this.pending = [];
     this.touchTime(now);
@@ -316,6 +342,7 @@ export class UpdateGroup {
     this.adjOut.clear();
     this.pending = [];
     this.behind.clear();
+    this.exports = newExportCache(this.memberList);
   }
 
   private computeDelta(view: RouteView): Batch {
@@ -374,8 +401,13 @@ export class UpdateGroup {
       if (bySrc === undefined) m.set(path.source, (bySrc = new Map()));
       out = bySrc.get(path.attrs);
       if (out === undefined) {
-        const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
-        out = attrs === null ? null : this.store.acquire(attrs);
+        const kept = this.exportCache(path.source, fam);
+        out = kept.get(path.attrs);
+        if (out === undefined || (out !== null && !out.live)) {
+          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
+          out = attrs === null ? null : this.store.acquire(attrs);
+          kept.set(path.attrs, out);
+        } else if (out !== null) this.store.retain(out);
         if (out !== null) held.push(out);
         bySrc.set(path.attrs, out);
       }
@@ -385,6 +417,16 @@ export class UpdateGroup {
     }
     if (out === null || this.cfg.policy === undefined) return out;
     return this.applyPolicy(path, key, out, held);
+  }
+
+  /** The kept export results for one source and family (see `exports`), reset when what they depend on changed. */
+  private exportCache(source: PathSource, fam: 4 | 6): WeakMap<AttrSet, AttrSet | null> {
+    if (this.exports.members !== this.memberList) this.exports = newExportCache(this.memberList);
+    const bySource = this.exports.byFamily[fam === 4 ? 0 : 1];
+    const routerId = source.kind === 'peer' ? source.routerId : undefined;
+    let e = bySource.get(source);
+    if (e === undefined || e.routerId !== routerId) bySource.set(source, (e = { routerId, out: new WeakMap() }));
+    return e.out;
   }
 
   private applyPolicy(path: Path, key: PrefixKey, set: AttrSet, held: AttrSet[]): AttrSet | null {
