@@ -214,14 +214,52 @@ function addrEq(a: Address | undefined, b: Address | undefined): boolean {
   return a !== undefined && b !== undefined && a.equals(b);
 }
 
-function arrEq<T>(a: readonly T[] | undefined, b: readonly T[] | undefined, eq: (x: T, y: T) => boolean): boolean {
+function numsEq(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (!eq(a[i], b[i])) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
-const same = <T>(x: T, y: T): boolean => x === y;
+function bigintsEq(a: readonly bigint[] | undefined, b: readonly bigint[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function addrsEq(a: readonly Address[] | undefined, b: readonly Address[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (!addrEq(a[i], b[i])) return false;
+  return true;
+}
+
+function asPathEq(a: readonly AsPathSegment[] | undefined, b: readonly AsPathSegment[] | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i].type !== b[i].type || !numsEq(a[i].asns, b[i].asns)) return false;
+  return true;
+}
+
+function largeEq(a: PathAttributes['largeCommunities'], b: PathAttributes['largeCommunities']): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i].global !== b[i].global || a[i].local1 !== b[i].local1 || a[i].local2 !== b[i].local2) return false;
+  return true;
+}
+
+function unknownEq(a: PathAttributes['unknown'], b: PathAttributes['unknown']): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x.flags !== y.flags || x.code !== y.code || x.value.length !== y.value.length) return false;
+    for (let j = 0; j < x.value.length; j++) if (x.value[j] !== y.value[j]) return false;
+  }
+  return true;
+}
 
 /** Deep equality of two attribute sets; list order (communities included) matters. Ignores MP_UNREACH and MP_REACH NLRI. */
 export function attrsEqual(a: PathAttributes, b: PathAttributes): boolean {
@@ -233,14 +271,14 @@ export function attrsEqual(a: PathAttributes, b: PathAttributes): boolean {
     !!a.atomicAggregate === !!b.atomicAggregate &&
     addrEq(a.nextHop, b.nextHop) &&
     addrEq(a.originatorId, b.originatorId) &&
-    arrEq(a.asPath, b.asPath, (x, y) => x.type === y.type && arrEq(x.asns, y.asns, same)) &&
+    asPathEq(a.asPath, b.asPath) &&
     (a.aggregator === b.aggregator || (a.aggregator !== undefined && b.aggregator !== undefined && a.aggregator.asn === b.aggregator.asn && addrEq(a.aggregator.address, b.aggregator.address))) &&
-    arrEq(a.communities, b.communities, same) &&
-    arrEq(a.clusterList, b.clusterList, addrEq) &&
+    numsEq(a.communities, b.communities) &&
+    addrsEq(a.clusterList, b.clusterList) &&
     (a.mpReach === b.mpReach ||
-      (a.mpReach !== undefined && b.mpReach !== undefined && a.mpReach.afi === b.mpReach.afi && a.mpReach.safi === b.mpReach.safi && arrEq(a.mpReach.nextHops, b.mpReach.nextHops, addrEq))) &&
-    arrEq(a.extendedCommunities, b.extendedCommunities, same) &&
-    arrEq(a.largeCommunities, b.largeCommunities, (x, y) => x.global === y.global && x.local1 === y.local1 && x.local2 === y.local2) &&
-    arrEq(a.unknown, b.unknown, (x, y) => x.flags === y.flags && x.code === y.code && arrEq(Array.from(x.value), Array.from(y.value), same))
+      (a.mpReach !== undefined && b.mpReach !== undefined && a.mpReach.afi === b.mpReach.afi && a.mpReach.safi === b.mpReach.safi && addrsEq(a.mpReach.nextHops, b.mpReach.nextHops))) &&
+    bigintsEq(a.extendedCommunities, b.extendedCommunities) &&
+    largeEq(a.largeCommunities, b.largeCommunities) &&
+    unknownEq(a.unknown, b.unknown)
   );
 }

@@ -332,7 +332,8 @@ export class Rib {
     const un = a.mpUnreach;
     if (un !== undefined) un.withdrawn.forEach((p, i) => this.withdrawIn(peer, keyOf(p), un.pathIds?.[i], now));
     if (update.nlri.length > 0) {
-      const pre = this.store.lookupOrCreate({ ...a, mpReach: undefined, mpUnreach: undefined });
+      // Interning ignores MP_UNREACH and MP_REACH's NLRI; a plain IPv4 UPDATE has neither, and needs no copy.
+      const pre = this.store.lookupOrCreate(a.mpReach === undefined && a.mpUnreach === undefined ? a : { ...a, mpReach: undefined, mpUnreach: undefined });
       update.nlri.forEach((p, i) => this.importRoute(peer, p, update.nlriPathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);
     }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AttrStore, attrsEqual, hashAttrs } from '../../src/rib/attr-store.js';
+import { Address } from '../../src/net/address.js';
 import type { PathAttributes } from '../../src/wire/types.js';
 import { A, P } from './helpers.js';
 
@@ -88,6 +89,53 @@ describe('AttrStore', () => {
         if (eq) expect(hashAttrs(x.attrs)).toBe(hashAttrs(y.attrs));
         expect(JSON.stringify(x.attrs) === JSON.stringify(y.attrs)).toBe(eq);
       }),
+    );
+  });
+  it('compares every field as its canonical form does (property, all attributes)', () => {
+    const addr = fc.constantFrom('192.0.2.1', '192.0.2.2', '2001:db8::1').map((t) => Address.parse(t));
+    // few values per leaf, so that two sets often differ in one place only
+    const small = fc.integer({ min: 0, max: 1 });
+    const attrsArb = fc.record(
+      {
+        origin: fc.constantFrom(0 as const, 1 as const, 2 as const),
+        asPath: fc.array(fc.record({ type: fc.constantFrom(1 as const, 2 as const), asns: fc.array(small, { maxLength: 2 }) }), { maxLength: 2 }),
+        nextHop: addr,
+        med: small,
+        localPref: small,
+        atomicAggregate: fc.boolean(),
+        aggregator: fc.record({ asn: small, address: addr }),
+        communities: fc.array(small, { maxLength: 2 }),
+        originatorId: addr,
+        clusterList: fc.array(addr, { maxLength: 2 }),
+        mpReach: fc.record({ afi: fc.constant(2), safi: fc.constant(1), nextHops: fc.array(addr, { maxLength: 2 }), nlri: fc.constant([]) }),
+        extendedCommunities: fc.array(fc.constantFrom(0n, 1n, 1n << 40n), { maxLength: 2 }),
+        largeCommunities: fc.array(fc.record({ global: small, local1: small, local2: small }), { minLength: 1, maxLength: 1 }),
+        unknown: fc.array(fc.record({ flags: fc.constantFrom(0xc0, 0xe0), code: fc.constantFrom(99, 100), value: fc.uint8Array({ max: 1, minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 1 }),
+      },
+      { requiredKeys: [] },
+    );
+    const FIELDS = ['origin', 'asPath', 'nextHop', 'med', 'localPref', 'atomicAggregate', 'aggregator', 'communities', 'originatorId', 'clusterList', 'mpReach', 'extendedCommunities', 'largeCommunities', 'unknown'];
+    const deepCopy = (v: unknown): unknown =>
+      v instanceof Address ? Address.parse(v.toString()) : v instanceof Uint8Array ? v.slice() : Array.isArray(v) ? v.map(deepCopy) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepCopy(x)])) : v;
+    const canon = (a: PathAttributes) =>
+      JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Array.from(v) : v instanceof Address ? v.toString() : v));
+    fc.assert(
+      fc.property(attrsArb, attrsArb, fc.constantFrom('other', 'copy', ...FIELDS), (a, b, how) => {
+        const s = new AttrStore();
+        const x = s.acquire(a as PathAttributes);
+        // another set; a deep copy (equal by value, not by identity); or a copy with one field taken from the other set
+        let other: Record<string, unknown> = b;
+        if (how !== 'other') {
+          other = deepCopy(a) as Record<string, unknown>;
+          if (how !== 'copy') other[how] = deepCopy((b as Record<string, unknown>)[how]);
+        }
+        const y = s.acquire(other as PathAttributes);
+        const want = canon(x.attrs) === canon(y.attrs);
+        expect(attrsEqual(x.attrs, y.attrs)).toBe(want);
+        expect(x === y).toBe(want);
+        if (want) expect(hashAttrs(x.attrs)).toBe(hashAttrs(y.attrs));
+      }),
+      { numRuns: 1000 },
     );
   });
 });
