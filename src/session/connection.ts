@@ -50,6 +50,14 @@ export interface ConnectionOptions {
   sliceMs?: number;
 }
 
+/**
+ * Largest write `sendUpdateBatch` joins messages into: big enough that a
+ * flush costs few system calls, small enough that a KEEPALIVE or
+ * NOTIFICATION queued behind it is not held up (the socket's own buffer
+ * takes a write whole, ahead of our priority lanes).
+ */
+const BATCH_BYTES = 64 * 1024;
+
 /** Default of `ConnectionOptions.sliceMs`. */
 export const DEFAULT_SLICE_MS = 5;
 
@@ -153,19 +161,36 @@ export class BgpConnection {
   }
 
   /**
-   * Queues whole, already encoded UPDATEs, in order, as one write to the
-   * kernel (the socket is corked meanwhile: one writev instead of a system
-   * call per message). False when the connection is closing or closed.
+   * Queues whole, already encoded UPDATEs, in order. Consecutive messages go
+   * to the socket joined into writes of up to BATCH_BYTES (one system call
+   * each, where a write per message cost one per message); once the socket
+   * pushes back, the rest waits in the UPDATE lane as single messages would.
+   * False when the connection is closing or closed.
    */
   sendUpdateBatch(messages: readonly Uint8Array[]): boolean {
     if (!this.isOpen) return false;
-    if (messages.length === 1) return this.write(messages[0], LANE.update, true);
-    const corked = !this.blocked;
-    if (corked) this.socket.cork();
-    try {
-      for (const m of messages) this.write(m, LANE.update, true);
-    } finally {
-      if (corked) this.socket.uncork();
+    let i = 0;
+    while (i < messages.length) {
+      if (this.blocked) {
+        for (; i < messages.length; i++) this.write(messages[i], LANE.update, true);
+        break;
+      }
+      let j = i + 1;
+      let bytes = messages[i].length;
+      while (j < messages.length && bytes + messages[j].length <= BATCH_BYTES) bytes += messages[j++].length;
+      if (j === i + 1) {
+        this.write(messages[i], LANE.update, true);
+        i = j;
+        continue;
+      }
+      const joined = new Uint8Array(bytes);
+      let o = 0;
+      for (let k = i; k < j; k++) {
+        joined.set(messages[k], o);
+        o += messages[k].length;
+      }
+      this.writeJoined(joined, j - i);
+      i = j;
     }
     return true;
   }
@@ -177,6 +202,17 @@ export class BgpConnection {
   sendUpdateBytes(bytes: Uint8Array): boolean {
     if (!this.isOpen) return false;
     return this.write(bytes, LANE.update, true);
+  }
+
+  /** `count` whole UPDATEs joined into one buffer, written while the socket takes bytes (the caller checked). */
+  private writeJoined(bytes: Uint8Array, count: number): void {
+    const st = this.opts.stats;
+    if (st) {
+      st.messagesOut += count;
+      st.updatesOut += count;
+    }
+    this.blocked = !this.socket.write(bytes, this.onWritten);
+    if (this.blocked) this.handlers.onBlocked?.();
   }
 
   private write(bytes: Uint8Array, lane: number, update: boolean): boolean {

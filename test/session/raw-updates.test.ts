@@ -37,7 +37,7 @@ describe('BgpConnection.sendUpdateBytes', () => {
 });
 
 describe('BgpConnection.sendUpdateBatch', () => {
-  it('writes a batch in order, byte for byte, also past the socket buffer (the rest queued), and counts every message', async () => {
+  it('writes a batch in order, byte for byte, joined into few writes, also past what the socket takes (the rest queued in the UPDATE lane), and counts every message', async () => {
     const [mine, theirs, close] = await socketPair();
     const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
     const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
@@ -49,14 +49,46 @@ describe('BgpConnection.sendUpdateBatch', () => {
     const got: Buffer[] = [];
     let n = 0;
     const all = new Promise<void>((resolve) => theirs.on('data', (d: Buffer) => { got.push(d); n += d.length; if (n >= want.length) resolve(); }));
+    theirs.pause(); // the peer does not read yet: the kernel's buffers fill and the socket pushes back
     expect(conn.sendUpdateBatch(msgs.slice(0, 1))).toBe(true);
     expect(conn.sendUpdateBatch(msgs.slice(1))).toBe(true);
     expect(conn.queuedBytes).toBeGreaterThan(0);
+    expect(conn.queued[3]).toBeGreaterThan(0); // the rest waits in the UPDATE lane
+    theirs.resume();
     await all;
     expect(Buffer.concat(got).equals(want)).toBe(true);
     expect(stats).toEqual({ messagesIn: 0, messagesOut: msgs.length, updatesIn: 0, updatesOut: msgs.length });
     conn.close();
     expect(conn.sendUpdateBatch(msgs.slice(0, 2))).toBe(false);
+    theirs.destroy();
+    close();
+  });
+  it('joins a batch into writes of at most 64 KiB each: one system call per 64 KiB, not one per message', async () => {
+    const [mine, theirs, close] = await socketPair();
+    const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} });
+    const attrs = { origin: 0 as const, asPath: [], nextHop: Address.parse('192.0.2.1') };
+    // 300 one-prefix UPDATEs (~40 bytes each): one write
+    const small = Array.from({ length: 300 }, (_, i) => packUpdates(attrs, [Prefix.parse(`10.${i >> 8}.${i & 255}.0/24`)], LEGACY_CONTEXT)[0]);
+    const writes: number[] = [];
+    const write = mine.write.bind(mine);
+    mine.write = ((chunk: Uint8Array, cb?: () => void) => {
+      writes.push(chunk.length);
+      return write(chunk, cb);
+    }) as typeof mine.write;
+    let n = 0;
+    const total = small.reduce((a, m) => a + m.length, 0);
+    const all = new Promise<void>((resolve) => theirs.on('data', (d: Buffer) => { n += d.length; if (n >= total) resolve(); }));
+    expect(conn.sendUpdateBatch(small)).toBe(true);
+    expect(writes).toEqual([total]);
+    await all;
+    // 24 full-size UPDATEs (4096 bytes): 16 to a write
+    const big = packUpdates(attrs, Array.from({ length: 24 * 1019 }, (_, i) => Prefix.parse(`${20 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0/24`)), LEGACY_CONTEXT);
+    expect(big.length).toBeGreaterThanOrEqual(24);
+    writes.length = 0;
+    expect(conn.sendUpdateBatch(big)).toBe(true);
+    expect(writes.length).toBeLessThanOrEqual(Math.ceil(big.length / 16) + 1);
+    expect(writes.every((w) => w <= 64 * 1024)).toBe(true);
+    conn.close();
     theirs.destroy();
     close();
   });
