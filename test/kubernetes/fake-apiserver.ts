@@ -357,7 +357,7 @@ export class FakeApiServer {
         }
         return this.watch(r, namespace, url.searchParams, res);
       }
-      return this.listResponse(r, namespace, res, nameSelector(url.searchParams));
+      return this.listResponse(r, namespace, res, url.searchParams);
     }
     const key = this.keyOf(r, namespace, name);
     const obj = this.store.get(r)!.get(key);
@@ -401,11 +401,30 @@ export class FakeApiServer {
     return [...this.store.get(r)!.values()].filter((o) => (!namespace || o.metadata.namespace === namespace) && (name === undefined || o.metadata.name === name));
   }
 
-  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse, name?: string): void {
+  /**
+   * A list; with `limit`, one page and a `continue` token for the next (the
+   * token is `RV:OFFSET`; a token from before the last `expireHistory`
+   * answers 410, as an expired one does on the real server).
+   */
+  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse, q: URLSearchParams): void {
     // Like the real server: built-in types' list items carry no kind/apiVersion, custom resources' do.
     const builtIn = r.group === '' || r.group === 'discovery.k8s.io';
-    const items = this.visible(r, namespace, name).map((o) => (builtIn ? withoutType(o) : o));
-    json(res, 200, { kind: `${r.kind}List`, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv) }, items });
+    let items = this.visible(r, namespace, nameSelector(q)).map((o) => (builtIn ? withoutType(o) : o));
+    let rv = this.rv;
+    let offset = 0;
+    const cont = q.get('continue');
+    if (cont) {
+      const [crv, coff] = cont.split(':').map(Number);
+      if (!(crv >= this.oldestRv)) return json(res, 410, status(410, 'Expired', 'The provided continue parameter is too old'));
+      [rv, offset] = [crv, coff];
+    }
+    const limit = Number(q.get('limit') ?? 0);
+    const metadata: Record<string, string> = { resourceVersion: String(rv) };
+    if (limit > 0) {
+      if (offset + limit < items.length) metadata.continue = `${rv}:${offset + limit}`;
+      items = items.slice(offset, offset + limit);
+    }
+    json(res, 200, { kind: `${r.kind}List`, apiVersion: gv(r), metadata, items });
   }
 
   private watch(r: FakeResource, namespace: string | undefined, q: URLSearchParams, res: http.ServerResponse): void {
