@@ -156,7 +156,7 @@ export class FakeApiServer {
       '- name: fake',
       '  cluster:',
       `    server: ${this.url}`,
-      // client-node refuses plain http unless TLS verification is explicitly off.
+      // plain http: no CA to give, verification off as kubectl wants it said
       this.tls ? `    certificate-authority-data: ${Buffer.from(this.tls.cert).toString('base64')}` : '    insecure-skip-tls-verify: true',
       'users:',
       '- name: fake',

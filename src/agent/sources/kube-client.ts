@@ -579,8 +579,11 @@ export class ListWatch {
           if (!this.live(gen)) return;
         }
         let gone = false;
+        let lines = 0;
+        const opened = Date.now();
         const w = o.client.watch(o.path, { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds ?? 300, fieldSelector: o.fieldSelector }, (ev) => {
           if (!this.live(gen) || gone) return;
+          lines++;
           o.onActivity?.();
           const object = ev.object as { metadata?: { resourceVersion?: unknown }; code?: unknown; message?: unknown } | null;
           if (ev.type === 'ERROR') {
@@ -605,6 +608,8 @@ export class ListWatch {
         }
         if (!this.live(gen)) return;
         if (gone) this.resourceVersion = '';
+        // a server that ends every watch at once would otherwise be asked again and again without a pause
+        else if (lines === 0 && Date.now() - opened < 1000) throw new Error(`watch ${o.path}: ended at once without an event`);
       }
     } catch (e) {
       this.failed(gen, e instanceof Error ? e : new Error(String(e)));
