@@ -185,12 +185,15 @@ describe('ListWatch against the test API server', () => {
 
   async function start(opts: Partial<ListWatchOptions> & { path?: string } = {}) {
     const client = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
-    const seen = { lists: [] as unknown[][], events: [] as string[], errors: [] as string[], watches: 0 };
+    const seen = { lists: [] as unknown[][], pages: [] as number[], events: [] as string[], errors: [] as string[], watches: 0 };
+    let listing: unknown[] = [];
     const lw = new ListWatch({
       client,
       path: '/api/v1/nodes',
       backoff: { initialMs: 20, maxMs: 100, jitter: 0.5 },
-      onList: (items) => seen.lists.push(items),
+      onListStart: () => (listing = []),
+      onListPage: (items) => (seen.pages.push(items.length), listing.push(...items)),
+      onListEnd: () => seen.lists.push(listing),
       onEvent: (type, o) => seen.events.push(`${type} ${(o as { metadata: { name: string } }).metadata.name}`),
       onWatch: () => seen.watches++,
       onError: (e) => seen.errors.push(e.message),
@@ -210,6 +213,7 @@ describe('ListWatch against the test API server', () => {
     const { seen } = await start({ pageSize: 3, timeoutSeconds: 42 });
     await until(() => server.openWatches('nodes') === 1, 5000, 'watch');
     expect(seen.lists.map((l) => l.length)).toEqual([7]);
+    expect(seen.pages).toEqual([3, 3, 1]);
     expect(listRequests().map((r) => [r.query.limit, r.query.continue])).toEqual([
       ['3', undefined],
       ['3', '107:3'],

@@ -300,14 +300,19 @@ export class KubernetesApiSource {
       timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
       backoff: this.backoff,
       random: this.random,
-      onList: (items) => {
+      // a list's pages are validated as they arrive (no list is held whole), its deletions come at its end
+      onListStart: () => w.known.beginList(),
+      onListPage: (items) => {
+        if (!this.closed) this.emit(w.known.listPage(items));
+      },
+      onListEnd: () => {
         if (this.closed) return;
         w.connected = true;
         w.synced = true;
         w.lastError = undefined;
         this.lastSyncAt = this.now();
         this.noteConnection();
-        this.emit(w.known.replaceAll(items));
+        this.emit(w.known.endList());
         if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
       },
       onEvent: (type, obj) => {

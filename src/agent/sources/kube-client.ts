@@ -342,8 +342,11 @@ export class KubeClient {
    * Lists a collection in pages of `limit` (following `continue`), so no
    * single answer holds the whole collection. A continue token that expired
    * (410) starts the list over in one piece, as client-go's pager does.
+   * With `onPage`, each page's items go there as it arrives (and `onRestart`
+   * says the list starts over) instead of into the result: the whole
+   * collection is then never held at once.
    */
-  async list(path: string, opts: { fieldSelector?: string; limit?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<ListResult> {
+  async list(path: string, opts: { fieldSelector?: string; limit?: number; timeoutMs?: number; signal?: AbortSignal; onPage?: (items: unknown[]) => void; onRestart?: () => void } = {}): Promise<ListResult> {
     const items: unknown[] = [];
     let cont: string | undefined;
     let limit = opts.limit;
@@ -361,12 +364,14 @@ export class KubeClient {
           items.length = 0;
           cont = undefined;
           limit = undefined;
+          opts.onRestart?.();
           continue;
         }
         throw e;
       }
       if (!Array.isArray(page.items)) throw new Error(`GET ${path}: the answer has no items list`);
-      for (const it of page.items) items.push(it);
+      if (opts.onPage) opts.onPage(page.items);
+      else for (const it of page.items) items.push(it);
       cont = typeof page.metadata?.continue === 'string' && page.metadata.continue !== '' ? page.metadata.continue : undefined;
       if (!cont) return { resourceVersion: String(page.metadata?.resourceVersion ?? ''), items };
     }
@@ -482,8 +487,12 @@ export interface ListWatchOptions {
   readonly pageSize?: number;
   readonly backoff?: Partial<BackoffOptions>;
   readonly random?: () => number;
-  /** Every complete list, in full (to diff against what is known). */
-  readonly onList: (items: unknown[]) => void;
+  /** A list starts (again): its pages follow, then `onListEnd`. */
+  readonly onListStart: () => void;
+  /** Each page of a list, its objects in full. */
+  readonly onListPage: (items: unknown[]) => void;
+  /** The list is complete (what it did not hold is gone); the watch starts next. */
+  readonly onListEnd: () => void;
   /** Each ADDED, MODIFIED or DELETED object, in full. */
   readonly onEvent: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: unknown) => void;
   /** Each watch request sent (the first and every re-watch). */
@@ -571,11 +580,19 @@ export class ListWatch {
         if (this.resourceVersion === '') {
           const ac = new AbortController();
           this.current = ac;
-          const list = await o.client.list(o.path, { fieldSelector: o.fieldSelector, limit: o.pageSize ?? 500, signal: ac.signal });
+          o.onListStart();
+          const live = () => this.live(gen);
+          const page = (items: unknown[]) => {
+            if (live()) o.onListPage(items);
+          };
+          const restart = () => {
+            if (live()) o.onListStart();
+          };
+          const list = await o.client.list(o.path, { fieldSelector: o.fieldSelector, limit: o.pageSize ?? 500, signal: ac.signal, onPage: page, onRestart: restart });
           if (!this.live(gen)) return;
           this.attempt = 0;
           this.resourceVersion = list.resourceVersion;
-          o.onList(list.items);
+          o.onListEnd();
           if (!this.live(gen)) return;
         }
         let gone = false;

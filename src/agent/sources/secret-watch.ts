@@ -102,10 +102,14 @@ export class SecretWatch {
       path: `/api/v1/namespaces/${encodeURIComponent(this.opts.namespace)}/secrets`,
       fieldSelector: `metadata.name=${name}`,
       random: this.opts.random,
-      onList: (items) => {
+      onListStart: () => w.known.beginList(),
+      onListPage: (items) => {
+        if (live()) this.emit(w.known.listPage(items));
+      },
+      onListEnd: () => {
         if (!live()) return;
         w.settled = true;
-        this.emit(w.known.replaceAll(items));
+        this.emit(w.known.endList());
       },
       onEvent: (type, o) => {
         if (live()) this.emit(type === 'DELETED' ? w.known.remove(o) : w.known.upsert(o));
