@@ -92,6 +92,8 @@ export class FakeApiServer {
   failWith?: number;
   /** Accept requests without the bearer token (kubectl sends no token over plain http). */
   allowAnonymous = false;
+  /** When set, every watch request gets this HTTP status (lists still work): e.g. RBAC without `watch`. */
+  failWatchesWith?: number;
   /** Answer watch requests this late (ms): a slow or distant API server. */
   watchDelayMs = 0;
 
@@ -351,6 +353,7 @@ export class FakeApiServer {
       if (method === 'POST' && namespace) return this.create(r, namespace, body, res);
       if (method !== 'GET') return json(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
       if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
+        if (this.failWatchesWith) return json(res, this.failWatchesWith, status(this.failWatchesWith, 'Forbidden', 'injected watch failure'));
         if (this.watchDelayMs > 0) {
           setTimeout(() => { if (!res.destroyed) this.watch(r, namespace, url.searchParams, res); }, this.watchDelayMs);
           return;

@@ -298,6 +298,22 @@ describe('ListWatch against the test API server', () => {
     expect(seen.errors.at(-1)).toBe('watch /api/v1/nodes: connection cut by the server or the network');
   });
 
+  it('a watch refused every time (lists work) still backs off: only a watch that delivers resets the backoff', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    server.failWatchesWith = 403;
+    const times: number[] = [];
+    const { seen } = await start({ backoff: { initialMs: 40, maxMs: 1000, jitter: 0 }, onError: (e) => (times.push(Date.now()), seen.errors.push(e.message)) });
+    await until(() => times.length >= 4, 10_000, 'four refused watches');
+    const gaps = times.slice(1).map((t, i) => t - times[i]);
+    expect(gaps[0]).toBeGreaterThanOrEqual(38);
+    expect(gaps[1]).toBeGreaterThanOrEqual(78);
+    expect(gaps[2]).toBeGreaterThanOrEqual(158);
+    expect(seen.errors[0]).toBe('watch /api/v1/nodes: 403 injected watch failure');
+    expect(seen.lists.length).toBeGreaterThanOrEqual(4);
+  });
+
   it('stop() ends the list or watch at once, also one still opening, and nothing is called after', async () => {
     server = new FakeApiServer();
     server.apply(rawNode('n0', '192.0.2.1'));

@@ -508,7 +508,8 @@ export interface ListWatchOptions {
  * resourceVersion with bookmarks; a watch that ends cleanly (server timeout)
  * is re-opened from the last resourceVersion seen (events and bookmarks), a
  * 410 Gone (an ERROR event or status) relists at once, any other error is
- * reported and relists after a backoff with jitter (reset by a good list).
+ * reported and relists after a backoff with jitter (reset once a watch
+ * delivers a line).
  * It keeps no object, only where to resume.
  */
 export class ListWatch {
@@ -590,7 +591,6 @@ export class ListWatch {
           };
           const list = await o.client.list(o.path, { fieldSelector: o.fieldSelector, limit: o.pageSize ?? 500, signal: ac.signal, onPage: page, onRestart: restart });
           if (!this.live(gen)) return;
-          this.attempt = 0;
           this.resourceVersion = list.resourceVersion;
           o.onListEnd();
           if (!this.live(gen)) return;
@@ -600,7 +600,9 @@ export class ListWatch {
         const opened = Date.now();
         const w = o.client.watch(o.path, { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds ?? 300, fieldSelector: o.fieldSelector }, (ev) => {
           if (!this.live(gen) || gone) return;
-          lines++;
+          // the watch works: the next error starts the backoff over (not a good list alone,
+          // or a watch refused every time would relist every initialMs)
+          if (lines++ === 0) this.attempt = 0;
           o.onActivity?.();
           const object = ev.object as { metadata?: { resourceVersion?: unknown }; code?: unknown; message?: unknown } | null;
           if (ev.type === 'ERROR') {
