@@ -314,6 +314,25 @@ describe('ListWatch against the test API server', () => {
     expect(seen.lists.length).toBeGreaterThanOrEqual(4);
   });
 
+  it('checkIdle: a watch silent for idleMs (half-open) fails, is reported, and relists; a listing or live one is left alone', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    let now = 0;
+    const { lw, seen } = await start({ now: () => now });
+    expect(lw.checkIdle(0)).toBe(false); // still listing
+    await until(() => server.openWatches('nodes') === 1, 5000, 'watch');
+    now += 999;
+    expect(lw.checkIdle(1000)).toBe(false);
+    server.freezeWatches();
+    server.apply(rawNode('n1', '192.0.2.2'));
+    now += 1;
+    expect(lw.checkIdle(1000)).toBe(true);
+    expect(seen.errors).toEqual(['watch silent for 1 s; reconnecting']);
+    await until(() => seen.lists.length === 2, 5000, 'relist');
+    expect(seen.lists[1].map((o) => (o as { metadata: { name: string } }).metadata.name).sort()).toEqual(['n0', 'n1']);
+  });
+
   it('stop() ends the list or watch at once, also one still opening, and nothing is called after', async () => {
     server = new FakeApiServer();
     server.apply(rawNode('n0', '192.0.2.1'));

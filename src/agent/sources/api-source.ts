@@ -126,8 +126,6 @@ class ResourceWatch {
   synced = false;
   connects = 0;
   lastError?: string;
-  /** When the watch last started or received a line (ms, from `now`). */
-  lastActivity = 0;
   constructor(
     readonly def: WatchedResource,
     readonly known: KnownObjects,
@@ -171,11 +169,7 @@ export class KubernetesApiSource {
 
   /** Reconnects watches that have been silent too long (a dead peer can leave TCP open for many minutes). */
   private checkIdle(idleMs: number): void {
-    const now = this.now();
-    for (const w of this.watches) {
-      if (!w.connected || !w.lw || now - w.lastActivity < idleMs) continue;
-      w.lw.fail(new Error(`watch silent for ${Math.round((now - w.lastActivity) / 1000)} s; reconnecting`));
-    }
+    for (const w of this.watches) if (w.connected) w.lw?.checkIdle(idleMs);
   }
 
   /** Forces a relist of every resource (the diff emits only real changes). */
@@ -300,6 +294,7 @@ export class KubernetesApiSource {
       timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
       backoff: this.backoff,
       random: this.random,
+      now: this.now,
       // a list's pages are validated as they arrive (no list is held whole), its deletions come at its end
       onListStart: () => w.known.beginList(),
       onListPage: (items) => {
@@ -322,9 +317,6 @@ export class KubernetesApiSource {
         w.connects++;
         if (w.connects > 1) this.opts.onWatchRestart?.(w.def.plural);
       },
-      onActivity: () => {
-        w.lastActivity = this.now();
-      },
       onError: (e) => {
         w.connected = false;
         this.noteError(e, w);
@@ -332,7 +324,6 @@ export class KubernetesApiSource {
       },
     });
     w.lw = lw;
-    w.lastActivity = this.now();
     lw.start();
   }
 }

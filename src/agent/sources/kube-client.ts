@@ -497,8 +497,8 @@ export interface ListWatchOptions {
   readonly onEvent: (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: unknown) => void;
   /** Each watch request sent (the first and every re-watch). */
   readonly onWatch?: () => void;
-  /** Each line received and each watch opened (for an idle watchdog). */
-  readonly onActivity?: () => void;
+  /** The clock of `checkIdle` (ms). Default Date.now. */
+  readonly now?: () => number;
   /** An error: the loop waits (backoff with jitter) and then lists again. */
   readonly onError: (err: Error) => void;
 }
@@ -521,6 +521,10 @@ export class ListWatch {
   private timer?: NodeJS.Timeout;
   private current?: { abort(): void };
   private readonly backoff: BackoffOptions;
+  /** A watch is open (not listing, not waiting out a backoff). */
+  private watching = false;
+  /** When the open watch started or last delivered a line (ms, from `now`). */
+  private lastActivity = 0;
 
   constructor(private readonly opts: ListWatchOptions) {
     this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
@@ -551,8 +555,23 @@ export class ListWatch {
     this.halt();
   }
 
+  /**
+   * The idle watchdog's look: a watch silent for `idleMs` (no line, though the
+   * server sends bookmarks and ends a watch after `timeoutSeconds`) is presumed
+   * half-open (a dead peer can leave TCP open for many minutes) and fails,
+   * so it relists after the backoff. True when it did.
+   */
+  checkIdle(idleMs: number): boolean {
+    if (!this.watching) return false;
+    const silent = (this.opts.now ?? Date.now)() - this.lastActivity;
+    if (silent < idleMs) return false;
+    this.fail(new Error(`watch silent for ${Math.round(silent / 1000)} s; reconnecting`));
+    return true;
+  }
+
   private halt(): void {
     this.gen++;
+    this.watching = false;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.current?.abort();
@@ -603,7 +622,7 @@ export class ListWatch {
           // the watch works: the next error starts the backoff over (not a good list alone,
           // or a watch refused every time would relist every initialMs)
           if (lines++ === 0) this.attempt = 0;
-          o.onActivity?.();
+          this.lastActivity = (o.now ?? Date.now)();
           const object = ev.object as { metadata?: { resourceVersion?: unknown }; code?: unknown; message?: unknown } | null;
           if (ev.type === 'ERROR') {
             if (object?.code === 410) {
@@ -617,8 +636,9 @@ export class ListWatch {
           if (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') o.onEvent(ev.type, object);
         });
         this.current = w;
+        this.watching = true;
+        this.lastActivity = (o.now ?? Date.now)();
         o.onWatch?.();
-        o.onActivity?.();
         try {
           await w.done;
         } catch (e) {
@@ -626,6 +646,7 @@ export class ListWatch {
           gone = true;
         }
         if (!this.live(gen)) return;
+        this.watching = false;
         if (gone) this.resourceVersion = '';
         // a server that ends every watch at once would otherwise be asked again and again without a pause
         else if (lines === 0 && Date.now() - opened < 1000) throw new Error(`watch ${o.path}: ended at once without an event`);

@@ -71,7 +71,7 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
       };
       // Secrets the passwords name, one watch per name in tsbgp's namespace (docs/transport-security.md).
       const ns = secretNamespace();
-      const sw = (secrets = new SecretWatch({ client, namespace: ns, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
+      const sw = (secrets = new SecretWatch({ client, namespace: ns, watchIdleMs: opts.watchIdleMs, watchdogIntervalMs: opts.watchdogIntervalMs, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
       const refs = new Map<string, string[]>();
       const noteRefs = (events: readonly ClusterEvent[]) => {
         let touched = false;

@@ -20,6 +20,10 @@ export interface SecretWatchOptions {
   readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
   readonly onError?: (err: Error, name: string) => void;
   readonly random?: () => number;
+  /** A watch silent this long is presumed half-open and relisted (ListWatch.checkIdle). Default 360 s (the 300 s watch timeout + 60). */
+  readonly watchIdleMs?: number;
+  /** How often the idle watchdog looks. Default 10 s. */
+  readonly watchdogIntervalMs?: number;
 }
 
 /** The Secret names BGPPeers and BGPConfigurations refer to (sorted). */
@@ -44,6 +48,8 @@ export class SecretWatch {
   private readonly watches = new Map<string, One>();
   private closed = false;
 
+  private watchdog?: NodeJS.Timeout;
+
   constructor(private readonly opts: SecretWatchOptions) {}
 
   /** Secret names currently watched. */
@@ -60,6 +66,13 @@ export class SecretWatch {
       this.stop(w);
       this.watches.delete(name);
       this.emit(w.known.replaceAll([]));
+    }
+    if (!this.watchdog && want.size > 0) {
+      const idleMs = this.opts.watchIdleMs ?? 360_000;
+      this.watchdog = setInterval(() => {
+        for (const w of this.watches.values()) w.lw?.checkIdle(idleMs);
+      }, this.opts.watchdogIntervalMs ?? 10_000);
+      this.watchdog.unref();
     }
     for (const name of want) {
       if (this.watches.has(name)) continue;
@@ -81,6 +94,7 @@ export class SecretWatch {
 
   close(): void {
     this.closed = true;
+    if (this.watchdog) clearInterval(this.watchdog);
     for (const w of this.watches.values()) this.stop(w);
     this.watches.clear();
   }
