@@ -61,6 +61,12 @@ export class FibCore {
   private allDirty = false;
   /** Prefixes the kernel told us about since the last plan (their outcome comes from the kernel, not from `applied`). */
   private readonly seen = new Set<string>();
+  /**
+   * Gateway resolutions within one plan: a next hop is shared by many routes,
+   * and its answer depends only on the connected networks, the interfaces
+   * and the lookups, which do not change during a plan.
+   */
+  private readonly resolvedGateways = new Map<string, NextHop | string | 'pending'>();
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -182,8 +188,11 @@ export class FibCore {
   neededLookups(): string[] {
     if (!this.recursive) return [];
     const out = new Set<string>();
+    const checked = new Set<string>();
     const want = (g: Gateway) => {
-      if (g.onlink || this.lookups.has(g.address) || out.has(g.address)) return;
+      if (g.onlink || checked.has(g.address)) return;
+      checked.add(g.address);
+      if (this.lookups.has(g.address)) return;
       let a: Address;
       try {
         a = Address.parse(g.address);
@@ -215,7 +224,12 @@ export class FibCore {
   plan(): KernelOp[] {
     const keys: Iterable<string> = this.allDirty ? new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]) : this.dirty;
     const ops: KernelOp[] = [];
-    for (const p of keys) this.planPrefix(p, ops);
+    this.resolvedGateways.clear();
+    try {
+      for (const p of keys) this.planPrefix(p, ops);
+    } finally {
+      this.resolvedGateways.clear();
+    }
     this.allDirty = false;
     this.dirty.clear();
     this.seen.clear();
@@ -287,20 +301,27 @@ export class FibCore {
   resolve(prefix: string, want: DesiredRoute): Resolved {
     const metric = want.metric ?? this.metricOf(prefix);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
-    const hops = new Map<string, NextHop>();
+    const hops: NextHop[] = [];
     const reasons: string[] = [];
     let pending = false;
-    for (const g of want.gateways.slice(0, this.ecmp)) {
-      const h = this.resolveGateway(g);
+    const n = Math.min(want.gateways.length, this.ecmp);
+    for (let i = 0; i < n; i++) {
+      const g = want.gateways[i];
+      const key = `${g.address}|${g.dev ?? ''}|${g.onlink ? 1 : 0}|${g.peer ?? ''}`;
+      let h = this.resolvedGateways.get(key);
+      if (h === undefined) {
+        h = this.resolveGateway(g);
+        this.resolvedGateways.set(key, h);
+      }
       if (h === 'pending') pending = true;
       else if (typeof h === 'string') reasons.push(h);
-      else hops.set(hopKey(h), h);
+      else if (!hops.some((x) => x.via === (h as NextHop).via && x.dev === (h as NextHop).dev && !x.onlink === !(h as NextHop).onlink)) hops.push(h);
     }
-    if (hops.size === 0) {
+    if (hops.length === 0) {
       if (pending) return { ok: 'pending' };
       return { ok: false, reason: reasons.length > 0 ? reasons.join('; ') : 'no next hop' };
     }
-    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: sortNextHops([...hops.values()]) };
+    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: sortNextHops(hops) };
     return reasons.length > 0 ? { ok: true, route, partial: `next hop(s) left out: ${reasons.join('; ')}` } : { ok: true, route };
   }
 
@@ -401,12 +422,17 @@ export function hopKey(h: NextHop): string {
   return `${h.via ?? ''}|${h.dev ?? ''}|${h.onlink ? 1 : 0}`;
 }
 
+/** Sorts in place by `hopKey` (each key built once). */
 export function sortNextHops(hops: NextHop[]): NextHop[] {
-  return hops.sort((a, b) => {
-    const x = hopKey(a);
-    const y = hopKey(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  if (hops.length < 2) return hops;
+  if (hops.length === 2) {
+    if (hopKey(hops[0]) > hopKey(hops[1])) hops.reverse();
+    return hops;
+  }
+  const keyed = hops.map((h) => ({ h, k: hopKey(h) }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  for (let i = 0; i < hops.length; i++) hops[i] = keyed[i].h;
+  return hops;
 }
 
 export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
