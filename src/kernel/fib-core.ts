@@ -66,7 +66,7 @@ export class FibCore {
    * and its answer depends only on the connected networks, the interfaces
    * and the lookups, which do not change during a plan.
    */
-  private readonly resolvedGateways = new Map<string, NextHop | string | 'pending'>();
+  private readonly resolvedGateways = new Map<string, { readonly g: Gateway; readonly h: NextHop | string | 'pending' }[]>();
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -307,11 +307,12 @@ export class FibCore {
     const n = Math.min(want.gateways.length, this.ecmp);
     for (let i = 0; i < n; i++) {
       const g = want.gateways[i];
-      const key = `${g.address}|${g.dev ?? ''}|${g.onlink ? 1 : 0}|${g.peer ?? ''}`;
-      let h = this.resolvedGateways.get(key);
+      let known = this.resolvedGateways.get(g.address);
+      if (known === undefined) this.resolvedGateways.set(g.address, (known = []));
+      let h = known.find((x) => x.g === g || (x.g.dev === g.dev && !x.g.onlink === !g.onlink && x.g.peer === g.peer))?.h;
       if (h === undefined) {
         h = this.resolveGateway(g);
-        this.resolvedGateways.set(key, h);
+        known.push({ g, h });
       }
       if (h === 'pending') pending = true;
       else if (typeof h === 'string') reasons.push(h);

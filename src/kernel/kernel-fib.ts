@@ -1,7 +1,9 @@
 /**
- * KernelFib: the shell around FibCore. It talks to the kernel through
- * iproute2 — `ip -force -batch -` per batch of operations (a failed line is
- * reported with the kernel's reason while the rest is applied), `ip -json
+ * KernelFib: the shell around FibCore. It writes routes through a
+ * RouteWriter chosen at start (route-writer.ts): rtnetlink requests from
+ * this process through koffi, or `ip -force -batch -` where that cannot be
+ * used — either way each refused operation is reported with the kernel's
+ * reason while the rest is applied. It reads through iproute2: `ip -json
  * route show` dumps, `ip -json route get` for recursive next hops, and one
  * long-lived `ip -o -N monitor route link` for events (a route of ours
  * deleted or changed by someone else is put back at once; an interface or
