@@ -438,7 +438,12 @@ export function sortNextHops(hops: NextHop[]): NextHop[] {
 
 export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
   if (a.prefix !== b.prefix || a.type !== b.type || a.metric !== b.metric || a.nexthops.length !== b.nexthops.length) return false;
-  for (let i = 0; i < a.nexthops.length; i++) if (hopKey(a.nexthops[i]) !== hopKey(b.nexthops[i])) return false;
+  for (let i = 0; i < a.nexthops.length; i++) {
+    const x = a.nexthops[i];
+    const y = b.nexthops[i];
+    // as hopKey(x) === hopKey(y), without building the keys
+    if ((x.via ?? '') !== (y.via ?? '') || (x.dev ?? '') !== (y.dev ?? '') || !x.onlink !== !y.onlink) return false;
+  }
   return true;
 }
 
