@@ -77,7 +77,7 @@ const EINTR = 4;
 const CLONE_NEWNET = 0x40000000;
 const O_RDONLY_CLOEXEC = 0x80000;
 
-/** Requests per send(): each acknowledgement is a small skb charged against the receive buffer. */
+/** Requests per send() at most: each acknowledgement is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
 /** Give the event loop a turn after this long of writing. */
 const SLICE_MS = 8;
@@ -118,6 +118,8 @@ export class NetlinkWriter implements RouteWriter {
   private readonly encoder: RouteEncoder;
   private readonly rx = Buffer.alloc(256 * 1024);
   private readonly nsFile: string | undefined;
+  /** Requests per send(), at most CHUNK. */
+  private chunk = 64;
 
   /**
    * Opens the socket (in `netns`, a name under /var/run/netns, when given).
@@ -136,6 +138,13 @@ export class NetlinkWriter implements RouteWriter {
     c.setsockopt(this.fd, SOL_NETLINK, NETLINK_EXT_ACK, int(1), 4);
     if (c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUFFORCE, int(1 << 20), 4) !== 0) c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUF, int(1 << 20), 4);
     c.setsockopt(this.fd, SOL_SOCKET, SO_SNDBUF, int(1 << 20), 4);
+    // Without the privilege to force it, the receive buffer may stay small (rmem_max): fewer requests per send().
+    const got = new Uint8Array(4);
+    const gotLen = new Int32Array([4]);
+    if (c.getsockopt(this.fd, SOL_SOCKET, SO_RCVBUF, got, gotLen) === 0) {
+      const rcvbuf = new DataView(got.buffer).getInt32(0, true);
+      this.chunk = Math.max(16, Math.min(CHUNK, Math.floor(rcvbuf / 2048)));
+    }
     this.encoder = new RouteEncoder(opts.table, opts.protocol);
   }
 
@@ -192,13 +201,13 @@ export class NetlinkWriter implements RouteWriter {
     }
     const ifindex = (n: string) => indexes.get(n);
     let slice = performance.now();
-    for (let i = 0; i < ops.length; i += CHUNK) {
+    for (let i = 0; i < ops.length; i += this.chunk) {
       if (i > 0 && performance.now() - slice >= SLICE_MS) {
         await new Promise<void>((r) => setImmediate(r));
         if (this.fd < 0) throw new Error('netlink socket closed');
         slice = performance.now();
       }
-      const end = Math.min(ops.length, i + CHUNK);
+      const end = Math.min(ops.length, i + this.chunk);
       this.encoder.reset();
       const sent = new Map<number, number>(); // seq → index into ops
       for (let k = i; k < end; k++) {
