@@ -1,8 +1,8 @@
 /**
  * The one place that loads native code: `koffi` (an FFI package with
  * prebuilt binaries) and the C library, lazily, on first use. Only shells
- * import this (the socket shell for TCP-MD5 / TTL security; the kernel shell
- * may too). Where koffi or libc cannot load — another OS or architecture, a
+ * import this (the socket shell for TCP-MD5 / TTL security, the BFD socket
+ * shell, the kernel shell's rtnetlink writer). Where koffi or libc cannot load — another OS or architecture, a
  * missing prebuilt — `libc()` throws a `NativeUnavailableError` naming why,
  * the feature that asked says so, and nothing else is affected.
  */
