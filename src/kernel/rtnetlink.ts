@@ -65,6 +65,52 @@ function writeV4(text: string, end: number, buf: Buffer, at: number): boolean {
 }
 
 /**
+ * An IPv6 address (hex groups, at most one `::`, no embedded IPv4) written
+ * as sixteen bytes at `at`; false when the text is not one of those (the
+ * caller falls back to the full parser).
+ */
+function writeV6(text: string, end: number, buf: Buffer, at: number): boolean {
+  const groups: number[] = [];
+  let gap = -1;
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+    if (d >= 0) {
+      if (++digits > 4) return false;
+      value = value * 16 + d;
+    } else if (c === 58) {
+      if (digits > 0) {
+        groups.push(value);
+        value = 0;
+        digits = 0;
+        if (i + 1 < end && text.charCodeAt(i + 1) === 58) {
+          if (gap >= 0) return false;
+          gap = groups.length;
+          i++;
+        } else if (i + 1 >= end) return false; // a trailing single ':'
+      } else if (i === 0 && end > 1 && text.charCodeAt(1) === 58) {
+        if (gap >= 0) return false;
+        gap = 0;
+        i++;
+      } else return false;
+    } else return false;
+  }
+  if (digits > 0) groups.push(value);
+  else if (gap !== groups.length) return false; // ends with ':' that is not '::'
+  if (gap < 0 ? groups.length !== 8 : groups.length > 7) return false;
+  const zeros = 8 - groups.length;
+  let g = 0;
+  for (let k = 0; k < 8; k++) {
+    const v = gap >= 0 && k >= gap && k < gap + zeros ? 0 : groups[g++];
+    buf[at + 2 * k] = v >>> 8;
+    buf[at + 2 * k + 1] = v & 255;
+  }
+  return true;
+}
+
+/**
  * Encodes operations as rtnetlink requests, one after another in one
  * reusable buffer: a chunk for one send(). Next-hop addresses repeat across
  * routes and are parsed once (a bounded cache); IPv4 destinations are
@@ -152,7 +198,7 @@ export class RouteEncoder {
     // RTA_DST
     b.writeUInt16LE(4 + (v6 ? 16 : 4), at);
     b.writeUInt16LE(RTA_DST, at + 2);
-    if (v6 || slash < 0 || !writeV4(r.prefix, slash, b, at + 4) || !(len >= 0 && len <= 32)) {
+    if (slash < 0 || !(v6 ? writeV6(r.prefix, slash, b, at + 4) && len >= 0 && len <= 128 : writeV4(r.prefix, slash, b, at + 4) && len >= 0 && len <= 32)) {
       const p = Prefix.parse(r.prefix);
       if ((p.family === 6) !== v6) throw new Error(`bad prefix ${r.prefix}`);
       p.network.writeTo(b, at + 4);

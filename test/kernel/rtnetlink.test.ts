@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeRouteOp, errnoReason, NLMSG_ERROR, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
+import fc from 'fast-check';
 import type { KernelRoute } from '../../src/kernel/types.js';
+import { Prefix } from '../../src/net/prefix.js';
 
 /** Attributes after the rtmsg: type → value bytes. */
 function attrs(b: Buffer, from: number, to: number): Map<number, Buffer> {
@@ -153,5 +155,26 @@ describe('RouteEncoder and extended acknowledgements', () => {
       [7, { errno: 19 }],
       [8, { errno: 0 }],
     ]);
+  });
+});
+
+describe('IPv6 destinations written from text', () => {
+  it('match the full parser for every form (compressed, leading and trailing ::, upper case), and bad text is refused', () => {
+    const dst = (p: string) => {
+      const b = encodeRouteOp({ op: 'delete', route: { prefix: p, type: 'unicast', metric: 1024, nexthops: [] } }, 254, 12, 1, () => undefined);
+      return [b[17], attrs(b, 28, b.length).get(1)!.toString('hex')];
+    };
+    const hex = (p: string) => [Number(p.split('/')[1]), Buffer.from(Prefix.parse(p).network.toBytes()).toString('hex')];
+    for (const p of ['::/0', '2001:db8::/32', '2001:db8:1:2::/64', '2001:db8:0:0:1::/80', '::1/128', '2001:DB8:ABCD::/48', '2001:db8:1:2:3:4:5:6/128', 'fe80::/10', '2001:db8::1:0/128', '1::/16'])
+      expect(dst(p), p).toEqual(hex(p));
+    // any address as fast-check writes it (compressed or not, any case), and as we print it
+    fc.assert(fc.property(fc.ipV6(), (a) => {
+      if (a.includes('.')) return; // embedded IPv4: the full parser's case
+      const want = Buffer.from(Prefix.parse(`${a}/128`).network.toBytes()).toString('hex');
+      expect(dst(`${a}/128`)).toEqual([128, want]);
+      expect(dst(`${Prefix.parse(`${a}/128`).network.toString()}/128`)).toEqual([128, want]);
+    }), { numRuns: 500 });
+    for (const bad of ['2001:db8:::/48', '2001:db8::1::/64', '2001:db8:12345::/48', '2001:db8:/32', ':2001:db8::/32', '2001:db8::/129', '1:2:3:4:5:6:7:8:9/128'])
+      expect(() => dst(bad), bad).toThrow();
   });
 });
