@@ -304,7 +304,8 @@ export class KernelFib {
         if (ops.length > 0) await this.apply(ops);
       }
     } catch (err) {
-      this.log('error', `kernel: ${err instanceof Error ? err.message : String(err)}`);
+      // Stopping closes the writer under a batch being written: not an error.
+      if (!this.stopped) this.log('error', `kernel: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       this.busy = false;
     }
