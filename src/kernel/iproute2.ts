@@ -4,6 +4,7 @@
  * kernel routes, and `ip -force -batch` error output as one reason per line.
  */
 import { Prefix } from '../net/prefix.js';
+import { canonicalV6Prefix } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
 import type { ConnectedRoute, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
 
@@ -24,6 +25,10 @@ const CANONICAL_V4 = new RegExp(`^(?:${V4_OCTET}\\.){3}${V4_OCTET}$`);
 export function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
   if (dst === 'default') return family === 4 ? '0.0.0.0/0' : '::/0';
   if (family === 4 && CANONICAL_V4.test(dst)) return `${dst}/32`;
+  if (family === 6) {
+    const fast = canonicalV6Prefix(dst);
+    if (fast !== undefined) return fast;
+  }
   try {
     return Prefix.parse(dst, { allowBareAddress: true }).toString();
   } catch {

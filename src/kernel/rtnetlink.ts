@@ -9,6 +9,7 @@
  */
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
+import { writeV4, writeV6 } from './addr-text.js';
 import type { KernelOp } from './types.js';
 
 export const NLMSG_ERROR = 2;
@@ -38,77 +39,6 @@ const NLMSGERR_ATTR_MSG = 1;
 
 /** Interface name → index (the shell's `if_nametoindex`); undefined: no such interface. */
 export type IfIndex = (name: string) => number | undefined;
-
-/**
- * A dotted-quad IPv4 address written as four bytes at `at`; false when the
- * text is not one (the caller falls back to the full parser, which says why).
- * The hot path of a large batch: one call per route, no allocation.
- */
-function writeV4(text: string, end: number, buf: Buffer, at: number): boolean {
-  let octet = 0;
-  let digits = 0;
-  let n = 0;
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      octet = octet * 10 + (c - 48);
-      if (++digits > 3 || octet > 255) return false;
-    } else if (c === 46 && digits > 0 && n < 3) {
-      buf[at + n++] = octet;
-      octet = 0;
-      digits = 0;
-    } else return false;
-  }
-  if (digits === 0 || n !== 3) return false;
-  buf[at + 3] = octet;
-  return true;
-}
-
-/**
- * An IPv6 address (hex groups, at most one `::`, no embedded IPv4) written
- * as sixteen bytes at `at`; false when the text is not one of those (the
- * caller falls back to the full parser).
- */
-function writeV6(text: string, end: number, buf: Buffer, at: number): boolean {
-  const groups: number[] = [];
-  let gap = -1;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i < end; i++) {
-    const c = text.charCodeAt(i);
-    const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
-    if (d >= 0) {
-      if (++digits > 4) return false;
-      value = value * 16 + d;
-    } else if (c === 58) {
-      if (digits > 0) {
-        groups.push(value);
-        value = 0;
-        digits = 0;
-        if (i + 1 < end && text.charCodeAt(i + 1) === 58) {
-          if (gap >= 0) return false;
-          gap = groups.length;
-          i++;
-        } else if (i + 1 >= end) return false; // a trailing single ':'
-      } else if (i === 0 && end > 1 && text.charCodeAt(1) === 58) {
-        if (gap >= 0) return false;
-        gap = 0;
-        i++;
-      } else return false;
-    } else return false;
-  }
-  if (digits > 0) groups.push(value);
-  else if (gap !== groups.length) return false; // ends with ':' that is not '::'
-  if (gap < 0 ? groups.length !== 8 : groups.length > 7) return false;
-  const zeros = 8 - groups.length;
-  let g = 0;
-  for (let k = 0; k < 8; k++) {
-    const v = gap >= 0 && k >= gap && k < gap + zeros ? 0 : groups[g++];
-    buf[at + 2 * k] = v >>> 8;
-    buf[at + 2 * k + 1] = v & 255;
-  }
-  return true;
-}
 
 /**
  * Encodes operations as rtnetlink requests, one after another in one
