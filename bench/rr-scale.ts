@@ -273,6 +273,10 @@ interface Result {
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
+  /** User+system CPU of all the client farm processes together, per phase (the same clients serve every implementation). */
+  farmCpuUpMs: number;
+  farmCpuConvergeMs: number;
+  farmCpuProbesMs: number;
   /** Update groups in each tsbgp reflector, converged (undefined for the daemons). */
   groups: (number | undefined)[];
   afterKillMs: number;
@@ -294,12 +298,15 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
+    const farmCpu = () => farms.reduce((sum, f) => sum + procUsage(f.pid).cpuMs, 0);
+    const farmIdle = farmCpu();
 
     const t0 = performance.now();
     await Promise.all(farms.map((f) => f.start(ASN, targets)));
     const upMs = performance.now() - t0;
     step(`sessions up in ${Math.round(upMs)} ms`);
     const up = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmUp = farmCpu();
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
     const t1 = performance.now();
@@ -312,6 +319,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     const convergeMs = performance.now() - t1;
     step(`converged in ${Math.round(convergeMs)} ms`);
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmConverged = farmCpu();
 
     const arrivals = new Map<string, number[]>();
     await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
@@ -330,6 +338,7 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       if (k >= 2) reach.push(ms);
     }
     const probed = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmProbed = farmCpu();
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
@@ -349,6 +358,9 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
       cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      farmCpuUpMs: farmUp - farmIdle,
+      farmCpuConvergeMs: farmConverged - farmUp,
+      farmCpuProbesMs: farmProbed - farmConverged,
       groups: converged.map((u) => u.groups),
       afterKillMs,
       reachKilled,
@@ -407,6 +419,7 @@ async function main(): Promise<void> {
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / probes (ms)`, (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`),
       row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
       row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
       row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),

@@ -36,6 +36,8 @@ type Reply =
 export interface Farm {
   /** The speakers' addresses, in order. */
   readonly clients: readonly string[];
+  /** The farm process's pid (to read its CPU time from /proc). */
+  readonly pid: number;
   /** Each speaker peers with the target (or with every one of several, e.g. route reflectors). */
   start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[]): Promise<void>;
   /** Originates from one speaker; resolves with the time just before the originate() calls. */
@@ -51,7 +53,9 @@ export interface Farm {
 
 /** Forks a farm of speakers at the given addresses (nothing starts until `start`). */
 export function startFarm(clients: readonly string[]): Farm {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // FARM_CPU_PROF=<folder>: a V8 CPU profile of each farm process (written when it stops).
+  const prof = process.env.FARM_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.FARM_CPU_PROF] : [];
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx', ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<Reply['type'], ((r: Reply) => void)[]>();
   let onRoute: ((prefix: string, client: string, t: number) => void) | undefined;
   let failure: string | undefined;
@@ -72,6 +76,7 @@ export function startFarm(clients: readonly string[]): Farm {
     });
   return {
     clients,
+    pid: child.pid!,
     start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
     sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', 300_000)),

@@ -1,6 +1,6 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BgpConnection, type MessageStats } from '../../src/session/connection.js';
+import { BgpConnection, joinUpdates, RUN_BYTES, type MessageStats } from '../../src/session/connection.js';
 import { LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { packUpdates } from '../../src/wire/packer.js';
 import { Address } from '../../src/net/address.js';
@@ -31,6 +31,64 @@ describe('BgpConnection.sendUpdateBytes', () => {
     expect(stats).toEqual({ messagesIn: 0, messagesOut: msgs.length, updatesIn: 0, updatesOut: msgs.length });
     conn.close();
     expect(conn.sendUpdateBytes(msgs[0])).toBe(false);
+    theirs.destroy();
+    close();
+  });
+});
+
+describe('joinUpdates', () => {
+  const msg = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+
+  it('joins shared messages into runs of at most RUN_BYTES, in order, byte for byte', () => {
+    const msgs = Array.from({ length: 40 }, (_, i) => msg(4096, i));
+    const runs = joinUpdates(msgs, true);
+    expect(runs.map((r) => r.count)).toEqual([16, 16, 8]);
+    for (const r of runs) expect(r.bytes.length).toBeLessThanOrEqual(RUN_BYTES);
+    expect(Buffer.concat(runs.map((r) => Buffer.from(r.bytes))).equals(Buffer.concat(msgs.map((m) => Buffer.from(m))))).toBe(true);
+  });
+
+  it('joins a small unshared batch, leaves a large one (an initial dump) uncopied', () => {
+    const small = [msg(60, 1), msg(70, 2), msg(80, 3)];
+    expect(joinUpdates(small, false)).toEqual([{ bytes: Uint8Array.from([...small[0], ...small[1], ...small[2]]), count: 3 }]);
+    const large = Array.from({ length: 20 }, (_, i) => msg(4096, i));
+    const runs = joinUpdates(large, false);
+    expect(runs.length).toBe(20);
+    runs.forEach((r, i) => expect(r.bytes).toBe(large[i]));
+  });
+
+  it('sends a message longer than a run alone, uncopied', () => {
+    const big = msg(RUN_BYTES + 1, 9);
+    const runs = joinUpdates([msg(10, 1), big, msg(10, 2)], true);
+    expect(runs.map((r) => r.count)).toEqual([1, 1, 1]);
+    expect(runs[1].bytes).toBe(big);
+  });
+});
+
+describe('BgpConnection.sendUpdateRuns', () => {
+  it('writes joined runs byte for byte and counts every UPDATE in them', async () => {
+    const [mine, theirs, close] = await socketPair();
+    const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
+    const got: Buffer[] = [];
+    let want = Buffer.alloc(0);
+    let arrived = () => {};
+    const all = new Promise<void>((r) => (arrived = r));
+    theirs.on('data', (d: Buffer) => {
+      got.push(d);
+      if (Buffer.concat(got).length >= want.length) arrived();
+    });
+    const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
+    const msgs = Array.from({ length: 30 }, (_, i) =>
+      packUpdates({ origin: 0, asPath: [], nextHop: Address.parse(`192.0.2.${i + 1}`) }, [Prefix.parse(`198.18.${i}.0/24`)], LEGACY_CONTEXT)[0],
+    );
+    const runs = joinUpdates(msgs, true);
+    expect(runs.length).toBe(1);
+    expect(conn.sendUpdateRuns(runs)).toBe(true);
+    want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
+    await all;
+    expect(Buffer.concat(got).equals(want)).toBe(true);
+    expect(stats).toEqual({ messagesIn: 0, messagesOut: 30, updatesIn: 0, updatesOut: 30 });
+    conn.close();
+    expect(conn.sendUpdateRuns(runs)).toBe(false);
     theirs.destroy();
     close();
   });
