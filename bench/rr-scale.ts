@@ -10,11 +10,13 @@
  * N − R clients are tsbgp speakers, many per process (bench/speaker-farm.ts),
  * each peered with every reflector and originating its pod block.
  *
- *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird]
+ *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird] [--before DIR --impl tsbgp-before,tsbgp]
  *
  * `--impl` picks who plays the reflectors, one scenario each with fresh
  * clients, side by side in one table: tsbgp, bird (BIRD 2), frr (FRR's bgpd
- * without zebra, run as user frr).
+ * without zebra, run as user frr), and tsbgp-before: the reflectors of
+ * another checkout (`--before DIR`, e.g. a worktree of main) with this
+ * checkout's clients, to compare two builds of the reflector in one run.
  *
  * Addresses: as root the run re-executes itself inside a namespace of its own
  * (`tsbgp-<pid>-rrscale`, never linked to the host, deleted at the end) where
@@ -129,8 +131,8 @@ interface Reflector {
   stop(): Promise<void>;
 }
 
-function tsbgpReflector(index: number, nodes: number, reflectors: number): Reflector {
-  const child = fork(fileURLToPath(import.meta.url), ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
+function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
+  const child = fork(script, ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
     // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
     execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -261,7 +263,13 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
 
 // ------------------------------------------------------------ the run
 
-type Impl = 'tsbgp' | 'bird' | 'frr';
+type Impl = 'tsbgp' | 'tsbgp-before' | 'bird' | 'frr';
+
+/** `--before DIR`: another checkout of tsbgp (e.g. main) whose bench/rr-scale.ts plays the reflectors as `tsbgp-before`, with this checkout's clients. */
+const BEFORE = (() => {
+  const i = process.argv.indexOf('--before');
+  return i > 0 ? process.argv[i + 1] : undefined;
+})();
 
 interface Result {
   upMs: number;
@@ -287,14 +295,16 @@ interface Result {
 async function scenario(impl: Impl, o: { nodes: number; reflectors: number; probes: number; perProcess: number; dir: string }): Promise<Result> {
   const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
   const CLIENTS = NODES - R;
-  const reflectors = Array.from({ length: R }, (_, i) => (impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : daemonReflector(impl, i, R, o.dir)));
+  const reflectors = Array.from({ length: R }, (_, i) =>
+    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
+  );
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
   try {
     const step = (what: string) => console.error(`rr-scale ${impl}: ${what}`);
     const ready = await Promise.all(reflectors.map((r) => r.start()));
     step('reflectors started');
-    for (const [i, r] of ready.entries()) if (impl === 'tsbgp' && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    for (const [i, r] of ready.entries()) if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
@@ -383,7 +393,8 @@ async function main(): Promise<void> {
   const PROBES = Number(arg('probes', quick ? '10' : '50'));
   const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
   const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
-  for (const i of impls) if (!['tsbgp', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, bird, frr)`);
+  for (const i of impls) if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
+  if (impls.includes('tsbgp-before') && !(BEFORE && existsSync(join(BEFORE, 'bench/rr-scale.ts')))) throw new Error('--impl tsbgp-before wants --before DIR, a checkout of tsbgp with bench/rr-scale.ts');
   if (impls.includes('frr') && NET === '127.0') throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
   const CLIENTS = NODES - R;
@@ -404,7 +415,7 @@ async function main(): Promise<void> {
   }
   const round = (x: number) => Math.round(x * 10) / 10;
   const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => [label, ...impls.map((i) => f(results.get(i)!)), goal];
-  const names: Record<Impl, string> = { tsbgp: 'tsbgp', bird: 'BIRD 2', frr: 'FRR' };
+  const names: Record<Impl, string> = { tsbgp: 'tsbgp', 'tsbgp-before': `tsbgp (${BEFORE})`, bird: 'BIRD 2', frr: 'FRR' };
   emit({
     suite: 'rr-scale',
     title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients`,
