@@ -115,12 +115,16 @@ function runChild(): void {
         return send({ type: 'originated', t });
       }
       case 'sync':
-        await until(
-          `every farm speaker holding ${c.routes} routes`,
-          () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
-          280_000,
-          20,
-        );
+        try {
+          await until(
+            `every farm speaker holding ${c.routes} routes`,
+            () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+            280_000,
+            20,
+          );
+        } catch (e) {
+          throw new Error(`${(e as Error).message}; ${shortfall(c.routes, c.from)}`);
+        }
         return send({ type: 'synced' });
       case 'watch':
         speakers.forEach((s, i) => {
@@ -141,6 +145,28 @@ function runChild(): void {
         return send({ type: 'memory', memory: { heap: m.heapUsed + m.external, rss: m.rss } });
       }
     }
+  };
+  /** Per target: sessions not Established, sessions short of `routes` and the fewest accepted (and received), UPDATEs in, the last error seen (what a sync timeout reports). */
+  const shortfall = (routes: number, from?: readonly string[]): string => {
+    const per = new Map<string, { down: number; short: number; fewest: number; fewestReceived: number; updatesIn: number; errors: number; lastError?: string }>();
+    for (const s of speakers)
+      for (const p of s.status()) {
+        if (from && !from.includes(p.address)) continue;
+        let t = per.get(p.address);
+        if (t === undefined) per.set(p.address, (t = { down: 0, short: 0, fewest: Infinity, fewestReceived: Infinity, updatesIn: 0, errors: 0 }));
+        if (p.state !== 'Established') t.down++;
+        if (p.counters.prefixesAccepted < routes) t.short++;
+        t.fewest = Math.min(t.fewest, p.counters.prefixesAccepted);
+        t.fewestReceived = Math.min(t.fewestReceived, p.counters.prefixesReceived);
+        t.updatesIn += p.counters.updatesIn;
+        if (p.lastError) {
+          t.errors++;
+          t.lastError = `${p.lastError.direction} ${p.lastError.text}`;
+        }
+      }
+    return [...per]
+      .map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`)
+      .join('; ');
   };
   process.on('message', (c: Cmd) => void handle(c).catch((e: Error) => send({ type: 'error', message: e.message })));
   const quit = () => void Promise.all(speakers.map((s) => s.stop())).finally(() => process.exit(0));
