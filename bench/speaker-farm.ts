@@ -51,6 +51,9 @@ export interface Farm {
   stop(): Promise<void>;
 }
 
+/** How long `sync` waits for the routes (FARM_SYNC_MS, default 280 s), e.g. shorter to see sooner what is missing. */
+const SYNC_MS = Number(process.env.FARM_SYNC_MS ?? 280_000);
+
 /** Forks a farm of speakers at the given addresses (nothing starts until `start`). */
 export function startFarm(clients: readonly string[]): Farm {
   // FARM_CPU_PROF=<folder>: a V8 CPU profile of each farm process (written when it stops).
@@ -79,7 +82,7 @@ export function startFarm(clients: readonly string[]): Farm {
     pid: child.pid!,
     start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
-    sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', 300_000)),
+    sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', SYNC_MS + 20_000)),
     watch: async (range, fn) => {
       onRoute = fn;
       await ask({ cmd: 'watch', range }, 'watching');
@@ -119,7 +122,7 @@ function runChild(): void {
           await until(
             `every farm speaker holding ${c.routes} routes`,
             () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
-            280_000,
+            SYNC_MS,
             20,
           );
         } catch (e) {
