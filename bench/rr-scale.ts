@@ -129,6 +129,8 @@ interface Reflector {
   usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
   kill(): void;
   stop(): Promise<void>;
+  /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`), or undefined. */
+  diagnose?(): string | undefined;
 }
 
 function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
@@ -250,6 +252,22 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     },
     usage: async () => procUsage(readPid()),
     kill: () => void process.kill(readPid(), 'SIGKILL'),
+    diagnose: () => {
+      if (kind !== 'frr') return undefined;
+      const r = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', 'show bgp ipv4 unicast summary', '-c', 'show bgp update-groups statistics'], { encoding: 'utf8', timeout: 30_000 });
+      const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+      writeFileSync(join(work, 'diagnose.txt'), out);
+      const lines = out.split('\n');
+      // The summary's header, then the neighbours' lines grouped by their PfxSnt (last-but-one column) and state/PfxRcd.
+      const neighbours = lines.filter((l) => /^\*?\d+\.\d+\.\d+\.\d+\s/.test(l));
+      const bySent = new Map<string, number>();
+      for (const l of neighbours) {
+        const f = l.trim().split(/\s+/);
+        const key = `State/PfxRcd ${f[9]} PfxSnt ${f[10]}`;
+        bySent.set(key, (bySent.get(key) ?? 0) + 1);
+      }
+      return `${kind} rr${index + 1}: ${neighbours.length} neighbours; ${[...bySent].map(([k, n]) => `${n}× ${k}`).join(', ')}; header: ${lines.slice(0, 12).join(' | ')} (all in ${join(work, 'diagnose.txt')})`;
+    },
     stop: async () => {
       try {
         process.kill(readPid(), 'SIGTERM');
@@ -325,7 +343,15 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
         for (let c = 0; c < f.clients.length; c++) await f.originate(c, [block(R + p * PER_PROCESS + c)]);
       }),
     );
-    await Promise.all(farms.map((f) => f.sync(NODES - 1)));
+    try {
+      await Promise.all(farms.map((f) => f.sync(NODES - 1)));
+    } catch (e) {
+      for (const r of reflectors) {
+        const d = r.diagnose?.();
+        if (d) console.error(`rr-scale ${impl}: not converged: ${d}`);
+      }
+      throw e;
+    }
     const convergeMs = performance.now() - t1;
     step(`converged in ${Math.round(convergeMs)} ms`);
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
