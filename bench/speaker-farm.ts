@@ -20,7 +20,7 @@ export interface FarmMemory {
 type Cmd =
   | { cmd: 'start'; asn: number; targets: readonly { address: string; port: number }[]; clients: readonly string[] }
   | { cmd: 'originate'; client: number; prefixes: readonly string[] }
-  | { cmd: 'sync'; routes: number; from?: readonly string[] }
+  | { cmd: 'sync'; routes: number; from?: readonly string[]; down?: readonly string[] }
   | { cmd: 'watch'; range: string }
   | { cmd: 'memory' };
 
@@ -42,8 +42,12 @@ export interface Farm {
   start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[]): Promise<void>;
   /** Originates from one speaker; resolves with the time just before the originate() calls. */
   originate(client: number, prefixes: readonly string[]): Promise<number>;
-  /** Resolves once every speaker holds at least `routes` routes from each target (or from each of `from`). */
-  sync(routes: number, from?: readonly string[]): Promise<void>;
+  /**
+   * Resolves once every speaker holds at least `routes` routes from each
+   * target (or from each of `from`), and has seen its sessions to the
+   * targets in `down` go down (e.g. a killed reflector).
+   */
+  sync(routes: number, from?: readonly string[], down?: readonly string[]): Promise<void>;
   /** From now on, report routes received inside `range` (prefix text starting with it), once per speaker and prefix. */
   watch(range: string, onRoute: (prefix: string, client: string, t: number) => void): Promise<void>;
   /** Heap and RSS of the process after a full GC. */
@@ -82,7 +86,7 @@ export function startFarm(clients: readonly string[]): Farm {
     pid: child.pid!,
     start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
-    sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', SYNC_MS + 20_000)),
+    sync: async (routes, from, down) => void (await ask({ cmd: 'sync', routes, from, down }, 'synced', SYNC_MS + 20_000)),
     watch: async (range, fn) => {
       onRoute = fn;
       await ask({ cmd: 'watch', range }, 'watching');
@@ -121,7 +125,10 @@ function runChild(): void {
         try {
           await until(
             `every farm speaker holding ${c.routes} routes`,
-            () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+            () =>
+              speakers.every((s) =>
+                s.status().every((p) => (c.down?.includes(p.address) ? p.state !== 'Established' : (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+              ),
             SYNC_MS,
             20,
           );
