@@ -102,6 +102,7 @@ export function startFarm(clients: readonly string[]): Farm {
 function runChild(): void {
   const send = (r: Reply): void => void process.send?.(r);
   const speakers: BgpSpeaker[] = [];
+  const addresses: string[] = [];
   const gc = (globalThis as { gc?: () => void }).gc;
   const handle = async (c: Cmd): Promise<void> => {
     switch (c.cmd) {
@@ -111,6 +112,7 @@ function runChild(): void {
           for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
           await s.start();
           speakers.push(s);
+          addresses.push(address);
         }
         await until('every farm session Established', () => speakers.every((s) => s.status().every((p) => p.state === 'Established')), 280_000, 10);
         return send({ type: 'ready' });
@@ -159,13 +161,17 @@ function runChild(): void {
   /** Per target: sessions not Established, sessions short of `routes` and the fewest accepted (and received), UPDATEs in, the last error seen (what a sync timeout reports). */
   const shortfall = (routes: number, from?: readonly string[]): string => {
     const per = new Map<string, { down: number; short: number; fewest: number; fewestReceived: number; updatesIn: number; errors: number; lastError?: string }>();
-    for (const s of speakers)
+    const shortClients = new Set<string>();
+    for (const [i, s] of speakers.entries())
       for (const p of s.status()) {
         if (from && !from.includes(p.address)) continue;
         let t = per.get(p.address);
         if (t === undefined) per.set(p.address, (t = { down: 0, short: 0, fewest: Infinity, fewestReceived: Infinity, updatesIn: 0, errors: 0 }));
         if (p.state !== 'Established') t.down++;
-        if (p.counters.prefixesAccepted < routes) t.short++;
+        if (p.counters.prefixesAccepted < routes) {
+          t.short++;
+          shortClients.add(addresses[i]);
+        }
         t.fewest = Math.min(t.fewest, p.counters.prefixesAccepted);
         t.fewestReceived = Math.min(t.fewestReceived, p.counters.prefixesReceived);
         t.updatesIn += p.counters.updatesIn;
@@ -174,9 +180,8 @@ function runChild(): void {
           t.lastError = `${p.lastError.direction} ${p.lastError.text}`;
         }
       }
-    return [...per]
-      .map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`)
-      .join('; ');
+    const each = [...per].map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`);
+    return `${each.join('; ')}; short clients: ${[...shortClients].slice(0, 20).join(' ')}${shortClients.size > 20 ? ' …' : ''}`;
   };
   process.on('message', (c: Cmd) => void handle(c).catch((e: Error) => send({ type: 'error', message: e.message })));
   const quit = () => void Promise.all(speakers.map((s) => s.stop())).finally(() => process.exit(0));
