@@ -129,8 +129,8 @@ interface Reflector {
   usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
   kill(): void;
   stop(): Promise<void>;
-  /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`), or undefined. */
-  diagnose?(): string | undefined;
+  /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`, and `show bgp neighbors` of the first `short` client), or undefined. */
+  diagnose?(short: readonly string[]): string | undefined;
 }
 
 function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
@@ -252,11 +252,17 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     },
     usage: async () => procUsage(readPid()),
     kill: () => void process.kill(readPid(), 'SIGKILL'),
-    diagnose: () => {
+    diagnose: (short) => {
       if (kind !== 'frr') return undefined;
       const r = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', 'show bgp ipv4 unicast summary', '-c', 'show bgp update-groups statistics'], { encoding: 'utf8', timeout: 30_000 });
       const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
       writeFileSync(join(work, 'diagnose.txt'), out);
+      if (short.length > 0) {
+        const n = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`], { encoding: 'utf8', timeout: 30_000 });
+        const text = `${n.stdout ?? ''}${n.stderr ?? ''}`;
+        writeFileSync(join(work, 'diagnose-short.txt'), text);
+        console.error(`rr-scale frr rr${index + 1} on short client ${short[0]}: ${text.split('\n').filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l)).slice(0, 30).map((l) => l.trim()).join(' | ')}`);
+      }
       const lines = out.split('\n');
       // The summary's header, then the neighbours' lines grouped by their PfxSnt (last-but-one column) and state/PfxRcd.
       const neighbours = lines.filter((l) => /^\*?\d+\.\d+\.\d+\.\d+\s/.test(l));
@@ -348,8 +354,9 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     try {
       await Promise.all(farms.map((f) => f.sync(NODES - 1)));
     } catch (e) {
+      const short = /short clients: ([^;]*)/.exec((e as Error).message)?.[1].split(' ').filter((a) => /^\d/.test(a)) ?? [];
       for (const r of reflectors) {
-        const d = r.diagnose?.();
+        const d = r.diagnose?.(short);
         if (d) console.error(`rr-scale ${impl}: not converged: ${d}`);
       }
       throw e;
