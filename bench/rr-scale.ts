@@ -259,7 +259,9 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       writeFileSync(join(work, 'diagnose.txt'), out);
       if (short.length > 0) {
         const n = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`], { encoding: 'utf8', timeout: 30_000 });
-        const text = `${n.stdout ?? ''}${n.stderr ?? ''}`;
+        // The TCP connections between that client and this reflector, with their owners (the run's own namespace).
+        const ss = spawnSync('ss', ['-tnpH', 'src', short[0], 'and', 'dst', address], { encoding: 'utf8' });
+        const text = `${n.stdout ?? ''}${n.stderr ?? ''}\n--- ss -tnp src ${short[0]} dst ${address}\n${ss.stdout ?? ''}${ss.stderr ?? ''}`;
         writeFileSync(join(work, 'diagnose-short.txt'), text);
         console.error(`rr-scale frr rr${index + 1} on short client ${short[0]}: ${text.split('\n').filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l)).slice(0, 30).map((l) => l.trim()).join(' | ')}`);
       }
