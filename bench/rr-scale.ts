@@ -260,8 +260,9 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       if (short.length > 0) {
         const n = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`], { encoding: 'utf8', timeout: 30_000 });
         // The TCP connections between that client and this reflector, with their owners (the run's own namespace).
-        const ss = spawnSync('ss', ['-tnpH', 'src', short[0], 'and', 'dst', address], { encoding: 'utf8' });
-        const text = `${n.stdout ?? ''}${n.stderr ?? ''}\n--- ss -tnp src ${short[0]} dst ${address}\n${ss.stdout ?? ''}${ss.stderr ?? ''}`;
+        const filter = `( src ${short[0]} and dst ${address} ) or ( src ${address} and dst ${short[0]} )`;
+        const ss = spawnSync('ss', ['-tnpH', filter], { encoding: 'utf8' });
+        const text = `${n.stdout ?? ''}${n.stderr ?? ''}\n--- ss -tnp ${filter}\n${ss.stdout ?? ''}${ss.stderr ?? ''}`;
         writeFileSync(join(work, 'diagnose-short.txt'), text);
         console.error(`rr-scale frr rr${index + 1} on short client ${short[0]}: ${text.split('\n').filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l)).slice(0, 30).map((l) => l.trim()).join(' | ')}`);
       }
