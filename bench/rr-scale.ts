@@ -10,11 +10,13 @@
  * N − R clients are tsbgp speakers, many per process (bench/speaker-farm.ts),
  * each peered with every reflector and originating its pod block.
  *
- *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird]
+ *   node --expose-gc --import tsx bench/rr-scale.ts [--quick] [--nodes 1000] [--reflectors 3] [--probes 50] [--impl tsbgp,bird] [--before DIR --impl tsbgp-before,tsbgp]
  *
  * `--impl` picks who plays the reflectors, one scenario each with fresh
  * clients, side by side in one table: tsbgp, bird (BIRD 2), frr (FRR's bgpd
- * without zebra, run as user frr).
+ * without zebra, run as user frr), and tsbgp-before: the reflectors of
+ * another checkout (`--before DIR`, e.g. a worktree of main) with this
+ * checkout's clients, to compare two builds of the reflector in one run.
  *
  * Addresses: as root the run re-executes itself inside a namespace of its own
  * (`tsbgp-<pid>-rrscale`, never linked to the host, deleted at the end) where
@@ -127,10 +129,12 @@ interface Reflector {
   usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
   kill(): void;
   stop(): Promise<void>;
+  /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`, and `show bgp neighbors` of the first `short` client), or undefined. */
+  diagnose?(short: readonly string[]): string | undefined;
 }
 
-function tsbgpReflector(index: number, nodes: number, reflectors: number): Reflector {
-  const child = fork(fileURLToPath(import.meta.url), ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
+function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
+  const child = fork(script, ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
     // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
     execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -248,6 +252,31 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     },
     usage: async () => procUsage(readPid()),
     kill: () => void process.kill(readPid(), 'SIGKILL'),
+    diagnose: (short) => {
+      if (kind !== 'frr') return undefined;
+      const r = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', 'show bgp ipv4 unicast summary', '-c', 'show bgp update-groups statistics'], { encoding: 'utf8', timeout: 30_000 });
+      const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
+      writeFileSync(join(work, 'diagnose.txt'), out);
+      if (short.length > 0) {
+        const n = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`], { encoding: 'utf8', timeout: 30_000 });
+        // The TCP connections between that client and this reflector, with their owners (the run's own namespace).
+        const filter = `( src ${short[0]} and dst ${address} ) or ( src ${address} and dst ${short[0]} )`;
+        const ss = spawnSync('ss', ['-tnpH', filter], { encoding: 'utf8' });
+        const text = `${n.stdout ?? ''}${n.stderr ?? ''}\n--- ss -tnp ${filter}\n${ss.stdout ?? ''}${ss.stderr ?? ''}`;
+        writeFileSync(join(work, 'diagnose-short.txt'), text);
+        console.error(`rr-scale frr rr${index + 1} on short client ${short[0]}: ${text.split('\n').filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l)).slice(0, 30).map((l) => l.trim()).join(' | ')}`);
+      }
+      const lines = out.split('\n');
+      // The summary's header, then the neighbours' lines grouped by their PfxSnt (last-but-one column) and state/PfxRcd.
+      const neighbours = lines.filter((l) => /^\*?\d+\.\d+\.\d+\.\d+\s/.test(l));
+      const bySent = new Map<string, number>();
+      for (const l of neighbours) {
+        const f = l.trim().split(/\s+/);
+        const key = `State/PfxRcd ${f[9]} PfxSnt ${f[10]}`;
+        bySent.set(key, (bySent.get(key) ?? 0) + 1);
+      }
+      return `${kind} rr${index + 1}: ${neighbours.length} neighbours; ${[...bySent].map(([k, n]) => `${n}× ${k}`).join(', ')}; header: ${lines.slice(0, 12).join(' | ')} (all in ${join(work, 'diagnose.txt')})`;
+    },
     stop: async () => {
       try {
         process.kill(readPid(), 'SIGTERM');
@@ -261,7 +290,13 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
 
 // ------------------------------------------------------------ the run
 
-type Impl = 'tsbgp' | 'bird' | 'frr';
+type Impl = 'tsbgp' | 'tsbgp-before' | 'bird' | 'frr';
+
+/** `--before DIR`: another checkout of tsbgp (e.g. main) whose bench/rr-scale.ts plays the reflectors as `tsbgp-before`, with this checkout's clients. */
+const BEFORE = (() => {
+  const i = process.argv.indexOf('--before');
+  return i > 0 ? process.argv[i + 1] : undefined;
+})();
 
 interface Result {
   upMs: number;
@@ -273,9 +308,15 @@ interface Result {
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
+  /** User+system CPU of all the client farm processes together, per phase (the same clients serve every implementation). */
+  farmCpuUpMs: number;
+  farmCpuConvergeMs: number;
+  farmCpuProbesMs: number;
   /** Update groups in each tsbgp reflector, converged (undefined for the daemons). */
   groups: (number | undefined)[];
   afterKillMs: number;
+  /** Until every client had seen its session to the killed reflector go down (the probes start after it). */
+  lossSeenMs: number;
   reachKilled: number[];
 }
 
@@ -283,23 +324,28 @@ interface Result {
 async function scenario(impl: Impl, o: { nodes: number; reflectors: number; probes: number; perProcess: number; dir: string }): Promise<Result> {
   const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
   const CLIENTS = NODES - R;
-  const reflectors = Array.from({ length: R }, (_, i) => (impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : daemonReflector(impl, i, R, o.dir)));
+  const reflectors = Array.from({ length: R }, (_, i) =>
+    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
+  );
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
   try {
     const step = (what: string) => console.error(`rr-scale ${impl}: ${what}`);
     const ready = await Promise.all(reflectors.map((r) => r.start()));
     step('reflectors started');
-    for (const [i, r] of ready.entries()) if (impl === 'tsbgp' && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    for (const [i, r] of ready.entries()) if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
+    const farmCpu = () => farms.reduce((sum, f) => sum + procUsage(f.pid).cpuMs, 0);
+    const farmIdle = farmCpu();
 
     const t0 = performance.now();
     await Promise.all(farms.map((f) => f.start(ASN, targets)));
     const upMs = performance.now() - t0;
     step(`sessions up in ${Math.round(upMs)} ms`);
     const up = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmUp = farmCpu();
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
     const t1 = performance.now();
@@ -308,10 +354,20 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
         for (let c = 0; c < f.clients.length; c++) await f.originate(c, [block(R + p * PER_PROCESS + c)]);
       }),
     );
-    await Promise.all(farms.map((f) => f.sync(NODES - 1)));
+    try {
+      await Promise.all(farms.map((f) => f.sync(NODES - 1)));
+    } catch (e) {
+      const short = /short clients: ([^;]*)/.exec((e as Error).message)?.[1].split(' ').filter((a) => /^\d/.test(a)) ?? [];
+      for (const r of reflectors) {
+        const d = r.diagnose?.(short);
+        if (d) console.error(`rr-scale ${impl}: not converged: ${d}`);
+      }
+      throw e;
+    }
     const convergeMs = performance.now() - t1;
     step(`converged in ${Math.round(convergeMs)} ms`);
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmConverged = farmCpu();
 
     const arrivals = new Map<string, number[]>();
     await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
@@ -329,15 +385,23 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       const ms = await probe(k);
       if (k >= 2) reach.push(ms);
     }
+    step(`probes with ${R} reflectors, in order (ms): ${reach.map((x) => Math.round(x)).join(' ')}`);
     const probed = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmProbed = farmCpu();
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
     const tk = performance.now();
     await Promise.all(farms.map((f) => f.sync(NODES - 1, reflectors.slice(0, R - 1).map((r) => r.address))));
     const afterKillMs = performance.now() - tk;
-    const reachKilled: number[] = [];
-    for (let k = PROBES + 2; k < 2 * PROBES + 2; k++) reachKilled.push(await probe(k));
+    // Probes measure the cluster with two reflectors, not the clients' handling of the loss: wait until every
+    // client has seen its session to the dead reflector go down, and leave out two warm-up probes as above.
+    await Promise.all(farms.map((f) => f.sync(NODES - 1, reflectors.slice(0, R - 1).map((r) => r.address), [reflectors[R - 1].address])));
+    const lossSeenMs = performance.now() - tk;
+    const killedAll: number[] = [];
+    for (let k = PROBES + 2; k < 2 * PROBES + 4; k++) killedAll.push(await probe(k));
+    const reachKilled = killedAll.slice(2);
+    step(`one reflector killed: blocks checked after ${Math.round(afterKillMs)} ms, every client saw the loss after ${Math.round(lossSeenMs)} ms; probes in order, 2 warm-up first (ms): ${killedAll.map((x) => Math.round(x)).join(' ')}`);
 
     const worst = (xs: number[]) => Math.max(...xs);
     return {
@@ -349,8 +413,12 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
       cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      farmCpuUpMs: farmUp - farmIdle,
+      farmCpuConvergeMs: farmConverged - farmUp,
+      farmCpuProbesMs: farmProbed - farmConverged,
       groups: converged.map((u) => u.groups),
       afterKillMs,
+      lossSeenMs,
       reachKilled,
     };
   } finally {
@@ -371,7 +439,8 @@ async function main(): Promise<void> {
   const PROBES = Number(arg('probes', quick ? '10' : '50'));
   const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
   const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
-  for (const i of impls) if (!['tsbgp', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, bird, frr)`);
+  for (const i of impls) if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
+  if (impls.includes('tsbgp-before') && !(BEFORE && existsSync(join(BEFORE, 'bench/rr-scale.ts')))) throw new Error('--impl tsbgp-before wants --before DIR, a checkout of tsbgp with bench/rr-scale.ts');
   if (impls.includes('frr') && NET === '127.0') throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
   const CLIENTS = NODES - R;
@@ -392,7 +461,7 @@ async function main(): Promise<void> {
   }
   const round = (x: number) => Math.round(x * 10) / 10;
   const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => [label, ...impls.map((i) => f(results.get(i)!)), goal];
-  const names: Record<Impl, string> = { tsbgp: 'tsbgp', bird: 'BIRD 2', frr: 'FRR' };
+  const names: Record<Impl, string> = { tsbgp: 'tsbgp', 'tsbgp-before': `tsbgp (${BEFORE})`, bird: 'BIRD 2', frr: 'FRR' };
   emit({
     suite: 'rr-scale',
     title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients`,
@@ -407,8 +476,10 @@ async function main(): Promise<void> {
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / probes (ms)`, (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`),
       row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
       row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
+      row('↳ every client has seen its session to the killed reflector go down (ms after the kill; the probes start then)', (r) => Math.round(r.lossSeenMs)),
       row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),
     ],
     notes: [

@@ -20,7 +20,7 @@ export interface FarmMemory {
 type Cmd =
   | { cmd: 'start'; asn: number; targets: readonly { address: string; port: number }[]; clients: readonly string[] }
   | { cmd: 'originate'; client: number; prefixes: readonly string[] }
-  | { cmd: 'sync'; routes: number; from?: readonly string[] }
+  | { cmd: 'sync'; routes: number; from?: readonly string[]; down?: readonly string[] }
   | { cmd: 'watch'; range: string }
   | { cmd: 'memory' };
 
@@ -36,12 +36,18 @@ type Reply =
 export interface Farm {
   /** The speakers' addresses, in order. */
   readonly clients: readonly string[];
+  /** The farm process's pid (to read its CPU time from /proc). */
+  readonly pid: number;
   /** Each speaker peers with the target (or with every one of several, e.g. route reflectors). */
   start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[]): Promise<void>;
   /** Originates from one speaker; resolves with the time just before the originate() calls. */
   originate(client: number, prefixes: readonly string[]): Promise<number>;
-  /** Resolves once every speaker holds at least `routes` routes from each target (or from each of `from`). */
-  sync(routes: number, from?: readonly string[]): Promise<void>;
+  /**
+   * Resolves once every speaker holds at least `routes` routes from each
+   * target (or from each of `from`), and has seen its sessions to the
+   * targets in `down` go down (e.g. a killed reflector).
+   */
+  sync(routes: number, from?: readonly string[], down?: readonly string[]): Promise<void>;
   /** From now on, report routes received inside `range` (prefix text starting with it), once per speaker and prefix. */
   watch(range: string, onRoute: (prefix: string, client: string, t: number) => void): Promise<void>;
   /** Heap and RSS of the process after a full GC. */
@@ -49,9 +55,14 @@ export interface Farm {
   stop(): Promise<void>;
 }
 
+/** How long `sync` waits for the routes (FARM_SYNC_MS, default 280 s), e.g. shorter to see sooner what is missing. */
+const SYNC_MS = Number(process.env.FARM_SYNC_MS ?? 280_000);
+
 /** Forks a farm of speakers at the given addresses (nothing starts until `start`). */
 export function startFarm(clients: readonly string[]): Farm {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // FARM_CPU_PROF=<folder>: a V8 CPU profile of each farm process (written when it stops).
+  const prof = process.env.FARM_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.FARM_CPU_PROF] : [];
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx', ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const waiting = new Map<Reply['type'], ((r: Reply) => void)[]>();
   let onRoute: ((prefix: string, client: string, t: number) => void) | undefined;
   let failure: string | undefined;
@@ -72,9 +83,10 @@ export function startFarm(clients: readonly string[]): Farm {
     });
   return {
     clients,
+    pid: child.pid!,
     start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
-    sync: async (routes, from) => void (await ask({ cmd: 'sync', routes, from }, 'synced', 300_000)),
+    sync: async (routes, from, down) => void (await ask({ cmd: 'sync', routes, from, down }, 'synced', SYNC_MS + 20_000)),
     watch: async (range, fn) => {
       onRoute = fn;
       await ask({ cmd: 'watch', range }, 'watching');
@@ -90,6 +102,7 @@ export function startFarm(clients: readonly string[]): Farm {
 function runChild(): void {
   const send = (r: Reply): void => void process.send?.(r);
   const speakers: BgpSpeaker[] = [];
+  const addresses: string[] = [];
   const gc = (globalThis as { gc?: () => void }).gc;
   const handle = async (c: Cmd): Promise<void> => {
     switch (c.cmd) {
@@ -99,6 +112,7 @@ function runChild(): void {
           for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
           await s.start();
           speakers.push(s);
+          addresses.push(address);
         }
         await until('every farm session Established', () => speakers.every((s) => s.status().every((p) => p.state === 'Established')), 280_000, 10);
         return send({ type: 'ready' });
@@ -110,12 +124,19 @@ function runChild(): void {
         return send({ type: 'originated', t });
       }
       case 'sync':
-        await until(
-          `every farm speaker holding ${c.routes} routes`,
-          () => speakers.every((s) => s.status().every((p) => (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
-          280_000,
-          20,
-        );
+        try {
+          await until(
+            `every farm speaker holding ${c.routes} routes`,
+            () =>
+              speakers.every((s) =>
+                s.status().every((p) => (c.down?.includes(p.address) ? p.state !== 'Established' : (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+              ),
+            SYNC_MS,
+            20,
+          );
+        } catch (e) {
+          throw new Error(`${(e as Error).message}; ${shortfall(c.routes, c.from)}`);
+        }
         return send({ type: 'synced' });
       case 'watch':
         speakers.forEach((s, i) => {
@@ -136,6 +157,31 @@ function runChild(): void {
         return send({ type: 'memory', memory: { heap: m.heapUsed + m.external, rss: m.rss } });
       }
     }
+  };
+  /** Per target: sessions not Established, sessions short of `routes` and the fewest accepted (and received), UPDATEs in, the last error seen (what a sync timeout reports). */
+  const shortfall = (routes: number, from?: readonly string[]): string => {
+    const per = new Map<string, { down: number; short: number; fewest: number; fewestReceived: number; updatesIn: number; errors: number; lastError?: string }>();
+    const shortClients = new Set<string>();
+    for (const [i, s] of speakers.entries())
+      for (const p of s.status()) {
+        if (from && !from.includes(p.address)) continue;
+        let t = per.get(p.address);
+        if (t === undefined) per.set(p.address, (t = { down: 0, short: 0, fewest: Infinity, fewestReceived: Infinity, updatesIn: 0, errors: 0 }));
+        if (p.state !== 'Established') t.down++;
+        if (p.counters.prefixesAccepted < routes) {
+          t.short++;
+          shortClients.add(addresses[i]);
+        }
+        t.fewest = Math.min(t.fewest, p.counters.prefixesAccepted);
+        t.fewestReceived = Math.min(t.fewestReceived, p.counters.prefixesReceived);
+        t.updatesIn += p.counters.updatesIn;
+        if (p.lastError) {
+          t.errors++;
+          t.lastError = `${p.lastError.direction} ${p.lastError.text}`;
+        }
+      }
+    const each = [...per].map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`);
+    return `${each.join('; ')}; short clients: ${[...shortClients].slice(0, 20).join(' ')}${shortClients.size > 20 ? ' …' : ''}`;
   };
   process.on('message', (c: Cmd) => void handle(c).catch((e: Error) => send({ type: 'error', message: e.message })));
   const quit = () => void Promise.all(speakers.map((s) => s.stop())).finally(() => process.exit(0));

@@ -12,6 +12,7 @@ import { Rib, type PeerConfig } from './rib/rib.js';
 import { policySource } from './rib/path.js';
 import { prefixFromKey } from './rib/prefix-key.js';
 import { realScheduler } from './session/clock.js';
+import { joinUpdates, type UpdateRun } from './session/connection.js';
 import { canonicalRemote, Listener } from './session/listener.js';
 import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
@@ -787,7 +788,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     try {
       // A peer whose socket is still full is sent nothing now: the RIB keeps what it is owed and sends it as it then is (onDrain).
       const canSend = (id: string) => this.peers.get(id)?.peer.writable ?? true;
-      for (const s of this.rib.flushDue(this.scheduler.now(), canSend)) this.peers.get(s.peerId)?.peer.sendUpdateBytes(s.messages);
+      const sends = this.rib.flushDue(this.scheduler.now(), canSend);
+      // An update group hands all its members the same message array: joined once into runs, one write per peer.
+      const uses = new Map<readonly Uint8Array[], number>();
+      for (const s of sends) uses.set(s.messages, (uses.get(s.messages) ?? 0) + 1);
+      const runs = new Map<readonly Uint8Array[], UpdateRun[]>();
+      for (const s of sends) {
+        let r = runs.get(s.messages);
+        if (r === undefined) runs.set(s.messages, (r = joinUpdates(s.messages, uses.get(s.messages)! > 1)));
+        this.peers.get(s.peerId)?.peer.sendUpdateRuns(r);
+      }
     } catch (err) {
       // A packing failure is our bug; keep the speaker running and say so.
       this.log('error', `flushing updates failed: ${String(err)}`);

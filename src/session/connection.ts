@@ -50,16 +50,53 @@ export interface ConnectionOptions {
   sliceMs?: number;
 }
 
-/**
- * Largest write `sendUpdateBatch` joins messages into: big enough that a
- * flush costs few system calls, small enough that a KEEPALIVE or
- * NOTIFICATION queued behind it is not held up (the socket's own buffer
- * takes a write whole, ahead of our priority lanes).
- */
-const BATCH_BYTES = 64 * 1024;
-
 /** Default of `ConnectionOptions.sliceMs`. */
 export const DEFAULT_SLICE_MS = 5;
+
+/** Whole UPDATEs back to back in one buffer: one socket write (one TCP segment, one read at the peer) for `count` messages. */
+export interface UpdateRun {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+}
+
+/** Longest run `joinUpdates` builds, bytes (a message longer than this goes alone). */
+export const RUN_BYTES = 65_536;
+
+/**
+ * Joins consecutive UPDATEs into runs of at most `RUN_BYTES`, so that a
+ * flush costs one socket write per peer rather than one per message (a
+ * reflector sending 50 small UPDATEs to 997 clients: 997 writes, not 49,850).
+ * `shared` (the same messages go to several peers): always joined, once for
+ * all of them. Not shared and longer than one run (a session's initial dump):
+ * left as they are, so that no peer gets a private copy of a large table.
+ */
+export function joinUpdates(messages: readonly Uint8Array[], shared: boolean): UpdateRun[] {
+  if (messages.length === 1) return [{ bytes: messages[0], count: 1 }];
+  if (!shared) {
+    let total = 0;
+    for (const m of messages) total += m.length;
+    if (total > RUN_BYTES) return messages.map((m) => ({ bytes: m, count: 1 }));
+  }
+  const runs: UpdateRun[] = [];
+  let i = 0;
+  while (i < messages.length) {
+    let j = i;
+    let size = 0;
+    while (j < messages.length && (j === i || size + messages[j].length <= RUN_BYTES)) size += messages[j++].length;
+    if (j === i + 1) runs.push({ bytes: messages[i], count: 1 });
+    else {
+      const bytes = new Uint8Array(size);
+      let at = 0;
+      for (let k = i; k < j; k++) {
+        bytes.set(messages[k], at);
+        at += messages[k].length;
+      }
+      runs.push({ bytes, count: j - i });
+    }
+    i = j;
+  }
+  return runs;
+}
 
 /** Send priority as BIRD orders it: NOTIFICATION > KEEPALIVE > OPEN > UPDATE (route refresh with UPDATE). */
 const LANE: Record<MessageKind, number> = { notification: 0, keepalive: 1, open: 2, update: 3, routeRefresh: 3 };
@@ -161,65 +198,30 @@ export class BgpConnection {
   }
 
   /**
-   * Queues whole, already encoded UPDATEs, in order. Consecutive messages go
-   * to the socket joined into writes of up to BATCH_BYTES (one system call
-   * each, where a write per message cost one per message); once the socket
-   * pushes back, the rest waits in the UPDATE lane as single messages would.
-   * False when the connection is closing or closed.
+   * Queues whole, already encoded UPDATEs (header included, built for this
+   * connection's encoding context by the packer): no decode, no re-encode.
+   * `bytes` holds `count` of them back to back (see `joinUpdates`).
    */
-  sendUpdateBatch(messages: readonly Uint8Array[]): boolean {
+  sendUpdateBytes(bytes: Uint8Array, count = 1): boolean {
     if (!this.isOpen) return false;
-    let i = 0;
-    while (i < messages.length) {
-      if (this.blocked) {
-        for (; i < messages.length; i++) this.write(messages[i], LANE.update, true);
-        break;
-      }
-      let j = i + 1;
-      let bytes = messages[i].length;
-      while (j < messages.length && bytes + messages[j].length <= BATCH_BYTES) bytes += messages[j++].length;
-      if (j === i + 1) {
-        this.write(messages[i], LANE.update, true);
-        i = j;
-        continue;
-      }
-      const joined = new Uint8Array(bytes);
-      let o = 0;
-      for (let k = i; k < j; k++) {
-        joined.set(messages[k], o);
-        o += messages[k].length;
-      }
-      this.writeJoined(joined, j - i);
-      i = j;
-    }
+    return this.write(bytes, LANE.update, true, count);
+  }
+
+  /** Queues runs of UPDATEs (`joinUpdates`); several runs go to the kernel in one writev. */
+  sendUpdateRuns(runs: readonly UpdateRun[]): boolean {
+    if (!this.isOpen) return false;
+    const cork = runs.length > 1 && !this.blocked;
+    if (cork) this.socket.cork();
+    for (const r of runs) this.write(r.bytes, LANE.update, true, r.count);
+    if (cork) this.socket.uncork();
     return true;
   }
 
-  /**
-   * Queues one whole, already encoded UPDATE (header included, built for this
-   * connection's encoding context by the packer): no decode, no re-encode.
-   */
-  sendUpdateBytes(bytes: Uint8Array): boolean {
-    if (!this.isOpen) return false;
-    return this.write(bytes, LANE.update, true);
-  }
-
-  /** `count` whole UPDATEs joined into one buffer, written while the socket takes bytes (the caller checked). */
-  private writeJoined(bytes: Uint8Array, count: number): void {
+  private write(bytes: Uint8Array, lane: number, update: boolean, count = 1): boolean {
     const st = this.opts.stats;
     if (st) {
       st.messagesOut += count;
-      st.updatesOut += count;
-    }
-    this.blocked = !this.socket.write(bytes, this.onWritten);
-    if (this.blocked) this.handlers.onBlocked?.();
-  }
-
-  private write(bytes: Uint8Array, lane: number, update: boolean): boolean {
-    const st = this.opts.stats;
-    if (st) {
-      st.messagesOut++;
-      if (update) st.updatesOut++;
+      if (update) st.updatesOut += count;
     }
     if (!this.blocked) {
       this.blocked = !this.socket.write(bytes, this.onWritten);

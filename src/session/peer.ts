@@ -3,7 +3,7 @@ import type { CeaseSubcode } from '../wire/constants.js';
 import type { BgpError } from '../wire/errors.js';
 import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
 import { realScheduler, type Scheduler } from './clock.js';
-import { BgpConnection, type Codec, type MessageStats } from './connection.js';
+import { BgpConnection, type Codec, type MessageStats, type UpdateRun } from './connection.js';
 import { errorEvent, messageEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
@@ -192,12 +192,11 @@ export class Peer {
     return { localAddress: sock.localAddress, localPort: sock.localPort ?? 0, remoteAddress: sock.remoteAddress, remotePort: sock.remotePort ?? 0 };
   }
 
-  /** Sends whole pre-encoded UPDATEs (from the packer) on the established session; false if there is none. */
-  sendUpdateBytes(messages: readonly Uint8Array[]): boolean {
+  /** Sends runs of whole pre-encoded UPDATEs (`joinUpdates`) on the established session; false if there is none. */
+  sendUpdateRuns(runs: readonly UpdateRun[]): boolean {
     const up = establishedConn(this.session);
     const c = up ? this.conns.get(up.id) : undefined;
-    if (!c) return false;
-    return c.sendUpdateBatch(messages);
+    return c?.sendUpdateRuns(runs) ?? false;
   }
 
   /** Sends an UPDATE (or ROUTE-REFRESH) on the established session; false if there is none. */

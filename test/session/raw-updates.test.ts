@@ -1,6 +1,6 @@
 import { createServer, connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BgpConnection, type MessageStats } from '../../src/session/connection.js';
+import { BgpConnection, joinUpdates, RUN_BYTES, type MessageStats } from '../../src/session/connection.js';
 import { LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { packUpdates } from '../../src/wire/packer.js';
 import { Address } from '../../src/net/address.js';
@@ -36,22 +36,84 @@ describe('BgpConnection.sendUpdateBytes', () => {
   });
 });
 
-describe('BgpConnection.sendUpdateBatch', () => {
-  it('writes a batch in order, byte for byte, joined into few writes, also past what the socket takes (the rest queued in the UPDATE lane), and counts every message', async () => {
+describe('joinUpdates', () => {
+  const msg = (n: number, fill: number) => new Uint8Array(n).fill(fill);
+
+  it('joins shared messages into runs of at most RUN_BYTES, in order, byte for byte', () => {
+    const msgs = Array.from({ length: 40 }, (_, i) => msg(4096, i));
+    const runs = joinUpdates(msgs, true);
+    expect(runs.map((r) => r.count)).toEqual([16, 16, 8]);
+    for (const r of runs) expect(r.bytes.length).toBeLessThanOrEqual(RUN_BYTES);
+    expect(Buffer.concat(runs.map((r) => Buffer.from(r.bytes))).equals(Buffer.concat(msgs.map((m) => Buffer.from(m))))).toBe(true);
+  });
+
+  it('joins a small unshared batch, leaves a large one (an initial dump) uncopied', () => {
+    const small = [msg(60, 1), msg(70, 2), msg(80, 3)];
+    expect(joinUpdates(small, false)).toEqual([{ bytes: Uint8Array.from([...small[0], ...small[1], ...small[2]]), count: 3 }]);
+    const large = Array.from({ length: 20 }, (_, i) => msg(4096, i));
+    const runs = joinUpdates(large, false);
+    expect(runs.length).toBe(20);
+    runs.forEach((r, i) => expect(r.bytes).toBe(large[i]));
+  });
+
+  it('sends a message longer than a run alone, uncopied', () => {
+    const big = msg(RUN_BYTES + 1, 9);
+    const runs = joinUpdates([msg(10, 1), big, msg(10, 2)], true);
+    expect(runs.map((r) => r.count)).toEqual([1, 1, 1]);
+    expect(runs[1].bytes).toBe(big);
+  });
+});
+
+describe('BgpConnection.sendUpdateRuns', () => {
+  it('writes joined runs byte for byte and counts every UPDATE in them', async () => {
+    const [mine, theirs, close] = await socketPair();
+    const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
+    const got: Buffer[] = [];
+    let want = Buffer.alloc(0);
+    let arrived = () => {};
+    const all = new Promise<void>((r) => (arrived = r));
+    theirs.on('data', (d: Buffer) => {
+      got.push(d);
+      if (Buffer.concat(got).length >= want.length) arrived();
+    });
+    const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
+    const msgs = Array.from({ length: 30 }, (_, i) =>
+      packUpdates({ origin: 0, asPath: [], nextHop: Address.parse(`192.0.2.${i + 1}`) }, [Prefix.parse(`198.18.${i}.0/24`)], LEGACY_CONTEXT)[0],
+    );
+    const runs = joinUpdates(msgs, true);
+    expect(runs.length).toBe(1);
+    expect(conn.sendUpdateRuns(runs)).toBe(true);
+    want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
+    await all;
+    expect(Buffer.concat(got).equals(want)).toBe(true);
+    expect(stats).toEqual({ messagesIn: 0, messagesOut: 30, updatesIn: 0, updatesOut: 30 });
+    conn.close();
+    expect(conn.sendUpdateRuns(runs)).toBe(false);
+    theirs.destroy();
+    close();
+  });
+
+  it('writes past what the socket takes byte for byte: the rest waits in the UPDATE lane, and every message is counted', async () => {
     const [mine, theirs, close] = await socketPair();
     const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
     const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
-    // ~2 MB of UPDATEs: well past the socket's high-water mark, so part of the batch waits in the connection's queue
+    // ~2 MB of UPDATEs: well past the socket's high-water mark, so part of them waits in the connection's queue
     const prefixes = Array.from({ length: 200_000 }, (_, i) => Prefix.parse(`${10 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0/24`));
     const msgs = packUpdates({ origin: 0, asPath: [], nextHop: Address.parse('192.0.2.1') }, prefixes, LEGACY_CONTEXT);
     expect(msgs.length).toBeGreaterThan(100);
     const want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
     const got: Buffer[] = [];
     let n = 0;
-    const all = new Promise<void>((resolve) => theirs.on('data', (d: Buffer) => { got.push(d); n += d.length; if (n >= want.length) resolve(); }));
+    const all = new Promise<void>((resolve) =>
+      theirs.on('data', (d: Buffer) => {
+        got.push(d);
+        n += d.length;
+        if (n >= want.length) resolve();
+      }),
+    );
     theirs.pause(); // the peer does not read yet: the kernel's buffers fill and the socket pushes back
-    expect(conn.sendUpdateBatch(msgs.slice(0, 1))).toBe(true);
-    expect(conn.sendUpdateBatch(msgs.slice(1))).toBe(true);
+    expect(conn.sendUpdateRuns(joinUpdates(msgs.slice(0, 1), true))).toBe(true);
+    expect(conn.sendUpdateRuns(joinUpdates(msgs.slice(1), true))).toBe(true);
     expect(conn.queuedBytes).toBeGreaterThan(0);
     expect(conn.queued[3]).toBeGreaterThan(0); // the rest waits in the UPDATE lane
     theirs.resume();
@@ -59,37 +121,8 @@ describe('BgpConnection.sendUpdateBatch', () => {
     expect(Buffer.concat(got).equals(want)).toBe(true);
     expect(stats).toEqual({ messagesIn: 0, messagesOut: msgs.length, updatesIn: 0, updatesOut: msgs.length });
     conn.close();
-    expect(conn.sendUpdateBatch(msgs.slice(0, 2))).toBe(false);
-    theirs.destroy();
-    close();
-  });
-  it('joins a batch into writes of at most 64 KiB each: one system call per 64 KiB, not one per message', async () => {
-    const [mine, theirs, close] = await socketPair();
-    const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} });
-    const attrs = { origin: 0 as const, asPath: [], nextHop: Address.parse('192.0.2.1') };
-    // 300 one-prefix UPDATEs (~40 bytes each): one write
-    const small = Array.from({ length: 300 }, (_, i) => packUpdates(attrs, [Prefix.parse(`10.${i >> 8}.${i & 255}.0/24`)], LEGACY_CONTEXT)[0]);
-    const writes: number[] = [];
-    const write = mine.write.bind(mine);
-    mine.write = ((chunk: Uint8Array, cb?: () => void) => {
-      writes.push(chunk.length);
-      return write(chunk, cb);
-    }) as typeof mine.write;
-    let n = 0;
-    const total = small.reduce((a, m) => a + m.length, 0);
-    const all = new Promise<void>((resolve) => theirs.on('data', (d: Buffer) => { n += d.length; if (n >= total) resolve(); }));
-    expect(conn.sendUpdateBatch(small)).toBe(true);
-    expect(writes).toEqual([total]);
-    await all;
-    // 24 full-size UPDATEs (4096 bytes): 16 to a write
-    const big = packUpdates(attrs, Array.from({ length: 24 * 1019 }, (_, i) => Prefix.parse(`${20 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}.0/24`)), LEGACY_CONTEXT);
-    expect(big.length).toBeGreaterThanOrEqual(24);
-    writes.length = 0;
-    expect(conn.sendUpdateBatch(big)).toBe(true);
-    expect(writes.length).toBeLessThanOrEqual(Math.ceil(big.length / 16) + 1);
-    expect(writes.every((w) => w <= 64 * 1024)).toBe(true);
-    conn.close();
     theirs.destroy();
     close();
   });
 });
+
