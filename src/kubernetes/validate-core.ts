@@ -2,8 +2,9 @@
 import { Address, type Family } from '../net/index.js';
 import type { Endpoint, EndpointAddressType, EndpointSlice, InterfaceAddress, Labels, Node, Secret, Service, ServiceType } from './resources.js';
 import { SecretValue } from './secrets.js';
+import { compact } from './compact.js';
 import { CALICO_ANNOTATIONS, SERVICE_NAME_LABEL } from './resources.js';
-import { addressValue, asList, asNumberValue, asObj, compact, FieldError, optBool, optEnum, optStr, prefixValue, typeName, type Collector, type Obj } from './validate-fields.js';
+import { addressValue, asList, asNumberValue, asObj, FieldError, optBool, optEnum, optStr, prefixValue, typeName, type Collector, type Obj } from './validate-fields.js';
 
 /** What every validator gets from metadata. */
 export interface Meta {

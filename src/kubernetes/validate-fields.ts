@@ -162,16 +162,6 @@ export function labelMap(v: unknown, path: string): Labels {
   return n === 0 ? NO_LABELS : out;
 }
 
-/**
- * What a cached resource holds of a list built by `push`: V8 gives an
- * empty array 17 slots on its first push, and a resource keeps its arrays
- * as long as it lives (100,000 Services hold 4 each). An exact copy, and
- * one shared frozen array for none (docs/agent-memory.md).
- */
-export function compact<T>(a: readonly T[]): readonly T[] {
-  return a.length === 0 ? (NONE as readonly T[]) : a.slice();
-}
-const NONE: readonly never[] = Object.freeze([]);
 /** The labels (or annotations) of every resource that has none: one frozen object. */
 export const NO_LABELS: Labels = Object.freeze({});
 
