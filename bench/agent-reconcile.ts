@@ -37,7 +37,7 @@ import { join } from 'node:path';
 import { runAgent, type AgentOptions } from '../src/agent/agent.js';
 import { kubernetesSource } from '../src/agent/sources/kube-source.js';
 import { createLogger } from '../src/agent/log.js';
-import { loadKubeConfig } from '../src/agent/sources/api-source.js';
+import { loadKubeConfig } from '../src/agent/sources/kube-client.js';
 import { BgpSpeaker } from '../src/speaker.js';
 import type { SpeakerOptions } from '../src/speaker/types.js';
 import { epochMs, sleep, until } from './clock.js';
@@ -320,7 +320,7 @@ emit({
   notes: [
     `The router's routes arrive after the first advertisement; every change is timed with them held. The router is on 127.0.0.2, so the agent counts it as a local speaker (like MetalLB) and checks its routes for re-advertisement (none qualifies). Latencies: ${results.map((r) => `${r.total.length} changes at ${r.services.toLocaleString('en-US')}`).join(', ')} (after ${WARMUP} warm-up), each a probe Service's endpoint on this node becoming ready (externalTrafficPolicy Local), until its /32 arrives at a receiver in another process; manifest debounce ${DEBOUNCE_MS} ms (the agent's default is 100 ms, which adds that much to the file source).`,
     'The "agent" part starts at the agent\'s "configuration changed" log line, after the events are planned. The agent\'s speaker coalesces for 1 ms (bound 50 ms); the library default is 5 ms.',
-    `Kubernetes API: the agent's kubernetesSource (@kubernetes/client-node list and watch over HTTP) against the test API server (test/kubernetes/fake-apiserver.ts) in another process; a change is timed from the moment the server writes the object, a burst is its ${(2 * BURST).toLocaleString('en-US')} objects written one by one (one watch event each).`,
+    `Kubernetes API: the agent's kubernetesSource (list and watch over HTTP) against the test API server (test/kubernetes/fake-apiserver.ts) in another process; a change is timed from the moment the server writes the object, a burst is its ${(2 * BURST).toLocaleString('en-US')} objects written one by one (one watch event each).`,
     'For comparison, not measured here: MetalLB in FRR mode takes 5–6 s from a Service change to the UPDATE, Cilium rate-limits to 100 ms.',
   ],
 });

@@ -5,7 +5,7 @@ import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
-// The Kubernetes API client (@kubernetes/client-node, ~60 MB of RSS) loads only for --kubeconfig/--in-cluster.
+// The Kubernetes API source loads only for --kubeconfig/--in-cluster.
 import type { KubernetesSourceOptions } from './sources/kube-source.js';
 import { createLogger, parseLevel, type Level } from './log.js';
 // prom-client (metrics.ts) loads only with --metrics.

@@ -40,6 +40,8 @@ export class KnownObjects {
   private readonly issueByKey = new Map<string, readonly ManifestIssue[]>();
   /** Warnings and ignored fields of valid objects (unknown fields, Calico-only features), per key. */
   private readonly notesByKey = new Map<string, readonly ManifestIssue[]>();
+  /** Keys seen so far by the list arriving page by page (beginList .. endList). */
+  private listed?: Set<string>;
 
   constructor(
     readonly kind: ResourceKind,
@@ -119,15 +121,37 @@ export class KnownObjects {
    * An object present but invalid keeps its last valid version (it still exists).
    */
   replaceAll(items: readonly unknown[]): KnownStep {
+    this.beginList();
+    const a = this.listPage(items);
+    const b = this.endList();
+    for (const e of b.events) a.events.push(e);
+    return a;
+  }
+
+  /** A list arriving page by page starts (again): `listPage` for each page, then `endList`. */
+  beginList(): void {
+    this.listed = new Set();
+  }
+
+  /** One page of a list: its objects are upserted (and remembered as present). */
+  listPage(items: readonly unknown[]): { events: ClusterEvent[]; issues: ManifestIssue[] } {
+    const present = (this.listed ??= new Set());
     const events: ClusterEvent[] = [];
     const issues: ManifestIssue[] = [];
-    const present = new Set<string>();
     for (const raw of items) {
       present.add(this.keyFor(raw));
       const s = this.upsert(raw);
-      events.push(...s.events);
-      issues.push(...s.issues);
+      for (const e of s.events) events.push(e);
+      for (const i of s.issues) issues.push(i);
     }
+    return { events, issues };
+  }
+
+  /** The list is complete: what none of its pages held is deleted. */
+  endList(): KnownStep {
+    const present = this.listed ?? new Set<string>();
+    this.listed = undefined;
+    const events: ClusterEvent[] = [];
     for (const [key, e] of [...this.entries]) {
       if (present.has(key)) continue;
       this.entries.delete(key);
@@ -135,7 +159,7 @@ export class KnownObjects {
       events.push(deleteEvent(e.resource));
     }
     for (const key of [...this.issueByKey.keys()]) if (!present.has(key)) this.clearIssue(key);
-    return { events, issues };
+    return { events, issues: [] };
   }
 
   private noteIssue(key: string, issues: readonly ManifestIssue[]): ManifestIssue[] {

@@ -1,4 +1,3 @@
-import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Prefix } from '../net/index.js';
 import type { EffectiveConfig } from './config.js';
 import type { Plan } from './plan-types.js';
@@ -243,8 +242,26 @@ export function fnv1a(text: string): string {
   return h.toString(16).padStart(8, '0');
 }
 
+/** The core/v1 Event object for a create (the fields tsbgp writes). */
+export interface EventObject {
+  readonly apiVersion: 'v1';
+  readonly kind: 'Event';
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly involvedObject: { readonly apiVersion: string; readonly kind: string; readonly name: string; readonly namespace?: string; readonly uid?: string };
+  readonly reason: string;
+  readonly message: string;
+  readonly type: 'Warning';
+  readonly count: number;
+  /** RFC 3339. */
+  readonly firstTimestamp: string;
+  readonly lastTimestamp: string;
+  readonly source: { readonly component: string; readonly host: string };
+  readonly reportingComponent: string;
+  readonly reportingInstance: string;
+}
+
 /** The core/v1 Event object for a create. */
-export function eventObject(b: EventBody): CoreV1Event {
+export function eventObject(b: EventBody): EventObject {
   return {
     apiVersion: 'v1',
     kind: 'Event',
@@ -254,8 +271,8 @@ export function eventObject(b: EventBody): CoreV1Event {
     message: b.message,
     type: 'Warning',
     count: b.count,
-    firstTimestamp: new Date(b.firstTimestamp),
-    lastTimestamp: new Date(b.lastTimestamp),
+    firstTimestamp: new Date(b.firstTimestamp).toISOString(),
+    lastTimestamp: new Date(b.lastTimestamp).toISOString(),
     source: { component: b.component, host: b.host },
     reportingComponent: b.component,
     reportingInstance: b.host,

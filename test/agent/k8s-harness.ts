@@ -13,7 +13,7 @@ import { runAgent, type Agent } from '../../src/agent/agent.js';
 import { kubernetesEvents, kubernetesSource, type KubernetesSource } from '../../src/agent/sources/kube-source.js';
 import { createLogger, type Level } from '../../src/agent/log.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
-import { loadKubeConfig } from '../../src/agent/sources/api-source.js';
+import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
 import { BgpSpeaker } from '../../src/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 

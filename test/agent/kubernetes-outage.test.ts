@@ -14,7 +14,7 @@ import { kubernetesSource } from '../../src/agent/sources/kube-source.js';
 import { createLogger } from '../../src/agent/log.js';
 import { startMetricsServer, type MetricsServer } from '../../src/agent/metrics-server.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
-import { loadKubeConfig } from '../../src/agent/sources/api-source.js';
+import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
 import { BgpSpeaker } from '../../src/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 import { run } from './cli-helpers.js';

@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '../..');
 /** Package → what needs it; each is worth many MB of RSS (docs/agent-memory.md). */
 const LAZY: Record<string, string> = {
-  '@kubernetes/client-node': '--kubeconfig / --in-cluster',
   'prom-client': '--metrics',
 };
 
@@ -54,6 +53,5 @@ describe('what the agent loads at start', () => {
   it('the walk does find a package imported statically (the check can fail)', () => {
     const seen = reach('src/agent/metrics.ts');
     expect(seen.get('prom-client')).toEqual(['src/agent/metrics.ts', 'prom-client']);
-    expect(reach('src/agent/sources/api-source.ts').has('@kubernetes/client-node')).toBe(true);
   });
 });

@@ -31,6 +31,30 @@ describe('KnownObjects', () => {
     );
   });
 
+  it('a list in pages gives the same events as the list in one piece; deletions come only at its end', () => {
+    fc.assert(
+      fc.property(snapshot, snapshot, fc.integer({ min: 1, max: 4 }), (before, after, size) => {
+        const whole = new KnownObjects('IPPool', 'crd.projectcalico.org/v1');
+        const paged = new KnownObjects('IPPool', 'crd.projectcalico.org/v1');
+        const objs = (l: typeof before) => l.map((p) => pool(p.name, p.cidr));
+        whole.replaceAll(objs(before));
+        paged.replaceAll(objs(before));
+        const expected = whole.replaceAll(objs(after));
+        paged.beginList();
+        const events = [];
+        const items = objs(after);
+        for (let i = 0; i < items.length; i += size) {
+          const step = paged.listPage(items.slice(i, i + size));
+          expect(step.events.every((e) => e.type !== 'delete')).toBe(true);
+          events.push(...step.events);
+        }
+        events.push(...paged.endList().events);
+        expect(events).toEqual(expected.events);
+        expect(paged.resources()).toEqual(whole.resources());
+      }),
+    );
+  });
+
   it('stamps kind/apiVersion on list items, reports an invalid object once, and clears its issue on delete', () => {
     const known = new KnownObjects('IPPool', 'crd.projectcalico.org/v1');
     expect(known.upsert(pool('a', '10.0.0.0/16')).events).toEqual([{ type: 'add', resource: expect.objectContaining({ kind: 'IPPool', name: 'a' }) }]);

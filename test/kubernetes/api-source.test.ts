@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { identityOf, KubernetesApiSource, loadKubeConfig } from '../../src/agent/sources/api-source.js';
+import { KubernetesApiSource } from '../../src/agent/sources/api-source.js';
+import { loadKubeConfig, type ListWatch } from '../../src/agent/sources/kube-client.js';
 import { ClusterState } from '../../src/kubernetes/state.js';
 import type { ClusterEvent } from '../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../src/kubernetes/validate.js';
@@ -24,13 +25,13 @@ async function setup(opts: { calicoV3?: boolean; seed?: Record<string, unknown>[
   const server = new FakeApiServer(defaultResources({ calicoV3: opts.calicoV3 }));
   for (const o of opts.seed ?? everyKind()) server.apply(o);
   await server.start();
-  const kubeConfig = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+  const client = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
   const state = new ClusterState();
   const events: ClusterEvent[] = [];
   const issues: ManifestIssue[] = [];
   const batches = { n: 0 };
   const source = new KubernetesApiSource({
-    kubeConfig,
+    client,
     backoff: { initialMs: 20, maxMs: 100, jitter: 0.5 },
     watchIdleMs: opts.idleMs,
     watchdogIntervalMs: 25,
@@ -129,21 +130,21 @@ describe('KubernetesApiSource', () => {
     expect(h.state.all()).toEqual([]);
   });
 
-  it('the informers cache identities only: the full objects live once, validated, in the source', async () => {
+  it('the watch loops keep no object, only where to resume: the full objects live once, validated, in the source', async () => {
     const h = await setup();
     await watching(h);
     h.server.apply(rawService('late', '10.96.0.30'));
     await until(() => h.state.get('Service', 'late') !== undefined, 5000, 'the watched Service');
-    // ListWatch's own cache (client-node) is private to the source: looked at here for what it holds.
-    const informers = (h.source as unknown as { watches: { informer?: { list(): unknown[] } }[] }).watches.map((w) => w.informer!);
-    const cached = informers.flatMap((i) => i.list());
-    expect(cached.length).toBe(h.state.all().length);
-    for (const o of cached) {
-      expect(Object.keys(o as object)).toEqual(['metadata']);
-      expect(Object.keys((o as { metadata: object }).metadata).sort()).toEqual(['name', 'namespace', 'resourceVersion']);
-      expect((o as { metadata: { resourceVersion?: string } }).metadata.resourceVersion).toMatch(/^\d+$/);
+    // The loops are private to the source: looked at here for what they hold.
+    const loops = (h.source as unknown as { watches: { def: { plural: string }; lw: ListWatch }[] }).watches;
+    expect(loops).toHaveLength(8);
+    expect(loops.find((w) => w.def.plural === 'services')!.lw.resourceVersion).toBe(String(h.server.resourceVersion));
+    for (const { lw } of loops) {
+      expect(lw.resourceVersion).toMatch(/^\d+$/);
+      // besides its options (callbacks, client) a loop holds numbers, flags, a timer and the open request: no object of the cluster
+      const held = Object.entries(lw).filter(([k, v]) => k !== 'opts' && k !== 'backoff' && k !== 'current' && k !== 'timer' && typeof v === 'object' && v !== null);
+      expect(held).toEqual([]);
     }
-    expect(identityOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'a', namespace: 'b', resourceVersion: '7', uid: 'u', labels: { x: 'y' } }, spec: { clusterIP: '10.96.0.1' } })).toEqual({ metadata: { name: 'a', namespace: 'b', resourceVersion: '7' } });
   });
 
   it('asks for bookmarks and re-watches from the bookmarked resourceVersion after a clean close', async () => {
@@ -303,11 +304,11 @@ describe('KubernetesApiSource.close', () => {
     expect(h.server.openWatches()).toBe(0);
   });
 
-  it('closes a watch that was still opening when the source closed (client-node aborts only opened ones)', async () => {
+  it('closes a watch that was still opening when the source closed (its watch requests were not answered yet)', async () => {
     const h = await setup();
     await watching(h);
     h.server.watchDelayMs = 400;
-    const late = new KubernetesApiSource({ kubeConfig: loadKubeConfig({ kubeconfig: await h.server.writeKubeconfig() }), onChange: () => undefined });
+    const late = new KubernetesApiSource({ client: loadKubeConfig({ kubeconfig: await h.server.writeKubeconfig() }), onChange: () => undefined });
     late.start();
     await late.synced();
     // every list is done; every watch request waits for the server

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { loadKubeConfig } from '../../src/agent/sources/api-source.js';
+import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
 import { effectiveConfig } from '../../src/kubernetes/config.js';
 import { ApiEventRecorder } from '../../src/agent/sources/event-recorder.js';
 import { EventDeduper, eventsFromPlan, newlyDesired, type DesiredEvent, type EventAction } from '../../src/kubernetes/events.js';
@@ -114,7 +114,7 @@ describe('ApiEventRecorder against the fake API server', () => {
     await server.start();
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
-    const rec = new ApiEventRecorder({ kubeConfig: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 60_000, now: () => now, onError: (e) => errors.push(e) });
+    const rec = new ApiEventRecorder({ client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 60_000, now: () => now, onError: (e) => errors.push(e) });
     const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
 
     await rec.record(desired);
@@ -143,14 +143,14 @@ describe('ApiEventRecorder against the fake API server', () => {
   it('a shared event (NotAdvertised) is one Event cluster-wide however many agents report it; a per-node one is not', async () => {
     server = new FakeApiServer();
     await server.start();
-    const kubeConfig = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+    const client = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
     const errors: Error[] = [];
     const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
     expect(desired.map((e) => [e.reason, e.shared === true])).toEqual([
       ['NotAdvertised', true],
       ['PeerRefused', false],
     ]);
-    for (const host of ['worker1', 'worker2', 'worker3']) await new ApiEventRecorder({ kubeConfig, host, onError: (e) => errors.push(e) }).record(desired);
+    for (const host of ['worker1', 'worker2', 'worker3']) await new ApiEventRecorder({ client, host, onError: (e) => errors.push(e) }).record(desired);
     expect(errors).toEqual([]);
     const stored = server.list('events');
     expect(stored.filter((e) => e.reason === 'NotAdvertised')).toHaveLength(1);
@@ -164,7 +164,7 @@ describe('ApiEventRecorder against the fake API server', () => {
     await server.start();
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
-    const rec = new ApiEventRecorder({ kubeConfig: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    const rec = new ApiEventRecorder({ client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
     const one = [ev('peer refused')];
     await rec.record(one);
     const name = server.list('events')[0].metadata.name as string;
@@ -181,24 +181,24 @@ describe('ApiEventRecorder against the fake API server', () => {
   it('an agent restarted finds its Events and counts on from them instead of adding new ones', async () => {
     server = new FakeApiServer();
     await server.start();
-    const kubeConfig = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+    const client = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
     const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
-    const first = new ApiEventRecorder({ kubeConfig, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    const first = new ApiEventRecorder({ client, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
     await first.record(desired);
     now += 100;
     await first.record(desired);
     expect(server.list('events').map((e) => e.count)).toEqual([2, 2]);
     // the agent restarts: a fresh recorder, nothing remembered
     now += 100;
-    const second = new ApiEventRecorder({ kubeConfig, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    const second = new ApiEventRecorder({ client, host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
     await second.record(desired);
     expect(errors).toEqual([]);
     expect(server.list('events')).toHaveLength(2);
     expect(server.list('events').map((e) => e.count)).toEqual([3, 3]);
     // another node's agent: the shared NotAdvertised counts on, its own PeerRefused is its own Event
-    await new ApiEventRecorder({ kubeConfig, host: 'worker2', now: () => now, onError: (e) => errors.push(e) }).record(desired);
+    await new ApiEventRecorder({ client, host: 'worker2', now: () => now, onError: (e) => errors.push(e) }).record(desired);
     expect(errors).toEqual([]);
     expect(server.list('events').map((e) => `${e.reason} ${e.count} ${(e.source as { host: string }).host}`).sort()).toEqual(['NotAdvertised 4 worker1', 'PeerRefused 1 worker2', 'PeerRefused 3 worker1']);
   });

@@ -92,6 +92,8 @@ export class FakeApiServer {
   failWith?: number;
   /** Accept requests without the bearer token (kubectl sends no token over plain http). */
   allowAnonymous = false;
+  /** When set, every watch request gets this HTTP status (lists still work): e.g. RBAC without `watch`. */
+  failWatchesWith?: number;
   /** Answer watch requests this late (ms): a slow or distant API server. */
   watchDelayMs = 0;
 
@@ -156,7 +158,7 @@ export class FakeApiServer {
       '- name: fake',
       '  cluster:',
       `    server: ${this.url}`,
-      // client-node refuses plain http unless TLS verification is explicitly off.
+      // plain http: no CA to give, verification off as kubectl wants it said
       this.tls ? `    certificate-authority-data: ${Buffer.from(this.tls.cert).toString('base64')}` : '    insecure-skip-tls-verify: true',
       'users:',
       '- name: fake',
@@ -351,13 +353,14 @@ export class FakeApiServer {
       if (method === 'POST' && namespace) return this.create(r, namespace, body, res);
       if (method !== 'GET') return json(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
       if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
+        if (this.failWatchesWith) return json(res, this.failWatchesWith, status(this.failWatchesWith, 'Forbidden', 'injected watch failure'));
         if (this.watchDelayMs > 0) {
           setTimeout(() => { if (!res.destroyed) this.watch(r, namespace, url.searchParams, res); }, this.watchDelayMs);
           return;
         }
         return this.watch(r, namespace, url.searchParams, res);
       }
-      return this.listResponse(r, namespace, res, nameSelector(url.searchParams));
+      return this.listResponse(r, namespace, res, url.searchParams);
     }
     const key = this.keyOf(r, namespace, name);
     const obj = this.store.get(r)!.get(key);
@@ -401,11 +404,30 @@ export class FakeApiServer {
     return [...this.store.get(r)!.values()].filter((o) => (!namespace || o.metadata.namespace === namespace) && (name === undefined || o.metadata.name === name));
   }
 
-  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse, name?: string): void {
+  /**
+   * A list; with `limit`, one page and a `continue` token for the next (the
+   * token is `RV:OFFSET`; a token from before the last `expireHistory`
+   * answers 410, as an expired one does on the real server).
+   */
+  private listResponse(r: FakeResource, namespace: string | undefined, res: http.ServerResponse, q: URLSearchParams): void {
     // Like the real server: built-in types' list items carry no kind/apiVersion, custom resources' do.
     const builtIn = r.group === '' || r.group === 'discovery.k8s.io';
-    const items = this.visible(r, namespace, name).map((o) => (builtIn ? withoutType(o) : o));
-    json(res, 200, { kind: `${r.kind}List`, apiVersion: gv(r), metadata: { resourceVersion: String(this.rv) }, items });
+    let items = this.visible(r, namespace, nameSelector(q)).map((o) => (builtIn ? withoutType(o) : o));
+    let rv = this.rv;
+    let offset = 0;
+    const cont = q.get('continue');
+    if (cont) {
+      const [crv, coff] = cont.split(':').map(Number);
+      if (!(crv >= this.oldestRv)) return json(res, 410, status(410, 'Expired', 'The provided continue parameter is too old'));
+      [rv, offset] = [crv, coff];
+    }
+    const limit = Number(q.get('limit') ?? 0);
+    const metadata: Record<string, string> = { resourceVersion: String(rv) };
+    if (limit > 0) {
+      if (offset + limit < items.length) metadata.continue = `${rv}:${offset + limit}`;
+      items = items.slice(offset, offset + limit);
+    }
+    json(res, 200, { kind: `${r.kind}List`, apiVersion: gv(r), metadata, items });
   }
 
   private watch(r: FakeResource, namespace: string | undefined, q: URLSearchParams, res: http.ServerResponse): void {

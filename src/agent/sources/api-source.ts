@@ -1,6 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
-import { KubeConfig, ListWatch, Watch, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
+import { ListWatch, type KubeClient } from './kube-client.js';
 import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from '../../kubernetes/api-known.js';
 import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
 import { keyOf } from '../../kubernetes/resources.js';
@@ -9,7 +7,7 @@ import type { ClusterEvent } from '../../kubernetes/state.js';
 import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
 
 /**
- * The Kubernetes API source: list+watch (client-node ListWatch informers) of
+ * The Kubernetes API source: list+watch (kube-client.ts ListWatch) of
  * every resource the planner reads, validated into ClusterEvents exactly like
  * the manifest source. Relists are diffed against what is known, so a
  * reconnect or a 410 Gone produces only the real differences.
@@ -59,80 +57,13 @@ export function collectionPath(w: WatchedResource): string {
   return w.group === '' ? `/api/${w.version}/${w.plural}` : `/apis/${w.group}/${w.version}/${w.plural}`;
 }
 
-/** `--kubeconfig PATH` when given, else the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT). */
-export function loadKubeConfig(opts: {
-  readonly kubeconfig?: string;
-  /** Prefix of /var/run/secrets/kubernetes.io/serviceaccount (tests). */
-  readonly serviceAccountRoot?: string;
-  /** Where KUBERNETES_SERVICE_HOST/PORT are looked for first (default process.env; the client library then reads process.env). */
-  readonly env?: NodeJS.ProcessEnv;
-}): KubeConfig {
-  const kc = new KubeConfig();
-  const env = opts.env ?? process.env;
-  if (opts.kubeconfig) kc.loadFromFile(opts.kubeconfig);
-  else {
-    if (!env.KUBERNETES_SERVICE_HOST || !env.KUBERNETES_SERVICE_PORT) {
-      throw new Error('not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given');
-    }
-    kc.loadFromCluster(opts.serviceAccountRoot);
-  }
-  return kc;
-}
-
-export class ApiError extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A plain GET returning parsed JSON, authenticated the way the kubeconfig says. */
-export async function getJson(kc: KubeConfig, path: string, timeoutMs = 15_000): Promise<unknown> {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig has no current cluster');
-  const url = new URL(cluster.server.replace(/\/$/, '') + path);
-  const opts: https.RequestOptions = { method: 'GET', headers: { Accept: 'application/json' } };
-  await kc.applyToHTTPSOptions(opts);
-  const mod = url.protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(url, { ...opts, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) {
-          let msg = text.slice(0, 200);
-          try {
-            msg = (JSON.parse(text) as { message?: string }).message ?? msg;
-          } catch {
-            /* not JSON */
-          }
-          reject(new ApiError(res.statusCode ?? 0, `GET ${path}: ${res.statusCode} ${msg}`));
-          return;
-        }
-        try {
-          resolve(JSON.parse(text));
-        } catch (e) {
-          reject(new Error(`GET ${path}: invalid JSON (${(e as Error).message})`));
-        }
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out after ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** Asks API discovery once whether `projectcalico.org/v3` (the Calico API server) is served with the resources we need. */
-export async function probeCalicoApi(kc: KubeConfig): Promise<CalicoApi> {
-  const groups = (await getJson(kc, '/apis')) as { groups?: { name?: string; versions?: { groupVersion?: string }[] }[] };
+export async function probeCalicoApi(kc: KubeClient): Promise<CalicoApi> {
+  const groups = (await kc.getJson('/apis')) as { groups?: { name?: string; versions?: { groupVersion?: string }[] }[] };
   const v3 = groups.groups?.find((g) => g.name === 'projectcalico.org')?.versions?.some((v) => v.groupVersion === 'projectcalico.org/v3');
   if (!v3) return 'crd.projectcalico.org/v1';
   try {
-    const list = (await getJson(kc, '/apis/projectcalico.org/v3')) as { resources?: { name?: string }[] };
+    const list = (await kc.getJson('/apis/projectcalico.org/v3')) as { resources?: { name?: string }[] };
     const names = new Set((list.resources ?? []).map((r) => r.name));
     return CALICO_KINDS.every((c) => names.has(c.plural)) ? 'projectcalico.org/v3' : 'crd.projectcalico.org/v1';
   } catch {
@@ -168,7 +99,7 @@ export interface ApiSourceStatus {
 }
 
 export interface ApiSourceOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   /** Called with each batch of changes and the new issues (invalid objects) found with them. */
   readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
   readonly backoff?: Partial<BackoffOptions>;
@@ -177,7 +108,7 @@ export interface ApiSourceOptions {
   readonly now?: () => number;
   readonly random?: () => number;
   readonly onError?: (err: Error, resource?: string) => void;
-  /** Asked of the API server for each watch; it then ends the watch cleanly and the informer re-watches. Default 300. */
+  /** Asked of the API server for each watch; it then ends the watch cleanly and it is re-opened. Default 300. */
   readonly watchTimeoutSeconds?: number;
   /** A watch silent for this long (no line, no restart) is presumed half-open and reconnected. Default: the watch timeout + 60 s. */
   readonly watchIdleMs?: number;
@@ -189,86 +120,12 @@ export interface ApiSourceOptions {
   readonly onWatchRestart?: (resource: string) => void;
 }
 
-/**
- * ListWatch passes only resourceVersion and selectors. Also ask for bookmarks
- * (so a clean re-watch rarely needs a relist) and a server-side timeout (so a
- * healthy watch ends and restarts on its own), and note every line received,
- * for the idle watchdog that catches half-open connections.
- *
- * And keep the informer's cache slim: each object of a watch event goes to
- * `onObject` (validated into the source's own typed copy, api-known.ts),
- * and ListWatch gets and caches only its identity (`identityOf`), which is
- * all it reads (name, namespace and resourceVersion, to key its cache and
- * resume the watch). A full Kubernetes object costs the heap tens of times
- * what the planner reads of it (client-go's transform functions and
- * Cilium's slim objects do the same; docs/agent-memory.md).
- *
- * And close for real on `stop()`: ListWatch.stop aborts only a watch whose
- * response headers have arrived (client-node 1.4 learns the AbortController
- * then), so an informer stopped while its watch was still opening left that
- * connection streaming into a dead cache until the server's timeout.
- */
-class InstrumentedWatch extends Watch {
-  private stopped = false;
-  private readonly open = new Set<AbortController>();
-
-  constructor(
-    kc: KubeConfig,
-    private readonly timeoutSeconds: number,
-    private readonly onActivity: () => void,
-    /** Each ADDED, MODIFIED or DELETED object, in full, before ListWatch sees its identity. */
-    private readonly onObject: (phase: 'ADDED' | 'MODIFIED' | 'DELETED', obj: unknown) => void,
-  ) {
-    super(kc);
-  }
-
-  override async watch(path: string, queryParams: Record<string, string | number | boolean | undefined>, callback: (phase: string, apiObj: any, watchObj?: any) => void, done: (err: any) => void): Promise<AbortController> {
-    this.onActivity();
-    let controller: AbortController | undefined;
-    const cb = (phase: string, obj: unknown) => {
-      if (this.stopped) return;
-      this.onActivity();
-      if (phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED') {
-        this.onObject(phase, obj);
-        callback(phase, identityOf(obj));
-      } else callback(phase, obj); // BOOKMARK (identity only already), ERROR (a Status: 410 Gone)
-    };
-    const end = (err: unknown) => {
-      if (controller) this.open.delete(controller);
-      done(err);
-    };
-    controller = await super.watch(path, { ...queryParams, allowWatchBookmarks: true, timeoutSeconds: this.timeoutSeconds }, cb, end);
-    if (this.stopped) controller.abort();
-    else this.open.add(controller);
-    return controller;
-  }
-
-  /** Aborts every watch of this instance, now or as soon as it opens. */
-  stop(): void {
-    this.stopped = true;
-    for (const c of this.open) c.abort();
-    this.open.clear();
-  }
-}
-
-/** What ListWatch keeps of an object: its cache key and the resourceVersion it resumes from. */
-export function identityOf(obj: unknown): KubernetesObject {
-  const m = (obj as KubernetesObject | null)?.metadata;
-  return { metadata: { name: m?.name, namespace: m?.namespace, resourceVersion: m?.resourceVersion } };
-}
-
 class ResourceWatch {
-  informer?: ListWatch<KubernetesObject>;
-  /** The informer's watch, stopped with it. */
-  watch?: InstrumentedWatch;
+  lw?: ListWatch;
   connected = false;
   synced = false;
   connects = 0;
-  attempt = 0;
   lastError?: string;
-  timer?: NodeJS.Timeout;
-  /** When the watch last started or received a line (ms, from `now`). */
-  lastActivity = 0;
   constructor(
     readonly def: WatchedResource,
     readonly known: KnownObjects,
@@ -312,23 +169,12 @@ export class KubernetesApiSource {
 
   /** Reconnects watches that have been silent too long (a dead peer can leave TCP open for many minutes). */
   private checkIdle(idleMs: number): void {
-    const now = this.now();
-    for (const w of this.watches) {
-      if (!w.connected || !w.informer || now - w.lastActivity < idleMs) continue;
-      this.fail(w, w.informer, new Error(`watch silent for ${Math.round((now - w.lastActivity) / 1000)} s; reconnecting`));
-    }
+    for (const w of this.watches) if (w.connected) w.lw?.checkIdle(idleMs);
   }
 
   /** Forces a relist of every resource (the diff emits only real changes). */
   resync(): void {
-    for (const w of this.watches) {
-      if (w.timer) clearTimeout(w.timer);
-      const old = w.informer;
-      w.informer = undefined;
-      w.watch?.stop();
-      void old?.stop();
-      this.connect(w);
-    }
+    for (const w of this.watches) w.lw?.restart();
   }
 
   /** The valid resources currently known, by resource key. */
@@ -363,7 +209,7 @@ export class KubernetesApiSource {
       watchRestarts[w.def.plural] = restarts;
     }
     return {
-      server: this.opts.kubeConfig.getCurrentCluster()?.server,
+      server: this.opts.client.server,
       connected: this.connected,
       synced: this.isSynced(),
       since: this.since,
@@ -385,10 +231,8 @@ export class KubernetesApiSource {
     if (this.probeTimer) clearTimeout(this.probeTimer);
     if (this.watchdog) clearInterval(this.watchdog);
     for (const w of this.watches) {
-      if (w.timer) clearTimeout(w.timer);
       w.connected = false;
-      w.watch?.stop();
-      await w.informer?.stop();
+      w.lw?.stop();
     }
     this.connected = false;
   }
@@ -405,7 +249,7 @@ export class KubernetesApiSource {
   private async probe(): Promise<void> {
     if (this.closed) return;
     try {
-      this.calicoApi = this.opts.calicoApi ?? (await probeCalicoApi(this.opts.kubeConfig));
+      this.calicoApi = this.opts.calicoApi ?? (await probeCalicoApi(this.opts.client));
     } catch (e) {
       this.noteError(e as Error);
       const delay = backoffDelay(this.probeAttempt++, this.backoff, this.random());
@@ -419,8 +263,7 @@ export class KubernetesApiSource {
   }
 
   private noteError(err: Error, w?: ResourceWatch): void {
-    // node-fetch's words for a stream cut before its end
-    const message = err.message === 'Premature close' ? 'watch connection cut by the server or the network (Premature close)' : err.message;
+    const message = err.message;
     const text = w ? `${w.def.plural}: ${message}` : message;
     this.lastError = text;
     if (w) w.lastError = message;
@@ -438,71 +281,50 @@ export class KubernetesApiSource {
     if (step.events.length > 0 || step.issues.length > 0) this.opts.onChange(step.events, step.issues);
   }
 
-  private fail(w: ResourceWatch, informer: ListWatch<KubernetesObject>, e: Error): void {
-    w.connected = false;
-    this.noteError(e, w);
-    this.noteConnection();
-    w.informer = undefined;
-    w.watch?.stop();
-    w.watch = undefined;
-    void informer.stop();
-    const delay = backoffDelay(w.attempt++, this.backoff, this.random());
-    w.timer = setTimeout(() => this.connect(w), delay);
-  }
-
   /**
-   * A fresh informer per connection, so every (re)connect starts with a list;
-   * the list is diffed against what is known (KnownObjects.replaceAll); the
-   * informer keeps only identities and drives the watch (resourceVersion,
-   * re-watch, 410 Gone relist).
+   * One ListWatch per resource (kube-client.ts): each list is diffed against
+   * what is known (KnownObjects.replaceAll), each watch event's object goes to
+   * KnownObjects in full; the loop itself keeps only the resourceVersion.
    */
   private connect(w: ResourceWatch): void {
     if (this.closed) return;
-    const kc = this.opts.kubeConfig;
-    const path = collectionPath(w.def);
-    const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const list = (await getJson(kc, path)) as KubernetesListObject<KubernetesObject>;
-      // ListWatch caches identities only (see InstrumentedWatch); the full items are diffed here and dropped.
-      const slim: KubernetesListObject<KubernetesObject> = { ...list, items: (list.items ?? []).map(identityOf) };
-      if (this.closed || w.informer !== informer) return slim;
-      w.connected = true;
-      w.synced = true;
-      w.attempt = 0;
-      w.lastError = undefined;
-      this.lastSyncAt = this.now();
-      this.noteConnection();
-      this.emit(w.known.replaceAll(list.items ?? []));
-      if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
-      return slim;
-    };
-    const timeoutSeconds = this.opts.watchTimeoutSeconds ?? 300;
-    const live = () => !this.closed && w.informer === informer;
-    // Watch events reach KnownObjects in full, straight from the watch; ListWatch's
-    // own add/update/delete callbacks would see identities only, so none is set.
-    const watch = new InstrumentedWatch(
-      kc,
-      timeoutSeconds,
-      () => {
-        if (w.informer === informer) w.lastActivity = this.now();
+    const lw = new ListWatch({
+      client: this.opts.client,
+      path: collectionPath(w.def),
+      timeoutSeconds: this.opts.watchTimeoutSeconds ?? 300,
+      backoff: this.backoff,
+      random: this.random,
+      now: this.now,
+      // a list's pages are validated as they arrive (no list is held whole), its deletions come at its end
+      onListStart: () => w.known.beginList(),
+      onListPage: (items) => {
+        if (!this.closed) this.emit(w.known.listPage(items));
       },
-      (phase, obj) => {
-        if (live()) this.emit(phase === 'DELETED' ? w.known.remove(obj) : w.known.upsert(obj));
+      onListEnd: () => {
+        if (this.closed) return;
+        w.connected = true;
+        w.synced = true;
+        w.lastError = undefined;
+        this.lastSyncAt = this.now();
+        this.noteConnection();
+        this.emit(w.known.endList());
+        if (this.isSynced()) for (const r of this.syncWaiters.splice(0)) r();
       },
-    );
-    const informer = new ListWatch<KubernetesObject>(path, watch, listFn, false);
-    w.lastActivity = this.now();
-    w.informer = informer;
-    w.watch = watch;
-    informer.on('connect', () => {
-      if (!live()) return;
-      w.connects++;
-      if (w.connects > 1) this.opts.onWatchRestart?.(w.def.plural);
+      onEvent: (type, obj) => {
+        if (!this.closed) this.emit(type === 'DELETED' ? w.known.remove(obj) : w.known.upsert(obj));
+      },
+      onWatch: () => {
+        w.connects++;
+        if (w.connects > 1) this.opts.onWatchRestart?.(w.def.plural);
+      },
+      onError: (e) => {
+        w.connected = false;
+        this.noteError(e, w);
+        this.noteConnection();
+      },
     });
-    informer.on('error', (err: unknown) => {
-      if (!live()) return;
-      this.fail(w, informer, err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)));
-    });
-    void informer.start();
+    w.lw = lw;
+    lw.start();
   }
 }
 

@@ -2,25 +2,25 @@
  * Kubernetes Events written through the API: the shell around the pure
  * deduper of src/kubernetes/events.ts, which decides what to create and patch.
  */
-import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { EventDeduper, eventObject, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from '../../kubernetes/events.js';
+import { ApiError, type KubeClient } from './kube-client.js';
 
 export interface ApiEventRecorderOptions extends DeduperOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly now?: () => number;
   readonly onError?: (err: Error) => void;
 }
 
-/** Writes the deduper's actions through CoreV1Api; failures are reported, never thrown at the caller. */
+const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;
+
+/** Writes the deduper's actions through the core/v1 events API; failures are reported, never thrown at the caller. */
 export class ApiEventRecorder implements EventSink {
   readonly deduper: EventDeduper;
-  private readonly api: CoreV1Api;
   private readonly now: () => number;
   private queue: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: ApiEventRecorderOptions) {
     this.deduper = new EventDeduper(opts);
-    this.api = opts.kubeConfig.makeApiClient(CoreV1Api);
     this.now = opts.now ?? Date.now;
   }
 
@@ -50,22 +50,23 @@ export class ApiEventRecorder implements EventSink {
   }
 
   private async apply(a: EventAction): Promise<void> {
+    const api = this.opts.client;
     if (a.type === 'create') {
       try {
-        await this.api.createNamespacedEvent({ namespace: a.event.namespace, body: eventObject(a.event) });
+        await api.request('POST', eventsPath(a.event.namespace), { body: eventObject(a.event) });
       } catch (e) {
-        if ((e as { code?: number }).code !== 409) throw e;
+        if (!(e instanceof ApiError && e.statusCode === 409)) throw e;
         // Already there: this node's agent before a restart, or another node's for a shared
         // Event. Count this occurrence on top of it rather than writing a second Event.
-        const old = await this.api.readNamespacedEvent({ name: a.event.name, namespace: a.event.namespace });
-        const patch = this.deduper.adopt(a.key, old.count ?? 1, this.now());
+        const old = (await api.getJson(`${eventsPath(a.event.namespace)}/${encodeURIComponent(a.event.name)}`)) as { count?: unknown };
+        const patch = this.deduper.adopt(a.key, typeof old.count === 'number' ? old.count : 1, this.now());
         if (patch) await this.apply(patch);
       }
       return;
     }
-    await this.api.patchNamespacedEvent(
-      { name: a.name, namespace: a.namespace, body: { count: a.count, lastTimestamp: new Date(a.lastTimestamp).toISOString() } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    await api.request('PATCH', `${eventsPath(a.namespace)}/${encodeURIComponent(a.name)}`, {
+      body: { count: a.count, lastTimestamp: new Date(a.lastTimestamp).toISOString() },
+      contentType: 'application/merge-patch+json',
+    });
   }
 }

@@ -4,9 +4,9 @@
  * machinery is KubernetesApiSource (src/agent/sources/api-source.ts); this file
  * only adapts its callbacks and status to what the agent reads.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { ClusterEvent } from '../../kubernetes/state.js';
-import { KubernetesApiSource, loadKubeConfig, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
+import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
+import { loadKubeConfig, type KubeClient } from './kube-client.js';
 import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
 import { ApiEventRecorder } from './event-recorder.js';
 import type { ConfigSource, SourceStatus } from './index.js';
@@ -35,14 +35,14 @@ export function toSourceStatus(s: ApiSourceStatus): SourceStatus {
   };
 }
 
-export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceOptions = {}): KubernetesSource {
+export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptions = {}): KubernetesSource {
   let api: KubernetesApiSource | undefined;
   let secrets: SecretWatch | undefined;
   let closed = false;
   const status = (): SourceStatus =>
     api
       ? toSourceStatus(api.status())
-      : { kind: 'kubernetes', paths: [], server: kubeConfig.getCurrentCluster()?.server ?? null, calicoApi: null, connected: false, synced: false, since: new Date(), lastSyncAt: null, lastError: null, watchRestarts: 0 };
+      : { kind: 'kubernetes', paths: [], server: client.server, calicoApi: null, connected: false, synced: false, since: new Date(), lastSyncAt: null, lastError: null, watchRestarts: 0 };
   return {
     async start(sink) {
       // While the API server stays unreachable every retry fails the same way:
@@ -71,7 +71,7 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
       };
       // Secrets the passwords name, one watch per name in tsbgp's namespace (docs/transport-security.md).
       const ns = secretNamespace();
-      const sw = (secrets = new SecretWatch({ kubeConfig, namespace: ns, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
+      const sw = (secrets = new SecretWatch({ client, namespace: ns, watchIdleMs: opts.watchIdleMs, watchdogIntervalMs: opts.watchdogIntervalMs, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
       const refs = new Map<string, string[]>();
       const noteRefs = (events: readonly ClusterEvent[]) => {
         let touched = false;
@@ -86,7 +86,7 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
       };
       api = new KubernetesApiSource({
         ...opts,
-        kubeConfig,
+        client,
         onChange: (events) => {
           noteRefs(events);
           push(events);
@@ -125,8 +125,8 @@ export function kubernetesSource(kubeConfig: KubeConfig, opts: KubernetesSourceO
  * Events through the API, attached to the objects' UIDs (a Node's events fall
  * back to its name as UID, as the kubelet's do, which `kubectl describe node` also finds).
  */
-export function kubernetesEvents(kubeConfig: KubeConfig, source: Pick<KubernetesSource, 'uidOf'>, opts: { host: string; intervalMs?: number; now?: () => number; onError?: (e: Error) => void }): EventSink {
-  const recorder = new ApiEventRecorder({ kubeConfig, host: opts.host, intervalMs: opts.intervalMs, now: opts.now, onError: opts.onError });
+export function kubernetesEvents(client: KubeClient, source: Pick<KubernetesSource, 'uidOf'>, opts: { host: string; intervalMs?: number; now?: () => number; onError?: (e: Error) => void }): EventSink {
+  const recorder = new ApiEventRecorder({ client, host: opts.host, intervalMs: opts.intervalMs, now: opts.now, onError: opts.onError });
   const withUid = (e: DesiredEvent): DesiredEvent => {
     const uid = source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
     return uid ? { ...e, involved: { ...e.involved, uid } } : e;
@@ -137,15 +137,12 @@ export function kubernetesEvents(kubeConfig: KubeConfig, source: Pick<Kubernetes
   };
 }
 
-/** The kubeconfig for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
-export function kubeConfigFor(source: { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' }, env: NodeJS.ProcessEnv): KubeConfig {
+/** The API client for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
+export function kubeConfigFor(source: { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' }, env: NodeJS.ProcessEnv): KubeClient {
   const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
-  let kc: KubeConfig;
   try {
-    kc = source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
+    return source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });
   } catch (e) {
     throw new Error(`${flag}: ${(e as Error).message}`);
   }
-  if (!kc.getCurrentCluster()) throw new Error(`${flag}: no current cluster (set current-context)`);
-  return kc;
 }

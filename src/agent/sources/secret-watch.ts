@@ -8,19 +8,22 @@
  * A name no longer referenced is unwatched and its Secret forgotten (a
  * delete event), so a stale value never lingers in the state.
  */
-import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
-import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
-import { getJson } from './api-source.js';
+import { KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
+import { ListWatch, type KubeClient } from './kube-client.js';
 import type { Resource } from '../../kubernetes/resources.js';
 import type { ClusterEvent } from '../../kubernetes/state.js';
 import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 export interface SecretWatchOptions {
-  readonly kubeConfig: KubeConfig;
+  readonly client: KubeClient;
   readonly namespace: string;
   readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
   readonly onError?: (err: Error, name: string) => void;
   readonly random?: () => number;
+  /** A watch silent this long is presumed half-open and relisted (ListWatch.checkIdle). Default 360 s (the 300 s watch timeout + 60). */
+  readonly watchIdleMs?: number;
+  /** How often the idle watchdog looks. Default 10 s. */
+  readonly watchdogIntervalMs?: number;
 }
 
 /** The Secret names BGPPeers and BGPConfigurations refer to (sorted). */
@@ -35,10 +38,7 @@ export function namesIn(resources: Iterable<Resource>): string[] {
 
 interface One {
   readonly known: KnownObjects;
-  informer?: ListWatch<KubernetesObject>;
-  watch?: Watch;
-  timer?: NodeJS.Timeout;
-  attempt: number;
+  lw?: ListWatch;
   stopped: boolean;
   /** Listed (or failed) at least once. */
   settled: boolean;
@@ -47,6 +47,8 @@ interface One {
 export class SecretWatch {
   private readonly watches = new Map<string, One>();
   private closed = false;
+
+  private watchdog?: NodeJS.Timeout;
 
   constructor(private readonly opts: SecretWatchOptions) {}
 
@@ -65,9 +67,16 @@ export class SecretWatch {
       this.watches.delete(name);
       this.emit(w.known.replaceAll([]));
     }
+    if (!this.watchdog && want.size > 0) {
+      const idleMs = this.opts.watchIdleMs ?? 360_000;
+      this.watchdog = setInterval(() => {
+        for (const w of this.watches.values()) w.lw?.checkIdle(idleMs);
+      }, this.opts.watchdogIntervalMs ?? 10_000);
+      this.watchdog.unref();
+    }
     for (const name of want) {
       if (this.watches.has(name)) continue;
-      const w: One = { known: new KnownObjects('Secret', 'v1'), attempt: 0, stopped: false, settled: false };
+      const w: One = { known: new KnownObjects('Secret', 'v1'), stopped: false, settled: false };
       this.watches.set(name, w);
       this.connect(name, w);
     }
@@ -85,16 +94,14 @@ export class SecretWatch {
 
   close(): void {
     this.closed = true;
+    if (this.watchdog) clearInterval(this.watchdog);
     for (const w of this.watches.values()) this.stop(w);
     this.watches.clear();
   }
 
   private stop(w: One): void {
     w.stopped = true;
-    if (w.timer) clearTimeout(w.timer);
-    const i = w.informer;
-    w.informer = undefined;
-    void i?.stop();
+    w.lw?.stop();
   }
 
   private emit(step: KnownStep): void {
@@ -103,33 +110,30 @@ export class SecretWatch {
 
   private connect(name: string, w: One): void {
     if (this.closed || w.stopped) return;
-    const kc = this.opts.kubeConfig;
-    const ns = encodeURIComponent(this.opts.namespace);
-    const path = `/api/v1/namespaces/${ns}/secrets`;
-    const selector = `metadata.name=${name}`;
-    const listFn = async (): Promise<KubernetesListObject<KubernetesObject>> => {
-      const list = (await getJson(kc, `${path}?fieldSelector=${encodeURIComponent(selector)}`)) as KubernetesListObject<KubernetesObject>;
-      if (w.informer === informer && !w.stopped) {
-        w.attempt = 0;
+    const live = () => !this.closed && !w.stopped;
+    w.lw = new ListWatch({
+      client: this.opts.client,
+      path: `/api/v1/namespaces/${encodeURIComponent(this.opts.namespace)}/secrets`,
+      fieldSelector: `metadata.name=${name}`,
+      random: this.opts.random,
+      onListStart: () => w.known.beginList(),
+      onListPage: (items) => {
+        if (live()) this.emit(w.known.listPage(items));
+      },
+      onListEnd: () => {
+        if (!live()) return;
         w.settled = true;
-        this.emit(w.known.replaceAll(list.items ?? []));
-      }
-      return list;
-    };
-    const informer = new ListWatch<KubernetesObject>(path, new Watch(kc), listFn, false, undefined, selector);
-    w.informer = informer;
-    const live = () => !this.closed && !w.stopped && w.informer === informer;
-    informer.on('add', (o) => live() && this.emit(w.known.upsert(o)));
-    informer.on('update', (o) => live() && this.emit(w.known.upsert(o)));
-    informer.on('delete', (o) => live() && this.emit(w.known.remove(o)));
-    informer.on('error', (err: unknown) => {
-      if (!live()) return;
-      w.settled = true;
-      this.opts.onError?.(err instanceof Error ? err : new Error(String((err as { message?: string })?.message ?? err)), name);
-      w.informer = undefined;
-      void informer.stop();
-      w.timer = setTimeout(() => this.connect(name, w), backoffDelay(w.attempt++, DEFAULT_BACKOFF, (this.opts.random ?? Math.random)()));
+        this.emit(w.known.endList());
+      },
+      onEvent: (type, o) => {
+        if (live()) this.emit(type === 'DELETED' ? w.known.remove(o) : w.known.upsert(o));
+      },
+      onError: (err) => {
+        if (!live()) return;
+        w.settled = true;
+        this.opts.onError?.(err, name);
+      },
     });
-    void informer.start();
+    w.lw.start();
   }
 }
