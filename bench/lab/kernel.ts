@@ -1,13 +1,17 @@
 /**
- * Kernel FIB cost, as root, in a scratch namespace: N IPv4 /32 routes with two
+ * Kernel FIB cost, as root, in a scratch namespace: a set of routes with two
  * ECMP next hops each installed and then withdrawn, side by side in one run:
  *
  *   - `ip -batch` of the same lines: the floor (what the kernel and iproute2 cost);
  *   - the floor again with an `ip -o monitor route` listening (output thrown
  *     away): what the kernel's notifications to a listener cost — every
  *     daemon below listens, the floor does not;
- *   - tsbgp's KernelFib (the pure core's plan + `ip -force -batch -`, its monitor
- *     parsing every echo);
+ *   - tsbgp's KernelFib as it runs (the pure core's plan, its rtnetlink writer
+ *     through koffi, the `ip monitor` it keeps parsing every echo);
+ *   - tsbgp's KernelFib with the iproute2 writer (`writer: 'iproute2'`, the
+ *     fallback: `ip -force -batch -`);
+ *   - the rtnetlink writer alone (NetlinkWriter: encoding, send, acknowledgements;
+ *     no plan, no monitor);
  *   - BIRD 2's kernel protocol (`export all; merge paths on`), the routes from a
  *     `protocol static` with two `via`s each, parsed at start while the static
  *     protocol is disabled: the clock runs from `birdc enable` until the kernel
@@ -24,12 +28,21 @@
  *     tool for this, sharpd (`sharp install routes`), is not in Debian's
  *     package. See src/kernel/README.md.
  *
- * Every row ends by counting the routes in the kernel (not timed). Routes are
- * /32s inside 198.18.0.0/15, the largest documentation range: at most
- * 131,072 (a 1,040,000-route table does not fit in documentation space, and
- * routes outside it are not written into a kernel here).
+ * Every row ends by counting the routes in the kernel (not timed). Only
+ * documentation ranges go into a kernel here, so the sets are (`--set`):
  *
- *   sudo node --import tsx bench/lab/kernel.ts [--routes 100000] [--only floor,monitor,tsbgp,bird[,frr]]
+ *   - `v4-32` (default): N IPv4 /32s inside 198.18.0.0/15, at most 131,072;
+ *   - `v4-all`: every prefix of every length /15–/32 inside 198.18.0.0/15,
+ *     262,143 routes: the largest IPv4 set the documentation ranges allow
+ *     (nested prefixes, as in a real table);
+ *   - `v6`: N IPv6 /64s inside 2001:db8::/32 (default 1,040,000: the issue's
+ *     full-table size, which IPv4 documentation space cannot hold), next hops
+ *     2001:db8:ffff::7 and ::8.
+ *
+ * `--runs K` repeats each row K times and reports medians. The table is
+ * printed and, with $BENCH_OUT set, recorded for scripts/perf-readme.ts.
+ *
+ *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr]]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,28 +50,63 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { KernelFib } from '../../src/kernel/kernel-fib.js';
-import { encodeRouteOp, errnoReason, parseAcks } from '../../src/kernel/rtnetlink.js';
-import type { KernelOp, KernelRoute } from '../../src/kernel/types.js';
+import { NetlinkWriter } from '../../src/kernel/route-writer.js';
+import type { KernelRoute } from '../../src/kernel/types.js';
 import { formatV4 } from '../../src/net/address.js';
+import { Prefix } from '../../src/net/prefix.js';
+import { emit, median } from '../report.js';
 
 const argOf = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : undefined;
 };
-const N = Number(argOf('--routes') ?? 100_000);
-if (!(Number.isInteger(N) && N > 0 && N <= 131_072)) throw new Error(`--routes must be 1..131072 (/32s inside 198.18.0.0/15), got ${argOf('--routes')}`);
-const ALL = ['floor', 'monitor', 'tsbgp', 'netlink', 'bird', 'frr'] as const;
-const only = new Set((argOf('--only') ?? 'floor,monitor,tsbgp,netlink,bird').split(','));
+const SET = argOf('--set') ?? 'v4-32';
+if (!['v4-32', 'v4-all', 'v6'].includes(SET)) throw new Error(`--set must be v4-32, v4-all or v6, got ${SET}`);
+const V6 = SET === 'v6';
+const N = SET === 'v4-all' ? 262_143 : Number(argOf('--routes') ?? (V6 ? 1_040_000 : 100_000));
+if (SET === 'v4-all' && argOf('--routes') !== undefined && Number(argOf('--routes')) !== N) throw new Error('--set v4-all is every prefix /15–/32 of 198.18.0.0/15: 262,143 routes, no --routes');
+if (SET === 'v4-32' && !(Number.isInteger(N) && N > 0 && N <= 131_072)) throw new Error(`--routes must be 1..131072 (/32s inside 198.18.0.0/15), got ${argOf('--routes')}`);
+if (V6 && !(Number.isInteger(N) && N > 0 && N <= 0xffff0000)) throw new Error(`--routes must be 1..${0xffff0000} (/64s inside 2001:db8::/32 below 2001:db8:ffff::/48), got ${argOf('--routes')}`);
+const RUNS = Number(argOf('--runs') ?? 1);
+if (!(Number.isInteger(RUNS) && RUNS >= 1 && RUNS <= 15)) throw new Error(`--runs must be 1..15, got ${argOf('--runs')}`);
+const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-ip', 'netlink', 'bird', 'frr'] as const;
+const only = new Set((argOf('--only') ?? 'floor,monitor,tsbgp,tsbgp-ip,netlink,bird').split(','));
 for (const o of only) if (!(ALL as readonly string[]).includes(o)) throw new Error(`--only: unknown row "${o}" (known: ${ALL.join(', ')})`);
+if (only.has('frr') && SET !== 'v4-32') throw new Error('--only …,frr: the FRR row takes --set v4-32 only');
 
 const ns = `tsbgp-kbench-i${process.pid}`;
 const work = join(tmpdir(), ns);
 const ip = (...a: string[]) => execFileSync('ip', a, { encoding: 'utf8', maxBuffer: 1 << 30 });
 const inNs = (argv: string[]) => execFileSync('ip', ['netns', 'exec', ns, ...argv], { encoding: 'utf8', maxBuffer: 1 << 30 });
 const base = (198 << 24) | (18 << 16);
-const prefixes = Array.from({ length: N }, (_, i) => `${formatV4((base + i) >>> 0)}/32`);
+function makePrefixes(): string[] {
+  if (SET === 'v4-32') return Array.from({ length: N }, (_, i) => `${formatV4((base + i) >>> 0)}/32`);
+  if (SET === 'v4-all') {
+    const out: string[] = [];
+    for (let len = 15; len <= 32; len++) for (let k = 0; k < 2 ** (len - 15); k++) out.push(`${formatV4((base + k * 2 ** (32 - len)) >>> 0)}/${len}`);
+    return out;
+  }
+  // Canonical text (what the kernel's dumps print), as routing hands prefixes to KernelFib.
+  return Array.from({ length: N }, (_, i) => Prefix.parse(`2001:db8:${(Math.floor(i / 65536)).toString(16)}:${(i % 65536).toString(16)}::/64`).toString());
+}
+const prefixes = makePrefixes();
+if (prefixes.length !== N) throw new Error(`internal: ${prefixes.length} prefixes for ${N}`);
+const FAM = V6 ? '-6' : '-4';
+const GW = V6 ? ['2001:db8:ffff::7', '2001:db8:ffff::8'] : ['192.0.2.7', '192.0.2.8'];
+const METRIC = V6 ? 1024 : 0; // the kernel's default per family (KernelFib's too)
+const DESC = SET === 'v4-32' ? `${N.toLocaleString('en')} IPv4 /32s` : SET === 'v4-all' ? `${N.toLocaleString('en')} IPv4 prefixes (every /15–/32 in 198.18.0.0/15)` : `${N.toLocaleString('en')} IPv6 /64s`;
 /** Our test routes in the kernel's main table (of one protocol, or any). */
-const count = (proto?: string) => ip('-n', ns, '-4', 'route', 'show', 'table', '254', ...(proto !== undefined ? ['proto', proto] : [])).split('\n').filter((l) => l.startsWith('198.')).length;
+const count = (proto?: string) => {
+  const out = ip('-n', ns, FAM, 'route', 'show', 'table', '254', ...(proto !== undefined ? ['proto', proto] : []));
+  let n = 0;
+  for (let at = 0; at < out.length; ) {
+    const nl = out.indexOf('\n', at);
+    const line = out.slice(at, nl < 0 ? out.length : nl);
+    if (V6 ? line.startsWith('2001:db8:') && !line.startsWith('2001:db8:ffff::') : line.startsWith('198.')) n++;
+    at = nl < 0 ? out.length : nl + 1;
+  }
+  return n;
+};
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -80,18 +128,18 @@ function batchFile(lines: string[]): string {
   writeFileSync(f, lines.join('\n') + '\n');
   return f;
 }
-const addLines = () => prefixes.map((p) => `route replace ${p} table 254 proto 12 metric 0 nexthop via 192.0.2.7 dev v0 nexthop via 192.0.2.8 dev v0`);
-const delLines = () => prefixes.map((p) => `route del ${p} table 254 proto 12 metric 0`);
+const addLines = () => prefixes.map((p) => `route replace ${p} table 254 proto 12 metric ${METRIC} nexthop via ${GW[0]} dev v0 nexthop via ${GW[1]} dev v0`);
+const delLines = () => prefixes.map((p) => `route del ${p} table 254 proto 12 metric ${METRIC}`);
 
 function floor(who: string, note?: string): void {
   const add = batchFile(addLines());
   let t = performance.now();
-  ip('-n', ns, '-force', '-batch', add);
+  ip('-n', ns, FAM, '-force', '-batch', add);
   const a = performance.now() - t;
   if (count('12') !== N) throw new Error(`${who}: ${count('12')} routes installed, expected ${N}`);
   const del = batchFile(delLines());
   t = performance.now();
-  ip('-n', ns, '-force', '-batch', del);
+  ip('-n', ns, FAM, '-force', '-batch', del);
   const d = performance.now() - t;
   if (count('12') !== 0) throw new Error(`${who}: routes left after withdrawing`);
   rows.push({ who, add: a, del: d, ...(note ? { note } : {}) });
@@ -108,15 +156,16 @@ async function withMonitor(): Promise<void> {
   }
 }
 
-async function kernelFib(): Promise<void> {
-  const fib = new KernelFib({ netns: ns, scanSeconds: 0, adopt: false });
+async function kernelFib(writer: 'netlink' | 'iproute2', who: string): Promise<void> {
+  const fib = new KernelFib({ netns: ns, scanSeconds: 0, adopt: false, writer });
   await fib.start();
   if (!fib.status().enabled) throw new Error(fib.status().error);
+  if (fib.status().writer !== writer) throw new Error(`KernelFib writes through ${fib.status().writer}, not ${writer}: ${fib.status().writerNote}`);
   // Where node's own time goes: the pure plan, and the rest (formatting, piping, the monitor's lines).
   let planMs = 0;
   const plan = fib.core.plan.bind(fib.core);
   fib.core.plan = () => { const t = performance.now(); try { return plan(); } finally { planMs += performance.now() - t; } };
-  const gw = { kind: 'unicast' as const, gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] };
+  const gw = { kind: 'unicast' as const, gateways: GW.map((address) => ({ address })) };
   let c = cpuMs();
   let t = performance.now();
   for (const p of prefixes) fib.setRoute(p, gw);
@@ -134,79 +183,36 @@ async function kernelFib(): Promise<void> {
   const delCpu = cpuMs() - c;
   if (count('12') !== 0) throw new Error(`KernelFib: ${count('12')} routes left after withdrawing all`);
   await fib.stop();
-  rows.push({ who: 'tsbgp KernelFib', add, del, addCpu, delCpu, note: `node CPU of which the pure plan: ${(addPlan / 1000).toFixed(2)} s / ${(planMs / 1000).toFixed(2)} s` });
+  rows.push({ who, add, del, addCpu, delCpu, note: `node CPU of which the pure plan: ${(addPlan / 1000).toFixed(2)} s / ${(planMs / 1000).toFixed(2)} s` });
 }
 
 /**
- * The other interface the issue names: rtnetlink in-process. The same routes
- * as RTM_NEWROUTE/RTM_DELROUTE requests (src/kernel/rtnetlink.ts, pure) on
- * an AF_NETLINK socket opened through koffi inside the namespace (setns and
- * back), in chunks of 128 requests, each chunk's acknowledgements read
- * before the next (the kernel handles a request within send()).
+ * The rtnetlink writer alone (src/kernel/route-writer.ts NetlinkWriter, as
+ * KernelFib uses it): the same routes as RTM_NEWROUTE/RTM_DELROUTE requests
+ * on its AF_NETLINK socket in the namespace, in chunks, acknowledgements
+ * mapped back per route — no plan, no monitor.
  */
 async function netlink(): Promise<void> {
-  const require = createRequire(import.meta.url);
-  const koffi = require('koffi') as typeof import('koffi');
-  const c = koffi.load('libc.so.6');
-  const open = c.func('int open(const char *path, int flags)');
-  const setns = c.func('int setns(int fd, int nstype)');
-  const socket = c.func('int socket(int domain, int type, int protocol)');
-  const send = c.func('intptr_t send(int fd, const void *buf, size_t len, int flags)');
-  const recv = c.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)');
-  const close = c.func('int close(int fd)');
-  const ifNameToIndex = c.func('unsigned int if_nametoindex(const char *name)');
-  const CLONE_NEWNET = 0x40000000;
-  const home = open('/proc/self/ns/net', 0) as number;
-  const there = open(`/var/run/netns/${ns}`, 0) as number;
-  if (home < 0 || there < 0 || (setns(there, CLONE_NEWNET) as number) !== 0) throw new Error(`cannot enter ${ns}: errno ${koffi.errno()}`);
-  let fd: number;
-  let v0: number;
-  try {
-    fd = socket(16 /* AF_NETLINK */, 3 /* SOCK_RAW */ | 0x80000 /* SOCK_CLOEXEC */, 0 /* NETLINK_ROUTE */) as number;
-    v0 = ifNameToIndex('v0') as number;
-  } finally {
-    setns(home, CLONE_NEWNET);
-    close(home);
-    close(there);
-  }
-  if (fd < 0) throw new Error(`socket(AF_NETLINK): errno ${koffi.errno()}`);
-  const rx = Buffer.alloc(1 << 16);
-  const write = (ops: KernelOp[]): number => {
-    let failed = 0;
-    const CHUNK = 128; // each acknowledgement's skb counts ~1 KiB against the socket's receive buffer
-    for (let i = 0; i < ops.length; i += CHUNK) {
-      const part = ops.slice(i, i + CHUNK);
-      const msgs = part.map((op, j) => encodeRouteOp(op, 254, 12, i + j + 1, (d) => (d === 'v0' ? v0 : undefined)));
-      const buf = Buffer.concat(msgs);
-      if ((send(fd, buf, buf.length, 0) as number) !== buf.length) throw new Error(`send: errno ${koffi.errno()}`);
-      const acks = new Map<number, number>();
-      while (acks.size < part.length) {
-        const n = recv(fd, rx, rx.length, 0) as number;
-        if (n <= 0) throw new Error(`recv: errno ${koffi.errno()}`);
-        parseAcks(rx.subarray(0, n), acks);
-      }
-      for (const e of acks.values()) if (e !== 0 && failed++ === 0) console.error(`netlink: first refusal: ${errnoReason(e)}`);
-    }
-    return failed;
-  };
-  const hops = [{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }];
-  const routes: KernelRoute[] = prefixes.map((prefix) => ({ prefix, type: 'unicast', metric: 0, nexthops: hops }));
+  const w = new NetlinkWriter({ netns: ns, table: 254, protocol: 12 });
+  const hops = GW.map((via) => ({ via, dev: 'v0' }));
+  const routes: KernelRoute[] = prefixes.map((prefix) => ({ prefix, type: 'unicast', metric: METRIC, nexthops: hops }));
+  const failed = (r: { errors: (string | undefined)[] }) => r.errors.filter((e) => e !== undefined);
   try {
     let c0 = cpuMs();
     let t = performance.now();
-    const addFailed = write(routes.map((route) => ({ op: 'replace', route })));
+    const a = await w.write(routes.map((route) => ({ op: 'replace', route })));
     const add = performance.now() - t;
     const addCpu = cpuMs() - c0;
-    if (addFailed > 0 || count('12') !== N) throw new Error(`netlink: ${addFailed} refused, ${count('12')} routes installed, expected ${N}`);
+    if (failed(a).length > 0 || count('12') !== N) throw new Error(`netlink: ${failed(a).length} refused (${failed(a)[0]}), ${count('12')} routes installed, expected ${N}`);
     c0 = cpuMs();
     t = performance.now();
-    const delFailed = write(routes.map((route) => ({ op: 'delete', route })));
+    const d = await w.write(routes.map((route) => ({ op: 'delete', route })));
     const del = performance.now() - t;
     const delCpu = cpuMs() - c0;
-    if (delFailed > 0 || count('12') !== 0) throw new Error(`netlink: ${delFailed} deletes refused, ${count('12')} routes left`);
-    rows.push({ who: 'rtnetlink from node (koffi), writes only', add, del, addCpu, delCpu, note: 'encoding and socket only: no plan, no monitor' });
+    if (failed(d).length > 0 || count('12') !== 0) throw new Error(`netlink: ${failed(d).length} deletes refused (${failed(d)[0]}), ${count('12')} routes left`);
+    rows.push({ who: 'rtnetlink writer alone (NetlinkWriter)', add, del, addCpu, delCpu, note: 'encoding, socket and acknowledgements only: no plan, no monitor' });
   } finally {
-    close(fd);
+    w.close();
   }
 }
 
@@ -218,11 +224,11 @@ async function bird(): Promise<void> {
     'protocol device { scan time 60; }',
     'protocol static s1 {',
     '  disabled;',
-    '  ipv4;',
-    ...prefixes.map((p) => `  route ${p} via 192.0.2.7 via 192.0.2.8;`),
+    `  ${V6 ? 'ipv6' : 'ipv4'};`,
+    ...prefixes.map((p) => `  route ${p} via ${GW[0]} via ${GW[1]};`),
     '}',
     // As on a Calico node, minus learn/scan 2 (a scan every 2 s of 100k routes would be measured too).
-    'protocol kernel k1 { ipv4 { import none; export all; }; merge paths on; scan time 3600; metric 0; kernel table 254; }',
+    `protocol kernel k1 { ${V6 ? 'ipv6' : 'ipv4'} { import none; export all; }; merge paths on; scan time 3600; metric ${METRIC}; kernel table 254; }`,
   ];
   writeFileSync(conf, lines.join('\n') + '\n');
   const pidFile = join(work, 'bird.pid');
@@ -236,12 +242,12 @@ async function bird(): Promise<void> {
   };
   let t = performance.now();
   birdc('enable', 's1');
-  await until('BIRD: every route exported to the kernel', 600_000, () => exported() === N);
+  await until('BIRD: every route exported to the kernel', 3_600_000, () => exported() === N, 25);
   const add = performance.now() - t;
   if (count('bird') !== N) throw new Error(`BIRD: ${count('bird')} routes in the kernel, expected ${N}`);
   t = performance.now();
   birdc('disable', 's1');
-  await until('BIRD: no route exported', 600_000, () => exported() === 0);
+  await until('BIRD: no route exported', 3_600_000, () => exported() === 0, 25);
   const del = performance.now() - t;
   if (count('bird') !== 0) throw new Error(`BIRD: ${count('bird')} routes left in the kernel`);
   birdc('down');
@@ -323,35 +329,54 @@ async function main(): Promise<void> {
     ip('-n', ns, 'link', 'set', 'v0', 'up');
     ip('-n', ns, 'link', 'set', 'v1', 'up');
     ip('-n', ns, 'addr', 'add', '192.0.2.1/24', 'dev', 'v0');
+    ip('-n', ns, 'addr', 'add', '2001:db8:ffff::1/64', 'dev', 'v0', 'nodad');
+    const loadBefore = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     const failed: string[] = [];
     const steps: [string, () => Promise<void> | void][] = [
       ['floor', () => floor('`ip -batch` (floor)')],
       ['monitor', withMonitor],
-      ['tsbgp', kernelFib],
+      ['tsbgp', () => kernelFib('netlink', 'tsbgp KernelFib (rtnetlink writer)')],
+      ['tsbgp-ip', () => kernelFib('iproute2', 'tsbgp KernelFib (iproute2 writer)')],
       ['netlink', netlink],
       ['bird', bird],
       ['frr', frr],
     ];
-    for (const [name, step] of steps) {
-      if (!only.has(name)) continue;
-      try {
-        await step();
-      } catch (err) {
-        failed.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
-        // Leave the table empty for the next row.
-        spawnSync('ip', ['-n', ns, 'route', 'flush', 'table', '254', 'proto', '12']);
+    for (let run = 0; run < RUNS; run++) {
+      for (const [name, step] of steps) {
+        if (!only.has(name)) continue;
+        try {
+          await step();
+        } catch (err) {
+          failed.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+          // Leave the table empty for the next row.
+          spawnSync('ip', ['-n', ns, FAM, 'route', 'flush', 'table', '254', 'proto', '12']);
+        }
       }
     }
-    const floorRow = rows.find((r) => r.who.endsWith('(floor)'));
-    const ratio = (x: number, f: number | undefined) => (f ? ` (${(x / f).toFixed(2)}×)` : '');
-    const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-    console.log(`${N.toLocaleString('en')} IPv4 /32 routes, two ECMP next hops each, into a namespace's main table; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}\n`);
-    console.log('| who | install | withdraw | node CPU (install / withdraw) |\n|---|---|---|---|');
-    for (const r of rows) {
-      console.log(`| ${r.who} | ${s(r.add)}${ratio(r.add, floorRow?.add)} | ${s(r.del)}${ratio(r.del, floorRow?.del)} | ${r.addCpu !== undefined ? `${s(r.addCpu)} / ${s(r.delCpu!)}` : '—'} |`);
-    }
-    for (const r of rows) if (r.note) console.log(`\n${r.who}: ${r.note}`);
-    for (const f of failed) console.log(`\nFAILED ${f}`);
+    const loadAfter = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    // Medians per row over the runs.
+    const whos = [...new Set(rows.map((r) => r.who))];
+    const med = whos.map((who) => {
+      const rs = rows.filter((r) => r.who === who);
+      const m = (f: (r: Row) => number | undefined) => (rs.every((r) => f(r) !== undefined) ? median(rs.map((r) => f(r)!)) : undefined);
+      return { who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note };
+    });
+    const floorRow = med.find((r) => r.who.endsWith('(floor)'));
+    const birdRow = med.find((r) => r.who.startsWith('BIRD'));
+    const x = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : 'n/a');
+    const sec = (ms: number | undefined) => (ms === undefined ? '—' : Number((ms / 1000).toFixed(2)));
+    emit({
+      suite: SET === 'v4-32' ? 'kernel' : `kernel-${SET}`,
+      title: `Kernel FIB: ${DESC}, two ECMP next hops each, installed and withdrawn`,
+      columns: ['who', 'install (s)', 'withdraw (s)', 'install / floor', 'withdraw / floor', 'install / BIRD', 'withdraw / BIRD', 'node CPU install (s)', 'node CPU withdraw (s)'],
+      rows: med.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
+      notes: [
+        `${RUNS === 1 ? 'One run' : `Medians of ${RUNS} runs`} of each row, one after another, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). Load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after, on 2 cores.`,
+        'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its `ip monitor` parsing every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
+        ...med.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
+        ...failed.map((f) => `FAILED ${f}`),
+      ],
+    });
     if (failed.length > 0) process.exitCode = 1;
   } finally {
     teardown();

@@ -21,6 +21,10 @@ export interface KernelStatusJson {
   readonly error: string | null;
   readonly table: number | string;
   readonly protocol: number;
+  /** What writes the routes: rtnetlink from the agent, or `ip -batch` (null while off). */
+  readonly writer: 'netlink' | 'iproute2' | null;
+  /** Why it is `ip -batch` when rtnetlink was wanted (koffi cannot load; no permission in the agent's process). */
+  readonly writerNote: string | null;
   readonly restarting: boolean;
   readonly installed: number;
   readonly desired: number;
@@ -65,6 +69,8 @@ export function kernelStatusJson(s: SpeakerApi | undefined, plan: Plan): KernelS
     error: st.error ?? null,
     table: st.table,
     protocol: st.protocol,
+    writer: st.writer ?? null,
+    writerNote: st.writerNote ?? null,
     restarting: st.restarting,
     installed: st.routes.installed,
     desired: st.routes.desired,
@@ -80,6 +86,7 @@ export function kernelStatusText(k: KernelStatusJson | null | undefined): string
   if (k === null || k === undefined) return ['Kernel routes: off (agent started without --kernel on)'];
   if (!k.enabled) return [`Kernel routes: OFF: ${k.error ?? 'stopped'}`];
   const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
+  if (k.writerNote) lines.push(`  ${k.writerNote}`);
   for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
   if (k.refusedCount > k.refused.length) lines.push(`  … and ${k.refusedCount - k.refused.length} more`);
   return lines;

@@ -61,6 +61,12 @@ export class FibCore {
   private allDirty = false;
   /** Prefixes the kernel told us about since the last plan (their outcome comes from the kernel, not from `applied`). */
   private readonly seen = new Set<string>();
+  /**
+   * Gateway resolutions within one plan: a next hop is shared by many routes,
+   * and its answer depends only on the connected networks, the interfaces
+   * and the lookups, which do not change during a plan.
+   */
+  private readonly resolvedGateways = new Map<string, { readonly g: Gateway; readonly h: NextHop | string | 'pending' }[]>();
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -182,8 +188,11 @@ export class FibCore {
   neededLookups(): string[] {
     if (!this.recursive) return [];
     const out = new Set<string>();
+    const checked = new Set<string>();
     const want = (g: Gateway) => {
-      if (g.onlink || this.lookups.has(g.address) || out.has(g.address)) return;
+      if (g.onlink || checked.has(g.address)) return;
+      checked.add(g.address);
+      if (this.lookups.has(g.address)) return;
       let a: Address;
       try {
         a = Address.parse(g.address);
@@ -215,11 +224,16 @@ export class FibCore {
   plan(): KernelOp[] {
     const keys: Iterable<string> = this.allDirty ? new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]) : this.dirty;
     const ops: KernelOp[] = [];
-    for (const p of keys) this.planPrefix(p, ops);
+    this.resolvedGateways.clear();
+    try {
+      for (const p of keys) this.planPrefix(p, ops);
+    } finally {
+      this.resolvedGateways.clear();
+    }
     this.allDirty = false;
     this.dirty.clear();
     this.seen.clear();
-    return ops;
+    return orderOps(ops);
   }
 
   private planPrefix(prefix: string, ops: KernelOp[]): void {
@@ -287,20 +301,28 @@ export class FibCore {
   resolve(prefix: string, want: DesiredRoute): Resolved {
     const metric = want.metric ?? this.metricOf(prefix);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
-    const hops = new Map<string, NextHop>();
+    const hops: NextHop[] = [];
     const reasons: string[] = [];
     let pending = false;
-    for (const g of want.gateways.slice(0, this.ecmp)) {
-      const h = this.resolveGateway(g);
+    const n = Math.min(want.gateways.length, this.ecmp);
+    for (let i = 0; i < n; i++) {
+      const g = want.gateways[i];
+      let known = this.resolvedGateways.get(g.address);
+      if (known === undefined) this.resolvedGateways.set(g.address, (known = []));
+      let h = known.find((x) => x.g === g || (x.g.dev === g.dev && !x.g.onlink === !g.onlink && x.g.peer === g.peer))?.h;
+      if (h === undefined) {
+        h = this.resolveGateway(g);
+        known.push({ g, h });
+      }
       if (h === 'pending') pending = true;
       else if (typeof h === 'string') reasons.push(h);
-      else hops.set(hopKey(h), h);
+      else if (!hops.some((x) => x.via === (h as NextHop).via && x.dev === (h as NextHop).dev && !x.onlink === !(h as NextHop).onlink)) hops.push(h);
     }
-    if (hops.size === 0) {
+    if (hops.length === 0) {
       if (pending) return { ok: 'pending' };
       return { ok: false, reason: reasons.length > 0 ? reasons.join('; ') : 'no next hop' };
     }
-    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: sortNextHops([...hops.values()]) };
+    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: sortNextHops(hops) };
     return reasons.length > 0 ? { ok: true, route, partial: `next hop(s) left out: ${reasons.join('; ')}` } : { ok: true, route };
   }
 
@@ -389,6 +411,30 @@ export interface KernelEntry {
   readonly note?: string;
 }
 
+/**
+ * The order operations are written in: every replace first (a route moving
+ * to another metric is written before the old one goes), then the deletes,
+ * most specific prefix first. Each operation touches its own (prefix,
+ * metric), so the order changes no outcome, only the kernel's cost: deleting
+ * a covering prefix before the routes inside it made the kernel take 8×
+ * longer for the 262,143 prefixes of 198.18.0.0/15 (src/kernel/README.md).
+ */
+export function orderOps(ops: KernelOp[]): KernelOp[] {
+  const replaces: KernelOp[] = [];
+  const byLength: KernelOp[][] = [];
+  for (const op of ops) {
+    if (op.op === 'replace') {
+      replaces.push(op);
+      continue;
+    }
+    const slash = op.route.prefix.lastIndexOf('/');
+    const len = slash < 0 ? 128 : Number(op.route.prefix.slice(slash + 1)) || 0;
+    (byLength[len] ??= []).push(op);
+  }
+  for (let len = byLength.length - 1; len >= 0; len--) if (byLength[len] !== undefined) for (const op of byLength[len]) replaces.push(op);
+  return replaces;
+}
+
 function safeAddress(s: string): Address | undefined {
   try {
     return Address.parse(s.replace(/%.*$/, ''));
@@ -401,17 +447,27 @@ export function hopKey(h: NextHop): string {
   return `${h.via ?? ''}|${h.dev ?? ''}|${h.onlink ? 1 : 0}`;
 }
 
+/** Sorts in place by `hopKey` (each key built once). */
 export function sortNextHops(hops: NextHop[]): NextHop[] {
-  return hops.sort((a, b) => {
-    const x = hopKey(a);
-    const y = hopKey(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  if (hops.length < 2) return hops;
+  if (hops.length === 2) {
+    if (hopKey(hops[0]) > hopKey(hops[1])) hops.reverse();
+    return hops;
+  }
+  const keyed = hops.map((h) => ({ h, k: hopKey(h) }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  for (let i = 0; i < hops.length; i++) hops[i] = keyed[i].h;
+  return hops;
 }
 
 export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
   if (a.prefix !== b.prefix || a.type !== b.type || a.metric !== b.metric || a.nexthops.length !== b.nexthops.length) return false;
-  for (let i = 0; i < a.nexthops.length; i++) if (hopKey(a.nexthops[i]) !== hopKey(b.nexthops[i])) return false;
+  for (let i = 0; i < a.nexthops.length; i++) {
+    const x = a.nexthops[i];
+    const y = b.nexthops[i];
+    // as hopKey(x) === hopKey(y), without building the keys
+    if ((x.via ?? '') !== (y.via ?? '') || (x.dev ?? '') !== (y.dev ?? '') || !x.onlink !== !y.onlink) return false;
+  }
   return true;
 }
 

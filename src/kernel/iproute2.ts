@@ -4,6 +4,7 @@
  * kernel routes, and `ip -force -batch` error output as one reason per line.
  */
 import { Prefix } from '../net/prefix.js';
+import { canonicalV6Prefix } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
 import type { ConnectedRoute, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
 
@@ -17,8 +18,17 @@ function routeType(t: string | undefined): RouteType {
 }
 
 /** "default", a bare host address or a prefix → canonical prefix; undefined when it is none. */
+const V4_OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+/** A bare IPv4 address already in canonical form (no leading zeros): its /32 needs no parsing. */
+const CANONICAL_V4 = new RegExp(`^(?:${V4_OCTET}\\.){3}${V4_OCTET}$`);
+
 export function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
   if (dst === 'default') return family === 4 ? '0.0.0.0/0' : '::/0';
+  if (family === 4 && CANONICAL_V4.test(dst)) return `${dst}/32`;
+  if (family === 6) {
+    const fast = canonicalV6Prefix(dst);
+    if (fast !== undefined) return fast;
+  }
   try {
     return Prefix.parse(dst, { allowBareAddress: true }).toString();
   } catch {
@@ -99,8 +109,37 @@ export type MonitorEvent =
   | { readonly kind: 'link'; readonly name: string; readonly deleted: boolean }
   | { readonly kind: 'other' };
 
+/**
+ * A route line's destination and the rest. The rest (type, protocol, table,
+ * metric, next hops) is the same for every route written alike, so a
+ * parse of it is kept (a bounded memo) and only the destination is read
+ * per line: most lines are the echoes of a batch of similar routes.
+ */
+const ROUTE_HEAD = /^(Deleted )?([0-9.]+|[0-9a-f]*:[0-9a-f:.]*)(\/\d{1,3})? (.*)$/i;
+const LINK_HEAD = /^(?:Deleted )?\d+:\s/;
+const tails = new Map<string, { readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly type: RouteType; readonly metric: number; readonly nexthops: readonly NextHop[] }>();
+
 /** One line of `ip -o -N monitor route link`. */
 export function parseMonitorLine(line: string): MonitorEvent {
+  const m = LINK_HEAD.test(line) ? null : ROUTE_HEAD.exec(line);
+  if (m === null) return parseMonitorLineFully(line);
+  const family: 4 | 6 = m[2].includes(':') ? 6 : 4;
+  const key = `${m[1] !== undefined ? 'D' : ''}${family}${m[4]}`;
+  const known = tails.get(key);
+  if (known !== undefined) {
+    const prefix = canonicalPrefix(`${m[2]}${m[3] ?? ''}`, family);
+    if (prefix !== undefined) return { kind: 'route', deleted: known.deleted, table: known.table, protocol: known.protocol, route: { prefix, type: known.type, metric: known.metric, nexthops: known.nexthops } };
+  }
+  const ev = parseMonitorLineFully(line);
+  // Only a line whose family the destination alone decides (an IPv4 destination with an IPv6 next hop is read as IPv6).
+  if (ev.kind === 'route' && (family === 6) === ev.route.prefix.includes(':')) {
+    if (tails.size >= 256) tails.clear();
+    tails.set(key, { deleted: ev.deleted, table: ev.table, protocol: ev.protocol, type: ev.route.type, metric: ev.route.metric, nexthops: ev.route.nexthops });
+  }
+  return ev;
+}
+
+function parseMonitorLineFully(line: string): MonitorEvent {
   let rest = line.replace(/\\\t/g, ' \u0001 ').replace(/\\/g, ' ').trim();
   let deleted = false;
   if (rest.startsWith('Deleted ')) {

@@ -1,7 +1,9 @@
 /**
- * KernelFib: the shell around FibCore. It talks to the kernel through
- * iproute2 — `ip -force -batch -` per batch of operations (a failed line is
- * reported with the kernel's reason while the rest is applied), `ip -json
+ * KernelFib: the shell around FibCore. It writes routes through a
+ * RouteWriter chosen at start (route-writer.ts): rtnetlink requests from
+ * this process through koffi, or `ip -force -batch -` where that cannot be
+ * used — either way each refused operation is reported with the kernel's
+ * reason while the rest is applied. It reads through iproute2: `ip -json
  * route show` dumps, `ip -json route get` for recursive next hops, and one
  * long-lived `ip -o -N monitor route link` for events (a route of ours
  * deleted or changed by someone else is put back at once; an interface or
@@ -19,7 +21,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { FibCore, sameRoute } from './fib-core.js';
-import { formatOp, parseBatchErrors, parseConnectedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import { formatOp, parseConnectedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';
 import type { ConnectedRoute, DesiredRoute, KernelOp, KernelRoute, Refusal } from './types.js';
 
 export interface KernelFibOptions {
@@ -41,6 +44,12 @@ export interface KernelFibOptions {
   readonly netns?: string;
   /** The `ip` binary (default "ip" on PATH). */
   readonly ipBinary?: string;
+  /**
+   * How routes are written: 'netlink' (default: rtnetlink requests from this
+   * process through koffi; iproute2 where that cannot load or this process
+   * may not write routes) or 'iproute2' (`ip -force -batch -`).
+   */
+  readonly writer?: WriterKind;
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -51,6 +60,10 @@ export interface KernelStatus {
   readonly error?: string;
   readonly table: number | string;
   readonly protocol: number;
+  /** What writes the routes (once running): rtnetlink from this process, or `ip -batch`. */
+  readonly writer?: WriterKind;
+  /** Why the writer is not the one asked for (koffi cannot load; no permission in this process). */
+  readonly writerNote?: string;
   /** Adopted routes are still kept (the restart is not over). */
   readonly restarting: boolean;
   readonly routes: { readonly desired: number; readonly installed: number; readonly refused: number; readonly stale: number };
@@ -106,6 +119,8 @@ export class KernelFib {
   /** Prefixes the batch being written deletes (their Deleted events are ours). */
   private deleting = new Set<string>();
   private connectedWanted = false;
+  private writer: RouteWriter | undefined;
+  private writerNote: string | undefined;
 
   constructor(private readonly opts: KernelFibOptions = {}) {
     const protocol = opts.protocol ?? 12;
@@ -122,6 +137,7 @@ export class KernelFib {
     this.scanMs = scan * 1000;
     this.ip = opts.ipBinary ?? 'ip';
     this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
+    if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2') throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
   }
 
   private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
@@ -140,13 +156,14 @@ export class KernelFib {
       this.log('error', `kernel programming is off: ${why}`);
       return;
     }
+    this.writer = this.chooseWriter();
     this.enabled = true;
     this.startMonitor();
     await this.refreshConnected();
     await this.resync();
     if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
     this.scanTimer?.unref?.();
-    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
+    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
   }
 
   private async preflight(): Promise<string | undefined> {
@@ -178,6 +195,35 @@ export class KernelFib {
     return undefined;
   }
 
+  /**
+   * The writer: rtnetlink from this process unless iproute2 was asked for,
+   * koffi cannot load, or this process may not write routes (the capability
+   * may sit on `ip` only, as in the image): then `ip -batch`, said once in
+   * the log and in status().writerNote.
+   */
+  private chooseWriter(): RouteWriter {
+    const ip = new IpBatchWriter((a, l) => this.run(a, l), this.nsArgs, this.table, this.protocol);
+    if (this.opts.writer === 'iproute2') return ip;
+    let nl: NetlinkWriter | undefined;
+    try {
+      nl = new NetlinkWriter({ netns: this.opts.netns, table: this.table, protocol: this.protocol });
+      // The preflight's probe again, from this process: delete a route that does not exist.
+      const why = nl.probe();
+      if (why !== undefined) {
+        nl.close();
+        nl = undefined;
+        this.writerNote = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
+      }
+    } catch (err) {
+      nl?.close();
+      nl = undefined;
+      this.writerNote = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
+    }
+    if (nl !== undefined) return nl;
+    this.log('warning', `kernel: ${this.writerNote}`);
+    return ip;
+  }
+
   /** Stops watching; our routes stay in the kernel (the next start adopts them). */
   async stop(): Promise<void> {
     if (this.stopped) return;
@@ -187,6 +233,7 @@ export class KernelFib {
     if (this.kick !== undefined) clearImmediate(this.kick);
     this.monitor?.kill();
     this.monitor = undefined;
+    this.writer?.close();
     for (const w of this.waiters.splice(0)) w();
   }
 
@@ -223,6 +270,8 @@ export class KernelFib {
       ...(this.error !== undefined ? { error: this.error } : {}),
       table: this.enabled ? this.table : this.tableName,
       protocol: this.protocol,
+      ...(this.writer !== undefined ? { writer: this.writer.kind } : {}),
+      ...(this.writerNote !== undefined ? { writerNote: this.writerNote } : {}),
       restarting: this.core.isRestarting,
       routes: this.core.counts,
       refused: this.core.refusals(100),
@@ -255,7 +304,8 @@ export class KernelFib {
         if (ops.length > 0) await this.apply(ops);
       }
     } catch (err) {
-      this.log('error', `kernel: ${err instanceof Error ? err.message : String(err)}`);
+      // Stopping closes the writer under a batch being written: not an error.
+      if (!this.stopped) this.log('error', `kernel: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
       this.busy = false;
     }
@@ -264,25 +314,30 @@ export class KernelFib {
   }
 
   private async apply(ops: KernelOp[]): Promise<void> {
-    const lines = ops.map((op) => formatOp(op, this.table, this.protocol));
     this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
-    const r = await this.run([...this.nsArgs, '-force', '-batch', '-'], lines);
-    // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
-    const mine = this.deleting;
-    setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
-    if (r.error !== undefined) throw new Error(`ip -batch: ${r.error.message}`);
-    const errors = parseBatchErrors(r.stderr);
+    let result;
+    try {
+      result = await this.writer!.write(ops);
+    } finally {
+      // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
+      const mine = this.deleting;
+      setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+    }
+    if (this.stopped) return;
+    const errors = result.errors;
+    // Some acknowledgements were lost: what the kernel holds is read again.
+    if (result.uncertain) this.resyncWanted = true;
     this.counters.written += ops.length;
-    this.counters.failed += errors.size;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
-      let err = errors.get(i + 1);
+      let err = errors[i];
+      if (err !== undefined) this.counters.failed++;
       // Deleting what is already gone is what we wanted.
       if (err !== undefined && op.op === 'delete' && /No such process|not found/i.test(err)) err = undefined;
       this.core.applied(op, err);
       const p = op.route.prefix;
       if (err !== undefined && op.op === 'replace') {
-        if (this.reported.get(p) !== err) this.log('warning', `kernel refused route ${p}: ${err}`, { route: lines[i] });
+        if (this.reported.get(p) !== err) this.log('warning', `kernel refused route ${p}: ${err}`, { route: formatOp(op, this.table, this.protocol) });
         this.reported.set(p, err);
       } else if (op.op === 'replace') this.reported.delete(p);
     }

@@ -1,8 +1,8 @@
 /**
  * The one place that loads native code: `koffi` (an FFI package with
  * prebuilt binaries) and the C library, lazily, on first use. Only shells
- * import this (the socket shell for TCP-MD5 / TTL security; the kernel shell
- * may too). Where koffi or libc cannot load — another OS or architecture, a
+ * import this (the socket shell for TCP-MD5 / TTL security, the BFD socket
+ * shell, the kernel shell's rtnetlink writer). Where koffi or libc cannot load — another OS or architecture, a
  * missing prebuilt — `libc()` throws a `NativeUnavailableError` naming why,
  * the feature that asked says so, and nothing else is affected.
  */
@@ -17,6 +17,17 @@ export interface Libc {
   setsockoptFprog(fd: number, level: number, name: number, program: Uint8Array, count: number): number;
   close(fd: number): number;
   errno(): number;
+  /** open(2), for a network namespace's file (`/var/run/netns/NAME`). */
+  open(path: string, flags: number): number;
+  /** setns(2): moves the calling thread into the namespace `fd` names. */
+  setns(fd: number, nstype: number): number;
+  send(fd: number, buf: Uint8Array, length: number, flags: number): number;
+  /** recv(2) into `buf`; returns the byte count, or −1 (see errno). */
+  recv(fd: number, buf: Uint8Array, length: number, flags: number): number;
+  /** if_nametoindex(3) in the calling thread's network namespace; 0: no such interface. */
+  ifNameToIndex(name: string): number;
+  /** strerror(3): the C library's words for an errno ("Network is unreachable"). */
+  strerror(errno: number): string;
 }
 
 export class NativeUnavailableError extends Error {
@@ -36,6 +47,12 @@ export const koffiLibcLoader: LibcLoader = () => {
   const setsockopt = lib.func('int setsockopt(int fd, int level, int name, const void *value, uint32_t length)');
   const getsockopt = lib.func('int getsockopt(int fd, int level, int name, _Out_ void *value, _Inout_ uint32_t *length)');
   const close = lib.func('int close(int fd)');
+  const open = lib.func('int open(const char *path, int flags)');
+  const setns = lib.func('int setns(int fd, int nstype)');
+  const send = lib.func('intptr_t send(int fd, const void *buf, size_t len, int flags)');
+  const recv = lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)');
+  const ifNameToIndex = lib.func('unsigned int if_nametoindex(const char *name)');
+  const strerror = lib.func('const char *strerror(int errnum)');
   // struct sock_fprog { unsigned short len; struct sock_filter *filter; } (anonymous: a reload must not redefine a name)
   const fprog = koffi.struct({ len: 'uint16_t', filter: 'void *' });
   const setsockoptFprog = lib.func('setsockopt', 'int', ['int', 'int', 'int', koffi.pointer(fprog), 'uint32_t']);
@@ -45,6 +62,12 @@ export const koffiLibcLoader: LibcLoader = () => {
     getsockopt: (fd, level, name, value, length) => getsockopt(fd, level, name, value, length) as number,
     setsockoptFprog: (fd, level, name, program, count) => setsockoptFprog(fd, level, name, { len: count, filter: program }, koffi.sizeof(fprog)) as number,
     close: (fd) => close(fd) as number,
+    open: (path, flags) => open(path, flags) as number,
+    setns: (fd, nstype) => setns(fd, nstype) as number,
+    send: (fd, buf, length, flags) => Number(send(fd, buf, length, flags)),
+    recv: (fd, buf, length, flags) => Number(recv(fd, buf, length, flags)),
+    ifNameToIndex: (name) => ifNameToIndex(name) as number,
+    strerror: (errno) => String(strerror(errno)),
     errno: () => koffi.errno(),
   };
 };
@@ -86,6 +109,6 @@ export function setLibcLoader(next: LibcLoader | undefined): void {
 
 /** "setsockopt(TCP_MD5SIG) on fd 12: errno 22 (EINVAL)". */
 export function errnoText(errno: number): string {
-  const names: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP', 97: 'EAFNOSUPPORT' };
+  const names: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP', 97: 'EAFNOSUPPORT', 105: 'ENOBUFS' };
   return `errno ${errno}${names[errno] ? ` (${names[errno]})` : ''}`;
 }

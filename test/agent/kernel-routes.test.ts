@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { kernelRoutesJson, kernelRoutesText } from '../../src/agent/kernel.js';
+import { kernelRoutesJson, kernelRoutesText, kernelStatusText } from '../../src/agent/kernel.js';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import type { Path } from '../../src/rib/path.js';
@@ -71,5 +71,17 @@ describe('tsbgp routes --kernel', () => {
   it('IPv6 routes never arrive over an IPv4 session (or the reverse): one family per session, as Calico\'s bird and bird6', () => {
     expect(peerOptions(peer('192.0.2.20')).families).toEqual(['ipv4']);
     expect(peerOptions(peer('2001:db8::20')).families).toEqual(['ipv6']);
+  });
+});
+
+describe('`tsbgp status` kernel lines', () => {
+  const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 4, stale: 0, refused: [{ prefix: '198.19.64.0/26', reason: 'Network is unreachable (Nexthop has invalid gateway)' }], refusedCount: 1, programClusterRoutes: 'Enabled' };
+  it('say why routes go through ip -batch when rtnetlink was wanted, and nothing when it is used', () => {
+    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual([
+      'Kernel routes: table 254, proto 12: 3 installed of 4 wanted, 1 refused',
+      '  refused 198.19.64.0/26: Network is unreachable (Nexthop has invalid gateway)',
+    ]);
+    const note = 'cannot write routes over netlink from this process (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): writing through ip -batch';
+    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note })[1]).toBe(`  ${note}`);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { FibCore } from '../../src/kernel/fib-core.js';
+import { FibCore, orderOps } from '../../src/kernel/fib-core.js';
 import type { DesiredRoute, KernelRoute } from '../../src/kernel/types.js';
 import { converge, sameTable, SimKernel } from './sim.js';
 
@@ -149,6 +149,28 @@ describe('FibCore', () => {
     core.setRoute('203.0.113.0/24', via('192.0.2.7'));
     converge(core, k);
     expect(k.routes()).toEqual([{ prefix: '203.0.113.0/24', type: 'unicast', metric: 1024, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] }]);
+  });
+
+  it('writes every replace first, then the deletes, most specific prefix first', () => {
+    const { core, k } = fresh({ restarting: false });
+    const nested = ['198.18.0.0/15', '198.18.0.0/16', '198.19.0.0/16', '198.18.0.0/24', '198.18.0.1/32', '2001:db8::/32', '2001:db8::/64'];
+    for (const p of nested) core.setRoute(p, via(p.includes(':') ? '2001:db8:ffff::7' : '192.0.2.7'));
+    converge(core, k);
+    for (const p of nested) core.setRoute(p, undefined);
+    core.setRoute('203.0.113.0/24', via('192.0.2.8'));
+    const ops = core.plan();
+    expect(ops.map((o) => `${o.op} ${o.route.prefix}`)).toEqual([
+      'replace 203.0.113.0/24',
+      'delete 2001:db8::/64',
+      'delete 198.18.0.1/32',
+      'delete 2001:db8::/32',
+      'delete 198.18.0.0/24',
+      'delete 198.18.0.0/16',
+      'delete 198.19.0.0/16',
+      'delete 198.18.0.0/15',
+    ]);
+    for (const op of ops) core.applied(op);
+    expect(orderOps([])).toEqual([]);
   });
 
   it('validates its options', () => {

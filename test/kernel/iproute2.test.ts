@@ -59,3 +59,32 @@ describe('iproute2 language', () => {
     expect([...parseRtTables('#\n255\tlocal\n254\tmain\n100 pods # ours\n')]).toEqual([['local', 255], ['main', 254], ['pods', 100]]);
   });
 });
+
+describe('parseMonitorLine on a batch of echoes (the parse of the rest of the line is kept)', () => {
+  const tail = ' proto 12 linkdown \\\tnexthop via 192.0.2.7 dev v0 weight 1 linkdown \\\tnexthop via 192.0.2.8 dev v0 weight 1 linkdown ';
+  const hops = [{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }];
+
+  it('each line keeps its own destination, deletion and family; links stay links', () => {
+    const evs = ['198.18.0.1', '198.18.0.2', 'Deleted 198.18.0.1', '198.18.1.0/24', 'Deleted 198.18.0.3', '198.18.0.4'].map((h) => parseMonitorLine(`${h}${tail}`));
+    expect(evs.map((e) => (e.kind === 'route' ? [e.deleted, e.route.prefix, e.protocol, e.table, e.route.metric, e.route.nexthops] : e.kind))).toEqual([
+      [false, '198.18.0.1/32', 12, 254, 0, hops],
+      [false, '198.18.0.2/32', 12, 254, 0, hops],
+      [true, '198.18.0.1/32', 12, 254, 0, hops],
+      [false, '198.18.1.0/24', 12, 254, 0, hops],
+      [true, '198.18.0.3/32', 12, 254, 0, hops],
+      [false, '198.18.0.4/32', 12, 254, 0, hops],
+    ]);
+    const v6 = ' via 2001:db8:ffff::7 dev v0 proto 12 metric 1024 pref medium';
+    expect([parseMonitorLine(`2001:db8:1::/64${v6}`), parseMonitorLine(`2001:db8:2::/64${v6}`)].map((e) => (e.kind === 'route' ? [e.route.prefix, e.route.metric, e.route.nexthops] : e.kind))).toEqual([
+      ['2001:db8:1::/64', 1024, [{ via: '2001:db8:ffff::7', dev: 'v0' }]],
+      ['2001:db8:2::/64', 1024, [{ via: '2001:db8:ffff::7', dev: 'v0' }]],
+    ]);
+    // an IPv4 destination with an IPv6 next hop is read as IPv6 every time, not from a kept IPv4 parse
+    const mixed = ' proto 12 \\\tnexthop via inet6 fe80::1 dev v0 weight 1 ';
+    expect([parseMonitorLine(`198.18.0.9${mixed}`), parseMonitorLine(`198.18.0.10${mixed}`)].map((e) => (e.kind === 'route' ? e.route.nexthops : e.kind))).toEqual([[{ via: 'fe80::1', dev: 'v0' }], [{ via: 'fe80::1', dev: 'v0' }]]);
+    expect(parseMonitorLine('3: v0@v1: <BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state UP')).toMatchObject({ kind: 'link', name: 'v0' });
+    expect(parseMonitorLine('Deleted 3: v0@v1: <BROADCAST,MULTICAST> mtu 1500')).toMatchObject({ kind: 'link', name: 'v0', deleted: true });
+    // a destination that is not an address is still no route, though the rest of its line is known
+    expect(parseMonitorLine(`198.018.0.1${tail}`)).toEqual({ kind: 'other' });
+  });
+});

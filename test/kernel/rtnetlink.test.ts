@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { encodeRouteOp, errnoReason, NLMSG_ERROR, parseAcks, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
+import { encodeRouteOp, errnoReason, NLMSG_ERROR, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
+import fc from 'fast-check';
 import type { KernelRoute } from '../../src/kernel/types.js';
+import { Prefix } from '../../src/net/prefix.js';
 
 /** Attributes after the rtmsg: type → value bytes. */
 function attrs(b: Buffer, from: number, to: number): Map<number, Buffer> {
@@ -77,5 +79,102 @@ describe('rtnetlink encoding', () => {
     expect(errnoReason(999)).toBe('errno 999');
     // a truncated datagram stops the walk instead of reading past it
     expect(parseAcks(ack(9, 0).subarray(0, 30)).size).toBe(0);
+  });
+});
+
+describe('RouteEncoder and extended acknowledgements', () => {
+  const route = (prefix: string, hops = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }]): KernelRoute => ({ prefix, type: 'unicast', metric: 0, nexthops: hops });
+
+  it('a chunk is the requests one after another, each as encodeRouteOp writes it alone', () => {
+    const e = new RouteEncoder(254, 12);
+    const ops = [
+      { op: 'replace' as const, route: route('198.18.0.1/32') },
+      { op: 'replace' as const, route: route('2001:db8:1::/48', [{ via: 'fe80::1', dev: 'eth0' }]) },
+      { op: 'delete' as const, route: route('198.18.255.0/24') },
+      { op: 'replace' as const, route: { prefix: '203.0.113.0/26', type: 'blackhole' as const, metric: 7, nexthops: [] } },
+    ];
+    ops.forEach((op, i) => e.add(op, 100 + i, ifindex));
+    const alone = Buffer.concat(ops.map((op, i) => encodeRouteOp(op, 254, 12, 100 + i, ifindex)));
+    expect(e.bytes.equals(alone)).toBe(true);
+    // each request starts where the previous one's length says
+    let at = 0;
+    const seqs: number[] = [];
+    while (at < e.length) {
+      seqs.push(e.bytes.readUInt32LE(at + 8));
+      at += e.bytes.readUInt32LE(at);
+    }
+    expect(seqs).toEqual([100, 101, 102, 103]);
+    e.reset();
+    expect(e.length).toBe(0);
+  });
+
+  it('IPv4 destinations written from text match the full parser, and bad text is still refused', () => {
+    for (const p of ['0.0.0.0/0', '198.18.0.1/32', '255.255.255.255/32', '10.1.2.0/24']) {
+      const b = encodeRouteOp({ op: 'delete', route: route(p) }, 254, 12, 1, ifindex);
+      expect([...attrs(b, 28, b.length).get(1)!].join('.')).toBe(p.split('/')[0]);
+      expect(b[17]).toBe(Number(p.split('/')[1]));
+    }
+    for (const bad of ['198.18.0.256/32', '198.18.0/24', '198.18.0.1/33', '1.2.3.4.5/32']) expect(() => encodeRouteOp({ op: 'delete', route: route(bad) }, 254, 12, 1, ifindex)).toThrow();
+  });
+
+  it('a missing interface throws and leaves nothing half written in the chunk', () => {
+    const e = new RouteEncoder(254, 12);
+    e.add({ op: 'replace', route: route('198.18.0.1/32') }, 1, ifindex);
+    const before = Buffer.from(e.bytes);
+    expect(() => e.add({ op: 'replace', route: route('198.18.0.2/32', [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'tunl0' }]) }, 2, ifindex)).toThrow('Cannot find device "tunl0"');
+    expect(e.bytes.equals(before)).toBe(true);
+    // a chunk larger than the first buffer grows it
+    for (let i = 0; i < 2000; i++) e.add({ op: 'replace', route: route(`198.18.${i >> 8}.${i & 255}/32`) }, 10 + i, ifindex);
+    expect(e.length).toBe(before.length * 2001);
+  });
+
+  it('an error acknowledgement with NLMSGERR_ATTR_MSG gives the kernel message, capped or not', () => {
+    const msg = Buffer.from('Nexthop has invalid gateway\0');
+    const tlv = Buffer.alloc((4 + msg.length + 3) & ~3);
+    tlv.writeUInt16LE(4 + msg.length, 0);
+    tlv.writeUInt16LE(1, 2);
+    msg.copy(tlv, 4);
+    const ack = (seq: number, err: number, echoed: Buffer, flags: number) => {
+      const head = Buffer.alloc(20);
+      head.writeUInt16LE(NLMSG_ERROR, 4);
+      head.writeUInt16LE(flags, 6);
+      head.writeUInt32LE(seq, 8);
+      head.writeInt32LE(err, 16);
+      const b = Buffer.concat([head, echoed, flags & 0x200 ? tlv : Buffer.alloc(0)]);
+      b.writeUInt32LE(b.length, 0);
+      return b;
+    };
+    const request = encodeRouteOp({ op: 'replace', route: route('198.18.0.1/32') }, 254, 12, 5, ifindex);
+    const capped = ack(5, -101, request.subarray(0, 16), 0x100 | 0x200);
+    const full = ack(6, -101, request, 0x200);
+    const plain = ack(7, -19, request.subarray(0, 16), 0x100);
+    const ok = ack(8, 0, request.subarray(0, 16), 0x100);
+    expect([...parseAckDetails(Buffer.concat([capped, full, plain, ok]))]).toEqual([
+      [5, { errno: 101, message: 'Nexthop has invalid gateway' }],
+      [6, { errno: 101, message: 'Nexthop has invalid gateway' }],
+      [7, { errno: 19 }],
+      [8, { errno: 0 }],
+    ]);
+  });
+});
+
+describe('IPv6 destinations written from text', () => {
+  it('match the full parser for every form (compressed, leading and trailing ::, upper case), and bad text is refused', () => {
+    const dst = (p: string) => {
+      const b = encodeRouteOp({ op: 'delete', route: { prefix: p, type: 'unicast', metric: 1024, nexthops: [] } }, 254, 12, 1, () => undefined);
+      return [b[17], attrs(b, 28, b.length).get(1)!.toString('hex')];
+    };
+    const hex = (p: string) => [Number(p.split('/')[1]), Buffer.from(Prefix.parse(p).network.toBytes()).toString('hex')];
+    for (const p of ['::/0', '2001:db8::/32', '2001:db8:1:2::/64', '2001:db8:0:0:1::/80', '::1/128', '2001:DB8:ABCD::/48', '2001:db8:1:2:3:4:5:6/128', 'fe80::/10', '2001:db8::1:0/128', '1::/16'])
+      expect(dst(p), p).toEqual(hex(p));
+    // any address as fast-check writes it (compressed or not, any case), and as we print it
+    fc.assert(fc.property(fc.ipV6(), (a) => {
+      if (a.includes('.')) return; // embedded IPv4: the full parser's case
+      const want = Buffer.from(Prefix.parse(`${a}/128`).network.toBytes()).toString('hex');
+      expect(dst(`${a}/128`)).toEqual([128, want]);
+      expect(dst(`${Prefix.parse(`${a}/128`).network.toString()}/128`)).toEqual([128, want]);
+    }), { numRuns: 500 });
+    for (const bad of ['2001:db8:::/48', '2001:db8::1::/64', '2001:db8:12345::/48', '2001:db8:/32', ':2001:db8::/32', '2001:db8::/129', '1:2:3:4:5:6:7:8:9/128'])
+      expect(() => dst(bad), bad).toThrow();
   });
 });

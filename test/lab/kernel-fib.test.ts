@@ -5,12 +5,17 @@
  * deleted by hand coming back (event, not scan), a per-route refusal with
  * the reason while the rest is installed, routes persisting across a stop
  * and adopted by the next process until End-of-RIB, an unknown table and
- * a missing CAP_NET_ADMIN as one clear error with BGP still running.
+ * a missing CAP_NET_ADMIN as one clear error with BGP still running; and
+ * KernelFib alone with each writer (rtnetlink from node, `ip -batch` when
+ * chosen or when koffi cannot load): the same routes, and a route the
+ * kernel refuses carrying the kernel's reason.
  */
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KernelFib } from '../../src/kernel/kernel-fib.js';
+import { setLibcLoader } from '../../src/native/libc.js';
 import { established, eventually, FAST, link, running, speaker, stopAll } from '../speaker/helpers.js';
 import { requireLab } from './require.js';
 import { destroyNamespace, ip } from './shell.js';
@@ -105,5 +110,63 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
     expect(r.stderr).toBe('');
     const st = JSON.parse(r.stdout.trim().split('\n').pop()!);
     expect(st).toMatchObject({ enabled: false, error: 'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability' });
+  });
+
+  describe('KernelFib alone, with each writer (table 100)', () => {
+    const table100 = (): Record<string, string[] | string> => {
+      const rows = JSON.parse(ip('-n', NS, '-j', 'route', 'show', 'table', '100', 'proto', '12') || '[]') as Row[];
+      return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
+    };
+    const exercise = async (fib: KernelFib) => {
+      await fib.start();
+      fib.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
+      fib.setRoute('203.0.113.128/26', { kind: 'blackhole' });
+      // lo is no way to 192.0.2.7: the kernel says no, and why
+      fib.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7', dev: 'lo' }] });
+      await fib.flushed();
+      const installed = table100();
+      const st = fib.status();
+      for (const p of ['203.0.113.0/26', '203.0.113.64/26', '203.0.113.128/26']) fib.setRoute(p, undefined);
+      await fib.flushed();
+      const after = table100();
+      await fib.stop();
+      return { installed, st, after };
+    };
+
+    it('rtnetlink (the default): routes written, a refusal carries the kernel\'s reason', async () => {
+      const logs: string[] = [];
+      const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, log: (l, m) => logs.push(`${l} ${m}`) }));
+      expect(r.st).toMatchObject({ enabled: true, writer: 'netlink', routes: { installed: 2, refused: 1 } });
+      expect(r.st.writerNote).toBeUndefined();
+      expect(r.installed).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.128/26': 'blackhole' });
+      // strerror of the errno, and the kernel's extended message
+      expect(r.st.refused).toEqual([{ prefix: '203.0.113.64/26', reason: 'Network is unreachable (Nexthop has invalid gateway)', by: 'kernel' }]);
+      expect(logs).toContain('warning kernel refused route 203.0.113.64/26: Network is unreachable (Nexthop has invalid gateway)');
+      expect(r.after).toEqual({});
+    }, 30_000);
+
+    it('iproute2 when chosen: the same routes, the refusal in ip\'s words', async () => {
+      const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, writer: 'iproute2' }));
+      expect(r.st).toMatchObject({ enabled: true, writer: 'iproute2', routes: { installed: 2, refused: 1 } });
+      expect(r.st.writerNote).toBeUndefined();
+      expect(r.installed).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.128/26': 'blackhole' });
+      expect(r.st.refused).toEqual([{ prefix: '203.0.113.64/26', reason: 'Nexthop has invalid gateway.', by: 'kernel' }]);
+      expect(r.after).toEqual({});
+    }, 30_000);
+
+    it('iproute2 where koffi cannot load, said once in the log and in status', async () => {
+      setLibcLoader(() => { throw new Error('no prebuilt binary for sparc'); });
+      try {
+        const logs: string[] = [];
+        const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, log: (l, m) => logs.push(`${l} ${m}`) }));
+        expect(r.st).toMatchObject({ enabled: true, writer: 'iproute2', routes: { installed: 2, refused: 1 } });
+        expect(r.st.writerNote).toMatch(/^cannot write routes over netlink from this process \(cannot load the FFI package koffi and libc on linux\/\w+: no prebuilt binary for sparc\): writing through ip -batch$/);
+        expect(logs.filter((l) => l.includes('koffi'))).toEqual([`warning kernel: ${r.st.writerNote}`]);
+        expect(r.installed).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.128/26': 'blackhole' });
+        expect(r.after).toEqual({});
+      } finally {
+        setLibcLoader(undefined);
+      }
+    }, 30_000);
   });
 });
