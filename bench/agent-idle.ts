@@ -7,6 +7,7 @@
  *
  *   node --import tsx bench/agent-idle.ts [--quick] [--runs N] [--entry LABEL=PATH]...
  *
+ * --entry-flags LABEL="FLAGS" gives one entry's agent node flags of its own.
  * --entry compares builds side by side in one run (e.g. an older commit's
  * dist/src/agent/main.js built in a worktree); without it, this tree's
  * dist/ is measured (rebuilt first when a source file is newer) and the run
@@ -31,14 +32,18 @@ const SETTLE_MS = 2000;
 const SAMPLES = 5;
 const MANIFESTS = resolve('examples/yaobank/base');
 
-const entries: { label: string; path: string }[] = [];
+const entries: { label: string; path: string; flags: string[] }[] = [];
+/** --entry-flags LABEL="--max-semi-space-size=2 ...": node flags for that entry's agent only (to weigh a V8 flag side by side). */
+const flagsFor = new Map<string, string[]>();
 process.argv.forEach((a, i) => {
-  if (a !== '--entry') return;
+  if (a !== '--entry' && a !== '--entry-flags') return;
   const v = process.argv[i + 1] ?? '';
   const eq = v.indexOf('=');
-  if (eq < 1) throw new Error(`--entry wants LABEL=PATH, got ${JSON.stringify(v)}`);
-  entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)) });
+  if (eq < 1) throw new Error(`${a} wants LABEL=${a === '--entry' ? 'PATH' : 'FLAGS'}, got ${JSON.stringify(v)}`);
+  if (a === '--entry-flags') flagsFor.set(v.slice(0, eq), v.slice(eq + 1).split(/\s+/).filter(Boolean));
+  else entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)), flags: [] });
 });
+for (const e of entries) e.flags = flagsFor.get(e.label) ?? [];
 const guarded = entries.length === 0;
 
 function newestMtime(dir: string): number {
@@ -58,7 +63,7 @@ if (guarded) {
     const b = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
     if (b.status !== 0) throw new Error(`npm run build failed (exit ${b.status})`);
   }
-  entries.push({ label: 'this tree', path: main });
+  entries.push({ label: 'this tree', path: main, flags: [] });
 }
 
 function statusKb(pid: number, field: string): number {
@@ -73,12 +78,12 @@ interface Run {
   readyMs: number;
 }
 
-async function once(entry: string, i: number): Promise<Run> {
+async function once(entry: string, entryFlags: readonly string[], i: number): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), `tsbgp-idle-${process.pid}-`));
   const control = join(dir, 'control.sock');
   const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [entry, 'agent', '--node', 'worker1', '--manifests', MANIFESTS, '--listen-port', String(port), '--control', control, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...entryFlags, entry, 'agent', '--node', 'worker1', '--manifests', MANIFESTS, '--listen-port', String(port), '--control', control, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited: string | undefined;
@@ -114,7 +119,7 @@ async function once(entry: string, i: number): Promise<Run> {
 // Runs interleaved across entries, so that machine load hits them alike.
 const results = new Map<string, Run[]>(entries.map((e) => [e.label, []]));
 for (let i = 0; i < RUNS; i++) {
-  for (const e of entries) results.get(e.label)!.push(await once(e.path, i));
+  for (const e of entries) results.get(e.label)!.push(await once(e.path, e.flags, i));
 }
 
 const rows = entries.map((e) => {
@@ -127,7 +132,7 @@ emit({
   columns: ['build', 'idle RSS (MB, median)', 'min', 'max', 'peak RSS, VmHWM (MB)', 'start to configured (ms)', 'goal (MB)'],
   rows,
   notes: [
-    `\`tsbgp agent --node worker1 --manifests examples/yaobank/base\` (the compiled CLI, ${entries.map((e) => `${e.label}: ${e.path}`).join('; ')}), a fresh process per run, ${RUNS} runs${entries.length > 1 ? ' interleaved across builds' : ''}. Configured = its control socket answers \`status\` with the speaker set up; then ${SETTLE_MS / 1000} s of settling and the median of ${SAMPLES} VmRSS readings from /proc/PID/status, 200 ms apart. The peers (192.0.2.x) are unreachable: no session comes up. MB = 10^6 bytes.`,
+    `\`tsbgp agent --node worker1 --manifests examples/yaobank/base\` (the compiled CLI, ${entries.map((e) => `${e.label}: ${[...e.flags, e.path].join(' ')}`).join('; ')}), a fresh process per run, ${RUNS} runs${entries.length > 1 ? ' interleaved across builds' : ''}. Configured = its control socket answers \`status\` with the speaker set up; then ${SETTLE_MS / 1000} s of settling and the median of ${SAMPLES} VmRSS readings from /proc/PID/status, 200 ms apart. The peers (192.0.2.x) are unreachable: no session comes up. MB = 10^6 bytes.`,
     `The smoke run fails when this tree's idle RSS exceeds the goal (${GOAL_MB} MB) by more than 25% (${LIMIT_MB} MB).`,
   ],
 });

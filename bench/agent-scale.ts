@@ -12,6 +12,8 @@
  *   node --import tsx bench/agent-scale.ts [--quick] [--runs N] [--cases files:10000,api:10000,files:100000]
  *     [--entry LABEL=PATH/dist/src/agent/main.js]... [--snapshot DIR]
  *
+ * --entry-flags LABEL="FLAGS" gives one entry's agent node flags of its own
+ * (a V8 flag weighed side by side: the same build with and without it).
  * --entry compares builds side by side in one run, runs interleaved (an
  * older commit's dist/ built in a folder of its own); without it this
  * tree's dist/ is measured (rebuilt when src/ is newer). --snapshot writes a
@@ -50,14 +52,18 @@ const goalFor = (n: number) => (n >= 100_000 ? 400 : n >= 10_000 ? 120 : undefin
 const ROUTER = '127.0.0.2';
 const PER_FILE = 1000;
 
-const entries: { label: string; path: string }[] = [];
+const entries: { label: string; path: string; flags: string[] }[] = [];
+/** --entry-flags LABEL="--max-semi-space-size=2 ...": node flags for that entry's agent only (to weigh a V8 flag side by side). */
+const flagsFor = new Map<string, string[]>();
 process.argv.forEach((a, i) => {
-  if (a !== '--entry') return;
+  if (a !== '--entry' && a !== '--entry-flags') return;
   const v = process.argv[i + 1] ?? '';
   const eq = v.indexOf('=');
-  if (eq < 1) throw new Error(`--entry wants LABEL=PATH, got ${JSON.stringify(v)}`);
-  entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)) });
+  if (eq < 1) throw new Error(`${a} wants LABEL=${a === '--entry' ? 'PATH' : 'FLAGS'}, got ${JSON.stringify(v)}`);
+  if (a === '--entry-flags') flagsFor.set(v.slice(0, eq), v.slice(eq + 1).split(/\s+/).filter(Boolean));
+  else entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)), flags: [] });
 });
+for (const e of entries) e.flags = flagsFor.get(e.label) ?? [];
 
 function newestMtime(dir: string): number {
   let t = 0;
@@ -75,7 +81,7 @@ if (entries.length === 0) {
     const b = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
     if (b.status !== 0) throw new Error(`npm run build failed (exit ${b.status})`);
   }
-  entries.push({ label: 'this tree', path: main });
+  entries.push({ label: 'this tree', path: main, flags: [] });
 }
 
 function statusKb(pid: number, field: string): number {
@@ -84,12 +90,21 @@ function statusKb(pid: number, field: string): number {
   return Number(m[1]);
 }
 const mb = (kb: number) => (kb * 1024) / 1e6;
+/** The process's CPU time so far (user + system, s), from /proc/PID/stat (clock ticks of 1/100 s on Linux). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) in parentheses: utime is the 14th field, stime the 15th.
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
 
 interface Run {
   rssMb: number;
   hwmMb: number;
   /** From the start of the process to the last route at the receiver. */
   fullMs: number;
+  /** The agent's CPU time (user + system) up to the RSS reading. */
+  cpuS: number;
   routes: number;
 }
 
@@ -112,7 +127,7 @@ async function apiCluster(_dir: string, n: number, peer: WirePeer): Promise<Clus
   return { args: ['--kubeconfig', server.kubeconfig], close: () => server.stop() };
 }
 
-async function once(entry: string, source: SourceKind, n: number, i: number, snapshotName?: string): Promise<Run> {
+async function once(entry: string, entryFlags: readonly string[], source: SourceKind, n: number, i: number, snapshotName?: string): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), `tsbgp-scale-${process.pid}-`));
   const peer = await startWirePeer(ROUTER, 65000);
   let cluster: Cluster | undefined;
@@ -123,7 +138,7 @@ async function once(entry: string, source: SourceKind, n: number, i: number, sna
     const routes = Math.ceil(n / 2);
     const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
     const t0 = performance.now();
-    const nodeFlags = [...nodeFlagsArg, ...(snapshotName ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
+    const nodeFlags = [...entryFlags, ...nodeFlagsArg, ...(snapshotName ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
     child = spawn(process.execPath, [...nodeFlags, entry, 'agent', '--node', 'worker1', ...cluster.args, '--listen-port', String(port), '--control', join(dir, 'control.sock'), '--log-level', 'warn'], { stdio: ['ignore', agentLog ? 'pipe' : 'ignore', 'pipe'], cwd: dir });
     if (agentLog) child.stdout!.on('data', (d: Buffer) => appendFileSync(agentLog, d));
     let stderr = '';
@@ -151,7 +166,7 @@ async function once(entry: string, source: SourceKind, n: number, i: number, sna
       rss.push(statusKb(child.pid!, 'VmRSS'));
       await sleep(200);
     }
-    const run = { rssMb: mb(median(rss)), hwmMb: mb(statusKb(child.pid!, 'VmHWM')), fullMs, routes: peer.announced() };
+    const run = { rssMb: mb(median(rss)), hwmMb: mb(statusKb(child.pid!, 'VmHWM')), fullMs, cpuS: cpuSeconds(child.pid!), routes: peer.announced() };
     if (snapshotName && snapshotDir) {
       child.kill('SIGUSR2');
       // Node writes the snapshot into the agent's folder: done when its size holds still.
@@ -187,8 +202,8 @@ for (const c of CASES) {
     for (const e of entries) {
       const key = `${e.label}|${c.source}:${c.n}`;
       const snap = snapshotDir && i === 0 ? `${e.label}-${c.source}-${c.n}`.replace(/[^\w.-]/g, '_') : undefined;
-      const r = await once(e.path, c.source, c.n, i, snap);
-      console.log(`${e.label}, ${c.n} Services (${c.source}): RSS ${r.rssMb.toFixed(1)} MB, peak ${r.hwmMb.toFixed(1)} MB, first advertisement ${(r.fullMs / 1000).toFixed(1)} s`);
+      const r = await once(e.path, e.flags, c.source, c.n, i, snap);
+      console.log(`${e.label}, ${c.n} Services (${c.source}): RSS ${r.rssMb.toFixed(1)} MB, peak ${r.hwmMb.toFixed(1)} MB, first advertisement ${(r.fullMs / 1000).toFixed(1)} s, CPU ${r.cpuS.toFixed(2)} s`);
       results.set(key, [...(results.get(key) ?? []), r]);
     }
   }
@@ -197,15 +212,15 @@ for (const c of CASES) {
 const rows = CASES.flatMap((c) =>
   entries.map((e) => {
     const rs = results.get(`${e.label}|${c.source}:${c.n}`)!;
-    return [`${c.n.toLocaleString('en-US')} Services, ${c.source === 'files' ? 'manifest files' : 'Kubernetes API'}`, e.label, Math.round(median(rs.map((r) => r.rssMb)) * 10) / 10, Math.round(median(rs.map((r) => r.hwmMb)) * 10) / 10, Math.round(median(rs.map((r) => r.fullMs))), goalFor(c.n) ?? ''];
+    return [`${c.n.toLocaleString('en-US')} Services, ${c.source === 'files' ? 'manifest files' : 'Kubernetes API'}`, e.label, Math.round(median(rs.map((r) => r.rssMb)) * 10) / 10, Math.round(median(rs.map((r) => r.hwmMb)) * 10) / 10, Math.round(median(rs.map((r) => r.fullMs))), Math.round(median(rs.map((r) => r.cpuS)) * 100) / 100, goalFor(c.n) ?? ''];
   }),
 );
 emit({
   suite: 'agent-scale',
   title: 'Agent memory at scale: RSS after the first advertisement',
-  columns: ['cluster', 'build', 'RSS (MB, median)', 'peak RSS, VmHWM (MB)', 'start to last route (ms)', 'goal (MB)'],
+  columns: ['cluster', 'build', 'RSS (MB, median)', 'peak RSS, VmHWM (MB)', 'start to last route (ms)', 'agent CPU, user + system (s)', 'goal (MB)'],
   rows,
   notes: [
-    `\`tsbgp agent --node worker1 --manifests DIR\` or \`--kubeconfig FILE\` (the compiled CLI: ${entries.map((e) => `${e.label}: ${e.path}`).join('; ')}), a fresh process per run, ${RUNS} run${RUNS === 1 ? '' : 's'} per case${entries.length > 1 ? ', interleaved across builds' : ''}. N Services of type LoadBalancer (eTP Local) with one EndpointSlice each, half with a ready endpoint on the node (N/2 /32s advertised); files hold 1,000 Services each; the API is the test API server in its own process. RSS: median of 5 VmRSS readings, 200 ms apart, once the receiver holds every route and a second passed without an UPDATE. MB = 10^6 bytes.`,
+    `\`tsbgp agent --node worker1 --manifests DIR\` or \`--kubeconfig FILE\` (the compiled CLI: ${entries.map((e) => `${e.label}: ${[...e.flags, e.path].join(' ')}`).join('; ')}), a fresh process per run, ${RUNS} run${RUNS === 1 ? '' : 's'} per case${entries.length > 1 ? ', interleaved across builds' : ''}. N Services of type LoadBalancer (eTP Local) with one EndpointSlice each, half with a ready endpoint on the node (N/2 /32s advertised); files hold 1,000 Services each; the API is the test API server in its own process. RSS: median of 5 VmRSS readings, 200 ms apart, once the receiver holds every route and a second passed without an UPDATE. Agent CPU: user + system time from /proc/PID/stat at that reading (start-up, load, plan, advertisement, the quiet second). MB = 10^6 bytes.`,
   ],
 });

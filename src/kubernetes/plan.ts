@@ -4,7 +4,8 @@ import { planKernel, type KernelPlan } from './kernel.js';
 import { planPeers } from './peers.js';
 import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason } from './plan-types.js';
 import type { BGPFilter, CommunityValue, Node } from './resources.js';
-import { planService, type ServiceContext, type ServiceContribution } from './services.js';
+import { nodeMessages, planService, type ServiceContext, type ServiceContribution } from './services.js';
+import { none } from './compact.js';
 import { serviceKey, type ClusterState } from './state.js';
 import { parseCommunityLiteral } from './validate.js';
 
@@ -81,7 +82,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     .map((p) => ({ name: p.name, cidr: p.cidr, disabled: p.disabled, disableBGPExport: p.disableBGPExport }));
   return {
     config,
-    serviceContext: { nodeName, excluded, config },
+    serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName) },
     node: summary,
     listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined },
     routes,
@@ -116,7 +117,9 @@ function compareStr(a: string, b: string): number {
 }
 
 /** Resolves prefixAdvertisements for one prefix (all matching entries, in order, no repeats). Unknown names are skipped (planGlobal reports them). */
-export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): CommunityValue[] {
+export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly CommunityValue[] {
+  // Most routes have none: the shared empty list, not one per route.
+  if (cfg.prefixAdvertisements.length === 0) return none();
   const out: CommunityValue[] = [];
   const seen = new Set<string>();
   for (const pa of cfg.prefixAdvertisements) {
@@ -128,7 +131,7 @@ export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): CommunityV
       out.push(value);
     }
   }
-  return out;
+  return out.length === 0 ? none() : out;
 }
 
 function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
@@ -158,23 +161,53 @@ export function compareRefused(a: RefusedIP, b: RefusedIP): number {
 }
 
 /**
+ * One prefix in the route index: the reason that wants it, or, when
+ * several do, every reason by `reasonKey` in `more`. Nearly every route has
+ * one reason, so nearly none carries a Map (about 200 bytes each).
+ */
+interface IndexEntry {
+  readonly prefix: Prefix;
+  reason: RouteReason;
+  more: Map<string, RouteReason> | undefined;
+}
+
+/**
  * The merged route table: every prefix with the reasons that want it. A
  * route stays while any reason is left (a /32 shared by several Services).
  */
 export class RouteIndex {
-  private readonly entries = new Map<number | string, { prefix: Prefix; reasons: Map<string, RouteReason> }>();
+  private readonly entries = new Map<number | string, IndexEntry>();
 
   add(prefix: Prefix, reason: RouteReason): void {
-    let e = this.entries.get(prefix.key);
-    if (!e) this.entries.set(prefix.key, (e = { prefix, reasons: new Map() }));
-    e.reasons.set(reasonKey(reason), reason);
+    const e = this.entries.get(prefix.key);
+    if (!e) this.entries.set(prefix.key, { prefix, reason, more: undefined });
+    else if (e.more) e.more.set(reasonKey(reason), reason);
+    else {
+      const had = reasonKey(e.reason);
+      const key = reasonKey(reason);
+      if (had === key) e.reason = reason;
+      else
+        e.more = new Map([
+          [had, e.reason],
+          [key, reason],
+        ]);
+    }
   }
 
   remove(prefix: Prefix, reason: RouteReason): void {
     const e = this.entries.get(prefix.key);
     if (!e) return;
-    e.reasons.delete(reasonKey(reason));
-    if (e.reasons.size === 0) this.entries.delete(prefix.key);
+    const key = reasonKey(reason);
+    if (!e.more) {
+      if (reasonKey(e.reason) === key) this.entries.delete(prefix.key);
+      return;
+    }
+    e.more.delete(key);
+    if (e.more.size === 0) this.entries.delete(prefix.key);
+    else if (e.more.size === 1) {
+      e.reason = e.more.values().next().value!;
+      e.more = undefined;
+    }
   }
 
   /** The planned route for one prefix, or undefined when nothing wants it. */
@@ -184,7 +217,7 @@ export class RouteIndex {
     return {
       prefix: e.prefix,
       communities: communitiesFor(e.prefix, cfg),
-      reasons: [...e.reasons.entries()].sort((a, b) => compareStr(a[0], b[0])).map(([, r]) => r),
+      reasons: e.more ? [...e.more.entries()].sort((a, b) => compareStr(a[0], b[0])).map(([, r]) => r) : [e.reason],
     };
   }
 

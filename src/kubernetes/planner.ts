@@ -1,6 +1,6 @@
 import { compareRefused, planFrom, planGlobal, planServiceByKey, RouteIndex, type GlobalPart } from './plan.js';
 import type { Plan, PlanDiff, PlannedRoute, RefusedIP } from './plan-types.js';
-import type { ServiceContribution } from './services.js';
+import { EMPTY_CONTRIBUTION, type ServiceContribution } from './services.js';
 import { ClusterState, serviceKey, type ClusterEvent } from './state.js';
 
 /** Above this many touched prefixes (or refused IPs) a patch rebuilds the arrays in one pass instead of splicing. */
@@ -87,7 +87,8 @@ export class Planner {
   private recomputeService(key: string): void {
     this.lastRecomputed++;
     const c = planServiceByKey(this.state, key, this.global.serviceContext);
-    if (c) this.contributions.set(key, c);
+    // A Service that contributes nothing is not kept (most ClusterIP Services).
+    if (c && c !== EMPTY_CONTRIBUTION) this.contributions.set(key, c);
     else this.contributions.delete(key);
   }
 

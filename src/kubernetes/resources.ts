@@ -255,7 +255,10 @@ export function isNamespaced(kind: ResourceKind): boolean {
 
 /** `kind/namespace/name` or `kind/name`: the identity of a resource across updates. */
 export function resourceKey(kind: ResourceKind, name: string, namespace?: string): string {
-  return isNamespaced(kind) ? `${kind}/${namespace ?? ''}/${name}` : `${kind}/${name}`;
+  // join makes one flat string; `+` and template literals make a tree of
+  // string pieces (a V8 ConsString) that a Map holding the key keeps, with
+  // the flat copy hashing makes (docs/agent-memory.md).
+  return isNamespaced(kind) ? [kind, namespace ?? '', name].join('/') : [kind, name].join('/');
 }
 
 export function keyOf(r: Resource): string {

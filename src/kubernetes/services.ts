@@ -2,6 +2,7 @@ import { Prefix, type Address } from '../net/index.js';
 import type { EffectiveConfig } from './config.js';
 import type { RefusedIP, RouteReason } from './plan-types.js';
 import type { EndpointSlice, Service } from './resources.js';
+import { compact, none } from './compact.js';
 
 /** What one Service contributes to this node's plan. */
 export interface ServiceContribution {
@@ -9,13 +10,34 @@ export interface ServiceContribution {
   readonly refused: readonly RefusedIP[];
 }
 
-export const EMPTY_CONTRIBUTION: ServiceContribution = { routes: [], refused: [] };
+export const EMPTY_CONTRIBUTION: ServiceContribution = Object.freeze({ routes: none<ServiceContribution['routes'][number]>(), refused: none<RefusedIP>() });
 
 export interface ServiceContext {
   readonly nodeName: string;
   /** This node is labelled exclude-from-external-load-balancers=true. */
   readonly excluded: boolean;
   readonly config: EffectiveConfig;
+  /** The refusal messages that name only the node: one string each for every Service that gets one (`nodeMessages`). */
+  readonly messages: NodeMessages;
+}
+
+export interface NodeMessages {
+  readonly excluded: string;
+  readonly notLocal: string;
+  readonly notReady: string;
+}
+
+export function nodeMessages(nodeName: string): NodeMessages {
+  return {
+    excluded: `node ${nodeName} is labelled node.kubernetes.io/exclude-from-external-load-balancers=true`,
+    notLocal: `externalTrafficPolicy=Local and no endpoint runs on node ${nodeName}`,
+    notReady: `externalTrafficPolicy=Local and no endpoint on node ${nodeName} is ready`,
+  };
+}
+
+/** A contribution as the planner keeps it: exact lists, the shared empty one when there is nothing. */
+function contribution(routes: ServiceContribution['routes'], refused: readonly RefusedIP[]): ServiceContribution {
+  return routes.length + refused.length === 0 ? EMPTY_CONTRIBUTION : { routes: compact(routes), refused: compact(refused) };
 }
 
 function isHostRoute(p: Prefix): boolean {
@@ -76,13 +98,13 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
     if (!entry) refuse(ip, 'loadBalancerIP', 'outside allow-list', `load-balancer IP ${ip} is not inside any serviceLoadBalancerIPs CIDR of BGPConfiguration default`);
     else candidates.push({ ip, source: 'loadBalancerIP', singleEntry: isHostRoute(entry) ? entry : undefined });
   }
-  if (candidates.length === 0) return { routes, refused };
+  if (candidates.length === 0) return contribution(routes, refused);
 
   if (ctx.excluded) {
     for (const c of candidates) {
-      if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'node excluded', `node ${nodeName} is labelled node.kubernetes.io/exclude-from-external-load-balancers=true`);
+      if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'node excluded', ctx.messages.excluded);
     }
-    return { routes, refused };
+    return contribution(routes, refused);
   }
 
   // ClusterIP services have no externalTrafficPolicy: they count as Cluster.
@@ -98,8 +120,8 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
     if (local) {
       if (facts.localReady) add(c, 'externalTrafficPolicy=Local with a ready local endpoint');
       else if (c.source !== 'clusterIP') {
-        if (facts.localAny) refuse(c.ip, c.source, 'not ready', `externalTrafficPolicy=Local and no endpoint on node ${nodeName} is ready`);
-        else refuse(c.ip, c.source, 'not-local', `externalTrafficPolicy=Local and no endpoint runs on node ${nodeName}`);
+        if (facts.localAny) refuse(c.ip, c.source, 'not ready', ctx.messages.notReady);
+        else refuse(c.ip, c.source, 'not-local', ctx.messages.notLocal);
       }
       continue;
     }
@@ -113,5 +135,5 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
     if (facts.anyReady) add(c, 'serviceLoadBalancerAggregation=Disabled with a ready endpoint');
     else if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'not ready', 'serviceLoadBalancerAggregation=Disabled and the service has no ready endpoint');
   }
-  return { routes, refused };
+  return contribution(routes, refused);
 }

@@ -20,7 +20,8 @@ export type ClusterEvent =
 
 /** The namespace/name of the Service a slice or service belongs to. */
 export function serviceKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
+  // One flat string, as resourceKey (the state's maps keep it).
+  return [namespace, name].join('/');
 }
 
 /**
@@ -41,7 +42,12 @@ export class ClusterState {
   readonly secrets = new Map<string, Secret>();
   /** tsbgp's own namespace, where secretKeyRefs point (secrets.ts secretNamespace()). */
   secretNamespace = 'kube-system';
-  private readonly slicesByService = new Map<string, Map<string, EndpointSlice>>();
+  /**
+   * By owning service: the one slice most Services have, or a Map by slice
+   * name for several (a Map per Service cost ~200 bytes each at 100,000
+   * Services; docs/agent-memory.md).
+   */
+  private readonly slicesByService = new Map<string, EndpointSlice | Map<string, EndpointSlice>>();
 
   /** Applies one event; returns the previous version of the resource (if any). */
   apply(ev: ClusterEvent): Resource | undefined {
@@ -58,6 +64,7 @@ export class ClusterState {
   slicesOf(namespace: string, name: string): EndpointSlice[] {
     const m = this.slicesByService.get(serviceKey(namespace, name));
     if (!m) return [];
+    if (!(m instanceof Map)) return [m];
     return [...m.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
@@ -116,9 +123,17 @@ export class ClusterState {
   private index(s: EndpointSlice): void {
     if (!s.serviceName) return;
     const sk = serviceKey(s.namespace, s.serviceName);
-    let m = this.slicesByService.get(sk);
-    if (!m) this.slicesByService.set(sk, (m = new Map()));
-    m.set(s.name, s);
+    const m = this.slicesByService.get(sk);
+    if (!m || (!(m instanceof Map) && m.name === s.name)) this.slicesByService.set(sk, s);
+    else if (m instanceof Map) m.set(s.name, s);
+    else
+      this.slicesByService.set(
+        sk,
+        new Map([
+          [m.name, m],
+          [s.name, s],
+        ]),
+      );
   }
 
   private unindex(s: EndpointSlice): void {
@@ -126,8 +141,13 @@ export class ClusterState {
     const sk = serviceKey(s.namespace, s.serviceName);
     const m = this.slicesByService.get(sk);
     if (!m) return;
+    if (!(m instanceof Map)) {
+      if (m.name === s.name) this.slicesByService.delete(sk);
+      return;
+    }
     m.delete(s.name);
-    if (m.size === 0) this.slicesByService.delete(sk);
+    if (m.size === 1) this.slicesByService.set(sk, m.values().next().value!);
+    else if (m.size === 0) this.slicesByService.delete(sk);
   }
 }
 

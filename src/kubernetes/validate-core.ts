@@ -2,6 +2,7 @@
 import { Address, type Family } from '../net/index.js';
 import type { Endpoint, EndpointAddressType, EndpointSlice, InterfaceAddress, Labels, Node, Secret, Service, ServiceType } from './resources.js';
 import { SecretValue } from './secrets.js';
+import { compact } from './compact.js';
 import { CALICO_ANNOTATIONS, SERVICE_NAME_LABEL } from './resources.js';
 import { addressValue, asList, asNumberValue, asObj, FieldError, optBool, optEnum, optStr, prefixValue, typeName, type Collector, type Obj } from './validate-fields.js';
 
@@ -58,8 +59,8 @@ export function validateNode(o: Obj, m: Meta, issues: Collector): Node {
     ipv4Address: issues.soft(() => ifAddr(CALICO_ANNOTATIONS.ipv4Address, 4), undefined),
     ipv6Address: issues.soft(() => ifAddr(CALICO_ANNOTATIONS.ipv6Address, 6), undefined),
     routeReflectorClusterId: rr === '' ? undefined : rr,
-    internalIPs,
-    podCIDRs,
+    internalIPs: compact(internalIPs),
+    podCIDRs: compact(podCIDRs),
   };
 }
 
@@ -105,13 +106,36 @@ export function validateService(o: Obj, m: Meta, issues: Collector): Service {
     labels: m.labels,
     type,
     headless,
-    clusterIPs,
-    externalIPs,
-    loadBalancerIngressIPs,
+    clusterIPs: compact(clusterIPs),
+    externalIPs: compact(externalIPs),
+    loadBalancerIngressIPs: compact(loadBalancerIngressIPs),
     specLoadBalancerIP: specLb ? issues.soft(() => addressValue(specLb, 'spec.loadBalancerIP'), undefined) : undefined,
     externalTrafficPolicy: issues.soft(() => optEnum(spec, 'externalTrafficPolicy', 'spec.', ['Cluster', 'Local'] as const), undefined) ?? 'Cluster',
-    ipFamilies,
+    ipFamilies: familiesOf(ipFamilies),
   };
+}
+
+/**
+ * Endpoints are the same few (node, readiness) pairs over and over: one
+ * frozen object per pair, for up to MAX_SHARED_NODES node names (beyond
+ * that, a fresh object each, so the table stays bounded).
+ */
+const sharedEndpoints = new Map<string | undefined, readonly [Endpoint, Endpoint]>();
+const MAX_SHARED_NODES = 10_000;
+function endpointOf(nodeName: string | undefined, ready: boolean): Endpoint {
+  let pair = sharedEndpoints.get(nodeName);
+  if (!pair) {
+    if (sharedEndpoints.size >= MAX_SHARED_NODES) return { nodeName, ready };
+    pair = [Object.freeze({ nodeName, ready: false }), Object.freeze({ nodeName, ready: true })];
+    sharedEndpoints.set(nodeName, pair);
+  }
+  return pair[ready ? 1 : 0];
+}
+
+/** The four lists of IP families a Service can have, shared by every Service. */
+const FAMILY_LISTS: readonly (readonly Family[])[] = [Object.freeze([4]), Object.freeze([6]), Object.freeze([4, 6]), Object.freeze([6, 4])];
+function familiesOf(list: readonly Family[]): readonly Family[] {
+  return FAMILY_LISTS.find((l) => l.length === list.length && l.every((f, i) => f === list[i])) ?? compact(list);
 }
 
 export function validateEndpointSlice(o: Obj, m: Meta, issues: Collector): EndpointSlice {
@@ -121,10 +145,10 @@ export function validateEndpointSlice(o: Obj, m: Meta, issues: Collector): Endpo
     const p = `endpoints[${i}]`;
     const entry = asObj(e, p);
     const cond = asObj(entry.conditions, `${p}.conditions`);
-    return { nodeName: optStr(entry, 'nodeName', `${p}.`), ready: optBool(cond, 'ready', `${p}.conditions.`) !== false };
+    return endpointOf(optStr(entry, 'nodeName', `${p}.`), optBool(cond, 'ready', `${p}.conditions.`) !== false);
   });
   const svc = m.labels[SERVICE_NAME_LABEL];
-  return { kind: 'EndpointSlice', namespace: m.namespace ?? 'default', name: m.name, serviceName: svc === '' ? undefined : svc, addressType, endpoints };
+  return { kind: 'EndpointSlice', namespace: m.namespace ?? 'default', name: m.name, serviceName: svc === '' ? undefined : svc, addressType, endpoints: compact(endpoints) };
 }
 
 /** `data` (base64) and `stringData` (plain, wins, as the API server merges it); values as UTF-8 text, never in a message. */

@@ -113,10 +113,10 @@ export function intValue(v: unknown, path: string, min: number, max: number): nu
 export function optEnum<T extends string>(o: Obj, key: string, path: string, values: readonly T[]): T | undefined {
   const v = optStr(o, key, path);
   if (v === undefined) return undefined;
-  if (!(values as readonly string[]).includes(v)) {
-    throw new FieldError(`${path}${key}`, `unknown value ${JSON.stringify(v)} (expected one of ${values.join(', ')})`);
-  }
-  return v as T;
+  const i = (values as readonly string[]).indexOf(v);
+  if (i < 0) throw new FieldError(`${path}${key}`, `unknown value ${JSON.stringify(v)} (expected one of ${values.join(', ')})`);
+  // The list's own string: one copy for every resource, not one per parsed text.
+  return values[i];
 }
 
 export function prefixValue(v: unknown, path: string): Prefix {
@@ -153,12 +153,17 @@ export function selectorValue(o: Obj, key: string, path: string): Selector | und
 export function labelMap(v: unknown, path: string): Labels {
   const o = asObj(v, path);
   const out: Record<string, string> = {};
+  let n = 0;
   for (const [k, val] of Object.entries(o)) {
     if (typeof val !== 'string') throw new FieldError(`${path}.${k}`, `expected a string value, got ${typeName(val)}`);
     out[k] = val;
+    n++;
   }
-  return out;
+  return n === 0 ? NO_LABELS : out;
 }
+
+/** The labels (or annotations) of every resource that has none: one frozen object. */
+export const NO_LABELS: Labels = Object.freeze({});
 
 /** uint32 AS number; also accepts asdot `x.y` text as Calico does. */
 export function asNumberValue(v: unknown, path: string): number {

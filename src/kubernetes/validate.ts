@@ -11,7 +11,7 @@ import { describe, isNamespaced, resourceKey } from './resources.js';
 import { KINDS, unknownFields } from './schema.js';
 import { validateBGPConfiguration, validateBGPFilter, validateBGPPeer, validateBlockAffinity, validateIPPool } from './validate-calico.js';
 import { validateEndpointSlice, validateNode, validateSecret, validateService, type Meta } from './validate-core.js';
-import { asObj, Collector, FieldError, labelMap, typeName, type Obj } from './validate-fields.js';
+import { asObj, Collector, FieldError, labelMap, NO_LABELS, typeName, type Obj } from './validate-fields.js';
 
 export { parseCommunityLiteral } from './validate-fields.js';
 
@@ -113,8 +113,8 @@ export function validateObject(raw: unknown, file?: string): ValidationResult {
     const m: Meta = {
       name,
       namespace,
-      labels: collector.soft(() => labelMap(meta.labels, 'metadata.labels'), {}),
-      annotations: collector.soft(() => labelMap(meta.annotations, 'metadata.annotations'), {}),
+      labels: collector.soft(() => labelMap(meta.labels, 'metadata.labels'), NO_LABELS),
+      annotations: collector.soft(() => labelMap(meta.annotations, 'metadata.annotations'), NO_LABELS),
     };
     resource = VALIDATORS[kind](o, m, collector);
   } catch (e) {

@@ -59,7 +59,8 @@ function eventKey(ev: ClusterEvent): string {
 export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
   const debounceMs = opts.debounceMs ?? 200;
   const layers: LayerLoad[] = paths.map(() => ({ entries: new Map(), issues: [], fault: undefined }));
-  let combined = new Map<string, { resource: Resource; file?: string }>();
+  /** Every layer's resources, the topmost winning; with one layer, that layer's own map (not a copy of it). */
+  let combined: ReadonlyMap<string, { resource: Resource; file?: string }> = new Map();
   const dirty = new Set<number>();
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
@@ -84,20 +85,24 @@ export async function watchLayers(paths: readonly string[], opts: { debounceMs?:
     }
     const before = new Map<string, { resource: Resource; file?: string }>();
     const after = new Map<string, { resource: Resource; file?: string }>();
+    const single = layers.length === 1;
     for (const key of [...changed].sort()) {
       const old = combined.get(key);
       const now = topmost(key);
       if (old) before.set(key, old);
       if (now) after.set(key, now);
-      if (now) combined.set(key, now);
-      else combined.delete(key);
+      if (single) continue;
+      if (now) (combined as Map<string, { resource: Resource; file?: string }>).set(key, now);
+      else (combined as Map<string, { resource: Resource; file?: string }>).delete(key);
     }
+    // One layer: its new map is the combined set (in key order, as mergeWithPrevious leaves it).
+    if (single) combined = layers[0].entries;
     return eventsBetween(before, after);
   };
   // The first load, then every reload, one at a time.
   let running: Promise<void> = (async () => {
     for (const [i, p] of paths.entries()) layers[i] = await loadLayer(p, new Map());
-    combined = combineLayers(layers.map((l) => l.entries));
+    combined = layers.length === 1 ? layers[0].entries : combineLayers(layers.map((l) => l.entries));
     opts.onChange(eventsBetween(new Map(), combined), issues());
   })();
   const reload = (which: readonly number[]) =>
