@@ -13,11 +13,11 @@
  * dist/ is measured (rebuilt first when a source file is newer) and the run
  * FAILS (exit 1) when the idle RSS exceeds its goal by more than 25%.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { agentEntries, statusKb } from './agent-builds.js';
 import { controlRequest } from '../src/agent/control.js';
 import { sleep, until } from './clock.js';
 import { emit, median } from './report.js';
@@ -32,45 +32,7 @@ const SETTLE_MS = 2000;
 const SAMPLES = 5;
 const MANIFESTS = resolve('examples/yaobank/base');
 
-const entries: { label: string; path: string; flags: string[] }[] = [];
-/** --entry-flags LABEL="--max-semi-space-size=2 ...": node flags for that entry's agent only (to weigh a V8 flag side by side). */
-const flagsFor = new Map<string, string[]>();
-process.argv.forEach((a, i) => {
-  if (a !== '--entry' && a !== '--entry-flags') return;
-  const v = process.argv[i + 1] ?? '';
-  const eq = v.indexOf('=');
-  if (eq < 1) throw new Error(`${a} wants LABEL=${a === '--entry' ? 'PATH' : 'FLAGS'}, got ${JSON.stringify(v)}`);
-  if (a === '--entry-flags') flagsFor.set(v.slice(0, eq), v.slice(eq + 1).split(/\s+/).filter(Boolean));
-  else entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)), flags: [] });
-});
-for (const e of entries) e.flags = flagsFor.get(e.label) ?? [];
-const guarded = entries.length === 0;
-
-function newestMtime(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-if (guarded) {
-  const main = resolve('dist/src/agent/main.js');
-  // Measure what `tsbgp` runs: the compiled agent, fresh.
-  if (!existsSync(main) || newestMtime('src') > statSync(main).mtimeMs) {
-    console.log('dist/ is missing or older than src/: npm run build');
-    const b = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
-    if (b.status !== 0) throw new Error(`npm run build failed (exit ${b.status})`);
-  }
-  entries.push({ label: 'this tree', path: main, flags: [] });
-}
-
-function statusKb(pid: number, field: string): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(m[1]);
-}
+const { entries, thisTree: guarded } = agentEntries();
 
 interface Run {
   rssMb: number;

@@ -20,11 +20,12 @@
  * heap snapshot of each agent after the readings (node
  * --heapsnapshot-signal), for bench/heap-summary.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { agentEntries, statusKb } from './agent-builds.js';
 import { startApiServer, type ApiServerProcess } from './api-server.js';
 import { sleep, until } from './clock.js';
 import { clusterObjects, list, serviceList } from './cluster-fixture.js';
@@ -52,43 +53,8 @@ const goalFor = (n: number) => (n >= 100_000 ? 400 : n >= 10_000 ? 120 : undefin
 const ROUTER = '127.0.0.2';
 const PER_FILE = 1000;
 
-const entries: { label: string; path: string; flags: string[] }[] = [];
-/** --entry-flags LABEL="--max-semi-space-size=2 ...": node flags for that entry's agent only (to weigh a V8 flag side by side). */
-const flagsFor = new Map<string, string[]>();
-process.argv.forEach((a, i) => {
-  if (a !== '--entry' && a !== '--entry-flags') return;
-  const v = process.argv[i + 1] ?? '';
-  const eq = v.indexOf('=');
-  if (eq < 1) throw new Error(`${a} wants LABEL=${a === '--entry' ? 'PATH' : 'FLAGS'}, got ${JSON.stringify(v)}`);
-  if (a === '--entry-flags') flagsFor.set(v.slice(0, eq), v.slice(eq + 1).split(/\s+/).filter(Boolean));
-  else entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)), flags: [] });
-});
-for (const e of entries) e.flags = flagsFor.get(e.label) ?? [];
+const { entries } = agentEntries();
 
-function newestMtime(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-if (entries.length === 0) {
-  const main = resolve('dist/src/agent/main.js');
-  if (!existsSync(main) || newestMtime('src') > statSync(main).mtimeMs) {
-    console.log('dist/ is missing or older than src/: npm run build');
-    const b = spawnSync('npm', ['run', 'build'], { stdio: 'inherit' });
-    if (b.status !== 0) throw new Error(`npm run build failed (exit ${b.status})`);
-  }
-  entries.push({ label: 'this tree', path: main, flags: [] });
-}
-
-function statusKb(pid: number, field: string): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no ${field} in /proc/${pid}/status`);
-  return Number(m[1]);
-}
 const mb = (kb: number) => (kb * 1024) / 1e6;
 /** The process's CPU time so far (user + system, s), from /proc/PID/stat (clock ticks of 1/100 s on Linux). */
 function cpuSeconds(pid: number): number {
