@@ -18,7 +18,7 @@ import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { familyName, familyOfAfi, unicastFamily } from './wire/families.js';
+import { familyName, familyOfAfi, UNICAST, unicastFamily } from './wire/families.js';
 import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
@@ -539,12 +539,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         const c = this.rib.adjRibInCounts(e.id, f);
         const l = e.limits.limitOf(name);
         const refused = this.rib.refusedCount(e.id, f);
+        const outstanding = e.limits.outstanding(name, refused);
         return {
           received: c.received,
           accepted: c.accepted,
           advertised: group?.adjRibOutSizeOf(f) ?? 0,
-          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, e.limits.outstanding(name, refused)), refused } : {}),
-          ...(l && e.limits.outstanding(name, refused) > 0 ? { refusedRecovery: e.peer.negotiated?.routeRefresh === true ? 'route-refresh' : 'session-restart' } : {}),
+          ...(l ? { limit: l.limit, limitState: limitState(l, c.received, outstanding), refused } : {}),
+          ...(l && outstanding > 0 ? { refusedRecovery: e.peer.negotiated?.routeRefresh === true ? 'route-refresh' : 'session-restart' } : {}),
         };
       };
       families = { ipv4: fam('ipv4', 4), ipv6: fam('ipv6', 6) };
@@ -722,7 +723,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         if (a.type === 'log') this.log(a.level, a.message, { peer: e.id, family: name });
         else if (a.type === 'refresh') {
           this.log('info', a.message, { peer: e.id, family: name });
-          e.peer.send({ type: 'routeRefresh', afi: f === 4 ? 1 : 2, safi: 1, subtype: 0 });
+          e.peer.send({ type: 'routeRefresh', ...UNICAST[f], subtype: 0 });
         } else {
           e.peer.automaticStop('MAXIMUM_PREFIXES', a.data, a.restartAfter);
           return;

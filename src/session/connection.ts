@@ -200,14 +200,9 @@ export class BgpConnection {
   /**
    * Queues whole, already encoded UPDATEs (header included, built for this
    * connection's encoding context by the packer): no decode, no re-encode.
-   * `bytes` holds `count` of them back to back (see `joinUpdates`).
+   * Each run holds `count` of them back to back (`joinUpdates`); several runs
+   * go to the kernel in one writev.
    */
-  sendUpdateBytes(bytes: Uint8Array, count = 1): boolean {
-    if (!this.isOpen) return false;
-    return this.write(bytes, LANE.update, true, count);
-  }
-
-  /** Queues runs of UPDATEs (`joinUpdates`); several runs go to the kernel in one writev. */
   sendUpdateRuns(runs: readonly UpdateRun[]): boolean {
     if (!this.isOpen) return false;
     const cork = runs.length > 1 && !this.blocked;

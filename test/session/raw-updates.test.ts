@@ -16,7 +16,7 @@ async function socketPair(): Promise<[Socket, Socket, () => void]> {
   return [client, other, () => server.close()];
 }
 
-describe('BgpConnection.sendUpdateBytes', () => {
+describe('BgpConnection.sendUpdateRuns, a message a run', () => {
   it('writes pre-encoded UPDATEs byte for byte and counts them', async () => {
     const [mine, theirs, close] = await socketPair();
     const stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
@@ -24,13 +24,13 @@ describe('BgpConnection.sendUpdateBytes', () => {
     theirs.on('data', (d: Buffer) => got.push(d));
     const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
     const msgs = packUpdates({ origin: 0, asPath: [], nextHop: Address.parse('192.0.2.1') }, [Prefix.parse('10.0.0.0/8'), Prefix.parse('10.1.0.0/16')], LEGACY_CONTEXT);
-    for (const m of msgs) expect(conn.sendUpdateBytes(m)).toBe(true);
+    for (const m of msgs) expect(conn.sendUpdateRuns([{ bytes: m, count: 1 }])).toBe(true);
     const want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
     for (let i = 0; i < 100 && Buffer.concat(got).length < want.length; i++) await new Promise((r) => setTimeout(r, 10));
     expect(Buffer.concat(got).equals(want)).toBe(true);
     expect(stats).toEqual({ messagesIn: 0, messagesOut: msgs.length, updatesIn: 0, updatesOut: msgs.length });
     conn.close();
-    expect(conn.sendUpdateBytes(msgs[0])).toBe(false);
+    expect(conn.sendUpdateRuns([{ bytes: msgs[0], count: 1 }])).toBe(false);
     theirs.destroy();
     close();
   });
