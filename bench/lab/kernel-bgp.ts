@@ -21,25 +21,29 @@
  *         zebra, both started in the namespace (`-N`);
  *       tsbgp: the library BgpSpeaker with the `kernel` option (KernelFib,
  *         its default writer), an accept-all import policy (RFC 8212);
- *   - the count: an `ip -o monitor route` in the daemon's namespace, started
- *     (and seen to report a probe route) before the sessions; this process
- *     keeps, per prefix in 198.18.0.0/15 of the main table, how many next hops
- *     the kernel last announced. Install: from the first feeder's session
- *     reaching Established (its `peerUp` event, as read here) until the
- *     monitor has shown all N with two next hops. Withdraw: from telling both
- *     feeders to withdraw everything until the monitor has shown every one
- *     deleted. Each row is then checked with `ip route` (untimed).
+ *   - the count: an `ip -ts -o monitor route` in the daemon's namespace,
+ *     started (and seen to report a probe route) before the sessions, at a
+ *     real-time priority (`chrt -f 10`) and writing into a file, so that it
+ *     keeps up with the kernel (a listener that falls behind loses
+ *     notifications, ENOBUFS; anything on its stderr fails the row); this
+ *     process reads the file and keeps, per prefix in 198.18.0.0/15 of the
+ *     main table, how many next hops the kernel last announced. Install: from
+ *     the first feeder's session reaching Established (its `peerUp` event, as
+ *     read here, wall clock) until the line (by `ip`'s timestamp) after which
+ *     all N have two next hops. Withdraw: from telling both feeders to
+ *     withdraw everything until the line after which every one is deleted.
+ *     Each row is then checked with `ip route` (untimed).
  */
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Reply, WireEvent } from '../../test/interop/speaker-protocol.js';
 import { compiledNode } from './routers.js';
 import type { BenchNodeConfig } from './tsbgp-node.js';
 
-type Child = ChildProcessByStdio<Writable, Readable, Readable | null>;
+type Child = ChildProcessByStdio<Writable, Readable, null>;
 
 export type BgpDaemon = 'bird' | 'frr' | 'tsbgp';
 export const BGP_ROWS: Record<BgpDaemon, string> = {
@@ -63,7 +67,7 @@ class Node {
   readonly events: (WireEvent & { at: number })[] = [];
   constructor(readonly child: Child, readonly name: string) {
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const at = performance.now();
+      const at = Date.now();
       let msg: Reply | WireEvent;
       try {
         msg = JSON.parse(line) as Reply | WireEvent;
@@ -106,23 +110,49 @@ class Node {
 }
 
 /**
- * The kernel's view, from `ip -o monitor route` lines: next hops per prefix of
- * ours in the main table, and how many have two. `when(test)` resolves at the
- * first line after which test() holds (event-driven, no polling).
+ * The kernel's view, from `ip -ts -o monitor route` lines: next hops per
+ * prefix of ours in the main table, and how many have two. The monitor runs
+ * at a real-time priority and writes into a file (no pipe to block it, so it
+ * keeps up with the kernel and loses nothing); this process reads the file
+ * every 20 ms, and `when(test)` resolves with the timestamp `ip` gave the
+ * first line after which test() holds (wall clock, ms).
  */
 class RouteWatch {
   readonly hops = new Map<string, number>();
   two = 0;
+  probed = false;
   private checks: { test: () => boolean; resolve: (t: number) => void; reject: (e: Error) => void }[] = [];
   private error: string | undefined;
-  constructor(readonly child: Child) {
-    createInterface({ input: child.stdout }).on('line', (line) => this.line(line));
+  private readonly fd: number;
+  private readonly buf = Buffer.alloc(1 << 20);
+  private pending = '';
+  private readonly timer: NodeJS.Timeout;
+  constructor(file: string) {
+    this.fd = openSync(file, 'r');
+    this.timer = setInterval(() => this.drain(), 20);
+  }
+  close(): void {
+    clearInterval(this.timer);
+    closeSync(this.fd);
+  }
+  private drain(): void {
+    for (;;) {
+      const n = readSync(this.fd, this.buf, 0, this.buf.length, null);
+      if (n <= 0) break;
+      const text = this.pending + this.buf.toString('utf8', 0, n);
+      const lines = text.split('\n');
+      this.pending = lines.pop()!;
+      for (const l of lines) this.line(l);
+    }
   }
   private line(raw: string): void {
-    let line = raw;
+    // "[2026-12-04T17:46:45.141511] Deleted 198.18.0.1 \tnexthop via … \tnexthop via …"
+    if (!raw.startsWith('[')) return;
+    const close = raw.indexOf('] ');
+    const at = new Date(raw.slice(1, close)).getTime() + Number(`0.${raw.slice(close - 3, close)}`);
+    let line = raw.slice(close + 2);
     const deleted = line.startsWith('Deleted ');
     if (deleted) line = line.slice(8);
-    if (line.startsWith('probe ')) line = line.slice(6);
     const sp = line.indexOf(' ');
     const dst = sp < 0 ? line : line.slice(0, sp);
     if (dst === '203.0.113.99') this.probed = true;
@@ -130,7 +160,7 @@ class RouteWatch {
       const before = this.hops.get(dst) ?? 0;
       let after = 0;
       if (!deleted) {
-        for (let at = line.indexOf('nexthop via'); at >= 0; at = line.indexOf('nexthop via', at + 11)) after++;
+        for (let i = line.indexOf('nexthop via'); i >= 0; i = line.indexOf('nexthop via', i + 11)) after++;
         if (after === 0 && line.includes(' via ')) after = 1;
       }
       if (deleted) this.hops.delete(dst);
@@ -138,22 +168,19 @@ class RouteWatch {
       this.two += (after === 2 ? 1 : 0) - (before === 2 ? 1 : 0);
     }
     if (this.checks.length > 0) {
-      const t = performance.now();
       this.checks = this.checks.filter((c) => {
         if (!c.test()) return true;
-        c.resolve(t);
+        c.resolve(at);
         return false;
       });
     }
   }
-  probed = false;
   fail(why: string): void {
     this.error ??= why;
     for (const c of this.checks.splice(0)) c.reject(new Error(why));
   }
   when(test: () => boolean, timeoutMs: number, what: string): Promise<number> {
     if (this.error !== undefined) return Promise.reject(new Error(this.error));
-    if (test()) return Promise.resolve(performance.now());
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (kernel: ${this.hops.size} prefixes, ${this.two} with 2 next hops)`)), timeoutMs);
       this.checks.push({ test, resolve: (t) => { clearTimeout(timer); resolve(t); }, reject: (e) => { clearTimeout(timer); reject(e); } });
@@ -187,6 +214,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
   const dir = join(work, `bgp-${daemon}`);
   mkdirSync(dir, { recursive: true });
   const started: { kill(sig?: NodeJS.Signals): unknown }[] = [];
+  const watches: RouteWatch[] = [];
   const pidsToKill: number[] = [];
   const frrSpace = d;
   try {
@@ -200,18 +228,24 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     must('ip', ['-n', d, 'link', 'set', 'd0', 'up']);
     must('ip', ['-n', p, 'link', 'set', 'p0', 'up']);
 
-    // The count: started first, and seen to work, before anything is learned.
-    // A large receive buffer (root may exceed rmem_max): a listener that falls behind loses notifications (ENOBUFS).
-    const mon = spawn('ip', ['-rcvbuf', String(256 << 20), '-n', d, '-o', 'monitor', 'route'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // The count: started first, and seen to work, before anything is learned. Real-time priority and
+    // a file, so that the listener keeps up (one that falls behind loses notifications: ENOBUFS).
+    const monFile = join(dir, 'monitor.txt');
+    writeFileSync(monFile, '');
+    const monOut = openSync(monFile, 'w');
+    const mon = spawn('chrt', ['-f', '10', 'ip', '-ts', '-rcvbuf', String(8 << 20), '-n', d, '-o', 'monitor', 'route'], { stdio: ['pipe', monOut, 'pipe'] });
+    closeSync(monOut);
+    started.push(mon);
+    const watch = new RouteWatch(monFile);
+    watches.push(watch);
     // Anything on its stderr (e.g. "No buffer space available": notifications lost) ends the row: the count would be wrong.
     mon.stderr!.on('data', (b: Buffer) => watch.fail(`ip monitor: ${b.toString().trim()}`));
-    started.push(mon);
-    const watch = new RouteWatch(mon);
+    // A probe route added and deleted until the monitor reports it (a route replaced by the same one is not announced).
     await until('ip monitor to start', 10_000, () => {
-      spawnSync('ip', ['-n', d, 'route', 'replace', '203.0.113.99/32', 'dev', 'd0']);
+      spawnSync('ip', ['-n', d, 'route', 'add', '203.0.113.99/32', 'dev', 'd0']);
+      spawnSync('ip', ['-n', d, 'route', 'del', '203.0.113.99/32', 'dev', 'd0']);
       return watch.probed;
-    }, 50);
-    must('ip', ['-n', d, 'route', 'del', '203.0.113.99/32', 'dev', 'd0']);
+    }, 100);
 
     // The daemon under test, passive to both feeders.
     const script = compiledNode();
@@ -310,7 +344,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     if (inKernel !== n) throw new Error(`${daemon}: ${inKernel} routes in the kernel after install, expected ${n}`);
     if (watch.hops.size !== n) throw new Error(`${daemon}: the monitor saw ${watch.hops.size} prefixes, expected ${n}`);
 
-    const t1 = performance.now();
+    const t1 = Date.now();
     await Promise.all(feeders.map((f) => f.request({ cmd: 'withdrawRange', range: { start: '198.18.0.0', length: 32, count: n } })));
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
@@ -318,6 +352,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
     return { add, del, note };
   } finally {
+    for (const w of watches) w.close();
     for (const c of started) c.kill('SIGKILL');
     for (const pid of pidsToKill) {
       try {

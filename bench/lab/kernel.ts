@@ -377,7 +377,7 @@ async function main(): Promise<void> {
     const med = whos.map((who) => {
       const rs = rows.filter((r) => r.who === who);
       const m = (f: (r: Row) => number | undefined) => (rs.every((r) => f(r) !== undefined) ? median(rs.map((r) => f(r)!)) : undefined);
-      return { who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note, bgp: rs[0].bgp === true };
+      return { who: rs.length < RUNS ? `${who} (${rs.length} of ${RUNS} runs)` : who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note, bgp: rs[0].bgp === true };
     });
     const floorRow = med.find((r) => r.who.endsWith('(floor)'));
     const x = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : 'n/a');
@@ -415,7 +415,7 @@ async function main(): Promise<void> {
         ],
         notes: [
           `${runsNote}. ${loadNote}`,
-          'Each row: fresh namespaces (the daemon at 192.0.2.1, two peers at 192.0.2.7 and .8 on one veth); the peers are tsbgp speakers (AS 64512 both), each originating the same /32s in 198.18.0.0/15 with itself as next hop, and connect to the daemon (AS 64500, passive) at the same moment. Counted by an `ip -o monitor route` in the daemon\'s namespace, parsed here (the same for every row): install from the first session Established until all N are in the main table with two next hops; withdraw from telling both peers to withdraw everything until all N are deleted; then checked with `ip route` (untimed). BIRD 2: `protocol kernel` with `merge paths on`; FRR: bgpd with `maximum-paths 2`, zebra; tsbgp: BgpSpeaker with the `kernel` option. Details: bench/lab/kernel-bgp.ts, src/kernel/README.md.',
+          'Each row: fresh namespaces (the daemon at 192.0.2.1, two peers at 192.0.2.7 and .8 on one veth); the peers are tsbgp speakers (AS 64512 both), each originating the same /32s in 198.18.0.0/15 with itself as next hop, and connect to the daemon (AS 64500, passive) at the same moment. Counted the same way for every row: an `ip -ts -o monitor route` in the daemon\'s namespace (real-time priority, into a file: it loses nothing; a lost notification would fail the row), its lines parsed here, each event timed by `ip`\'s timestamp: install from the first session Established (the peer\'s event, read here) until all N are in the main table with two next hops; withdraw from telling both peers to withdraw everything until all N are deleted; then checked with `ip route` (untimed). BIRD 2: `protocol kernel` with `merge paths on`; FRR: bgpd with `maximum-paths 2`, zebra; tsbgp: BgpSpeaker with the `kernel` option. Details: bench/lab/kernel-bgp.ts, src/kernel/README.md.',
           ...fed.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
           ...failed.filter((f) => BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
         ],
