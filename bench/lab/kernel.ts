@@ -27,6 +27,13 @@
  *     parsing and 100,000 routes do not load in any useful time; FRR's own
  *     tool for this, sharpd (`sharp install routes`), is not in Debian's
  *     package. See src/kernel/README.md.
+ *   - fed by BGP (bench/lab/kernel-bgp.ts; `--set v4-32`, in the default run):
+ *     BIRD 2 (`merge paths on`), FRR bgpd + zebra (`maximum-paths 2`) and
+ *     tsbgp's BgpSpeaker with the `kernel` option each learn the N /32s from
+ *     two eBGP peers and install them with two next hops, then both peers
+ *     withdraw; the same clock and count for all three (an `ip monitor` in the
+ *     daemon's namespace). Their own table (suite `kernel-bgp`), with the
+ *     floor of the same run for reference.
  *
  * Every row ends by counting the routes in the kernel (not timed). Only
  * documentation ranges go into a kernel here, so the sets are (`--set`):
@@ -42,7 +49,7 @@
  * `--runs K` repeats each row K times and reports medians. The table is
  * printed and, with $BENCH_OUT set, recorded for scripts/perf-readme.ts.
  *
- *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr]]
+ *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr][,bird-bgp,frr-bgp,tsbgp-bgp]]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
