@@ -249,10 +249,10 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
 
     // The daemon under test, passive to both feeders.
     const script = compiledNode();
-    const nodeProc = (ns: string, name: string, cfg: BenchNodeConfig): Node => {
+    const nodeProc = (ns: string, name: string, cfg: BenchNodeConfig, nodeArgs: readonly string[] = []): Node => {
       const file = join(dir, `${name}.json`);
       writeFileSync(file, JSON.stringify(cfg));
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--max-old-space-size=4096', script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--max-old-space-size=4096', ...nodeArgs, script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
       started.push(child);
       if (child.pid) track.push(child.pid);
       return new Node(child, name);
@@ -314,7 +314,8 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
         verbose: false,
         bench: { acceptAll: true },
       };
-      tsbgp = nodeProc(d, 'tsbgp', cfg);
+      // TSBGP_NODE_ARGS (as for the lab's tsbgp nodes), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": the device under test only.
+      tsbgp = nodeProc(d, 'tsbgp', cfg, process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? []);
       await tsbgp.waitEvent((e) => e.event === 'ready' || e.event === 'fatal', 120_000, 'tsbgp ready');
       const st = (await tsbgp.request({ cmd: 'ext', name: 'kernel' })) as { enabled: boolean; writer?: string; error?: string };
       if (!st.enabled) throw new Error(`tsbgp: kernel programming off: ${st.error}`);
@@ -350,6 +351,12 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     const del = gone - t1;
     const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
+    if (tsbgp) {
+      // End of stdin ends the node by process.exit, so that --cpu-prof (TSBGP_NODE_ARGS) can write its profile.
+      const exited = new Promise((r) => tsbgp!.child.once('exit', r));
+      tsbgp.child.stdin.end();
+      await Promise.race([exited, sleep(30_000)]);
+    }
     return { add, del, note };
   } finally {
     for (const w of watches) w.close();
