@@ -146,7 +146,15 @@ export class NetlinkWriter implements RouteWriter {
       this.chunk = Math.max(16, Math.min(CHUNK, Math.floor(rcvbuf / 2048)));
     }
     this.encoder = new RouteEncoder(opts.table, opts.protocol);
+    // Our port id now (bound by the kernel's choice), so that a listener can leave out the notifications our requests cause.
+    const sa = new Uint8Array(12); // struct sockaddr_nl { family; pad; pid; groups }
+    new DataView(sa.buffer).setUint16(0, AF_NETLINK, true);
+    const len = new Int32Array([12]);
+    if (c.bind(this.fd, sa, 12) === 0 && c.getsockname(this.fd, sa, len) === 0) this.portId = new DataView(sa.buffer).getUint32(4, true);
   }
+
+  /** The socket's netlink port id: the kernel's notifications of our requests carry it (nlmsg_pid). Undefined if it could not be read. */
+  readonly portId: number | undefined;
 
   /**
    * Whether this process may write routes: deletes a route that does not
