@@ -298,22 +298,19 @@ export function firstSender(buf: Uint8Array): number | undefined {
  */
 export function othersMessages(buf: Uint8Array, pid: number): Uint8Array | undefined {
   const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let keep: Uint8Array[] | undefined;
-  let kept = 0;
+  const keep: Uint8Array[] = [];
+  let dropped = false;
   let at = 0;
   while (at + 16 <= buf.length) {
     const len = v.getUint32(at, true);
     if (len < 16 || at + len > buf.length) break;
     const next = Math.min(buf.length, align(at + len));
-    if (v.getUint32(at + 12, true) === pid) keep ??= [];
-    else {
-      (keep ??= []).push(buf.subarray(at, next));
-      kept++;
-    }
+    if (v.getUint32(at + 12, true) === pid) dropped = true;
+    else keep.push(buf.subarray(at, next));
     at = next;
   }
-  if (keep === undefined) return buf; // nothing of ours
-  if (kept === 0) return undefined;
+  if (!dropped) return buf;
+  if (keep.length === 0) return undefined;
   const out = new Uint8Array(keep.reduce((n, x) => n + x.length, 0));
   let o = 0;
   for (const x of keep) {
