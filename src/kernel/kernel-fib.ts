@@ -25,7 +25,7 @@ import { readFileSync } from 'node:fs';
 import { nativeUnavailableReason } from '../native/libc.js';
 import { FibCore, sameRoute } from './fib-core.js';
 import { formatOp, parseConnectedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
-import { IpMonitor, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
+import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
 import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';
 import type { ConnectedRoute, DesiredRoute, KernelEvent, KernelOp, KernelRoute, Refusal } from './types.js';
 
@@ -336,15 +336,23 @@ export class KernelFib {
     else for (const w of this.waiters.splice(0)) w();
   }
 
+  /** The listener hears our own writes (`ip monitor`, or any listener where the writer is `ip -batch`): their echoes are told apart by content. */
+  private get hearsOwnWrites(): boolean {
+    return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.listener.skipsPid === this.writer.portId);
+  }
+
   private async apply(ops: KernelOp[]): Promise<void> {
-    this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
     let result;
-    try {
-      result = await this.writer!.write(ops);
-    } finally {
-      // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
-      const mine = this.deleting;
-      setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+    if (!this.hearsOwnWrites) result = await this.writer!.write(ops);
+    else {
+      this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
+      try {
+        result = await this.writer!.write(ops);
+      } finally {
+        // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
+        const mine = this.deleting;
+        setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+      }
     }
     if (this.stopped) return;
     const errors = result.errors;
@@ -362,8 +370,9 @@ export class KernelFib {
       if (err !== undefined && op.op === 'replace') {
         if (this.reported.get(p) !== err) this.log('warning', `kernel refused route ${p}: ${err}`, { route: formatOp(op, this.table, this.protocol) });
         this.reported.set(p, err);
-      } else if (op.op === 'replace') this.reported.delete(p);
+      } else if (op.op === 'replace' && this.reported.size > 0) this.reported.delete(p);
     }
+    if (this.core.refusedCount === 0) return;
     for (const f of this.core.refusals(Number.MAX_SAFE_INTEGER)) {
       if (f.by !== 'resolve' || this.reported.get(f.prefix) === f.reason) continue;
       this.reported.set(f.prefix, f.reason);

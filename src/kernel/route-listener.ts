@@ -58,7 +58,7 @@ export function startNetlinkListener(opts: { readonly netns?: string; readonly s
     let listener: NetlinkListener | undefined;
     w.on('message', (m: FromListener) => {
       if (m.type === 'ready') {
-        listener = new NetlinkListener(w, stop, m.pid, m.filtered, h);
+        listener = new NetlinkListener(w, stop, m.pid, m.filtered, opts.skipPid, h);
         resolve(listener);
       } else if (m.type === 'error') {
         if (listener === undefined) reject(new Error(m.message));
@@ -90,6 +90,8 @@ export class NetlinkListener implements KernelListener {
     readonly pid: number,
     /** Our own echoes are dropped by the kernel (the socket filter is on); else by the thread. */
     readonly filtered: boolean,
+    /** The port whose notifications are left out (the writer's). */
+    readonly skipsPid: number | undefined,
     private readonly h: ListenerHandlers,
   ) {
     worker.unref();
