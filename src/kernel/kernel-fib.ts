@@ -483,7 +483,7 @@ export class KernelFib {
   }
 
   private onKernelEvent(ev: KernelEvent): void {
-    if (ev.kind === 'link' || ev.kind === 'address') return this.connectedChanged();
+    if (ev.kind === 'link') return this.connectedChanged();
     if (ev.kind !== 'route') return;
     const r = ev.route;
     if (ev.protocol === 2 && ev.table === 254) return this.connectedChanged();

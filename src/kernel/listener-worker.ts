@@ -1,7 +1,7 @@
 /**
  * The rtnetlink listener's thread (route-listener.ts starts it): it enters
  * the network namespace for good (setns moves only this thread), opens a
- * NETLINK_ROUTE socket joined to the link, address and route groups, and
+ * NETLINK_ROUTE socket joined to the link and route groups, and
  * blocks in recv(). Datagrams caused by our own writer's requests (its port
  * id in nlmsg_pid) are dropped by a socket filter in the kernel, and left
  * out here by their headers should any get through; what remains goes to

@@ -3,8 +3,8 @@
  * implementations, chosen at start.
  *
  * - `NetlinkListener`: an rtnetlink socket in a worker thread
- *   (listener-worker.ts) blocked in recv(), subscribed to link, address and
- *   route changes; the echoes of our own writes are dropped in the kernel by
+ *   (listener-worker.ts) blocked in recv(), subscribed to link and route
+ *   changes; the echoes of our own writes are dropped in the kernel by
  *   a socket filter on the writer's port id, the rest comes here as bytes
  *   and is decoded by rtnetlink.ts. No process, no text.
  * - `IpMonitor`: one long-lived `ip -o -N monitor route link`, its lines

@@ -271,8 +271,6 @@ export function errnoReason(errno: number): string {
 
 export const RTM_NEWLINK = 16;
 export const RTM_DELLINK = 17;
-export const RTM_NEWADDR = 20;
-export const RTM_DELADDR = 21;
 const RTA_VIA = 18;
 const IFLA_IFNAME = 3;
 const RTM_F_CLONED = 0x200;
@@ -280,9 +278,13 @@ const TYPE_OF: Record<number, RouteType> = { 1: 'unicast', 6: 'blackhole', 7: 'u
 
 /**
  * The multicast groups a listener joins (RTMGRP_* bits for
- * `sockaddr_nl.nl_groups`): links, IPv4 and IPv6 addresses and routes.
+ * `sockaddr_nl.nl_groups`): links, IPv4 and IPv6 routes — what `ip monitor
+ * route link` hears. Not addresses: a connected network comes and goes as
+ * the kernel's own route (protocol 2), and that route's notification is
+ * what matters; an IPv6 link-local address finishing duplicate address
+ * detection would otherwise make a node re-read its whole table for nothing.
  */
-export const LISTENER_GROUPS = 0x1 /* LINK */ | 0x10 /* IPV4_IFADDR */ | 0x40 /* IPV4_ROUTE */ | 0x100 /* IPV6_IFADDR */ | 0x400; /* IPV6_ROUTE */
+export const LISTENER_GROUPS = 0x1 /* LINK */ | 0x40 /* IPV4_ROUTE */ | 0x400; /* IPV6_ROUTE */
 
 /** The port id (nlmsg_pid) of the first message in a datagram; undefined when there is none. */
 export function firstSender(buf: Uint8Array): number | undefined {
@@ -355,7 +357,7 @@ function ipText(b: Buffer, at: number, family: 4 | 6): string {
  * Notifications in one datagram → what they say, in order, as the `ip
  * monitor` parser reports the same changes (iproute2.ts): a route with its
  * table, protocol, metric and sorted next hops (interfaces by name), a
- * link, an address. `names` maps interface indexes to names and is kept
+ * link. `names` maps interface indexes to names and is kept
  * current as link messages pass (an unknown index reads as "if#N"). Cloned
  * (cache) routes and other families are `other`; a truncated message ends
  * the walk.
@@ -386,8 +388,7 @@ export function decodeNotifications(buf: Uint8Array, names: Map<number, string>)
         else names.set(index, name);
       }
       out.push({ kind: 'link', name: name ?? names.get(index) ?? `if#${index}`, deleted });
-    } else if (type === RTM_NEWADDR || type === RTM_DELADDR) out.push({ kind: 'address', deleted: type === RTM_DELADDR });
-    else out.push({ kind: 'other' });
+    } else out.push({ kind: 'other' });
     at = align(end);
   }
   return out;

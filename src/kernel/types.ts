@@ -73,6 +73,4 @@ export interface Refusal {
 export type KernelEvent =
   | { readonly kind: 'route'; readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly route: KernelRoute }
   | { readonly kind: 'link'; readonly name: string; readonly deleted: boolean }
-  /** An interface address came or went (rtnetlink only; `ip monitor route link` sees the connected route instead). */
-  | { readonly kind: 'address'; readonly deleted: boolean }
   | { readonly kind: 'other' };
