@@ -205,6 +205,38 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       }, 30_000);
     }
 
+    it('an interface going down and up: the route through it is refused while down (the kernel flushed it) and back once it is up, by events', async () => {
+      ip('-n', NS, 'link', 'add', 'w0', 'type', 'veth', 'peer', 'name', 'w1');
+      ip('-n', NS, 'link', 'set', 'w1', 'up');
+      ip('-n', NS, 'link', 'set', 'w0', 'up');
+      ip('-n', NS, 'addr', 'add', '198.51.100.1/24', 'dev', 'w0');
+      const fib = new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false });
+      try {
+        await fib.start();
+        expect(fib.status()).toMatchObject({ enabled: true, listener: 'netlink' });
+        fib.setRoute('203.0.113.192/26', { kind: 'unicast', gateways: [{ address: '198.51.100.7' }] });
+        await fib.flushed();
+        expect(table100()['203.0.113.192/26']).toEqual(['198.51.100.7']);
+        const resyncs = fib.status().counters.resyncs;
+        ip('-n', NS, 'link', 'set', 'w0', 'down');
+        // the kernel drops the connected network (an event) and our route through it (no event): both noticed
+        await eventually('refused while down', () => fib.status().refused.find((r) => r.prefix === '203.0.113.192/26'), 10_000);
+        expect(table100()['203.0.113.192/26']).toBeUndefined();
+        ip('-n', NS, 'link', 'set', 'w0', 'up');
+        await eventually('back once up', () => table100()['203.0.113.192/26'], 10_000);
+        expect(table100()['203.0.113.192/26']).toEqual(['198.51.100.7']);
+        await eventually('nothing refused', () => fib.status().refused.length === 0, 10_000);
+        expect(fib.status().counters.resyncs).toBeGreaterThan(resyncs); // re-read on the events, the scan is off
+        expect(fib.status().counters.lost).toBe(0);
+        fib.setRoute('203.0.113.192/26', undefined);
+        await fib.flushed();
+      } finally {
+        await fib.stop();
+        ip('-n', NS, 'link', 'del', 'w0');
+      }
+      expect(table100()['203.0.113.192/26']).toBeUndefined();
+    }, 30_000);
+
     it('iproute2 where koffi cannot load, said once in the log and in status', async () => {
       setLibcLoader(() => { throw new Error('no prebuilt binary for sparc'); });
       try {
