@@ -394,6 +394,18 @@ export function decodeNotifications(buf: Uint8Array, names: Map<number, string>)
   return out;
 }
 
+/** The last RTA_MULTIPATH decoded (its bytes, its sorted next hops, and the interface map and size it was named with). */
+let lastMultipath: Buffer = Buffer.alloc(0);
+let lastHops: readonly NextHop[] | undefined;
+/** Each of lastHops' interface index (0: none). */
+let lastIndexes: readonly number[] = [];
+
+/** The kept next hops still carry the names the map gives their indexes now (an interface may have been renamed). */
+function namedAlike(hops: readonly NextHop[], indexes: readonly number[], names: Map<number, string>): boolean {
+  for (let i = 0; i < hops.length; i++) if (indexes[i] > 0 && hops[i].dev !== (names.get(indexes[i]) ?? `if#${indexes[i]}`)) return false;
+  return true;
+}
+
 function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names: Map<number, string>): KernelEvent {
   const af = b[at];
   if (af !== AF_INET && af !== AF_INET6) return { kind: 'other' };
@@ -411,7 +423,7 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   let metric = 0;
   let via: string | undefined;
   let oif: number | undefined;
-  let hops: NextHop[] | undefined;
+  let hops: readonly NextHop[] | undefined;
   for (let t = at + 12; t + 4 <= end; ) {
     const alen = b.readUInt16LE(t);
     if (alen < 4 || t + alen > end) break;
@@ -436,7 +448,13 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
         if (alen >= 8) table = b.readUInt32LE(v);
         break;
       case RTA_MULTIPATH: {
-        hops = [];
+        // A burst of notifications mostly repeats its next hops: the last decoding is kept (with the names it used).
+        if (lastHops !== undefined && b.compare(lastMultipath, 0, lastMultipath.length, t, t + alen) === 0 && namedAlike(lastHops, lastIndexes, names)) {
+          hops = lastHops;
+          break;
+        }
+        const built: NextHop[] = [];
+        const indexes: number[] = [];
         for (let h = v; h + 8 <= t + alen; ) {
           const hlen = b.readUInt16LE(h);
           if (hlen < 8 || h + hlen > t + alen) break;
@@ -450,9 +468,15 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
             x += align(xlen);
           }
           const idx = b.readInt32LE(h + 4);
-          hops.push({ ...(hvia !== undefined ? { via: hvia } : {}), ...(idx > 0 ? { dev: dev(idx) } : {}), ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}) });
+          built.push({ ...(hvia !== undefined ? { via: hvia } : {}), ...(idx > 0 ? { dev: dev(idx) } : {}), ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}) });
+          indexes.push(idx);
           h += align(hlen);
         }
+        const sorted = sortNextHops([...built]);
+        hops = sorted;
+        lastMultipath = Buffer.from(b.subarray(t, t + alen));
+        lastHops = sorted;
+        lastIndexes = sorted.map((x) => indexes[built.indexOf(x)]); // each kept hop's index, in the sorted order
         break;
       }
     }
@@ -460,10 +484,10 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   }
   if (hops === undefined) {
     hops = [];
-    if (via !== undefined || (oif !== undefined && type === 'unicast')) hops.push({ ...(via !== undefined ? { via } : {}), ...(oif !== undefined ? { dev: dev(oif) } : {}), ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}) });
+    if (via !== undefined || (oif !== undefined && type === 'unicast')) hops = [{ ...(via !== undefined ? { via } : {}), ...(oif !== undefined ? { dev: dev(oif) } : {}), ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}) }];
   }
   const prefix = `${dst ?? (family === 4 ? '0.0.0.0' : '::')}/${dstLen}`;
-  return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: sortNextHops(hops) } };
+  return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: hops } };
 }
 
 /** RTA_VIA (struct rtvia: family, then the address): a next hop of the other family. */

@@ -240,6 +240,17 @@ describe('rtnetlink notifications (captured bytes)', () => {
     expect(decodeNotifications(ecmp.subarray(0, ecmp.length - 4), new Map())).toEqual([]);
   });
 
+  it('the same next hops decoded again (a burst of echoes) read the same, and under an interface\'s new name once it is renamed', () => {
+    const { names } = decodeAll();
+    const ecmp = steps.find((s) => s.what.startsWith('route add 198.18.0.1/32'))!.datagrams[0];
+    const first = decodeNotifications(ecmp, names)[0];
+    expect(decodeNotifications(ecmp, names)[0]).toEqual(first);
+    const v0 = [...names].find(([, n]) => n === 'v0')![0];
+    names.set(v0, 'uplink');
+    const renamed = decodeNotifications(ecmp, names)[0];
+    expect(renamed.kind === 'route' && renamed.route.nexthops).toEqual([{ via: '192.0.2.7', dev: 'uplink' }, { via: '192.0.2.8', dev: 'uplink' }]);
+  });
+
   it('othersMessages leaves out the messages a port caused, by header only', () => {
     const a = steps.find((s) => s.what.startsWith('route add 203.0.113.0/26'))!.datagrams[0];
     const b = steps.find((s) => s.what.startsWith('route add blackhole'))!.datagrams[0];
