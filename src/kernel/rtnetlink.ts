@@ -85,12 +85,14 @@ export class RouteEncoder {
   }
 
   /**
-   * Appends one operation as one request with NLM_F_ACK (`seq` ties the
-   * acknowledgement to it). Throws, naming the interface, for a `dev` that
+   * Appends one operation as one request, with NLM_F_ACK unless `ack` is
+   * false (`seq` ties the acknowledgement to it). Without it the kernel
+   * answers only a refusal: a writer that knows the kernel has handled the
+   * request (rtnetlink handles it inside send()) reads silence as success. Throws, naming the interface, for a `dev` that
    * does not exist (nothing is appended): the caller reports it as that
    * route's refusal.
    */
-  add(op: KernelOp, seq: number, ifindex: IfIndex): void {
+  add(op: KernelOp, seq: number, ifindex: IfIndex, ack = true): void {
     const r = op.route;
     const del = op.op === 'delete';
     const unicast = !del && (r.type === 'unicast' || r.type === 'other');
@@ -166,7 +168,7 @@ export class RouteEncoder {
     }
     b.writeUInt32LE(at - start, start);
     b.writeUInt16LE(del ? RTM_DELROUTE : RTM_NEWROUTE, start + 4);
-    b.writeUInt16LE(NLM_F_REQUEST | NLM_F_ACK | (del ? 0 : NLM_F_CREATE | NLM_F_REPLACE), start + 6);
+    b.writeUInt16LE(NLM_F_REQUEST | (ack ? NLM_F_ACK : 0) | (del ? 0 : NLM_F_CREATE | NLM_F_REPLACE), start + 6);
     b.writeUInt32LE(seq >>> 0, start + 8);
     b.writeUInt32LE(0, start + 12); // nlmsg_pid: the kernel
     this.at = at;

@@ -128,6 +128,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       // deleted by hand: put back by event, whichever listener
       ip('-n', NS, 'route', 'del', '203.0.113.128/26', 'table', '100', 'proto', '12');
       await eventually('put back', () => table100()['203.0.113.128/26'] !== undefined, 10_000);
+      await fib.flushed(); // the put-back write's outcome recorded (the kernel may hold it a moment before)
       const installed = table100();
       const st = fib.status();
       for (const p of ['203.0.113.0/26', '203.0.113.64/26', '203.0.113.128/26']) fib.setRoute(p, undefined);
