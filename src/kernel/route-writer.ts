@@ -81,7 +81,7 @@ const EINTR = 4;
 const CLONE_NEWNET = 0x40000000;
 const O_RDONLY_CLOEXEC = 0x80000;
 
-/** Requests per send() at most: each acknowledgement is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
+/** Requests per send() at most: each refusal is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
 /** Give the event loop a turn after this long of writing. */
 const SLICE_MS = 8;
