@@ -89,6 +89,19 @@ describe('rtnetlink encoding', () => {
 describe('RouteEncoder and extended acknowledgements', () => {
   const route = (prefix: string, hops = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }]): KernelRoute => ({ prefix, type: 'unicast', metric: 0, nexthops: hops });
 
+  it('without an acknowledgement asked (the writer: the kernel then answers refusals only), only the NLM_F_ACK bit differs', () => {
+    const op = { op: 'replace' as const, route: route('198.18.0.1/32') };
+    const withAck = new RouteEncoder(254, 12);
+    withAck.add(op, 5, ifindex);
+    const without = new RouteEncoder(254, 12);
+    without.add(op, 5, ifindex, false);
+    expect(withAck.bytes.readUInt16LE(6)).toBe(0x1 | 0x4 | 0x100 | 0x400);
+    expect(without.bytes.readUInt16LE(6)).toBe(0x1 | 0x100 | 0x400);
+    const a = Buffer.from(withAck.bytes);
+    a.writeUInt16LE(0x1 | 0x100 | 0x400, 6);
+    expect(a.equals(without.bytes)).toBe(true);
+  });
+
   it('a chunk is the requests one after another, each as encodeRouteOp writes it alone', () => {
     const e = new RouteEncoder(254, 12);
     const ops = [
