@@ -338,7 +338,7 @@ export class KernelFib {
 
   /** The listener hears our own writes (`ip monitor`, or any listener where the writer is `ip -batch`): their echoes are told apart by content. */
   private get hearsOwnWrites(): boolean {
-    return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.listener.skipsPid === this.writer.portId);
+    return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.writer.portId !== undefined && this.listener.skipsPid === this.writer.portId);
   }
 
   private async apply(ops: KernelOp[]): Promise<void> {
