@@ -173,12 +173,13 @@ export class KernelFib {
     if (this.started) return;
     this.started = true;
     const why = await this.preflight();
-    if (why !== undefined) {
-      this.error = why;
-      this.log('error', `kernel programming is off: ${why}`);
+    const writer = why === undefined ? await this.chooseWriter() : why;
+    if (typeof writer === 'string') {
+      this.error = writer;
+      this.log('error', `kernel programming is off: ${writer}`);
       return;
     }
-    this.writer = this.chooseWriter();
+    this.writer = writer;
     this.enabled = true;
     await this.startListener();
     await this.refreshConnected();
@@ -208,41 +209,51 @@ export class KernelFib {
       const r = await this.run([...this.nsArgs, 'link', 'show', 'lo']);
       if (r.code !== 0) return `network namespace ${this.opts.netns}: ${r.stderr.trim()}`;
     }
-    // What matters is whether `ip` may write routes (it may hold the capability when this process does not,
-    // through a file capability): delete a route that does not exist and look at why that failed.
-    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
-    if (/not permitted|permission denied/i.test(probe.stderr)) {
-      return `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${probe.stderr.trim()}); run as root or grant the capability`;
-    }
     return undefined;
   }
 
   /**
-   * The writer: rtnetlink from this process unless iproute2 was asked for,
-   * koffi cannot load, or this process may not write routes (the capability
-   * may sit on `ip` only, as in the image): then `ip -batch`, said once in
-   * the log and in status().writerNote.
+   * Why `ip` may not write routes, or undefined when it may: delete a route
+   * that does not exist and look at why that failed ("Operation not
+   * permitted" vs "No such process").
    */
-  private chooseWriter(): RouteWriter {
+  private async ipRefusal(): Promise<string | undefined> {
+    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
+    return /not permitted|permission denied/i.test(probe.stderr) ? probe.stderr.trim() : undefined;
+  }
+
+  /**
+   * The writer, or why no route can be written. rtnetlink from this process
+   * unless iproute2 was asked for; where koffi cannot load or this process
+   * may not write routes, `ip -batch` if `ip` may (a file capability on `ip`
+   * with CAP_NET_ADMIN inheritable), said once in the log and in
+   * status().writerNote. Whether `ip` may write matters only then: the image
+   * gives the capability to node, and `ip` (which only reads) none.
+   */
+  private async chooseWriter(): Promise<RouteWriter | string> {
+    const noPermission = (ipWhy: string): string =>
+      `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${ipWhy}); run as root or grant the capability`;
     const ip = new IpBatchWriter((a, l) => this.run(a, l), this.nsArgs, this.table, this.protocol);
-    if (this.opts.writer === 'iproute2') return ip;
+    if (this.opts.writer === 'iproute2') {
+      const ipWhy = await this.ipRefusal();
+      return ipWhy === undefined ? ip : noPermission(ipWhy);
+    }
     let nl: NetlinkWriter | undefined;
+    let note: string;
     try {
       nl = new NetlinkWriter({ netns: this.opts.netns, table: this.table, protocol: this.protocol });
-      // The preflight's probe again, from this process: delete a route that does not exist.
+      // The same probe from this process: delete a route that does not exist.
       const why = nl.probe();
-      if (why !== undefined) {
-        nl.close();
-        nl = undefined;
-        this.writerNote = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
-      }
+      if (why === undefined) return nl;
+      note = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
     } catch (err) {
-      nl?.close();
-      nl = undefined;
-      this.writerNote = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
+      note = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
     }
-    if (nl !== undefined) return nl;
-    this.log('warning', `kernel: ${this.writerNote}`);
+    nl?.close();
+    const ipWhy = await this.ipRefusal();
+    if (ipWhy !== undefined) return noPermission(ipWhy);
+    this.writerNote = note;
+    this.log('warning', `kernel: ${note}`);
     return ip;
   }
 
