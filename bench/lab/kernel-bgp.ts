@@ -345,13 +345,18 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     if (inKernel !== n) throw new Error(`${daemon}: ${inKernel} routes in the kernel after install, expected ${n}`);
     if (watch.hops.size !== n) throw new Error(`${daemon}: the monitor saw ${watch.hops.size} prefixes, expected ${n}`);
 
+    // tsbgp: how many kernel writes the install took, in how many batches (KernelFib's counters).
+    const fibCounts = async (): Promise<{ written: number; batches: number }> => ((await tsbgp!.request({ cmd: 'ext', name: 'kernel' })) as { counters: { written: number; batches: number } }).counters;
+    const inCounts = tsbgp ? await fibCounts() : undefined;
     const t1 = Date.now();
     await Promise.all(feeders.map((f) => f.request({ cmd: 'withdrawRange', range: { start: '198.18.0.0', length: 32, count: n } })));
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
     const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
-    if (tsbgp) {
+    if (tsbgp && inCounts) {
+      const outCounts = await fibCounts();
+      note += `; install: ${inCounts.written} writes (${(inCounts.written / n).toFixed(2)} per prefix) in ${inCounts.batches} batches; withdraw: ${outCounts.written - inCounts.written} writes in ${outCounts.batches - inCounts.batches} batches`;
       // End of stdin ends the node by process.exit, so that --cpu-prof (TSBGP_NODE_ARGS) can write its profile.
       const exited = new Promise((r) => tsbgp!.child.once('exit', r));
       tsbgp.child.stdin.end();
