@@ -120,6 +120,8 @@ class Node {
 class RouteWatch {
   readonly hops = new Map<string, number>();
   two = 0;
+  /** Notifications about the benchmark's prefixes (a route written twice, one next hop then two, counts twice). */
+  events = 0;
   probed = false;
   private checks: { test: () => boolean; resolve: (t: number) => void; reject: (e: Error) => void }[] = [];
   private error: string | undefined;
@@ -157,6 +159,7 @@ class RouteWatch {
     const dst = sp < 0 ? line : line.slice(0, sp);
     if (dst === '203.0.113.99') this.probed = true;
     else if (dst.startsWith('198.1') && !line.includes(' table ')) {
+      this.events++;
       const before = this.hops.get(dst) ?? 0;
       let after = 0;
       if (!deleted) {
@@ -340,6 +343,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     const t0 = Math.min(...ups.map((e) => e.at));
     const added = await watch.when(() => watch.two === n, 600_000, `all ${n} routes with two next hops`);
     const add = added - t0;
+    const inEvents = watch.events;
     const shown = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']);
     const inKernel = shown.split('\n').filter((l) => l.startsWith('198.')).length;
     if (inKernel !== n) throw new Error(`${daemon}: ${inKernel} routes in the kernel after install, expected ${n}`);
@@ -352,6 +356,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     await Promise.all(feeders.map((f) => f.request({ cmd: 'withdrawRange', range: { start: '198.18.0.0', length: 32, count: n } })));
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
+    note += `; kernel notifications per prefix: install ${(inEvents / n).toFixed(2)}, withdraw ${((watch.events - inEvents) / n).toFixed(2)}`;
     const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
     if (tsbgp && inCounts) {
