@@ -164,6 +164,12 @@ function runChild(): void {
           await s.start();
           speakers.push(s);
           addresses.push(address);
+          // start() does not yield (it settles at once): without this the whole farm would start in one
+          // synchronous turn, seconds long on a loaded machine, and a session whose TCP connection had
+          // completed meanwhile would see its connect-retry timer expire first (Node runs expired timers
+          // before it polls for I/O), drop that connection and dial again: a collision at the reflector
+          // that a real client, alone on its node, would not cause.
+          await new Promise<void>((r) => setImmediate(r));
         }
         await until('every farm session Established', () => speakers.every((s) => s.status().every((p) => p.state === 'Established')), 280_000, 10);
         loop.disable();
