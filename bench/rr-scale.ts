@@ -43,6 +43,7 @@ import { plan, stateOf, validateObject, type Resource } from '../src/kubernetes/
 import { BgpSpeaker } from '../src/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 import { emit, median, percentile } from './report.js';
+import { cpuShare, NOISE_FLOOR, rotate, verdict } from './rounds.js';
 import { startFarm, type Farm, type FarmStart } from './speaker-farm.js';
 
 const ASN = 63400;
@@ -331,11 +332,8 @@ async function waitQuiet(cpuMs: () => number): Promise<Quiet> {
   for (;;) {
     const t = performance.now();
     samples.push({ t, c: cpuMs() });
-    while (samples.length > 2 && t - samples[1].t >= QUIET_WINDOW_MS) samples.shift();
-    if (t - samples[0].t >= QUIET_WINDOW_MS) {
-      const share = (samples[samples.length - 1].c - samples[0].c) / (t - samples[0].t);
-      if (share < QUIET_SHARE || t - t0 > QUIET_MAX_MS) return { ms: t - t0, quiet: share < QUIET_SHARE, share };
-    }
+    const share = cpuShare(samples, QUIET_WINDOW_MS);
+    if (share !== undefined && (share < QUIET_SHARE || t - t0 > QUIET_MAX_MS)) return { ms: t - t0, quiet: share < QUIET_SHARE, share };
     await sleep(100);
   }
 }
@@ -552,34 +550,16 @@ const FIGURES: readonly Figure[] = [
   { label: 'wait for the quiet rule after converging (s)', time: true, of: (r) => r.quiet.ms / 1e3, digits: 1, context: true },
 ];
 
-/**
- * tsbgp against `other` on one figure, from the rounds where both finished:
- * the ratio tsbgp / other in each round (side by side, same load). Lower in
- * every round and by more than NOISE_FLOOR at the median: "tsbgp faster"
- * (a time) or "less" (CPU, memory); higher likewise: "slower" or "more"; else "within noise" (the rounds disagree,
- * i.e. the difference is smaller than the spread between rounds, or it is
- * below the floor: CPU ticks of 10 ms, timer slack). Fewer than 2 such
- * rounds: no verdict.
- */
-const NOISE_FLOOR = 0.05;
-
-export function verdict(rounds: readonly Round[], figure: (r: Result) => number, other: Impl, time = false): { ratios: number[]; text: string } {
-  const mine: Impl = 'tsbgp';
-  const [lower, higher] = time ? ['faster', 'slower'] : ['less', 'more'];
-  const ratios: number[] = [];
+/** tsbgp against `other` on one figure, from the rounds where both finished (bench/rounds.ts verdict). */
+function versus(rounds: readonly Round[], f: Figure, other: Impl): string {
+  const pairs: [number, number][] = [];
   for (const r of rounds) {
-    const a = r.results[mine];
+    const a = r.results.tsbgp;
     const b = r.results[other];
-    if (ok(a) && ok(b) && figure(b) > 0) ratios.push(figure(a) / figure(b));
+    if (ok(a) && ok(b)) pairs.push([f.of(a), f.of(b)]);
   }
-  if (ratios.length < 2) return { ratios, text: ratios.length === 0 ? 'no round with both' : 'one round: no verdict' };
-  const lo = Math.min(...ratios);
-  const hi = Math.max(...ratios);
-  const range = `${lo.toFixed(2)}–${hi.toFixed(2)}`;
-  const m = median(ratios);
-  if (hi < 1 && m < 1 - NOISE_FLOOR) return { ratios, text: `tsbgp ${lower} in ${ratios.length} of ${ratios.length} (ratio ${median(ratios).toFixed(2)}, ${range})` };
-  if (lo > 1 && m > 1 + NOISE_FLOOR) return { ratios, text: `tsbgp ${higher} in ${ratios.length} of ${ratios.length} (ratio ${median(ratios).toFixed(2)}, ${range})` };
-  return { ratios, text: `within noise (ratio ${median(ratios).toFixed(2)}, ${range})` };
+  const v = verdict(pairs, f.time ?? false).text;
+  return f.context ? `(context) ${v}` : v;
 }
 
 const NAMES: Record<Impl, string> = { tsbgp: 'tsbgp', 'tsbgp-before': `tsbgp (${BEFORE})`, bird: 'BIRD 2', frr: 'FRR' };
@@ -642,15 +622,13 @@ function summaryTable(rounds: readonly Round[]): void {
     suite: 'rr-scale',
     title: `Calico at scale: ${s.nodes.toLocaleString('en-US')} nodes, ${s.reflectors} route reflectors, ${rounds.length} rounds (median and range)`,
     columns: ['measure', ...impls.map((i) => NAMES[i]), ...(impls.includes('tsbgp') ? others.map((o) => `tsbgp vs ${NAMES[o]}`) : [])],
-    rows: FIGURES.map((f) => [f.label, ...impls.map((i) => cell(i, f)), ...(impls.includes('tsbgp') ? others.map((o) => (f.context ? `(context) ${verdict(rounds, f.of, o, f.time).text}` : verdict(rounds, f.of, o, f.time).text)) : [])]),
+    rows: FIGURES.map((f) => [f.label, ...impls.map((i) => cell(i, f)), ...(impls.includes('tsbgp') ? others.map((o) => versus(rounds, f, o)) : [])]),
     notes: [
       `Rounds: ${rounds.map((r) => `${r.round + 1}: ${r.order.join(' → ')}, ${r.startedAt}, load ${r.loadStart[0].toFixed(1)} → ${r.loadEnd[0].toFixed(1)}`).join('; ')}.`,
       `Each round runs every implementation once with fresh clients, the order rotated from round to round. Verdict: the ratio tsbgp / other within each round; "tsbgp faster" (or "less" CPU or memory) when it is below 1 in every round and its median below ${1 - NOISE_FLOOR}, "slower" ("more") when above 1 in every round and its median above ${1 + NOISE_FLOOR}, else "within noise" (the rounds disagree, i.e. the difference is smaller than the spread between rounds, or it is under ${NOISE_FLOOR * 100} %). Lower is better for every figure. Context rows describe the clients and the wait, not the reflectors.`,
     ],
   });
 }
-
-const rotate = <T>(xs: readonly T[], by: number): T[] => xs.map((_, i) => xs[(i + by) % xs.length]);
 
 async function main(): Promise<void> {
   const arg = (name: string, dflt: string) => {
