@@ -88,7 +88,7 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
 
 // ------------------------------------------------------------ a reflector process
 
-type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
+type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number; coalesceMs?: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
 type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number } | { type: 'watching' } | { type: 'error'; message: string };
 
 function runReflector(): void {
@@ -100,7 +100,7 @@ function runReflector(): void {
       if (c.cmd === 'start') {
         const p = plan(stateOf(clusterResources(c.nodes, c.reflectors)), `rr${c.index + 1}`);
         if (p.errors.length > 0) throw new Error(p.errors.map((e) => e.message).join('; '));
-        speaker = new BgpSpeaker({ asn: p.node.asn, routerId: p.node.ipv4!.toString(), clusterId: p.node.routeReflectorClusterId, listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port } });
+        speaker = new BgpSpeaker({ asn: p.node.asn, routerId: p.node.ipv4!.toString(), clusterId: p.node.routeReflectorClusterId, coalesceMs: c.coalesceMs, listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port } });
         // The farm's clients dial and do not listen: the reflector waits for them (the plan has it dial, as the lower IP).
         for (const peer of p.peers) speaker.addPeer({ ...peerOptions(peer), passive: peer.remoteNode?.startsWith('node') ?? false, connectRetryTime: 1 });
         for (const r of p.routes) speaker.originate(r.prefix, {});
@@ -136,7 +136,7 @@ interface Reflector {
   diagnose?(short: readonly string[]): string | undefined;
 }
 
-function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
+function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url), coalesceMs?: number): Reflector {
   const child = fork(script, ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
     // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
     execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
@@ -159,7 +159,7 @@ function tsbgpReflector(index: number, nodes: number, reflectors: number, script
   return {
     address: reflectorAddress(index),
     pid: () => child.pid!,
-    start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors }, 'ready')).clients }),
+    start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors, coalesceMs }, 'ready')).clients }),
     usage: async () => await ask({ cmd: 'usage' }, 'usage'),
     kill: () => void child.kill('SIGKILL'),
     stop: async () => void child.kill('SIGTERM'),
@@ -374,6 +374,8 @@ interface Options {
   perProcess: number;
   /** The clients' connect-retry time (s). */
   connectRetry: number;
+  /** The tsbgp reflectors' coalescing window (ms; undefined: the speaker's default). */
+  reflectorCoalesceMs?: number;
   dir: string;
 }
 
@@ -382,7 +384,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
   const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
   const CLIENTS = NODES - R;
   const reflectors = Array.from({ length: R }, (_, i) =>
-    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
+    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R, undefined, o.reflectorCoalesceMs) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
   );
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
@@ -517,7 +519,7 @@ export interface Round {
   readonly loadStart: readonly number[];
   readonly loadEnd: readonly number[];
   readonly results: Partial<Record<Impl, Result | { error: string }>>;
-  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number };
+  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number };
 }
 
 const ok = (r: Result | { error: string } | undefined): r is Result => r !== undefined && !('error' in r);
@@ -601,7 +603,7 @@ function roundTable(round: Round): void {
       row(`↳ CPU of a remaining reflector during those ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuKilledProbesMs)),
     ],
     notes: [
-      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector (connect retry ${round.setup.connectRetry} s), originating one /26. All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process. Load: the 1/5/15-minute load averages at the round's start and end.`,
+      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector (connect retry ${round.setup.connectRetry} s), originating one /26.${round.setup.reflectorCoalesceMs !== undefined ? ` tsbgp reflectors' coalescing window ${round.setup.reflectorCoalesceMs} ms (--reflector-coalesce-ms).` : ''} All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process. Load: the 1/5/15-minute load averages at the round's start and end.`,
     ],
   });
 }
@@ -651,6 +653,9 @@ async function main(): Promise<void> {
   const ROUNDS = Number(arg('rounds', '1'));
   const FIRST = Number(arg('first-round', '1')) - 1;
   const CONNECT_RETRY = Number(arg('connect-retry', '5'));
+  // --reflector-coalesce-ms N: the tsbgp reflectors' coalescing window (BgpSpeaker coalesceMs; default its own, 5 ms).
+  const COALESCE = process.argv.includes('--reflector-coalesce-ms') ? Number(arg('reflector-coalesce-ms', '')) : undefined;
+  if (COALESCE !== undefined && !(COALESCE >= 0)) throw new Error(`--reflector-coalesce-ms wants milliseconds ≥ 0 (got ${arg('reflector-coalesce-ms', '')})`);
   const save = arg('save', '');
   const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
   for (const i of impls) if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
@@ -661,7 +666,7 @@ async function main(): Promise<void> {
   if (!(CONNECT_RETRY > 0)) throw new Error(`--connect-retry wants seconds > 0 (got ${arg('connect-retry', '5')})`);
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
   chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
-  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY };
+  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
   const rounds: Round[] = [];
   try {
     for (let n = FIRST; n < FIRST + ROUNDS; n++) {
