@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the BGP daemons the interop tests and the lab benchmarks run
-# (Debian packages: BIRD 2, FRR, GoBGP, ExaBGP, iproute2), as root, only
+# (Debian packages: BIRD 2, FRR, GoBGP, ExaBGP, iproute2; setcap and setpriv
+# for test/lab/kernel-cap.test.ts), as root, only
 # when something is missing. Called by .ci/run and by `npm run bench:lab`.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -11,12 +12,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 need=()
-for cmd in bird birdc vtysh gobgpd gobgp exabgp ip nft ping; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
+for cmd in bird birdc vtysh gobgpd gobgp exabgp ip nft ping setcap setpriv; do command -v "$cmd" >/dev/null || need+=("$cmd"); done
 [ -x /usr/lib/frr/zebra ] && [ -x /usr/lib/frr/bgpd ] && [ -x /usr/lib/frr/staticd ] && [ -x /usr/lib/frr/bfdd ] || need+=(frr)
 if [ ${#need[@]} -gt 0 ]; then
   echo "install-daemons: installing Debian packages (missing: ${need[*]})"
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps iputils-ping nftables >/dev/null
+  apt-get install -y -qq --no-install-recommends bird2 frr gobgpd exabgp iproute2 procps iputils-ping nftables libcap2-bin util-linux >/dev/null
 fi
 
 # The packages start system-wide daemons; the tests and benchmarks run their

@@ -27,6 +27,13 @@
  *     parsing and 100,000 routes do not load in any useful time; FRR's own
  *     tool for this, sharpd (`sharp install routes`), is not in Debian's
  *     package. See src/kernel/README.md.
+ *   - fed by BGP (bench/lab/kernel-bgp.ts; `--set v4-32`, in the default run):
+ *     BIRD 2 (`merge paths on`), FRR bgpd + zebra (`maximum-paths 2`) and
+ *     tsbgp's BgpSpeaker with the `kernel` option each learn the N /32s from
+ *     two eBGP peers and install them with two next hops, then both peers
+ *     withdraw; the same clock and count for all three (an `ip monitor` in the
+ *     daemon's namespace). Their own table (suite `kernel-bgp`), with the
+ *     floor of the same run for reference.
  *
  * Every row ends by counting the routes in the kernel (not timed). Only
  * documentation ranges go into a kernel here, so the sets are (`--set`):
@@ -42,7 +49,7 @@
  * `--runs K` repeats each row K times and reports medians. The table is
  * printed and, with $BENCH_OUT set, recorded for scripts/perf-readme.ts.
  *
- *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr]]
+ *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr][,bird-bgp,frr-bgp,tsbgp-bgp]]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,6 +62,7 @@ import type { KernelRoute } from '../../src/kernel/types.js';
 import { formatV4 } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import { emit, median } from '../report.js';
+import { BGP_ROWS, bgpRow, type BgpDaemon } from './kernel-bgp.js';
 
 const argOf = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
@@ -69,10 +77,12 @@ if (SET === 'v4-32' && !(Number.isInteger(N) && N > 0 && N <= 131_072)) throw ne
 if (V6 && !(Number.isInteger(N) && N > 0 && N <= 0xffff0000)) throw new Error(`--routes must be 1..${0xffff0000} (/64s inside 2001:db8::/32 below 2001:db8:ffff::/48), got ${argOf('--routes')}`);
 const RUNS = Number(argOf('--runs') ?? 1);
 if (!(Number.isInteger(RUNS) && RUNS >= 1 && RUNS <= 15)) throw new Error(`--runs must be 1..15, got ${argOf('--runs')}`);
-const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-ip', 'netlink', 'bird', 'frr'] as const;
-const only = new Set((argOf('--only') ?? 'floor,monitor,tsbgp,tsbgp-ip,netlink,bird').split(','));
+const BGP = ['bird-bgp', 'frr-bgp', 'tsbgp-bgp'] as const;
+const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-ip', 'netlink', 'bird', 'frr', ...BGP] as const;
+const only = new Set((argOf('--only') ?? `floor,monitor,tsbgp,tsbgp-ip,netlink,bird${SET === 'v4-32' ? `,${BGP.join(',')}` : ''}`).split(','));
 for (const o of only) if (!(ALL as readonly string[]).includes(o)) throw new Error(`--only: unknown row "${o}" (known: ${ALL.join(', ')})`);
 if (only.has('frr') && SET !== 'v4-32') throw new Error('--only …,frr: the FRR row takes --set v4-32 only');
+for (const b of BGP) if (only.has(b) && SET !== 'v4-32') throw new Error(`--only …,${b}: the rows fed by BGP take --set v4-32 only`);
 
 const ns = `tsbgp-kbench-i${process.pid}`;
 const work = join(tmpdir(), ns);
@@ -119,7 +129,7 @@ async function until(what: string, limitMs: number, test: () => boolean, everyMs
   }
 }
 
-interface Row { who: string; add: number; del: number; addCpu?: number; delCpu?: number; note?: string }
+interface Row { who: string; add: number; del: number; addCpu?: number; delCpu?: number; note?: string; bgp?: boolean }
 const rows: Row[] = [];
 const pids: number[] = [];
 
@@ -288,7 +298,7 @@ async function frr(): Promise<void> {
     }
     await until('zebra: every route in the FIB', 600_000, () => fib() === N, 200);
     const add = performance.now() - t;
-    const kernelNhg = /Kernel NHG:\s*(\S+)/.exec(vtysh('show zebra').stdout)?.[1];
+    const kernelNhg = /Kernel NHG:?\s+(\S+)/.exec(vtysh('show zebra').stdout)?.[1];
     if (count() !== N) throw new Error(`FRR: ${count()} routes in the kernel, expected ${N}`);
     t = performance.now();
     process.kill(daemons.staticd, 'SIGTERM');
@@ -303,6 +313,12 @@ async function frr(): Promise<void> {
   }
 }
 
+/** A row fed by BGP (bench/lab/kernel-bgp.ts): its own two namespaces, made and torn down inside. */
+async function fedByBgp(daemon: BgpDaemon): Promise<void> {
+  const r = await bgpRow(daemon, N, `${ns}-${daemon}`, work, pids);
+  rows.push({ who: BGP_ROWS[daemon], add: r.add, del: r.del, note: r.note, bgp: true });
+}
+
 const frrVersion = () => /version (\S+)/.exec(execFileSync('/usr/lib/frr/zebra', ['-v'], { encoding: 'utf8' }))?.[1] ?? '?';
 
 function teardown(): void {
@@ -314,6 +330,11 @@ function teardown(): void {
     }
   }
   spawnSync('ip', ['netns', 'del', ns]);
+  for (const b of ['bird', 'frr', 'tsbgp']) for (const side of ['d', 'p']) spawnSync('ip', ['netns', 'del', `${ns}-${b}-${side}`], { stdio: 'ignore' });
+  for (const b of ['bird', 'frr', 'tsbgp']) {
+    rmSync(`/etc/frr/${ns}-${b}-d`, { recursive: true, force: true });
+    rmSync(`/var/run/frr/${ns}-${b}-d`, { recursive: true, force: true });
+  }
   rmSync(work, { recursive: true, force: true });
   rmSync(`/etc/frr/${ns}`, { recursive: true, force: true });
   rmSync(`/var/run/frr/${ns}`, { recursive: true, force: true });
@@ -340,6 +361,9 @@ async function main(): Promise<void> {
       ['netlink', netlink],
       ['bird', bird],
       ['frr', frr],
+      ['bird-bgp', () => fedByBgp('bird')],
+      ['frr-bgp', () => fedByBgp('frr')],
+      ['tsbgp-bgp', () => fedByBgp('tsbgp')],
     ];
     for (let run = 0; run < RUNS; run++) {
       for (const [name, step] of steps) {
@@ -348,6 +372,7 @@ async function main(): Promise<void> {
           await step();
         } catch (err) {
           failed.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+          process.stderr.write(`FAILED ${failed.at(-1)}\n`);
           // Leave the table empty for the next row.
           spawnSync('ip', ['-n', ns, FAM, 'route', 'flush', 'table', '254', 'proto', '12']);
         }
@@ -359,24 +384,50 @@ async function main(): Promise<void> {
     const med = whos.map((who) => {
       const rs = rows.filter((r) => r.who === who);
       const m = (f: (r: Row) => number | undefined) => (rs.every((r) => f(r) !== undefined) ? median(rs.map((r) => f(r)!)) : undefined);
-      return { who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note };
+      return { who: rs.length < RUNS ? `${who} (${rs.length} of ${RUNS} runs)` : who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note, bgp: rs[0].bgp === true };
     });
     const floorRow = med.find((r) => r.who.endsWith('(floor)'));
-    const birdRow = med.find((r) => r.who.startsWith('BIRD'));
     const x = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : 'n/a');
     const sec = (ms: number | undefined) => (ms === undefined ? '—' : Number((ms / 1000).toFixed(2)));
-    emit({
-      suite: SET === 'v4-32' ? 'kernel' : `kernel-${SET}`,
-      title: `Kernel FIB: ${DESC}, two ECMP next hops each, installed and withdrawn`,
-      columns: ['who', 'install (s)', 'withdraw (s)', 'install / floor', 'withdraw / floor', 'install / BIRD', 'withdraw / BIRD', 'node CPU install (s)', 'node CPU withdraw (s)'],
-      rows: med.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
-      notes: [
-        `${RUNS === 1 ? 'One run' : `Medians of ${RUNS} runs`} of each row, one after another, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). Load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after, on 2 cores.`,
-        'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its `ip monitor` parsing every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
-        ...med.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
-        ...failed.map((f) => `FAILED ${f}`),
-      ],
-    });
+    const runsNote = `${RUNS === 1 ? 'One run' : `Medians of ${RUNS} runs`} of each row, one after another`;
+    const loadNote = `Load average (1/5/15 min) ${loadBefore} before, ${loadAfter} after, on 2 cores.`;
+    const direct = med.filter((r) => !r.bgp);
+    // The direct rows' table when one of them besides the floor was asked for (the floor alone is the BGP table's reference).
+    if ([...only].some((o) => o !== 'floor' && !(BGP as readonly string[]).includes(o))) {
+      const birdRow = direct.find((r) => r.who.startsWith('BIRD'));
+      emit({
+        suite: SET === 'v4-32' ? 'kernel' : `kernel-${SET}`,
+        title: `Kernel FIB: ${DESC}, two ECMP next hops each, installed and withdrawn`,
+        columns: ['who', 'install (s)', 'withdraw (s)', 'install / floor', 'withdraw / floor', 'install / BIRD', 'withdraw / BIRD', 'node CPU install (s)', 'node CPU withdraw (s)'],
+        rows: direct.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
+        notes: [
+          `${runsNote}, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). ${loadNote}`,
+          'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its `ip monitor` parsing every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
+          ...direct.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
+          ...failed.filter((f) => !BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
+        ],
+      });
+    }
+    const fed = med.filter((r) => r.bgp);
+    if (BGP.some((b) => only.has(b))) {
+      const fastest = (f: (r: (typeof fed)[number]) => number) => (fed.length > 0 ? Math.min(...fed.map(f)) : undefined);
+      const [fa, fd] = [fastest((r) => r.add), fastest((r) => r.del)];
+      emit({
+        suite: 'kernel-bgp',
+        title: `Kernel FIB fed by BGP: ${DESC} from two eBGP peers, installed with two ECMP next hops and withdrawn`,
+        columns: ['who', 'install (s)', 'withdraw (s)', 'install / fastest', 'withdraw / fastest', 'install / floor', 'withdraw / floor'],
+        rows: [
+          ...fed.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, fa), x(r.del, fd), x(r.add, floorRow?.add), x(r.del, floorRow?.del)]),
+          ...(floorRow ? [[`${floorRow.who}, no BGP (the same routes written directly)`, sec(floorRow.add), sec(floorRow.del), '—', '—', '1.00×', '1.00×']] : []),
+        ],
+        notes: [
+          `${runsNote}. ${loadNote}`,
+          'Each row: fresh namespaces (the daemon at 192.0.2.1, two peers at 192.0.2.7 and .8 on one veth); the peers are tsbgp speakers (AS 64512 both), each originating the same /32s in 198.18.0.0/15 with itself as next hop, and connect to the daemon (AS 64500, passive) at the same moment. Counted the same way for every row: an `ip -ts -o monitor route` in the daemon\'s namespace (real-time priority, into a file: it loses nothing; a lost notification would fail the row), its lines parsed here, each event timed by `ip`\'s timestamp: install from the first session Established (the peer\'s event, read here) until all N are in the main table with two next hops; withdraw from telling both peers to withdraw everything until all N are deleted; then checked with `ip route` (untimed). BIRD 2: `protocol kernel` with `merge paths on`; FRR: bgpd with `maximum-paths 2`, zebra; tsbgp: BgpSpeaker with the `kernel` option. Details: bench/lab/kernel-bgp.ts, src/kernel/README.md.',
+          ...fed.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
+          ...failed.filter((f) => BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
+        ],
+      });
+    }
     if (failed.length > 0) process.exitCode = 1;
   } finally {
     teardown();

@@ -65,6 +65,8 @@ if (main) runSpeakerNode(process.argv[2], {
       loop.reset();
       return r;
     },
+    /** The kernel side's status (KernelFib: enabled, writer, route counts), when the speaker has the kernel option. */
+    kernel: (sp) => (sp as { kernelStatus?: () => unknown }).kernelStatus?.() ?? null,
     /** V8 heap in use after a full collection (the node runs with --expose-gc). */
     heap: () => {
       (globalThis as { gc?: () => void }).gc?.();

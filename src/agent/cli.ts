@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { WriterKind } from '../kernel/route-writer.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
@@ -28,6 +29,7 @@ commands:
            [--max-prefixes LIMIT[,ACTION[,WARN%]]]  (per peer and family; default
            20000,block,80; 0 for none: docs/limits.md)
            [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
+           [--kernel-writer netlink|iproute2]
            (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
@@ -98,6 +100,7 @@ const AGENT: Options = {
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
+  'kernel-writer': { type: 'string' },
 };
 /** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
 export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
@@ -180,6 +183,9 @@ export interface AgentArgs {
   readonly kernel?: AgentKernelOptions;
 }
 
+/** What `--kernel-writer` takes: the kernel FIB's writers (src/kernel/route-writer.ts). */
+const KERNEL_WRITERS: readonly WriterKind[] = ['netlink', 'iproute2'];
+
 /** --kernel on|off and its settings (numbers checked here; the table name when the kernel FIB starts). */
 function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: AgentKernelOptions } {
   const on = values.kernel as string | undefined;
@@ -196,11 +202,13 @@ function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: A
   const tableText = values['kernel-table'] as string | undefined;
   if (tableText === '') throw new UsageError(`${cmd}: --kernel-table must name a table`);
   const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
+  const writer = values['kernel-writer'] as string | undefined;
+  if (writer !== undefined && !(KERNEL_WRITERS as readonly string[]).includes(writer)) throw new UsageError(`${cmd}: --kernel-writer must be ${KERNEL_WRITERS.map((w) => `"${w}"`).join(' or ')}, got ${JSON.stringify(writer)}`);
   if (on !== 'on') {
-    if (protocol !== undefined || metric !== undefined || table !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric need --kernel on`);
+    if (protocol !== undefined || metric !== undefined || table !== undefined || writer !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric/--kernel-writer need --kernel on`);
     return {};
   }
-  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}) } };
+  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}), ...(writer !== undefined ? { writer: writer as WriterKind } : {}) } };
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */

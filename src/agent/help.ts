@@ -29,6 +29,9 @@ ${CONTROL}
   --kernel-table T   with --kernel on: the routing table (default main)
   --kernel-protocol N  with --kernel on: the routes' protocol (default 12, bird)
   --kernel-metric N  with --kernel on: the routes' metric (default the kernel's)
+  --kernel-writer netlink|iproute2
+                     with --kernel on: how routes are written: netlink (default; rtnetlink from
+                     the agent, ip -batch when the agent cannot) or iproute2 (always ip -batch)
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock

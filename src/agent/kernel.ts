@@ -85,7 +85,7 @@ export function kernelStatusJson(s: SpeakerApi | undefined, plan: Plan): KernelS
 export function kernelStatusText(k: KernelStatusJson | null | undefined): string[] {
   if (k === null || k === undefined) return ['Kernel routes: off (agent started without --kernel on)'];
   if (!k.enabled) return [`Kernel routes: OFF: ${k.error ?? 'stopped'}`];
-  const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
+  const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}${k.writer ? `, writer ${k.writer}` : ''}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
   if (k.writerNote) lines.push(`  ${k.writerNote}`);
   for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
   if (k.refusedCount > k.refused.length) lines.push(`  … and ${k.refusedCount - k.refused.length} more`);

@@ -78,7 +78,7 @@ describe('`tsbgp status` kernel lines', () => {
   const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 4, stale: 0, refused: [{ prefix: '198.19.64.0/26', reason: 'Network is unreachable (Nexthop has invalid gateway)' }], refusedCount: 1, programClusterRoutes: 'Enabled' };
   it('say why routes go through ip -batch when rtnetlink was wanted, and nothing when it is used', () => {
     expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual([
-      'Kernel routes: table 254, proto 12: 3 installed of 4 wanted, 1 refused',
+      'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 4 wanted, 1 refused',
       '  refused 198.19.64.0/26: Network is unreachable (Nexthop has invalid gateway)',
     ]);
     const note = 'cannot write routes over netlink from this process (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): writing through ip -batch';
