@@ -643,7 +643,8 @@ async function main(): Promise<void> {
     const rounds = readFileSync(summary, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Round);
     if (rounds.length === 0) throw new Error(`--summary ${summary}: no rounds in the file`);
     for (const r of rounds) roundTable(r);
-    return summaryTable(rounds);
+    if (rounds.length > 1) summaryTable(rounds);
+    return;
   }
   const quick = process.argv.includes('--quick');
   const NODES = Number(arg('nodes', quick ? '60' : '1000'));
