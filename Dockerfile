@@ -15,13 +15,15 @@ COPY src ./src
 RUN npm run build
 
 FROM node:${NODE_VERSION}-slim
-# Port 179 is privileged: give the node binary just cap_net_bind_service so the
-# agent can run as a non-root user (see deploy/daemonset.yaml).
-# Kernel routes (--kernel=on) are written by iproute2's `ip`, given just cap_net_admin.
+# The agent runs as a non-root user (see deploy/daemonset.yaml); the node binary
+# gets just the two file capabilities it needs: cap_net_bind_service (port 179)
+# and cap_net_admin (kernel routes, --kernel=on, written over rtnetlink from node).
+# iproute2's `ip` only reads (route dumps, `ip route get`) and gets none: a file
+# capability on `ip` would not work anyway, since iproute2 drops it unless
+# CAP_NET_ADMIN is also inheritable, which runtimes no longer grant (src/kernel/README.md).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libcap2-bin iproute2 \
- && setcap cap_net_bind_service=+ep /usr/local/bin/node \
- && setcap cap_net_admin=+ep "$(readlink -f "$(command -v ip)")" \
+ && setcap cap_net_bind_service,cap_net_admin=+ep /usr/local/bin/node \
  && apt-get purge -y libcap2-bin && apt-get autoremove -y \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 tsbgp \

@@ -7,9 +7,10 @@
  *     away): what the kernel's notifications to a listener cost — every
  *     daemon below listens, the floor does not;
  *   - tsbgp's KernelFib as it runs (the pure core's plan, its rtnetlink writer
- *     through koffi, the `ip monitor` it keeps parsing every echo);
+ *     through koffi, its rtnetlink listener in a worker thread, which the
+ *     kernel spares the echoes of our own writes);
  *   - tsbgp's KernelFib with the iproute2 writer (`writer: 'iproute2'`, the
- *     fallback: `ip -force -batch -`);
+ *     fallback: `ip -force -batch -`; its listener hears every echo);
  *   - the rtnetlink writer alone (NetlinkWriter: encoding, send, acknowledgements;
  *     no plan, no monitor);
  *   - BIRD 2's kernel protocol (`export all; merge paths on`), the routes from a
@@ -171,6 +172,7 @@ async function kernelFib(writer: 'netlink' | 'iproute2', who: string): Promise<v
   await fib.start();
   if (!fib.status().enabled) throw new Error(fib.status().error);
   if (fib.status().writer !== writer) throw new Error(`KernelFib writes through ${fib.status().writer}, not ${writer}: ${fib.status().writerNote}`);
+  if (fib.status().listener !== 'netlink') throw new Error(`KernelFib listens through ${fib.status().listener}, not rtnetlink: ${fib.status().listenerNote}`);
   // Where node's own time goes: the pure plan, and the rest (formatting, piping, the monitor's lines).
   let planMs = 0;
   const plan = fib.core.plan.bind(fib.core);
@@ -402,7 +404,7 @@ async function main(): Promise<void> {
         rows: direct.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
         notes: [
           `${runsNote}, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). ${loadNote}`,
-          'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its `ip monitor` parsing every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
+          'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its rtnetlink listener — with the iproute2 writer the listener decodes every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
           ...direct.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
           ...failed.filter((f) => !BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
         ],

@@ -25,6 +25,10 @@ export interface KernelStatusJson {
   readonly writer: 'netlink' | 'iproute2' | null;
   /** Why it is `ip -batch` when rtnetlink was wanted (koffi cannot load; no permission in the agent's process). */
   readonly writerNote: string | null;
+  /** What hears the kernel's changes: rtnetlink in a thread of the agent, or `ip monitor` (null while off). */
+  readonly listener: 'netlink' | 'iproute2' | null;
+  /** Why it is `ip monitor` when rtnetlink was wanted. */
+  readonly listenerNote: string | null;
   readonly restarting: boolean;
   readonly installed: number;
   readonly desired: number;
@@ -71,6 +75,8 @@ export function kernelStatusJson(s: SpeakerApi | undefined, plan: Plan): KernelS
     protocol: st.protocol,
     writer: st.writer ?? null,
     writerNote: st.writerNote ?? null,
+    listener: st.listener ?? null,
+    listenerNote: st.listenerNote ?? null,
     restarting: st.restarting,
     installed: st.routes.installed,
     desired: st.routes.desired,
@@ -87,6 +93,7 @@ export function kernelStatusText(k: KernelStatusJson | null | undefined): string
   if (!k.enabled) return [`Kernel routes: OFF: ${k.error ?? 'stopped'}`];
   const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}${k.writer ? `, writer ${k.writer}` : ''}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
   if (k.writerNote) lines.push(`  ${k.writerNote}`);
+  if (k.listenerNote) lines.push(`  ${k.listenerNote}`);
   for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
   if (k.refusedCount > k.refused.length) lines.push(`  … and ${k.refusedCount - k.refused.length} more`);
   return lines;

@@ -47,8 +47,14 @@ export class FibCore {
   private readonly bgp = new Map<string, DesiredRoute>();
   /** Static routes and blackholes: they win over `bgp` for the same prefix (BIRD's static preference 200 > BGP 100). */
   private readonly statics = new Map<string, DesiredRoute>();
-  /** prefix → metric → route of ours in the kernel. */
-  private readonly installed = new Map<string, Map<number, KernelRoute>>();
+  /** Prefixes in both `bgp` and `statics` (so that `counts` is O(1)). */
+  private overlap = 0;
+  /**
+   * prefix → our route(s) in the kernel: the route itself when there is one
+   * (nearly always), an array when the prefix has routes of ours at several
+   * metrics — no Map per prefix (see `Installed`).
+   */
+  private readonly installed = new Map<string, Installed>();
   private installedCount = 0;
   private readonly stale = new Set<string>();
   private connected: Conn[] = [];
@@ -58,6 +64,8 @@ export class FibCore {
   /** Non-fatal notes per prefix (an ECMP member that did not resolve). */
   private readonly notes = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** Prefixes a plan left as they were, waiting for a next-hop lookup. */
+  private readonly waiting = new Set<string>();
   private allDirty = false;
   /** Prefixes the kernel told us about since the last plan (their outcome comes from the kernel, not from `applied`). */
   private readonly seen = new Set<string>();
@@ -67,6 +75,8 @@ export class FibCore {
    * and the lookups, which do not change during a plan.
    */
   private readonly resolvedGateways = new Map<string, { readonly g: Gateway; readonly h: NextHop | string | 'pending' }[]>();
+  /** Sorted next-hop sets within one plan, by the identity of the resolved NextHops (see `sortedHops`). */
+  private readonly hopSets = new Map<NextHop, { readonly alone: readonly NextHop[]; readonly with: Map<NextHop, readonly NextHop[]> }>();
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -91,9 +101,12 @@ export class FibCore {
   setRoute(prefix: string, route: DesiredRoute | undefined): void {
     if (route === undefined) {
       if (!this.bgp.delete(prefix)) return;
+      if (this.statics.has(prefix)) this.overlap--;
     } else {
+      const size = this.bgp.size;
       this.bgp.set(prefix, route);
-      this.stale.delete(prefix);
+      if (this.bgp.size !== size && this.statics.has(prefix)) this.overlap++;
+      if (this.stale.size > 0) this.stale.delete(prefix);
     }
     this.dirty.add(prefix);
   }
@@ -103,7 +116,11 @@ export class FibCore {
     for (const p of this.statics.keys()) if (!routes.has(p)) this.dirty.add(p);
     for (const [p, r] of routes) if (!sameDesired(this.statics.get(p), r)) this.dirty.add(p);
     this.statics.clear();
-    for (const [p, r] of routes) this.statics.set(p, r);
+    this.overlap = 0;
+    for (const [p, r] of routes) {
+      this.statics.set(p, r);
+      if (this.bgp.has(p)) this.overlap++;
+    }
   }
 
   /** The restart is over: stale routes nobody wants any more go. */
@@ -123,18 +140,13 @@ export class FibCore {
   /** A full dump of our routes in our table (at start and at each resync). */
   kernelTable(routes: Iterable<KernelRoute>): void {
     const before = this.installed;
-    const now = new Map<string, Map<number, KernelRoute>>();
+    const now = new Map<string, Installed>();
     let n = 0;
-    for (const r of routes) {
-      let m = now.get(r.prefix);
-      if (m === undefined) now.set(r.prefix, (m = new Map()));
-      if (!m.has(r.metric)) n++;
-      m.set(r.metric, r);
-    }
+    for (const r of routes) if (putInstalled(now, r)) n++;
     for (const p of before.keys()) if (!now.has(p)) this.dirty.add(p);
     for (const [p, m] of now) {
       const old = before.get(p);
-      if (old === undefined || !sameMetricMap(old, m)) this.dirty.add(p);
+      if (old === undefined || !sameInstalled(old, m)) this.dirty.add(p);
     }
     this.installed.clear();
     for (const [p, m] of now) this.installed.set(p, m);
@@ -148,21 +160,14 @@ export class FibCore {
 
   /** The kernel added or replaced a route of ours (monitor). */
   kernelAdded(route: KernelRoute): void {
-    let m = this.installed.get(route.prefix);
-    if (m === undefined) this.installed.set(route.prefix, (m = new Map()));
-    if (!m.has(route.metric)) this.installedCount++;
-    m.set(route.metric, route);
+    if (putInstalled(this.installed, route)) this.installedCount++;
     this.seen.add(route.prefix);
     this.dirty.add(route.prefix);
   }
 
   /** A route of ours left the kernel (monitor): deleted by someone, or by us. */
   kernelDeleted(prefix: string, metric: number): void {
-    const m = this.installed.get(prefix);
-    if (m !== undefined && m.delete(metric)) {
-      this.installedCount--;
-      if (m.size === 0) this.installed.delete(prefix);
-    }
+    if (dropInstalled(this.installed, prefix, metric)) this.installedCount--;
     this.seen.add(prefix);
     this.dirty.add(prefix);
   }
@@ -202,7 +207,18 @@ export class FibCore {
       if (a.isLinkLocal) return;
       if (this.connectedFor(a) === undefined) out.add(g.address);
     };
-    for (const [p, d] of this.bgp) if (d.kind === 'unicast' && !this.statics.has(p)) for (const g of d.gateways.slice(0, this.ecmp)) want(g);
+    // Only the prefixes touched since the last plan and those a plan left waiting: the others' next hops resolved
+    // when they were planned, and every answer, or a change of connected networks, makes every prefix touched (allDirty).
+    const each = (p: string, d: DesiredRoute | undefined) => {
+      if (d === undefined || d.kind !== 'unicast' || this.statics.has(p)) return;
+      const n = Math.min(d.gateways.length, this.ecmp);
+      for (let i = 0; i < n; i++) want(d.gateways[i]);
+    };
+    if (this.allDirty) for (const [p, d] of this.bgp) each(p, d);
+    else {
+      for (const p of this.dirty) each(p, this.bgp.get(p));
+      for (const p of this.waiting) each(p, this.bgp.get(p));
+    }
     for (const d of this.statics.values()) if (d.kind === 'unicast') for (const g of d.gateways) want(g);
     return [...out];
   }
@@ -225,10 +241,12 @@ export class FibCore {
     const keys: Iterable<string> = this.allDirty ? new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]) : this.dirty;
     const ops: KernelOp[] = [];
     this.resolvedGateways.clear();
+    this.hopSets.clear();
     try {
       for (const p of keys) this.planPrefix(p, ops);
     } finally {
       this.resolvedGateways.clear();
+      this.hopSets.clear();
     }
     this.allDirty = false;
     this.dirty.clear();
@@ -237,29 +255,38 @@ export class FibCore {
   }
 
   private planPrefix(prefix: string, ops: KernelOp[]): void {
-    const want = this.statics.get(prefix) ?? this.bgp.get(prefix);
+    // (Empty maps are not asked: most plans have no statics, notes or refusals, and every lookup of a 100,000-key map costs.)
+    const want = (this.statics.size > 0 ? this.statics.get(prefix) : undefined) ?? this.bgp.get(prefix);
     const have = this.installed.get(prefix);
     let keep: KernelRoute | undefined;
-    this.notes.delete(prefix);
+    if (this.notes.size > 0) this.notes.delete(prefix);
+    if (this.waiting.size > 0) this.waiting.delete(prefix);
     if (want !== undefined) {
       const r = this.resolve(prefix, want);
-      if (r.ok === 'pending') return; // waiting for the kernel's lookup: leave the prefix as it is
+      if (r.ok === 'pending') {
+        this.waiting.add(prefix); // waiting for the kernel's lookup: leave the prefix as it is
+        return;
+      }
       if (r.ok) {
         keep = r.route;
         if (r.partial !== undefined) this.notes.set(prefix, r.partial);
-        const cur = have?.get(keep.metric);
-        const prior = this.refused.get(prefix);
+        const cur = have !== undefined ? atMetric(have, keep.metric) : undefined;
+        const same = cur !== undefined && sameRoute(cur, keep);
         // A route the kernel refused is retried only when something changed (it is dirty again) — which is now.
-        if (cur === undefined || !sameRoute(cur, keep)) ops.push({ op: 'replace', route: keep });
-        if (prior?.by === 'resolve') this.refused.delete(prefix);
-        if (cur !== undefined && sameRoute(cur, keep)) this.refused.delete(prefix);
+        if (!same) ops.push({ op: 'replace', route: keep });
+        if (this.refused.size > 0) {
+          const prior = this.refused.get(prefix);
+          if (prior?.by === 'resolve' || same) this.refused.delete(prefix);
+        }
       } else {
         this.refused.set(prefix, { prefix, reason: r.reason, by: 'resolve' });
       }
-    } else this.refused.delete(prefix);
+    } else if (this.refused.size > 0) this.refused.delete(prefix);
     if (have === undefined) return;
     if (this.restarting && this.stale.has(prefix)) return; // adopted: kept until the restart ends
-    for (const route of have.values()) if (keep === undefined || route.metric !== keep.metric) ops.push({ op: 'delete', route });
+    if (!Array.isArray(have)) {
+      if (keep === undefined || have.metric !== keep.metric) ops.push({ op: 'delete', route: have });
+    } else for (const route of have) if (keep === undefined || route.metric !== keep.metric) ops.push({ op: 'delete', route });
   }
 
   /** Reports one operation's outcome (`error`: the kernel's reason). */
@@ -269,21 +296,12 @@ export class FibCore {
       if (op.op === 'replace') this.refused.set(p, { prefix: p, reason: error, by: 'kernel' });
       return;
     }
-    if (op.op === 'replace') this.refused.delete(p);
-    // The monitor told us the truth about this prefix meanwhile: keep that.
-    if (this.seen.has(p)) return;
+    if (op.op === 'replace' && this.refused.size > 0) this.refused.delete(p);
+    // The listener told us the truth about this prefix meanwhile: keep that.
+    if (this.seen.size > 0 && this.seen.has(p)) return;
     if (op.op === 'replace') {
-      let m = this.installed.get(p);
-      if (m === undefined) this.installed.set(p, (m = new Map()));
-      if (!m.has(op.route.metric)) this.installedCount++;
-      m.set(op.route.metric, op.route);
-    } else {
-      const m = this.installed.get(p);
-      if (m !== undefined && m.delete(op.route.metric)) {
-        this.installedCount--;
-        if (m.size === 0) this.installed.delete(p);
-      }
-    }
+      if (putInstalled(this.installed, op.route)) this.installedCount++;
+    } else if (dropInstalled(this.installed, p, op.route.metric)) this.installedCount--;
   }
 
   // ------------------------------------------------------------ resolution
@@ -306,24 +324,43 @@ export class FibCore {
     let pending = false;
     const n = Math.min(want.gateways.length, this.ecmp);
     for (let i = 0; i < n; i++) {
-      const g = want.gateways[i];
-      let known = this.resolvedGateways.get(g.address);
-      if (known === undefined) this.resolvedGateways.set(g.address, (known = []));
-      let h = known.find((x) => x.g === g || (x.g.dev === g.dev && !x.g.onlink === !g.onlink && x.g.peer === g.peer))?.h;
-      if (h === undefined) {
-        h = this.resolveGateway(g);
-        known.push({ g, h });
-      }
+      const h = this.gatewayHop(want.gateways[i]);
       if (h === 'pending') pending = true;
       else if (typeof h === 'string') reasons.push(h);
-      else if (!hops.some((x) => x.via === (h as NextHop).via && x.dev === (h as NextHop).dev && !x.onlink === !(h as NextHop).onlink)) hops.push(h);
+      else if (!hasHop(hops, h)) hops.push(h);
     }
     if (hops.length === 0) {
       if (pending) return { ok: 'pending' };
       return { ok: false, reason: reasons.length > 0 ? reasons.join('; ') : 'no next hop' };
     }
-    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: sortNextHops(hops) };
+    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: this.sortedHops(hops) };
     return reasons.length > 0 ? { ok: true, route, partial: `next hop(s) left out: ${reasons.join('; ')}` } : { ok: true, route };
+  }
+
+  /** A gateway resolved, once per plan for every route through it (the same NextHop object each time). */
+  private gatewayHop(g: Gateway): NextHop | string | 'pending' {
+    let known = this.resolvedGateways.get(g.address);
+    if (known === undefined) this.resolvedGateways.set(g.address, (known = []));
+    for (const x of known) if (x.g === g || (x.g.dev === g.dev && !x.g.onlink === !g.onlink && x.g.peer === g.peer)) return x.h;
+    const h = this.resolveGateway(g);
+    known.push({ g, h });
+    return h;
+  }
+
+  /**
+   * The sorted next hops of a route, shared within a plan by every route
+   * with the same (resolved, so identical) one or two next hops: most routes
+   * share their next hops, and a sort builds keys. Larger sets are sorted
+   * each time.
+   */
+  private sortedHops(hops: NextHop[]): readonly NextHop[] {
+    if (hops.length > 2) return sortNextHops(hops);
+    let one = this.hopSets.get(hops[0]);
+    if (one === undefined) this.hopSets.set(hops[0], (one = { alone: [hops[0]], with: new Map() }));
+    if (hops.length === 1) return one.alone;
+    let two = one.with.get(hops[1]);
+    if (two === undefined) one.with.set(hops[1], (two = sortNextHops(hops)));
+    return two;
   }
 
   private resolveGateway(g: Gateway): NextHop | string | 'pending' {
@@ -359,9 +396,12 @@ export class FibCore {
   // ------------------------------------------------------------ views (O(1) or O(refused))
 
   get counts(): { desired: number; installed: number; refused: number; stale: number } {
-    let desired = this.statics.size;
-    for (const p of this.bgp.keys()) if (!this.statics.has(p)) desired++;
+    const desired = this.statics.size + this.bgp.size - this.overlap;
     return { desired, installed: this.installedCount, refused: this.refused.size, stale: this.restarting ? this.stale.size : 0 };
+  }
+
+  get refusedCount(): number {
+    return this.refused.size;
   }
 
   /** Up to `limit` refusals, sorted by prefix. */
@@ -381,11 +421,15 @@ export class FibCore {
 
   /** Our routes in the kernel for `prefix` (every metric). */
   installedFor(prefix: string): KernelRoute[] {
-    return [...(this.installed.get(prefix)?.values() ?? [])];
+    const m = this.installed.get(prefix);
+    return m === undefined ? [] : Array.isArray(m) ? [...m] : [m];
   }
 
   *installedRoutes(): IterableIterator<KernelRoute> {
-    for (const m of this.installed.values()) yield* m.values();
+    for (const m of this.installed.values()) {
+      if (Array.isArray(m)) yield* m;
+      else yield m;
+    }
   }
 
   /** Every prefix wanted, installed or refused, with its kernel side (unordered; O(routes): for listings, not status). */
@@ -435,6 +479,11 @@ export function orderOps(ops: KernelOp[]): KernelOp[] {
   return replaces;
 }
 
+function hasHop(hops: readonly NextHop[], h: NextHop): boolean {
+  for (const x of hops) if (x === h || (x.via === h.via && x.dev === h.dev && !x.onlink === !h.onlink)) return true;
+  return false;
+}
+
 function safeAddress(s: string): Address | undefined {
   try {
     return Address.parse(s.replace(/%.*$/, ''));
@@ -471,10 +520,61 @@ export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
   return true;
 }
 
-function sameMetricMap(a: ReadonlyMap<number, KernelRoute>, b: ReadonlyMap<number, KernelRoute>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [m, r] of a) {
-    const o = b.get(m);
+/** One prefix's routes of ours in the kernel: one route, or (several metrics) an array of them, one per metric. */
+type Installed = KernelRoute | KernelRoute[];
+
+function atMetric(m: Installed, metric: number): KernelRoute | undefined {
+  if (!Array.isArray(m)) return m.metric === metric ? m : undefined;
+  for (const r of m) if (r.metric === metric) return r;
+  return undefined;
+}
+
+/** Puts a route in (replacing the one at its metric); true when the prefix had none at that metric. */
+function putInstalled(map: Map<string, Installed>, r: KernelRoute): boolean {
+  const m = map.get(r.prefix);
+  if (m === undefined) {
+    map.set(r.prefix, r);
+    return true;
+  }
+  if (!Array.isArray(m)) {
+    if (m.metric === r.metric) {
+      map.set(r.prefix, r);
+      return false;
+    }
+    map.set(r.prefix, [m, r]);
+    return true;
+  }
+  const i = m.findIndex((x) => x.metric === r.metric);
+  if (i >= 0) {
+    m[i] = r;
+    return false;
+  }
+  m.push(r);
+  return true;
+}
+
+/** Takes the route at `metric` out; true when there was one. */
+function dropInstalled(map: Map<string, Installed>, prefix: string, metric: number): boolean {
+  const m = map.get(prefix);
+  if (m === undefined) return false;
+  if (!Array.isArray(m)) {
+    if (m.metric !== metric) return false;
+    map.delete(prefix);
+    return true;
+  }
+  const i = m.findIndex((x) => x.metric === metric);
+  if (i < 0) return false;
+  m.splice(i, 1);
+  if (m.length === 1) map.set(prefix, m[0]);
+  return true;
+}
+
+function sameInstalled(a: Installed, b: Installed): boolean {
+  const x = Array.isArray(a) ? a : [a];
+  const y = Array.isArray(b) ? b : [b];
+  if (x.length !== y.length) return false;
+  for (const r of x) {
+    const o = atMetric(b, r.metric);
     if (o === undefined || !sameRoute(o, r)) return false;
   }
   return true;

@@ -6,7 +6,7 @@
 import { Prefix } from '../net/prefix.js';
 import { canonicalV6Prefix } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
-import type { ConnectedRoute, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
+import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
 
 /** Netlink route types (RTN_*) as `ip -N` prints them. */
 const TYPE_NUMBERS: Record<string, RouteType> = { '1': 'unicast', '6': 'blackhole', '7': 'unreachable', '8': 'prohibit' };
@@ -104,10 +104,8 @@ export function parseRouteGet(text: string): { via?: string; dev: string } | und
   return r.gateway !== undefined ? { via: r.gateway, dev: r.dev } : { dev: r.dev };
 }
 
-export type MonitorEvent =
-  | { readonly kind: 'route'; readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly route: KernelRoute }
-  | { readonly kind: 'link'; readonly name: string; readonly deleted: boolean }
-  | { readonly kind: 'other' };
+/** What one monitor line says (the listener's event: types.ts). */
+export type MonitorEvent = KernelEvent;
 
 /**
  * A route line's destination and the rest. The rest (type, protocol, table,

@@ -3,11 +3,14 @@
  * RouteWriter chosen at start (route-writer.ts): rtnetlink requests from
  * this process through koffi, or `ip -force -batch -` where that cannot be
  * used — either way each refused operation is reported with the kernel's
- * reason while the rest is applied. It reads through iproute2: `ip -json
- * route show` dumps, `ip -json route get` for recursive next hops, and one
- * long-lived `ip -o -N monitor route link` for events (a route of ours
- * deleted or changed by someone else is put back at once; an interface or
- * connected network change re-reads the connected networks and re-resolves).
+ * reason while the rest is applied. It hears about changes through a
+ * listener chosen at start (route-listener.ts): an rtnetlink socket in a
+ * worker thread (the echoes of our own writes left out by the kernel), or
+ * one long-lived `ip -o -N monitor route link` where that cannot be used —
+ * a route of ours deleted or changed by someone else is put back at once;
+ * an interface or connected network change re-reads the connected networks
+ * and re-resolves. It reads through iproute2: `ip -json route show` dumps,
+ * `ip -json route get` for recursive next hops.
  * A periodic resync (BIRD's `scan`) re-reads our routes as a backstop.
  *
  * Routes persist: stopping (or dying) leaves them in the kernel; the next
@@ -19,11 +22,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { nativeUnavailableReason } from '../native/libc.js';
 import { FibCore, sameRoute } from './fib-core.js';
-import { formatOp, parseConnectedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import { formatOp, parseConnectedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
 import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';
-import type { ConnectedRoute, DesiredRoute, KernelOp, KernelRoute, Refusal } from './types.js';
+import type { ConnectedRoute, DesiredRoute, KernelEvent, KernelOp, KernelRoute, Refusal } from './types.js';
 
 export interface KernelFibOptions {
   /** Routing table: a number, or a name from rt_tables ("main", the default). */
@@ -50,6 +54,12 @@ export interface KernelFibOptions {
    * may not write routes) or 'iproute2' (`ip -force -batch -`).
    */
   readonly writer?: WriterKind;
+  /**
+   * How changes in the kernel are heard: 'netlink' (default: an rtnetlink
+   * socket in a worker thread, our own writes' echoes left out; `ip
+   * monitor` where that cannot start) or 'iproute2' (`ip -o -N monitor`).
+   */
+  readonly listener?: ListenerKind;
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -64,14 +74,24 @@ export interface KernelStatus {
   readonly writer?: WriterKind;
   /** Why the writer is not the one asked for (koffi cannot load; no permission in this process). */
   readonly writerNote?: string;
+  /** What hears the kernel's changes (once running): rtnetlink in a worker thread, or `ip monitor`. */
+  readonly listener?: ListenerKind;
+  /** Why the listener is not the one asked for (koffi cannot load, the thread could not open its socket or died). */
+  readonly listenerNote?: string;
   /** Adopted routes are still kept (the restart is not over). */
   readonly restarting: boolean;
   readonly routes: { readonly desired: number; readonly installed: number; readonly refused: number; readonly stale: number };
   /** At most 100, by prefix. */
   readonly refused: readonly Refusal[];
   readonly lastSync?: Date;
-  /** Operations written since start, and those the kernel refused. */
-  readonly counters: { readonly written: number; readonly failed: number; readonly resyncs: number; readonly putBack: number };
+  /**
+   * Operations written since start, and those the kernel refused; resyncs;
+   * routes of ours deleted by someone else (`putBack`); changes to our
+   * routes the listener reported that were not our own writes (`foreign`);
+   * times notifications were lost (`lost`: the kernel's buffer overran, the
+   * monitor restarted) and everything was read again.
+   */
+  readonly counters: { readonly written: number; readonly failed: number; readonly resyncs: number; readonly putBack: number; readonly foreign: number; readonly lost: number };
 }
 
 const CAP_NET_ADMIN = 12;
@@ -106,13 +126,14 @@ export class KernelFib {
   private error: string | undefined;
   private started = false;
   private stopped = false;
-  private monitor: ChildProcess | undefined;
+  private listener: KernelListener | undefined;
+  private listenerNote: string | undefined;
   private scanTimer: NodeJS.Timeout | undefined;
   private busy = false;
   private kick: NodeJS.Immediate | undefined;
   private connectedTimer: NodeJS.Timeout | undefined;
   private lastSync: Date | undefined;
-  private readonly counters = { written: 0, failed: 0, resyncs: 0, putBack: 0 };
+  private readonly counters = { written: 0, failed: 0, resyncs: 0, putBack: 0, foreign: 0, lost: 0 };
   private waiters: (() => void)[] = [];
   private readonly reported = new Map<string, string>();
   private resyncWanted = false;
@@ -138,6 +159,7 @@ export class KernelFib {
     this.ip = opts.ipBinary ?? 'ip';
     this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
     if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2') throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
+    if (opts.listener !== undefined && opts.listener !== 'netlink' && opts.listener !== 'iproute2') throw new RangeError(`kernel listener must be "netlink" or "iproute2", got ${JSON.stringify(opts.listener)}`);
   }
 
   private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
@@ -151,19 +173,20 @@ export class KernelFib {
     if (this.started) return;
     this.started = true;
     const why = await this.preflight();
-    if (why !== undefined) {
-      this.error = why;
-      this.log('error', `kernel programming is off: ${why}`);
+    const writer = why === undefined ? await this.chooseWriter() : why;
+    if (typeof writer === 'string') {
+      this.error = writer;
+      this.log('error', `kernel programming is off: ${writer}`);
       return;
     }
-    this.writer = this.chooseWriter();
+    this.writer = writer;
     this.enabled = true;
-    this.startMonitor();
+    await this.startListener();
     await this.refreshConnected();
     await this.resync();
     if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
     this.scanTimer?.unref?.();
-    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
+    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}, watched through ${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
   }
 
   private async preflight(): Promise<string | undefined> {
@@ -186,41 +209,51 @@ export class KernelFib {
       const r = await this.run([...this.nsArgs, 'link', 'show', 'lo']);
       if (r.code !== 0) return `network namespace ${this.opts.netns}: ${r.stderr.trim()}`;
     }
-    // What matters is whether `ip` may write routes (it may hold the capability when this process does not,
-    // through a file capability): delete a route that does not exist and look at why that failed.
-    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
-    if (/not permitted|permission denied/i.test(probe.stderr)) {
-      return `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${probe.stderr.trim()}); run as root or grant the capability`;
-    }
     return undefined;
   }
 
   /**
-   * The writer: rtnetlink from this process unless iproute2 was asked for,
-   * koffi cannot load, or this process may not write routes (the capability
-   * may sit on `ip` only, as in the image): then `ip -batch`, said once in
-   * the log and in status().writerNote.
+   * Why `ip` may not write routes, or undefined when it may: delete a route
+   * that does not exist and look at why that failed ("Operation not
+   * permitted" vs "No such process").
    */
-  private chooseWriter(): RouteWriter {
+  private async ipRefusal(): Promise<string | undefined> {
+    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
+    return /not permitted|permission denied/i.test(probe.stderr) ? probe.stderr.trim() : undefined;
+  }
+
+  /**
+   * The writer, or why no route can be written. rtnetlink from this process
+   * unless iproute2 was asked for; where koffi cannot load or this process
+   * may not write routes, `ip -batch` if `ip` may (a file capability on `ip`
+   * with CAP_NET_ADMIN inheritable), said once in the log and in
+   * status().writerNote. Whether `ip` may write matters only then: the image
+   * gives the capability to node, and `ip` (which only reads) none.
+   */
+  private async chooseWriter(): Promise<RouteWriter | string> {
+    const noPermission = (ipWhy: string): string =>
+      `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${ipWhy}); run as root or grant the capability`;
     const ip = new IpBatchWriter((a, l) => this.run(a, l), this.nsArgs, this.table, this.protocol);
-    if (this.opts.writer === 'iproute2') return ip;
+    if (this.opts.writer === 'iproute2') {
+      const ipWhy = await this.ipRefusal();
+      return ipWhy === undefined ? ip : noPermission(ipWhy);
+    }
     let nl: NetlinkWriter | undefined;
+    let note: string;
     try {
       nl = new NetlinkWriter({ netns: this.opts.netns, table: this.table, protocol: this.protocol });
-      // The preflight's probe again, from this process: delete a route that does not exist.
+      // The same probe from this process: delete a route that does not exist.
       const why = nl.probe();
-      if (why !== undefined) {
-        nl.close();
-        nl = undefined;
-        this.writerNote = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
-      }
+      if (why === undefined) return nl;
+      note = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
     } catch (err) {
-      nl?.close();
-      nl = undefined;
-      this.writerNote = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
+      note = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
     }
-    if (nl !== undefined) return nl;
-    this.log('warning', `kernel: ${this.writerNote}`);
+    nl?.close();
+    const ipWhy = await this.ipRefusal();
+    if (ipWhy !== undefined) return noPermission(ipWhy);
+    this.writerNote = note;
+    this.log('warning', `kernel: ${note}`);
     return ip;
   }
 
@@ -231,8 +264,7 @@ export class KernelFib {
     if (this.scanTimer !== undefined) clearInterval(this.scanTimer);
     if (this.connectedTimer !== undefined) clearTimeout(this.connectedTimer);
     if (this.kick !== undefined) clearImmediate(this.kick);
-    this.monitor?.kill();
-    this.monitor = undefined;
+    this.listener?.stop();
     this.writer?.close();
     for (const w of this.waiters.splice(0)) w();
   }
@@ -272,6 +304,8 @@ export class KernelFib {
       protocol: this.protocol,
       ...(this.writer !== undefined ? { writer: this.writer.kind } : {}),
       ...(this.writerNote !== undefined ? { writerNote: this.writerNote } : {}),
+      ...(this.listener !== undefined ? { listener: this.listener.kind } : {}),
+      ...(this.listenerNote !== undefined ? { listenerNote: this.listenerNote } : {}),
       restarting: this.core.isRestarting,
       routes: this.core.counts,
       refused: this.core.refusals(100),
@@ -313,15 +347,23 @@ export class KernelFib {
     else for (const w of this.waiters.splice(0)) w();
   }
 
+  /** The listener hears our own writes (`ip monitor`, or any listener where the writer is `ip -batch`): their echoes are told apart by content. */
+  private get hearsOwnWrites(): boolean {
+    return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.writer.portId !== undefined && this.listener.skipsPid === this.writer.portId);
+  }
+
   private async apply(ops: KernelOp[]): Promise<void> {
-    this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
     let result;
-    try {
-      result = await this.writer!.write(ops);
-    } finally {
-      // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
-      const mine = this.deleting;
-      setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+    if (!this.hearsOwnWrites) result = await this.writer!.write(ops);
+    else {
+      this.deleting = new Set(ops.filter((o) => o.op === 'delete').map((o) => o.route.prefix));
+      try {
+        result = await this.writer!.write(ops);
+      } finally {
+        // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
+        const mine = this.deleting;
+        setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+      }
     }
     if (this.stopped) return;
     const errors = result.errors;
@@ -339,8 +381,9 @@ export class KernelFib {
       if (err !== undefined && op.op === 'replace') {
         if (this.reported.get(p) !== err) this.log('warning', `kernel refused route ${p}: ${err}`, { route: formatOp(op, this.table, this.protocol) });
         this.reported.set(p, err);
-      } else if (op.op === 'replace') this.reported.delete(p);
+      } else if (op.op === 'replace' && this.reported.size > 0) this.reported.delete(p);
     }
+    if (this.core.refusedCount === 0) return;
     for (const f of this.core.refusals(Number.MAX_SAFE_INTEGER)) {
       if (f.by !== 'resolve' || this.reported.get(f.prefix) === f.reason) continue;
       this.reported.set(f.prefix, f.reason);
@@ -376,7 +419,14 @@ export class KernelFib {
     let links: Set<string> | undefined;
     if (l.code === 0) {
       try {
-        links = new Set((JSON.parse(l.stdout) as { ifname: string }[]).map((x) => x.ifname));
+        const rows = JSON.parse(l.stdout) as { ifindex: number; ifname: string }[];
+        links = new Set(rows.map((x) => x.ifname));
+        // The netlink listener names next hops' interfaces by index.
+        const names = this.listener?.names;
+        if (names !== undefined) {
+          names.clear();
+          for (const x of rows) names.set(x.ifindex, x.ifname);
+        }
       } catch {
         links = undefined;
       }
@@ -398,26 +448,52 @@ export class KernelFib {
 
   // ------------------------------------------------------------ events
 
-  private startMonitor(): void {
-    if (this.stopped) return;
-    const child = spawn(this.ip, [...this.nsArgs, '-o', '-N', 'monitor', 'route', 'link'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    this.monitor = child;
-    const rl = createInterface({ input: child.stdout! });
-    rl.on('line', (line) => this.onMonitorLine(line));
-    child.on('error', (err) => this.log('error', `kernel: ip monitor: ${err.message}`));
-    child.on('exit', (code) => {
-      if (this.stopped || this.monitor !== child) return;
-      // Lost events: restart the monitor and resync once.
-      this.log('warning', `kernel: ip monitor exited (${code}); restarting it and resyncing`);
-      this.resyncWanted = true;
-      this.connectedWanted = true;
-      setTimeout(() => this.startMonitor(), 1000).unref();
-      this.schedule();
-    });
+  /**
+   * The listener: rtnetlink in a worker thread unless iproute2 was asked
+   * for, koffi cannot load, or the thread cannot open its socket: then `ip
+   * monitor`, said once in the log and in status().listenerNote.
+   */
+  private async startListener(): Promise<void> {
+    const h: ListenerHandlers = {
+      onEvent: (ev) => this.onKernelEvent(ev),
+      onLost: (why) => this.lost(why),
+      onDead: (why) => {
+        if (this.stopped) return;
+        this.listenerNote = `the rtnetlink listener stopped (${why}): watching through ip monitor`;
+        this.log('warning', `kernel: ${this.listenerNote}`);
+        this.listener = new IpMonitor(this.ip, this.nsArgs, h);
+        this.lost(why);
+      },
+      log: (level, msg) => this.log(level, msg),
+    };
+    if (this.opts.listener !== 'iproute2') {
+      const why = nativeUnavailableReason();
+      if (why === undefined) {
+        try {
+          const skipPid = this.writer instanceof NetlinkWriter ? this.writer.portId : undefined;
+          this.listener = await startNetlinkListener({ ...(this.opts.netns !== undefined ? { netns: this.opts.netns } : {}), ...(skipPid !== undefined ? { skipPid } : {}) }, h);
+          if (this.stopped) this.listener.stop();
+          return;
+        } catch (err) {
+          this.listenerNote = `cannot listen to the kernel over netlink (${err instanceof Error ? err.message : String(err)}): watching through ip monitor`;
+        }
+      } else this.listenerNote = `cannot listen to the kernel over netlink (${why}): watching through ip monitor`;
+      this.log('warning', `kernel: ${this.listenerNote}`);
+    }
+    this.listener = new IpMonitor(this.ip, this.nsArgs, h);
   }
 
-  private onMonitorLine(line: string): void {
-    const ev = parseMonitorLine(line);
+  /** Notifications were lost: read the connected networks and our table again. */
+  private lost(why: string): void {
+    if (this.stopped) return;
+    this.counters.lost++;
+    this.log('warning', `kernel: ${why}; reading the kernel again`);
+    this.resyncWanted = true;
+    this.connectedWanted = true;
+    this.schedule();
+  }
+
+  private onKernelEvent(ev: KernelEvent): void {
     if (ev.kind === 'link') return this.connectedChanged();
     if (ev.kind !== 'route') return;
     const r = ev.route;
@@ -426,6 +502,7 @@ export class KernelFib {
     if (ev.protocol !== this.protocol) {
       // Someone else's route took the place (prefix and metric) of one of ours: read ours again.
       if (!ev.deleted && this.core.installedFor(r.prefix).some((x) => x.metric === r.metric)) {
+        this.counters.foreign++;
         this.resyncWanted = true;
         this.schedule();
       }
@@ -434,12 +511,14 @@ export class KernelFib {
     if (ev.deleted) {
       this.core.kernelDeleted(r.prefix, r.metric);
       if (!this.deleting.has(r.prefix)) {
+        this.counters.foreign++;
         this.counters.putBack++;
         this.log('debug', `kernel: route ${r.prefix} was deleted by someone else; putting it back if wanted`);
       }
     } else {
       const known = this.core.installedFor(r.prefix).find((x) => x.metric === r.metric);
       if (known !== undefined && sameRoute(known, r)) return; // the echo of our own write
+      this.counters.foreign++;
       this.core.kernelAdded(r);
     }
     this.schedule();

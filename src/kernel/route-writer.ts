@@ -5,11 +5,15 @@
  * - `NetlinkWriter`: RTM_NEWROUTE/RTM_DELROUTE requests (rtnetlink.ts) on an
  *   AF_NETLINK/NETLINK_ROUTE socket opened through koffi (src/native) in our
  *   network namespace or the configured one. Requests go in chunks of
- *   `CHUNK` per send(); the kernel handles a netlink request inside send()
- *   and queues its acknowledgement, so each chunk's acknowledgements are
- *   read without waiting (MSG_DONTWAIT) and mapped back to the operations by
- *   sequence number, with the kernel's words (strerror of the errno, and the
- *   extended-ack message when the kernel gives one). Between chunks the
+ *   `CHUNK` per send(); the kernel handles a netlink request inside send(),
+ *   so when send() returns every answer is queued. Requests carry no
+ *   NLM_F_ACK: the kernel answers only refusals (a request without it gets
+ *   an acknowledgement only when it fails), which are read without waiting
+ *   (MSG_DONTWAIT, until the queue is empty) and mapped back to the
+ *   operations by sequence number, with the kernel's words (strerror of the
+ *   errno, and the extended-ack message when the kernel gives one); silence
+ *   is success. An overrun receive queue (ENOBUFS: answers lost) makes the
+ *   outcome uncertain, and KernelFib reads the table again. Between chunks the
  *   event loop gets a turn whenever a few milliseconds have gone by.
  * - `IpBatchWriter`: `ip -force -batch -` (every line tried; `Command
  *   failed -:N` maps the kernel's words to lines): where koffi cannot load,
@@ -77,7 +81,7 @@ const EINTR = 4;
 const CLONE_NEWNET = 0x40000000;
 const O_RDONLY_CLOEXEC = 0x80000;
 
-/** Requests per send() at most: each acknowledgement is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
+/** Requests per send() at most: each refusal is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
 /** Give the event loop a turn after this long of writing. */
 const SLICE_MS = 8;
@@ -146,7 +150,15 @@ export class NetlinkWriter implements RouteWriter {
       this.chunk = Math.max(16, Math.min(CHUNK, Math.floor(rcvbuf / 2048)));
     }
     this.encoder = new RouteEncoder(opts.table, opts.protocol);
+    // Our port id now (bound by the kernel's choice), so that a listener can leave out the notifications our requests cause.
+    const sa = new Uint8Array(12); // struct sockaddr_nl { family; pad; pid; groups }
+    new DataView(sa.buffer).setUint16(0, AF_NETLINK, true);
+    const len = new Int32Array([12]);
+    if (c.bind(this.fd, sa, 12) === 0 && c.getsockname(this.fd, sa, len) === 0) this.portId = new DataView(sa.buffer).getUint32(4, true);
   }
+
+  /** The socket's netlink port id: the kernel's notifications of our requests carry it (nlmsg_pid). Undefined if it could not be read. */
+  readonly portId: number | undefined;
 
   /**
    * Whether this process may write routes: deletes a route that does not
@@ -214,7 +226,7 @@ export class NetlinkWriter implements RouteWriter {
         const seq = this.seq;
         this.seq = this.seq >= 0x7fffffff ? 1 : this.seq + 1;
         try {
-          this.encoder.add(ops[k], seq, ifindex);
+          this.encoder.add(ops[k], seq, ifindex, false);
           sent.set(seq, k);
         } catch (err) {
           out[k] = err instanceof Error ? err.message : String(err);
@@ -231,14 +243,15 @@ export class NetlinkWriter implements RouteWriter {
         uncertain ||= n > 0;
         continue;
       }
+      // The refusals, all queued by now (the kernel handled the chunk inside send()).
       const acks = new Map<number, Ack>();
-      let lost: string | undefined;
-      while (acks.size < sent.size) {
+      for (;;) {
         const got = this.c.recv(this.fd, this.rx, this.rx.length, MSG_DONTWAIT);
         if (got < 0) {
           const e = this.c.errno();
           if (e === EINTR) continue;
-          lost = e === EAGAIN ? 'no acknowledgement from the kernel' : `netlink recv: ${this.c.strerror(e)}`;
+          // ENOBUFS: answers were dropped — which routes they named is unknown.
+          if (e !== EAGAIN) uncertain = true;
           break;
         }
         if (got === 0) break;
@@ -246,11 +259,7 @@ export class NetlinkWriter implements RouteWriter {
       }
       for (const [seq, k] of sent) {
         const a = acks.get(seq);
-        if (a === undefined) {
-          out[k] = lost ?? 'no acknowledgement from the kernel';
-          uncertain = true;
-        }
-        else if (a.errno !== 0) out[k] = this.reason(a);
+        if (a !== undefined && a.errno !== 0) out[k] = this.reason(a);
       }
     }
     return { errors: out, uncertain };

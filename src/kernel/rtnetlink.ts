@@ -4,13 +4,18 @@
  * kernel's acknowledgements (NLMSG_ERROR, 0 or −errno) back to one result
  * per sequence number. What `ip -batch` writes for the same line, without
  * iproute2's per-line costs; the socket (AF_NETLINK through an FFI library)
- * belongs to a shell. Layouts: linux/netlink.h, linux/rtnetlink.h
+ * belongs to a shell. And the other way: the kernel's notifications (route,
+ * link and address changes a listener is subscribed to) as KernelEvents,
+ * with the few words a listener needs to leave out the echoes of our own
+ * requests (by the sender's port id, without decoding them). Layouts:
+ * linux/netlink.h, linux/rtnetlink.h, linux/if_link.h, linux/filter.h
  * (native byte order: little-endian on the machines this runs on).
  */
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { writeV4, writeV6 } from './addr-text.js';
-import type { KernelOp } from './types.js';
+import { sortNextHops } from './fib-core.js';
+import type { KernelEvent, KernelOp, NextHop, RouteType } from './types.js';
 
 export const NLMSG_ERROR = 2;
 export const RTM_NEWROUTE = 24;
@@ -80,12 +85,14 @@ export class RouteEncoder {
   }
 
   /**
-   * Appends one operation as one request with NLM_F_ACK (`seq` ties the
-   * acknowledgement to it). Throws, naming the interface, for a `dev` that
+   * Appends one operation as one request, with NLM_F_ACK unless `ack` is
+   * false (`seq` ties the acknowledgement to it). Without it the kernel
+   * answers only a refusal: a writer that knows the kernel has handled the
+   * request (rtnetlink handles it inside send()) reads silence as success. Throws, naming the interface, for a `dev` that
    * does not exist (nothing is appended): the caller reports it as that
    * route's refusal.
    */
-  add(op: KernelOp, seq: number, ifindex: IfIndex): void {
+  add(op: KernelOp, seq: number, ifindex: IfIndex, ack = true): void {
     const r = op.route;
     const del = op.op === 'delete';
     const unicast = !del && (r.type === 'unicast' || r.type === 'other');
@@ -161,7 +168,7 @@ export class RouteEncoder {
     }
     b.writeUInt32LE(at - start, start);
     b.writeUInt16LE(del ? RTM_DELROUTE : RTM_NEWROUTE, start + 4);
-    b.writeUInt16LE(NLM_F_REQUEST | NLM_F_ACK | (del ? 0 : NLM_F_CREATE | NLM_F_REPLACE), start + 6);
+    b.writeUInt16LE(NLM_F_REQUEST | (ack ? NLM_F_ACK : 0) | (del ? 0 : NLM_F_CREATE | NLM_F_REPLACE), start + 6);
     b.writeUInt32LE(seq >>> 0, start + 8);
     b.writeUInt32LE(0, start + 12); // nlmsg_pid: the kernel
     this.at = at;
@@ -260,4 +267,235 @@ export function errnoReason(errno: number): string {
     105: 'No buffer space available',
   };
   return text[errno] ?? `errno ${errno}`;
+}
+
+// ------------------------------------------------------------ notifications
+
+export const RTM_NEWLINK = 16;
+export const RTM_DELLINK = 17;
+const RTA_VIA = 18;
+const IFLA_IFNAME = 3;
+const RTM_F_CLONED = 0x200;
+const TYPE_OF: Record<number, RouteType> = { 1: 'unicast', 6: 'blackhole', 7: 'unreachable', 8: 'prohibit' };
+
+/**
+ * The multicast groups a listener joins (RTMGRP_* bits for
+ * `sockaddr_nl.nl_groups`): links, IPv4 and IPv6 routes — what `ip monitor
+ * route link` hears. Not addresses: a connected network comes and goes as
+ * the kernel's own route (protocol 2), and that route's notification is
+ * what matters; an IPv6 link-local address finishing duplicate address
+ * detection would otherwise make a node re-read its whole table for nothing.
+ */
+export const LISTENER_GROUPS = 0x1 /* LINK */ | 0x40 /* IPV4_ROUTE */ | 0x400; /* IPV6_ROUTE */
+
+/** The port id (nlmsg_pid) of the first message in a datagram; undefined when there is none. */
+export function firstSender(buf: Uint8Array): number | undefined {
+  if (buf.length < 16) return undefined;
+  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(12, true);
+}
+
+/**
+ * The messages of a datagram not sent because of a request from port
+ * `pid` (a notification carries the requester's port id in nlmsg_pid),
+ * read from the headers only; undefined when nothing is left. The same
+ * bytes when nothing was dropped.
+ */
+export function othersMessages(buf: Uint8Array, pid: number): Uint8Array | undefined {
+  const v = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const keep: Uint8Array[] = [];
+  let dropped = false;
+  let at = 0;
+  while (at + 16 <= buf.length) {
+    const len = v.getUint32(at, true);
+    if (len < 16 || at + len > buf.length) break;
+    const next = Math.min(buf.length, align(at + len));
+    if (v.getUint32(at + 12, true) === pid) dropped = true;
+    else keep.push(buf.subarray(at, next));
+    at = next;
+  }
+  if (!dropped) return buf;
+  if (keep.length === 0) return undefined;
+  const out = new Uint8Array(keep.reduce((n, x) => n + x.length, 0));
+  let o = 0;
+  for (const x of keep) {
+    out.set(x, o);
+    o += x.length;
+  }
+  return out;
+}
+
+/**
+ * A classic BPF program (SO_ATTACH_FILTER, 8 bytes per instruction) that
+ * drops every datagram whose first message came from port `pid`: the
+ * kernel then never queues the echoes of our own writes to the listener
+ * (one notification per datagram). BPF reads words big-endian, nlmsg_pid
+ * is in native (little-endian) order, hence the swap.
+ */
+export function dropSenderFilter(pid: number): { program: Uint8Array; count: number } {
+  const swapped = (((pid & 0xff) << 24) | ((pid & 0xff00) << 8) | ((pid >>> 8) & 0xff00) | (pid >>> 24)) >>> 0;
+  const ins: [number, number, number, number][] = [
+    [0x20, 0, 0, 12], // ld [12]            nlmsg_pid of the first message
+    [0x15, 1, 0, swapped], // jeq #pid, drop, accept
+    [0x06, 0, 0, 0xffffffff], // ret #-1   accept (whole datagram)
+    [0x06, 0, 0, 0], // ret #0              drop
+  ];
+  const program = new Uint8Array(ins.length * 8);
+  const v = new DataView(program.buffer);
+  ins.forEach(([code, jt, jf, k], i) => {
+    v.setUint16(i * 8, code, true);
+    v.setUint8(i * 8 + 2, jt);
+    v.setUint8(i * 8 + 3, jf);
+    v.setUint32(i * 8 + 4, k, true);
+  });
+  return { program, count: ins.length };
+}
+
+function ipText(b: Buffer, at: number, family: 4 | 6): string {
+  if (family === 4) return `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+  return Address.fromBytes(6, b, at).toString();
+}
+
+/**
+ * Notifications in one datagram → what they say, in order, as the `ip
+ * monitor` parser reports the same changes (iproute2.ts): a route with its
+ * table, protocol, metric and sorted next hops (interfaces by name), a
+ * link. `names` maps interface indexes to names and is kept
+ * current as link messages pass (an unknown index reads as "if#N"). Cloned
+ * (cache) routes and other families are `other`; a truncated message ends
+ * the walk.
+ */
+export function decodeNotifications(buf: Uint8Array, names: Map<number, string>): KernelEvent[] {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const out: KernelEvent[] = [];
+  let at = 0;
+  while (at + 16 <= b.length) {
+    const len = b.readUInt32LE(at);
+    if (len < 16 || at + len > b.length) break;
+    const type = b.readUInt16LE(at + 4);
+    const end = at + len;
+    const body = at + 16;
+    if ((type === RTM_NEWROUTE || type === RTM_DELROUTE) && len >= 28) out.push(decodeRoute(b, body, end, type === RTM_DELROUTE, names));
+    else if ((type === RTM_NEWLINK || type === RTM_DELLINK) && len >= 32) {
+      const index = b.readInt32LE(body + 4);
+      let name: string | undefined;
+      for (let t = body + 16; t + 4 <= end; ) {
+        const alen = b.readUInt16LE(t);
+        if (alen < 4 || t + alen > end) break;
+        if ((b.readUInt16LE(t + 2) & 0x3fff) === IFLA_IFNAME) name = b.toString('utf8', t + 4, t + alen).replace(/\0.*$/s, '');
+        t += align(alen);
+      }
+      const deleted = type === RTM_DELLINK;
+      if (name !== undefined) {
+        if (deleted) names.delete(index);
+        else names.set(index, name);
+      }
+      out.push({ kind: 'link', name: name ?? names.get(index) ?? `if#${index}`, deleted });
+    } else out.push({ kind: 'other' });
+    at = align(end);
+  }
+  return out;
+}
+
+/** The last RTA_MULTIPATH decoded (its bytes, its sorted next hops, and the interface map and size it was named with). */
+let lastMultipath: Buffer = Buffer.alloc(0);
+let lastHops: readonly NextHop[] | undefined;
+/** Each of lastHops' interface index (0: none). */
+let lastIndexes: readonly number[] = [];
+
+/** The kept next hops still carry the names the map gives their indexes now (an interface may have been renamed). */
+function namedAlike(hops: readonly NextHop[], indexes: readonly number[], names: Map<number, string>): boolean {
+  for (let i = 0; i < hops.length; i++) if (indexes[i] > 0 && hops[i].dev !== (names.get(indexes[i]) ?? `if#${indexes[i]}`)) return false;
+  return true;
+}
+
+function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names: Map<number, string>): KernelEvent {
+  const af = b[at];
+  if (af !== AF_INET && af !== AF_INET6) return { kind: 'other' };
+  const family: 4 | 6 = af === AF_INET ? 4 : 6;
+  const dstLen = b[at + 1];
+  let table = b[at + 4];
+  const protocol = b[at + 5];
+  const rtype = b[at + 7];
+  const flags = b.readUInt32LE(at + 8);
+  if (flags & RTM_F_CLONED) return { kind: 'other' };
+  const type: RouteType = TYPE_OF[rtype] ?? 'other';
+  const size = family === 4 ? 4 : 16;
+  const dev = (i: number) => names.get(i) ?? `if#${i}`;
+  let dst: string | undefined;
+  let metric = 0;
+  let via: string | undefined;
+  let oif: number | undefined;
+  let hops: readonly NextHop[] | undefined;
+  for (let t = at + 12; t + 4 <= end; ) {
+    const alen = b.readUInt16LE(t);
+    if (alen < 4 || t + alen > end) break;
+    const v = t + 4;
+    switch (b.readUInt16LE(t + 2) & 0x3fff) {
+      case RTA_DST:
+        if (alen >= 4 + size) dst = ipText(b, v, family);
+        break;
+      case RTA_GATEWAY:
+        if (alen >= 4 + size) via = ipText(b, v, family);
+        break;
+      case RTA_VIA:
+        via = viaText(b, v, t + alen) ?? via;
+        break;
+      case RTA_OIF:
+        if (alen >= 8) oif = b.readUInt32LE(v);
+        break;
+      case RTA_PRIORITY:
+        if (alen >= 8) metric = b.readUInt32LE(v);
+        break;
+      case RTA_TABLE:
+        if (alen >= 8) table = b.readUInt32LE(v);
+        break;
+      case RTA_MULTIPATH: {
+        // A burst of notifications mostly repeats its next hops: the last decoding is kept (with the names it used).
+        if (lastHops !== undefined && b.compare(lastMultipath, 0, lastMultipath.length, t, t + alen) === 0 && namedAlike(lastHops, lastIndexes, names)) {
+          hops = lastHops;
+          break;
+        }
+        const built: NextHop[] = [];
+        const indexes: number[] = [];
+        for (let h = v; h + 8 <= t + alen; ) {
+          const hlen = b.readUInt16LE(h);
+          if (hlen < 8 || h + hlen > t + alen) break;
+          let hvia: string | undefined;
+          for (let x = h + 8; x + 4 <= h + hlen; ) {
+            const xlen = b.readUInt16LE(x);
+            if (xlen < 4 || x + xlen > h + hlen) break;
+            const xt = b.readUInt16LE(x + 2) & 0x3fff;
+            if (xt === RTA_GATEWAY && xlen >= 4 + size) hvia = ipText(b, x + 4, family);
+            else if (xt === RTA_VIA) hvia = viaText(b, x + 4, x + xlen) ?? hvia;
+            x += align(xlen);
+          }
+          const idx = b.readInt32LE(h + 4);
+          built.push({ ...(hvia !== undefined ? { via: hvia } : {}), ...(idx > 0 ? { dev: dev(idx) } : {}), ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}) });
+          indexes.push(idx);
+          h += align(hlen);
+        }
+        const sorted = sortNextHops([...built]);
+        hops = sorted;
+        lastMultipath = Buffer.from(b.subarray(t, t + alen));
+        lastHops = sorted;
+        lastIndexes = sorted.map((x) => indexes[built.indexOf(x)]); // each kept hop's index, in the sorted order
+        break;
+      }
+    }
+    t += align(alen);
+  }
+  if (hops === undefined) {
+    hops = [];
+    if (via !== undefined || (oif !== undefined && type === 'unicast')) hops = [{ ...(via !== undefined ? { via } : {}), ...(oif !== undefined ? { dev: dev(oif) } : {}), ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}) }];
+  }
+  const prefix = `${dst ?? (family === 4 ? '0.0.0.0' : '::')}/${dstLen}`;
+  return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: hops } };
+}
+
+/** RTA_VIA (struct rtvia: family, then the address): a next hop of the other family. */
+function viaText(b: Buffer, at: number, end: number): string | undefined {
+  const af = b.readUInt16LE(at);
+  if (af === AF_INET && end - at >= 6) return ipText(b, at + 2, 4);
+  if (af === AF_INET6 && end - at >= 18) return ipText(b, at + 2, 6);
+  return undefined;
 }

@@ -64,3 +64,13 @@ export interface Refusal {
   /** 'resolve': we did not try (no usable next hop); 'kernel': the kernel said no. */
   readonly by: 'resolve' | 'kernel';
 }
+
+/**
+ * A change the kernel told us about (whoever made it), as either listener
+ * reports it: rtnetlink notifications decoded in-process (rtnetlink.ts) or
+ * `ip -o -N monitor` lines (iproute2.ts, the fallback).
+ */
+export type KernelEvent =
+  | { readonly kind: 'route'; readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly route: KernelRoute }
+  | { readonly kind: 'link'; readonly name: string; readonly deleted: boolean }
+  | { readonly kind: 'other' };

@@ -2,7 +2,7 @@
  * The one place that loads native code: `koffi` (an FFI package with
  * prebuilt binaries) and the C library, lazily, on first use. Only shells
  * import this (the socket shell for TCP-MD5 / TTL security, the BFD socket
- * shell, the kernel shell's rtnetlink writer). Where koffi or libc cannot load — another OS or architecture, a
+ * shell, the kernel shell's rtnetlink writer and listener). Where koffi or libc cannot load — another OS or architecture, a
  * missing prebuilt — `libc()` throws a `NativeUnavailableError` naming why,
  * the feature that asked says so, and nothing else is affected.
  */
@@ -28,6 +28,10 @@ export interface Libc {
   ifNameToIndex(name: string): number;
   /** strerror(3): the C library's words for an errno ("Network is unreachable"). */
   strerror(errno: number): string;
+  /** bind(2) to a socket address given as bytes (a `struct sockaddr_nl` for the rtnetlink listener). */
+  bind(fd: number, addr: Uint8Array, length: number): number;
+  /** getsockname(2) into `addr` (`length[0]` in: its size; out: the address's). */
+  getsockname(fd: number, addr: Uint8Array, length: Int32Array): number;
 }
 
 export class NativeUnavailableError extends Error {
@@ -53,6 +57,8 @@ export const koffiLibcLoader: LibcLoader = () => {
   const recv = lib.func('intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)');
   const ifNameToIndex = lib.func('unsigned int if_nametoindex(const char *name)');
   const strerror = lib.func('const char *strerror(int errnum)');
+  const bind = lib.func('int bind(int fd, const void *addr, uint32_t length)');
+  const getsockname = lib.func('int getsockname(int fd, _Out_ void *addr, _Inout_ uint32_t *length)');
   // struct sock_fprog { unsigned short len; struct sock_filter *filter; } (anonymous: a reload must not redefine a name)
   const fprog = koffi.struct({ len: 'uint16_t', filter: 'void *' });
   const setsockoptFprog = lib.func('setsockopt', 'int', ['int', 'int', 'int', koffi.pointer(fprog), 'uint32_t']);
@@ -68,6 +74,8 @@ export const koffiLibcLoader: LibcLoader = () => {
     recv: (fd, buf, length, flags) => Number(recv(fd, buf, length, flags)),
     ifNameToIndex: (name) => ifNameToIndex(name) as number,
     strerror: (errno) => String(strerror(errno)),
+    bind: (fd, addr, length) => bind(fd, addr, length) as number,
+    getsockname: (fd, addr, length) => getsockname(fd, addr, length) as number,
     errno: () => koffi.errno(),
   };
 };

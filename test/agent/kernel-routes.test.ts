@@ -77,11 +77,20 @@ describe('tsbgp routes --kernel', () => {
 describe('`tsbgp status` kernel lines', () => {
   const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 4, stale: 0, refused: [{ prefix: '198.19.64.0/26', reason: 'Network is unreachable (Nexthop has invalid gateway)' }], refusedCount: 1, programClusterRoutes: 'Enabled' };
   it('say why routes go through ip -batch when rtnetlink was wanted, and nothing when it is used', () => {
-    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual([
+    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null, listener: 'netlink', listenerNote: null })).toEqual([
       'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 4 wanted, 1 refused',
       '  refused 198.19.64.0/26: Network is unreachable (Nexthop has invalid gateway)',
     ]);
     const note = 'cannot write routes over netlink from this process (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): writing through ip -batch';
-    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note })[1]).toBe(`  ${note}`);
+    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note, listener: 'netlink', listenerNote: null })[1]).toBe(`  ${note}`);
+  });
+
+  it('say why changes are heard through ip monitor when rtnetlink was wanted', () => {
+    const note = 'cannot listen to the kernel over netlink (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): watching through ip monitor';
+    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null, listener: 'iproute2', listenerNote: note })).toEqual([
+      'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 4 wanted, 1 refused',
+      `  ${note}`,
+      '  refused 198.19.64.0/26: Network is unreachable (Nexthop has invalid gateway)',
+    ]);
   });
 });

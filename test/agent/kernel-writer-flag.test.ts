@@ -59,7 +59,7 @@ describe('tsbgp agent --kernel-writer', () => {
 });
 
 describe('`tsbgp status` names the kernel writer in use', () => {
-  const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 3, stale: 0, refused: [], refusedCount: 0, programClusterRoutes: 'Enabled' };
+  const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 3, stale: 0, refused: [], refusedCount: 0, programClusterRoutes: 'Enabled', listener: 'netlink' as const, listenerNote: null };
   it('netlink, iproute2 (with the note why when rtnetlink was wanted), nothing while off', () => {
     expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual(['Kernel routes: table 254, proto 12, writer netlink: 3 installed of 3 wanted, 0 refused']);
     expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: null })).toEqual(['Kernel routes: table 254, proto 12, writer iproute2: 3 installed of 3 wanted, 0 refused']);

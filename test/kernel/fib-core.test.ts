@@ -272,3 +272,45 @@ describe('FibCore', () => {
     );
   });
 });
+
+describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
+  it('counts.desired is the number of prefixes wanted by routing or statics, whatever the order of changes', () => {
+    const prefixes = ['198.18.0.0/24', '198.18.1.0/24', '198.18.2.0/24', '203.0.113.0/26'];
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), p: fc.constantFrom(...prefixes), on: fc.boolean() }),
+      fc.record({ kind: fc.constant('statics' as const), ps: fc.subarray(prefixes) }),
+    );
+    fc.assert(fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+      const core = new FibCore({ restarting: false });
+      const bgp = new Set<string>();
+      let statics = new Set<string>();
+      for (const s of steps) {
+        if (s.kind === 'set') {
+          core.setRoute(s.p, s.on ? via('192.0.2.7') : undefined);
+          if (s.on) bgp.add(s.p);
+          else bgp.delete(s.p);
+        } else {
+          core.setStatics(new Map(s.ps.map((p) => [p, { kind: 'blackhole' as const }])));
+          statics = new Set(s.ps);
+        }
+        expect(core.counts.desired).toBe(new Set([...bgp, ...statics]).size);
+      }
+    }), { numRuns: 300 });
+  });
+
+  it('a prefix left waiting for a lookup is still asked about by the next neededLookups, and only it', () => {
+    const core = new FibCore({ restarting: false });
+    core.setConnected([{ prefix: '192.0.2.0/24', dev: 'eth0' }]);
+    core.kernelTable([]);
+    core.setRoute('203.0.113.0/24', via('198.18.5.5'));
+    core.setRoute('198.18.64.0/24', via('192.0.2.7'));
+    const first = core.plan();
+    expect(first.map((o) => o.route.prefix)).toEqual(['198.18.64.0/24']); // the other waits
+    for (const op of first) core.applied(op);
+    core.setRoute('198.18.65.0/24', via('192.0.2.8'));
+    expect(core.neededLookups()).toEqual(['198.18.5.5']);
+    core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
+    expect(core.neededLookups()).toEqual([]);
+    expect(core.plan().map((o) => o.route.prefix).sort()).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
+  });
+});

@@ -1,7 +1,11 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { encodeRouteOp, errnoReason, NLMSG_ERROR, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
+import { parseMonitorLine } from '../../src/kernel/iproute2.js';
+import { decodeNotifications, dropSenderFilter, encodeRouteOp, errnoReason, firstSender, NLMSG_ERROR, othersMessages, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
 import fc from 'fast-check';
-import type { KernelRoute } from '../../src/kernel/types.js';
+import type { KernelEvent, KernelRoute } from '../../src/kernel/types.js';
 import { Prefix } from '../../src/net/prefix.js';
 
 /** Attributes after the rtmsg: type → value bytes. */
@@ -84,6 +88,19 @@ describe('rtnetlink encoding', () => {
 
 describe('RouteEncoder and extended acknowledgements', () => {
   const route = (prefix: string, hops = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }]): KernelRoute => ({ prefix, type: 'unicast', metric: 0, nexthops: hops });
+
+  it('without an acknowledgement asked (the writer: the kernel then answers refusals only), only the NLM_F_ACK bit differs', () => {
+    const op = { op: 'replace' as const, route: route('198.18.0.1/32') };
+    const withAck = new RouteEncoder(254, 12);
+    withAck.add(op, 5, ifindex);
+    const without = new RouteEncoder(254, 12);
+    without.add(op, 5, ifindex, false);
+    expect(withAck.bytes.readUInt16LE(6)).toBe(0x1 | 0x4 | 0x100 | 0x400);
+    expect(without.bytes.readUInt16LE(6)).toBe(0x1 | 0x100 | 0x400);
+    const a = Buffer.from(withAck.bytes);
+    a.writeUInt16LE(0x1 | 0x100 | 0x400, 6);
+    expect(a.equals(without.bytes)).toBe(true);
+  });
 
   it('a chunk is the requests one after another, each as encodeRouteOp writes it alone', () => {
     const e = new RouteEncoder(254, 12);
@@ -176,5 +193,113 @@ describe('IPv6 destinations written from text', () => {
     }), { numRuns: 500 });
     for (const bad of ['2001:db8:::/48', '2001:db8::1::/64', '2001:db8:12345::/48', '2001:db8:/32', ':2001:db8::/32', '2001:db8::/129', '1:2:3:4:5:6:7:8:9/128'])
       expect(() => dst(bad), bad).toThrow();
+  });
+});
+
+/**
+ * Notifications as the kernel sent them (Linux 6.x, captured with
+ * test/kernel/fixtures/capture-rtnl.mts in a scratch namespace: each change
+ * made with `ip`, the datagrams a socket joined to LISTENER_GROUPS received).
+ */
+describe('rtnetlink notifications (captured bytes)', () => {
+  const captured = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'rtnl-notifications.json'), 'utf8')) as Record<string, string[]>;
+  const steps = Object.entries(captured).map(([what, hex]) => ({ what, datagrams: hex.map((h) => Buffer.from(h, 'hex')) }));
+  /** Decodes every step in order with one interface map, as the listener does. */
+  const decodeAll = () => {
+    const names = new Map<number, string>();
+    return { names, events: steps.map((s) => ({ what: s.what, events: s.datagrams.flatMap((d) => decodeNotifications(d, names)) })) };
+  };
+  const routesOf = (events: KernelEvent[]) => events.filter((e) => e.kind === 'route');
+
+  it('a link appearing and coming up: link events, and its index named from then on', () => {
+    const { names, events } = decodeAll();
+    expect(events[0].events).toEqual([{ kind: 'link', name: 'v1', deleted: false }, { kind: 'link', name: 'v0', deleted: false }]);
+    expect([...names.values()].sort()).toEqual(['v0', 'v1']);
+    expect(events[2].events[0]).toEqual({ kind: 'link', name: 'v0', deleted: false });
+  });
+
+  it('an address: the kernel\'s own routes (protocol 2) for it; the address message itself is nothing to us', () => {
+    const { events } = decodeAll();
+    const addr = events[1].events;
+    expect(addr[0]).toEqual({ kind: 'other' });
+    // the connected network (table main, proto kernel) appears once the link is up
+    const connected = routesOf(events[2].events).find((e) => e.kind === 'route' && e.table === 254);
+    expect(connected).toEqual({ kind: 'route', deleted: false, table: 254, protocol: 2, route: { prefix: '192.0.2.0/24', type: 'unicast', metric: 0, nexthops: [{ dev: 'v0' }] } });
+  });
+
+  it('routes: one next hop with a metric, ECMP (sorted), a blackhole, onlink in a table above 255, IPv6, and a delete', () => {
+    const { events } = decodeAll();
+    const by = (what: string) => events.find((e) => e.what.startsWith(what))!.events;
+    expect(by('route add 203.0.113.0/26')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] } }]);
+    expect(by('route add 198.18.0.1/32')).toEqual([{ kind: 'route', deleted: false, table: 100, protocol: 12, route: { prefix: '198.18.0.1/32', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }] } }]);
+    expect(by('route add blackhole')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '203.0.113.128/26', type: 'blackhole', metric: 0, nexthops: [] } }]);
+    expect(by('route add 203.0.113.64/26')).toEqual([{ kind: 'route', deleted: false, table: 1000, protocol: 12, route: { prefix: '203.0.113.64/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.9', dev: 'v0', onlink: true }] } }]);
+    expect(by('route add 2001:db8:1::/64')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '2001:db8:1::/64', type: 'unicast', metric: 1024, nexthops: [{ via: '2001:db8::7', dev: 'v0' }] } }]);
+    expect(by('route del 203.0.113.0/26')).toEqual([{ kind: 'route', deleted: true, table: 254, protocol: 12, route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] } }]);
+  });
+
+  it('the same change reads the same as `ip monitor` reports it', () => {
+    const { events } = decodeAll();
+    const ecmp = events.find((e) => e.what.startsWith('route add 198.18.0.1/32'))!.events[0];
+    expect(ecmp).toEqual(parseMonitorLine('198.18.0.1 table 100 proto 12 \\\tnexthop via 192.0.2.8 dev v0 weight 1 \\\tnexthop via 192.0.2.7 dev v0 weight 1 '));
+    const del = events.find((e) => e.what.startsWith('route del'))!.events[0];
+    expect(del).toEqual(parseMonitorLine('Deleted 203.0.113.0/26 via 192.0.2.7 dev v0 proto 12 metric 5 '));
+  });
+
+  it('an interface index not known yet reads as if#N; a truncated message ends the walk', () => {
+    const ecmp = steps.find((s) => s.what.startsWith('route add 198.18.0.1/32'))!.datagrams[0];
+    const [ev] = decodeNotifications(ecmp, new Map());
+    expect(ev.kind === 'route' && ev.route.nexthops.every((h) => /^if#\d+$/.test(h.dev ?? ''))).toBe(true);
+    expect(decodeNotifications(ecmp.subarray(0, ecmp.length - 4), new Map())).toEqual([]);
+  });
+
+  it('the same next hops decoded again (a burst of echoes) read the same, and under an interface\'s new name once it is renamed', () => {
+    const { names } = decodeAll();
+    const ecmp = steps.find((s) => s.what.startsWith('route add 198.18.0.1/32'))!.datagrams[0];
+    const first = decodeNotifications(ecmp, names)[0];
+    expect(decodeNotifications(ecmp, names)[0]).toEqual(first);
+    const v0 = [...names].find(([, n]) => n === 'v0')![0];
+    names.set(v0, 'uplink');
+    const renamed = decodeNotifications(ecmp, names)[0];
+    expect(renamed.kind === 'route' && renamed.route.nexthops).toEqual([{ via: '192.0.2.7', dev: 'uplink' }, { via: '192.0.2.8', dev: 'uplink' }]);
+  });
+
+  it('othersMessages leaves out the messages a port caused, by header only', () => {
+    const a = steps.find((s) => s.what.startsWith('route add 203.0.113.0/26'))!.datagrams[0];
+    const b = steps.find((s) => s.what.startsWith('route add blackhole'))!.datagrams[0];
+    const ipPid = firstSender(a)!;
+    expect(ipPid).toBeGreaterThan(0); // `ip`'s port: the notification names the requester
+    const mine = Buffer.from(b);
+    mine.writeUInt32LE(4242, 12);
+    expect(othersMessages(a, 4242)).toBe(a);
+    expect(othersMessages(mine, 4242)).toBeUndefined();
+    const mixed = Buffer.concat([mine, a, mine]);
+    expect(Buffer.from(othersMessages(mixed, 4242)!)).toEqual(a);
+    expect(decodeNotifications(othersMessages(mixed, 4242)!, new Map()).length).toBe(1);
+  });
+
+  it('dropSenderFilter: a classic BPF program that drops exactly the datagrams from one port', () => {
+    /** A tiny interpreter of the instructions it uses (ld [k] word, big-endian; jeq #k; ret #k). */
+    const run = (program: Uint8Array, pkt: Buffer): number => {
+      const v = new DataView(program.buffer, program.byteOffset, program.byteLength);
+      let acc = 0;
+      for (let pc = 0; pc * 8 < program.length; pc++) {
+        const code = v.getUint16(pc * 8, true), jt = v.getUint8(pc * 8 + 2), jf = v.getUint8(pc * 8 + 3), k = v.getUint32(pc * 8 + 4, true);
+        if (code === 0x20) acc = pkt.readUInt32BE(k);
+        else if (code === 0x15) pc += acc === k ? jt : jf;
+        else if (code === 0x06) return k;
+        else throw new Error(`unexpected instruction ${code}`);
+      }
+      throw new Error('fell off the program');
+    };
+    const pkt = Buffer.from(steps.find((s) => s.what.startsWith('route add blackhole'))!.datagrams[0]);
+    fc.assert(fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.integer({ min: 1, max: 0xffffffff }), (mine, other) => {
+      const f = dropSenderFilter(mine);
+      expect(f.count * 8).toBe(f.program.length);
+      pkt.writeUInt32LE(mine, 12);
+      expect(run(f.program, pkt)).toBe(0);
+      pkt.writeUInt32LE(other, 12);
+      expect(run(f.program, pkt)).toBe(other === mine ? 0 : 0xffffffff);
+    }));
   });
 });

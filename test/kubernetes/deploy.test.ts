@@ -131,4 +131,12 @@ describe('Dockerfile', () => {
     const exposed = args('EXPOSE')[0].split(/\s+/).map(Number);
     for (const p of c.ports as { containerPort: number }[]) expect(exposed).toContain(p.containerPort);
   });
+
+  it('gives its file capabilities to node only, exactly those the DaemonSet adds (ip only reads: iproute2 would drop one anyway)', () => {
+    const setcaps = [...args('RUN').join('\n').matchAll(/setcap\s+(\S+)=\+ep\s+(\S+)/g)].map((m) => ({ caps: m[1].split(','), file: m[2] }));
+    expect(setcaps.map((s) => s.file)).toEqual(['/usr/local/bin/node']);
+    const granted = setcaps[0].caps.map((cap) => cap.replace(/^cap_/, '').toUpperCase()).sort();
+    expect(granted).toEqual([...(c.securityContext.capabilities.add as string[])].sort());
+    expect(granted).toEqual(['NET_ADMIN', 'NET_BIND_SERVICE']);
+  });
 });

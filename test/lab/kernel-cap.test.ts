@@ -1,7 +1,8 @@
 /**
- * Who may write routes, as in the image (Dockerfile): the agent runs as an
- * unprivileged user, node has no capability, a copy of `ip` carries the file
- * capability cap_net_admin. In a scratch namespace, a child process as uid
+ * Who may write routes. The image (Dockerfile) runs the agent as an
+ * unprivileged user with the file capability cap_net_admin on node itself
+ * and none on `ip` (which only reads); the fallback is a copy of `ip` with
+ * that capability. In a scratch namespace, a child process as uid
  * 65534 with no capabilities of its own (setpriv: empty permitted, effective
  * and ambient sets; the bounding set keeps cap_net_admin so that the file
  * capability can take effect) runs KernelFib with that `ip` first on PATH:
@@ -42,7 +43,7 @@ const ours = (): Record<string, string[]> => {
 };
 
 /** A child in NS as uid 65534 with no capabilities; `inheritNetAdmin` puts CAP_NET_ADMIN in its inheritable set only. */
-function unprivileged(script: string, path: string, inheritNetAdmin: boolean) {
+function unprivileged(script: string, path: string, inheritNetAdmin: boolean, node = process.execPath) {
   const child = spawn(
     'ip',
     [
@@ -51,7 +52,7 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean) {
       `--inh-caps=-all${inheritNetAdmin ? ',+net_admin' : ''}`, '--bounding-set=-all,+net_admin',
       '--',
       'env', `PATH=${path}:/usr/sbin:/usr/bin:/sbin:/bin`, `HOME=${path}`,
-      process.execPath, '--import', 'tsx', '--input-type=module', '-e', script,
+      node, '--import', 'tsx', '--input-type=module', '-e', script,
     ],
     { cwd: repo, stdio: ['pipe', 'pipe', 'pipe'] },
   );
@@ -81,6 +82,7 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean) {
 describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the process (the image: the capability on ip)', () => {
   let dir = '';
   let ipWithCap = '';
+  let nodeWithCap = '';
   beforeAll(() => {
     ip('netns', 'add', NS);
     ip('-n', NS, 'link', 'set', 'lo', 'up');
@@ -100,6 +102,12 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
     const probe = spawnSync('ip', ['netns', 'exec', NS, 'setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all,+net_admin', '--bounding-set=-all,+net_admin', '--', ipWithCap, 'route', 'add', '198.51.100.0/24', 'via', '192.0.2.9'], { encoding: 'utf8' });
     if (probe.status !== 0) throw new Error(`setup: ${ipWithCap} (cap_net_admin+ep) cannot write a route as uid ${NOBODY}: ${probe.stderr.trim()} — does ${tmpdir()} honour file capabilities (mounted nosuid?)`);
     ip('-n', NS, 'route', 'del', '198.51.100.0/24');
+    // The image's way (Dockerfile): the file capability on node itself, none on ip.
+    nodeWithCap = join(dir, 'node');
+    copyFileSync(process.execPath, nodeWithCap);
+    chmodSync(nodeWithCap, 0o755);
+    const setNode = spawnSync('setcap', ['cap_net_admin+ep', nodeWithCap], { encoding: 'utf8' });
+    if (setNode.status !== 0) throw new Error(`setcap cap_net_admin+ep ${nodeWithCap} failed: ${setNode.stderr.trim()}`);
   });
   afterAll(() => {
     destroyNamespace(NS);
@@ -139,6 +147,42 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
       // said once in the log, as a warning (read once the child is gone: stderr is another pipe)
       expect(c.stderr().split('\n').filter((l) => l.includes('over netlink'))).toEqual([`warning kernel: ${first.status.writerNote}`]);
       // persist: stopping leaves the routes in the kernel
+      expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.64/26']);
+    } finally {
+      c.child.kill('SIGKILL');
+      spawnSync('ip', ['-n', NS, 'route', 'flush', 'proto', '12']);
+    }
+  }, 60_000);
+
+  it('capability on node, none on ip (the image): writer netlink, routes installed, a route deleted by hand comes back', async () => {
+    const script = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
+      const f = new KernelFib({ scanSeconds: 0, adopt: false, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
+      await f.start();
+      f.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
+      f.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
+      await f.flushed();
+      const show = () => console.log(JSON.stringify({ uid: process.getuid(), status: f.status() }));
+      show();
+      process.stdin.on('data', show);
+      process.stdin.on('end', () => f.stop().then(() => process.exit(0)));`;
+    // The system's ip first on PATH (no capability: a probe by it would say "Operation not permitted").
+    const c = unprivileged(script, '/nonexistent', false, nodeWithCap);
+    try {
+      const first = await c.next('KernelFib started');
+      expect(first.uid).toBe(NOBODY);
+      expect(first.status).toMatchObject({ enabled: true, writer: 'netlink', listener: 'netlink', routes: { installed: 2, refused: 0 } });
+      expect(first.status.error).toBeUndefined();
+      expect(first.status.writerNote).toBeUndefined();
+      expect(ours()).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.64/26': ['192.0.2.7'] });
+      ip('-n', NS, 'route', 'del', '203.0.113.64/26', 'proto', '12');
+      await eventually('the deleted route back', () => ours()['203.0.113.64/26'] !== undefined, 15_000);
+      c.child.stdin.write('status\n');
+      const again = await c.next('status after the put-back');
+      expect(again.status).toMatchObject({ enabled: true, writer: 'netlink', routes: { installed: 2, refused: 0 } });
+      expect(again.status.counters.putBack).toBeGreaterThanOrEqual(1);
+      c.child.stdin.end();
+      expect(await c.exited).toBe(0);
+      expect(c.stderr()).not.toMatch(/^(warning|error) /m);
       expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.64/26']);
     } finally {
       c.child.kill('SIGKILL');

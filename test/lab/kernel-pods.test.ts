@@ -74,7 +74,7 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
   it('a pool needing tunl0 on a node without one is a per-route error in `tsbgp status`; every other route is installed', async () => {
     const s = await status('node1');
     // written over rtnetlink from the agent's process (koffi loads here)
-    expect(s.kernel).toMatchObject({ enabled: true, protocol: 12, table: 254, writer: 'netlink', writerNote: null, programClusterRoutes: 'Enabled', installed: 5 });
+    expect(s.kernel).toMatchObject({ enabled: true, protocol: 12, table: 254, writer: 'netlink', writerNote: null, listener: 'netlink', listenerNote: null, programClusterRoutes: 'Enabled', installed: 5 });
     expect(s.kernel!.refused).toEqual([{ prefix: '198.19.64.0/26', reason: 'interface tunl0 does not exist (next hop 192.0.2.12)' }]);
     const text = (await cli(['status', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout;
     expect(text).toContain('refused 198.19.64.0/26: interface tunl0 does not exist (next hop 192.0.2.12)');
