@@ -34,8 +34,8 @@
  * reflector killed (SIGKILL) and every client's blocks still held.
  */
 import { fork, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { peerOptions } from '../src/agent/reconcile.js';
@@ -43,7 +43,8 @@ import { plan, stateOf, validateObject, type Resource } from '../src/kubernetes/
 import { BgpSpeaker } from '../src/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 import { emit, median, percentile } from './report.js';
-import { startFarm, type Farm } from './speaker-farm.js';
+import { cpuShare, NOISE_FLOOR, rotate, verdict } from './rounds.js';
+import { startFarm, type Farm, type FarmStart } from './speaker-farm.js';
 
 const ASN = 63400;
 const PORT = 17900;
@@ -87,7 +88,7 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
 
 // ------------------------------------------------------------ a reflector process
 
-type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
+type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number; coalesceMs?: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
 type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number } | { type: 'watching' } | { type: 'error'; message: string };
 
 function runReflector(): void {
@@ -99,7 +100,7 @@ function runReflector(): void {
       if (c.cmd === 'start') {
         const p = plan(stateOf(clusterResources(c.nodes, c.reflectors)), `rr${c.index + 1}`);
         if (p.errors.length > 0) throw new Error(p.errors.map((e) => e.message).join('; '));
-        speaker = new BgpSpeaker({ asn: p.node.asn, routerId: p.node.ipv4!.toString(), clusterId: p.node.routeReflectorClusterId, listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port } });
+        speaker = new BgpSpeaker({ asn: p.node.asn, routerId: p.node.ipv4!.toString(), clusterId: p.node.routeReflectorClusterId, coalesceMs: c.coalesceMs, listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port } });
         // The farm's clients dial and do not listen: the reflector waits for them (the plan has it dial, as the lower IP).
         for (const peer of p.peers) speaker.addPeer({ ...peerOptions(peer), passive: peer.remoteNode?.startsWith('node') ?? false, connectRetryTime: 1 });
         for (const r of p.routes) speaker.originate(r.prefix, {});
@@ -124,6 +125,8 @@ function runReflector(): void {
 /** One reflector, whoever plays it: started, measured (RSS and CPU of its process), killed. */
 interface Reflector {
   readonly address: string;
+  /** Its process (to read its CPU time from /proc without asking it). */
+  pid(): number;
   start(): Promise<{ clients: number }>;
   /** RSS and CPU of its process; for tsbgp also the number of update groups in its RIB. */
   usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
@@ -133,7 +136,7 @@ interface Reflector {
   diagnose?(short: readonly string[]): string | undefined;
 }
 
-function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url)): Reflector {
+function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url), coalesceMs?: number): Reflector {
   const child = fork(script, ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
     // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
     execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
@@ -155,7 +158,8 @@ function tsbgpReflector(index: number, nodes: number, reflectors: number, script
     });
   return {
     address: reflectorAddress(index),
-    start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors }, 'ready')).clients }),
+    pid: () => child.pid!,
+    start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors, coalesceMs }, 'ready')).clients }),
     usage: async () => await ask({ cmd: 'usage' }, 'usage'),
     kill: () => void child.kill('SIGKILL'),
     stop: async () => void child.kill('SIGTERM'),
@@ -214,6 +218,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       ...(process.env.RR_SCALE_FRR_DEBUG ? ['debug bgp neighbor-events'] : []),
       `router bgp ${ASN}`,
       ` bgp router-id ${address}`,
+      ' bgp log-neighbor-changes',
       ` bgp cluster-id ${CLUSTER_ID}`,
       ' no bgp default ipv4-unicast',
       ' no bgp network import-check',
@@ -245,6 +250,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
   });
   return {
     address,
+    pid: readPid,
     start: async () => {
       await until(`${kind} rr${index + 1} pid file`, () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 10_000, 20);
       readPid();
@@ -298,6 +304,40 @@ const BEFORE = (() => {
   return i > 0 ? process.argv[i + 1] : undefined;
 })();
 
+/**
+ * The quiet rule: the probes start once the client farm and the reflectors
+ * together have used less than QUIET_SHARE of one core over the last
+ * QUIET_WINDOW_MS (user+system CPU of their processes, from /proc, read every
+ * 100 ms), or after QUIET_MAX_MS regardless (the result says which). Idle,
+ * 997 clients and 3 reflectors use about 1 % (keepalives); converging, they
+ * use both cores. CPU time, unlike wall clock, is not inflated by other work
+ * on the machine, so the rule holds under load.
+ */
+const QUIET_WINDOW_MS = 1000;
+const QUIET_SHARE = 0.05;
+const QUIET_MAX_MS = 60_000;
+
+interface Quiet {
+  /** Waited for the rule (ms). */
+  readonly ms: number;
+  /** Whether the rule was met (else QUIET_MAX_MS ran out). */
+  readonly quiet: boolean;
+  /** CPU share of one core over the last window when the wait ended. */
+  readonly share: number;
+}
+
+async function waitQuiet(cpuMs: () => number): Promise<Quiet> {
+  const t0 = performance.now();
+  const samples: { t: number; c: number }[] = [];
+  for (;;) {
+    const t = performance.now();
+    samples.push({ t, c: cpuMs() });
+    const share = cpuShare(samples, QUIET_WINDOW_MS);
+    if (share !== undefined && (share < QUIET_SHARE || t - t0 > QUIET_MAX_MS)) return { ms: t - t0, quiet: share < QUIET_SHARE, share };
+    await sleep(100);
+  }
+}
+
 interface Result {
   upMs: number;
   convergeMs: number;
@@ -308,10 +348,17 @@ interface Result {
   cpuUpMs: number;
   cpuConvergeMs: number;
   cpuProbesMs: number;
+  /** The remaining reflectors' CPU during the probes with one killed, largest. */
+  cpuKilledProbesMs: number;
   /** User+system CPU of all the client farm processes together, per phase (the same clients serve every implementation). */
   farmCpuUpMs: number;
   farmCpuConvergeMs: number;
   farmCpuProbesMs: number;
+  /** How the clients' sessions came up, all farm processes together (TCP connections opened, sessions dialled more than once, the longest event-loop stall). */
+  farmStart: FarmStart;
+  /** The wait for the quiet rule before the probes with all reflectors, and before those with one killed. */
+  quiet: Quiet;
+  quietKilled: Quiet;
   /** Update groups in each tsbgp reflector, converged (undefined for the daemons). */
   groups: (number | undefined)[];
   afterKillMs: number;
@@ -320,12 +367,24 @@ interface Result {
   reachKilled: number[];
 }
 
+interface Options {
+  nodes: number;
+  reflectors: number;
+  probes: number;
+  perProcess: number;
+  /** The clients' connect-retry time (s). */
+  connectRetry: number;
+  /** The tsbgp reflectors' coalescing window (ms; undefined: the speaker's default). */
+  reflectorCoalesceMs?: number;
+  dir: string;
+}
+
 /** One run of the scenario with the reflector role played by `impl`, fresh clients. */
-async function scenario(impl: Impl, o: { nodes: number; reflectors: number; probes: number; perProcess: number; dir: string }): Promise<Result> {
+async function scenario(impl: Impl, o: Options): Promise<Result> {
   const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
   const CLIENTS = NODES - R;
   const reflectors = Array.from({ length: R }, (_, i) =>
-    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
+    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R, undefined, o.reflectorCoalesceMs) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
   );
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
@@ -341,9 +400,18 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     const farmIdle = farmCpu();
 
     const t0 = performance.now();
-    await Promise.all(farms.map((f) => f.start(ASN, targets)));
+    const started = await Promise.all(farms.map((f) => f.start(ASN, targets, o.connectRetry)));
     const upMs = performance.now() - t0;
-    step(`sessions up in ${Math.round(upMs)} ms`);
+    const farmStart: FarmStart = {
+      dials: started.reduce((a, s) => a + s.dials, 0),
+      redialled: started.reduce((a, s) => a + s.redialled, 0),
+      redialledClients: started.flatMap((s) => s.redialledClients),
+      maxLoopStallMs: Math.max(...started.map((s) => s.maxLoopStallMs)),
+    };
+    step(
+      `sessions up in ${Math.round(upMs)} ms; ${farmStart.dials} TCP connections for ${CLIENTS * R} sessions, ${farmStart.redialled} sessions dialled more than once` +
+        `${farmStart.redialled ? ` (clients ${farmStart.redialledClients.slice(0, 20).join(' ')}${farmStart.redialledClients.length > 20 ? ' …' : ''})` : ''}; longest farm event-loop stall ${Math.round(farmStart.maxLoopStallMs)} ms`,
+    );
     const up = await Promise.all(reflectors.map((r) => r.usage()));
     const farmUp = farmCpu();
 
@@ -380,6 +448,11 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       await sleep(20);
       return Math.max(...arrivals.get(prefix)!.map((x) => x - t));
     };
+    // The probes measure propagation through a settled cluster, not the clients' tail of converging.
+    const allCpu = (rs: readonly Reflector[]) => () => farmCpu() + rs.reduce((sum, r) => sum + procUsage(r.pid()).cpuMs, 0);
+    const quiet = await waitQuiet(allCpu(reflectors));
+    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})`);
+    const beforeProbes = await Promise.all(reflectors.map((r) => r.usage()));
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
       const ms = await probe(k);
@@ -392,16 +465,22 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
     const tk = performance.now();
-    await Promise.all(farms.map((f) => f.sync(NODES - 1, reflectors.slice(0, R - 1).map((r) => r.address))));
+    const remaining = reflectors.slice(0, R - 1);
+    await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address))));
     const afterKillMs = performance.now() - tk;
     // Probes measure the cluster with two reflectors, not the clients' handling of the loss: wait until every
-    // client has seen its session to the dead reflector go down, and leave out two warm-up probes as above.
-    await Promise.all(farms.map((f) => f.sync(NODES - 1, reflectors.slice(0, R - 1).map((r) => r.address), [reflectors[R - 1].address])));
+    // client has seen its session to the dead reflector go down and the cluster is quiet, and leave out two warm-up probes as above.
+    await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address), [reflectors[R - 1].address])));
     const lossSeenMs = performance.now() - tk;
+    const quietKilled = await waitQuiet(allCpu(remaining));
+    const beforeKilledProbes = await Promise.all(remaining.map((r) => r.usage()));
     const killedAll: number[] = [];
     for (let k = PROBES + 2; k < 2 * PROBES + 4; k++) killedAll.push(await probe(k));
     const reachKilled = killedAll.slice(2);
-    step(`one reflector killed: blocks checked after ${Math.round(afterKillMs)} ms, every client saw the loss after ${Math.round(lossSeenMs)} ms; probes in order, 2 warm-up first (ms): ${killedAll.map((x) => Math.round(x)).join(' ')}`);
+    const killedProbed = await Promise.all(remaining.map((r) => r.usage()));
+    step(
+      `one reflector killed: blocks checked after ${Math.round(afterKillMs)} ms, every client saw the loss after ${Math.round(lossSeenMs)} ms, quiet ${Math.round(quietKilled.ms)} ms later; probes in order, 2 warm-up first (ms): ${killedAll.map((x) => Math.round(x)).join(' ')}`,
+    );
 
     const worst = (xs: number[]) => Math.max(...xs);
     return {
@@ -412,10 +491,14 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
       rssGrowth: worst(converged.map((u, i) => u.rss - idle[i].rss)),
       cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
       cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
-      cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - converged[i].cpuMs)),
+      cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - beforeProbes[i].cpuMs)),
+      cpuKilledProbesMs: worst(killedProbed.map((u, i) => u.cpuMs - beforeKilledProbes[i].cpuMs)),
       farmCpuUpMs: farmUp - farmIdle,
       farmCpuConvergeMs: farmConverged - farmUp,
       farmCpuProbesMs: farmProbed - farmConverged,
+      farmStart,
+      quiet,
+      quietKilled,
       groups: converged.map((u) => u.groups),
       afterKillMs,
       lossSeenMs,
@@ -428,64 +511,196 @@ async function scenario(impl: Impl, o: { nodes: number; reflectors: number; prob
   }
 }
 
+/** One round: every implementation once, in `order`, with the machine's load average (as `uptime` shows it) at its start and end. */
+export interface Round {
+  readonly round: number;
+  readonly order: readonly Impl[];
+  readonly startedAt: string;
+  readonly loadStart: readonly number[];
+  readonly loadEnd: readonly number[];
+  readonly results: Partial<Record<Impl, Result | { error: string }>>;
+  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number };
+}
+
+const ok = (r: Result | { error: string } | undefined): r is Result => r !== undefined && !('error' in r);
+
+/** A figure of the summary: lower is better for every one of them. */
+interface Figure {
+  readonly label: string;
+  readonly of: (r: Result) => number;
+  readonly digits: number;
+  /** Context, not a comparison of the reflectors (no verdict). */
+  readonly context?: boolean;
+  /** A wall-clock time (the verdict says faster/slower) rather than an amount of CPU or memory (less/more). */
+  readonly time?: boolean;
+}
+
+const FIGURES: readonly Figure[] = [
+  { label: 'every session up (s)', time: true, of: (r) => r.upMs / 1e3, digits: 1 },
+  { label: 'every client holding every block (s)', time: true, of: (r) => r.convergeMs / 1e3, digits: 1 },
+  { label: 'new /32 to all clients, p50 (ms)', time: true, of: (r) => median(r.reach), digits: 0 },
+  { label: 'new /32 to all clients, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reach, 99), digits: 0 },
+  { label: 'one reflector killed: new /32, p50 (ms)', time: true, of: (r) => median(r.reachKilled), digits: 0 },
+  { label: 'one reflector killed: new /32, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reachKilled, 99), digits: 0 },
+  { label: 'reflector RSS, largest (MB; goal ≤ 300)', of: (r) => r.rss / 1e6, digits: 0 },
+  { label: 'reflector CPU to bring its sessions up (s)', of: (r) => r.cpuUpMs / 1e3, digits: 2 },
+  { label: 'reflector CPU to converge (s)', of: (r) => r.cpuConvergeMs / 1e3, digits: 2 },
+  { label: 'reflector CPU for the probes, all reflectors (s)', of: (r) => r.cpuProbesMs / 1e3, digits: 2 },
+  { label: 'reflector CPU for the probes, one killed (s)', of: (r) => r.cpuKilledProbesMs / 1e3, digits: 2 },
+  { label: 'client farm CPU to bring the sessions up (s)', of: (r) => r.farmCpuUpMs / 1e3, digits: 1, context: true },
+  { label: 'client farm CPU to converge (s)', of: (r) => r.farmCpuConvergeMs / 1e3, digits: 1, context: true },
+  { label: 'wait for the quiet rule after converging (s)', time: true, of: (r) => r.quiet.ms / 1e3, digits: 1, context: true },
+];
+
+/** tsbgp against `other` on one figure, from the rounds where both finished (bench/rounds.ts verdict). */
+function versus(rounds: readonly Round[], f: Figure, other: Impl): string {
+  const pairs: [number, number][] = [];
+  for (const r of rounds) {
+    const a = r.results.tsbgp;
+    const b = r.results[other];
+    if (ok(a) && ok(b)) pairs.push([f.of(a), f.of(b)]);
+  }
+  const v = verdict(pairs, f.time ?? false).text;
+  return f.context ? `(context) ${v}` : v;
+}
+
+const NAMES: Record<Impl, string> = { tsbgp: 'tsbgp', 'tsbgp-before': `tsbgp (${BEFORE})`, bird: 'BIRD 2', frr: 'FRR' };
+
+/** The table of one round, every measure of every implementation. */
+function roundTable(round: Round): void {
+  const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = round.setup;
+  const CLIENTS = NODES - R;
+  const impls = [...round.order].sort((a, b) => Object.keys(NAMES).indexOf(a) - Object.keys(NAMES).indexOf(b));
+  const round1 = (x: number) => Math.round(x * 10) / 10;
+  const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => {
+    return [label, ...impls.map((i) => {
+      const r = round.results[i];
+      return ok(r) ? f(r) : `failed: ${r?.error.slice(0, 200) ?? 'not run'}`;
+    }), goal];
+  };
+  const quiet = (q: Quiet) => `${round1(q.ms / 1e3)} s${q.quiet ? '' : ` (not quiet: ${(q.share * 100).toFixed(1)} %)`}`;
+  emit({
+    suite: 'rr-scale',
+    title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients — round ${round.round + 1}, order ${round.order.join(', ')}, load ${round.loadStart.map((x) => x.toFixed(2)).join(' ')} → ${round.loadEnd.map((x) => x.toFixed(2)).join(' ')}`,
+    columns: ['measure', ...impls.map((i) => `${NAMES[i]} as reflectors`), 'goal'],
+    rows: [
+      row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
+      row(`↳ TCP connections the clients opened / sessions dialled more than once / longest farm event-loop stall (ms), connect retry ${round.setup.connectRetry} s`, (r) => `${r.farmStart.dials} / ${r.farmStart.redialled} / ${Math.round(r.farmStart.maxLoopStallMs)}`),
+      row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
+      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start then)`, (r) => quiet(r.quiet)),
+      row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round1(median(r.reach))),
+      row('↳ same, p99 (ms)', (r) => round1(percentile(r.reach, 99)), '≤ 1000'),
+      row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round1(r.rss / 1e6), '≤ 300'),
+      row('↳ growth from no client to converged, per client (KB)', (r) => round1(r.rssGrowth / CLIENTS / 1e3)),
+      row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
+      row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round1(r.cpuConvergeMs / CLIENTS)}`),
+      row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
+      row(`client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / quiet wait and probes (ms)`, (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`),
+      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
+      row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
+      row('↳ every client has seen its session to the killed reflector go down (ms after the kill); then the quiet wait', (r) => `${Math.round(r.lossSeenMs)}; ${quiet(r.quietKilled)}`),
+      row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round1(median(r.reachKilled))} / ${round1(percentile(r.reachKilled, 99))}`, '≤ 1000'),
+      row(`↳ CPU of a remaining reflector during those ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuKilledProbesMs)),
+    ],
+    notes: [
+      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector (connect retry ${round.setup.connectRetry} s), originating one /26.${round.setup.reflectorCoalesceMs !== undefined ? ` tsbgp reflectors' coalescing window ${round.setup.reflectorCoalesceMs} ms (--reflector-coalesce-ms).` : ''} All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process. Load: the 1/5/15-minute load averages at the round's start and end.`,
+    ],
+  });
+}
+
+/** Across rounds: per figure and implementation the median and range, and tsbgp's verdict against each daemon. */
+function summaryTable(rounds: readonly Round[]): void {
+  const impls = [...new Set(rounds.flatMap((r) => r.order))].sort((a, b) => Object.keys(NAMES).indexOf(a) - Object.keys(NAMES).indexOf(b));
+  const others = impls.filter((i) => i !== 'tsbgp');
+  const s = rounds[0].setup;
+  const cell = (i: Impl, f: Figure): string => {
+    const xs = rounds.map((r) => r.results[i]).filter(ok).map(f.of);
+    const failed = rounds.length - xs.length;
+    if (xs.length === 0) return `failed in ${failed} of ${rounds.length}`;
+    const fx = (x: number) => x.toFixed(f.digits);
+    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}`;
+  };
+  emit({
+    suite: 'rr-scale',
+    title: `Calico at scale: ${s.nodes.toLocaleString('en-US')} nodes, ${s.reflectors} route reflectors, ${rounds.length} rounds (median and range)`,
+    columns: ['measure', ...impls.map((i) => NAMES[i]), ...(impls.includes('tsbgp') ? others.map((o) => `tsbgp vs ${NAMES[o]}`) : [])],
+    rows: FIGURES.map((f) => [f.label, ...impls.map((i) => cell(i, f)), ...(impls.includes('tsbgp') ? others.map((o) => versus(rounds, f, o)) : [])]),
+    notes: [
+      `Rounds: ${rounds.map((r) => `${r.round + 1}: ${r.order.join(' → ')}, ${r.startedAt}, load ${r.loadStart[0].toFixed(1)} → ${r.loadEnd[0].toFixed(1)}`).join('; ')}.`,
+      `Each round runs every implementation once with fresh clients, the order rotated from round to round. Verdict: the ratio tsbgp / other within each round; "tsbgp faster" (or "less" CPU or memory) when it is below 1 in every round and its median below ${1 - NOISE_FLOOR}, "slower" ("more") when above 1 in every round and its median above ${1 + NOISE_FLOOR}, else "within noise" (the rounds disagree, i.e. the difference is smaller than the spread between rounds, or it is under ${NOISE_FLOOR * 100} %). Lower is better for every figure. Context rows describe the clients and the wait, not the reflectors.`,
+    ],
+  });
+}
+
 async function main(): Promise<void> {
   const arg = (name: string, dflt: string) => {
     const i = process.argv.indexOf(`--${name}`);
     return i > 0 ? process.argv[i + 1] : dflt;
   };
+  const summary = arg('summary', '');
+  if (summary) {
+    // --summary FILE: the rounds saved by earlier runs (--save FILE), e.g. one locked run per round.
+    const rounds = readFileSync(summary, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Round);
+    if (rounds.length === 0) throw new Error(`--summary ${summary}: no rounds in the file`);
+    for (const r of rounds) roundTable(r);
+    if (rounds.length > 1) summaryTable(rounds);
+    return;
+  }
   const quick = process.argv.includes('--quick');
   const NODES = Number(arg('nodes', quick ? '60' : '1000'));
   const R = Number(arg('reflectors', '3'));
   const PROBES = Number(arg('probes', quick ? '10' : '50'));
   const PER_PROCESS = Number(arg('per-process', quick ? '20' : '125'));
+  const ROUNDS = Number(arg('rounds', '1'));
+  const FIRST = Number(arg('first-round', '1')) - 1;
+  const CONNECT_RETRY = Number(arg('connect-retry', '5'));
+  // --reflector-coalesce-ms N: the tsbgp reflectors' coalescing window (BgpSpeaker coalesceMs; default its own, 5 ms).
+  const COALESCE = process.argv.includes('--reflector-coalesce-ms') ? Number(arg('reflector-coalesce-ms', '')) : undefined;
+  if (COALESCE !== undefined && !(COALESCE >= 0)) throw new Error(`--reflector-coalesce-ms wants milliseconds ≥ 0 (got ${arg('reflector-coalesce-ms', '')})`);
+  const save = arg('save', '');
   const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
   for (const i of impls) if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
   if (impls.includes('tsbgp-before') && !(BEFORE && existsSync(join(BEFORE, 'bench/rr-scale.ts')))) throw new Error('--impl tsbgp-before wants --before DIR, a checkout of tsbgp with bench/rr-scale.ts');
   if (impls.includes('frr') && NET === '127.0') throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
-  const CLIENTS = NODES - R;
+  if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1 && Number.isInteger(FIRST) && FIRST >= 0)) throw new Error(`--rounds wants a whole number ≥ 1 (got ${arg('rounds', '1')}), --first-round one ≥ 1 (got ${arg('first-round', '1')})`);
+  if (!(CONNECT_RETRY > 0)) throw new Error(`--connect-retry wants seconds > 0 (got ${arg('connect-retry', '5')})`);
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
   chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
-  const results = new Map<Impl, Result>();
+  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
+  const rounds: Round[] = [];
   try {
-    for (const impl of impls) {
-      const r = await scenario(impl, { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, dir });
-      results.set(impl, r);
-      console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
-      // Everything measured, in case a later scenario does not finish (the table comes at the end).
-      console.error(`rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`);
+    for (let n = FIRST; n < FIRST + ROUNDS; n++) {
+      const order = rotate(impls, n);
+      const startedAt = new Date().toISOString();
+      const loadStart = loadavg();
+      console.error(`rr-scale round ${n + 1}: ${order.join(', ')}, load ${loadStart.map((x) => x.toFixed(2)).join(' ')}`);
+      const results: Round['results'] = {};
+      for (const impl of order) {
+        try {
+          const r = await scenario(impl, { ...setup, dir });
+          results[impl] = r;
+          console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
+          // Everything measured, in case a later scenario does not finish (the tables come at the end).
+          console.error(`rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`);
+        } catch (e) {
+          // One implementation failing (e.g. clients that never converge) is a result of the round, not the end of the run.
+          results[impl] = { error: (e as Error).message };
+          console.error(`rr-scale ${impl} FAILED: ${(e as Error).message}`);
+          process.exitCode = 1;
+        }
+      }
+      const round: Round = { round: n, order, startedAt, loadStart, loadEnd: loadavg(), results, setup };
+      console.error(`rr-scale round ${n + 1} done, load ${round.loadEnd.map((x) => x.toFixed(2)).join(' ')}`);
+      if (save) appendFileSync(save, JSON.stringify(round) + '\n');
+      rounds.push(round);
+      roundTable(round);
     }
   } finally {
     if (process.env.RR_SCALE_KEEP) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
-  const round = (x: number) => Math.round(x * 10) / 10;
-  const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => [label, ...impls.map((i) => f(results.get(i)!)), goal];
-  const names: Record<Impl, string> = { tsbgp: 'tsbgp', 'tsbgp-before': `tsbgp (${BEFORE})`, bird: 'BIRD 2', frr: 'FRR' };
-  emit({
-    suite: 'rr-scale',
-    title: `Calico at scale: ${NODES.toLocaleString('en-US')} nodes, ${R} route reflectors (documented setup), ${CLIENTS.toLocaleString('en-US')} clients`,
-    columns: ['measure', ...impls.map((i) => `${names[i]} as reflectors`), 'goal'],
-    rows: [
-      row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
-      row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
-      row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round(median(r.reach))),
-      row('↳ same, p99 (ms)', (r) => round(percentile(r.reach, 99)), '≤ 1000'),
-      row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round(r.rss / 1e6), '≤ 300'),
-      row('↳ growth from no client to converged, per client (KB)', (r) => round(r.rssGrowth / CLIENTS / 1e3)),
-      row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
-      row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round(r.cpuConvergeMs / CLIENTS)}`),
-      row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
-      row(`client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / probes (ms)`, (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`),
-      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
-      row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
-      row('↳ every client has seen its session to the killed reflector go down (ms after the kill; the probes start then)', (r) => Math.round(r.lossSeenMs)),
-      row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round(median(r.reachKilled))} / ${round(percentile(r.reachKilled, 99))}`, '≤ 1000'),
-    ],
-    notes: [
-      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector, originating one /26. All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process.`,
-    ],
-  });
+  if (rounds.length > 1) summaryTable(rounds);
 }
 
 /**

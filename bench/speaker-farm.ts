@@ -7,6 +7,9 @@
  * probe range with the time it arrived (bench/clock.ts epochMs).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { BgpSpeaker } from '../src/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
@@ -18,14 +21,30 @@ export interface FarmMemory {
 }
 
 type Cmd =
-  | { cmd: 'start'; asn: number; targets: readonly { address: string; port: number }[]; clients: readonly string[] }
+  | { cmd: 'start'; asn: number; targets: readonly { address: string; port: number }[]; clients: readonly string[]; connectRetryTime: number }
   | { cmd: 'originate'; client: number; prefixes: readonly string[] }
   | { cmd: 'sync'; routes: number; from?: readonly string[]; down?: readonly string[] }
   | { cmd: 'watch'; range: string }
   | { cmd: 'memory' };
 
+/**
+ * How the farm's sessions came up: TCP connections its speakers opened, the
+ * sessions that needed more than one (a connect-retry expiry dropped an
+ * attempt and dialled again), and the longest the farm's event loop stalled
+ * while starting (a stall longer than the connect-retry time makes the retry
+ * timer fire before a connection that completed in the kernel is seen: Node
+ * runs expired timers before polling for I/O).
+ */
+export interface FarmStart {
+  readonly dials: number;
+  readonly redialled: number;
+  /** Client addresses with a session that was dialled more than once (all of them). */
+  readonly redialledClients: readonly string[];
+  readonly maxLoopStallMs: number;
+}
+
 type Reply =
-  | { type: 'ready' }
+  | ({ type: 'ready' } & FarmStart)
   | { type: 'originated'; t: number }
   | { type: 'synced' }
   | { type: 'watching' }
@@ -38,8 +57,13 @@ export interface Farm {
   readonly clients: readonly string[];
   /** The farm process's pid (to read its CPU time from /proc). */
   readonly pid: number;
-  /** Each speaker peers with the target (or with every one of several, e.g. route reflectors). */
-  start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[]): Promise<void>;
+  /**
+   * Each speaker peers with the target (or with every one of several, e.g.
+   * route reflectors), dialling again after `connectRetryTime` seconds (5, as
+   * Calico's BIRD template `connect retry time 5`) when an attempt has not
+   * completed; resolves when every session is Established.
+   */
+  start(asn: number, target: { address: string; port: number } | readonly { address: string; port: number }[], connectRetryTime?: number): Promise<FarmStart>;
   /** Originates from one speaker; resolves with the time just before the originate() calls. */
   originate(client: number, prefixes: readonly string[]): Promise<number>;
   /**
@@ -84,7 +108,10 @@ export function startFarm(clients: readonly string[]): Farm {
   return {
     clients,
     pid: child.pid!,
-    start: async (asn, target) => void (await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients }, 'ready', 300_000)),
+    start: async (asn, target, connectRetryTime = 5) => {
+      const { type: _, ...r } = await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients, connectRetryTime }, 'ready', 300_000);
+      return r;
+    },
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
     sync: async (routes, from, down) => void (await ask({ cmd: 'sync', routes, from, down }, 'synced', SYNC_MS + 20_000)),
     watch: async (range, fn) => {
@@ -99,23 +126,58 @@ export function startFarm(clients: readonly string[]): Farm {
   };
 }
 
+/**
+ * Counts the TCP connections the speakers open, per local address and
+ * target. Observation only: net.connect is wrapped (and the ESM bindings
+ * of node:net re-synced, which the session shell's `import { connect }` sees)
+ * and otherwise behaves as before. Undefined when the wrapper did not take.
+ */
+function countDials(): Map<string, number> {
+  const dials = new Map<string, number>();
+  const original = net.connect;
+  const counted = ((...args: Parameters<typeof net.connect>) => {
+    const o = args[0] as { host?: string; localAddress?: string };
+    if (typeof o === 'object' && o.localAddress !== undefined) dials.set(`${o.localAddress}>${o.host}`, (dials.get(`${o.localAddress}>${o.host}`) ?? 0) + 1);
+    return original(...args);
+  }) as typeof net.connect;
+  net.connect = counted;
+  net.createConnection = counted;
+  syncBuiltinESMExports();
+  return dials;
+}
+
 function runChild(): void {
   const send = (r: Reply): void => void process.send?.(r);
+  const dials = countDials();
+  const redialledClients = (): string[] => [...new Set([...dials].filter(([, n]) => n > 1).map(([k]) => k.slice(0, k.indexOf('>'))))];
   const speakers: BgpSpeaker[] = [];
   const addresses: string[] = [];
   const gc = (globalThis as { gc?: () => void }).gc;
   const handle = async (c: Cmd): Promise<void> => {
     switch (c.cmd) {
       case 'start': {
+        const loop = monitorEventLoopDelay({ resolution: 10 });
+        loop.enable();
         for (const address of c.clients) {
           const s = new BgpSpeaker({ asn: c.asn, routerId: address, listen: false });
-          for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: 1 });
+          for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: c.connectRetryTime });
           await s.start();
           speakers.push(s);
           addresses.push(address);
+          // start() does not yield (it settles at once): without this the whole farm would start in one
+          // synchronous turn, seconds long on a loaded machine, and a session whose TCP connection had
+          // completed meanwhile would see its connect-retry timer expire first (Node runs expired timers
+          // before it polls for I/O), drop that connection and dial again: a collision at the reflector
+          // that a real client, alone on its node, would not cause.
+          await new Promise<void>((r) => setImmediate(r));
         }
         await until('every farm session Established', () => speakers.every((s) => s.status().every((p) => p.state === 'Established')), 280_000, 10);
-        return send({ type: 'ready' });
+        loop.disable();
+        const total = [...dials.values()].reduce((a, b) => a + b, 0);
+        // Every session dials at least once: fewer counted means the wrapper did not see the session shell's dials.
+        if (total < speakers.length * c.targets.length) throw new Error(`speaker farm: counted ${total} TCP connections for ${speakers.length * c.targets.length} sessions (the net.connect wrapper did not take)`);
+        const again = [...dials.values()].filter((n) => n > 1).length;
+        return send({ type: 'ready', dials: total, redialled: again, redialledClients: redialledClients(), maxLoopStallMs: loop.max / 1e6 });
       }
       case 'originate': {
         const s = speakers[c.client];
@@ -181,7 +243,9 @@ function runChild(): void {
         }
       }
     const each = [...per].map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`);
-    return `${each.join('; ')}; short clients: ${[...shortClients].slice(0, 20).join(' ')}${shortClients.size > 20 ? ' …' : ''}`;
+    const again = new Set(redialledClients());
+    const shortAgain = [...shortClients].filter((a) => again.has(a)).length;
+    return `${each.join('; ')}; short clients: ${[...shortClients].slice(0, 20).join(' ')}${shortClients.size > 20 ? ' …' : ''}; ${shortAgain} of the ${shortClients.size} short clients had a session dialled more than once (of ${again.size} such clients in this farm)`;
   };
   process.on('message', (c: Cmd) => void handle(c).catch((e: Error) => send({ type: 'error', message: e.message })));
   const quit = () => void Promise.all(speakers.map((s) => s.stop())).finally(() => process.exit(0));

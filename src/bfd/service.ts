@@ -5,7 +5,8 @@
  * make us miss our transmit deadlines; `thread: false` runs them inline.
  */
 import { EventEmitter } from 'eventemitter3';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../native/worker.js';
 import { BfdHost } from './host.js';
 import type { BfdWorkerData, FromWorker, ToWorker } from './protocol.js';
 import type { BfdChange, BfdSessionSpec, BfdSessionStatus } from './runtime.js';
@@ -61,14 +62,7 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
         void this.host.start();
         return;
       }
-      const here = import.meta.url;
-      const fromSource = here.endsWith('.ts');
-      const entry = new URL(fromSource ? './worker.ts' : './worker.js', here);
-      // From source (tests, tsx) the worker registers the same TypeScript loader first
-      // (`execArgv: ['--import', 'tsx']` does not reach a worker's entry on Node 20).
-      const w = fromSource
-        ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData: data, name: 'tsbgp-bfd' })
-        : new Worker(entry, { workerData: data, name: 'tsbgp-bfd' });
+      const w = startModuleWorker(import.meta.url, 'worker', data, 'tsbgp-bfd');
       this.worker = w;
       w.on('message', onMessage);
       w.on('error', (e) => {

@@ -16,7 +16,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startModuleWorker } from '../native/worker.js';
 import { parseMonitorLine } from './iproute2.js';
 import type { FromListener, ListenerWorkerData } from './listener-worker.js';
 import { decodeNotifications } from './rtnetlink.js';
@@ -48,13 +49,7 @@ export function startNetlinkListener(opts: { readonly netns?: string; readonly s
   return new Promise((resolve, reject) => {
     const stop = new SharedArrayBuffer(4);
     const data: ListenerWorkerData = { ...(opts.netns !== undefined ? { netns: opts.netns } : {}), ...(opts.skipPid !== undefined ? { skipPid: opts.skipPid } : {}), stop };
-    const here = import.meta.url;
-    const fromSource = here.endsWith('.ts');
-    const entry = new URL(fromSource ? './listener-worker.ts' : './listener-worker.js', here);
-    // From source (tests, tsx) the worker registers the same TypeScript loader first, as the BFD worker does.
-    const w = fromSource
-      ? new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, workerData: data, name: 'tsbgp-rtnl' })
-      : new Worker(entry, { workerData: data, name: 'tsbgp-rtnl' });
+    const w = startModuleWorker(import.meta.url, 'listener-worker', data, 'tsbgp-rtnl');
     let listener: NetlinkListener | undefined;
     w.on('message', (m: FromListener) => {
       if (m.type === 'ready') {

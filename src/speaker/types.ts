@@ -28,7 +28,7 @@ export interface SpeakerOptions {
   readonly listen?: { readonly port?: number; readonly addresses?: readonly string[] } | false;
   /** Route-reflector cluster ID (dotted quad); peers marked `routeReflectorClient` become clients. */
   readonly clusterId?: string;
-  /** Coalescing window for outgoing changes, ms (default 5) and the hard latency bound (default 50). */
+  /** Coalescing window for outgoing changes, ms (default 5) and the hard latency bound (default 50). A change that comes after the window's quiet time with nothing pending goes out at the next flush without waiting; those that follow it within the window coalesce. */
   readonly coalesceMs?: number;
   readonly maxDelayMs?: number;
   /**

@@ -128,24 +128,34 @@ describe('update groups', () => {
     expect(rib.nextDeadline()).toBeUndefined();
   });
 
-  it('coalesces until a quiet window, but never beyond the latency bound', () => {
+  it('sends a change after a quiet window at once, then coalesces until a quiet window, but never beyond the latency bound', () => {
     const { rib, peer } = setup();
     const a = peer('10.0.0.1');
     rib.peerUp(a, SESSION, 0);
     rib.flushDue(10);
-    for (let t = 100; t < 200; t += 2) {
-      rib.originate(Prefix.v4(((10 << 24) | (t << 8)) >>> 0, 24), ORIGIN, t);
-      if (t < 150) expect(rib.flushDue(t)).toEqual([]);
-      else if (t === 150) {
-        expect(rib.nextDeadline()).toBe(150);
+    const v4 = (t: number) => Prefix.v4(((10 << 24) | (t << 8)) >>> 0, 24);
+    // Nothing changed for 90 ms: the change at 100 is due at once.
+    rib.originate(v4(100), ORIGIN, 100);
+    expect(rib.nextDeadline()).toBe(100);
+    const [first] = rib.flushDue(100);
+    expect(texts(first)[0].split(' ').length - 3).toBe(1);
+    for (let t = 102; t < 200; t += 2) {
+      rib.originate(v4(t), ORIGIN, t);
+      if (t < 152) expect(rib.flushDue(t)).toEqual([]);
+      else if (t === 152) {
+        expect(rib.nextDeadline()).toBe(152);
         const [s] = rib.flushDue(t);
-        expect(texts(s)[0].split(' ').length - 3).toBe(26); // t = 100..150
+        expect(texts(s)[0].split(' ').length - 3).toBe(26); // t = 102..152
       }
     }
-    // Changes at 152..198: the 50 ms bound from 152 (202) comes before quiet + 5 ms (203).
-    expect(rib.nextDeadline()).toBe(202);
-    expect(rib.flushDue(201)).toEqual([]);
-    expect(rib.flushDue(202)).toHaveLength(1);
+    // Changes at 154..198: quiet + 5 ms (203) comes before the 50 ms bound from 154 (204).
+    expect(rib.nextDeadline()).toBe(203);
+    expect(rib.flushDue(202)).toEqual([]);
+    expect(rib.flushDue(203)).toHaveLength(1);
+    // Quiet again since 198: the next change goes out at once.
+    rib.originate(v4(210), ORIGIN, 210);
+    expect(rib.nextDeadline()).toBe(210);
+    expect(rib.flushDue(210)).toHaveLength(1);
   });
 
   it('re-sends the whole Adj-RIB-Out on ROUTE-REFRESH, without End-of-RIB', () => {

@@ -4,21 +4,26 @@ import { eventually, established, link, routeOf, sleep, speaker, stopAll, Virtua
 afterEach(stopAll);
 
 describe('injected scheduler', () => {
-  it('UPDATEs wait for the coalescing window on the injected clock', async () => {
+  it('UPDATEs wait for the coalescing window on the injected clock, but for a change after a quiet window', async () => {
     const clock = new VirtualClock();
     const a = await speaker('127.0.0.1', { asn: 65000, scheduler: clock, coalesceMs: 100, maxDelayMs: 1000 });
     const b = await speaker('127.0.0.2', { asn: 65000 });
     link(a, b, { families: ['ipv4'] }, { families: ['ipv4'] });
     await established(b, '127.0.0.1');
     clock.advance(200); // the initial dump and End-of-RIB
+    // Nothing changed for 200 ms: this change goes out at the next flush, without the window.
     a.originate('10.70.0.0/16');
+    clock.advance(0);
+    await eventually('an isolated change at once', () => routeOf(b, '10.70.0.0/16'));
+    // One right after it coalesces: it waits the 100 ms quiet window.
+    a.originate('10.71.0.0/16');
     await sleep(100);
-    expect(routeOf(b, '10.70.0.0/16')).toBeUndefined();
+    expect(routeOf(b, '10.71.0.0/16')).toBeUndefined();
     clock.advance(99);
     await sleep(50);
-    expect(routeOf(b, '10.70.0.0/16')).toBeUndefined();
+    expect(routeOf(b, '10.71.0.0/16')).toBeUndefined();
     clock.advance(1);
-    await eventually('route after the window', () => routeOf(b, '10.70.0.0/16'));
+    await eventually('route after the window', () => routeOf(b, '10.71.0.0/16'));
     await a.stop();
     // stop() leaves no flush or session timer behind on the injected clock.
     expect(clock.pending).toBe(0);
