@@ -120,6 +120,8 @@ class Node {
 class RouteWatch {
   readonly hops = new Map<string, number>();
   two = 0;
+  /** Notifications about the benchmark's prefixes (a route written twice, one next hop then two, counts twice). */
+  events = 0;
   probed = false;
   private checks: { test: () => boolean; resolve: (t: number) => void; reject: (e: Error) => void }[] = [];
   private error: string | undefined;
@@ -157,6 +159,7 @@ class RouteWatch {
     const dst = sp < 0 ? line : line.slice(0, sp);
     if (dst === '203.0.113.99') this.probed = true;
     else if (dst.startsWith('198.1') && !line.includes(' table ')) {
+      this.events++;
       const before = this.hops.get(dst) ?? 0;
       let after = 0;
       if (!deleted) {
@@ -340,18 +343,25 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     const t0 = Math.min(...ups.map((e) => e.at));
     const added = await watch.when(() => watch.two === n, 600_000, `all ${n} routes with two next hops`);
     const add = added - t0;
+    const inEvents = watch.events;
     const shown = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']);
     const inKernel = shown.split('\n').filter((l) => l.startsWith('198.')).length;
     if (inKernel !== n) throw new Error(`${daemon}: ${inKernel} routes in the kernel after install, expected ${n}`);
     if (watch.hops.size !== n) throw new Error(`${daemon}: the monitor saw ${watch.hops.size} prefixes, expected ${n}`);
 
+    // tsbgp: how many kernel writes the install took, in how many batches (KernelFib's counters).
+    const fibCounts = async (): Promise<{ written: number; batches: number }> => ((await tsbgp!.request({ cmd: 'ext', name: 'kernel' })) as { counters: { written: number; batches: number } }).counters;
+    const inCounts = tsbgp ? await fibCounts() : undefined;
     const t1 = Date.now();
     await Promise.all(feeders.map((f) => f.request({ cmd: 'withdrawRange', range: { start: '198.18.0.0', length: 32, count: n } })));
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
+    note += `; kernel notifications per prefix: install ${(inEvents / n).toFixed(2)}, withdraw ${((watch.events - inEvents) / n).toFixed(2)}`;
     const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
-    if (tsbgp) {
+    if (tsbgp && inCounts) {
+      const outCounts = await fibCounts();
+      note += `; install: ${inCounts.written} writes (${(inCounts.written / n).toFixed(2)} per prefix) in ${inCounts.batches} batches; withdraw: ${outCounts.written - inCounts.written} writes in ${outCounts.batches - inCounts.batches} batches`;
       // End of stdin ends the node by process.exit, so that --cpu-prof (TSBGP_NODE_ARGS) can write its profile.
       const exited = new Promise((r) => tsbgp!.child.once('exit', r));
       tsbgp.child.stdin.end();

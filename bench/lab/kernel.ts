@@ -319,6 +319,7 @@ async function frr(): Promise<void> {
 async function fedByBgp(daemon: BgpDaemon): Promise<void> {
   const r = await bgpRow(daemon, N, `${ns}-${daemon}`, work, pids);
   rows.push({ who: BGP_ROWS[daemon], add: r.add, del: r.del, note: r.note, bgp: true });
+  console.error(`${daemon}-bgp: install ${(r.add / 1000).toFixed(2)} s, withdraw ${(r.del / 1000).toFixed(2)} s; ${r.note}`);
 }
 
 const frrVersion = () => /version (\S+)/.exec(execFileSync('/usr/lib/frr/zebra', ['-v'], { encoding: 'utf8' }))?.[1] ?? '?';

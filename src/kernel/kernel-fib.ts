@@ -85,13 +85,15 @@ export interface KernelStatus {
   readonly refused: readonly Refusal[];
   readonly lastSync?: Date;
   /**
-   * Operations written since start, and those the kernel refused; resyncs;
+   * Operations written since start, in how many batches (`batches`: plans
+   * that wrote something; written / batches is the batching achieved), and
+   * those the kernel refused; resyncs;
    * routes of ours deleted by someone else (`putBack`); changes to our
    * routes the listener reported that were not our own writes (`foreign`);
    * times notifications were lost (`lost`: the kernel's buffer overran, the
    * monitor restarted) and everything was read again.
    */
-  readonly counters: { readonly written: number; readonly failed: number; readonly resyncs: number; readonly putBack: number; readonly foreign: number; readonly lost: number };
+  readonly counters: { readonly written: number; readonly batches: number; readonly failed: number; readonly resyncs: number; readonly putBack: number; readonly foreign: number; readonly lost: number };
 }
 
 const CAP_NET_ADMIN = 12;
@@ -133,7 +135,7 @@ export class KernelFib {
   private kick: NodeJS.Immediate | undefined;
   private connectedTimer: NodeJS.Timeout | undefined;
   private lastSync: Date | undefined;
-  private readonly counters = { written: 0, failed: 0, resyncs: 0, putBack: 0, foreign: 0, lost: 0 };
+  private readonly counters = { written: 0, batches: 0, failed: 0, resyncs: 0, putBack: 0, foreign: 0, lost: 0 };
   private waiters: (() => void)[] = [];
   private readonly reported = new Map<string, string>();
   private resyncWanted = false;
@@ -370,6 +372,7 @@ export class KernelFib {
     // Some acknowledgements were lost: what the kernel holds is read again.
     if (result.uncertain) this.resyncWanted = true;
     this.counters.written += ops.length;
+    this.counters.batches++;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
       let err = errors[i];

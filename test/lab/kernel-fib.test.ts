@@ -174,6 +174,8 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
           const prefixes = hosts.map((h) => `${h}/32`);
           for (const p of prefixes) fib.setRoute(p, gw);
           await fib.flushed();
+          // set in one turn of the event loop: planned and written as one batch
+          expect(fib.status().counters).toMatchObject({ written: N, batches: 1 });
           // a route changed by us again (one next hop less) and half of them withdrawn: still all our own
           fib.setRoute(prefixes[0], { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
           for (const p of prefixes.slice(N / 2)) fib.setRoute(p, undefined);
@@ -193,9 +195,12 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
           expect(quiet.counters.foreign).toBe(0);
           expect(quiet.counters.putBack).toBe(0);
           expect(quiet.counters.written).toBe(N + 1 + N / 2);
+          expect(quiet.counters.batches).toBe(2);
           expect(after.counters.putBack).toBe(1);
           expect(after.counters.foreign - quiet.counters.foreign).toBe(2);
           expect(after.counters.written - quiet.counters.written).toBe(2);
+          expect(after.counters.batches - quiet.counters.batches).toBeGreaterThanOrEqual(1);
+          expect(after.counters.batches - quiet.counters.batches).toBeLessThanOrEqual(2);
           expect(after.counters.lost).toBe(0);
         } finally {
           for (let i = 0; i < 2000; i++) fib.setRoute(`198.18.${i >> 8}.${i & 255}/32`, undefined);
