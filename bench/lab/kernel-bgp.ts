@@ -191,8 +191,9 @@ class RouteWatch {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until(what: string, limitMs: number, test: () => boolean, everyMs = 100): Promise<void> {
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Polls `test` every `everyMs` until it holds, or throws naming `what` after `limitMs`. */
+export async function until(what: string, limitMs: number, test: () => boolean, everyMs = 100): Promise<void> {
   const end = Date.now() + limitMs;
   for (;;) {
     if (test()) return;

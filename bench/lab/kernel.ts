@@ -63,7 +63,7 @@ import type { KernelRoute } from '../../src/kernel/types.js';
 import { formatV4 } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import { emit, median } from '../report.js';
-import { BGP_ROWS, bgpRow, type BgpDaemon } from './kernel-bgp.js';
+import { BGP_ROWS, bgpRow, sleep, until, type BgpDaemon } from './kernel-bgp.js';
 
 const argOf = (name: string): string | undefined => {
   const i = process.argv.indexOf(name);
@@ -119,16 +119,6 @@ const count = (proto?: string) => {
   return n;
 };
 const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, limitMs: number, test: () => boolean, everyMs = 100): Promise<void> {
-  const end = Date.now() + limitMs;
-  for (;;) {
-    if (test()) return;
-    if (Date.now() > end) throw new Error(`timed out after ${limitMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 interface Row { who: string; add: number; del: number; addCpu?: number; delCpu?: number; note?: string; bgp?: boolean }
 const rows: Row[] = [];

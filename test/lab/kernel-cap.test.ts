@@ -79,6 +79,18 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean, no
   return { child, next, exited, stderr: () => stderr };
 }
 
+/** The child for the writing cases: KernelFib installs two routes, prints its status (again on each stdin line) and stops at stdin's end. */
+const fibChild = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
+    const f = new KernelFib({ scanSeconds: 0, adopt: false, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
+    await f.start();
+    f.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
+    f.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
+    await f.flushed();
+    const show = () => console.log(JSON.stringify({ uid: process.getuid(), status: f.status() }));
+    show();
+    process.stdin.on('data', show);
+    process.stdin.on('end', () => f.stop().then(() => process.exit(0)));`;
+
 describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the process (the image: the capability on ip)', () => {
   let dir = '';
   let ipWithCap = '';
@@ -115,17 +127,7 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
   });
 
   it('capability on ip (inheritable): writer iproute2 and why, routes installed, a route deleted by hand comes back', async () => {
-    const script = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
-      const f = new KernelFib({ scanSeconds: 0, adopt: false, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
-      await f.start();
-      f.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
-      f.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
-      await f.flushed();
-      const show = () => console.log(JSON.stringify({ uid: process.getuid(), status: f.status() }));
-      show();
-      process.stdin.on('data', show);
-      process.stdin.on('end', () => f.stop().then(() => process.exit(0)));`;
-    const c = unprivileged(script, dir, true);
+    const c = unprivileged(fibChild, dir, true);
     try {
       const first = await c.next('KernelFib started');
       expect(first.uid).toBe(NOBODY);
@@ -155,18 +157,8 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
   }, 60_000);
 
   it('capability on node, none on ip (the image): writer netlink, routes installed, a route deleted by hand comes back', async () => {
-    const script = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
-      const f = new KernelFib({ scanSeconds: 0, adopt: false, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
-      await f.start();
-      f.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
-      f.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
-      await f.flushed();
-      const show = () => console.log(JSON.stringify({ uid: process.getuid(), status: f.status() }));
-      show();
-      process.stdin.on('data', show);
-      process.stdin.on('end', () => f.stop().then(() => process.exit(0)));`;
     // The system's ip first on PATH (no capability: a probe by it would say "Operation not permitted").
-    const c = unprivileged(script, '/nonexistent', false, nodeWithCap);
+    const c = unprivileged(fibChild, '/nonexistent', false, nodeWithCap);
     try {
       const first = await c.next('KernelFib started');
       expect(first.uid).toBe(NOBODY);
