@@ -29,18 +29,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../speaker/helpers.js';
 import { requireLab } from './require.js';
-import { destroyNamespace, ip } from './shell.js';
+import { destroyNamespace, ip, protocolRoutes, vethNamespace } from './shell.js';
 
 const available = requireLab([], { binaries: ['setpriv', 'setcap', 'node'] });
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NS = `tsbgp-i15cap${process.pid}`;
 const NOBODY = 65534;
 
-interface Row { dst: string; gateway?: string; nexthops?: { gateway: string }[] }
-const ours = (): Record<string, string[]> => {
-  const rows = JSON.parse(ip('-n', NS, '-j', 'route', 'show', 'proto', '12') || '[]') as Row[];
-  return Object.fromEntries(rows.map((r) => [r.dst, (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
-};
+const ours = () => protocolRoutes(NS);
 
 /** A child in NS as uid 65534 with no capabilities; `inheritNetAdmin` puts CAP_NET_ADMIN in its inheritable set only. */
 function unprivileged(script: string, path: string, inheritNetAdmin: boolean, node = process.execPath) {
@@ -96,12 +92,7 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
   let ipWithCap = '';
   let nodeWithCap = '';
   beforeAll(() => {
-    ip('netns', 'add', NS);
-    ip('-n', NS, 'link', 'set', 'lo', 'up');
-    ip('-n', NS, 'link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1');
-    ip('-n', NS, 'link', 'set', 'v0', 'up');
-    ip('-n', NS, 'link', 'set', 'v1', 'up');
-    ip('-n', NS, 'addr', 'add', '192.0.2.1/24', 'dev', 'v0');
+    vethNamespace(NS);
     // The copy of ip with the file capability: a folder uid 65534 may enter, on a filesystem that honours file capabilities.
     dir = mkdtempSync(join(tmpdir(), 'tsbgp-i15cap-'));
     chmodSync(dir, 0o755);

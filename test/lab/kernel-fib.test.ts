@@ -18,26 +18,17 @@ import { KernelFib } from '../../src/kernel/kernel-fib.js';
 import { setLibcLoader } from '../../src/native/libc.js';
 import { established, eventually, FAST, link, running, speaker, stopAll } from '../speaker/helpers.js';
 import { requireLab } from './require.js';
-import { destroyNamespace, ip } from './shell.js';
+import { destroyNamespace, ip, protocolRoutes, vethNamespace } from './shell.js';
 
 const available = requireLab([], { binaries: ['setpriv', 'node'] });
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const NS = `tsbgp-i15k${process.pid}`;
 
-interface Row { dst: string; gateway?: string; type?: string; nexthops?: { gateway: string }[] }
-const ours = (): Record<string, string[] | string> => {
-  const rows = JSON.parse(ip('-n', NS, '-j', 'route', 'show', 'proto', '12') || '[]') as Row[];
-  return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
-};
+const ours = () => protocolRoutes(NS);
 
 describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
   beforeAll(() => {
-    ip('netns', 'add', NS);
-    ip('-n', NS, 'link', 'set', 'lo', 'up');
-    ip('-n', NS, 'link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1');
-    ip('-n', NS, 'link', 'set', 'v0', 'up');
-    ip('-n', NS, 'link', 'set', 'v1', 'up');
-    ip('-n', NS, 'addr', 'add', '192.0.2.1/24', 'dev', 'v0');
+    vethNamespace(NS);
   });
   afterAll(() => destroyNamespace(NS));
   afterEach(stopAll);
@@ -114,10 +105,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
   });
 
   describe('KernelFib alone, with each writer (table 100)', () => {
-    const table100 = (): Record<string, string[] | string> => {
-      const rows = JSON.parse(ip('-n', NS, '-j', 'route', 'show', 'table', '100', 'proto', '12') || '[]') as Row[];
-      return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
-    };
+    const table100 = () => protocolRoutes(NS, { table: '100' });
     const exercise = async (fib: KernelFib) => {
       await fib.start();
       fib.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });

@@ -84,6 +84,31 @@ export function destroyNamespace(ns: string, graceMs = 2000): void {
   run('ip', ['netns', 'del', ns]);
 }
 
+/**
+ * A scratch namespace for the kernel FIB tests: loopback up and a veth pair
+ * (v0, v1) inside it, both up, with `address` on v0 — so its network is
+ * connected and next hops on it resolve.
+ */
+export function vethNamespace(ns: string, address = '192.0.2.1/24'): void {
+  ip('netns', 'add', ns);
+  ip('-n', ns, 'link', 'set', 'lo', 'up');
+  ip('-n', ns, 'link', 'add', 'v0', 'type', 'veth', 'peer', 'name', 'v1');
+  ip('-n', ns, 'link', 'set', 'v0', 'up');
+  ip('-n', ns, 'link', 'set', 'v1', 'up');
+  ip('-n', ns, 'addr', 'add', address, 'dev', 'v0');
+}
+
+/**
+ * The routes of one protocol (default 12, tsbgp's and BIRD's) in a
+ * namespace's table (default main), as prefix → its gateways sorted, or
+ * 'blackhole'.
+ */
+export function protocolRoutes(ns: string, opts: { readonly table?: string; readonly proto?: string } = {}): Record<string, string[] | 'blackhole'> {
+  interface Row { dst: string; type?: string; gateway?: string; nexthops?: { gateway: string }[] }
+  const rows = JSON.parse(ip('-n', ns, '-j', 'route', 'show', ...(opts.table !== undefined ? ['table', opts.table] : []), 'proto', opts.proto ?? '12') || '[]') as Row[];
+  return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
+}
+
 /** Blocking sleep for teardown paths that must run synchronously (exit handlers). */
 export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
