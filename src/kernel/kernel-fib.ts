@@ -60,6 +60,13 @@ export interface KernelFibOptions {
    * monitor` where that cannot start) or 'iproute2' (`ip -o -N monitor`).
    */
   readonly listener?: ListenerKind;
+  /**
+   * The rtnetlink listener's receive buffer, bytes (default 8 MiB; BIRD's
+   * `netlink rx buffer`). When a burst of others' changes overruns it the
+   * kernel drops notifications (ENOBUFS): counted in `lost`, logged, and
+   * the table is read again.
+   */
+  readonly listenerBuffer?: number;
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -161,6 +168,7 @@ export class KernelFib {
     this.ip = opts.ipBinary ?? 'ip';
     this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
     if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2') throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
+    if (opts.listenerBuffer !== undefined && (!Number.isInteger(opts.listenerBuffer) || opts.listenerBuffer < 1024 || opts.listenerBuffer > 1 << 30)) throw new RangeError(`kernel listener buffer must be a whole number of bytes from 1024 to ${1 << 30}, got ${JSON.stringify(opts.listenerBuffer)}`);
     if (opts.listener !== undefined && opts.listener !== 'netlink' && opts.listener !== 'iproute2') throw new RangeError(`kernel listener must be "netlink" or "iproute2", got ${JSON.stringify(opts.listener)}`);
   }
 
@@ -474,7 +482,7 @@ export class KernelFib {
       if (why === undefined) {
         try {
           const skipPid = this.writer instanceof NetlinkWriter ? this.writer.portId : undefined;
-          this.listener = await startNetlinkListener({ ...(this.opts.netns !== undefined ? { netns: this.opts.netns } : {}), ...(skipPid !== undefined ? { skipPid } : {}) }, h);
+          this.listener = await startNetlinkListener({ ...(this.opts.netns !== undefined ? { netns: this.opts.netns } : {}), ...(skipPid !== undefined ? { skipPid } : {}), ...(this.opts.listenerBuffer !== undefined ? { buffer: this.opts.listenerBuffer } : {}) }, h);
           if (this.stopped) this.listener.stop();
           return;
         } catch (err) {
@@ -490,7 +498,8 @@ export class KernelFib {
   private lost(why: string): void {
     if (this.stopped) return;
     this.counters.lost++;
-    this.log('warning', `kernel: ${why}; reading the kernel again`);
+    // A burst overruns the buffer again and again before the resync runs: one warning per resync, every overrun counted.
+    if (!this.resyncWanted) this.log('warning', `kernel: ${why}; reading the kernel again`);
     this.resyncWanted = true;
     this.connectedWanted = true;
     this.schedule();

@@ -20,6 +20,8 @@ export interface ListenerWorkerData {
   readonly netns?: string;
   /** The writer's port id: notifications of its requests are not wanted. */
   readonly skipPid?: number;
+  /** The socket's receive buffer, bytes (default 8 MiB). */
+  readonly buffer?: number;
   /** Int32Array over it: [0] ≠ 0 asks the thread to stop. */
   readonly stop: SharedArrayBuffer;
 }
@@ -69,7 +71,8 @@ function run(port: NonNullable<typeof parentPort>, data: ListenerWorkerData): vo
   const int = (v: number) => new Uint8Array(new Int32Array([v]).buffer);
   try {
     // Room for a burst of others' changes (and for every echo, where the writer is ip -batch).
-    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(8 << 20), 4) !== 0) c.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, int(8 << 20), 4);
+    const room = data.buffer ?? 8 << 20;
+    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(room), 4) !== 0) c.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, int(room), 4);
     let filtered = false;
     if (data.skipPid !== undefined) {
       // Before joining the groups, so that no echo of ours is queued at all.

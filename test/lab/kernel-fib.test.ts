@@ -199,6 +199,43 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       }, 30_000);
     }
 
+    it('a burst that overruns the listener\'s buffer (ENOBUFS) is counted, warned of once per resync, and the table read again: a route deleted inside the burst is back', async () => {
+      const logs: string[] = [];
+      // the smallest buffer the kernel allows (it raises 1024 to its minimum): a burst of others' changes overruns it
+      const fib = new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, listenerBuffer: 1024, log: (l, m) => logs.push(`${l} ${m}`) });
+      await fib.start();
+      try {
+        expect(fib.status()).toMatchObject({ enabled: true, listener: 'netlink', counters: { lost: 0 } });
+        fib.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }] });
+        fib.setRoute('203.0.113.64/26', { kind: 'unicast', gateways: [{ address: '192.0.2.8' }] });
+        await fib.flushed();
+        const before = fib.status().counters;
+        // someone else's burst: 20,000 routes into table 200, and one of ours deleted in the middle of it
+        const adds = (from: number) => Array.from({ length: 10_000 }, (_, i) => `route add 198.18.${((from + i) >> 8) & 255}.${(from + i) & 255}/32 via 192.0.2.9 table 200\n`).join('');
+        const burst = `${adds(0)}route del 203.0.113.0/26 table 100 proto 12\n${adds(10_000)}`;
+        const r = spawnSync('ip', ['-n', NS, '-batch', '-'], { input: burst, encoding: 'utf8' });
+        expect(r.status, r.stderr).toBe(0);
+        await eventually('the deleted route back', () => table100()['203.0.113.0/26'] !== undefined, 15_000);
+        await fib.flushed();
+        const after = fib.status().counters;
+        expect(after.lost).toBeGreaterThan(0);
+        expect(after.resyncs).toBeGreaterThan(before.resyncs);
+        const warned = logs.filter((l) => l.startsWith('warning') && l.includes('ENOBUFS'));
+        expect(warned.length).toBeGreaterThan(0);
+        // not one warning per overrun: at most one per resync that followed
+        expect(warned.length).toBeLessThanOrEqual(after.resyncs - before.resyncs);
+        expect(table100()).toEqual({ '203.0.113.0/26': ['192.0.2.7'], '203.0.113.64/26': ['192.0.2.8'] });
+        // others' routes are left alone
+        expect(ip('-n', NS, 'route', 'show', 'table', '200').trim().split('\n')).toHaveLength(20_000);
+      } finally {
+        ip('-n', NS, 'route', 'flush', 'table', '200');
+        for (const p of ['203.0.113.0/26', '203.0.113.64/26']) fib.setRoute(p, undefined);
+        await fib.flushed();
+        await fib.stop();
+      }
+      expect(Object.keys(table100())).toEqual([]);
+    }, 60_000);
+
     it('an interface going down and up: the route through it is refused while down (the kernel flushed it) and back once it is up, by events', async () => {
       ip('-n', NS, 'link', 'add', 'w0', 'type', 'veth', 'peer', 'name', 'w1');
       ip('-n', NS, 'link', 'set', 'w1', 'up');
