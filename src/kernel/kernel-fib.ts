@@ -254,7 +254,11 @@ export class KernelFib {
       nl = new NetlinkWriter({ netns: this.opts.netns, table: this.table, protocol: this.protocol });
       // The same probe from this process: delete a route that does not exist.
       const why = nl.probe();
-      if (why === undefined) return nl;
+      if (why === undefined) {
+        // The sending on a thread of its own, so that the kernel's work overlaps ours; on this thread where it cannot start.
+        if (!(await nl.startThread())) this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
+        return nl;
+      }
       note = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
     } catch (err) {
       note = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;

@@ -20,10 +20,13 @@
  *   where this process may not write routes but `ip` may (a file capability
  *   on `ip`), or when chosen (`writer: 'iproute2'`).
  */
+import type { Worker } from 'node:worker_threads';
 import { libc, type Libc } from '../native/libc.js';
+import { startModuleWorker } from '../native/worker.js';
 import { formatOp, parseBatchErrors } from './iproute2.js';
 import { errnoReason, parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
 import type { KernelOp } from './types.js';
+import type { FromWriter, ToWriter, WriterWorkerData } from './writer-worker.js';
 
 export type WriterKind = 'netlink' | 'iproute2';
 
@@ -83,8 +86,35 @@ const O_RDONLY_CLOEXEC = 0x80000;
 
 /** Requests per send() at most: each refusal is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
-/** Give the event loop a turn after this long of writing. */
+/** Give the event loop a turn after this long of writing (without the writer thread). */
 const SLICE_MS = 8;
+/** Chunks posted to the writer thread and not yet answered, at most. */
+const WINDOW = 4;
+
+/** One write() in progress. */
+interface WriteState {
+  readonly out: (string | undefined)[];
+  uncertain: boolean;
+  /** Chunks posted to the thread and not yet answered. */
+  inflight: number;
+  wake: (() => void) | undefined;
+}
+
+/** A chunk posted to the writer thread: its requests' sequence numbers are seq0, seq0 + 1, … for operations ks[0], ks[1], …. */
+interface ChunkRecord {
+  readonly state: WriteState;
+  readonly seq0: number;
+  readonly ks: Int32Array;
+  readonly count: number;
+  readonly length: number;
+}
+
+interface WriterThread {
+  readonly w: Worker;
+  nextId: number;
+  readonly chunks: Map<number, ChunkRecord>;
+  closing: boolean;
+}
 
 /**
  * Runs `fn` with this thread in the network namespace whose file is
@@ -121,6 +151,8 @@ export class NetlinkWriter implements RouteWriter {
   private seq = 1;
   private readonly encoder: RouteEncoder;
   private readonly rx = Buffer.alloc(256 * 1024);
+  private readonly acks = new Map<number, Ack>();
+  private thread: WriterThread | undefined;
   private readonly nsFile: string | undefined;
   /** Requests per send(), at most CHUNK. */
   private chunk = 64;
@@ -195,11 +227,92 @@ export class NetlinkWriter implements RouteWriter {
     return a.message !== undefined ? `${text} (${a.message.replace(/\.$/, '')})` : text;
   }
 
-  async write(ops: readonly KernelOp[]): Promise<WriteResult> {
-    if (this.fd < 0) throw new Error('netlink socket closed');
-    const out = new Array<string | undefined>(ops.length).fill(undefined);
-    let uncertain = false;
-    // Interface indexes, looked up in the namespace once per write (a device may come or go between writes).
+  /**
+   * Moves the sending to a thread of its own (writer-worker.ts), so that the
+   * kernel installs one chunk (inside send(), on that thread's core) while
+   * this thread plans and encodes the next. Resolves true once the thread
+   * runs; false (and writes stay on this thread) when it cannot start.
+   */
+  async startThread(): Promise<boolean> {
+    if (this.fd < 0 || this.thread !== undefined) return this.thread !== undefined;
+    const data: WriterWorkerData = { fd: this.fd };
+    let w: Worker;
+    try {
+      w = startModuleWorker(import.meta.url, 'writer-worker', data, 'tsbgp-rtnl-writer');
+    } catch {
+      return false;
+    }
+    const ready = await new Promise<boolean>((resolve) => {
+      const early = (m: FromWriter) => { if (m.type === 'ready') { w.off('message', early); resolve(true); } };
+      w.on('message', early);
+      w.once('error', () => resolve(false));
+      w.once('exit', () => resolve(false));
+    });
+    if (!ready || this.fd < 0) {
+      void w.terminate();
+      return false;
+    }
+    const thread: WriterThread = { w, nextId: 1, chunks: new Map(), closing: false };
+    this.thread = thread;
+    const gone = (why: string) => {
+      if (this.thread === thread) this.thread = undefined;
+      for (const ch of thread.chunks.values()) {
+        for (let j = 0; j < ch.count; j++) ch.state.out[ch.ks[j]] ??= `netlink writer thread stopped (${why}): outcome unknown`;
+        ch.state.uncertain = true;
+        this.chunkDone(ch.state);
+      }
+      thread.chunks.clear();
+    };
+    w.on('message', (m: FromWriter) => {
+      if (m.type !== 'done') return;
+      const ch = thread.chunks.get(m.id);
+      if (ch === undefined) return;
+      thread.chunks.delete(m.id);
+      this.finishChunk(ch, m);
+    });
+    w.on('error', (e) => gone(e.message));
+    w.on('exit', (code) => gone(thread.closing ? 'closed' : `exited ${code}`));
+    w.unref();
+    return true;
+  }
+
+  /** Whether writes go through the writer thread. */
+  get threaded(): boolean {
+    return this.thread !== undefined;
+  }
+
+  private chunkDone(state: WriteState): void {
+    state.inflight--;
+    const wake = state.wake;
+    state.wake = undefined;
+    wake?.();
+  }
+
+  /** A chunk's answer from the writer thread: its refusals mapped back to the operations. */
+  private finishChunk(ch: ChunkRecord, m: Extract<FromWriter, { type: 'done' }>): void {
+    const { state } = ch;
+    if (m.sent !== undefined) {
+      const why = m.sent < 0 ? this.strerror(m.errno ?? 0) : `short send (${m.sent} of ${ch.length} bytes)`;
+      for (let j = 0; j < ch.count; j++) state.out[ch.ks[j]] = `netlink send: ${why}`;
+    }
+    if (m.uncertain) state.uncertain = true;
+    for (const [seq, errno, message] of m.refused) {
+      const j = seq - ch.seq0;
+      if (j >= 0 && j < ch.count) state.out[ch.ks[j]] = this.reason(message !== '' ? { errno, message } : { errno });
+    }
+    this.chunkDone(state);
+  }
+
+  private strerror(errno: number): string {
+    try {
+      return this.c.strerror(errno);
+    } catch {
+      return errnoReason(errno);
+    }
+  }
+
+  /** Interface indexes, looked up in the namespace once per write (a device may come or go between writes). */
+  private ifindexes(ops: readonly KernelOp[]): (name: string) => number | undefined {
     const names = new Set<string>();
     for (const op of ops) if (op.op === 'replace') for (const h of op.route.nexthops) if (h.dev !== undefined) names.add(h.dev);
     const indexes = new Map<string, number>();
@@ -211,62 +324,102 @@ export class NetlinkWriter implements RouteWriter {
         }
       });
     }
-    const ifindex = (n: string) => indexes.get(n);
+    return (n: string) => indexes.get(n);
+  }
+
+  async write(ops: readonly KernelOp[]): Promise<WriteResult> {
+    if (this.fd < 0) throw new Error('netlink socket closed');
+    const state: WriteState = { out: new Array<string | undefined>(ops.length).fill(undefined), uncertain: false, inflight: 0, wake: undefined };
+    const ifindex = this.ifindexes(ops);
     let slice = performance.now();
-    for (let i = 0; i < ops.length; i += this.chunk) {
-      if (i > 0 && performance.now() - slice >= SLICE_MS) {
-        await new Promise<void>((r) => setImmediate(r));
-        if (this.fd < 0) throw new Error('netlink socket closed');
-        slice = performance.now();
-      }
-      const end = Math.min(ops.length, i + this.chunk);
-      this.encoder.reset();
-      const sent = new Map<number, number>(); // seq → index into ops
-      for (let k = i; k < end; k++) {
-        const seq = this.seq;
-        this.seq = this.seq >= 0x7fffffff ? 1 : this.seq + 1;
-        try {
-          this.encoder.add(ops[k], seq, ifindex, false);
-          sent.set(seq, k);
-        } catch (err) {
-          out[k] = err instanceof Error ? err.message : String(err);
+    const thread = this.thread;
+    thread?.w.ref();
+    try {
+      for (let i = 0; i < ops.length; i += this.chunk) {
+        if (this.thread !== undefined) {
+          // Threaded: at most WINDOW chunks ahead of the kernel; waiting for one gives the event loop its turn.
+          while (state.inflight >= WINDOW && this.thread !== undefined) await new Promise<void>((r) => (state.wake = r));
+          if (this.fd < 0) throw new Error('netlink socket closed');
+        } else if (i > 0 && performance.now() - slice >= SLICE_MS) {
+          await new Promise<void>((r) => setImmediate(r));
+          if (this.fd < 0) throw new Error('netlink socket closed');
+          slice = performance.now();
         }
-      }
-      if (sent.size === 0) continue;
-      const buf = this.encoder.bytes;
-      let n: number;
-      do n = this.c.send(this.fd, buf, buf.length, 0);
-      while (n < 0 && this.c.errno() === EINTR);
-      if (n !== buf.length) {
-        const why = n < 0 ? this.c.strerror(this.c.errno()) : `short send (${n} of ${buf.length} bytes)`;
-        for (const k of sent.values()) out[k] = `netlink send: ${why}`;
-        uncertain ||= n > 0;
-        continue;
-      }
-      // The refusals, all queued by now (the kernel handled the chunk inside send()).
-      const acks = new Map<number, Ack>();
-      for (;;) {
-        const got = this.c.recv(this.fd, this.rx, this.rx.length, MSG_DONTWAIT);
-        if (got < 0) {
-          const e = this.c.errno();
-          if (e === EINTR) continue;
-          // ENOBUFS: answers were dropped — which routes they named is unknown.
-          if (e !== EAGAIN) uncertain = true;
-          break;
+        const end = Math.min(ops.length, i + this.chunk);
+        // Sequence numbers run on within a chunk (the answers map back by subtraction): wrap before a chunk, not inside one.
+        if (this.seq + (end - i) > 0x7fffffff) this.seq = 1;
+        const seq0 = this.seq;
+        const ks = new Int32Array(end - i);
+        let count = 0;
+        this.encoder.reset();
+        for (let k = i; k < end; k++) {
+          try {
+            this.encoder.add(ops[k], this.seq, ifindex, false);
+            ks[count++] = k;
+            this.seq++;
+          } catch (err) {
+            state.out[k] = err instanceof Error ? err.message : String(err);
+          }
         }
-        if (got === 0) break;
-        parseAckDetails(this.rx.subarray(0, got), acks);
+        if (count === 0) continue;
+        const t = this.thread;
+        if (t !== undefined) {
+          const bytes = this.encoder.bytes;
+          const copy = new Uint8Array(bytes.length);
+          copy.set(bytes);
+          const id = t.nextId++;
+          t.chunks.set(id, { state, seq0, ks, count, length: bytes.length });
+          state.inflight++;
+          t.w.postMessage({ type: 'chunk', id, bytes: copy.buffer } satisfies ToWriter, [copy.buffer]);
+        } else this.sendHere(state, seq0, ks, count);
       }
-      for (const [seq, k] of sent) {
-        const a = acks.get(seq);
-        if (a !== undefined && a.errno !== 0) out[k] = this.reason(a);
-      }
+      while (state.inflight > 0) await new Promise<void>((r) => (state.wake = r));
+      if (this.fd < 0 && thread !== undefined) throw new Error('netlink socket closed');
+    } finally {
+      if (thread !== undefined && this.thread === thread) thread.w.unref();
     }
-    return { errors: out, uncertain };
+    return { errors: state.out, uncertain: state.uncertain };
+  }
+
+  /** One chunk sent from this thread (no writer thread): send(), then the refusals. */
+  private sendHere(state: WriteState, seq0: number, ks: Int32Array, count: number): void {
+    const buf = this.encoder.bytes;
+    let n: number;
+    do n = this.c.send(this.fd, buf, buf.length, 0);
+    while (n < 0 && this.c.errno() === EINTR);
+    if (n !== buf.length) {
+      const why = n < 0 ? this.c.strerror(this.c.errno()) : `short send (${n} of ${buf.length} bytes)`;
+      for (let j = 0; j < count; j++) state.out[ks[j]] = `netlink send: ${why}`;
+      if (n > 0) state.uncertain = true;
+      return;
+    }
+    // The refusals, all queued by now (the kernel handled the chunk inside send()).
+    this.acks.clear();
+    for (;;) {
+      const got = this.c.recv(this.fd, this.rx, this.rx.length, MSG_DONTWAIT);
+      if (got < 0) {
+        const e = this.c.errno();
+        if (e === EINTR) continue;
+        // ENOBUFS: answers were dropped — which routes they named is unknown.
+        if (e !== EAGAIN) state.uncertain = true;
+        break;
+      }
+      if (got === 0) break;
+      parseAckDetails(this.rx.subarray(0, got), this.acks);
+    }
+    for (const [seq, a] of this.acks) {
+      const j = seq - seq0;
+      if (a.errno !== 0 && j >= 0 && j < count) state.out[ks[j]] = this.reason(a);
+    }
   }
 
   close(): void {
-    if (this.fd >= 0) this.c.close(this.fd);
+    const t = this.thread;
+    if (t !== undefined) {
+      // The thread closes the socket once the chunks posted before are sent; it then ends (its exit settles any write in flight).
+      t.closing = true;
+      t.w.postMessage({ type: 'close' } satisfies ToWriter);
+    } else if (this.fd >= 0) this.c.close(this.fd);
     this.fd = -1;
   }
 }
