@@ -63,7 +63,7 @@ export class FibCore {
   private readonly refused = new Map<string, Refusal>();
   /** Non-fatal notes per prefix (an ECMP member that did not resolve). */
   private readonly notes = new Map<string, string>();
-  private readonly dirty = new Set<string>();
+  private dirty = new Set<string>();
   /** Prefixes a plan left as they were, waiting for a next-hop lookup. */
   private readonly waiting = new Set<string>();
   private allDirty = false;
@@ -238,23 +238,63 @@ export class FibCore {
 
   /** The operations that take the kernel to what is desired, for every prefix touched since the last plan. */
   plan(): KernelOp[] {
-    const keys: Iterable<string> = this.allDirty ? new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]) : this.dirty;
     const ops: KernelOp[] = [];
+    for (const piece of this.planPieces(Number.MAX_SAFE_INTEGER)) for (const op of piece) ops.push(op);
+    return ops;
+  }
+
+  /**
+   * `plan` in pieces, so that a shell can write the first replaces while the
+   * rest is planned: arrays of at most `size` replaces, in the order of
+   * `plan`, then every delete in one last piece (ordered as `orderOps`
+   * orders them: the concatenation is exactly what `plan` returns). The
+   * prefixes planned are those touched when it starts: a change meanwhile
+   * (setRoute, a kernel event, `applied`) touches its prefix for the next
+   * plan. Stopped early (`return`, or an error where it is consumed), the
+   * prefixes not planned yet stay touched.
+   */
+  *planPieces(size: number): Generator<KernelOp[], void, undefined> {
+    if (!(size >= 1)) throw new RangeError(`plan piece size must be at least 1, got ${size}`);
+    let keys: Iterable<string>;
+    if (this.allDirty) {
+      keys = new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]);
+      this.dirty.clear();
+    } else {
+      keys = this.dirty;
+      this.dirty = new Set();
+    }
+    this.allDirty = false;
+    this.seen.clear();
     this.resolvedGateways.clear();
     this.hopSets.clear();
+    const it = keys[Symbol.iterator]();
+    let done = false;
+    let deletesOut = false;
+    const deletes: KernelOp[] = [];
     try {
-      for (const p of keys) this.planPrefix(p, ops);
+      let replaces: KernelOp[] = [];
+      for (let k = it.next(); !k.done; k = it.next()) {
+        this.planPrefix(k.value, replaces, deletes);
+        if (replaces.length >= size) {
+          const piece = replaces;
+          replaces = [];
+          yield piece;
+        }
+      }
+      done = true;
+      if (replaces.length > 0) yield replaces;
+      deletesOut = true;
+      if (deletes.length > 0) yield orderOps(deletes);
     } finally {
+      if (!done) for (let k = it.next(); !k.done; k = it.next()) this.dirty.add(k.value);
+      // Deletes planned and never handed out: planned again next time.
+      if (!deletesOut) for (const op of deletes) this.dirty.add(op.route.prefix);
       this.resolvedGateways.clear();
       this.hopSets.clear();
     }
-    this.allDirty = false;
-    this.dirty.clear();
-    this.seen.clear();
-    return orderOps(ops);
   }
 
-  private planPrefix(prefix: string, ops: KernelOp[]): void {
+  private planPrefix(prefix: string, ops: KernelOp[], deletes: KernelOp[]): void {
     // (Empty maps are not asked: most plans have no statics, notes or refusals, and every lookup of a 100,000-key map costs.)
     const want = (this.statics.size > 0 ? this.statics.get(prefix) : undefined) ?? this.bgp.get(prefix);
     const have = this.installed.get(prefix);
@@ -285,8 +325,8 @@ export class FibCore {
     if (have === undefined) return;
     if (this.restarting && this.stale.has(prefix)) return; // adopted: kept until the restart ends
     if (!Array.isArray(have)) {
-      if (keep === undefined || have.metric !== keep.metric) ops.push({ op: 'delete', route: have });
-    } else for (const route of have) if (keep === undefined || route.metric !== keep.metric) ops.push({ op: 'delete', route });
+      if (keep === undefined || have.metric !== keep.metric) deletes.push({ op: 'delete', route: have });
+    } else for (const route of have) if (keep === undefined || route.metric !== keep.metric) deletes.push({ op: 'delete', route });
   }
 
   /** Reports one operation's outcome (`error`: the kernel's reason). */

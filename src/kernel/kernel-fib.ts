@@ -104,6 +104,8 @@ export interface KernelStatus {
 }
 
 const CAP_NET_ADMIN = 12;
+/** Replaces per piece of a pipelined plan (see applyPipelined). */
+const PIECE = 1024;
 
 /** Whether this process holds CAP_NET_ADMIN in its effective set (undefined: cannot tell). */
 export function hasNetAdmin(): boolean | undefined {
@@ -348,8 +350,15 @@ export class KernelFib {
         const asks = this.core.neededLookups();
         if (asks.length > 0) await this.lookup(asks);
         if (!this.core.pending) break;
-        const ops = this.core.plan();
-        if (ops.length > 0) await this.apply(ops);
+        if (this.writer instanceof NetlinkWriter && this.writer.threaded && !this.hearsOwnWrites) await this.applyPipelined(this.writer);
+        else {
+          const ops = this.core.plan();
+          if (ops.length > 0) {
+            this.counters.batches++;
+            await this.apply(ops);
+            this.reportUnresolved();
+          }
+        }
       }
     } catch (err) {
       // Stopping closes the writer under a batch being written: not an error.
@@ -364,6 +373,31 @@ export class KernelFib {
   /** The listener hears our own writes (`ip monitor`, or any listener where the writer is `ip -batch`): their echoes are told apart by content. */
   private get hearsOwnWrites(): boolean {
     return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.writer.portId !== undefined && this.listener.skipsPid === this.writer.portId);
+  }
+
+  /**
+   * Plans in pieces and writes each while the next is planned: the writer
+   * thread sends one piece (the kernel installing it on the other core)
+   * while this thread plans and encodes the next, and takes each piece's
+   * outcome as it comes. The kernel sees the operations in the order of
+   * `plan` (the writer posts writes in the order they were begun).
+   */
+  private async applyPipelined(w: NetlinkWriter): Promise<void> {
+    const applying: Promise<void>[] = [];
+    let failure: { error: unknown } | undefined;
+    try {
+      for (const piece of this.core.planPieces(PIECE)) {
+        if (piece.length > 0) applying.push(this.apply(piece).catch((error: unknown) => { failure ??= { error }; }));
+        // The next piece is planned once this one is handed on: the thread has a window of chunks to send meanwhile.
+        await w.accepting();
+        if (failure !== undefined || this.stopped) break;
+      }
+    } finally {
+      await Promise.all(applying);
+    }
+    if (applying.length > 0) this.counters.batches++;
+    if (failure !== undefined) throw failure.error;
+    this.reportUnresolved();
   }
 
   private async apply(ops: KernelOp[]): Promise<void> {
@@ -384,7 +418,6 @@ export class KernelFib {
     // Some acknowledgements were lost: what the kernel holds is read again.
     if (result.uncertain) this.resyncWanted = true;
     this.counters.written += ops.length;
-    this.counters.batches++;
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
       let err = errors[i];
@@ -398,6 +431,10 @@ export class KernelFib {
         this.reported.set(p, err);
       } else if (op.op === 'replace' && this.reported.size > 0) this.reported.delete(p);
     }
+  }
+
+  /** Routes not installed because a next hop did not resolve: logged once per reason. */
+  private reportUnresolved(): void {
     if (this.core.refusedCount === 0) return;
     for (const f of this.core.refusals(Number.MAX_SAFE_INTEGER)) {
       if (f.by !== 'resolve' || this.reported.get(f.prefix) === f.reason) continue;

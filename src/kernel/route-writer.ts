@@ -88,8 +88,8 @@ const O_RDONLY_CLOEXEC = 0x80000;
 export const CHUNK = 256;
 /** Give the event loop a turn after this long of writing (without the writer thread). */
 const SLICE_MS = 8;
-/** Chunks posted to the writer thread and not yet answered, at most. */
-const WINDOW = 4;
+/** Chunks posted to the writer thread and not yet answered, at most (4,096 requests: some 10 ms of the kernel's work). */
+const WINDOW = 16;
 
 /** One write() in progress. */
 interface WriteState {
@@ -153,6 +153,14 @@ export class NetlinkWriter implements RouteWriter {
   private readonly rx = Buffer.alloc(256 * 1024);
   private readonly acks = new Map<number, Ack>();
   private thread: WriterThread | undefined;
+  /** Chunks posted to the thread and not yet answered, every write's. */
+  private inflight = 0;
+  /** Writes in progress. */
+  private writing = 0;
+  /** The write posting chunks waits here for room in the window. */
+  private roomWake: (() => void) | undefined;
+  /** Settles once every write begun so far has posted its chunks: writes post in the order they were called. */
+  private posting: Promise<void> = Promise.resolve();
   private readonly nsFile: string | undefined;
   /** Requests per send(), at most CHUNK. */
   private chunk = 64;
@@ -283,9 +291,23 @@ export class NetlinkWriter implements RouteWriter {
 
   private chunkDone(state: WriteState): void {
     state.inflight--;
+    this.inflight--;
     const wake = state.wake;
     state.wake = undefined;
     wake?.();
+    const room = this.roomWake;
+    this.roomWake = undefined;
+    room?.();
+  }
+
+  /**
+   * Resolves once the writes begun so far have handed all their requests
+   * on (with the writer thread: posted to it, at most a window of chunks
+   * ahead of the kernel): the moment to prepare the next write, which then
+   * keeps the thread busy. Without the thread, at once.
+   */
+  accepting(): Promise<void> {
+    return this.posting;
   }
 
   /** A chunk's answer from the writer thread: its refusals mapped back to the operations. */
@@ -332,13 +354,19 @@ export class NetlinkWriter implements RouteWriter {
     const state: WriteState = { out: new Array<string | undefined>(ops.length).fill(undefined), uncertain: false, inflight: 0, wake: undefined };
     const ifindex = this.ifindexes(ops);
     let slice = performance.now();
+    // The thread keeps the process alive only while a write waits on it.
     const thread = this.thread;
-    thread?.w.ref();
+    if (this.writing++ === 0) thread?.w.ref();
+    // Writes overlap (a shell prepares the next while this one is posted): each posts its chunks after the one before.
+    const before = this.posting;
+    let posted!: () => void;
+    this.posting = new Promise<void>((r) => (posted = r));
     try {
+      await before;
       for (let i = 0; i < ops.length; i += this.chunk) {
         if (this.thread !== undefined) {
           // Threaded: at most WINDOW chunks ahead of the kernel; waiting for one gives the event loop its turn.
-          while (state.inflight >= WINDOW && this.thread !== undefined) await new Promise<void>((r) => (state.wake = r));
+          while (this.inflight >= WINDOW && this.thread !== undefined) await new Promise<void>((r) => (this.roomWake = r));
           if (this.fd < 0) throw new Error('netlink socket closed');
         } else if (i > 0 && performance.now() - slice >= SLICE_MS) {
           await new Promise<void>((r) => setImmediate(r));
@@ -370,13 +398,16 @@ export class NetlinkWriter implements RouteWriter {
           const id = t.nextId++;
           t.chunks.set(id, { state, seq0, ks, count, length: bytes.length });
           state.inflight++;
+          this.inflight++;
           t.w.postMessage({ type: 'chunk', id, bytes: copy.buffer } satisfies ToWriter, [copy.buffer]);
         } else this.sendHere(state, seq0, ks, count);
       }
+      posted();
       while (state.inflight > 0) await new Promise<void>((r) => (state.wake = r));
       if (this.fd < 0 && thread !== undefined) throw new Error('netlink socket closed');
     } finally {
-      if (thread !== undefined && this.thread === thread) thread.w.unref();
+      posted();
+      if (--this.writing === 0 && thread !== undefined && this.thread === thread) thread.w.unref();
     }
     return { errors: state.out, uncertain: state.uncertain };
   }
