@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FibCore, orderOps } from '../../src/kernel/fib-core.js';
-import type { DesiredRoute, KernelRoute } from '../../src/kernel/types.js';
+import type { DesiredRoute, KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { converge, sameTable, SimKernel } from './sim.js';
 
 const CONNECTED = [
@@ -312,5 +312,80 @@ describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
     core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     expect(core.neededLookups()).toEqual([]);
     expect(core.plan().map((o) => o.route.prefix).sort()).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
+  });
+});
+
+describe('FibCore.planPieces (a plan handed out in pieces, written while the rest is planned)', () => {
+  /** A core with routes installed at /24../32 and metric moves pending, so that a plan has replaces and deletes of several lengths. */
+  function busy(): { core: FibCore; k: SimKernel } {
+    const { core, k } = fresh({ restarting: false });
+    for (let i = 0; i < 40; i++) core.setRoute(`198.18.${i}.0/24`, via('192.0.2.7'));
+    for (let i = 0; i < 40; i++) core.setRoute(`198.18.0.${i}/32`, via('192.0.2.8'));
+    converge(core, k);
+    // Withdraw half (deletes of two lengths, interleaved), change some (replaces), move one to another metric (a replace and a delete).
+    for (let i = 0; i < 40; i += 2) core.setRoute(`198.18.${i}.0/24`, undefined);
+    for (let i = 1; i < 40; i += 2) core.setRoute(`198.18.0.${i}/32`, undefined);
+    for (let i = 0; i < 40; i += 4) core.setRoute(`198.18.0.${i}/32`, via('192.0.2.9'));
+    core.setRoute('198.18.1.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }], metric: 77 });
+    for (let i = 0; i < 20; i++) core.setRoute(`203.0.113.${i}/32`, via('192.0.2.7', '198.51.100.3'));
+    return { core, k };
+  }
+
+  it('hands out exactly what plan() returns, in the same order: replaces in pieces of at most `size`, then the deletes', () => {
+    for (const size of [1, 3, 7, 1000]) {
+      const a = busy().core;
+      const b = busy().core;
+      const whole = a.plan();
+      const pieces = [...b.planPieces(size)];
+      expect(pieces.flat()).toEqual(whole);
+      const deletes = whole.filter((o) => o.op === 'delete');
+      expect(deletes.length).toBeGreaterThan(20);
+      expect(pieces.at(-1)).toEqual(deletes);
+      for (const p of pieces.slice(0, -1)) {
+        expect(p.length).toBeGreaterThan(0);
+        expect(p.length).toBeLessThanOrEqual(size);
+        expect(p.every((o) => o.op === 'replace')).toBe(true);
+      }
+      expect(a.pending).toBe(false);
+      expect(b.pending).toBe(false);
+    }
+  });
+
+  it('a change to a prefix already planned, made between pieces, is planned next time', () => {
+    const { core, k } = fresh({ restarting: false });
+    for (let i = 0; i < 10; i++) core.setRoute(`198.18.0.${i}/32`, via('192.0.2.7'));
+    const gen = core.planPieces(2);
+    const first = gen.next().value as KernelOp[];
+    expect(first.map((o) => o.route.prefix)).toEqual(['198.18.0.0/32', '198.18.0.1/32']);
+    for (const op of first) core.applied(op, k.apply(op));
+    core.setRoute('198.18.0.0/32', via('192.0.2.8'));
+    const rest = [...gen].flat();
+    expect(rest).toHaveLength(8);
+    for (const op of rest) core.applied(op, k.apply(op));
+    expect(core.pending).toBe(true);
+    expect(core.plan()).toEqual([{ op: 'replace', route: { prefix: '198.18.0.0/32', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.8', dev: 'eth0' }] } }]);
+  });
+
+  it('stopped early, the prefixes not handed out (and deletes planned but not handed out) stay to be planned', () => {
+    const { core, k } = busy();
+    const whole = busy().core.plan();
+    const gen = core.planPieces(4);
+    const first = gen.next().value as KernelOp[];
+    expect(first).toHaveLength(4);
+    gen.return(undefined);
+    expect(core.pending).toBe(true);
+    for (const op of first) core.applied(op, k.apply(op));
+    // What is left is the rest of the whole plan, replaces and deletes.
+    const rest = core.plan();
+    const key = (o: KernelOp) => `${o.op} ${o.route.prefix} ${o.route.metric}`;
+    expect(rest.map(key).sort()).toEqual(whole.slice(4).map(key).sort());
+    for (const op of rest) core.applied(op, k.apply(op));
+    expect(core.pending).toBe(false);
+    expect(core.plan()).toEqual([]);
+  });
+
+  it('refuses a piece size below 1', () => {
+    const { core } = fresh({ restarting: false });
+    expect(() => core.planPieces(0).next()).toThrow(RangeError);
   });
 });
