@@ -367,12 +367,11 @@ export class NetlinkWriter implements RouteWriter {
         if (this.thread !== undefined) {
           // Threaded: at most WINDOW chunks ahead of the kernel; waiting for one gives the event loop its turn.
           while (this.inflight >= WINDOW && this.thread !== undefined) await new Promise<void>((r) => (this.roomWake = r));
-          if (this.fd < 0) throw new Error('netlink socket closed');
         } else if (i > 0 && performance.now() - slice >= SLICE_MS) {
           await new Promise<void>((r) => setImmediate(r));
-          if (this.fd < 0) throw new Error('netlink socket closed');
           slice = performance.now();
         }
+        if (this.fd < 0) throw new Error('netlink socket closed');
         const end = Math.min(ops.length, i + this.chunk);
         // Sequence numbers run on within a chunk (the answers map back by subtraction): wrap before a chunk, not inside one.
         if (this.seq + (end - i) > 0x7fffffff) this.seq = 1;
@@ -449,6 +448,7 @@ export class NetlinkWriter implements RouteWriter {
     if (t !== undefined) {
       // The thread closes the socket once the chunks posted before are sent; it then ends (its exit settles any write in flight).
       t.closing = true;
+      this.thread = undefined;
       t.w.postMessage({ type: 'close' } satisfies ToWriter);
     } else if (this.fd >= 0) this.c.close(this.fd);
     this.fd = -1;
