@@ -8,11 +8,13 @@
  *     daemon below listens, the floor does not;
  *   - tsbgp's KernelFib as it runs (the pure core's plan, its rtnetlink writer
  *     through koffi, its rtnetlink listener in a worker thread, which the
- *     kernel spares the echoes of our own writes);
+ *     kernel spares the echoes of our own writes); the writer's thread send()s
+ *     one piece while the main thread plans and encodes the next), and the same
+ *     with `writerThread: false` (everything on the main thread);
  *   - tsbgp's KernelFib with the iproute2 writer (`writer: 'iproute2'`, the
  *     fallback: `ip -force -batch -`; its listener hears every echo);
  *   - the rtnetlink writer alone (NetlinkWriter: encoding, send, acknowledgements;
- *     no plan, no monitor);
+ *     no plan, no monitor), with its thread and on the main thread;
  *   - BIRD 2's kernel protocol (`export all; merge paths on`), the routes from a
  *     `protocol static` with two `via`s each, parsed at start while the static
  *     protocol is disabled: the clock runs from `birdc enable` until the kernel
@@ -50,7 +52,7 @@
  * `--runs K` repeats each row K times and reports medians. The table is
  * printed and, with $BENCH_OUT set, recorded for scripts/perf-readme.ts.
  *
- *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-ip,netlink,bird[,frr][,bird-bgp,frr-bgp,tsbgp-bgp]]
+ *   sudo node --import tsx bench/lab/kernel.ts [--set v4-32|v4-all|v6] [--routes N] [--runs K] [--only floor,monitor,tsbgp,tsbgp-1t,tsbgp-ip,netlink,netlink-1t,bird[,frr][,bird-bgp,frr-bgp,tsbgp-bgp]]
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -59,7 +61,7 @@ import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { KernelFib } from '../../src/kernel/kernel-fib.js';
 import { NetlinkWriter } from '../../src/kernel/route-writer.js';
-import type { KernelRoute } from '../../src/kernel/types.js';
+import type { KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { formatV4 } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import { emit, median } from '../report.js';
@@ -79,8 +81,8 @@ if (V6 && !(Number.isInteger(N) && N > 0 && N <= 0xffff0000)) throw new Error(`-
 const RUNS = Number(argOf('--runs') ?? 1);
 if (!(Number.isInteger(RUNS) && RUNS >= 1 && RUNS <= 15)) throw new Error(`--runs must be 1..15, got ${argOf('--runs')}`);
 const BGP = ['bird-bgp', 'frr-bgp', 'tsbgp-bgp'] as const;
-const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-ip', 'netlink', 'bird', 'frr', ...BGP] as const;
-const only = new Set((argOf('--only') ?? `floor,monitor,tsbgp,tsbgp-ip,netlink,bird${SET === 'v4-32' ? `,${BGP.join(',')}` : ''}`).split(','));
+const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-1t', 'tsbgp-ip', 'netlink', 'netlink-1t', 'bird', 'frr', ...BGP] as const;
+const only = new Set((argOf('--only') ?? `floor,monitor,tsbgp,tsbgp-1t,tsbgp-ip,netlink,netlink-1t,bird${SET === 'v4-32' ? `,${BGP.join(',')}` : ''}`).split(','));
 for (const o of only) if (!(ALL as readonly string[]).includes(o)) throw new Error(`--only: unknown row "${o}" (known: ${ALL.join(', ')})`);
 if (only.has('frr') && SET !== 'v4-32') throw new Error('--only …,frr: the FRR row takes --set v4-32 only');
 for (const b of BGP) if (only.has(b) && SET !== 'v4-32') throw new Error(`--only …,${b}: the rows fed by BGP take --set v4-32 only`);
@@ -157,8 +159,8 @@ async function withMonitor(): Promise<void> {
   }
 }
 
-async function kernelFib(writer: 'netlink' | 'iproute2', who: string): Promise<void> {
-  const fib = new KernelFib({ netns: ns, scanSeconds: 0, adopt: false, writer });
+async function kernelFib(writer: 'netlink' | 'iproute2', who: string, writerThread = true): Promise<void> {
+  const fib = new KernelFib({ netns: ns, scanSeconds: 0, adopt: false, writer, writerThread });
   await fib.start();
   if (!fib.status().enabled) throw new Error(fib.status().error);
   if (fib.status().writer !== writer) throw new Error(`KernelFib writes through ${fib.status().writer}, not ${writer}: ${fib.status().writerNote}`);
@@ -167,6 +169,26 @@ async function kernelFib(writer: 'netlink' | 'iproute2', who: string): Promise<v
   let planMs = 0;
   const plan = fib.core.plan.bind(fib.core);
   fib.core.plan = () => { const t = performance.now(); try { return plan(); } finally { planMs += performance.now() - t; } };
+  // The pipelined plan (writer thread): the time inside each piece's planning.
+  const pieces = fib.core.planPieces.bind(fib.core);
+  fib.core.planPieces = function* (size: number) {
+    const it = pieces(size);
+    try {
+      for (;;) {
+        const t = performance.now();
+        let r: IteratorResult<KernelOp[], void>;
+        try {
+          r = it.next();
+        } finally {
+          planMs += performance.now() - t;
+        }
+        if (r.done) return;
+        yield r.value;
+      }
+    } finally {
+      it.return(undefined);
+    }
+  };
   const gw = { kind: 'unicast' as const, gateways: GW.map((address) => ({ address })) };
   let c = cpuMs();
   let t = performance.now();
@@ -194,8 +216,9 @@ async function kernelFib(writer: 'netlink' | 'iproute2', who: string): Promise<v
  * on its AF_NETLINK socket in the namespace, in chunks, acknowledgements
  * mapped back per route — no plan, no monitor.
  */
-async function netlink(): Promise<void> {
+async function netlink(thread: boolean): Promise<void> {
   const w = new NetlinkWriter({ netns: ns, table: 254, protocol: 12 });
+  if (thread && !(await w.startThread())) throw new Error('the writer thread did not start');
   const hops = GW.map((via) => ({ via, dev: 'v0' }));
   const routes: KernelRoute[] = prefixes.map((prefix) => ({ prefix, type: 'unicast', metric: METRIC, nexthops: hops }));
   const failed = (r: { errors: (string | undefined)[] }) => r.errors.filter((e) => e !== undefined);
@@ -212,7 +235,7 @@ async function netlink(): Promise<void> {
     const del = performance.now() - t;
     const delCpu = cpuMs() - c0;
     if (failed(d).length > 0 || count('12') !== 0) throw new Error(`netlink: ${failed(d).length} deletes refused (${failed(d)[0]}), ${count('12')} routes left`);
-    rows.push({ who: 'rtnetlink writer alone (NetlinkWriter)', add, del, addCpu, delCpu, note: 'encoding, socket and acknowledgements only: no plan, no monitor' });
+    rows.push({ who: `rtnetlink writer alone (NetlinkWriter${thread ? ', its thread' : ', main thread'})`, add, del, addCpu, delCpu, note: `encoding, socket and acknowledgements only: no plan, no monitor; ${thread ? 'send() on the writer thread' : 'everything on the main thread'}` });
   } finally {
     w.close();
   }
@@ -350,8 +373,10 @@ async function main(): Promise<void> {
       ['floor', () => floor('`ip -batch` (floor)')],
       ['monitor', withMonitor],
       ['tsbgp', () => kernelFib('netlink', 'tsbgp KernelFib (rtnetlink writer)')],
+      ['tsbgp-1t', () => kernelFib('netlink', 'tsbgp KernelFib (rtnetlink writer, `writerThread: false`)', false)],
       ['tsbgp-ip', () => kernelFib('iproute2', 'tsbgp KernelFib (iproute2 writer)')],
-      ['netlink', netlink],
+      ['netlink', () => netlink(true)],
+      ['netlink-1t', () => netlink(false)],
       ['bird', bird],
       ['frr', frr],
       ['bird-bgp', () => fedByBgp('bird')],
@@ -395,7 +420,7 @@ async function main(): Promise<void> {
         rows: direct.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
         notes: [
           `${runsNote}, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). ${loadNote}`,
-          'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its rtnetlink listener — with the iproute2 writer the listener decodes every echo); rtnetlink writer alone: NetlinkWriter.write of the same operations; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
+          'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its rtnetlink listener — with the iproute2 writer the listener decodes every echo); with the rtnetlink writer its thread send()s (the kernel installs on the other core) while the main thread plans and encodes the next piece, `writerThread: false` does it all on the main thread; rtnetlink writer alone: NetlinkWriter.write of the same operations, with its thread and without; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
           ...direct.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
           ...failed.filter((f) => !BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
         ],

@@ -55,6 +55,13 @@ export interface KernelFibOptions {
    */
   readonly writer?: WriterKind;
   /**
+   * The rtnetlink writer sends from a thread of its own, the plan written
+   * piece by piece while the rest is planned (default true: the kernel
+   * installs routes on another core meanwhile); false: everything on the
+   * main thread (for comparison, or where threads are scarce).
+   */
+  readonly writerThread?: boolean;
+  /**
    * How changes in the kernel are heard: 'netlink' (default: an rtnetlink
    * socket in a worker thread, our own writes' echoes left out; `ip
    * monitor` where that cannot start) or 'iproute2' (`ip -o -N monitor`).
@@ -258,7 +265,7 @@ export class KernelFib {
       const why = nl.probe();
       if (why === undefined) {
         // The sending on a thread of its own, so that the kernel's work overlaps ours; on this thread where it cannot start.
-        if (!(await nl.startThread())) this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
+        if (this.opts.writerThread !== false && !(await nl.startThread())) this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
         return nl;
       }
       note = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
