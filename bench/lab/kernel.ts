@@ -8,7 +8,7 @@
  *     daemon below listens, the floor does not;
  *   - tsbgp's KernelFib as it runs (the pure core's plan, its rtnetlink writer
  *     through koffi, its rtnetlink listener in a worker thread, which the
- *     kernel spares the echoes of our own writes); the writer's thread send()s
+ *     kernel spares the echoes of our own writes; the writer's thread send()s
  *     one piece while the main thread plans and encodes the next), and the same
  *     with `writerThread: false` (everything on the main thread);
  *   - tsbgp's KernelFib with the iproute2 writer (`writer: 'iproute2'`, the
