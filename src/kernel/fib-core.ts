@@ -105,7 +105,7 @@ export class FibCore {
     } else {
       const size = this.bgp.size;
       this.bgp.set(prefix, route);
-      if (this.bgp.size !== size && this.statics.has(prefix)) this.overlap++;
+      if (this.bgp.size !== size && this.statics.size > 0 && this.statics.has(prefix)) this.overlap++;
       if (this.stale.size > 0) this.stale.delete(prefix);
     }
     this.dirty.add(prefix);
@@ -209,8 +209,11 @@ export class FibCore {
     };
     // Only the prefixes touched since the last plan and those a plan left waiting: the others' next hops resolved
     // when they were planned, and every answer, or a change of connected networks, makes every prefix touched (allDirty).
+    // Routes often share one DesiredRoute (a batch from one update): its gateways are looked at once in a row.
+    let last: DesiredRoute | undefined;
     const each = (p: string, d: DesiredRoute | undefined) => {
-      if (d === undefined || d.kind !== 'unicast' || this.statics.has(p)) return;
+      if (d === undefined || d === last || d.kind !== 'unicast' || (this.statics.size > 0 && this.statics.has(p))) return;
+      last = d;
       const n = Math.min(d.gateways.length, this.ecmp);
       for (let i = 0; i < n; i++) want(d.gateways[i]);
     };
@@ -257,7 +260,7 @@ export class FibCore {
     if (!(size >= 1)) throw new RangeError(`plan piece size must be at least 1, got ${size}`);
     let keys: Iterable<string>;
     if (this.allDirty) {
-      keys = new Set([...this.installed.keys(), ...this.bgp.keys(), ...this.statics.keys(), ...this.refused.keys()]);
+      keys = this.everyPrefix();
       this.dirty.clear();
     } else {
       keys = this.dirty;
@@ -292,6 +295,19 @@ export class FibCore {
       this.resolvedGateways.clear();
       this.hopSets.clear();
     }
+  }
+
+  /**
+   * Every prefix wanted, installed or refused, once each, without building
+   * a set of them all (the first plan after a dump covers the whole table).
+   * The maps are read as they are when each is reached.
+   */
+  private *everyPrefix(): Generator<string, void, undefined> {
+    const { bgp, statics, installed, refused } = this;
+    yield* bgp.keys();
+    if (statics.size > 0) for (const p of statics.keys()) if (!bgp.has(p)) yield p;
+    for (const p of installed.keys()) if (!bgp.has(p) && !statics.has(p)) yield p;
+    if (refused.size > 0) for (const p of refused.keys()) if (!bgp.has(p) && !statics.has(p) && !installed.has(p)) yield p;
   }
 
   private planPrefix(prefix: string, ops: KernelOp[], deletes: KernelOp[]): void {
