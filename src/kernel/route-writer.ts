@@ -25,7 +25,7 @@ import { libc, type Libc } from '../native/libc.js';
 import { startModuleWorker } from '../native/worker.js';
 import { formatOp, parseBatchErrors } from './iproute2.js';
 import { errnoReason, parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
-import type { KernelOp } from './types.js';
+import type { KernelOp, NextHop } from './types.js';
 import type { FromWriter, ToWriter, WriterWorkerData } from './writer-worker.js';
 
 export type WriterKind = 'netlink' | 'iproute2';
@@ -157,6 +157,8 @@ export class NetlinkWriter implements RouteWriter {
   private inflight = 0;
   /** Writes in progress. */
   private writing = 0;
+  /** The interface indexes of the writes in progress. */
+  private knownIndexes: Map<string, number> | undefined;
   /** The write posting chunks waits here for room in the window. */
   private roomWake: (() => void) | undefined;
   /** Settles once every write begun so far has posted its chunks: writes post in the order they were called. */
@@ -333,11 +335,27 @@ export class NetlinkWriter implements RouteWriter {
     }
   }
 
-  /** Interface indexes, looked up in the namespace once per write (a device may come or go between writes). */
+  /**
+   * Interface indexes, looked up in the namespace once per write (a device
+   * may come or go between writes) — or once for writes that overlap (the
+   * pieces of one plan, begun while the one before is still being written).
+   */
   private ifindexes(ops: readonly KernelOp[]): (name: string) => number | undefined {
     const names = new Set<string>();
-    for (const op of ops) if (op.op === 'replace') for (const h of op.route.nexthops) if (h.dev !== undefined) names.add(h.dev);
+    let last: readonly NextHop[] | undefined;
+    for (const op of ops) {
+      if (op.op !== 'replace' || op.route.nexthops === last) continue;
+      last = op.route.nexthops;
+      for (const h of last) if (h.dev !== undefined) names.add(h.dev);
+    }
+    const known = this.writing > 0 ? this.knownIndexes : undefined;
+    if (known !== undefined) {
+      let all = true;
+      for (const n of names) if (!known.has(n)) all = false;
+      if (all) return (n: string) => known.get(n);
+    }
     const indexes = new Map<string, number>();
+    this.knownIndexes = indexes;
     if (names.size > 0) {
       inNamespace(this.c, this.nsFile, () => {
         for (const n of names) {
