@@ -13,8 +13,13 @@
  *   operations by sequence number, with the kernel's words (strerror of the
  *   errno, and the extended-ack message when the kernel gives one); silence
  *   is success. An overrun receive queue (ENOBUFS: answers lost) makes the
- *   outcome uncertain, and KernelFib reads the table again. Between chunks the
- *   event loop gets a turn whenever a few milliseconds have gone by.
+ *   outcome uncertain, and KernelFib reads the table again. With its thread
+ *   (`startThread`, writer-worker.ts) the chunks are encoded here and sent
+ *   there: the kernel installs one chunk on that thread's core while this
+ *   one encodes the next (and KernelFib plans the next piece); writes begun
+ *   together post their chunks in the order begun. Without it, between
+ *   chunks the event loop gets a turn whenever a few milliseconds have gone
+ *   by.
  * - `IpBatchWriter`: `ip -force -batch -` (every line tried; `Command
  *   failed -:N` maps the kernel's words to lines): where koffi cannot load,
  *   where this process may not write routes but `ip` may (a file capability
