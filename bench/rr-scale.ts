@@ -376,6 +376,8 @@ interface Options {
   connectRetry: number;
   /** The tsbgp reflectors' coalescing window (ms; undefined: the speaker's default). */
   reflectorCoalesceMs?: number;
+  /** A fixed wait after the quiet rule, before each series of probes, the same for every implementation (ms). */
+  settleMs: number;
   dir: string;
 }
 
@@ -451,7 +453,8 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     // The probes measure propagation through a settled cluster, not the clients' tail of converging.
     const allCpu = (rs: readonly Reflector[]) => () => farmCpu() + rs.reduce((sum, r) => sum + procUsage(r.pid()).cpuMs, 0);
     const quiet = await waitQuiet(allCpu(reflectors));
-    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})`);
+    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`);
+    await sleep(o.settleMs);
     const beforeProbes = await Promise.all(reflectors.map((r) => r.usage()));
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
@@ -473,6 +476,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address), [reflectors[R - 1].address])));
     const lossSeenMs = performance.now() - tk;
     const quietKilled = await waitQuiet(allCpu(remaining));
+    await sleep(o.settleMs);
     const beforeKilledProbes = await Promise.all(remaining.map((r) => r.usage()));
     const killedAll: number[] = [];
     for (let k = PROBES + 2; k < 2 * PROBES + 4; k++) killedAll.push(await probe(k));
@@ -519,7 +523,7 @@ export interface Round {
   readonly loadStart: readonly number[];
   readonly loadEnd: readonly number[];
   readonly results: Partial<Record<Impl, Result | { error: string }>>;
-  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number };
+  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number; settleMs?: number };
 }
 
 const ok = (r: Result | { error: string } | undefined): r is Result => r !== undefined && !('error' in r);
@@ -540,6 +544,8 @@ const FIGURES: readonly Figure[] = [
   { label: 'every client holding every block (s)', time: true, of: (r) => r.convergeMs / 1e3, digits: 1 },
   { label: 'new /32 to all clients, p50 (ms)', time: true, of: (r) => median(r.reach), digits: 0 },
   { label: 'new /32 to all clients, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reach, 99), digits: 0 },
+  { label: 'new /32 to all clients, median of the first 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(0, 10)), digits: 0 },
+  { label: 'new /32 to all clients, median of the last 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(-10)), digits: 0 },
   { label: 'one reflector killed: new /32, p50 (ms)', time: true, of: (r) => median(r.reachKilled), digits: 0 },
   { label: 'one reflector killed: new /32, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reachKilled, 99), digits: 0 },
   { label: 'reflector RSS, largest (MB; goal ≤ 300)', of: (r) => r.rss / 1e6, digits: 0 },
@@ -587,9 +593,10 @@ function roundTable(round: Round): void {
       row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
       row(`↳ TCP connections the clients opened / sessions dialled more than once / longest farm event-loop stall (ms), connect retry ${round.setup.connectRetry} s`, (r) => `${r.farmStart.dials} / ${r.farmStart.redialled} / ${Math.round(r.farmStart.maxLoopStallMs)}`),
       row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
-      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start then)`, (r) => quiet(r.quiet)),
+      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start ${round.setup.settleMs ? `${round.setup.settleMs / 1e3} s after it, for every implementation` : 'then'})`, (r) => quiet(r.quiet)),
       row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round1(median(r.reach))),
       row('↳ same, p99 (ms)', (r) => round1(percentile(r.reach, 99)), '≤ 1000'),
+      row('↳ median of the first 10 / of the last 10 probes (ms)', (r) => `${round1(median(r.reach.slice(0, 10)))} / ${round1(median(r.reach.slice(-10)))}`),
       row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round1(r.rss / 1e6), '≤ 300'),
       row('↳ growth from no client to converged, per client (KB)', (r) => round1(r.rssGrowth / CLIENTS / 1e3)),
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
@@ -654,6 +661,10 @@ async function main(): Promise<void> {
   const ROUNDS = Number(arg('rounds', '1'));
   const FIRST = Number(arg('first-round', '1')) - 1;
   const CONNECT_RETRY = Number(arg('connect-retry', '5'));
+  // --settle-s N: after the quiet rule, wait N s more before each series of probes, the same for every implementation
+  // (a daemon that stays busy after converging otherwise probes a more settled cluster than one that goes quiet at once).
+  const SETTLE_S = Number(arg('settle-s', quick ? '0' : '20'));
+  if (!(SETTLE_S >= 0 && SETTLE_S <= 600)) throw new Error(`--settle-s wants seconds from 0 to 600 (got ${arg('settle-s', '')})`);
   // --reflector-coalesce-ms N: the tsbgp reflectors' coalescing window (BgpSpeaker coalesceMs; default its own, 5 ms).
   const COALESCE = process.argv.includes('--reflector-coalesce-ms') ? Number(arg('reflector-coalesce-ms', '')) : undefined;
   if (COALESCE !== undefined && !(COALESCE >= 0)) throw new Error(`--reflector-coalesce-ms wants milliseconds ≥ 0 (got ${arg('reflector-coalesce-ms', '')})`);
@@ -667,7 +678,7 @@ async function main(): Promise<void> {
   if (!(CONNECT_RETRY > 0)) throw new Error(`--connect-retry wants seconds > 0 (got ${arg('connect-retry', '5')})`);
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
   chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
-  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
+  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, settleMs: SETTLE_S * 1000, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
   const rounds: Round[] = [];
   try {
     for (let n = FIRST; n < FIRST + ROUNDS; n++) {
