@@ -354,6 +354,11 @@ interface Result {
   farmCpuUpMs: number;
   farmCpuConvergeMs: number;
   farmCpuProbesMs: number;
+  /** The farm's CPU during the probes with all reflectors only (after the quiet wait and the settling). */
+  farmCpuProbesOnlyMs?: number;
+  /** Per probe with all reflectors: when the first other client held it, and when half of them did (ms after it was originated). */
+  reachFirst?: number[];
+  reachHalf?: number[];
   /** How the clients' sessions came up, all farm processes together (TCP connections opened, sessions dialled more than once, the longest event-loop stall). */
   farmStart: FarmStart;
   /** The wait for the quiet rule before the probes with all reflectors, and before those with one killed. */
@@ -441,6 +446,8 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
 
     const arrivals = new Map<string, number[]>();
     await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
+    const firsts: number[] = [];
+    const halves: number[] = [];
     const probe = async (k: number): Promise<number> => {
       const prefix = `203.0.113.${k + 1}/32`;
       arrivals.set(prefix, []);
@@ -448,7 +455,10 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       const t = await f.originate(k % f.clients.length, [prefix]);
       await until(`${prefix} at ${CLIENTS - 1} clients`, () => arrivals.get(prefix)!.length >= CLIENTS - 1, 30_000, 1);
       await sleep(20);
-      return Math.max(...arrivals.get(prefix)!.map((x) => x - t));
+      const got = arrivals.get(prefix)!.map((x) => x - t).sort((a, b) => a - b);
+      firsts.push(got[0]);
+      halves.push(got[Math.floor(got.length / 2)]);
+      return got[got.length - 1];
     };
     // The probes measure propagation through a settled cluster, not the clients' tail of converging.
     const allCpu = (rs: readonly Reflector[]) => () => farmCpu() + rs.reduce((sum, r) => sum + procUsage(r.pid()).cpuMs, 0);
@@ -456,6 +466,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`);
     await sleep(o.settleMs);
     const beforeProbes = await Promise.all(reflectors.map((r) => r.usage()));
+    const farmBeforeProbes = farmCpu();
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
       const ms = await probe(k);
@@ -464,6 +475,9 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     step(`probes with ${R} reflectors, in order (ms): ${reach.map((x) => Math.round(x)).join(' ')}`);
     const probed = await Promise.all(reflectors.map((r) => r.usage()));
     const farmProbed = farmCpu();
+    const reachFirst = firsts.slice(2);
+    const reachHalf = halves.slice(2);
+    step(`↳ first other client / half of them held it (ms): ${reachFirst.map((x, i) => `${Math.round(x)}/${Math.round(reachHalf[i])}`).join(' ')}; farm CPU for these probes ${farmProbed - farmBeforeProbes} ms`);
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
@@ -500,6 +514,9 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       farmCpuUpMs: farmUp - farmIdle,
       farmCpuConvergeMs: farmConverged - farmUp,
       farmCpuProbesMs: farmProbed - farmConverged,
+      farmCpuProbesOnlyMs: farmProbed - farmBeforeProbes,
+      reachFirst,
+      reachHalf,
       farmStart,
       quiet,
       quietKilled,
@@ -546,6 +563,8 @@ const FIGURES: readonly Figure[] = [
   { label: 'new /32 to all clients, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reach, 99), digits: 0 },
   { label: 'new /32 to all clients, median of the first 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(0, 10)), digits: 0 },
   { label: 'new /32 to all clients, median of the last 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(-10)), digits: 0 },
+  { label: 'new /32: first other client holding it, p50 (ms)', time: true, of: (r) => (r.reachFirst ? median(r.reachFirst) : NaN), digits: 0 },
+  { label: 'new /32: half of the other clients holding it, p50 (ms)', time: true, of: (r) => (r.reachHalf ? median(r.reachHalf) : NaN), digits: 0 },
   { label: 'one reflector killed: new /32, p50 (ms)', time: true, of: (r) => median(r.reachKilled), digits: 0 },
   { label: 'one reflector killed: new /32, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reachKilled, 99), digits: 0 },
   { label: 'reflector RSS, largest (MB; goal ≤ 300)', of: (r) => r.rss / 1e6, digits: 0 },
@@ -555,6 +574,7 @@ const FIGURES: readonly Figure[] = [
   { label: 'reflector CPU for the probes, one killed (s)', of: (r) => r.cpuKilledProbesMs / 1e3, digits: 2 },
   { label: 'client farm CPU to bring the sessions up (s)', of: (r) => r.farmCpuUpMs / 1e3, digits: 1, context: true },
   { label: 'client farm CPU to converge (s)', of: (r) => r.farmCpuConvergeMs / 1e3, digits: 1, context: true },
+  { label: 'client farm CPU during the probes with all reflectors (s)', of: (r) => (r.farmCpuProbesOnlyMs ?? NaN) / 1e3, digits: 1, context: true },
   { label: 'wait for the quiet rule after converging (s)', time: true, of: (r) => r.quiet.ms / 1e3, digits: 1, context: true },
 ];
 
@@ -564,7 +584,7 @@ function versus(rounds: readonly Round[], f: Figure, other: Impl): string {
   for (const r of rounds) {
     const a = r.results.tsbgp;
     const b = r.results[other];
-    if (ok(a) && ok(b)) pairs.push([f.of(a), f.of(b)]);
+    if (ok(a) && ok(b) && Number.isFinite(f.of(a)) && Number.isFinite(f.of(b))) pairs.push([f.of(a), f.of(b)]);
   }
   const v = verdict(pairs, f.time ?? false).text;
   return f.context ? `(context) ${v}` : v;
@@ -621,11 +641,14 @@ function summaryTable(rounds: readonly Round[]): void {
   const others = impls.filter((i) => i !== 'tsbgp');
   const s = rounds[0].setup;
   const cell = (i: Impl, f: Figure): string => {
-    const xs = rounds.map((r) => r.results[i]).filter(ok).map(f.of);
-    const failed = rounds.length - xs.length;
-    if (xs.length === 0) return `failed in ${failed} of ${rounds.length}`;
+    const done = rounds.map((r) => r.results[i]).filter(ok);
+    const failed = rounds.length - done.length;
+    // A figure rounds saved by an older version of this benchmark did not record is left out of them.
+    const xs = done.map(f.of).filter(Number.isFinite);
+    if (xs.length === 0) return failed ? `failed in ${failed} of ${rounds.length}` : 'not recorded';
     const fx = (x: number) => x.toFixed(f.digits);
-    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}`;
+    const missing = done.length - xs.length;
+    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}${missing ? `, not recorded in ${missing}` : ''}`;
   };
   emit({
     suite: 'rr-scale',
