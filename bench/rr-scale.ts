@@ -128,8 +128,10 @@ interface Reflector {
   /** Its process (to read its CPU time from /proc without asking it). */
   pid(): number;
   start(): Promise<{ clients: number }>;
-  /** RSS and CPU of its process; for tsbgp also the number of update groups in its RIB. */
-  usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
+  /** RSS of its process (tsbgp: after a full GC); for tsbgp also the number of update groups in its RIB. */
+  usage(): Promise<{ rss: number; groups?: number }>;
+  /** User+system CPU of its process so far (ms), from /proc: no message to it, no GC. */
+  cpuMs(): number;
   kill(): void;
   stop(): Promise<void>;
   /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`, and `show bgp neighbors` of the first `short` client), or undefined. */
@@ -161,6 +163,7 @@ function tsbgpReflector(index: number, nodes: number, reflectors: number, script
     pid: () => child.pid!,
     start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors, coalesceMs }, 'ready')).clients }),
     usage: async () => await ask({ cmd: 'usage' }, 'usage'),
+    cpuMs: () => procUsage(child.pid!).cpuMs,
     kill: () => void child.kill('SIGKILL'),
     stop: async () => void child.kill('SIGTERM'),
   };
@@ -257,6 +260,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       return { clients: -1 };
     },
     usage: async () => procUsage(readPid()),
+    cpuMs: () => procUsage(readPid()).cpuMs,
     kill: () => void process.kill(readPid(), 'SIGKILL'),
     diagnose: (short) => {
       if (kind !== 'frr') return undefined;
@@ -400,7 +404,10 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const ready = await Promise.all(reflectors.map((r) => r.start()));
     step('reflectors started');
     for (const [i, r] of ready.entries()) if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    // Memory (tsbgp: after a full GC in the reflector) only before any client and once converged; CPU per phase from /proc,
+    // read before any GC, so that no measurement adds a GC to a phase or leaves its aftermath in the probes.
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
+    const cpuIdle = reflectors.map((r) => r.cpuMs());
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
     const farmCpu = () => farms.reduce((sum, f) => sum + procUsage(f.pid).cpuMs, 0);
@@ -419,7 +426,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       `sessions up in ${Math.round(upMs)} ms; ${farmStart.dials} TCP connections for ${CLIENTS * R} sessions, ${farmStart.redialled} sessions dialled more than once` +
         `${farmStart.redialled ? ` (clients ${farmStart.redialledClients.slice(0, 20).join(' ')}${farmStart.redialledClients.length > 20 ? ' …' : ''})` : ''}; longest farm event-loop stall ${Math.round(farmStart.maxLoopStallMs)} ms`,
     );
-    const up = await Promise.all(reflectors.map((r) => r.usage()));
+    const cpuUp = reflectors.map((r) => r.cpuMs());
     const farmUp = farmCpu();
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
@@ -441,6 +448,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     }
     const convergeMs = performance.now() - t1;
     step(`converged in ${Math.round(convergeMs)} ms`);
+    const cpuConverged = reflectors.map((r) => r.cpuMs());
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
     const farmConverged = farmCpu();
 
@@ -465,7 +473,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const quiet = await waitQuiet(allCpu(reflectors));
     step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`);
     await sleep(o.settleMs);
-    const beforeProbes = await Promise.all(reflectors.map((r) => r.usage()));
+    const beforeProbes = reflectors.map((r) => r.cpuMs());
     const farmBeforeProbes = farmCpu();
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
@@ -473,7 +481,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       if (k >= 2) reach.push(ms);
     }
     step(`probes with ${R} reflectors, in order (ms): ${reach.map((x) => Math.round(x)).join(' ')}`);
-    const probed = await Promise.all(reflectors.map((r) => r.usage()));
+    const probed = reflectors.map((r) => r.cpuMs());
     const farmProbed = farmCpu();
     const reachFirst = firsts.slice(2);
     const reachHalf = halves.slice(2);
@@ -491,11 +499,11 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const lossSeenMs = performance.now() - tk;
     const quietKilled = await waitQuiet(allCpu(remaining));
     await sleep(o.settleMs);
-    const beforeKilledProbes = await Promise.all(remaining.map((r) => r.usage()));
+    const beforeKilledProbes = remaining.map((r) => r.cpuMs());
     const killedAll: number[] = [];
     for (let k = PROBES + 2; k < 2 * PROBES + 4; k++) killedAll.push(await probe(k));
     const reachKilled = killedAll.slice(2);
-    const killedProbed = await Promise.all(remaining.map((r) => r.usage()));
+    const killedProbed = remaining.map((r) => r.cpuMs());
     step(
       `one reflector killed: blocks checked after ${Math.round(afterKillMs)} ms, every client saw the loss after ${Math.round(lossSeenMs)} ms, quiet ${Math.round(quietKilled.ms)} ms later; probes in order, 2 warm-up first (ms): ${killedAll.map((x) => Math.round(x)).join(' ')}`,
     );
@@ -507,10 +515,10 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       reach,
       rss: worst(converged.map((u) => u.rss)),
       rssGrowth: worst(converged.map((u, i) => u.rss - idle[i].rss)),
-      cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
-      cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
-      cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - beforeProbes[i].cpuMs)),
-      cpuKilledProbesMs: worst(killedProbed.map((u, i) => u.cpuMs - beforeKilledProbes[i].cpuMs)),
+      cpuUpMs: worst(cpuUp.map((c, i) => c - cpuIdle[i])),
+      cpuConvergeMs: worst(cpuConverged.map((c, i) => c - cpuUp[i])),
+      cpuProbesMs: worst(probed.map((c, i) => c - beforeProbes[i])),
+      cpuKilledProbesMs: worst(killedProbed.map((c, i) => c - beforeKilledProbes[i])),
       farmCpuUpMs: farmUp - farmIdle,
       farmCpuConvergeMs: farmConverged - farmUp,
       farmCpuProbesMs: farmProbed - farmConverged,
