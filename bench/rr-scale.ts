@@ -451,19 +451,34 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const cpuConverged = reflectors.map((r) => r.cpuMs());
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
     const farmConverged = farmCpu();
+    // Every client process collects convergence's garbage now (a full GC), the same for every implementation, so that
+    // the probes measure propagation through a settled cluster rather than when V8 chose to collect it.
+    await Promise.all(farms.map((f) => f.memory()));
 
     const arrivals = new Map<string, number[]>();
-    await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
+    // Per probe and farm process, the last arrival there (which process finishes last, if the reflectors' write order favours some).
+    const lastByFarm = new Map<string, number[]>();
+    await Promise.all(
+      farms.map((f, p) =>
+        f.watch('203.0.113.', (prefix, _c, t) => {
+          arrivals.get(prefix)?.push(t);
+          const l = lastByFarm.get(prefix);
+          if (l !== undefined) l[p] = Math.max(l[p], t);
+        }),
+      ),
+    );
     const firsts: number[] = [];
     const halves: number[] = [];
     const probe = async (k: number): Promise<number> => {
       const prefix = `203.0.113.${k + 1}/32`;
       arrivals.set(prefix, []);
+      lastByFarm.set(prefix, farms.map(() => 0));
       const f = farms[k % farms.length];
       const t = await f.originate(k % f.clients.length, [prefix]);
       await until(`${prefix} at ${CLIENTS - 1} clients`, () => arrivals.get(prefix)!.length >= CLIENTS - 1, 30_000, 1);
       await sleep(20);
       const got = arrivals.get(prefix)!.map((x) => x - t).sort((a, b) => a - b);
+      if (process.env.RR_SCALE_FARM_ORDER) console.error(`rr-scale probe ${k}: last arrival per farm process (ms): ${lastByFarm.get(prefix)!.map((x) => Math.round(x - t)).join(' ')}`);
       firsts.push(got[0]);
       halves.push(got[Math.floor(got.length / 2)]);
       return got[got.length - 1];
