@@ -128,8 +128,10 @@ interface Reflector {
   /** Its process (to read its CPU time from /proc without asking it). */
   pid(): number;
   start(): Promise<{ clients: number }>;
-  /** RSS and CPU of its process; for tsbgp also the number of update groups in its RIB. */
-  usage(): Promise<{ rss: number; cpuMs: number; groups?: number }>;
+  /** RSS of its process (tsbgp: after a full GC); for tsbgp also the number of update groups in its RIB. */
+  usage(): Promise<{ rss: number; groups?: number }>;
+  /** User+system CPU of its process so far (ms), from /proc: no message to it, no GC. */
+  cpuMs(): number;
   kill(): void;
   stop(): Promise<void>;
   /** What the reflector itself says when the clients do not converge (FRR: `show bgp summary`, and `show bgp neighbors` of the first `short` client), or undefined. */
@@ -161,6 +163,7 @@ function tsbgpReflector(index: number, nodes: number, reflectors: number, script
     pid: () => child.pid!,
     start: async () => ({ clients: (await ask({ cmd: 'start', index, nodes, reflectors, coalesceMs }, 'ready')).clients }),
     usage: async () => await ask({ cmd: 'usage' }, 'usage'),
+    cpuMs: () => procUsage(child.pid!).cpuMs,
     kill: () => void child.kill('SIGKILL'),
     stop: async () => void child.kill('SIGTERM'),
   };
@@ -257,6 +260,7 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
       return { clients: -1 };
     },
     usage: async () => procUsage(readPid()),
+    cpuMs: () => procUsage(readPid()).cpuMs,
     kill: () => void process.kill(readPid(), 'SIGKILL'),
     diagnose: (short) => {
       if (kind !== 'frr') return undefined;
@@ -354,6 +358,11 @@ interface Result {
   farmCpuUpMs: number;
   farmCpuConvergeMs: number;
   farmCpuProbesMs: number;
+  /** The farm's CPU during the probes with all reflectors only (after the quiet wait and the settling). */
+  farmCpuProbesOnlyMs?: number;
+  /** Per probe with all reflectors: when the first other client held it, and when half of them did (ms after it was originated). */
+  reachFirst?: number[];
+  reachHalf?: number[];
   /** How the clients' sessions came up, all farm processes together (TCP connections opened, sessions dialled more than once, the longest event-loop stall). */
   farmStart: FarmStart;
   /** The wait for the quiet rule before the probes with all reflectors, and before those with one killed. */
@@ -376,6 +385,8 @@ interface Options {
   connectRetry: number;
   /** The tsbgp reflectors' coalescing window (ms; undefined: the speaker's default). */
   reflectorCoalesceMs?: number;
+  /** A fixed wait after the quiet rule, before each series of probes, the same for every implementation (ms). */
+  settleMs: number;
   dir: string;
 }
 
@@ -393,7 +404,10 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const ready = await Promise.all(reflectors.map((r) => r.start()));
     step('reflectors started');
     for (const [i, r] of ready.entries()) if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    // Memory (tsbgp: after a full GC in the reflector) only before any client and once converged; CPU per phase from /proc,
+    // read before any GC, so that no measurement adds a GC to a phase or leaves its aftermath in the probes.
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
+    const cpuIdle = reflectors.map((r) => r.cpuMs());
     for (let p = 0; p * PER_PROCESS < CLIENTS; p++) farms.push(startFarm(clients.slice(p * PER_PROCESS, (p + 1) * PER_PROCESS)));
     const targets = reflectors.map((r) => ({ address: r.address, port: PORT }));
     const farmCpu = () => farms.reduce((sum, f) => sum + procUsage(f.pid).cpuMs, 0);
@@ -412,7 +426,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       `sessions up in ${Math.round(upMs)} ms; ${farmStart.dials} TCP connections for ${CLIENTS * R} sessions, ${farmStart.redialled} sessions dialled more than once` +
         `${farmStart.redialled ? ` (clients ${farmStart.redialledClients.slice(0, 20).join(' ')}${farmStart.redialledClients.length > 20 ? ' …' : ''})` : ''}; longest farm event-loop stall ${Math.round(farmStart.maxLoopStallMs)} ms`,
     );
-    const up = await Promise.all(reflectors.map((r) => r.usage()));
+    const cpuUp = reflectors.map((r) => r.cpuMs());
     const farmUp = farmCpu();
 
     // Every client originates its block; done when every client holds the other N − 1 from every reflector.
@@ -434,33 +448,59 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     }
     const convergeMs = performance.now() - t1;
     step(`converged in ${Math.round(convergeMs)} ms`);
+    const cpuConverged = reflectors.map((r) => r.cpuMs());
     const converged = await Promise.all(reflectors.map((r) => r.usage()));
     const farmConverged = farmCpu();
+    // Every client process collects convergence's garbage now (a full GC), the same for every implementation, so that
+    // the probes measure propagation through a settled cluster rather than when V8 chose to collect it.
+    await Promise.all(farms.map((f) => f.memory()));
 
     const arrivals = new Map<string, number[]>();
-    await Promise.all(farms.map((f) => f.watch('203.0.113.', (prefix, _c, t) => arrivals.get(prefix)?.push(t))));
+    // Per probe and farm process, the last arrival there (which process finishes last, if the reflectors' write order favours some).
+    const lastByFarm = new Map<string, number[]>();
+    await Promise.all(
+      farms.map((f, p) =>
+        f.watch('203.0.113.', (prefix, _c, t) => {
+          arrivals.get(prefix)?.push(t);
+          const l = lastByFarm.get(prefix);
+          if (l !== undefined) l[p] = Math.max(l[p], t);
+        }),
+      ),
+    );
+    const firsts: number[] = [];
+    const halves: number[] = [];
     const probe = async (k: number): Promise<number> => {
       const prefix = `203.0.113.${k + 1}/32`;
       arrivals.set(prefix, []);
+      lastByFarm.set(prefix, farms.map(() => 0));
       const f = farms[k % farms.length];
       const t = await f.originate(k % f.clients.length, [prefix]);
       await until(`${prefix} at ${CLIENTS - 1} clients`, () => arrivals.get(prefix)!.length >= CLIENTS - 1, 30_000, 1);
       await sleep(20);
-      return Math.max(...arrivals.get(prefix)!.map((x) => x - t));
+      const got = arrivals.get(prefix)!.map((x) => x - t).sort((a, b) => a - b);
+      if (process.env.RR_SCALE_FARM_ORDER) console.error(`rr-scale probe ${k}: last arrival per farm process (ms): ${lastByFarm.get(prefix)!.map((x) => Math.round(x - t)).join(' ')}`);
+      firsts.push(got[0]);
+      halves.push(got[Math.floor(got.length / 2)]);
+      return got[got.length - 1];
     };
     // The probes measure propagation through a settled cluster, not the clients' tail of converging.
     const allCpu = (rs: readonly Reflector[]) => () => farmCpu() + rs.reduce((sum, r) => sum + procUsage(r.pid()).cpuMs, 0);
     const quiet = await waitQuiet(allCpu(reflectors));
-    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})`);
-    const beforeProbes = await Promise.all(reflectors.map((r) => r.usage()));
+    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`);
+    await sleep(o.settleMs);
+    const beforeProbes = reflectors.map((r) => r.cpuMs());
+    const farmBeforeProbes = farmCpu();
     const reach: number[] = [];
     for (let k = 0; k < PROBES + 2; k++) {
       const ms = await probe(k);
       if (k >= 2) reach.push(ms);
     }
     step(`probes with ${R} reflectors, in order (ms): ${reach.map((x) => Math.round(x)).join(' ')}`);
-    const probed = await Promise.all(reflectors.map((r) => r.usage()));
+    const probed = reflectors.map((r) => r.cpuMs());
     const farmProbed = farmCpu();
+    const reachFirst = firsts.slice(2);
+    const reachHalf = halves.slice(2);
+    step(`↳ first other client / half of them held it (ms): ${reachFirst.map((x, i) => `${Math.round(x)}/${Math.round(reachHalf[i])}`).join(' ')}; farm CPU for these probes ${farmProbed - farmBeforeProbes} ms`);
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
@@ -473,11 +513,12 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address), [reflectors[R - 1].address])));
     const lossSeenMs = performance.now() - tk;
     const quietKilled = await waitQuiet(allCpu(remaining));
-    const beforeKilledProbes = await Promise.all(remaining.map((r) => r.usage()));
+    await sleep(o.settleMs);
+    const beforeKilledProbes = remaining.map((r) => r.cpuMs());
     const killedAll: number[] = [];
     for (let k = PROBES + 2; k < 2 * PROBES + 4; k++) killedAll.push(await probe(k));
     const reachKilled = killedAll.slice(2);
-    const killedProbed = await Promise.all(remaining.map((r) => r.usage()));
+    const killedProbed = remaining.map((r) => r.cpuMs());
     step(
       `one reflector killed: blocks checked after ${Math.round(afterKillMs)} ms, every client saw the loss after ${Math.round(lossSeenMs)} ms, quiet ${Math.round(quietKilled.ms)} ms later; probes in order, 2 warm-up first (ms): ${killedAll.map((x) => Math.round(x)).join(' ')}`,
     );
@@ -489,13 +530,16 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
       reach,
       rss: worst(converged.map((u) => u.rss)),
       rssGrowth: worst(converged.map((u, i) => u.rss - idle[i].rss)),
-      cpuUpMs: worst(up.map((u, i) => u.cpuMs - idle[i].cpuMs)),
-      cpuConvergeMs: worst(converged.map((u, i) => u.cpuMs - up[i].cpuMs)),
-      cpuProbesMs: worst(probed.map((u, i) => u.cpuMs - beforeProbes[i].cpuMs)),
-      cpuKilledProbesMs: worst(killedProbed.map((u, i) => u.cpuMs - beforeKilledProbes[i].cpuMs)),
+      cpuUpMs: worst(cpuUp.map((c, i) => c - cpuIdle[i])),
+      cpuConvergeMs: worst(cpuConverged.map((c, i) => c - cpuUp[i])),
+      cpuProbesMs: worst(probed.map((c, i) => c - beforeProbes[i])),
+      cpuKilledProbesMs: worst(killedProbed.map((c, i) => c - beforeKilledProbes[i])),
       farmCpuUpMs: farmUp - farmIdle,
       farmCpuConvergeMs: farmConverged - farmUp,
       farmCpuProbesMs: farmProbed - farmConverged,
+      farmCpuProbesOnlyMs: farmProbed - farmBeforeProbes,
+      reachFirst,
+      reachHalf,
       farmStart,
       quiet,
       quietKilled,
@@ -519,7 +563,7 @@ export interface Round {
   readonly loadStart: readonly number[];
   readonly loadEnd: readonly number[];
   readonly results: Partial<Record<Impl, Result | { error: string }>>;
-  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number };
+  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number; settleMs?: number };
 }
 
 const ok = (r: Result | { error: string } | undefined): r is Result => r !== undefined && !('error' in r);
@@ -540,6 +584,10 @@ const FIGURES: readonly Figure[] = [
   { label: 'every client holding every block (s)', time: true, of: (r) => r.convergeMs / 1e3, digits: 1 },
   { label: 'new /32 to all clients, p50 (ms)', time: true, of: (r) => median(r.reach), digits: 0 },
   { label: 'new /32 to all clients, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reach, 99), digits: 0 },
+  { label: 'new /32 to all clients, median of the first 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(0, 10)), digits: 0 },
+  { label: 'new /32 to all clients, median of the last 10 probes (ms)', time: true, of: (r) => median(r.reach.slice(-10)), digits: 0 },
+  { label: 'new /32: first other client holding it, p50 (ms)', time: true, of: (r) => (r.reachFirst ? median(r.reachFirst) : NaN), digits: 0 },
+  { label: 'new /32: half of the other clients holding it, p50 (ms)', time: true, of: (r) => (r.reachHalf ? median(r.reachHalf) : NaN), digits: 0 },
   { label: 'one reflector killed: new /32, p50 (ms)', time: true, of: (r) => median(r.reachKilled), digits: 0 },
   { label: 'one reflector killed: new /32, p99 (ms; goal ≤ 1000)', time: true, of: (r) => percentile(r.reachKilled, 99), digits: 0 },
   { label: 'reflector RSS, largest (MB; goal ≤ 300)', of: (r) => r.rss / 1e6, digits: 0 },
@@ -549,6 +597,7 @@ const FIGURES: readonly Figure[] = [
   { label: 'reflector CPU for the probes, one killed (s)', of: (r) => r.cpuKilledProbesMs / 1e3, digits: 2 },
   { label: 'client farm CPU to bring the sessions up (s)', of: (r) => r.farmCpuUpMs / 1e3, digits: 1, context: true },
   { label: 'client farm CPU to converge (s)', of: (r) => r.farmCpuConvergeMs / 1e3, digits: 1, context: true },
+  { label: 'client farm CPU during the probes with all reflectors (s)', of: (r) => (r.farmCpuProbesOnlyMs ?? NaN) / 1e3, digits: 1, context: true },
   { label: 'wait for the quiet rule after converging (s)', time: true, of: (r) => r.quiet.ms / 1e3, digits: 1, context: true },
 ];
 
@@ -558,7 +607,7 @@ function versus(rounds: readonly Round[], f: Figure, other: Impl): string {
   for (const r of rounds) {
     const a = r.results.tsbgp;
     const b = r.results[other];
-    if (ok(a) && ok(b)) pairs.push([f.of(a), f.of(b)]);
+    if (ok(a) && ok(b) && Number.isFinite(f.of(a)) && Number.isFinite(f.of(b))) pairs.push([f.of(a), f.of(b)]);
   }
   const v = verdict(pairs, f.time ?? false).text;
   return f.context ? `(context) ${v}` : v;
@@ -587,9 +636,10 @@ function roundTable(round: Round): void {
       row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
       row(`↳ TCP connections the clients opened / sessions dialled more than once / longest farm event-loop stall (ms), connect retry ${round.setup.connectRetry} s`, (r) => `${r.farmStart.dials} / ${r.farmStart.redialled} / ${Math.round(r.farmStart.maxLoopStallMs)}`),
       row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
-      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start then)`, (r) => quiet(r.quiet)),
+      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start ${round.setup.settleMs ? `${round.setup.settleMs / 1e3} s after it, for every implementation` : 'then'})`, (r) => quiet(r.quiet)),
       row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round1(median(r.reach))),
       row('↳ same, p99 (ms)', (r) => round1(percentile(r.reach, 99)), '≤ 1000'),
+      row('↳ median of the first 10 / of the last 10 probes (ms)', (r) => `${round1(median(r.reach.slice(0, 10)))} / ${round1(median(r.reach.slice(-10)))}`),
       row('reflector RSS, largest of the reflectors, converged (MB)', (r) => round1(r.rss / 1e6), '≤ 300'),
       row('↳ growth from no client to converged, per client (KB)', (r) => round1(r.rssGrowth / CLIENTS / 1e3)),
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
@@ -614,11 +664,14 @@ function summaryTable(rounds: readonly Round[]): void {
   const others = impls.filter((i) => i !== 'tsbgp');
   const s = rounds[0].setup;
   const cell = (i: Impl, f: Figure): string => {
-    const xs = rounds.map((r) => r.results[i]).filter(ok).map(f.of);
-    const failed = rounds.length - xs.length;
-    if (xs.length === 0) return `failed in ${failed} of ${rounds.length}`;
+    const done = rounds.map((r) => r.results[i]).filter(ok);
+    const failed = rounds.length - done.length;
+    // A figure rounds saved by an older version of this benchmark did not record is left out of them.
+    const xs = done.map(f.of).filter(Number.isFinite);
+    if (xs.length === 0) return failed ? `failed in ${failed} of ${rounds.length}` : 'not recorded';
     const fx = (x: number) => x.toFixed(f.digits);
-    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}`;
+    const missing = done.length - xs.length;
+    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}${missing ? `, not recorded in ${missing}` : ''}`;
   };
   emit({
     suite: 'rr-scale',
@@ -654,6 +707,10 @@ async function main(): Promise<void> {
   const ROUNDS = Number(arg('rounds', '1'));
   const FIRST = Number(arg('first-round', '1')) - 1;
   const CONNECT_RETRY = Number(arg('connect-retry', '5'));
+  // --settle-s N: after the quiet rule, wait N s more before each series of probes, the same for every implementation
+  // (a daemon that stays busy after converging otherwise probes a more settled cluster than one that goes quiet at once).
+  const SETTLE_S = Number(arg('settle-s', quick ? '0' : '20'));
+  if (!(SETTLE_S >= 0 && SETTLE_S <= 600)) throw new Error(`--settle-s wants seconds from 0 to 600 (got ${arg('settle-s', '')})`);
   // --reflector-coalesce-ms N: the tsbgp reflectors' coalescing window (BgpSpeaker coalesceMs; default its own, 5 ms).
   const COALESCE = process.argv.includes('--reflector-coalesce-ms') ? Number(arg('reflector-coalesce-ms', '')) : undefined;
   if (COALESCE !== undefined && !(COALESCE >= 0)) throw new Error(`--reflector-coalesce-ms wants milliseconds ≥ 0 (got ${arg('reflector-coalesce-ms', '')})`);
@@ -667,7 +724,7 @@ async function main(): Promise<void> {
   if (!(CONNECT_RETRY > 0)) throw new Error(`--connect-retry wants seconds > 0 (got ${arg('connect-retry', '5')})`);
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
   chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
-  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
+  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, settleMs: SETTLE_S * 1000, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
   const rounds: Round[] = [];
   try {
     for (let n = FIRST; n < FIRST + ROUNDS; n++) {
