@@ -132,6 +132,26 @@ export class AdjRibIn {
     this.table.forEach((i, k) => fn(vs[i]!, k));
   }
 
+  /**
+   * Graceful restart: every route of `family` not stale yet becomes stale.
+   * Each variant's stale twin is looked up once, not once per route (a
+   * restarting reflector's clients each mark every route from it).
+   */
+  markStale(family: 4 | 6): void {
+    const fi = family === 4 ? 0 : 1;
+    const twin = new Map<number, InVariant>();
+    this.table.forEach((i, k) => {
+      const v = this.variants[i]!;
+      if (v.stale || familyIndex(k) !== fi) return;
+      let s = twin.get(i);
+      if (s === undefined) twin.set(i, (s = this.variant(v.pathId, v.addPath, v.pre, v.post, true)));
+      // An existing key: set during forEach is allowed. The old variant is freed only once its last route has moved.
+      this.table.set(k, s.index);
+      s.count++;
+      this.unuse(v);
+    });
+  }
+
   /** Keys of the routes of one family (4 or 6) that `which` selects. */
   keysOf(family: 4 | 6, which: (v: InVariant) => boolean = () => true): InKey[] {
     const out: InKey[] = [];

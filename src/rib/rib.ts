@@ -272,11 +272,7 @@ export class Rib {
 
   /** Graceful restart: mark every route of `family` from the peer stale. */
   markStale(peerId: string, family: 4 | 6): void {
-    const adjIn = this.peer(peerId).adjIn;
-    for (const k of adjIn.keysOf(family, (v) => !v.stale)) {
-      const v = adjIn.get(k)!;
-      adjIn.set(k, v.pathId, v.addPath, v.pre, v.post, true);
-    }
+    this.peer(peerId).adjIn.markStale(family);
   }
 
   /** Graceful restart finished (End-of-RIB or timer): withdraw routes still stale. */

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/net/prefix.js';
-import { AdjRibIn } from '../../src/rib/adj-rib-in.js';
+import { AdjRibIn, splitInKey } from '../../src/rib/adj-rib-in.js';
 import { AttrStore } from '../../src/rib/attr-store.js';
 import type { PeerSource } from '../../src/rib/path.js';
 import type { ImportPolicy } from '../../src/rib/ports.js';
-import { keyOf } from '../../src/rib/prefix-key.js';
+import { familyOfKey, keyOf } from '../../src/rib/prefix-key.js';
 import { Rib } from '../../src/rib/rib.js';
 import type { PathAttributes, UpdateMessage } from '../../src/wire/types.js';
 import { A, ebgpAttrs, FakePacker, P, update } from './helpers.js';
@@ -38,6 +38,45 @@ describe('Adj-RIB-In storage', () => {
     const [post] = rib.adjRibIn(e1, 'post');
     expect(post.attrs).toBe(pre.attrs);
     expect(rib.best(P('198.51.100.0/24'))!.attrs.refs).toBe(2); // one reference as pre, one as post, no third copy
+  });
+
+  it('markStale(family) turns every route of that family stale, each variant into its one stale twin, the other family and the counts untouched', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ n: fc.integer({ min: 0, max: 199 }), v6: fc.boolean(), attrs: fc.integer({ min: 0, max: 3 }), post: fc.integer({ min: 0, max: 2 }), stale: fc.boolean(), pathId: fc.integer({ min: 0, max: 1 }) }), { maxLength: 120 }),
+        fc.constantFrom(4 as const, 6 as const),
+        (routes, family) => {
+          const store = new AttrStore();
+          const source: PeerSource = { kind: 'peer', id: 'x', address: A('10.0.0.1'), asn: 65001, type: 'ebgp', routerIdNum: 0, rrClient: false };
+          const sets = [0, 1, 2, 3].map((m) => store.acquire(ebgpAttrs([65001], '10.0.0.1', { med: m })));
+          const t = new AdjRibIn(source);
+          const want = new AdjRibIn(source);
+          const keyOfRoute = (r: (typeof routes)[number]) => keyOf(r.v6 ? P(`2001:db8:${r.n.toString(16)}::/48`) : Prefix.v4((0xc6120000 + r.n * 256) >>> 0, 24));
+          for (const r of routes) {
+            const post = r.post === 0 ? null : sets[(r.attrs + r.post) % 4];
+            t.set(keyOfRoute(r), r.pathId, false, sets[r.attrs], post, r.stale);
+            want.set(keyOfRoute(r), r.pathId, false, sets[r.attrs], post, r.stale);
+          }
+          const before = { v4: t.countsOf(4), v6: t.countsOf(6), size: t.size };
+          t.markStale(family);
+          // What it must equal: the same routes set one by one with the stale flag.
+          want.forEach((v, k) => {
+            if (!v.stale && familyOfKey(typeof k === 'number' ? k : splitInKey(k).key) === family) want.set(k, v.pathId, v.addPath, v.pre, v.post, true);
+          });
+          expect({ v4: t.countsOf(4), v6: t.countsOf(6), size: t.size }).toEqual(before);
+          expect(t.variantCount).toBe(want.variantCount);
+          const seen = new Map<string, unknown>();
+          want.forEach((w, k) => {
+            const v = t.get(k)!;
+            expect([v.stale, v.pathId, v.pre, v.post]).toEqual([w.stale, w.pathId, w.pre, w.post]);
+            // Equal parts, one shared variant.
+            const id = `${v.stale}|${v.pathId}|${v.pre.id}|${v.post?.id ?? 0}`;
+            if (seen.has(id)) expect(seen.get(id)).toBe(v);
+            else seen.set(id, v);
+          });
+        },
+      ),
+    );
   });
 
   it('routes with equal parts share one variant, which is also their Loc-RIB candidate', () => {
