@@ -301,9 +301,13 @@ export class UpdateGroup {
     const dumpTo: string[] = [];
     const eorTo = new Map<string, readonly (4 | 6)[]>();
     const resync: { peerId: string; batch: Batch }[] = [];
+    // No change to send (e.g. a plan for a member that just joined): a live member owed nothing gets nothing, and
+    // its socket need not be asked about (with 1,000 members, asking at every join made session setup quadratic).
+    const nothingNew = delta.withdraw.length === 0 && delta.announce.length === 0;
     for (const [id, st] of this.members) {
       if (st === 'live') {
         const owed = this.behind.get(id);
+        if (owed === undefined && nothingNew) continue;
         const ready = canSend(id);
         if (owed === undefined && ready) {
           deltaTo.push(id);
