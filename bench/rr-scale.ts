@@ -664,14 +664,16 @@ function summaryTable(rounds: readonly Round[]): void {
   const others = impls.filter((i) => i !== 'tsbgp');
   const s = rounds[0].setup;
   const cell = (i: Impl, f: Figure): string => {
-    const done = rounds.map((r) => r.results[i]).filter(ok);
-    const failed = rounds.length - done.length;
+    // Only the rounds that ran this implementation count (saved sets may be combined: `--impl tsbgp,bird` rounds with `tsbgp,bird,frr` ones).
+    const ran = rounds.filter((r) => r.order.includes(i));
+    const done = ran.map((r) => r.results[i]).filter(ok);
+    const failed = ran.length - done.length;
     // A figure rounds saved by an older version of this benchmark did not record is left out of them.
     const xs = done.map(f.of).filter(Number.isFinite);
-    if (xs.length === 0) return failed ? `failed in ${failed} of ${rounds.length}` : 'not recorded';
+    if (xs.length === 0) return failed ? `failed in ${failed} of ${ran.length}` : 'not recorded';
     const fx = (x: number) => x.toFixed(f.digits);
     const missing = done.length - xs.length;
-    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${rounds.length}` : ''}${missing ? `, not recorded in ${missing}` : ''}`;
+    return `${fx(median(xs))} (${fx(Math.min(...xs))}–${fx(Math.max(...xs))})${failed ? `, failed in ${failed} of ${ran.length}` : ''}${missing ? `, not recorded in ${missing}` : ''}${ran.length < rounds.length ? `, ${ran.length} of ${rounds.length} rounds` : ''}`;
   };
   emit({
     suite: 'rr-scale',
