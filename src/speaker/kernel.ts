@@ -130,14 +130,14 @@ export class SpeakerKernel {
 
   // ------------------------------------------------------------ routes
 
-  /** A prefix's best path or ECMP set changed (empty: no route). */
-  onLocChange(prefix: Prefix, multipath: readonly Path[]): void {
-    this.fib.setRoute(prefix.toString(), this.desired(prefix, multipath));
+  /** A prefix's best path or ECMP set changed (empty: no route). `name`: `prefix.toString()`, when the caller has it. */
+  onLocChange(prefix: Prefix, multipath: readonly Path[], name = prefix.toString()): void {
+    this.fib.setRoute(name, this.desired(prefix, multipath));
   }
 
   /** What the Rib is given (RibOptions) to feed this: BgpSpeaker and the benchmarks wire it the same way. */
   ribHooks(): Pick<RibOptions, 'onLocChange'> {
-    return { onLocChange: (prefix, multipath) => this.onLocChange(prefix, multipath) };
+    return { onLocChange: (prefix, multipath, name) => this.onLocChange(prefix, multipath, name) };
   }
 
   private desired(prefix: Prefix, multipath: readonly Path[]): DesiredRoute | undefined {
