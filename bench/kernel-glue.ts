@@ -52,8 +52,7 @@ async function once(): Promise<{ add: number; del: number; addOps: number; delOp
   const speaker = { asn: 64500, scheduler: { now: () => 0, setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: () => {} };
   const sk = new SpeakerKernel({} as KernelOptions, new PolicyRegistry(), speaker as never, () => {});
   const rib = new Rib({ localAsn: 64500, routerId: '192.0.2.1', multipath: { maxPaths: 16, relaxNeighborAs: false }, ...sk.ribHooks() });
-  // As BgpSpeaker: the kernel side reads the Loc-RIB back.
-  Object.assign(speaker, { forEach: (fn: Parameters<Rib['forEachMultipath']>[0]) => rib.forEachMultipath(fn), multipath: (p: Prefix) => rib.multipath(p) });
+  speaker.forEach = ((fn: Parameters<Rib['forEachMultipath']>[0]) => rib.forEachMultipath(fn)) as never;
   for (const p of PEERS) rib.addPeer({ address: Address.parse(p), asn: 64512 });
   const core = sk.fib.core;
   core.setConnected([{ prefix: '192.0.2.0/24', dev: 'd0' }]);

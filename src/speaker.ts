@@ -134,7 +134,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!(defer >= 0 && defer <= 3600)) throw new RangeError(`selectionDeferralTime must be 0..3600 seconds, got ${defer}`);
     if (options.restarting) this.deferral = new SelectionDeferral();
     // The kernel side first: the Rib is built with its hooks (it reads the Rib back only once the speaker runs).
-    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn), multipath: (p) => this.rib.multipath(p) }, (l, m, f) => this.log(l, m, f)) : undefined;
+    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
     this.rib = new Rib({
       localAsn: asn,
       routerId: options.routerId,

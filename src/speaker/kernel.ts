@@ -96,21 +96,11 @@ export class SpeakerKernel {
    * (sources and attribute sets), the family and the deciding rule.
    */
   private memo = new WeakMap<object, Memo[]>();
-  /** Prefixes whose ECMP set changed this turn (see `ribHooks`), by their text (the Loc-RIB's string for them). */
-  private changes = new Map<string, Prefix>();
-  private changeTimer: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly opts: KernelOptions,
     private readonly policies: PolicyRegistry,
-    private readonly speaker: {
-      readonly asn: number;
-      readonly scheduler: SpeakerScheduler;
-      readonly restartTime: number;
-      forEach(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void;
-      /** The prefix's ECMP set as the Loc-RIB holds it now (for the changes `ribHooks` collects). */
-      multipath?(prefix: Prefix): readonly Path[];
-    },
+    private readonly speaker: { readonly asn: number; readonly scheduler: SpeakerScheduler; readonly restartTime: number; forEach(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void },
     private readonly log: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void,
   ) {
     this.fib = new KernelFib({ ...opts, log });
@@ -134,7 +124,6 @@ export class SpeakerKernel {
   }
 
   async stop(): Promise<void> {
-    this.applyChanges();
     if (this.timer !== undefined) this.speaker.scheduler.clearTimeout(this.timer);
     await this.fib.stop();
   }
@@ -146,33 +135,10 @@ export class SpeakerKernel {
     this.fib.setRoute(name, this.desired(prefix, multipath));
   }
 
-  /**
-   * What the Rib is given (RibOptions) to feed this: BgpSpeaker and the
-   * benchmarks wire it the same way. Changes are collected, one entry per
-   * prefix, and applied when the event-loop turn ends (`applyChanges`): a
-   * prefix changed several times in a turn (its ECMP set grown by a second
-   * peer, both peers' withdrawals) is looked at once, as the Loc-RIB then
-   * holds it. Needs the speaker's `multipath`.
-   */
+  /** What the Rib is given (RibOptions) to feed this: BgpSpeaker and the benchmarks wire it the same way. */
   ribHooks(): Pick<RibOptions, 'onLocChange'> {
-    return {
-      onLocChange: (prefix, _multipath, name) => {
-        if (this.changes.size === 0) this.changeTimer = setImmediate(this.applyChanges);
-        this.changes.set(name, prefix);
-      },
-    };
+    return { onLocChange: (prefix, multipath, name) => this.onLocChange(prefix, multipath, name) };
   }
-
-  /** Applies the collected changes now: each prefix's ECMP set as the Loc-RIB holds it. */
-  readonly applyChanges = (): void => {
-    if (this.changeTimer !== undefined) clearImmediate(this.changeTimer);
-    this.changeTimer = undefined;
-    const changes = this.changes;
-    if (changes.size === 0) return;
-    this.changes = new Map();
-    const mp = this.speaker.multipath!;
-    for (const [name, prefix] of changes) this.fib.setRoute(name, this.desired(prefix, mp(prefix)));
-  };
 
   private desired(prefix: Prefix, multipath: readonly Path[]): DesiredRoute | undefined {
     if (this.policy !== undefined) return this.compute(prefix, multipath, this.rules.decider(prefix));
@@ -229,7 +195,6 @@ export class SpeakerKernel {
   reevaluate(): void {
     this.policy = this.evaluator();
     this.memo = new WeakMap();
-    this.applyChanges();
     this.speaker.forEach((prefix, mp) => {
       this.onLocChange(prefix, mp);
     });
@@ -302,8 +267,6 @@ export class SpeakerKernel {
     if (this.timer !== undefined) this.speaker.scheduler.clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.fib.core.isRestarting) return;
-    // What was learned before the last End-of-RIB reaches the FIB before the restart ends: a stale route learned again is not removed meanwhile.
-    this.applyChanges();
     const waiting = this.deferral.waitingFor();
     this.log(waiting.length > 0 ? 'warning' : 'info', `kernel: restart over: ${why}`, waiting.length > 0 ? { stillWaitingFor: waiting } : undefined);
     this.fib.endRestart();

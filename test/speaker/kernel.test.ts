@@ -11,13 +11,10 @@ import { describe, expect, it } from 'vitest';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import type { KernelRule } from '../../src/kernel/rules.js';
-import type { KernelRoute } from '../../src/kernel/types.js';
 import type { Path, PeerSource } from '../../src/rib/path.js';
-import { Rib } from '../../src/rib/rib.js';
-import type { Negotiated } from '../../src/session/negotiate.js';
 import { PolicyRegistry } from '../../src/speaker/policies.js';
 import { SpeakerKernel, type KernelOptions } from '../../src/speaker/kernel.js';
-import type { PathAttributes, UpdateMessage } from '../../src/wire/types.js';
+import type { PathAttributes } from '../../src/wire/types.js';
 import { converge, SimKernel } from '../kernel/sim.js';
 
 const source = (a: string): PeerSource => ({ kind: 'peer', id: a, address: Address.parse(a), asn: 64512, type: 'ebgp', routerIdNum: 0, rrClient: false });
@@ -178,114 +175,3 @@ function learnedFrom(learned: Map<string, readonly Path[]>, policies = new Polic
 }
 
 const table = (k: SimKernel) => k.routes().map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}${h.onlink ? ' onlink' : ''}`).join(', ')}`).sort();
-
-describe('SpeakerKernel fed by the Rib (ribHooks): changes applied once per prefix when the turn ends', () => {
-  const turn = () => new Promise<void>((r) => setImmediate(r));
-  const PEERS = ['192.0.2.11', '192.0.2.12', '192.0.2.13'];
-  const attrs = (peer: number, med = 0): PathAttributes => ({ origin: 0, asPath: [{ type: 2, asns: [64512] }], nextHop: Address.parse(PEERS[peer]), med });
-  const upd = (a: PathAttributes, nlri: string[], withdrawn: string[] = []): UpdateMessage => ({ type: 'update', withdrawn: withdrawn.map((p) => Prefix.parse(p)), attributes: a, nlri: nlri.map((p) => Prefix.parse(p)) });
-
-  /** A Rib feeding a SpeakerKernel as BgpSpeaker wires them; every setRoute the FIB gets is counted per prefix. */
-  function fedByRib(opts: Partial<KernelOptions> = {}) {
-    const speaker = { asn: 64500, scheduler: { setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: (fn: (p: Prefix, mp: readonly Path[]) => void) => rib.forEachMultipath(fn), multipath: (p: Prefix) => rib.multipath(p) };
-    const sk = new SpeakerKernel({ adopt: false, ...opts } as KernelOptions, new PolicyRegistry(), speaker as never, () => {});
-    const rib: Rib = new Rib({ localAsn: 64500, routerId: '192.0.2.1', multipath: { maxPaths: 16, relaxNeighborAs: false }, ...sk.ribHooks() });
-    const ids = PEERS.map((p) => rib.addPeer({ address: Address.parse(p), asn: 64512 }));
-    const k = new SimKernel();
-    const core = sk.fib.core;
-    core.setConnected([{ prefix: '192.0.2.0/24', dev: 'eth0' }], k.links);
-    core.kernelTable([]);
-    const sets = new Map<string, number>();
-    const setRoute = core.setRoute.bind(core);
-    core.setRoute = (p, d) => {
-      sets.set(p, (sets.get(p) ?? 0) + 1);
-      setRoute(p, d);
-    };
-    return { sk, rib, ids, k, sets, settle: () => converge(core, k) };
-  }
-  const table = (k: SimKernel) => k.routes().map((r) => `${r.prefix} ${r.nexthops.map((h) => h.via).join(',')}`).sort();
-
-  it('an ECMP set grown by a second peer in the same turn is set once, with both next hops', async () => {
-    const w = fedByRib();
-    w.rib.ingest(w.ids[0], upd(attrs(0), ['198.51.100.0/24', '203.0.113.0/24']), 0);
-    w.rib.ingest(w.ids[1], upd(attrs(1), ['198.51.100.0/24', '203.0.113.0/24']), 0);
-    expect(w.sets.size).toBe(0); // nothing until the turn ends
-    await turn();
-    expect([...w.sets]).toEqual([['198.51.100.0/24', 1], ['203.0.113.0/24', 1]]);
-    const ops = w.settle();
-    expect(ops).toHaveLength(2); // one write per prefix, not one per path
-    expect(table(w.k)).toEqual(['198.51.100.0/24 192.0.2.11,192.0.2.12', '203.0.113.0/24 192.0.2.11,192.0.2.12']);
-    // Both withdrawn in one turn: one change, one delete each.
-    w.rib.ingest(w.ids[0], upd({}, [], ['198.51.100.0/24', '203.0.113.0/24']), 1);
-    w.rib.ingest(w.ids[1], upd({}, [], ['198.51.100.0/24', '203.0.113.0/24']), 1);
-    await turn();
-    expect([...w.sets]).toEqual([['198.51.100.0/24', 2], ['203.0.113.0/24', 2]]);
-    expect(w.settle().map((o) => o.op)).toEqual(['delete', 'delete']);
-    expect(w.k.table.size).toBe(0);
-  });
-
-  it('a prefix that changes and changes back in one turn keeps its route; one learned and withdrawn in one turn never reaches the kernel', async () => {
-    const w = fedByRib();
-    w.rib.ingest(w.ids[0], upd(attrs(0), ['198.51.100.0/24']), 0);
-    await turn();
-    w.settle();
-    w.rib.ingest(w.ids[0], upd({}, [], ['198.51.100.0/24']), 1);
-    w.rib.ingest(w.ids[2], upd(attrs(2), ['203.0.113.0/24']), 1);
-    w.rib.ingest(w.ids[0], upd(attrs(0), ['198.51.100.0/24']), 1);
-    w.rib.ingest(w.ids[2], upd({}, [], ['203.0.113.0/24']), 1);
-    await turn();
-    expect(w.settle()).toEqual([]);
-    expect(table(w.k)).toEqual(['198.51.100.0/24 192.0.2.11']);
-    expect(w.sk.route(Prefix.parse('203.0.113.0/24'))).toEqual({ installed: [] });
-  });
-
-  it('whatever the changes and however they fall into turns, the kernel ends as if each change had been applied at once (property)', async () => {
-    const prefixes = ['198.51.100.0/24', '198.51.100.0/25', '203.0.113.7/32', '203.0.113.0/24'];
-    const step = fc.record({ peer: fc.integer({ min: 0, max: 2 }), prefix: fc.integer({ min: 0, max: prefixes.length - 1 }), op: fc.constantFrom('announce', 'med', 'withdraw'), endTurn: fc.boolean() });
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
-        const w = fedByRib({ rules: [{ prefix: '203.0.113.0/24', action: 'accept', tunnel: { dev: 'eth1' } }] });
-        // The reference: the same Rib changes, each handed over at once.
-        const ref = wiring({ rules: [{ prefix: '203.0.113.0/24', action: 'accept', tunnel: { dev: 'eth1' } }] });
-        const rib = new Rib({ localAsn: 64500, routerId: '192.0.2.1', multipath: { maxPaths: 16, relaxNeighborAs: false }, onLocChange: (p, mp) => ref.sk.onLocChange(p, mp) });
-        const ids = PEERS.map((p) => rib.addPeer({ address: Address.parse(p), asn: 64512 }));
-        for (const s of steps) {
-          const p = prefixes[s.prefix];
-          const u = s.op === 'withdraw' ? upd({}, [], [p]) : upd(attrs(s.peer, s.op === 'med' ? 5 : 0), [p]);
-          w.rib.ingest(w.ids[s.peer], u, 0);
-          rib.ingest(ids[s.peer], u, 0);
-          if (s.endTurn) {
-            await turn();
-            w.settle();
-            ref.settle();
-            expect(table(w.k)).toEqual(table(ref.k));
-          }
-        }
-        await turn();
-        w.settle();
-        ref.settle();
-        expect(table(w.k)).toEqual(table(ref.k));
-        expect(prefixes.map((p) => w.sk.route(Prefix.parse(p)))).toEqual(prefixes.map((p) => ref.sk.route(Prefix.parse(p))));
-      }),
-      { numRuns: 150 },
-    );
-  });
-
-  it('End-of-RIB in the turn its routes arrived: an adopted route learned again is never deleted', async () => {
-    const adopted: KernelRoute = { prefix: '198.51.100.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.11', dev: 'eth0' }] };
-    const w = fedByRib({ adopt: true });
-    w.k.table.set(SimKernel.key(adopted), adopted);
-    w.sk.fib.core.kernelTable(w.k.routes()); // adopted as stale: the restart runs
-    expect(w.sk.fib.core.isRestarting).toBe(true);
-    (w.sk as unknown as { started: boolean }).started = true; // as after start() (the FIB shell is not started here)
-    const session = { families: [{ afi: 1, safi: 1 }], gracefulRestart: { restartTime: 120, restarting: false, notification: false, families: [] } } as unknown as Negotiated;
-    w.sk.addPeer(w.ids[0]);
-    w.sk.up(w.ids[0], session);
-    w.rib.ingest(w.ids[0], upd(attrs(0), ['198.51.100.0/24']), 0);
-    w.sk.endOfRib(w.ids[0], { afi: 1, safi: 1 });
-    expect(w.sk.fib.core.isRestarting).toBe(false);
-    const ops = w.settle();
-    expect(ops.filter((o) => o.op === 'delete')).toEqual([]);
-    expect(table(w.k)).toEqual(['198.51.100.0/24 192.0.2.11']);
-  });
-});
