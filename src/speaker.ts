@@ -133,15 +133,15 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const defer = options.selectionDeferralTime ?? 120;
     if (!(defer >= 0 && defer <= 3600)) throw new RangeError(`selectionDeferralTime must be 0..3600 seconds, got ${defer}`);
     if (options.restarting) this.deferral = new SelectionDeferral();
+    // The kernel side first: the Rib is built with its hooks (it reads the Rib back only once the speaker runs).
+    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
     this.rib = new Rib({
       localAsn: asn,
       routerId: options.routerId,
       clusterId: options.clusterId,
       coalesce: { delayMs: options.coalesceMs ?? 5, maxDelayMs: options.maxDelayMs ?? 50 },
-      ...(options.kernel ? { multipath: { maxPaths: options.kernel.ecmp ?? 16, relaxNeighborAs: false }, onLocChange: (p, mp) => this.kernel?.onLocChange(p, mp) } : {}),
+      ...(options.kernel && this.kernel ? { multipath: { maxPaths: options.kernel.ecmp ?? 16, relaxNeighborAs: false }, ...this.kernel.ribHooks() } : {}),
     });
-    const rib = this.rib;
-    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
   }
 
   // ------------------------------------------------------------ lifecycle

@@ -20,7 +20,8 @@ export type KernelRule =
    */
   | { readonly prefix: string; readonly action: 'accept'; readonly tunnel?: { readonly dev: string; readonly unlessWithin?: readonly string[] }; readonly why?: string };
 
-interface Compiled {
+/** One compiled rule: an opaque handle (`KernelRules.decider`), equal for every prefix the same rule decides. */
+export interface Compiled {
   readonly prefix: Prefix;
   readonly rule: KernelRule;
   readonly within: readonly Prefix[];
@@ -67,9 +68,27 @@ export class KernelRules {
     return undefined;
   }
 
+  /** No rules: every route is accepted as routing chose it. */
+  get empty(): boolean {
+    return this.compiled.length === 0;
+  }
+
+  /**
+   * The rule deciding `prefix` (undefined: none): with `applyWith`, what
+   * `apply` does, for a caller that reuses outcomes per rule — the outcome
+   * depends on the prefix only through this.
+   */
+  decider(prefix: Prefix): Compiled | undefined {
+    return this.compiled.length === 0 ? undefined : this.find(prefix);
+  }
+
   /** What goes into the kernel for `prefix` reached via `gateways`. */
   apply(prefix: Prefix, gateways: readonly Gateway[]): RuleOutcome {
-    const c = this.find(prefix);
+    return this.applyWith(this.decider(prefix), gateways);
+  }
+
+  /** `apply` for a prefix whose deciding rule (`decider`) is `c`. */
+  applyWith(c: Compiled | undefined, gateways: readonly Gateway[]): RuleOutcome {
     if (c === undefined) return { ok: true, gateways };
     const r = c.rule;
     if (r.action === 'reject') return { ok: false, reason: `kernel rule ${r.prefix}: not programmed${r.why ? ` (${r.why})` : ''}` };

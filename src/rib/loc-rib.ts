@@ -12,7 +12,7 @@
 import { selectBest, type BestPathOptions } from './best-path.js';
 import { KeyTable } from './key-table.js';
 import type { Path } from './path.js';
-import type { PrefixKey } from './prefix-key.js';
+import { prefixFromKey, type PrefixKey } from './prefix-key.js';
 
 class MultiEntry {
   constructor(
@@ -31,8 +31,24 @@ export class LocRib {
   private readonly free: number[] = [];
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;
+  /** With `named`: each entry's prefix as text (`Prefix.toString()`), built the first time it is asked for. */
+  private slotNames: (string | undefined)[] = [];
+  /** The slot the last `upsert` or `remove` changed (-1: it freed it), for `touchedMultipath` and `touchedName`. */
+  private touched = -1;
+  /** The name of the prefix the last `remove` took out of the table. */
+  private freedName: string | undefined;
+  private freedKey: PrefixKey = 0;
 
-  constructor(private readonly opts: BestPathOptions = {}) {}
+  /**
+   * `named`: keep each prefix's text with its entry (`touchedName`), so that
+   * a consumer keyed by text (the kernel FIB) gets one string per prefix for
+   * as long as it is in the table — built once and hashed once, where
+   * building it per change cost a string and a hash each time.
+   */
+  constructor(
+    private readonly opts: BestPathOptions = {},
+    private readonly named = false,
+  ) {}
 
   get size(): number {
     return this.entries.length - this.free.length;
@@ -98,9 +114,12 @@ export class LocRib {
       if (free < this.entries.length) this.free.pop();
       this.entries[free] = path;
       this.slotKeys[free] = key;
+      if (this.named) this.slotNames[free] = undefined;
+      this.touched = free;
       return 'best';
     }
     const at = had - 1;
+    this.touched = at;
     const e = this.entries[at]!;
     if (!(e instanceof MultiEntry)) {
       if (samePath(e, path)) {
@@ -122,10 +141,17 @@ export class LocRib {
     const slot = this.index.get(key);
     if (slot === 0) return 'none';
     const at = slot - 1;
+    this.touched = at;
     const e = this.entries[at]!;
     if (!(e instanceof MultiEntry)) {
       if (e.source !== source || e.pathId !== pathId) return 'none';
       this.index.delete(key);
+      if (this.named) {
+        this.freedName = this.slotNames[at];
+        this.freedKey = key;
+        this.slotNames[at] = undefined;
+      }
+      this.touched = -1;
       this.entries[at] = undefined;
       this.slotKeys[at] = 0;
       this.free.push(at);
@@ -142,7 +168,22 @@ export class LocRib {
     if (this.free.length !== this.entries.length) return;
     this.entries = [];
     this.slotKeys = [];
+    this.slotNames = [];
     this.free.length = 0;
+  }
+
+  /** The ECMP set (best first) of the prefix the last `upsert` or `remove` changed: empty when that removed it. */
+  touchedMultipath(): readonly Path[] {
+    const e = this.touched < 0 ? undefined : this.entries[this.touched];
+    if (e === undefined) return [];
+    return e instanceof MultiEntry ? e.multipath : [e];
+  }
+
+  /** With `named`: the text of the prefix the last `upsert` or `remove` changed (the same string each time for one prefix in the table). */
+  touchedName(): string {
+    const at = this.touched;
+    if (at < 0) return (this.freedName ??= prefixFromKey(this.freedKey).toString());
+    return (this.slotNames[at] ??= prefixFromKey(this.slotKeys[at]).toString());
   }
 
   private reselect(at: number, paths: Path[], oldBest: Path, oldMulti: readonly Path[]): Change {

@@ -32,8 +32,13 @@ export interface RibOptions {
   readonly coalesce?: Partial<CoalesceOptions>;
   /** Defaults to src/wire/packer.ts. */
   readonly packer?: Packer;
-  /** Told when a prefix's best path or ECMP set changes (empty when it has none); e.g. to program a FIB. */
-  readonly onLocChange?: (prefix: Prefix, multipath: readonly Path[]) => void;
+  /**
+   * Told when a prefix's best path or ECMP set changes (empty when it has
+   * none); e.g. to program a FIB. `name` is `prefix.toString()`, kept with the
+   * Loc-RIB entry: the same string for the prefix as long as it is in the
+   * table (a consumer keyed by text hashes it once).
+   */
+  readonly onLocChange?: (prefix: Prefix, multipath: readonly Path[], name: string) => void;
 }
 
 export interface PeerConfig {
@@ -120,7 +125,7 @@ export class Rib {
 
   constructor(private readonly opts: RibOptions) {
     this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
-    this.loc = new LocRib(this.bestOpts);
+    this.loc = new LocRib(this.bestOpts, opts.onLocChange !== undefined);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
     this.packer = opts.packer ?? wirePacker;
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
@@ -424,7 +429,7 @@ export class Rib {
     if (change === 'none') return;
     if (change === 'best') for (const g of this.groups.values()) g.touch(key, now);
     const cb = this.opts.onLocChange;
-    if (cb !== undefined) cb(prefixFromKey(key), this.loc.multipath(key));
+    if (cb !== undefined) cb(prefixFromKey(key), this.loc.touchedMultipath(), this.loc.touchedName());
   }
 
   // ------------------------------------------------------------ local routes

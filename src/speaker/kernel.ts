@@ -12,10 +12,11 @@ import { Prefix } from '../net/prefix.js';
 import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/kernel-fib.js';
 import type { KernelEntry } from '../kernel/fib-core.js';
 import { metricForLocalPref } from '../kernel/metric.js';
-import { KernelRules, type KernelRule } from '../kernel/rules.js';
+import { KernelRules, type Compiled as RuleHandle, type KernelRule } from '../kernel/rules.js';
 import type { DesiredRoute, Gateway, KernelRoute, Refusal } from '../kernel/types.js';
 import { policySource, type Path } from '../rib/path.js';
 import type { ExportPolicy, PeerRef } from '../rib/ports.js';
+import type { RibOptions } from '../rib/rib.js';
 import type { Negotiated } from '../session/negotiate.js';
 import type { AfiSafi } from '../wire/types.js';
 import { SelectionDeferral } from './deferral.js';
@@ -43,6 +44,35 @@ export interface KernelOptions extends KernelFibOptions {
   readonly metricFromLocalPref?: boolean;
 }
 
+/** One remembered desired route (SpeakerKernel's memo). */
+interface Memo {
+  readonly family: 4 | 6;
+  readonly rule: RuleHandle | undefined;
+  /** The peer paths of the ECMP set in order, as [source₀, attrs₁, source₁, attrs₂, source₂, …] (attrs₀ is the memo's key). */
+  readonly rest: readonly object[];
+  readonly route: DesiredRoute | undefined;
+}
+
+/** Entries kept per first attribute set (the oldest goes): a set shared by many ECMP sets is rare. */
+const MEMO_PER_SET = 8;
+
+/** True when the peer paths of `multipath` (`n` of them) are the set `rest` describes (see Memo). */
+function sameSet(rest: readonly object[], multipath: readonly Path[], n: number): boolean {
+  if (rest.length !== 2 * n - 1) return false;
+  let i = 0;
+  for (const p of multipath) {
+    if (p.source.kind !== 'peer') continue;
+    if (i === 0) {
+      if (rest[0] !== p.source) return false;
+      i = 1;
+    } else {
+      if (rest[i] !== p.attrs || rest[i + 1] !== p.source) return false;
+      i += 2;
+    }
+  }
+  return true;
+}
+
 /** The kernel side of one prefix, for `routes` views. */
 export interface KernelRouteView {
   readonly installed: readonly KernelRoute[];
@@ -60,6 +90,12 @@ export class SpeakerKernel {
   private started = false;
   private readonly ref: PeerRef;
   private statics: readonly KernelStaticRoute[] = [];
+  /**
+   * Desired routes by ECMP set, without an export policy: keyed by the first
+   * peer path's attribute set (interned, immutable), then the rest of the set
+   * (sources and attribute sets), the family and the deciding rule.
+   */
+  private memo = new WeakMap<object, Memo[]>();
 
   constructor(
     private readonly opts: KernelOptions,
@@ -94,12 +130,43 @@ export class SpeakerKernel {
 
   // ------------------------------------------------------------ routes
 
-  /** A prefix's best path or ECMP set changed (empty: no route). */
-  onLocChange(prefix: Prefix, multipath: readonly Path[]): void {
-    this.fib.setRoute(prefix.toString(), this.desired(prefix, multipath));
+  /** A prefix's best path or ECMP set changed (empty: no route). `name`: `prefix.toString()`, when the caller has it. */
+  onLocChange(prefix: Prefix, multipath: readonly Path[], name = prefix.toString()): void {
+    this.fib.setRoute(name, this.desired(prefix, multipath));
+  }
+
+  /** What the Rib is given (RibOptions) to feed this: BgpSpeaker and the benchmarks wire it the same way. */
+  ribHooks(): Pick<RibOptions, 'onLocChange'> {
+    return { onLocChange: (prefix, multipath, name) => this.onLocChange(prefix, multipath, name) };
   }
 
   private desired(prefix: Prefix, multipath: readonly Path[]): DesiredRoute | undefined {
+    if (this.policy !== undefined) return this.compute(prefix, multipath, this.rules.decider(prefix));
+    // Without an export policy the route depends on the prefix only through its family and the rule deciding it:
+    // routes learned in one UPDATE, or with the same ECMP set, share one DesiredRoute (and its gateways).
+    let first: Path | undefined;
+    let n = 0;
+    for (const p of multipath) {
+      if (p.source.kind !== 'peer') continue;
+      first ??= p;
+      n++;
+    }
+    if (first === undefined) return undefined;
+    const rule = this.rules.decider(prefix);
+    const family = prefix.family;
+    let list = this.memo.get(first.attrs);
+    if (list !== undefined) for (const m of list) if (m.family === family && m.rule === rule && sameSet(m.rest, multipath, n)) return m.route;
+    const route = this.compute(prefix, multipath, rule);
+    const rest: object[] = [];
+    for (const p of multipath) if (p.source.kind === 'peer') rest.push(...(rest.length === 0 ? [p.source] : [p.attrs, p.source]));
+    if (list === undefined) this.memo.set(first.attrs, (list = []));
+    if (list.length >= MEMO_PER_SET) list.shift();
+    list.push({ family, rule, rest, route });
+    return route;
+  }
+
+  /** The desired route for `prefix` reached through `multipath` (its deciding rule `rule`), through the export policy if there is one. */
+  private compute(prefix: Prefix, multipath: readonly Path[], rule: RuleHandle | undefined): DesiredRoute | undefined {
     const gateways: Gateway[] = [];
     let localPref: number | undefined;
     let first = true;
@@ -119,7 +186,7 @@ export class SpeakerKernel {
       gateways.push({ address: nh.toString(), peer: p.source.address.toString() });
     }
     if (gateways.length === 0) return undefined;
-    const out = this.rules.apply(prefix, gateways);
+    const out = this.rules.applyWith(rule, gateways);
     if (!out.ok) return undefined;
     return { kind: 'unicast', gateways: out.gateways, ...(this.opts.metricFromLocalPref ? { metric: metricForLocalPref(localPref) } : {}) };
   }
@@ -127,6 +194,7 @@ export class SpeakerKernel {
   /** Re-evaluates every Loc-RIB prefix (the export policy or the rules changed). */
   reevaluate(): void {
     this.policy = this.evaluator();
+    this.memo = new WeakMap();
     this.speaker.forEach((prefix, mp) => {
       this.onLocChange(prefix, mp);
     });
@@ -134,6 +202,7 @@ export class SpeakerKernel {
 
   setRules(rules: readonly KernelRule[]): void {
     this.rules = new KernelRules(rules);
+    this.memo = new WeakMap();
     this.setStatics(this.statics);
     this.reevaluate();
   }

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rib } from '../../src/rib/rib.js';
 import type { ImportPolicy } from '../../src/rib/ports.js';
@@ -164,6 +165,46 @@ describe('Adj-RIB-In and import', () => {
       '198.51.100.0/24 10.0.0.2',
       '198.51.100.0/24 ',
     ]);
+  });
+
+  it('onLocChange gets the ECMP set as the Loc-RIB then holds it, and the prefix text, through every change and removal (property)', () => {
+    const prefixes = ['198.51.100.0/24', '198.51.100.128/25', '203.0.113.7/32', '2001:db8::/48', '2001:db8:1:2::/64', '0.0.0.0/0'];
+    const peers = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
+    const step = fc.record({ peer: fc.integer({ min: 0, max: 2 }), prefix: fc.integer({ min: 0, max: prefixes.length - 1 }), op: fc.constantFrom('announce', 'med', 'withdraw', 'originate', 'unoriginate') });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const names = new Map<string, string>();
+        let calls = 0;
+        const rib: Rib = new Rib({
+          localAsn: 65000,
+          routerId: '192.0.2.100',
+          packer: new FakePacker(),
+          multipath: { maxPaths: 4, relaxNeighborAs: false },
+          onLocChange: (p, mp, name) => {
+            calls++;
+            expect(name).toBe(p.toString());
+            expect(mp).toEqual(rib.multipath(p));
+            for (let i = 0; i < mp.length; i++) expect(mp[i]).toBe(rib.multipath(p)[i]);
+            if (mp.length === 0) names.delete(name);
+            else names.set(name, name);
+          },
+        });
+        const ids = peers.map((a) => rib.addPeer({ address: A(a), asn: 65001 }));
+        for (const s of steps) {
+          const p = prefixes[s.prefix];
+          const nh = p.includes(':') ? undefined : peers[s.peer];
+          const attrs = (med: number) => ebgpAttrs([65001], nh ?? '10.0.0.1', { med, ...(nh === undefined ? { nextHop: undefined, mpReach: { afi: 2, safi: 1, nextHops: [A('2001:db8::1')], nlri: [] } } : {}) });
+          if (s.op === 'announce') rib.ingest(ids[s.peer], update(attrs(0), [p]), 0);
+          else if (s.op === 'med') rib.ingest(ids[s.peer], update(attrs(5), [p]), 0);
+          else if (s.op === 'withdraw') rib.ingest(ids[s.peer], update({}, [], [p]), 0);
+          else if (s.op === 'originate') rib.originate(P(p), { origin: 0 }, 0);
+          else rib.withdraw(P(p), 0);
+        }
+        // Every prefix in the Loc-RIB was reported, and every prefix reported gone is gone.
+        for (const p of prefixes) expect(names.has(p)).toBe(rib.multipath(P(p)).length > 0);
+        expect(calls).toBeGreaterThanOrEqual(names.size);
+      }),
+    );
   });
 
   it('keeps no stray attribute sets when eBGP LOCAL_PREF is stripped and policy rejects', () => {
