@@ -587,6 +587,11 @@ export class FibCore {
     return { desired, installed: this.installedCount, refused: this.refused.size, stale: this.restarting ? this.staleCount : 0 };
   }
 
+  /** Prefixes the core holds anything for (wanted, installed, adopted, refused, or touched and not planned yet): what it keeps in memory. */
+  get known(): number {
+    return this.slots.size;
+  }
+
   get refusedCount(): number {
     return this.refused.size;
   }

@@ -267,6 +267,9 @@ describe('FibCore', () => {
         converge(core, k);
         const final = [...want].map(([p, d]) => expected(p, d)).filter((r): r is KernelRoute => r !== undefined);
         expect(sameTable(k.routes(), final)).toBe(true);
+        // nothing is kept for a prefix nobody wants and that is not in the kernel
+        const held = new Set([...[...want].filter(([, d]) => d !== undefined).map(([p]) => p), ...k.routes().map((r) => r.prefix)]);
+        expect(core.known).toBe(held.size);
       }),
       { numRuns: 300 },
     );
@@ -312,6 +315,85 @@ describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
     core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     expect(core.neededLookups()).toEqual([]);
     expect(core.plan().map((o) => o.route.prefix).sort()).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
+  });
+});
+
+describe('FibCore slots (one per prefix) and the operations it hands out', () => {
+  it('forgets a prefix once nothing is left of it: withdrawn and deleted, refused and withdrawn, a static removed, a foreign delete of nothing', () => {
+    const { core, k } = fresh({ restarting: false, recursive: false });
+    for (let i = 0; i < 50; i++) core.setRoute(`198.18.0.${i}/32`, via('192.0.2.7'));
+    core.setRoute('203.0.113.0/24', via('203.0.113.1')); // refused: on no connected network
+    core.setStatics(new Map([['198.19.0.0/26', { kind: 'blackhole' as const }]]));
+    converge(core, k);
+    expect(core.known).toBe(52);
+    expect(core.counts).toEqual({ desired: 52, installed: 51, refused: 1, stale: 0 });
+    for (let i = 0; i < 50; i++) core.setRoute(`198.18.0.${i}/32`, undefined);
+    core.setRoute('203.0.113.0/24', undefined);
+    core.setStatics(new Map());
+    core.kernelDeleted('198.18.9.9/32', 0); // someone else's delete of a route we never had
+    expect(core.known).toBe(53); // kept until planned
+    converge(core, k);
+    expect(k.routes()).toEqual([]);
+    expect(core.known).toBe(0);
+    expect([...core.entries()]).toEqual([]);
+    expect(core.counts).toEqual({ desired: 0, installed: 0, refused: 0, stale: 0 });
+    // and a prefix wanted again after it was forgotten is planned afresh
+    core.setRoute('198.18.0.1/32', via('192.0.2.8'));
+    expect(converge(core, k).map((o) => `${o.op} ${o.route.prefix}`)).toEqual(['replace 198.18.0.1/32']);
+    expect(core.known).toBe(1);
+  });
+
+  it('an operation it hands out equals the plain KernelOp; applied() takes plain operations, and another core\'s, by prefix', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('198.18.0.0/24', via('192.0.2.7'));
+    const [op] = core.plan();
+    const plain: KernelOp = { op: 'replace', route: { prefix: '198.18.0.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] } };
+    expect(op).toEqual(plain);
+    expect(Object.keys(op)).toEqual(['op', 'route']);
+    // not applied: a plain operation with the same content does the same
+    core.applied(plain, k.apply(plain));
+    expect(core.installedFor('198.18.0.0/24')).toEqual([plain.route]);
+    // an operation planned by another core counts here by its prefix
+    const other = fresh({ restarting: false }).core;
+    other.setRoute('198.18.1.0/24', via('192.0.2.8'));
+    const [theirs] = other.plan();
+    core.applied(theirs, k.apply(theirs));
+    expect(core.installedFor('198.18.1.0/24')).toEqual([theirs.route]);
+    expect(other.installedFor('198.18.1.0/24')).toEqual([]);
+    expect(core.counts.installed).toBe(2);
+    // not wanted here: the next look at every prefix (connected networks changed) deletes it
+    core.setConnected(CONNECTED, k.links);
+    expect(converge(core, k).map((o) => `${o.op} ${o.route.prefix}`)).toEqual(['delete 198.18.1.0/24']);
+  });
+
+  it('routes resolve by their gateways: equal gateways in other objects alike, other gateways (and other families\' metrics) each their own', () => {
+    const { core, k } = fresh({ restarting: false, recursive: false });
+    const seven = () => via('192.0.2.7');
+    const both = via('192.0.2.8', '203.0.113.9'); // one member on no connected network: left out, noted
+    const cases: [string, DesiredRoute][] = [
+      ['198.18.0.0/24', seven()], ['198.18.1.0/24', seven()], ['198.18.2.0/24', both], ['198.18.3.0/24', seven()],
+      ['198.18.4.0/24', via('203.0.113.9')], ['198.18.5.0/24', both], ['198.18.6.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }], metric: 5 }],
+      ['2001:db8:1::/48', via('2001:db8:ffff::7')], ['2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: '2001:db8:ffff::7' }] }],
+      ['198.18.7.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7', dev: 'eth1' }] }],
+    ];
+    for (const [p, d] of cases) core.setRoute(p, d);
+    converge(core, k);
+    const got = new Map(k.routes().map((r) => [r.prefix, `${r.metric} ${r.nexthops.map((h) => `${h.via}@${h.dev}`).join(',')}`]));
+    expect(Object.fromEntries(got)).toEqual({
+      '198.18.0.0/24': '0 192.0.2.7@eth0',
+      '198.18.1.0/24': '0 192.0.2.7@eth0',
+      '198.18.2.0/24': '0 192.0.2.8@eth0',
+      '198.18.3.0/24': '0 192.0.2.7@eth0',
+      '198.18.5.0/24': '0 192.0.2.8@eth0',
+      '198.18.6.0/24': '5 192.0.2.7@eth0',
+      '198.18.7.0/24': '0 192.0.2.7@eth1',
+      '2001:db8:1::/48': '1024 2001:db8:ffff::7@eth0',
+      '2001:db8:2::/48': '1024 2001:db8:ffff::7@eth0',
+    });
+    expect(core.refusal('198.18.4.0/24')?.reason).toBe('next hop 203.0.113.9 is on no connected network (recursive resolution is off)');
+    expect(core.note('198.18.2.0/24')).toBe('next hop(s) left out: next hop 203.0.113.9 is on no connected network (recursive resolution is off)');
+    expect(core.note('198.18.5.0/24')).toBe(core.note('198.18.2.0/24'));
+    expect(core.note('198.18.3.0/24')).toBeUndefined();
   });
 });
 
