@@ -77,6 +77,22 @@ export class FibCore {
    */
   private dirty: Slot[] = [];
   private epoch = 1;
+  /**
+   * `setRoute` calls not yet taken to their slots (prefix, route), in
+   * order: a million calls in a row cost two array pushes each, and the
+   * plan does the map work (finding or making the slot) as it plans each
+   * one — while the kernel installs the pieces before. A plan takes the
+   * log when it starts (`planLog*`, `planLogAt` how far it got); calls
+   * meanwhile go to a new log, for the next plan. A prefix set twice in
+   * one plan's log is planned at the first and again in the next plan.
+   */
+  private logP: string[] = [];
+  private logR: (DesiredRoute | undefined)[] = [];
+  private planLogP: string[] = [];
+  private planLogR: (DesiredRoute | undefined)[] = [];
+  private planLogAt = 0;
+  /** Plans begun; a slot's `planned` is the plan that last planned it. */
+  private plans = 0;
   /** Prefixes a plan left as they were, waiting for a next-hop lookup. */
   private readonly waiting = new Set<string>();
   private allDirty = false;
@@ -122,14 +138,20 @@ export class FibCore {
    * in the restart removes it.
    */
   setRoute(prefix: string, route: DesiredRoute | undefined): void {
+    // Only written down: the next plan takes it to its slot as it plans (see `log`).
+    this.logP.push(prefix);
+    this.logR.push(route);
+  }
+
+  /** One `setRoute` taken to its slot; the slot, or undefined when nothing changed (a withdrawal of what routing did not want). Touches nothing. */
+  private applyRoute(prefix: string, route: DesiredRoute | undefined): Slot | undefined {
     if (route === undefined) {
       const s = this.slots.get(prefix);
-      if (s === undefined || s.bgp === undefined) return;
+      if (s === undefined || s.bgp === undefined) return undefined;
       s.bgp = undefined;
       this.bgpCount--;
       if (this.statics.size > 0 && this.statics.has(prefix)) this.overlap--;
-      this.touch(s);
-      return;
+      return s;
     }
     const s = this.slotFor(prefix);
     if (s.bgp === undefined) {
@@ -141,11 +163,38 @@ export class FibCore {
       s.stale = false;
       this.staleCount--;
     }
-    this.touch(s);
+    return s;
+  }
+
+  /**
+   * Every `setRoute` not taken to its slot yet, in order: what a plan
+   * stopped before reaching, then the log. Everything but `setRoute` and
+   * the plan itself does this first, so that the log is never seen.
+   */
+  private absorb(): void {
+    const P = this.planLogP;
+    if (this.planLogAt < P.length) {
+      const R = this.planLogR;
+      for (let j = this.planLogAt; j < P.length; j++) {
+        const s = this.applyRoute(P[j], R[j]);
+        if (s !== undefined) this.touch(s);
+      }
+      this.planLogAt = P.length;
+    }
+    if (this.logP.length === 0) return;
+    const LP = this.logP;
+    const LR = this.logR;
+    this.logP = [];
+    this.logR = [];
+    for (let j = 0; j < LP.length; j++) {
+      const s = this.applyRoute(LP[j], LR[j]);
+      if (s !== undefined) this.touch(s);
+    }
   }
 
   /** Replaces the whole set of static routes and blackholes. */
   setStatics(routes: ReadonlyMap<string, DesiredRoute>): void {
+    this.absorb();
     for (const p of this.statics.keys()) if (!routes.has(p)) this.touch(this.slotFor(p));
     for (const [p, r] of routes) if (!sameDesired(this.statics.get(p), r)) this.touch(this.slotFor(p));
     this.statics.clear();
@@ -159,6 +208,7 @@ export class FibCore {
   /** The restart is over: stale routes nobody wants any more go. */
   endRestart(): void {
     if (!this.restarting) return;
+    this.absorb();
     this.restarting = false;
     if (this.staleCount > 0) {
       for (const s of this.slots.values()) {
@@ -204,6 +254,7 @@ export class FibCore {
 
   /** A full dump of our routes in our table (at start and at each resync). */
   kernelTable(routes: Iterable<KernelRoute>): void {
+    this.absorb();
     const now = new Map<string, Installed>();
     let n = 0;
     for (const r of routes) if (putInstalled(now, r)) n++;
@@ -234,6 +285,7 @@ export class FibCore {
 
   /** The kernel added or replaced a route of ours (monitor). */
   kernelAdded(route: KernelRoute): void {
+    this.absorb();
     const s = this.slotFor(route.prefix);
     if (putHave(s, route)) this.installedCount++;
     this.seen.add(route.prefix);
@@ -242,6 +294,7 @@ export class FibCore {
 
   /** A route of ours left the kernel (monitor): deleted by someone, or by us. */
   kernelDeleted(prefix: string, metric: number): void {
+    this.absorb();
     const s = this.slotFor(prefix);
     if (dropHave(s, metric)) this.installedCount--;
     this.seen.add(prefix);
@@ -287,17 +340,20 @@ export class FibCore {
     // when they were planned, and every answer, or a change of connected networks, makes every prefix touched (allDirty).
     // Routes often share one DesiredRoute (a batch from one update): its gateways are looked at once in a row.
     let last: DesiredRoute | undefined;
-    const each = (s: Slot | undefined) => {
-      const d = s?.bgp;
-      if (d === undefined || d === last || d.kind !== 'unicast' || (this.statics.size > 0 && this.statics.has(s!.prefix))) return;
+    const each = (p: string, d: DesiredRoute | undefined) => {
+      if (d === undefined || d === last || d.kind !== 'unicast' || (this.statics.size > 0 && this.statics.has(p))) return;
       last = d;
       const n = Math.min(d.gateways.length, this.ecmp);
       for (let i = 0; i < n; i++) want(d.gateways[i]);
     };
-    if (this.allDirty) for (const s of this.slots.values()) each(s);
+    if (this.allDirty) this.absorb();
+    if (this.allDirty) for (const s of this.slots.values()) each(s.prefix, s.bgp);
     else {
-      for (const s of this.dirty) each(s);
-      for (const p of this.waiting) each(this.slots.get(p));
+      for (const s of this.dirty) each(s.prefix, s.bgp);
+      for (const p of this.waiting) each(p, this.slots.get(p)?.bgp);
+      // setRoute calls not taken to their slots yet (a superseded route's gateways asked about too: harmless)
+      for (let j = this.planLogAt; j < this.planLogP.length; j++) each(this.planLogP[j], this.planLogR[j]);
+      for (let j = 0; j < this.logP.length; j++) each(this.logP[j], this.logR[j]);
     }
     for (const d of this.statics.values()) if (d.kind === 'unicast') for (const g of d.gateways) want(g);
     return [...out];
@@ -313,7 +369,7 @@ export class FibCore {
 
   /** True when `plan` may have something to do. */
   get pending(): boolean {
-    return this.allDirty || this.dirty.length > 0;
+    return this.allDirty || this.dirty.length > 0 || this.logP.length > 0 || this.planLogAt < this.planLogP.length;
   }
 
   /** The operations that take the kernel to what is desired, for every prefix touched since the last plan. */
@@ -336,9 +392,18 @@ export class FibCore {
   *planPieces(size: number): Generator<KernelOp[], void, undefined> {
     if (!(size >= 1)) throw new RangeError(`plan piece size must be at least 1, got ${size}`);
     // Every slot after a dump or a change of connected networks or lookups (the map read as it is when each is reached), else the touched ones.
+    // What an earlier plan left of its log (a plan dropped unfinished) is touched first; after a dump and the like, the log too.
+    if (this.planLogAt < this.planLogP.length || this.allDirty) this.absorb();
     const every = this.allDirty ? this.slots.values() : undefined;
     const list = this.dirty;
     this.dirty = [];
+    // The log since the last plan, planned after the touched slots (it is what was touched after them).
+    const P = (this.planLogP = this.logP);
+    const R = (this.planLogR = this.logR);
+    this.planLogAt = 0;
+    this.logP = [];
+    this.logR = [];
+    const plan = ++this.plans;
     this.epoch++;
     this.allDirty = false;
     this.seen.clear();
@@ -355,10 +420,22 @@ export class FibCore {
           const k = every.next();
           if (k.done) break;
           s = k.value;
-        } else {
-          if (i >= list.length) break;
+        } else if (i < list.length) {
           s = list[i++];
-        }
+          s.planned = plan;
+        } else if (this.planLogAt < P.length) {
+          // absorb() may have taken the rest meanwhile (then planLogAt is at the end)
+          const j = this.planLogAt++;
+          const t = this.applyRoute(P[j], R[j]);
+          if (t === undefined) continue;
+          s = t;
+          if (s.planned === plan) {
+            // already planned in this plan (before this change): again in the next
+            this.touch(s);
+            continue;
+          }
+          s.planned = plan;
+        } else break;
         this.planSlot(s, replaces, deletes);
         if (replaces.length >= size) {
           const piece = replaces;
@@ -374,6 +451,16 @@ export class FibCore {
       if (!done) {
         if (every !== undefined) for (let k = every.next(); !k.done; k = every.next()) this.touch(k.value);
         else for (; i < list.length; i++) if (!list[i].dead) this.touch(list[i]);
+        // The log not reached: back in front of the calls made meanwhile.
+        if (this.planLogP === P && this.planLogAt < P.length) {
+          this.logP = P.slice(this.planLogAt).concat(this.logP);
+          this.logR = R.slice(this.planLogAt).concat(this.logR);
+        }
+      }
+      if (this.planLogP === P) {
+        this.planLogP = [];
+        this.planLogR = [];
+        this.planLogAt = 0;
       }
       // Deletes planned and never handed out: planned again next time.
       if (!deletesOut) for (const op of deletes) this.touch(this.slotOf(op));
@@ -583,12 +670,14 @@ export class FibCore {
   // ------------------------------------------------------------ views (O(1) or O(refused))
 
   get counts(): { desired: number; installed: number; refused: number; stale: number } {
+    this.absorb();
     const desired = this.statics.size + this.bgpCount - this.overlap;
     return { desired, installed: this.installedCount, refused: this.refused.size, stale: this.restarting ? this.staleCount : 0 };
   }
 
   /** Prefixes the core holds anything for (wanted, installed, adopted, refused, or touched and not planned yet): what it keeps in memory. */
   get known(): number {
+    this.absorb();
     return this.slots.size;
   }
 
@@ -628,6 +717,7 @@ export class FibCore {
 
   /** Every prefix wanted, installed or refused, with its kernel side (unordered; O(routes): for listings, not status). */
   *entries(): IterableIterator<KernelEntry> {
+    this.absorb();
     for (const s of this.slots.values()) {
       const prefix = s.prefix;
       const source = this.statics.has(prefix) ? 'static' : s.bgp !== undefined ? 'bgp' : undefined;
@@ -654,6 +744,8 @@ class Slot {
   stale = false;
   /** Forgotten (out of the map): a slot made again for the prefix is another one. */
   dead = false;
+  /** The plan that last planned it (see `FibCore.plans`). */
+  planned = 0;
   constructor(readonly prefix: string) {}
 }
 

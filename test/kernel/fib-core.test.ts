@@ -397,6 +397,89 @@ describe('FibCore slots (one per prefix) and the operations it hands out', () =>
   });
 });
 
+describe('FibCore: setRoute written down and taken to its slot as the plan reaches it', () => {
+  it('property: plans taken piece by piece, with route changes (the same prefix again too), foreign deletes, status reads and early stops between pieces, end with the kernel holding what is desired', () => {
+    const PFX = ['198.18.0.0/24', '198.18.1.0/24', '198.18.2.0/24', '198.18.0.7/32', '2001:db8:1::/48', '2001:db8:2::/64'];
+    const GWS4 = ['192.0.2.1', '192.0.2.2', '198.51.100.1'];
+    const GWS6 = ['2001:db8:ffff::1', '2001:db8:ffff::2'];
+    const desired = (p: string) => fc.oneof(
+      fc.constant<DesiredRoute | undefined>(undefined),
+      fc.constant<DesiredRoute>({ kind: 'blackhole' }),
+      fc.subarray(p.includes(':') ? GWS6 : GWS4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
+    );
+    const step = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...PFX).chain((p) => desired(p).map((d) => ({ t: 'set' as const, p, d }))) },
+      { weight: 3, arbitrary: fc.integer({ min: 1, max: 3 }).map((size) => ({ t: 'piece' as const, size })) },
+      { weight: 1, arbitrary: fc.constant({ t: 'stop' as const }) },
+      { weight: 1, arbitrary: fc.constantFrom(...PFX).map((p) => ({ t: 'foreignDelete' as const, p })) },
+      { weight: 1, arbitrary: fc.constant({ t: 'status' as const }) },
+    );
+    const metric = (p: string) => (p.includes(':') ? 1024 : 0);
+    const expectedRoute = (p: string, d: DesiredRoute | undefined): KernelRoute | undefined => {
+      if (d === undefined) return undefined;
+      if (d.kind === 'blackhole') return { prefix: p, type: 'blackhole', metric: metric(p), nexthops: [] };
+      const hops = d.gateways.map((g) => ({ via: g.address, dev: g.address.startsWith('198.51.100.') ? 'eth1' : 'eth0' }));
+      return { prefix: p, type: 'unicast', metric: metric(p), nexthops: hops.sort((x, y) => (`${x.via}|${x.dev}|0` < `${y.via}|${y.dev}|0` ? -1 : 1)) };
+    };
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const { core, k } = fresh({ restarting: false, recursive: false });
+        const want = new Map<string, DesiredRoute>();
+        let gen: Generator<KernelOp[], void, undefined> | undefined;
+        for (const s of steps) {
+          if (s.t === 'set') {
+            if (s.d === undefined) want.delete(s.p);
+            else want.set(s.p, s.d);
+            core.setRoute(s.p, s.d);
+          } else if (s.t === 'piece') {
+            gen ??= core.planPieces(s.size);
+            const r = gen.next();
+            if (r.done) gen = undefined;
+            else for (const op of r.value) core.applied(op, k.apply(op));
+          } else if (s.t === 'stop') {
+            gen?.return(undefined);
+            gen = undefined;
+          } else if (s.t === 'foreignDelete') {
+            for (const r of k.routes()) if (r.prefix === s.p) {
+              k.table.delete(SimKernel.key(r));
+              core.kernelDeleted(r.prefix, r.metric);
+            }
+          } else expect(core.counts.desired).toBe(want.size);
+        }
+        if (gen !== undefined) for (const piece of gen) for (const op of piece) core.applied(op, k.apply(op));
+        converge(core, k);
+        expect(core.pending).toBe(false);
+        expect(core.counts.desired).toBe(want.size);
+        const final = [...want].map(([p, d]) => expectedRoute(p, d)!);
+        expect(sameTable(k.routes(), final)).toBe(true);
+        expect(core.counts.installed).toBe(final.length);
+        expect(core.known).toBe(want.size);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a million-route burst costs the caller nothing but the log: setRoute reaches no slot until a plan or a read', () => {
+    const { core, k } = fresh({ restarting: false });
+    expect(core.plan()).toEqual([]); // the first plan after the dump looks at everything
+    for (let i = 0; i < 300; i++) core.setRoute(`198.18.${i >> 8}.${i & 255}/32`, via('192.0.2.7'));
+    expect(core.pending).toBe(true);
+    // the first piece has taken only what it planned to slots
+    const gen = core.planPieces(100);
+    const first = gen.next().value as KernelOp[];
+    expect(first).toHaveLength(100);
+    for (const op of first) core.applied(op, k.apply(op));
+    // a read between pieces takes the rest to slots, for the next plan; this plan ends with what it had
+    expect(core.counts.desired).toBe(300);
+    expect([...gen].flat()).toHaveLength(0);
+    const rest = core.plan();
+    expect(rest).toHaveLength(200);
+    for (const op of rest) core.applied(op, k.apply(op));
+    expect(k.routes()).toHaveLength(300);
+    expect(core.pending).toBe(false);
+  });
+});
+
 describe('FibCore.planPieces (a plan handed out in pieces, written while the rest is planned)', () => {
   /** A core with routes installed at /24../32 and metric moves pending, so that a plan has replaces and deletes of several lengths. */
   function busy(): { core: FibCore; k: SimKernel } {
