@@ -38,7 +38,9 @@ export function writeV4(text: string, end: number, buf: Buffer, at: number): boo
  * caller falls back to the full parser).
  */
 export function writeV6(text: string, end: number, buf: Buffer, at: number): boolean {
-  const groups: number[] = [];
+  // The groups go into a scratch array (no allocation: one call per route in a large batch); more than 8 is never an address.
+  const groups = GROUPS;
+  let ng = 0;
   let gap = -1;
   let value = 0;
   let digits = 0;
@@ -50,12 +52,13 @@ export function writeV6(text: string, end: number, buf: Buffer, at: number): boo
       value = value * 16 + d;
     } else if (c === 58) {
       if (digits > 0) {
-        groups.push(value);
+        if (ng === 8) return false;
+        groups[ng++] = value;
         value = 0;
         digits = 0;
         if (i + 1 < end && text.charCodeAt(i + 1) === 58) {
           if (gap >= 0) return false;
-          gap = groups.length;
+          gap = ng;
           i++;
         } else if (i + 1 >= end) return false; // a trailing single ':'
       } else if (i === 0 && end > 1 && text.charCodeAt(1) === 58) {
@@ -65,10 +68,12 @@ export function writeV6(text: string, end: number, buf: Buffer, at: number): boo
       } else return false;
     } else return false;
   }
-  if (digits > 0) groups.push(value);
-  else if (gap !== groups.length) return false; // ends with ':' that is not '::'
-  if (gap < 0 ? groups.length !== 8 : groups.length > 7) return false;
-  const zeros = 8 - groups.length;
+  if (digits > 0) {
+    if (ng === 8) return false;
+    groups[ng++] = value;
+  } else if (gap !== ng) return false; // ends with ':' that is not '::'
+  if (gap < 0 ? ng !== 8 : ng > 7) return false;
+  const zeros = 8 - ng;
   let g = 0;
   for (let k = 0; k < 8; k++) {
     const v = gap >= 0 && k >= gap && k < gap + zeros ? 0 : groups[g++];
@@ -77,6 +82,8 @@ export function writeV6(text: string, end: number, buf: Buffer, at: number): boo
   }
   return true;
 }
+
+const GROUPS = new Uint16Array(8);
 
 const v6 = Buffer.alloc(16);
 

@@ -15,7 +15,7 @@
  */
 import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
-import type { ConnectedRoute, DesiredRoute, Gateway, KernelOp, KernelRoute, Lookup, NextHop, Refusal } from './types.js';
+import type { ConnectedRoute, DesiredRoute, Gateway, KernelOp, KernelRoute, Lookup, NextHop, Refusal, RouteType } from './types.js';
 
 export interface FibCoreOptions {
   /** Most next hops in one route (BIRD's `merge paths` limit); default 16. */
@@ -43,27 +43,56 @@ export class FibCore {
   readonly recursive: boolean;
   private restarting: boolean;
   private dumped = false;
-  /** Routing's wishes (from the Loc-RIB through the export policy). */
-  private readonly bgp = new Map<string, DesiredRoute>();
-  /** Static routes and blackholes: they win over `bgp` for the same prefix (BIRD's static preference 200 > BGP 100). */
-  private readonly statics = new Map<string, DesiredRoute>();
-  /** Prefixes in both `bgp` and `statics` (so that `counts` is O(1)). */
-  private overlap = 0;
   /**
-   * prefix → our route(s) in the kernel: the route itself when there is one
-   * (nearly always), an array when the prefix has routes of ours at several
-   * metrics — no Map per prefix (see `Installed`).
+   * One slot per prefix we know anything about (wanted by routing or a
+   * static, installed, adopted, refused): routing's wish, our route(s) in
+   * the kernel, and the bookkeeping of the plan, in one object found by
+   * one lookup. A million routes cost one map entry and one slot each; the
+   * plan walks slots (the touched ones are kept in an array, not a set of
+   * prefix strings), and an operation it hands out remembers its slot, so
+   * that `applied` needs no lookup at all. A slot goes once nothing is
+   * left in it.
    */
-  private readonly installed = new Map<string, Installed>();
+  private readonly slots = new Map<string, Slot>();
+  /** Prefixes with a route from routing (`setRoute`). */
+  private bgpCount = 0;
+  /** Static routes and blackholes: they win over routing's for the same prefix (BIRD's static preference 200 > BGP 100). Each has a slot. */
+  private readonly statics = new Map<string, DesiredRoute>();
+  /** Prefixes wanted by both routing and `statics` (so that `counts` is O(1)). */
+  private overlap = 0;
   private installedCount = 0;
-  private readonly stale = new Set<string>();
+  /** Slots adopted at start and kept until the restart ends (`Slot.stale`). */
+  private staleCount = 0;
   private connected: Conn[] = [];
   private links: ReadonlySet<string> | undefined;
   private readonly lookups = new Map<string, Lookup>();
   private readonly refused = new Map<string, Refusal>();
   /** Non-fatal notes per prefix (an ECMP member that did not resolve). */
   private readonly notes = new Map<string, string>();
-  private dirty = new Set<string>();
+  /**
+   * Slots touched since the last plan began, each once: a slot is in it
+   * when its `mark` is the current `epoch`. A plan takes the array and
+   * moves to the next epoch, so a slot touched meanwhile goes into the next
+   * plan's array even if this plan has it too.
+   */
+  private dirty: Slot[] = [];
+  private epoch = 1;
+  /**
+   * `setRoute` calls not yet taken to their slots (prefix, route), in
+   * order: a million calls in a row cost two array pushes each, and the
+   * plan does the map work (finding or making the slot) as it plans each
+   * one — while the kernel installs the pieces before. A plan takes the
+   * log when it starts (`planLog*`, `planLogAt` how far it got); calls
+   * meanwhile go to a new log, for the next plan. A prefix set twice in
+   * one plan's log is planned at the first and again in the next plan.
+   */
+  private logP: string[] = [];
+  private logR: (DesiredRoute | undefined)[] = [];
+  private planLogP: string[] = [];
+  private planLogR: (DesiredRoute | undefined)[] = [];
+  private planLogAt = 0;
+  /** Plans begun; a slot's `planned` is the plan that last planned it. */
+  private plans = 0;
   /** Prefixes a plan left as they were, waiting for a next-hop lookup. */
   private readonly waiting = new Set<string>();
   private allDirty = false;
@@ -77,6 +106,16 @@ export class FibCore {
   private readonly resolvedGateways = new Map<string, { readonly g: Gateway; readonly h: NextHop | string | 'pending' }[]>();
   /** Sorted next-hop sets within one plan, by the identity of the resolved NextHops (see `sortedHops`). */
   private readonly hopSets = new Map<NextHop, { readonly alone: readonly NextHop[]; readonly with: Map<NextHop, readonly NextHop[]> }>();
+  /**
+   * The last unicast route resolved in this plan and its outcome: routes
+   * come in runs with the same DesiredRoute object (or one with the same
+   * gateways), whose next hops resolve the same way whatever the prefix.
+   */
+  private lastWant: Unicast | undefined;
+  private lastHops: readonly NextHop[] | undefined;
+  private lastPending = false;
+  private lastReason = '';
+  private lastPartial: string | undefined;
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -99,77 +138,167 @@ export class FibCore {
    * in the restart removes it.
    */
   setRoute(prefix: string, route: DesiredRoute | undefined): void {
+    // Only written down: the next plan takes it to its slot as it plans (see `log`).
+    this.logP.push(prefix);
+    this.logR.push(route);
+  }
+
+  /** One `setRoute` taken to its slot; the slot, or undefined when nothing changed (a withdrawal of what routing did not want). Touches nothing. */
+  private applyRoute(prefix: string, route: DesiredRoute | undefined): Slot | undefined {
     if (route === undefined) {
-      if (!this.bgp.delete(prefix)) return;
-      if (this.statics.has(prefix)) this.overlap--;
-    } else {
-      const size = this.bgp.size;
-      this.bgp.set(prefix, route);
-      if (this.bgp.size !== size && this.statics.size > 0 && this.statics.has(prefix)) this.overlap++;
-      if (this.stale.size > 0) this.stale.delete(prefix);
+      const s = this.slots.get(prefix);
+      if (s === undefined || s.bgp === undefined) return undefined;
+      s.bgp = undefined;
+      this.bgpCount--;
+      if (this.statics.size > 0 && this.statics.has(prefix)) this.overlap--;
+      return s;
     }
-    this.dirty.add(prefix);
+    const s = this.slotFor(prefix);
+    if (s.bgp === undefined) {
+      this.bgpCount++;
+      if (this.statics.size > 0 && this.statics.has(prefix)) this.overlap++;
+    }
+    s.bgp = route;
+    if (s.stale) {
+      s.stale = false;
+      this.staleCount--;
+    }
+    return s;
+  }
+
+  /**
+   * Every `setRoute` not taken to its slot yet, in order: what a plan
+   * stopped before reaching, then the log. Everything but `setRoute` and
+   * the plan itself does this first, so that the log is never seen.
+   */
+  private absorb(): void {
+    const P = this.planLogP;
+    if (this.planLogAt < P.length) {
+      const R = this.planLogR;
+      for (let j = this.planLogAt; j < P.length; j++) {
+        const s = this.applyRoute(P[j], R[j]);
+        if (s !== undefined) this.touch(s);
+      }
+      this.planLogAt = P.length;
+    }
+    if (this.logP.length === 0) return;
+    const LP = this.logP;
+    const LR = this.logR;
+    this.logP = [];
+    this.logR = [];
+    for (let j = 0; j < LP.length; j++) {
+      const s = this.applyRoute(LP[j], LR[j]);
+      if (s !== undefined) this.touch(s);
+    }
   }
 
   /** Replaces the whole set of static routes and blackholes. */
   setStatics(routes: ReadonlyMap<string, DesiredRoute>): void {
-    for (const p of this.statics.keys()) if (!routes.has(p)) this.dirty.add(p);
-    for (const [p, r] of routes) if (!sameDesired(this.statics.get(p), r)) this.dirty.add(p);
+    this.absorb();
+    for (const p of this.statics.keys()) if (!routes.has(p)) this.touch(this.slotFor(p));
+    for (const [p, r] of routes) if (!sameDesired(this.statics.get(p), r)) this.touch(this.slotFor(p));
     this.statics.clear();
     this.overlap = 0;
     for (const [p, r] of routes) {
       this.statics.set(p, r);
-      if (this.bgp.has(p)) this.overlap++;
+      if (this.slotFor(p).bgp !== undefined) this.overlap++;
     }
   }
 
   /** The restart is over: stale routes nobody wants any more go. */
   endRestart(): void {
     if (!this.restarting) return;
+    this.absorb();
     this.restarting = false;
-    for (const p of this.stale) this.dirty.add(p);
-    this.stale.clear();
+    if (this.staleCount > 0) {
+      for (const s of this.slots.values()) {
+        if (!s.stale) continue;
+        s.stale = false;
+        this.touch(s);
+      }
+    }
+    this.staleCount = 0;
   }
 
   get isRestarting(): boolean {
     return this.restarting;
   }
 
+  /** The slot of `prefix`, made if there is none. */
+  private slotFor(prefix: string): Slot {
+    let s = this.slots.get(prefix);
+    if (s === undefined) {
+      s = new Slot(prefix);
+      this.slots.set(prefix, s);
+    }
+    return s;
+  }
+
+  /** Marks a slot for the next plan (once). */
+  private touch(s: Slot): void {
+    if (s.mark === this.epoch) return;
+    s.mark = this.epoch;
+    this.dirty.push(s);
+  }
+
+  /** Forgets a slot with nothing left in it: not wanted, nothing installed, not adopted, not refused, not touched for the next plan. */
+  private dropIfEmpty(s: Slot): void {
+    if (s.bgp !== undefined || s.have !== undefined || s.stale || s.mark === this.epoch || s.dead) return;
+    const p = s.prefix;
+    if ((this.statics.size > 0 && this.statics.has(p)) || (this.refused.size > 0 && this.refused.has(p))) return;
+    this.slots.delete(p);
+    s.dead = true;
+  }
+
   // ------------------------------------------------------------ the kernel's side
 
   /** A full dump of our routes in our table (at start and at each resync). */
   kernelTable(routes: Iterable<KernelRoute>): void {
-    const before = this.installed;
+    this.absorb();
     const now = new Map<string, Installed>();
     let n = 0;
     for (const r of routes) if (putInstalled(now, r)) n++;
-    for (const p of before.keys()) if (!now.has(p)) this.dirty.add(p);
-    for (const [p, m] of now) {
-      const old = before.get(p);
-      if (old === undefined || !sameInstalled(old, m)) this.dirty.add(p);
+    for (const s of this.slots.values()) {
+      if (s.have === undefined || now.has(s.prefix)) continue;
+      s.have = undefined;
+      this.touch(s);
     }
-    this.installed.clear();
-    for (const [p, m] of now) this.installed.set(p, m);
+    for (const [p, m] of now) {
+      const s = this.slotFor(p);
+      if (s.have === undefined || !sameInstalled(s.have, m)) this.touch(s);
+      s.have = m;
+    }
     this.installedCount = n;
     if (!this.dumped) {
       this.dumped = true;
-      if (this.restarting) for (const p of now.keys()) this.stale.add(p);
+      if (this.restarting) {
+        for (const p of now.keys()) {
+          const s = this.slotFor(p);
+          if (s.stale) continue;
+          s.stale = true;
+          this.staleCount++;
+        }
+      }
       this.allDirty = true;
     }
   }
 
   /** The kernel added or replaced a route of ours (monitor). */
   kernelAdded(route: KernelRoute): void {
-    if (putInstalled(this.installed, route)) this.installedCount++;
+    this.absorb();
+    const s = this.slotFor(route.prefix);
+    if (putHave(s, route)) this.installedCount++;
     this.seen.add(route.prefix);
-    this.dirty.add(route.prefix);
+    this.touch(s);
   }
 
   /** A route of ours left the kernel (monitor): deleted by someone, or by us. */
   kernelDeleted(prefix: string, metric: number): void {
-    if (dropInstalled(this.installed, prefix, metric)) this.installedCount--;
+    this.absorb();
+    const s = this.slotFor(prefix);
+    if (dropHave(s, metric)) this.installedCount--;
     this.seen.add(prefix);
-    this.dirty.add(prefix);
+    this.touch(s);
   }
 
   /** The directly connected networks (and, when known, the interfaces that exist). Every route is re-resolved. */
@@ -217,10 +346,14 @@ export class FibCore {
       const n = Math.min(d.gateways.length, this.ecmp);
       for (let i = 0; i < n; i++) want(d.gateways[i]);
     };
-    if (this.allDirty) for (const [p, d] of this.bgp) each(p, d);
+    if (this.allDirty) this.absorb();
+    if (this.allDirty) for (const s of this.slots.values()) each(s.prefix, s.bgp);
     else {
-      for (const p of this.dirty) each(p, this.bgp.get(p));
-      for (const p of this.waiting) each(p, this.bgp.get(p));
+      for (const s of this.dirty) each(s.prefix, s.bgp);
+      for (const p of this.waiting) each(p, this.slots.get(p)?.bgp);
+      // setRoute calls not taken to their slots yet (a superseded route's gateways asked about too: harmless)
+      for (let j = this.planLogAt; j < this.planLogP.length; j++) each(this.planLogP[j], this.planLogR[j]);
+      for (let j = 0; j < this.logP.length; j++) each(this.logP[j], this.logR[j]);
     }
     for (const d of this.statics.values()) if (d.kind === 'unicast') for (const g of d.gateways) want(g);
     return [...out];
@@ -236,7 +369,7 @@ export class FibCore {
 
   /** True when `plan` may have something to do. */
   get pending(): boolean {
-    return this.allDirty || this.dirty.size > 0;
+    return this.allDirty || this.dirty.length > 0 || this.logP.length > 0 || this.planLogAt < this.planLogP.length;
   }
 
   /** The operations that take the kernel to what is desired, for every prefix touched since the last plan. */
@@ -258,26 +391,52 @@ export class FibCore {
    */
   *planPieces(size: number): Generator<KernelOp[], void, undefined> {
     if (!(size >= 1)) throw new RangeError(`plan piece size must be at least 1, got ${size}`);
-    let keys: Iterable<string>;
-    if (this.allDirty) {
-      keys = this.everyPrefix();
-      this.dirty.clear();
-    } else {
-      keys = this.dirty;
-      this.dirty = new Set();
-    }
+    // Every slot after a dump or a change of connected networks or lookups (the map read as it is when each is reached), else the touched ones.
+    // What an earlier plan left of its log (a plan dropped unfinished) is touched first; after a dump and the like, the log too.
+    if (this.planLogAt < this.planLogP.length || this.allDirty) this.absorb();
+    const every = this.allDirty ? this.slots.values() : undefined;
+    const list = this.dirty;
+    this.dirty = [];
+    // The log since the last plan, planned after the touched slots (it is what was touched after them).
+    const P = (this.planLogP = this.logP);
+    const R = (this.planLogR = this.logR);
+    this.planLogAt = 0;
+    this.logP = [];
+    this.logR = [];
+    const plan = ++this.plans;
+    this.epoch++;
     this.allDirty = false;
     this.seen.clear();
-    this.resolvedGateways.clear();
-    this.hopSets.clear();
-    const it = keys[Symbol.iterator]();
+    this.forgetResolutions();
+    let i = 0;
     let done = false;
     let deletesOut = false;
     const deletes: KernelOp[] = [];
     try {
       let replaces: KernelOp[] = [];
-      for (let k = it.next(); !k.done; k = it.next()) {
-        this.planPrefix(k.value, replaces, deletes);
+      for (;;) {
+        let s: Slot;
+        if (every !== undefined) {
+          const k = every.next();
+          if (k.done) break;
+          s = k.value;
+        } else if (i < list.length) {
+          s = list[i++];
+          s.planned = plan;
+        } else if (this.planLogAt < P.length) {
+          // absorb() may have taken the rest meanwhile (then planLogAt is at the end)
+          const j = this.planLogAt++;
+          const t = this.applyRoute(P[j], R[j]);
+          if (t === undefined) continue;
+          s = t;
+          if (s.planned === plan) {
+            // already planned in this plan (before this change): again in the next
+            this.touch(s);
+            continue;
+          }
+          s.planned = plan;
+        } else break;
+        this.planSlot(s, replaces, deletes);
         if (replaces.length >= size) {
           const piece = replaces;
           replaces = [];
@@ -289,82 +448,116 @@ export class FibCore {
       deletesOut = true;
       if (deletes.length > 0) yield orderOps(deletes);
     } finally {
-      if (!done) for (let k = it.next(); !k.done; k = it.next()) this.dirty.add(k.value);
+      if (!done) {
+        if (every !== undefined) for (let k = every.next(); !k.done; k = every.next()) this.touch(k.value);
+        else for (; i < list.length; i++) if (!list[i].dead) this.touch(list[i]);
+        // The log not reached: back in front of the calls made meanwhile.
+        if (this.planLogP === P && this.planLogAt < P.length) {
+          this.logP = P.slice(this.planLogAt).concat(this.logP);
+          this.logR = R.slice(this.planLogAt).concat(this.logR);
+        }
+      }
+      if (this.planLogP === P) {
+        this.planLogP = [];
+        this.planLogR = [];
+        this.planLogAt = 0;
+      }
       // Deletes planned and never handed out: planned again next time.
-      if (!deletesOut) for (const op of deletes) this.dirty.add(op.route.prefix);
-      this.resolvedGateways.clear();
-      this.hopSets.clear();
+      if (!deletesOut) for (const op of deletes) this.touch(this.slotOf(op));
+      this.forgetResolutions();
     }
   }
 
-  /**
-   * Every prefix wanted, installed or refused, once each, without building
-   * a set of them all (the first plan after a dump covers the whole table).
-   * The maps are read as they are when each is reached.
-   */
-  private *everyPrefix(): Generator<string, void, undefined> {
-    const { bgp, statics, installed, refused } = this;
-    yield* bgp.keys();
-    if (statics.size > 0) for (const p of statics.keys()) if (!bgp.has(p)) yield p;
-    for (const p of installed.keys()) if (!bgp.has(p) && !statics.has(p)) yield p;
-    if (refused.size > 0) for (const p of refused.keys()) if (!bgp.has(p) && !statics.has(p) && !installed.has(p)) yield p;
+  private forgetResolutions(): void {
+    this.resolvedGateways.clear();
+    this.hopSets.clear();
+    this.lastWant = undefined;
+    this.lastHops = undefined;
+    this.lastPartial = undefined;
   }
 
-  private planPrefix(prefix: string, ops: KernelOp[], deletes: KernelOp[]): void {
+  private planSlot(s: Slot, ops: KernelOp[], deletes: KernelOp[]): void {
+    // A slot forgotten since it was touched: nothing was left in it (a slot made again for the prefix is in the next plan).
+    if (s.dead) return;
+    const prefix = s.prefix;
     // (Empty maps are not asked: most plans have no statics, notes or refusals, and every lookup of a 100,000-key map costs.)
-    const want = (this.statics.size > 0 ? this.statics.get(prefix) : undefined) ?? this.bgp.get(prefix);
-    const have = this.installed.get(prefix);
-    let keep: KernelRoute | undefined;
+    const want = (this.statics.size > 0 ? this.statics.get(prefix) : undefined) ?? s.bgp;
+    const have = s.have;
     if (this.notes.size > 0) this.notes.delete(prefix);
     if (this.waiting.size > 0) this.waiting.delete(prefix);
+    // What goes in: its type, metric and next hops (keepHops undefined: nothing, refused or not wanted).
+    let keepHops: readonly NextHop[] | undefined;
+    let keepMetric = 0;
+    let keepType: RouteType = 'unicast';
     if (want !== undefined) {
-      const r = this.resolve(prefix, want);
-      if (r.ok === 'pending') {
-        this.waiting.add(prefix); // waiting for the kernel's lookup: leave the prefix as it is
-        return;
+      keepMetric = want.metric ?? (isV6(prefix) ? this.metricV6 : this.metricV4);
+      let reason: string | undefined;
+      if (want.kind === 'blackhole') {
+        keepHops = NO_HOPS;
+        keepType = 'blackhole';
+      } else {
+        this.resolveWant(want);
+        if (this.lastHops === undefined) {
+          if (this.lastPending) {
+            this.waiting.add(prefix); // waiting for the kernel's lookup: leave the prefix as it is
+            return;
+          }
+          reason = this.lastReason;
+        } else {
+          keepHops = this.lastHops;
+          if (this.lastPartial !== undefined) this.notes.set(prefix, this.lastPartial);
+        }
       }
-      if (r.ok) {
-        keep = r.route;
-        if (r.partial !== undefined) this.notes.set(prefix, r.partial);
-        const cur = have !== undefined ? atMetric(have, keep.metric) : undefined;
-        const same = cur !== undefined && sameRoute(cur, keep);
+      if (keepHops !== undefined) {
+        const cur = have !== undefined ? atMetric(have, keepMetric) : undefined;
+        const same = cur !== undefined && cur.type === keepType && sameHops(cur.nexthops, keepHops);
         // A route the kernel refused is retried only when something changed (it is dirty again) — which is now.
-        if (!same) ops.push({ op: 'replace', route: keep });
+        if (!same) ops.push(new PlannedOp('replace', { prefix, type: keepType, metric: keepMetric, nexthops: keepHops }, s, this));
         if (this.refused.size > 0) {
           const prior = this.refused.get(prefix);
           if (prior?.by === 'resolve' || same) this.refused.delete(prefix);
         }
-      } else {
-        this.refused.set(prefix, { prefix, reason: r.reason, by: 'resolve' });
-      }
+      } else this.refused.set(prefix, { prefix, reason: reason!, by: 'resolve' });
     } else if (this.refused.size > 0) this.refused.delete(prefix);
-    if (have === undefined) return;
-    if (this.restarting && this.stale.has(prefix)) return; // adopted: kept until the restart ends
+    if (have === undefined) {
+      if (want === undefined) this.dropIfEmpty(s); // nothing wanted, nothing of ours in the kernel
+      return;
+    }
+    if (this.restarting && s.stale) return; // adopted: kept until the restart ends
     if (!Array.isArray(have)) {
-      if (keep === undefined || have.metric !== keep.metric) deletes.push({ op: 'delete', route: have });
-    } else for (const route of have) if (keep === undefined || route.metric !== keep.metric) deletes.push({ op: 'delete', route });
+      if (keepHops === undefined || have.metric !== keepMetric) deletes.push(new PlannedOp('delete', have, s, this));
+    } else for (const route of have) if (keepHops === undefined || route.metric !== keepMetric) deletes.push(new PlannedOp('delete', route, s, this));
+  }
+
+  /** The slot an operation is about: the one it was planned for when that is still ours, else the prefix's. */
+  private slotOf(op: KernelOp): Slot {
+    const s = PlannedOp.slotIn(op, this);
+    return s !== undefined && !s.dead ? s : this.slotFor(op.route.prefix);
   }
 
   /** Reports one operation's outcome (`error`: the kernel's reason). */
   applied(op: KernelOp, error?: string): void {
     const p = op.route.prefix;
     if (error !== undefined) {
-      if (op.op === 'replace') this.refused.set(p, { prefix: p, reason: error, by: 'kernel' });
+      if (op.op === 'replace') {
+        this.slotOf(op); // a refused prefix has a slot
+        this.refused.set(p, { prefix: p, reason: error, by: 'kernel' });
+      }
       return;
     }
     if (op.op === 'replace' && this.refused.size > 0) this.refused.delete(p);
     // The listener told us the truth about this prefix meanwhile: keep that.
     if (this.seen.size > 0 && this.seen.has(p)) return;
+    const s = this.slotOf(op);
     if (op.op === 'replace') {
-      if (putInstalled(this.installed, op.route)) this.installedCount++;
-    } else if (dropInstalled(this.installed, p, op.route.metric)) this.installedCount--;
+      if (putHave(s, op.route)) this.installedCount++;
+    } else if (dropHave(s, op.route.metric)) {
+      this.installedCount--;
+      this.dropIfEmpty(s);
+    }
   }
 
   // ------------------------------------------------------------ resolution
-
-  private metricOf(prefix: string): number {
-    return prefix.includes(':') ? this.metricV6 : this.metricV4;
-  }
 
   private connectedFor(a: Address): Conn | undefined {
     for (const c of this.connected) if (c.prefix.family === a.family && c.prefix.contains(a)) return c;
@@ -373,24 +566,49 @@ export class FibCore {
 
   /** One desired route → the kernel route to write, or why not. */
   resolve(prefix: string, want: DesiredRoute): Resolved {
-    const metric = want.metric ?? this.metricOf(prefix);
+    const metric = want.metric ?? (isV6(prefix) ? this.metricV6 : this.metricV4);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
+    this.resolveWant(want);
+    if (this.lastHops === undefined) return this.lastPending ? { ok: 'pending' } : { ok: false, reason: this.lastReason };
+    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: this.lastHops };
+    return this.lastPartial !== undefined ? { ok: true, route, partial: this.lastPartial } : { ok: true, route };
+  }
+
+  /**
+   * Resolves a unicast route's gateways into `lastHops` (undefined: none
+   * resolved; then `lastPending`, or why in `lastReason`) and `lastPartial`
+   * (the members left out). The answer depends on the gateways only, so
+   * the last one serves the next route with the same DesiredRoute, or
+   * with gateways equal to its.
+   */
+  private resolveWant(want: Unicast): void {
+    const last = this.lastWant;
+    if (want === last) return;
+    if (last !== undefined && sameGateways(last.gateways, want.gateways)) {
+      this.lastWant = want;
+      return;
+    }
     const hops: NextHop[] = [];
-    const reasons: string[] = [];
+    let reasons: string[] | undefined;
     let pending = false;
     const n = Math.min(want.gateways.length, this.ecmp);
     for (let i = 0; i < n; i++) {
       const h = this.gatewayHop(want.gateways[i]);
       if (h === 'pending') pending = true;
-      else if (typeof h === 'string') reasons.push(h);
+      else if (typeof h === 'string') (reasons ??= []).push(h);
       else if (!hasHop(hops, h)) hops.push(h);
     }
+    this.lastWant = want;
+    this.lastPending = false;
+    this.lastPartial = undefined;
     if (hops.length === 0) {
-      if (pending) return { ok: 'pending' };
-      return { ok: false, reason: reasons.length > 0 ? reasons.join('; ') : 'no next hop' };
+      this.lastHops = undefined;
+      this.lastPending = pending;
+      this.lastReason = reasons !== undefined ? reasons.join('; ') : 'no next hop';
+      return;
     }
-    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: this.sortedHops(hops) };
-    return reasons.length > 0 ? { ok: true, route, partial: `next hop(s) left out: ${reasons.join('; ')}` } : { ok: true, route };
+    this.lastHops = this.sortedHops(hops);
+    if (reasons !== undefined) this.lastPartial = `next hop(s) left out: ${reasons.join('; ')}`;
   }
 
   /** A gateway resolved, once per plan for every route through it (the same NextHop object each time). */
@@ -452,8 +670,15 @@ export class FibCore {
   // ------------------------------------------------------------ views (O(1) or O(refused))
 
   get counts(): { desired: number; installed: number; refused: number; stale: number } {
-    const desired = this.statics.size + this.bgp.size - this.overlap;
-    return { desired, installed: this.installedCount, refused: this.refused.size, stale: this.restarting ? this.stale.size : 0 };
+    this.absorb();
+    const desired = this.statics.size + this.bgpCount - this.overlap;
+    return { desired, installed: this.installedCount, refused: this.refused.size, stale: this.restarting ? this.staleCount : 0 };
+  }
+
+  /** Prefixes the core holds anything for (wanted, installed, adopted, refused, or touched and not planned yet): what it keeps in memory. */
+  get known(): number {
+    this.absorb();
+    return this.slots.size;
   }
 
   get refusedCount(): number {
@@ -477,12 +702,14 @@ export class FibCore {
 
   /** Our routes in the kernel for `prefix` (every metric). */
   installedFor(prefix: string): KernelRoute[] {
-    const m = this.installed.get(prefix);
+    const m = this.slots.get(prefix)?.have;
     return m === undefined ? [] : Array.isArray(m) ? [...m] : [m];
   }
 
   *installedRoutes(): IterableIterator<KernelRoute> {
-    for (const m of this.installed.values()) {
+    for (const s of this.slots.values()) {
+      const m = s.have;
+      if (m === undefined) continue;
       if (Array.isArray(m)) yield* m;
       else yield m;
     }
@@ -490,14 +717,93 @@ export class FibCore {
 
   /** Every prefix wanted, installed or refused, with its kernel side (unordered; O(routes): for listings, not status). */
   *entries(): IterableIterator<KernelEntry> {
-    const keys = new Set([...this.statics.keys(), ...this.bgp.keys(), ...this.installed.keys(), ...this.refused.keys()]);
-    for (const prefix of keys) {
-      const source = this.statics.has(prefix) ? 'static' : this.bgp.has(prefix) ? 'bgp' : undefined;
+    this.absorb();
+    for (const s of this.slots.values()) {
+      const prefix = s.prefix;
+      const source = this.statics.has(prefix) ? 'static' : s.bgp !== undefined ? 'bgp' : undefined;
       const refused = this.refused.get(prefix);
+      if (source === undefined && s.have === undefined && refused === undefined) continue;
       const note = this.notes.get(prefix);
-      yield { prefix, source, installed: this.installedFor(prefix), stale: this.stale.has(prefix), ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
+      yield { prefix, source, installed: this.installedFor(prefix), stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
     }
   }
+}
+
+/** A unicast DesiredRoute. */
+type Unicast = Extract<DesiredRoute, { kind: 'unicast' }>;
+
+/** Everything FibCore knows about one prefix (see `FibCore.slots`). */
+class Slot {
+  /** Routing's wish (`setRoute`). */
+  bgp: DesiredRoute | undefined = undefined;
+  /** Our route(s) in the kernel. */
+  have: Installed | undefined = undefined;
+  /** The epoch in which the slot was last touched (see `FibCore.dirty`). */
+  mark = 0;
+  /** Adopted at start, kept until the restart ends. */
+  stale = false;
+  /** Forgotten (out of the map): a slot made again for the prefix is another one. */
+  dead = false;
+  /** The plan that last planned it (see `FibCore.plans`). */
+  planned = 0;
+  constructor(readonly prefix: string) {}
+}
+
+/**
+ * An operation as `planPieces` hands it out: a KernelOp (and equal to the
+ * plain object with the same `op` and `route`) that also remembers, out of
+ * sight, the slot and the core it was planned for, so that `applied` finds
+ * the slot without a lookup.
+ */
+class PlannedOp {
+  readonly #slot: Slot;
+  readonly #core: FibCore;
+  constructor(
+    readonly op: 'replace' | 'delete',
+    readonly route: KernelRoute,
+    slot: Slot,
+    core: FibCore,
+  ) {
+    this.#slot = slot;
+    this.#core = core;
+  }
+
+  /** The slot `op` was planned for by `core`, if it is one of `core`'s operations. */
+  static slotIn(op: KernelOp, core: FibCore): Slot | undefined {
+    return #slot in op && op.#core === core ? op.#slot : undefined;
+  }
+}
+
+const NO_HOPS: readonly NextHop[] = Object.freeze([]);
+
+/** IPv6 prefix text (IPv4 has no ':'). */
+function isV6(prefix: string): boolean {
+  return prefix.includes(':');
+}
+
+/** The same gateways in the same order (they resolve the same way). */
+function sameGateways(a: readonly Gateway[], b: readonly Gateway[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x !== y && (x.address !== y.address || x.dev !== y.dev || !x.onlink !== !y.onlink || x.peer !== y.peer)) return false;
+  }
+  return true;
+}
+
+/** The same next hops, in the same order (as `sameRoute` compares them). */
+function sameHops(a: readonly NextHop[], b: readonly NextHop[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    // as hopKey(x) === hopKey(y), without building the keys
+    if (x !== y && ((x.via ?? '') !== (y.via ?? '') || (x.dev ?? '') !== (y.dev ?? '') || !x.onlink !== !y.onlink)) return false;
+  }
+  return true;
 }
 
 /** One prefix's kernel side: who wants it (`source`; none: installed and no longer wanted, or adopted), what is in the kernel, and why not. */
@@ -566,14 +872,7 @@ export function sortNextHops(hops: NextHop[]): NextHop[] {
 }
 
 export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
-  if (a.prefix !== b.prefix || a.type !== b.type || a.metric !== b.metric || a.nexthops.length !== b.nexthops.length) return false;
-  for (let i = 0; i < a.nexthops.length; i++) {
-    const x = a.nexthops[i];
-    const y = b.nexthops[i];
-    // as hopKey(x) === hopKey(y), without building the keys
-    if ((x.via ?? '') !== (y.via ?? '') || (x.dev ?? '') !== (y.dev ?? '') || !x.onlink !== !y.onlink) return false;
-  }
-  return true;
+  return a.prefix === b.prefix && a.type === b.type && a.metric === b.metric && sameHops(a.nexthops, b.nexthops);
 }
 
 /** One prefix's routes of ours in the kernel: one route, or (several metrics) an array of them, one per metric. */
@@ -609,19 +908,43 @@ function putInstalled(map: Map<string, Installed>, r: KernelRoute): boolean {
   return true;
 }
 
-/** Takes the route at `metric` out; true when there was one. */
-function dropInstalled(map: Map<string, Installed>, prefix: string, metric: number): boolean {
-  const m = map.get(prefix);
+/** Puts a route in a slot (replacing the one at its metric); true when the slot had none at that metric. */
+function putHave(s: Slot, r: KernelRoute): boolean {
+  const m = s.have;
+  if (m === undefined) {
+    s.have = r;
+    return true;
+  }
+  if (!Array.isArray(m)) {
+    if (m.metric === r.metric) {
+      s.have = r;
+      return false;
+    }
+    s.have = [m, r];
+    return true;
+  }
+  const i = m.findIndex((x) => x.metric === r.metric);
+  if (i >= 0) {
+    m[i] = r;
+    return false;
+  }
+  m.push(r);
+  return true;
+}
+
+/** Takes a slot's route at `metric` out; true when there was one. */
+function dropHave(s: Slot, metric: number): boolean {
+  const m = s.have;
   if (m === undefined) return false;
   if (!Array.isArray(m)) {
     if (m.metric !== metric) return false;
-    map.delete(prefix);
+    s.have = undefined;
     return true;
   }
   const i = m.findIndex((x) => x.metric === metric);
   if (i < 0) return false;
   m.splice(i, 1);
-  if (m.length === 1) map.set(prefix, m[0]);
+  if (m.length === 1) s.have = m[0];
   return true;
 }
 

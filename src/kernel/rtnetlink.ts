@@ -55,6 +55,11 @@ export class RouteEncoder {
   private buf = Buffer.alloc(32 * 1024);
   private at = 0;
   private readonly gateways = new Map<string, Uint8Array>();
+  /** The next hops last encoded (their array, the interface lookup used) and their bytes: the next route through the same array copies them. */
+  private tailHops: readonly NextHop[] | undefined;
+  private tailIfindex: IfIndex | undefined;
+  private tail: Uint8Array | undefined;
+  private tailOnlink = false;
 
   constructor(
     readonly table: number,
@@ -96,18 +101,21 @@ export class RouteEncoder {
     const r = op.route;
     const del = op.op === 'delete';
     const unicast = !del && (r.type === 'unicast' || r.type === 'other');
+    const hops = r.nexthops;
+    // The next hops as encoded for the route before, when this one has the same (routes share their NextHop arrays).
+    const tail = unicast && hops === this.tailHops && ifindex === this.tailIfindex ? this.tail : undefined;
     // Interfaces first, so that a missing one leaves nothing half written.
     let oifs: number[] | undefined;
-    if (unicast) {
-      for (let i = 0; i < r.nexthops.length; i++) {
-        const dev = r.nexthops[i].dev;
+    if (unicast && tail === undefined) {
+      for (let i = 0; i < hops.length; i++) {
+        const dev = hops[i].dev;
         if (dev === undefined) continue;
         const x = ifindex(dev);
         if (x === undefined) throw new Error(`Cannot find device "${dev}"`);
-        (oifs ??= new Array<number>(r.nexthops.length).fill(0))[i] = x;
+        (oifs ??= new Array<number>(hops.length).fill(0))[i] = x;
       }
     }
-    const need = 64 + 16 + (unicast ? r.nexthops.length * 28 : 0);
+    const need = 64 + 16 + (unicast ? hops.length * 28 : 0);
     if (this.at + need > this.buf.length) {
       const bigger = Buffer.alloc(Math.max(this.buf.length * 2, this.at + need));
       this.buf.copy(bigger, 0, 0, this.at);
@@ -116,9 +124,10 @@ export class RouteEncoder {
     const b = this.buf;
     const start = this.at;
     let at = start + 16; // the header, written last
-    const slash = r.prefix.indexOf('/');
-    const v6 = r.prefix.includes(':');
-    const len = Number(r.prefix.slice(slash + 1));
+    const text = r.prefix;
+    const slash = text.indexOf('/');
+    const v6 = text.includes(':');
+    const len = slash < 0 ? -1 : prefixLength(text, slash + 1);
     // rtmsg
     b[at] = v6 ? AF_INET6 : AF_INET;
     b[at + 1] = len;
@@ -135,15 +144,20 @@ export class RouteEncoder {
     // RTA_DST
     b.writeUInt16LE(4 + (v6 ? 16 : 4), at);
     b.writeUInt16LE(RTA_DST, at + 2);
-    if (slash < 0 || !(v6 ? writeV6(r.prefix, slash, b, at + 4) && len >= 0 && len <= 128 : writeV4(r.prefix, slash, b, at + 4) && len >= 0 && len <= 32)) {
-      const p = Prefix.parse(r.prefix);
-      if ((p.family === 6) !== v6) throw new Error(`bad prefix ${r.prefix}`);
+    if (len < 0 || !(v6 ? len <= 128 && writeV6(text, slash, b, at + 4) : len <= 32 && writeV4(text, slash, b, at + 4))) {
+      const p = Prefix.parse(text);
+      if ((p.family === 6) !== v6) throw new Error(`bad prefix ${text}`);
       p.network.writeTo(b, at + 4);
+      b[start + 17] = p.length;
     }
     at += 4 + (v6 ? 16 : 4);
     at = u32attr(b, at, RTA_PRIORITY, r.metric);
-    if (unicast) {
-      const hops = r.nexthops;
+    if (tail !== undefined) {
+      b.set(tail, at);
+      at += tail.length;
+      if (this.tailOnlink) b.writeUInt32LE(RTNH_F_ONLINK, flagsAt);
+    } else if (unicast) {
+      const from = at;
       if (hops.length === 1) {
         const h = hops[0];
         if (h.via !== undefined) at = attr(b, at, RTA_GATEWAY, this.gateway(h.via));
@@ -165,6 +179,10 @@ export class RouteEncoder {
         b.writeUInt16LE(at - mp, mp);
         b.writeUInt16LE(RTA_MULTIPATH, mp + 2);
       }
+      this.tailHops = hops;
+      this.tailIfindex = ifindex;
+      this.tail = Uint8Array.prototype.slice.call(b, from, at);
+      this.tailOnlink = hops.length === 1 && hops[0].onlink === true;
     }
     b.writeUInt32LE(at - start, start);
     b.writeUInt16LE(del ? RTM_DELROUTE : RTM_NEWROUTE, start + 4);
@@ -173,6 +191,19 @@ export class RouteEncoder {
     b.writeUInt32LE(0, start + 12); // nlmsg_pid: the kernel
     this.at = at;
   }
+}
+
+/** The decimal prefix length at `from` to the end of `text`; -1 when it is not one (empty, not digits, more than 3 digits). */
+function prefixLength(text: string, from: number): number {
+  const end = text.length;
+  if (end === from || end - from > 3) return -1;
+  let n = 0;
+  for (let i = from; i < end; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
 
 function attr(b: Buffer, at: number, type: number, value: Uint8Array): number {

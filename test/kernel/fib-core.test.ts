@@ -267,6 +267,9 @@ describe('FibCore', () => {
         converge(core, k);
         const final = [...want].map(([p, d]) => expected(p, d)).filter((r): r is KernelRoute => r !== undefined);
         expect(sameTable(k.routes(), final)).toBe(true);
+        // nothing is kept for a prefix nobody wants and that is not in the kernel
+        const held = new Set([...[...want].filter(([, d]) => d !== undefined).map(([p]) => p), ...k.routes().map((r) => r.prefix)]);
+        expect(core.known).toBe(held.size);
       }),
       { numRuns: 300 },
     );
@@ -312,6 +315,168 @@ describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
     core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     expect(core.neededLookups()).toEqual([]);
     expect(core.plan().map((o) => o.route.prefix).sort()).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
+  });
+});
+
+describe('FibCore slots (one per prefix) and the operations it hands out', () => {
+  it('forgets a prefix once nothing is left of it: withdrawn and deleted, refused and withdrawn, a static removed, a foreign delete of nothing', () => {
+    const { core, k } = fresh({ restarting: false, recursive: false });
+    for (let i = 0; i < 50; i++) core.setRoute(`198.18.0.${i}/32`, via('192.0.2.7'));
+    core.setRoute('203.0.113.0/24', via('203.0.113.1')); // refused: on no connected network
+    core.setStatics(new Map([['198.19.0.0/26', { kind: 'blackhole' as const }]]));
+    converge(core, k);
+    expect(core.known).toBe(52);
+    expect(core.counts).toEqual({ desired: 52, installed: 51, refused: 1, stale: 0 });
+    for (let i = 0; i < 50; i++) core.setRoute(`198.18.0.${i}/32`, undefined);
+    core.setRoute('203.0.113.0/24', undefined);
+    core.setStatics(new Map());
+    core.kernelDeleted('198.18.9.9/32', 0); // someone else's delete of a route we never had
+    expect(core.known).toBe(53); // kept until planned
+    converge(core, k);
+    expect(k.routes()).toEqual([]);
+    expect(core.known).toBe(0);
+    expect([...core.entries()]).toEqual([]);
+    expect(core.counts).toEqual({ desired: 0, installed: 0, refused: 0, stale: 0 });
+    // and a prefix wanted again after it was forgotten is planned afresh
+    core.setRoute('198.18.0.1/32', via('192.0.2.8'));
+    expect(converge(core, k).map((o) => `${o.op} ${o.route.prefix}`)).toEqual(['replace 198.18.0.1/32']);
+    expect(core.known).toBe(1);
+  });
+
+  it('an operation it hands out equals the plain KernelOp; applied() takes plain operations, and another core\'s, by prefix', () => {
+    const { core, k } = fresh({ restarting: false });
+    core.setRoute('198.18.0.0/24', via('192.0.2.7'));
+    const [op] = core.plan();
+    const plain: KernelOp = { op: 'replace', route: { prefix: '198.18.0.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] } };
+    expect(op).toEqual(plain);
+    expect(Object.keys(op)).toEqual(['op', 'route']);
+    // not applied: a plain operation with the same content does the same
+    core.applied(plain, k.apply(plain));
+    expect(core.installedFor('198.18.0.0/24')).toEqual([plain.route]);
+    // an operation planned by another core counts here by its prefix
+    const other = fresh({ restarting: false }).core;
+    other.setRoute('198.18.1.0/24', via('192.0.2.8'));
+    const [theirs] = other.plan();
+    core.applied(theirs, k.apply(theirs));
+    expect(core.installedFor('198.18.1.0/24')).toEqual([theirs.route]);
+    expect(other.installedFor('198.18.1.0/24')).toEqual([]);
+    expect(core.counts.installed).toBe(2);
+    // not wanted here: the next look at every prefix (connected networks changed) deletes it
+    core.setConnected(CONNECTED, k.links);
+    expect(converge(core, k).map((o) => `${o.op} ${o.route.prefix}`)).toEqual(['delete 198.18.1.0/24']);
+  });
+
+  it('routes resolve by their gateways: equal gateways in other objects alike, other gateways (and other families\' metrics) each their own', () => {
+    const { core, k } = fresh({ restarting: false, recursive: false });
+    const seven = () => via('192.0.2.7');
+    const both = via('192.0.2.8', '203.0.113.9'); // one member on no connected network: left out, noted
+    const cases: [string, DesiredRoute][] = [
+      ['198.18.0.0/24', seven()], ['198.18.1.0/24', seven()], ['198.18.2.0/24', both], ['198.18.3.0/24', seven()],
+      ['198.18.4.0/24', via('203.0.113.9')], ['198.18.5.0/24', both], ['198.18.6.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }], metric: 5 }],
+      ['2001:db8:1::/48', via('2001:db8:ffff::7')], ['2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: '2001:db8:ffff::7' }] }],
+      ['198.18.7.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7', dev: 'eth1' }] }],
+    ];
+    for (const [p, d] of cases) core.setRoute(p, d);
+    converge(core, k);
+    const got = new Map(k.routes().map((r) => [r.prefix, `${r.metric} ${r.nexthops.map((h) => `${h.via}@${h.dev}`).join(',')}`]));
+    expect(Object.fromEntries(got)).toEqual({
+      '198.18.0.0/24': '0 192.0.2.7@eth0',
+      '198.18.1.0/24': '0 192.0.2.7@eth0',
+      '198.18.2.0/24': '0 192.0.2.8@eth0',
+      '198.18.3.0/24': '0 192.0.2.7@eth0',
+      '198.18.5.0/24': '0 192.0.2.8@eth0',
+      '198.18.6.0/24': '5 192.0.2.7@eth0',
+      '198.18.7.0/24': '0 192.0.2.7@eth1',
+      '2001:db8:1::/48': '1024 2001:db8:ffff::7@eth0',
+      '2001:db8:2::/48': '1024 2001:db8:ffff::7@eth0',
+    });
+    expect(core.refusal('198.18.4.0/24')?.reason).toBe('next hop 203.0.113.9 is on no connected network (recursive resolution is off)');
+    expect(core.note('198.18.2.0/24')).toBe('next hop(s) left out: next hop 203.0.113.9 is on no connected network (recursive resolution is off)');
+    expect(core.note('198.18.5.0/24')).toBe(core.note('198.18.2.0/24'));
+    expect(core.note('198.18.3.0/24')).toBeUndefined();
+  });
+});
+
+describe('FibCore: setRoute written down and taken to its slot as the plan reaches it', () => {
+  it('property: plans taken piece by piece, with route changes (the same prefix again too), foreign deletes, status reads and early stops between pieces, end with the kernel holding what is desired', () => {
+    const PFX = ['198.18.0.0/24', '198.18.1.0/24', '198.18.2.0/24', '198.18.0.7/32', '2001:db8:1::/48', '2001:db8:2::/64'];
+    const GWS4 = ['192.0.2.1', '192.0.2.2', '198.51.100.1'];
+    const GWS6 = ['2001:db8:ffff::1', '2001:db8:ffff::2'];
+    const desired = (p: string) => fc.oneof(
+      fc.constant<DesiredRoute | undefined>(undefined),
+      fc.constant<DesiredRoute>({ kind: 'blackhole' }),
+      fc.subarray(p.includes(':') ? GWS6 : GWS4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
+    );
+    const step = fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...PFX).chain((p) => desired(p).map((d) => ({ t: 'set' as const, p, d }))) },
+      { weight: 3, arbitrary: fc.integer({ min: 1, max: 3 }).map((size) => ({ t: 'piece' as const, size })) },
+      { weight: 1, arbitrary: fc.constant({ t: 'stop' as const }) },
+      { weight: 1, arbitrary: fc.constantFrom(...PFX).map((p) => ({ t: 'foreignDelete' as const, p })) },
+      { weight: 1, arbitrary: fc.constant({ t: 'status' as const }) },
+    );
+    const metric = (p: string) => (p.includes(':') ? 1024 : 0);
+    const expectedRoute = (p: string, d: DesiredRoute | undefined): KernelRoute | undefined => {
+      if (d === undefined) return undefined;
+      if (d.kind === 'blackhole') return { prefix: p, type: 'blackhole', metric: metric(p), nexthops: [] };
+      const hops = d.gateways.map((g) => ({ via: g.address, dev: g.address.startsWith('198.51.100.') ? 'eth1' : 'eth0' }));
+      return { prefix: p, type: 'unicast', metric: metric(p), nexthops: hops.sort((x, y) => (`${x.via}|${x.dev}|0` < `${y.via}|${y.dev}|0` ? -1 : 1)) };
+    };
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+        const { core, k } = fresh({ restarting: false, recursive: false });
+        const want = new Map<string, DesiredRoute>();
+        let gen: Generator<KernelOp[], void, undefined> | undefined;
+        for (const s of steps) {
+          if (s.t === 'set') {
+            if (s.d === undefined) want.delete(s.p);
+            else want.set(s.p, s.d);
+            core.setRoute(s.p, s.d);
+          } else if (s.t === 'piece') {
+            gen ??= core.planPieces(s.size);
+            const r = gen.next();
+            if (r.done) gen = undefined;
+            else for (const op of r.value) core.applied(op, k.apply(op));
+          } else if (s.t === 'stop') {
+            gen?.return(undefined);
+            gen = undefined;
+          } else if (s.t === 'foreignDelete') {
+            for (const r of k.routes()) if (r.prefix === s.p) {
+              k.table.delete(SimKernel.key(r));
+              core.kernelDeleted(r.prefix, r.metric);
+            }
+          } else expect(core.counts.desired).toBe(want.size);
+        }
+        if (gen !== undefined) for (const piece of gen) for (const op of piece) core.applied(op, k.apply(op));
+        converge(core, k);
+        expect(core.pending).toBe(false);
+        expect(core.counts.desired).toBe(want.size);
+        const final = [...want].map(([p, d]) => expectedRoute(p, d)!);
+        expect(sameTable(k.routes(), final)).toBe(true);
+        expect(core.counts.installed).toBe(final.length);
+        expect(core.known).toBe(want.size);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a million-route burst costs the caller nothing but the log: setRoute reaches no slot until a plan or a read', () => {
+    const { core, k } = fresh({ restarting: false });
+    expect(core.plan()).toEqual([]); // the first plan after the dump looks at everything
+    for (let i = 0; i < 300; i++) core.setRoute(`198.18.${i >> 8}.${i & 255}/32`, via('192.0.2.7'));
+    expect(core.pending).toBe(true);
+    // the first piece has taken only what it planned to slots
+    const gen = core.planPieces(100);
+    const first = gen.next().value as KernelOp[];
+    expect(first).toHaveLength(100);
+    for (const op of first) core.applied(op, k.apply(op));
+    // a read between pieces takes the rest to slots, for the next plan; this plan ends with what it had
+    expect(core.counts.desired).toBe(300);
+    expect([...gen].flat()).toHaveLength(0);
+    const rest = core.plan();
+    expect(rest).toHaveLength(200);
+    for (const op of rest) core.applied(op, k.apply(op));
+    expect(k.routes()).toHaveLength(300);
+    expect(core.pending).toBe(false);
   });
 });
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseMonitorLine } from '../../src/kernel/iproute2.js';
 import { decodeNotifications, dropSenderFilter, encodeRouteOp, errnoReason, firstSender, NLMSG_ERROR, othersMessages, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
 import fc from 'fast-check';
-import type { KernelEvent, KernelRoute } from '../../src/kernel/types.js';
+import type { KernelEvent, KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { Prefix } from '../../src/net/prefix.js';
 
 /** Attributes after the rtmsg: type → value bytes. */
@@ -123,6 +123,41 @@ describe('RouteEncoder and extended acknowledgements', () => {
     expect(seqs).toEqual([100, 101, 102, 103]);
     e.reset();
     expect(e.length).toBe(0);
+  });
+
+  it('routes sharing one next-hop array (the next hops encoded once, then copied) encode as each alone, whatever comes between', () => {
+    const two = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }];
+    const onlink = [{ via: '192.0.2.50', dev: 'eth1', onlink: true }];
+    const six = [{ via: '2001:db8:ffff::7', dev: 'eth0' }, { via: '2001:db8:ffff::8', dev: 'eth0' }];
+    const renamed = (n: string) => (n === 'eth0' ? 9 : n === 'eth1' ? 8 : undefined);
+    const ops: { op: KernelOp; ix: typeof ifindex }[] = [];
+    for (let i = 0; i < 6; i++) ops.push({ op: { op: 'replace', route: route(`198.18.0.${i}/32`, two) }, ix: ifindex });
+    ops.push({ op: { op: 'replace', route: route('198.18.1.0/24', onlink) }, ix: ifindex });
+    ops.push({ op: { op: 'replace', route: route('198.18.1.1/32', onlink) }, ix: ifindex });
+    ops.push({ op: { op: 'delete', route: route('198.18.0.0/32', two) }, ix: ifindex });
+    ops.push({ op: { op: 'replace', route: route('198.18.0.9/32', two) }, ix: ifindex });
+    ops.push({ op: { op: 'replace', route: { prefix: '198.18.2.0/24', type: 'blackhole', metric: 0, nexthops: [] } }, ix: ifindex });
+    // the same array through another interface lookup (the next write's): other indexes
+    ops.push({ op: { op: 'replace', route: route('198.18.0.10/32', two) }, ix: renamed });
+    ops.push({ op: { op: 'replace', route: route('198.18.0.11/32', two) }, ix: renamed });
+    for (let i = 0; i < 3; i++) ops.push({ op: { op: 'replace', route: { prefix: `2001:db8:${i}::/64`, type: 'unicast', metric: 1024, nexthops: six } }, ix: ifindex });
+    const e = new RouteEncoder(254, 12);
+    ops.forEach(({ op, ix }, i) => e.add(op, 100 + i, ix, false));
+    const alone = Buffer.concat(ops.map(({ op, ix }, i) => {
+      const one = new RouteEncoder(254, 12);
+      one.add(op, 100 + i, ix, false);
+      return Buffer.from(one.bytes);
+    }));
+    expect(e.bytes.equals(alone)).toBe(true);
+    // the onlink flag of a single next hop is in rtm_flags of each route that copies it
+    let at = 0;
+    const flags: number[] = [];
+    while (at < e.length) {
+      flags.push(e.bytes.readUInt32LE(at + 16 + 8));
+      at += e.bytes.readUInt32LE(at);
+    }
+    expect(flags.slice(6, 8)).toEqual([4, 4]);
+    expect(flags.filter((f) => f !== 0)).toHaveLength(2);
   });
 
   it('IPv4 destinations written from text match the full parser, and bad text is still refused', () => {
