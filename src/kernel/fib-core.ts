@@ -257,7 +257,11 @@ export class FibCore {
     this.absorb();
     const now = new Map<string, Installed>();
     let n = 0;
-    for (const r of routes) if (putInstalled(now, r)) n++;
+    for (const r of routes) {
+      const had = now.get(r.prefix);
+      if (had === undefined || atMetric(had, r.metric) === undefined) n++;
+      now.set(r.prefix, withRoute(had, r));
+    }
     for (const s of this.slots.values()) {
       if (s.have === undefined || now.has(s.prefix)) continue;
       s.have = undefined;
@@ -884,52 +888,21 @@ function atMetric(m: Installed, metric: number): KernelRoute | undefined {
   return undefined;
 }
 
-/** Puts a route in (replacing the one at its metric); true when the prefix had none at that metric. */
-function putInstalled(map: Map<string, Installed>, r: KernelRoute): boolean {
-  const m = map.get(r.prefix);
-  if (m === undefined) {
-    map.set(r.prefix, r);
-    return true;
-  }
-  if (!Array.isArray(m)) {
-    if (m.metric === r.metric) {
-      map.set(r.prefix, r);
-      return false;
-    }
-    map.set(r.prefix, [m, r]);
-    return true;
-  }
+/** `m` with `r` put in, replacing the route at its metric (an array is changed in place). */
+function withRoute(m: Installed | undefined, r: KernelRoute): Installed {
+  if (m === undefined) return r;
+  if (!Array.isArray(m)) return m.metric === r.metric ? r : [m, r];
   const i = m.findIndex((x) => x.metric === r.metric);
-  if (i >= 0) {
-    m[i] = r;
-    return false;
-  }
-  m.push(r);
-  return true;
+  if (i >= 0) m[i] = r;
+  else m.push(r);
+  return m;
 }
 
 /** Puts a route in a slot (replacing the one at its metric); true when the slot had none at that metric. */
 function putHave(s: Slot, r: KernelRoute): boolean {
-  const m = s.have;
-  if (m === undefined) {
-    s.have = r;
-    return true;
-  }
-  if (!Array.isArray(m)) {
-    if (m.metric === r.metric) {
-      s.have = r;
-      return false;
-    }
-    s.have = [m, r];
-    return true;
-  }
-  const i = m.findIndex((x) => x.metric === r.metric);
-  if (i >= 0) {
-    m[i] = r;
-    return false;
-  }
-  m.push(r);
-  return true;
+  const added = s.have === undefined || atMetric(s.have, r.metric) === undefined;
+  s.have = withRoute(s.have, r);
+  return added;
 }
 
 /** Takes a slot's route at `metric` out; true when there was one. */
