@@ -68,11 +68,6 @@ export class KernelRules {
     return undefined;
   }
 
-  /** No rules: every route is accepted as routing chose it. */
-  get empty(): boolean {
-    return this.compiled.length === 0;
-  }
-
   /**
    * The rule deciding `prefix` (undefined: none): with `applyWith`, what
    * `apply` does, for a caller that reuses outcomes per rule — the outcome

@@ -202,7 +202,6 @@ export class SpeakerKernel {
 
   setRules(rules: readonly KernelRule[]): void {
     this.rules = new KernelRules(rules);
-    this.memo = new WeakMap();
     this.setStatics(this.statics);
     this.reevaluate();
   }
