@@ -6,7 +6,7 @@
  * of the rounds, with the spread.
  *
  *   git worktree add /tmp/before 7e345b5 && (cd /tmp/before && npm ci)
- *   flock /work/notes/bench.lock node --import tsx bench/compare-builds.ts --before /tmp/before [--after .] [--rounds 3] [--full] [--figures REGEX] [suite ...]
+ *   flock "$LOCK" node --import tsx bench/compare-builds.ts --before /tmp/before [--after .] [--rounds 3] [--full] [--figures REGEX] [suite ...]
  *
  * Defaults: --quick sizes (--full for the full ones), 3 rounds, the
  * in-process suites both checkouts have (agent-idle and the lab aside: they
