@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { WriterKind } from '../kernel/route-writer.js';
-import { plan as planFor, stateOf } from '../kubernetes/index.js';
+import { closest, plan as planFor, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
@@ -14,11 +14,11 @@ import type { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources/index.js';
-import { COMMAND_HELP, wantsHelp } from './help.js';
+import { COMMAND_HELP, commandHelp, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
 import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
-import { parseExplainQuery, planJson, type ExplainJson } from './views.js';
+import { formatError, parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
 
@@ -41,8 +41,9 @@ commands:
            --kernel: each route in the kernel (installed, or refused and why)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
-  plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--json]
+  plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
            the same offline, without sessions; exits 1 when the plan has errors
+           (--strict: or warnings)
   version  print the version
   help     [COMMAND]  this text, or one command's usage (also: tsbgp COMMAND --help)
 
@@ -108,7 +109,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   status: { ...JSON_FLAG, ...CONTROL },
   routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
-  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' } },
+  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' } },
   version: {},
   help: {},
 };
@@ -118,9 +119,26 @@ function parse(cmd: string, args: string[], options: Options, positionals: 'none
     const r = parseArgs({ args, options, strict: true, allowPositionals: positionals === 'some' });
     return r as { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] };
   } catch (e) {
-    // node:util names the flag ("Unknown option '--x'", "Option '--node <value>' argument missing").
-    throw new UsageError(`${cmd}: ${(e as Error).message}`);
+    throw new UsageError(`${cmd}: ${flagError((e as Error).message, options)}`);
   }
+}
+
+/**
+ * node:util's parser errors in our words: an unknown flag with a did-you-mean
+ * and the command's flags (node's text quotes unevenly and talks about
+ * positional arguments); the others ("Option '--node <value>' argument
+ * missing") name the flag already and pass through.
+ */
+export function flagError(message: string, options: Options): string {
+  const flags = Object.keys(options).map((name) => `--${name}`);
+  const unknown = /^Unknown option '([^']*)'/.exec(message);
+  if (unknown) {
+    const guess = closest(unknown[1], flags);
+    return `unknown flag ${unknown[1]}${guess ? ` (did you mean ${guess}?)` : ''}; its flags: ${flags.join(', ') || 'none'}`;
+  }
+  const positional = /^Unexpected argument '([^']*)'/.exec(message);
+  if (positional) return `unexpected argument ${JSON.stringify(positional[1])}: this command takes flags only (${flags.join(', ') || 'none'})`;
+  return message;
 }
 
 function required(cmd: string, values: Record<string, unknown>, flag: string): string {
@@ -251,7 +269,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
   const print = (json: boolean, value: unknown, text: () => string) => out(json ? `${JSON.stringify(value, null, 2)}\n` : `${text().trimEnd()}\n`);
   try {
     if (cmd !== undefined && COMMAND_HELP[cmd] && wantsHelp(rest)) {
-      out(COMMAND_HELP[cmd]);
+      out(commandHelp(cmd, defaultControlPath(env)) ?? '');
       return 0;
     }
     switch (cmd) {
@@ -265,7 +283,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       case '-h': {
         const topic = cmd === 'help' ? rest[0] : undefined;
         if (topic === undefined) out(USAGE);
-        else if (COMMAND_HELP[topic]) out(COMMAND_HELP[topic]);
+        else if (COMMAND_HELP[topic]) out(commandHelp(topic, defaultControlPath(env)) ?? '');
         else throw new UsageError(`help: unknown command ${JSON.stringify(topic)} (commands: ${Object.keys(COMMAND_HELP).join(', ')})`);
         return 0;
       }
@@ -351,11 +369,18 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
           err(`tsbgp plan: ${view.errors.length} error${view.errors.length === 1 ? '' : 's'}\n`);
           return 1;
         }
+        if (values.strict === true && view.warnings.length > 0) {
+          for (const w of view.warnings) err(`tsbgp plan: warning: ${formatError(w)}\n`);
+          err(`tsbgp plan: ${view.warnings.length} warning${view.warnings.length === 1 ? '' : 's'} (--strict)\n`);
+          return 1;
+        }
         return 0;
       }
-      default:
-        err(`tsbgp: unknown command ${JSON.stringify(cmd)}\n${USAGE}`);
+      default: {
+        const guess = closest(cmd, Object.keys(COMMAND_HELP));
+        err(`tsbgp: unknown command ${JSON.stringify(cmd)}${guess ? ` (did you mean ${guess}?)` : ''}; commands: ${Object.keys(COMMAND_HELP).join(', ')}\nrun 'tsbgp help' for usage\n`);
         return 2;
+      }
     }
   } catch (e) {
     if (e instanceof UsageError) {

@@ -22,7 +22,7 @@ export function withSessions(x: ExplainJson, status: readonly PeerStatus[]): Exp
       peers: p.peers.map((peer): ExplainPeerSessionJson => {
         const session = state.get(peer.address) ?? null;
         const sent = peer.exported && session === 'Established';
-        const why = peer.exported && !sent ? `not sent now: the session is ${session ?? 'not running'}; sent once it is Established. ${peer.why}` : peer.why;
+        const why = peer.exported && !sent ? `the session is ${session ?? 'not running'}; sent once it is Established. ${peer.why}` : peer.why;
         return { ...peer, why, session, sent };
       }),
     })),

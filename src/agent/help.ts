@@ -1,6 +1,10 @@
 /** `tsbgp help COMMAND`, `tsbgp COMMAND --help` / `-h`: one command's usage, flags and an example. */
 
-const CONTROL = `  --control SOCKET   the agent's control socket (default $TSBGP_CONTROL, then /run/tsbgp/tsbgp.sock)`;
+/** Where the control socket is by default for whoever runs the command: filled in by `commandHelp`. */
+const CONTROL_HERE = '{control}';
+const CONTROL = `  --control SOCKET   the agent's control socket (default $TSBGP_CONTROL; else /run/tsbgp/tsbgp.sock
+                     as root, $XDG_RUNTIME_DIR/tsbgp.sock or $TMPDIR/tsbgp-UID/tsbgp.sock
+                     for other users; for you now: ${CONTROL_HERE})`;
 const JSON_FLAG = `  --json             print JSON, a stable contract (docs/json-output.md)`;
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
@@ -80,10 +84,12 @@ example:
   tsbgp explain 198.18.0.0/16
   tsbgp explain yaobank/customer
 `,
-  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--json]
+  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
 
 Offline, without sessions: what the agent would advertise from NODE, to which
-peers, and every configuration error and warning. Exits 1 when the plan has errors.
+peers, and every configuration error and warning. Exits 1 when the plan has
+errors, and with --strict when it has warnings too (a misspelt field, a field
+tsbgp ignores): for CI checks of manifests.
 
 options:
   --node NAME        the node to plan for
@@ -91,6 +97,7 @@ options:
   --listen-port N    as the agent's flag
   --max-prefixes L[,A[,W%]]  as the agent's flag (shown per peer; a BGPPeer's
                      tsbgp.io/max-prefixes annotation overrides it)
+  --strict           warnings fail the plan too (exit 1), each printed to stderr
 ${JSON_FLAG}
 
 example:
@@ -107,6 +114,11 @@ The list of commands, or one command's usage.
 };
 
 /** `--help`/`-h` anywhere in a command's arguments asks for its help. */
+/** One command's help, with the control socket's default as it is for this user (`defaultControlPath`). */
+export function commandHelp(cmd: string, controlDefault: string): string | undefined {
+  return COMMAND_HELP[cmd]?.replaceAll(CONTROL_HERE, controlDefault);
+}
+
 export function wantsHelp(args: readonly string[]): boolean {
   return args.includes('--help') || args.includes('-h');
 }

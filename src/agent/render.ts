@@ -46,7 +46,13 @@ export function renderRoutes(v: RoutesJson): string {
   const out: string[] = [];
   for (const p of v.peers) {
     out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
-    if (p.advertised.length === 0) out.push(!p.refused && p.state !== null && p.state !== 'Established' ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established` : '  nothing advertised');
+    // An agent older than the `pending` field answers without it.
+    const pending = p.pending ?? [];
+    if (p.advertised.length === 0 && pending.length === 0) out.push('  nothing advertised');
+    if (pending.length > 0) {
+      out.push(`  pending: the session is ${p.state ?? 'not running'}; these are sent once it is Established`);
+      for (const prefix of pending) out.push(`  ${prefix}  (pending)`);
+    }
     for (const a of p.advertised) {
       const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
         .filter(Boolean)
@@ -71,7 +77,7 @@ export function renderExplain(v: ExplainJson): string {
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
     out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
     // `sent` (explain-sessions.ts): the agent knows the session; offline (`plan`) it does not.
-    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, not sent' : 'exported');
+    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, pending' : 'exported');
     for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${verdict(peer)}: ${peer.why}`);
     out.push('');
   }

@@ -47,9 +47,18 @@ function table(header: string[], rows: string[][]): string {
   return [rule, centred(header), rule, ...rows.map(line), rule].join('\n');
 }
 
+/** How wide `tsbgp status` draws its tables: the INFO column is cut to fit (`tsbgp status PEER` shows it whole). */
+export const STATUS_WIDTH = 120;
+
+/** `text` cut to `width` characters, the last one an ellipsis when cut. */
+function fit(text: string, width: number): string {
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
 /** The `calicoctl node status` layout: one table per family, or "No IPvN peers found." */
-export function renderStatus(rows: readonly StatusRow[], now: Date, processLine = 'tsbgp agent is running.'): string {
+export function renderStatus(rows: readonly StatusRow[], now: Date, processLine = 'tsbgp agent is running.', width = STATUS_WIDTH): string {
   const out: string[] = [processLine, ''];
+  let cut = false;
   for (const family of [4, 6] as const) {
     out.push(`IPv${family} BGP status`);
     const mine = rows.filter((r) => r.family === family);
@@ -57,8 +66,17 @@ export function renderStatus(rows: readonly StatusRow[], now: Date, processLine 
       out.push(`No IPv${family} peers found.`, '');
       continue;
     }
+    const header = ['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'];
     const cells = mine.map((r) => [r.address, r.peerType, stateWord(r.bgpState), sinceText(r.since, now), r.detail ? `${r.bgpState} ${r.detail}` : r.bgpState]);
-    out.push(table(['PEER ADDRESS', 'PEER TYPE', 'STATE', 'SINCE', 'INFO'], cells), '');
+    // Each column takes its width plus 3 (a space each side and a bar), and one bar closes the row.
+    const fixed = [0, 1, 2, 3].reduce((sum, i) => sum + Math.max(header[i].length, ...cells.map((c) => c[i].length)) + 3, 0);
+    const infoWidth = Math.max(header[4].length, width - fixed - 4);
+    for (const c of cells) {
+      if (c[4].length > infoWidth) cut = true;
+      c[4] = fit(c[4], infoWidth);
+    }
+    out.push(table(header, cells), '');
   }
+  if (cut) out.push('INFO is cut to fit; `tsbgp status PEER` shows it whole.', '');
   return out.join('\n');
 }

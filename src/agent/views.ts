@@ -359,7 +359,14 @@ export interface AdvertisedJson {
   readonly reasons: readonly unknown[];
 }
 
-export type RoutesJson = PlanJson & { readonly peers: readonly (PlanJson['peers'][number] & { readonly state: PeerState | null; readonly advertised: readonly AdvertisedJson[] })[] };
+export type RoutesJson = Omit<PlanJson, 'peers'> & {
+  readonly peers: readonly (PlanJson['peers'][number] & {
+    readonly state: PeerState | null;
+    readonly advertised: readonly AdvertisedJson[];
+    /** Planned for this peer (`exports`) and not sent yet because its session is not Established; [] once it is, or when refused. */
+    readonly pending: readonly string[];
+  })[];
+};
 
 /** What the agent knows at one moment, for its views: the plan being worked toward, the one applied, and what went wrong. */
 export interface AgentSnapshot {
@@ -457,6 +464,7 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
     .map((p) => ({
       ...p,
       state: live.get(p.address)?.state ?? null,
+      pending: p.refused || live.get(p.address)?.state === 'Established' ? [] : p.exports,
       advertised: p.refused
         ? []
         : s.advertised(p.address).map((a) => ({

@@ -10,3 +10,4 @@ export { planService, type ServiceContribution, type ServiceContext } from './se
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
 export { builtinExport, plannedRoute, type ExportVerdict } from './export.js';
+export { closest } from './schema.js';

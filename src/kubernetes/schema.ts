@@ -211,7 +211,7 @@ function walk(f: Field, v: unknown, path: string, out: UnknownField[], calicoOnl
 }
 
 /** The known name a typo most likely meant: same letters ignoring case, or at most two edits away. */
-function closest(key: string, names: readonly string[]): string | undefined {
+export function closest(key: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = 3;
   for (const name of names) {

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { COMMAND_FLAGS } from '../../src/agent/cli.js';
-import { COMMAND_HELP, listenHint } from '../../src/agent/help.js';
+import { COMMAND_HELP, commandHelp, listenHint } from '../../src/agent/help.js';
+import { defaultControlPath } from '../../src/agent/control.js';
 import { run } from './cli-helpers.js';
 import { FakeSpeaker } from './fake-speaker.js';
 
@@ -47,7 +48,7 @@ describe('per-command help', () => {
 
   it.each(commands)('tsbgp help %s = tsbgp %s --help = -h: its own usage, on stdout', async (cmd) => {
     const a = await run(['help', cmd]);
-    expect(a).toEqual({ code: 0, stdout: COMMAND_HELP[cmd], stderr: '' });
+    expect(a).toEqual({ code: 0, stdout: commandHelp(cmd, defaultControlPath(process.env)), stderr: '' });
     expect(await run([cmd, '--help'])).toEqual(a);
     expect(await run([cmd, '-h'])).toEqual(a);
     expect(a.stdout.startsWith(`usage: tsbgp ${cmd}`)).toBe(true);

@@ -29,7 +29,7 @@ describe('tsbgp agent source flags', () => {
     [['agent', '--node', '', '--in-cluster'], {}, 'agent: --node must not be empty'],
     [['agent', '--node', 'w', '--kubeconfig', ''], {}, 'agent: --kubeconfig must name a file'],
     [['agent', '--node', 'w', '--in-cluster=yes'], {}, "Option '--in-cluster' does not take an argument"],
-    [['agent', '--node', 'w', '--in-cluster', '--metrics-port=9900'], {}, "Unknown option '--metrics-port'"],
+    [['agent', '--node', 'w', '--in-cluster', '--metrics-port=9900'], {}, 'agent: unknown flag --metrics-port;'],
   ] as [string[], Record<string, string>, string][])('%j (env %j) → exit 2 naming the problem', async (argv, env, message) => {
     const res = await run(argv, { env });
     expect(res.stderr).toContain(message);

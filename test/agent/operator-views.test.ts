@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { StatusPeerJson } from '../../src/agent/agent.js';
+import type { RoutesJson, StatusPeerJson } from '../../src/agent/agent.js';
 import type { ReceivedJson } from '../../src/agent/received-view.js';
 import { run } from './cli-helpers.js';
 import { clusterManifests } from './cluster-manifests.js';
@@ -50,11 +50,16 @@ describe('operator views: status, status PEER, routes, routes --received, explai
     expect((await run(['status', '127.0.0.9', '--control', control])).stderr).toBe('tsbgp status: no peer 127.0.0.9 (peers: 127.0.0.2, 127.0.0.3)\n');
 
     const routes = await run(['routes', '--control', control]);
-    expect(routes.stdout).toMatch(/peer 127\.0\.0\.3 \(global, AS 65001, (Active|Connect|Idle)\)\n {2}nothing advertised: the session is (Active|Connect|Idle); the planned routes are sent once it is Established\n/);
+    expect(routes.stdout).toMatch(/peer 127\.0\.0\.3 \(global, AS 65001, (Active|Connect|Idle)\)\n {2}pending: the session is (Active|Connect|Idle); these are sent once it is Established\n {2}10\.244\.1\.0\/24 {2}\(pending\)\n {2}198\.18\.0\.0\/16 {2}\(pending\)\n/);
+    const routesJson = JSON.parse((await run(['routes', '--json', '--control', control])).stdout) as RoutesJson;
+    expect(routesJson.peers.map((p) => [p.address, p.pending])).toEqual([
+      ['127.0.0.2', []],
+      ['127.0.0.3', ['10.244.1.0/24', '198.18.0.0/16']],
+    ]);
     expect(routes.stdout).toContain('peer 127.0.0.2 (global, AS 65000, Established)\n  198.18.0.0/16  next hop 127.0.0.1, AS path 64512  ← BGPConfiguration default serviceClusterIPs\n');
 
     const explain = await run(['explain', '198.18.0.0/16', '--control', control]);
-    expect(explain.stdout).toMatch(/→ 127\.0\.0\.3 \(global\): exported, not sent: not sent now: the session is (Active|Connect|Idle); sent once it is Established\. built-in export accepts/);
+    expect(explain.stdout).toMatch(/→ 127\.0\.0\.3 \(global\): exported, pending: the session is (Active|Connect|Idle); sent once it is Established\. built-in export accepts/);
     expect(explain.stdout).toContain('→ 127.0.0.2 (global): exported: built-in export accepts');
     const nosuch = await run(['explain', 'nosuch/svc', '--control', control]);
     expect([nosuch.code, nosuch.stdout, nosuch.stderr]).toEqual([1, '', 'tsbgp explain: no Service nosuch/svc in the cluster state\n']);
