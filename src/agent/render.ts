@@ -50,7 +50,11 @@ export function renderRoutes(v: RoutesJson): string {
     const pending = p.pending ?? [];
     if (p.advertised.length === 0 && pending.length === 0) out.push('  nothing advertised');
     if (pending.length > 0) {
-      out.push(`  pending: the session is ${p.state ?? 'not running'}; these are sent once it is Established`);
+      out.push(
+        p.state === 'Established'
+          ? '  pending: planned, not sent yet (after a start the agent holds its routes until its peers\' End-of-RIB, at most 15 s)'
+          : `  pending: the session is ${p.state ?? 'not running'}; these are sent once it is Established`,
+      );
       for (const prefix of pending) out.push(`  ${prefix}  (pending)`);
     }
     for (const a of p.advertised) {

@@ -363,7 +363,7 @@ export type RoutesJson = Omit<PlanJson, 'peers'> & {
   readonly peers: readonly (PlanJson['peers'][number] & {
     readonly state: PeerState | null;
     readonly advertised: readonly AdvertisedJson[];
-    /** Planned for this peer (`exports`) and not sent yet because its session is not Established; [] once it is, or when refused. */
+    /** Planned for this peer (`exports`) and not in `advertised` yet: its session is not Established, or the agent holds its first advertisements until its peers' End-of-RIB (at most 15 s after a start). */
     readonly pending: readonly string[];
   })[];
 };
@@ -461,13 +461,14 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
   };
   const peers = base.peers
     .filter((p) => peer === undefined || p.address === peer)
-    .map((p) => ({
+    .map((p) => {
+      const advertised = p.refused ? [] : s.advertised(p.address);
+      const sent = new Set(advertised.map((a) => a.prefix.toString()));
+      return {
       ...p,
       state: live.get(p.address)?.state ?? null,
-      pending: p.refused || live.get(p.address)?.state === 'Established' ? [] : p.exports,
-      advertised: p.refused
-        ? []
-        : s.advertised(p.address).map((a) => ({
+      pending: p.exports.filter((x) => !sent.has(x)),
+      advertised: advertised.map((a) => ({
             prefix: a.prefix.toString(),
             nextHop: a.nextHop ?? null,
             asPath: [...a.asPath],
@@ -477,7 +478,8 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
             largeCommunities: [...a.largeCommunities],
             reasons: reasonsFor(a.prefix),
           })),
-    }));
+      };
+    });
   if (peer !== undefined && peers.length === 0) throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
   return { ...base, errors: currentErrors(s), peers };
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -198,5 +198,19 @@ describe('CLI help and strict plans', () => {
     expect(strict.code).toBe(1);
     expect(strict.stderr).toMatch(/warning: .*spec\.serviceClusterIps.*did you mean serviceClusterIPs\?/);
     expect(strict.stderr).toContain('tsbgp plan: 1 warning (--strict)\n');
+  });
+});
+
+describe("the README's quick-start tour", () => {
+  it('examples/yaobank/tour points worker1 at the router of examples/router.ts, and the block is planned for it', async () => {
+    const yb = join(root, 'examples/yaobank');
+    const res = await run(['plan', '--node', 'worker1', '--json', '--manifests', join(yb, 'base'), '--manifests', join(yb, 'tour')]);
+    expect(res.code).toBe(0);
+    const v = JSON.parse(res.stdout) as PlanJson;
+    expect(v.node.ipv4).toBe('127.0.0.10');
+    expect(v.peers.find((p) => p.address === '127.0.0.20')).toMatchObject({ port: 1180, asn: 65000, exports: ['198.19.0.64/26'] });
+    const router = await readFile(join(root, 'examples/router.ts'), 'utf8');
+    expect(router).toContain("listen: { addresses: ['127.0.0.20'], port: 1180 }");
+    expect(router).toContain("address: '127.0.0.10', port: 1179, asn: 64512");
   });
 });
