@@ -5,11 +5,11 @@ import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inClusterConnection, KubeClient, ListWatch, loadKubeConfig, parseKubeconfig, type ListWatchOptions } from '../../src/agent/sources/kube-client.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { rawIpPool, rawNode } from './api-fixtures.js';
+import { inClusterConnection, KubeClient, ListWatch, loadKubeConfig, parseKubeconfig, type ListWatchOptions } from '../../../src/agent/sources/kube-client.js';
+import { FakeApiServer } from '../../kubernetes/fake-apiserver.js';
+import { rawIpPool, rawNode } from '../../kubernetes/api-fixtures.js';
 
-const fixture = (name: string) => readFile(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string) => readFile(new URL(`../../fixtures/tls/${name}`, import.meta.url), 'utf8');
 const until = FakeApiServer.until;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -147,7 +147,7 @@ describe('KubeClient authentication', () => {
     const file = join(await mkdtemp(join(tmpdir(), 'tok-')), 'token');
     await writeFile(file, 'one\n');
     let now = 0;
-    const client = new KubeClient({ server, insecureSkipTlsVerify: true, tokenFile: file }, () => now);
+    const client = new KubeClient({ server, insecureSkipTlsVerify: true, tokenFile: file }, { now: () => now });
     expect(await client.getJson('/')).toMatchObject({ auth: 'Bearer one' });
     await writeFile(file, 'two\n');
     now += 30_000;
@@ -289,7 +289,7 @@ describe('ListWatch against the test API server', () => {
     expect(gaps[0]).toBeGreaterThanOrEqual(38);
     expect(gaps[1]).toBeGreaterThanOrEqual(78);
     expect(gaps[2]).toBeGreaterThanOrEqual(158);
-    expect(seen.errors[0]).toBe('GET /api/v1/nodes?limit=500: 503 injected failure');
+    expect(seen.errors[0]).toBe('GET /api/v1/nodes?limit=500&resourceVersion=0: 503 injected failure');
     server.failWith = undefined;
     await until(() => seen.lists.length === 1 && server.openWatches('nodes') === 1, 10_000, 'recovered');
     // a cut watch is an error (reported), then a relist

@@ -2,13 +2,13 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiSource } from '../../src/agent/sources/api-source.js';
-import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
-import type { ClusterEvent } from '../../src/kubernetes/state.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { everyKind } from './api-fixtures.js';
+import { KubernetesApiSource } from '../../../src/agent/sources/api-source.js';
+import { loadKubeConfig } from '../../../src/agent/sources/kube-client.js';
+import type { ClusterEvent } from '../../../src/kubernetes/state.js';
+import { FakeApiServer } from '../../kubernetes/fake-apiserver.js';
+import { everyKind } from '../../kubernetes/api-fixtures.js';
 
-const fixture = (name: string) => readFile(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string) => readFile(new URL(`../../fixtures/tls/${name}`, import.meta.url), 'utf8');
 
 describe('in-cluster configuration', () => {
   const saved = { host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT };
