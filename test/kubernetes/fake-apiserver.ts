@@ -128,6 +128,8 @@ export class FakeApiServer {
   private faults: { fault: Fault; left: number }[] = [];
   /** Requests answered with an injected fault. */
   readonly faulted: RequestLog[] = [];
+  /** Requests refused for a wrong or missing token. */
+  unauthorized = 0;
   private holding = false;
   private parked: (() => void)[] = [];
 
@@ -181,10 +183,15 @@ export class FakeApiServer {
     await this.start();
   }
 
-  /** Writes a kubeconfig pointing at this server (token auth) into a fresh temp dir; returns its path. */
-  async writeKubeconfig(): Promise<string> {
+  /**
+   * Writes a kubeconfig pointing at this server (token auth) into a fresh temp
+   * dir; returns its path. With `tokenFile`, the token is in the file `token`
+   * beside it, named by the user's `tokenFile`.
+   */
+  async writeKubeconfig(opts: { tokenFile?: boolean } = {}): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
     const file = join(dir, 'kubeconfig');
+    if (opts.tokenFile) await writeFile(join(dir, 'token'), `${this.token}\n`);
     const text = [
       'apiVersion: v1',
       'kind: Config',
@@ -197,7 +204,7 @@ export class FakeApiServer {
       'users:',
       '- name: fake',
       '  user:',
-      `    token: ${this.token}`,
+      opts.tokenFile ? `    tokenFile: ${join(dir, 'token')}` : `    token: ${this.token}`,
       'contexts:',
       '- name: fake',
       '  context:',
@@ -395,7 +402,10 @@ export class FakeApiServer {
       const body = { ...status(code, reason ?? STATUS_REASON[code] ?? 'InternalError', message ?? `injected ${code}`), ...(causes ? { details: { causes: causes.map((type) => ({ type, message })) } } : {}) };
       return json(res, code, body, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) });
     }
-    if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) {
+      this.unauthorized++;
+      return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    }
     if (this.failWith) return json(res, this.failWith, status(this.failWith, 'ServiceUnavailable', 'injected failure'));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -18,8 +18,6 @@
  * resourceVersion after a cut (it sees each change), client-go and the thin
  * client relist (they see the outcome); with one change both are the same event.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { CoreV1Api, KubeConfig, makeInformer, type Informer, type V1Node } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ListWatch, loadKubeConfig } from '../../../src/agent/sources/kube-client.js';
@@ -74,10 +72,7 @@ interface Side {
 async function thinClient(server: FakeApiServer, clock: { now: number; sleeps: number[]; timers: number[] }, pageSize?: number): Promise<Side & { lw: ListWatch }> {
   const seen = new Seen();
   // a kubeconfig whose token is read from a file (re-read on a 401)
-  const kc = await server.writeKubeconfig();
-  const tokenFile = join(dirname(kc), 'token');
-  await writeFile(tokenFile, `${server.token}\n`);
-  await writeFile(kc, (await readFile(kc, 'utf8')).replace(`token: ${server.token}`, `tokenFile: ${tokenFile}`));
+  const kc = await server.writeKubeconfig({ tokenFile: true });
   const client = loadKubeConfig({
     kubeconfig: kc,
     client: {
