@@ -147,7 +147,7 @@ export class LineSplitter {
       const nl = chunk.indexOf(10, start);
       if (nl < 0) break;
       const len = this.size + (nl - start);
-      if (len > this.maxBytes) throw this.tooLong(len);
+      if (len > this.maxBytes) throw this.tooLong();
       let line: string;
       if (this.parts.length === 0) line = chunk.toString('utf8', start, nl);
       else {
@@ -161,14 +161,14 @@ export class LineSplitter {
     }
     if (start >= chunk.length) return;
     this.size += chunk.length - start;
-    if (this.size > this.maxBytes) throw this.tooLong(this.size);
+    if (this.size > this.maxBytes) throw this.tooLong();
     this.parts.push(start === 0 ? chunk : chunk.subarray(start));
   }
 
-  private tooLong(n: number): Error {
+  private tooLong(): Error {
     this.parts = [];
     this.size = 0;
-    return new Error(`a watch line over ${this.maxBytes} bytes (at least ${n}; maxWatchLineBytes)`);
+    return new Error(`a watch line over ${this.maxBytes} bytes (maxWatchLineBytes); restarting the watch`);
   }
 }
 
