@@ -13,6 +13,9 @@
  * Retry-After waits and backoff go through its injected sleep and timer,
  * which record the delay asked and return at once.
  *
+ * client-node's informer lists in one request (it does not page); the thin
+ * client pages, and the script checks its continue requests.
+ *
  * One script rule keeps the comparison exact: while a client is away, an
  * object changes at most once. client-node re-watches from its last
  * resourceVersion after a cut (it sees each change), client-go and the thin
