@@ -18,9 +18,11 @@
  * - The watch starts from the list's resourceVersion with bookmarks; a watch
  *   that ends cleanly (the server's timeout) is re-opened from the last
  *   resourceVersion seen; a 410 Gone (an ERROR event or the status) relists
- *   at once; any other error is reported and relists after a backoff with
- *   jitter (reset once a watch delivers a line), at least the `Retry-After`
- *   the server asked for.
+ *   at once; a watch refused with 429 or by a closed port (an API server
+ *   restarting) is reported and asked again from the same resourceVersion
+ *   after the backoff; any other error is reported and relists after a
+ *   backoff with jitter (reset once a watch delivers a line), at least the
+ *   `Retry-After` the server asked for.
  *
  * It keeps no object, only where to resume.
  */
@@ -153,9 +155,10 @@ export class ListWatch {
     return !this.stopped && gen === this.gen;
   }
 
-  private failed(gen: number, err: Error): void {
+  /** Reports `err` and, after the backoff, lists again (or, `rewatch`, watches again from where it was). */
+  private failed(gen: number, err: Error, rewatch = false): void {
     if (!this.live(gen)) return;
-    this.resourceVersion = '';
+    if (!rewatch) this.resourceVersion = '';
     this.opts.onError(err);
     if (!this.live(gen)) return;
     const backoff = backoffDelay(this.attempt++, this.backoff, (this.opts.random ?? Math.random)());
@@ -237,7 +240,13 @@ export class ListWatch {
         try {
           await w.done;
         } catch (e) {
-          if (!(e instanceof ApiError && e.statusCode === 410)) throw e;
+          if (!(e instanceof ApiError && e.statusCode === 410)) {
+            // a watch the server did not take (429, or nothing listening: an API server restarting) is asked
+            // again from the same resourceVersion after the backoff, without a relist (client-go's isWatchErrorRetriable)
+            const retriable = lines === 0 && ((e instanceof ApiError && e.statusCode === 429) || /ECONNREFUSED/.test((e as Error).message));
+            if (retriable) return this.failed(gen, e as Error, true);
+            throw e;
+          }
           gone = true;
         }
         if (!this.live(gen)) return;

@@ -581,6 +581,21 @@ describe('failures, as client-go handles them', () => {
     expect(clock.timers).toEqual([7000]); // not the 500 ms backoff
   });
 
+  it('a watch refused with 429 (retries spent) is asked again from the same resourceVersion after the backoff, without a relist', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const { c, clock } = await client({ maxRetries: 0 });
+    server.inject({ status: 429, retryAfterSeconds: 2, match: (r) => r.query.watch === 'true' });
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'watching');
+    expect(seen.errors).toEqual(['watch /api/v1/nodes: 429 injected 429']);
+    expect(clock.timers).toEqual([2000]);
+    const watches = server.requests.filter((r) => r.query.watch === 'true').map((r) => r.query.resourceVersion);
+    expect(watches).toEqual(['101', '101']);
+    expect(lists()).toHaveLength(1);
+  });
+
   it('a 401 reads a token file again and retries once; a token given inline is not retried', async () => {
     server = new FakeApiServer();
     server.apply(rawNode('n0', '192.0.2.1'));
