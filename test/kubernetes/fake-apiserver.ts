@@ -11,7 +11,33 @@ import { join } from 'node:path';
  * (ADDED/MODIFIED/DELETED/BOOKMARK/ERROR 410), events create/patch. Tests
  * drive it: change objects, send bookmarks, expire resource versions, drop
  * connections, stop and restart on the same port.
+ *
+ * Script mode, for tests that drive a client step by step: `inject` answers
+ * the next matching requests with a fault (401, 429 or 5xx with Retry-After,
+ * a Status with causes), `hold`/`release` park requests so changes happen
+ * while a client is reconnecting, `rotateToken` changes the accepted token,
+ * `sendRaw` writes bytes to open watches. `watchCache` makes lists answer as
+ * a real API server's watch cache does: resourceVersion "0" ignores `limit`
+ * and answers in one piece. A resourceVersion ahead of the server answers
+ * 504 "Too large resource version" (cause ResourceVersionTooLarge). A list
+ * at an old resourceVersion with `limit`, or any without the cache, is an
+ * etcd read at that version and answers 410 Expired once history is
+ * expired. A continue token with a resourceVersion is refused (400), as the
+ * real server does.
  */
+
+/** A fault `inject` answers with: the HTTP status, an optional Retry-After (s), the Status reason and causes. */
+export interface Fault {
+  readonly status: number;
+  readonly retryAfterSeconds?: number;
+  readonly reason?: string;
+  readonly message?: string;
+  readonly causes?: readonly string[];
+  /** Which requests it applies to. Default any. */
+  readonly match?: (r: RequestLog) => boolean;
+  /** How many matching requests get it. Default 1. */
+  readonly times?: number;
+}
 
 export interface FakeResource {
   readonly group: string;
@@ -77,7 +103,8 @@ export interface RequestLog {
 const gv = (r: FakeResource) => (r.group === '' ? r.version : `${r.group}/${r.version}`);
 
 export class FakeApiServer {
-  readonly token = 'fake-token';
+  /** The bearer token accepted (`rotateToken` changes it). */
+  token = 'fake-token';
   readonly resources: FakeResource[];
   readonly requests: RequestLog[] = [];
   private rv = 100;
@@ -96,6 +123,15 @@ export class FakeApiServer {
   failWatchesWith?: number;
   /** Answer watch requests this late (ms): a slow or distant API server. */
   watchDelayMs = 0;
+  /** Lists served as from the API server's watch cache (see the class comment). */
+  watchCache = false;
+  private faults: { fault: Fault; left: number }[] = [];
+  /** Requests answered with an injected fault. */
+  readonly faulted: RequestLog[] = [];
+  /** Requests refused for a wrong or missing token. */
+  unauthorized = 0;
+  private holding = false;
+  private parked: (() => void)[] = [];
 
   constructor(
     resources: FakeResource[] = defaultResources(),
@@ -147,10 +183,15 @@ export class FakeApiServer {
     await this.start();
   }
 
-  /** Writes a kubeconfig pointing at this server (token auth) into a fresh temp dir; returns its path. */
-  async writeKubeconfig(): Promise<string> {
+  /**
+   * Writes a kubeconfig pointing at this server (token auth) into a fresh temp
+   * dir; returns its path. With `tokenFile`, the token is in the file `token`
+   * beside it, named by the user's `tokenFile`.
+   */
+  async writeKubeconfig(opts: { tokenFile?: boolean } = {}): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'fake-apiserver-'));
     const file = join(dir, 'kubeconfig');
+    if (opts.tokenFile) await writeFile(join(dir, 'token'), `${this.token}\n`);
     const text = [
       'apiVersion: v1',
       'kind: Config',
@@ -163,7 +204,7 @@ export class FakeApiServer {
       'users:',
       '- name: fake',
       '  user:',
-      `    token: ${this.token}`,
+      opts.tokenFile ? `    tokenFile: ${join(dir, 'token')}` : `    token: ${this.token}`,
       'contexts:',
       '- name: fake',
       '  context:',
@@ -174,6 +215,44 @@ export class FakeApiServer {
     ].join('\n');
     await writeFile(file, text);
     return file;
+  }
+
+  // ---------- script mode ----------
+
+  /** The next `times` requests matching `fault.match` get `fault` instead of an answer. */
+  inject(fault: Fault): void {
+    this.faults.push({ fault, left: fault.times ?? 1 });
+  }
+
+  /** Injected faults not yet served. */
+  get pendingFaults(): number {
+    return this.faults.reduce((n, f) => n + f.left, 0);
+  }
+
+  /** Parks every request from now on (unanswered) until `release`. */
+  hold(): void {
+    this.holding = true;
+  }
+
+  /** Requests parked by `hold`. */
+  get held(): number {
+    return this.parked.length;
+  }
+
+  /** Answers the parked requests, in order, and stops parking. */
+  release(): void {
+    this.holding = false;
+    for (const go of this.parked.splice(0)) go();
+  }
+
+  /** From now on only `token` is accepted (a rotated service-account token). */
+  rotateToken(token: string): void {
+    this.token = token;
+  }
+
+  /** Writes `text` as it is to every open watch (e.g. a line longer than a client accepts). */
+  sendRaw(text: string, plural?: string): void {
+    for (const w of this.watchers) if (plural === undefined || w.res.plural === plural) w.out.write(text);
   }
 
   // ---------- test commands ----------
@@ -306,10 +385,27 @@ export class FakeApiServer {
   // ---------- HTTP ----------
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.holding) {
+      this.parked.push(() => (res.destroyed ? undefined : this.handle(req, res)));
+      return;
+    }
     const url = new URL(req.url ?? '/', this.url);
     const query = Object.fromEntries(url.searchParams.entries());
-    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'], accept: req.headers.accept });
-    if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    const log: RequestLog = { method: req.method ?? 'GET', path: url.pathname, query, contentType: req.headers['content-type'], accept: req.headers.accept };
+    this.requests.push(log);
+    const f = this.faults.find((x) => x.left > 0 && (x.fault.match?.(log) ?? true));
+    if (f) {
+      f.left--;
+      this.faults = this.faults.filter((x) => x.left > 0);
+      this.faulted.push(log);
+      const { status: code, retryAfterSeconds, reason, message, causes } = f.fault;
+      const body = { ...status(code, reason ?? STATUS_REASON[code] ?? 'InternalError', message ?? `injected ${code}`), ...(causes ? { details: { causes: causes.map((type) => ({ type, message })) } } : {}) };
+      return json(res, code, body, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) });
+    }
+    if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) {
+      this.unauthorized++;
+      return json(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+    }
     if (this.failWith) return json(res, this.failWith, status(this.failWith, 'ServiceUnavailable', 'injected failure'));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -416,12 +512,25 @@ export class FakeApiServer {
     let rv = this.rv;
     let offset = 0;
     const cont = q.get('continue');
+    const asked = q.get('resourceVersion') ?? '';
+    let limit = Number(q.get('limit') ?? 0);
+    if (cont && asked !== '') return json(res, 400, status(400, 'BadRequest', 'specifying resource version is not allowed when using continue'));
     if (cont) {
       const [crv, coff] = cont.split(':').map(Number);
       if (!(crv >= this.oldestRv)) return json(res, 410, status(410, 'Expired', 'The provided continue parameter is too old'));
       [rv, offset] = [crv, coff];
-    }
-    const limit = Number(q.get('limit') ?? 0);
+    } else if (asked !== '' && asked !== '0') {
+      const n = Number(asked);
+      if (!Number.isInteger(n) || n < 0) return json(res, 400, status(400, 'BadRequest', `invalid resourceVersion ${asked}`));
+      if (n > this.rv) {
+        const body = { ...status(504, 'Timeout', `Too large resource version: ${n}, current: ${this.rv}`), details: { causes: [{ type: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 } };
+        return json(res, 504, body, { 'Retry-After': '1' });
+      }
+      // the cache serves a list at a resourceVersion only without limit; with one, it is an etcd read at that version
+      const fromEtcd = !this.watchCache || limit > 0;
+      if (fromEtcd && n < this.oldestRv - 1) return json(res, 410, status(410, 'Expired', `too old resource version: ${n} (${this.oldestRv - 1})`));
+    } else if (asked === '0' && this.watchCache) limit = 0; // the watch cache ignores limit at resourceVersion 0
+
     const metadata: Record<string, string> = { resourceVersion: String(rv) };
     if (limit > 0) {
       if (offset + limit < items.length) metadata.continue = `${rv}:${offset + limit}`;
@@ -496,9 +605,11 @@ function notFound(res: http.ServerResponse, what: string): void {
   json(res, 404, status(404, 'NotFound', `${what} not found`));
 }
 
-function json(res: http.ServerResponse, code: number, body: unknown): void {
+const STATUS_REASON: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+
+function json(res: http.ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 

@@ -7,7 +7,7 @@ import type { ClusterEvent } from '../../kubernetes/state.js';
 import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
 
 /**
- * The Kubernetes API source: list+watch (kube-client.ts ListWatch) of
+ * The Kubernetes API source: list+watch (list-watch.ts ListWatch) of
  * every resource the planner reads, validated into ClusterEvents exactly like
  * the manifest source. Relists are diffed against what is known, so a
  * reconnect or a 410 Gone produces only the real differences.
@@ -282,7 +282,7 @@ export class KubernetesApiSource {
   }
 
   /**
-   * One ListWatch per resource (kube-client.ts): each list is diffed against
+   * One ListWatch per resource (list-watch.ts): each list is diffed against
    * what is known (KnownObjects.replaceAll), each watch event's object goes to
    * KnownObjects in full; the loop itself keeps only the resourceVersion.
    */

@@ -1,15 +1,16 @@
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inClusterConnection, KubeClient, ListWatch, loadKubeConfig, parseKubeconfig, type ListWatchOptions } from '../../src/agent/sources/kube-client.js';
-import { FakeApiServer } from './fake-apiserver.js';
-import { rawIpPool, rawNode } from './api-fixtures.js';
+import { ApiError, inClusterConnection, KubeClient, LineSplitter, ListWatch, loadKubeConfig, parseKubeconfig, retryAfterMs, type KubeClientOptions, type ListWatchOptions } from '../../../src/agent/sources/kube-client.js';
+import { FakeApiServer } from '../../kubernetes/fake-apiserver.js';
+import { rawIpPool, rawNode } from '../../kubernetes/api-fixtures.js';
 
-const fixture = (name: string) => readFile(new URL(`../fixtures/tls/${name}`, import.meta.url), 'utf8');
+const fixture = (name: string) => readFile(new URL(`../../fixtures/tls/${name}`, import.meta.url), 'utf8');
 const until = FakeApiServer.until;
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -56,6 +57,8 @@ describe('kubeconfig', () => {
     const c = parseKubeconfig(kubeconfig({ server: 'https://192.0.2.1', 'certificate-authority': 'pki/ca.crt' }, { 'client-certificate': 'pki/me.crt', 'client-key': join(dir, 'pki/me.key'), tokenFile: 'token' }), join(dir, 'config'));
     expect([c.ca, c.cert, c.key].map(String)).toEqual(['CA', 'CERT', 'KEY']);
     expect(c.tokenFile).toBe(join(dir, 'token'));
+    // remembered by path, to be read again as they rotate
+    expect(c.tlsFiles).toEqual({ ca: join(dir, 'pki/ca.crt'), cert: join(dir, 'pki/me.crt'), key: join(dir, 'pki/me.key') });
   });
 
   it('token, insecure-skip-tls-verify, username/password, exec, and a context given by name', () => {
@@ -142,12 +145,40 @@ describe('KubeClient authentication', () => {
     expect(await new KubeClient({ server: open, insecureSkipTlsVerify: true, basic: { username: 'a', password: 'b' } }).getJson('/')).toEqual({ auth: `Basic ${b64('a:b')}`, cn: null });
   });
 
+  it('a client certificate and key from files are read again every 5 minutes; a change takes a new connection pool', async () => {
+    const [cert, rotated] = [await fixture('cert.pem'), await fixture('rotated-cert.pem')];
+    const server = await echo({ requestCert: true, rejectUnauthorized: true, ca: [cert, rotated] });
+    const dir = await mkdtemp(join(tmpdir(), 'certs-'));
+    const [certFile, keyFile] = [join(dir, 'me.crt'), join(dir, 'me.key')];
+    const put = async (c: string, k: string) => {
+      await writeFile(`${certFile}.new`, await fixture(c));
+      await writeFile(`${keyFile}.new`, await fixture(k));
+      await rename(`${certFile}.new`, certFile);
+      await rename(`${keyFile}.new`, keyFile);
+    };
+    await put('cert.pem', 'key.pem');
+    let now = 0;
+    const conn = { server, ca: Buffer.from(cert), cert: await readFile(certFile), key: await readFile(keyFile), insecureSkipTlsVerify: false, tlsFiles: { cert: certFile, key: keyFile } };
+    const client = new KubeClient(conn, { now: () => now });
+    expect(await client.getJson('/')).toMatchObject({ cn: '127.0.0.1' });
+    await put('rotated-cert.pem', 'rotated-key.pem');
+    now += 4 * 60_000;
+    expect(await client.getJson('/')).toMatchObject({ cn: '127.0.0.1' });
+    expect(client.tlsReloads).toBe(0);
+    now += 60_000;
+    expect(await client.getJson('/')).toMatchObject({ cn: 'rotated' });
+    expect(client.tlsReloads).toBe(1);
+    now += 5 * 60_000; // read again, unchanged: the pool stays
+    expect(await client.getJson('/')).toMatchObject({ cn: 'rotated' });
+    expect(client.tlsReloads).toBe(1);
+  });
+
   it('a token file is re-read once its minute is up (bound service-account tokens rotate)', async () => {
     const server = await echo();
     const file = join(await mkdtemp(join(tmpdir(), 'tok-')), 'token');
     await writeFile(file, 'one\n');
     let now = 0;
-    const client = new KubeClient({ server, insecureSkipTlsVerify: true, tokenFile: file }, () => now);
+    const client = new KubeClient({ server, insecureSkipTlsVerify: true, tokenFile: file }, { now: () => now });
     expect(await client.getJson('/')).toMatchObject({ auth: 'Bearer one' });
     await writeFile(file, 'two\n');
     now += 30_000;
@@ -174,6 +205,34 @@ describe('KubeClient authentication', () => {
     await expect(new KubeClient({ server, insecureSkipTlsVerify: true, exec: { ...exec, command: empty } }).getJson('/')).rejects.toThrow(`exec credential plugin ${empty}: its ExecCredential has no status.token`);
   });
 });
+
+/** Backoff timers the test fires one at a time: `next()` waits for the loop to ask for one, fires it and returns its delay. */
+function manualTimers() {
+  const pending: { fn: () => void; ms: number }[] = [];
+  return {
+    set: (fn: () => void, ms: number) => {
+      const t = { fn, ms };
+      pending.push(t);
+      return {
+        cancel: () => {
+          const i = pending.indexOf(t);
+          if (i >= 0) pending.splice(i, 1);
+        },
+      };
+    },
+    /** Waits for the loop to ask for a timer; returns its delay without firing it. */
+    async waiting(): Promise<number> {
+      await until(() => pending.length > 0, 5000, 'a backoff timer');
+      return pending[0].ms;
+    },
+    async next(): Promise<number> {
+      await until(() => pending.length > 0, 5000, 'a backoff timer');
+      const t = pending.shift()!;
+      t.fn();
+      return t.ms;
+    },
+  };
+}
 
 describe('ListWatch against the test API server', () => {
   let server: FakeApiServer;
@@ -280,20 +339,23 @@ describe('ListWatch against the test API server', () => {
   it('errors back off exponentially (backoffDelay, here without jitter), are reported, and a good list ends them', async () => {
     server = new FakeApiServer();
     await server.start();
-    const times: number[] = [];
     server.failWith = 503;
-    const { seen } = await start({ backoff: { initialMs: 40, maxMs: 1000, jitter: 0 }, onError: (e) => (times.push(Date.now()), seen.errors.push(e.message)) });
-    await until(() => times.length >= 4, 10_000, 'four failures');
-    const gaps = times.slice(1).map((t, i) => t - times[i]);
-    // 40, 80, 160 ms at least (a timer never fires early by more than its rounding)
-    expect(gaps[0]).toBeGreaterThanOrEqual(38);
-    expect(gaps[1]).toBeGreaterThanOrEqual(78);
-    expect(gaps[2]).toBeGreaterThanOrEqual(158);
-    expect(seen.errors[0]).toBe('GET /api/v1/nodes?limit=500: 503 injected failure');
+    const timers = manualTimers();
+    const { seen } = await start({ backoff: { initialMs: 40, maxMs: 1000, jitter: 0 }, setTimer: timers.set });
+    expect(await timers.next()).toBe(40);
+    expect(await timers.next()).toBe(80);
+    expect(await timers.next()).toBe(160);
+    expect(seen.errors).toHaveLength(3);
+    expect(seen.errors[0]).toBe('GET /api/v1/nodes?limit=500&resourceVersion=0: 503 injected failure');
+    expect(await timers.waiting()).toBe(320);
     server.failWith = undefined;
+    await timers.next();
     await until(() => seen.lists.length === 1 && server.openWatches('nodes') === 1, 10_000, 'recovered');
-    // a cut watch is an error (reported), then a relist
+    // the watch delivers: the backoff starts over; a cut watch is an error (reported), then a relist
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await until(() => seen.events.length === 1, 5000, 'event');
     server.dropConnections();
+    expect(await timers.next()).toBe(40);
     await until(() => seen.lists.length === 2, 5000, 'relist after the cut');
     expect(seen.errors.at(-1)).toBe('watch /api/v1/nodes: connection cut by the server or the network');
   });
@@ -303,15 +365,14 @@ describe('ListWatch against the test API server', () => {
     server.apply(rawNode('n0', '192.0.2.1'));
     await server.start();
     server.failWatchesWith = 403;
-    const times: number[] = [];
-    const { seen } = await start({ backoff: { initialMs: 40, maxMs: 1000, jitter: 0 }, onError: (e) => (times.push(Date.now()), seen.errors.push(e.message)) });
-    await until(() => times.length >= 4, 10_000, 'four refused watches');
-    const gaps = times.slice(1).map((t, i) => t - times[i]);
-    expect(gaps[0]).toBeGreaterThanOrEqual(38);
-    expect(gaps[1]).toBeGreaterThanOrEqual(78);
-    expect(gaps[2]).toBeGreaterThanOrEqual(158);
+    const timers = manualTimers();
+    const { seen } = await start({ backoff: { initialMs: 40, maxMs: 1000, jitter: 0 }, setTimer: timers.set });
+    expect(await timers.next()).toBe(40);
+    expect(await timers.next()).toBe(80);
+    expect(await timers.next()).toBe(160);
+    expect(await timers.waiting()).toBe(320);
     expect(seen.errors[0]).toBe('watch /api/v1/nodes: 403 injected watch failure');
-    expect(seen.lists.length).toBeGreaterThanOrEqual(4);
+    expect(seen.lists.length).toBe(4);
   });
 
   it('checkIdle: a watch silent for idleMs (half-open) fails, is reported, and relists; a listing or live one is left alone', async () => {
@@ -346,5 +407,226 @@ describe('ListWatch against the test API server', () => {
     expect(server.openWatches()).toBe(0);
     expect(seen.events).toEqual([]);
     expect(seen.errors).toEqual([]);
+  });
+});
+
+describe('the watch line buffer', () => {
+  it('splits lines across any chunking, keeping the chunks of an unfinished line as they came', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }).map((x) => x.replace(/\n/g, ' ')), { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 17 }), { minLength: 1, maxLength: 10 }), (lines, cuts) => {
+        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+        const got: string[] = [];
+        const split = new LineSplitter(1 << 20);
+        let at = 0;
+        for (let i = 0; at < bytes.length; i++) {
+          const n = cuts[i % cuts.length];
+          split.push(bytes.subarray(at, at + n), (l) => void got.push(l));
+          at += n;
+        }
+        expect(got).toEqual(lines);
+        expect(split.pending).toBe(0);
+      }),
+    );
+  });
+
+  it('a line over the limit throws, naming the limit, whether it comes in one chunk or many; a line at the limit passes', () => {
+    const split = new LineSplitter(10);
+    const got: string[] = [];
+    split.push(Buffer.from('0123456789\nab'), (l) => void got.push(l));
+    expect(got).toEqual(['0123456789']);
+    expect(split.pending).toBe(2);
+    expect(() => split.push(Buffer.from('cdefghijk'), () => undefined)).toThrow('a watch line over 10 bytes (maxWatchLineBytes); restarting the watch');
+    expect(split.pending).toBe(0);
+    expect(() => new LineSplitter(10).push(Buffer.from('0123456789a\n'), () => undefined)).toThrow('a watch line over 10 bytes');
+    // a consumer that stops reading: the rest of the chunk is not delivered
+    const first: string[] = [];
+    new LineSplitter(10).push(Buffer.from('a\nb\nc\n'), (l) => (first.push(l), false));
+    expect(first).toEqual(['a']);
+  });
+});
+
+describe('Retry-After', () => {
+  it('delay-seconds or an HTTP-date (from the injected clock); absent or unreadable is none', () => {
+    expect(retryAfterMs('3', 0)).toBe(3000);
+    expect(retryAfterMs(['0'], 0)).toBe(0);
+    const at = Date.parse('Wed, 21 Oct 2026 07:28:00 GMT');
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:00 GMT', at - 5000)).toBe(5000);
+    expect(retryAfterMs('Wed, 21 Oct 2026 07:28:00 GMT', at + 5000)).toBe(0);
+    expect(retryAfterMs(undefined, 0)).toBeUndefined();
+    expect(retryAfterMs('soon', 0)).toBeUndefined();
+  });
+});
+
+describe('failures, as client-go handles them', () => {
+  let server: FakeApiServer;
+  const loops: ListWatch[] = [];
+  afterEach(async () => {
+    for (const l of loops.splice(0)) l.stop();
+    server.release();
+    await server.stop();
+  });
+
+  /** A client whose sleeps and backoff timers are recorded and return at once, on a clock the test moves. */
+  async function client(opts: KubeClientOptions & { tokenFile?: boolean } = {}) {
+    const clock = { now: 1_000_000, sleeps: [] as number[], timers: [] as number[] };
+    const c = loadKubeConfig({
+      kubeconfig: await server.writeKubeconfig({ tokenFile: opts.tokenFile }),
+      client: {
+        now: () => clock.now,
+        sleep: async (ms) => {
+          clock.sleeps.push(ms);
+          clock.now += ms;
+        },
+        ...opts,
+      },
+    });
+    return { c, clock };
+  }
+
+  function loop(c: KubeClient, clock: { timers: number[] }, opts: Partial<ListWatchOptions> = {}) {
+    const seen = { lists: 0, events: [] as string[], errors: [] as string[] };
+    const lw = new ListWatch({
+      client: c,
+      path: '/api/v1/nodes',
+      random: () => 0,
+      setTimer: (fn, ms) => {
+        clock.timers.push(ms);
+        const t = setImmediate(fn);
+        return { cancel: () => clearImmediate(t) };
+      },
+      onListStart: () => undefined,
+      onListPage: () => undefined,
+      onListEnd: () => seen.lists++,
+      onEvent: (type, o) => seen.events.push(`${type} ${(o as { metadata: { name: string } }).metadata.name}`),
+      onError: (e) => seen.errors.push(e.message),
+      ...opts,
+    });
+    loops.push(lw);
+    lw.start();
+    return { lw, seen };
+  }
+  const lists = () => server.requests.filter((r) => r.path === '/api/v1/nodes' && r.query.watch === undefined).map((r) => r.query);
+
+  it('the first list asks resourceVersion 0 in pages; a relist asks the last resourceVersion seen, in one piece (watch cache), unless "0" came in pages', async () => {
+    server = new FakeApiServer();
+    server.watchCache = true;
+    for (let i = 0; i < 4; i++) server.apply(rawNode(`n${i}`, `192.0.2.${i + 1}`));
+    await server.start();
+    const { c, clock } = await client();
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'first sync');
+    server.apply(rawNode('n9', '192.0.2.99'));
+    await until(() => seen.events.length === 1, 5000, 'event');
+    server.dropConnections();
+    await until(() => seen.lists === 2 && server.openWatches('nodes') === 1, 5000, 'relist');
+    expect(lists()).toEqual([{ limit: '500', resourceVersion: '0' }, { resourceVersion: String(server.resourceVersion) }]);
+
+    // no watch cache: "0" is answered in pages, so relists keep asking in pages (at the last resourceVersion)
+    await server.stop();
+    server = new FakeApiServer();
+    for (let i = 0; i < 501; i++) server.apply(rawNode(`n${i}`, `198.18.${i >> 8}.${i & 255}`));
+    await server.start();
+    const b = await client();
+    const two = loop(b.c, b.clock);
+    await until(() => two.seen.lists === 1 && server.openWatches('nodes') === 1, 10_000, 'first sync (paged)');
+    server.dropConnections();
+    await until(() => two.seen.lists === 2 && server.openWatches('nodes') === 1, 10_000, 'relist (paged)');
+    const rv = String(server.resourceVersion);
+    expect(lists()).toEqual([{ limit: '500', resourceVersion: '0' }, { limit: '500', continue: `${rv}:500` }, { limit: '500', resourceVersion: rv }, { limit: '500', continue: `${rv}:500` }]);
+  });
+
+  it('a relist whose resourceVersion is too large (the cache is behind) waits as asked, then falls back to a quorum read ("")', async () => {
+    server = new FakeApiServer();
+    server.watchCache = true;
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const { c, clock } = await client();
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'first sync');
+    const rv = String(server.resourceVersion);
+    const relist = (r: { path: string; query: Record<string, string> }) => r.query.watch === undefined && r.query.resourceVersion === rv;
+    server.inject({ status: 504, reason: 'Timeout', message: `Too large resource version: ${rv}`, causes: ['ResourceVersionTooLarge'], retryAfterSeconds: 1, times: 11, match: relist });
+    server.dropConnections();
+    await until(() => seen.lists === 2 && server.openWatches('nodes') === 1, 5000, 'relist');
+    expect(clock.sleeps).toEqual(Array(10).fill(1000)); // client-go's 10 retries, each after the Retry-After asked
+    expect(lists().slice(1)).toEqual([...Array(11).fill({ resourceVersion: rv }), { limit: '500' }]);
+    expect(seen.errors).toEqual(['watch /api/v1/nodes: connection cut by the server or the network']);
+    // and the next relist goes back to the last resourceVersion seen
+    server.dropConnections();
+    await until(() => seen.lists === 3, 5000, 'relist again');
+    expect(lists().at(-1)).toEqual({ resourceVersion: rv });
+  });
+
+  it('429 and 5xx with Retry-After are retried after the wait asked; once retries run out the loop waits at least that long', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const { c, clock } = await client({ maxRetries: 2 });
+    server.inject({ status: 429, retryAfterSeconds: 3 });
+    server.inject({ status: 503, retryAfterSeconds: 2 });
+    expect(await c.getJson('/api/v1/nodes/n0')).toMatchObject({ metadata: { name: 'n0' } });
+    expect(clock.sleeps).toEqual([3000, 2000]);
+    // a 500 without Retry-After is not retried by the request
+    server.inject({ status: 500 });
+    await expect(c.getJson('/api/v1/nodes/n0')).rejects.toThrow('GET /api/v1/nodes/n0: 500 injected 500');
+    // out of retries: the ApiError carries the last Retry-After, and the loop's delay is at least that
+    server.inject({ status: 429, retryAfterSeconds: 7, times: 3 });
+    const err = await c.getJson('/api/v1/nodes/n0').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ statusCode: 429, retryAfterMs: 7000 });
+    server.inject({ status: 429, retryAfterSeconds: 7, times: 3 });
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'sync after the 429s');
+    expect(seen.errors).toEqual(['GET /api/v1/nodes?limit=500&resourceVersion=0: 429 injected 429']);
+    expect(clock.timers).toEqual([7000]); // not the 500 ms backoff
+  });
+
+  it('a watch refused with 429 (retries spent) is asked again from the same resourceVersion after the backoff, without a relist', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const { c, clock } = await client({ maxRetries: 0 });
+    server.inject({ status: 429, retryAfterSeconds: 2, match: (r) => r.query.watch === 'true' });
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'watching');
+    expect(seen.errors).toEqual(['watch /api/v1/nodes: 429 injected 429']);
+    expect(clock.timers).toEqual([2000]);
+    const watches = server.requests.filter((r) => r.query.watch === 'true').map((r) => r.query.resourceVersion);
+    expect(watches).toEqual(['101', '101']);
+    expect(lists()).toHaveLength(1);
+  });
+
+  it('a 401 reads a token file again and retries once; a token given inline is not retried', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const kc = await server.writeKubeconfig({ tokenFile: true });
+    const c = loadKubeConfig({ kubeconfig: kc });
+    expect(await c.getJson('/api/v1/nodes/n0')).toMatchObject({ metadata: { name: 'n0' } });
+    server.rotateToken('second');
+    await writeFile(join(kc, '..', 'token.new'), 'second\n');
+    await rename(join(kc, '..', 'token.new'), join(kc, '..', 'token'));
+    expect(await c.getJson('/api/v1/nodes/n0')).toMatchObject({ metadata: { name: 'n0' } });
+    expect(server.unauthorized).toBe(1);
+    const inline = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
+    server.rotateToken('third');
+    await expect(inline.getJson('/api/v1/nodes/n0')).rejects.toThrow('GET /api/v1/nodes/n0: 401 Unauthorized');
+    expect(server.unauthorized).toBe(2);
+  });
+
+  it('a watch line over maxWatchLineBytes ends the watch with an error naming the limit, and the loop relists', async () => {
+    server = new FakeApiServer();
+    server.apply(rawNode('n0', '192.0.2.1'));
+    await server.start();
+    const { c, clock } = await client({ maxWatchLineBytes: 4096 });
+    const { seen } = loop(c, clock);
+    await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'first sync');
+    server.apply(rawNode('n1', '192.0.2.2')); // an ordinary line passes
+    await until(() => seen.events.length === 1, 5000, 'event');
+    server.sendRaw(`{"type":"ADDED","object":{"metadata":{"name":"big","resourceVersion":"999"},"pad":"${'x'.repeat(3000)}`);
+    server.sendRaw(`${'x'.repeat(3000)}"}}\n`);
+    await until(() => seen.lists === 2 && server.openWatches('nodes') === 1, 5000, 'relist');
+    expect(seen.errors).toEqual(['watch /api/v1/nodes: a watch line over 4096 bytes (maxWatchLineBytes); restarting the watch']);
+    expect(seen.events).toEqual(['ADDED n1']);
   });
 });
