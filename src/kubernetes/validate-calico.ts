@@ -39,13 +39,23 @@ const RULE = specFields('BGPFilter', 'exportV4', '[]');
 const SET_PRIORITY = specFields('BGPFilter', 'exportV4', '[]', 'operations', '[]', 'setPriority');
 const AFFINITY = specFields('BlockAffinity');
 
+/**
+ * serviceClusterIPs / serviceExternalIPs / serviceLoadBalancerIPs. Calico's
+ * CRD makes each entry's `cidr` optional and confd skips an entry without
+ * one, advertising the rest: so does tsbgp, with a warning naming the entry.
+ */
 function cidrList(spec: Obj, key: string, issues: Collector): Prefix[] {
-  return issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
+  const out: Prefix[] = [];
+  issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
     const p = `spec.${key}[${i}]`;
     const entry = asObj(e, p);
-    if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
-    return prefixValue(entry.cidr, `${p}.cidr`);
+    if (entry.cidr === undefined || entry.cidr === null || entry.cidr === '') {
+      issues.warn(`${p}.cidr`, 'empty entry (no cidr); ignored, as Calico ignores it');
+      return;
+    }
+    out.push(prefixValue(entry.cidr, `${p}.cidr`));
   });
+  return out;
 }
 
 export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BGPConfiguration {
@@ -123,6 +133,11 @@ function peerIPValue(text: string, path: string): { address: Address; port?: num
 
 export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const spec = asObj(o.spec, 'spec');
+  // Refused rather than run as something else: Calico builds these peers from Felix's workload endpoint
+  // status files (the pods on the node that BGPPeer's selector matches), which tsbgp does not read.
+  if (PEER.str(spec, 'localWorkloadSelector', 'spec.')) {
+    throw new FieldError('spec.localWorkloadSelector', 'local workload peering (the node peering with BGP-speaking pods on it) is not supported: Calico takes those peers from Felix\'s workload endpoint status, which tsbgp does not read; this BGPPeer is refused');
+  }
   // A field in error reads as null below: set, but not checked against the others (its own error says enough).
   const node = issues.soft(() => PEER.str(spec, 'node', 'spec.') || undefined, null);
   const nodeSelector = issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
@@ -134,7 +149,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
     if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
   } else if (peerSelector === undefined) {
-    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.peerSelector is not set');
+    // Without asNumber the peer is taken to be in the cluster's AS (BGPConfiguration default), as Calico does.
     if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
   }
   const nextHopMode = issues.soft(() => PEER.enum<NonNullable<BGPPeer['nextHopMode']>>(spec, 'nextHopMode', 'spec.'), null);

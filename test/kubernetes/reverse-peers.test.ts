@@ -33,10 +33,13 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
     ]);
     expect(r.errors).toEqual([]);
   });
-  it('exactly one side of each session is passive (the greater IP as a string), on both ends of it', () => {
-    // "192.0.2.1" < "192.0.2.12": the reflector dials, the clients wait.
-    expect(planFor(cluster(), 'rr1').peers.map((p) => p.passive)).toEqual([false, false, false]);
-    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => p.passive)).toEqual([true]);
+  it('node-specific and reverse peerings are active at both ends (Calico gives only mesh and global peers a passive side)', () => {
+    expect(planFor(cluster(), 'rr1').peers.map((p) => [p.type, p.passive])).toEqual([
+      ['node specific', false],
+      ['node specific', false],
+      ['node specific', false],
+    ]);
+    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => [p.type, p.passive])).toEqual([['node specific', false]]);
   });
   it('two reflectors with the same cluster ID peer with each other as non-clients, and each reflects to every client', () => {
     const rs = [rr('rr1', '192.0.2.1', '244.0.0.1'), rr('rr2', '192.0.2.2', '244.0.0.1'), node('n3', '192.0.2.13'), node('n4', '192.0.2.14'), meshOff(), docsPeer()];
@@ -182,7 +185,7 @@ describe('§2 symmetry', () => {
   const labels = fc.record({ role: fc.constantFrom('a', 'b', 'c'), rr: fc.boolean() });
   const sel = fc.constantFrom('all()', "role == 'a'", "role == 'b'", "role != 'c'", 'has(rr)', '!has(rr)');
   const bgpPeer = fc.record({ scope: fc.constantFrom('global', 'node', 'nodeSelector'), node: fc.integer({ min: 0, max: 4 }), nodeSelector: sel, peerSelector: sel });
-  it('for any nodes and peerSelector BGPPeers: every peering between two nodes is planned on both ends, exactly one end passive', () => {
+  it('for any nodes and peerSelector BGPPeers: every peering between two nodes is planned on both ends, never passive at both', () => {
     fc.assert(
       fc.property(fc.array(labels, { minLength: 2, maxLength: 5 }), fc.array(bgpPeer, { maxLength: 4 }), fc.boolean(), fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }), (ls, ps, mesh, dual) => {
         const rs: Resource[] = ls.map((l, i) =>
@@ -202,7 +205,11 @@ describe('§2 symmetry', () => {
             const other = plans.get(addrOf.get(p.address.toString())!)!;
             const back = other.peers.find((q) => q.address.toString() === mine(p.address.family));
             expect(back, `${name} → ${p.address} (${p.id}) has no peering back`).toBeDefined();
-            expect(back!.passive).toBe(!p.passive);
+            // Never both waiting; a mesh peering has exactly one passive end (the lower address, as a string),
+            // the peerSelector ones (global or node-specific) none, as Calico does.
+            expect(p.passive && back!.passive).toBe(false);
+            expect(p.passive).toBe(p.type === 'node-to-node mesh' && p.address.toString() > mine(p.address.family));
+            if (p.type === 'node-to-node mesh' && back!.type === 'node-to-node mesh') expect(back!.passive).toBe(!p.passive);
             // A reflector's session is a client one exactly when the far end is outside its cluster.
             expect(p.routeReflectorClient).toBe(pl.node.routeReflectorClusterId !== undefined && other.node.routeReflectorClusterId === undefined);
           }
