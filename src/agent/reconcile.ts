@@ -65,7 +65,8 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
     passive: p.passive,
     gracefulRestart: p.gracefulRestart ? { restartTime: p.maxRestartTime } : false,
     routeReflectorClient: p.routeReflectorClient,
-    keepNextHop: p.nextHopMode === 'Keep' || p.keepOriginalNextHop,
+    // The planner folds the deprecated keepOriginalNextHop into nextHopMode (eBGP only, as Calico).
+    keepNextHop: p.nextHopMode === 'Keep',
     nextHopSelf: p.nextHopMode === 'Self',
   };
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;

@@ -165,12 +165,13 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
     // Running without a named filter could leak routes: refuse instead.
     if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
-    const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
     const { bfd, problem } = bfdFor(p, self, remoteAddress);
     if (problem) errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.failureDetectionMode', message: problem });
     // localASNumber is the forward side's own AS; on the reverse side the local AS is this node's.
     const sessionLocalAsn = how.origin === 'forward' ? (p.localASNumber ?? localAsn) : localAsn;
     const prefix = how.origin === 'reverse' ? 'Reverse' : how.type === 'global' ? 'Global' : 'Node';
+    // nextHopMode when set; else the deprecated keepOriginalNextHop, which Calico applies to eBGP sessions only.
+    const nextHopMode = p.nextHopMode ?? (p.keepOriginalNextHop && asn !== sessionLocalAsn ? 'Keep' : 'Auto');
     return {
       id: `${prefix}_${p.name}_${ipId(remoteAddress)}`,
       address: remoteAddress,
@@ -183,7 +184,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       remoteNode: remote?.name,
       passive: how.passive,
       ...rrRole(asn, sessionLocalAsn, remote),
-      nextHopMode: keep ? 'Keep' : (p.nextHopMode ?? 'Auto'),
+      nextHopMode,
       keepOriginalNextHop: p.keepOriginalNextHop,
       numAllowedLocalASNumbers: how.origin === 'forward' ? p.numAllowedLocalASNumbers : undefined,
       gracefulRestart: true,

@@ -41,8 +41,9 @@ describe('peerOptions', () => {
     });
   });
 
-  it('keepOriginalNextHop means keep; Self means next-hop self; IPv6 peers negotiate ipv6; GR off is false', () => {
-    expect(peerOptions(peer('192.0.2.20', { keepOriginalNextHop: true })).keepNextHop).toBe(true);
+  it('nextHopMode Keep means keep (the planner folds keepOriginalNextHop into it); Self means next-hop self; IPv6 peers negotiate ipv6; GR off is false', () => {
+    expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Keep' })).keepNextHop).toBe(true);
+    expect(peerOptions(peer('192.0.2.20', { keepOriginalNextHop: true, nextHopMode: 'Auto' })).keepNextHop).toBe(false);
     expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Self' }))).toMatchObject({ keepNextHop: false, nextHopSelf: true });
     expect(peerOptions(peer('2001:db8::1')).families).toEqual(['ipv6']);
     expect(peerOptions(peer('192.0.2.20', { gracefulRestart: false })).gracefulRestart).toBe(false);

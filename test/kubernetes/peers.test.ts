@@ -248,3 +248,22 @@ describe('§2 a BGPPeer with peerIP and no asNumber (Calico case explicit_peerin
     expect(planFor(list, 'master').peers).toEqual([]);
   });
 });
+
+describe('§2 next-hop mode, as Calico', () => {
+  it('the deprecated keepOriginalNextHop keeps the next hop on eBGP sessions only; nextHopMode applies to any', () => {
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('ebgp', { peerIP: '192.0.2.20', asNumber: 65000, keepOriginalNextHop: true }),
+      peer('ibgp', { peerIP: '192.0.2.21', asNumber: 64512, keepOriginalNextHop: true }),
+      peer('ibgp-keep', { peerIP: '192.0.2.22', asNumber: 64512, nextHopMode: 'Keep' }),
+      peer('self', { peerIP: '192.0.2.23', asNumber: 65000, nextHopMode: 'Self' }),
+    ];
+    expect(planFor(rs, 'worker1').peers.map((p) => [p.from.name, p.nextHopMode])).toEqual([
+      ['ebgp', 'Keep'],
+      ['ibgp', 'Auto'],
+      ['ibgp-keep', 'Keep'],
+      ['self', 'Self'],
+    ]);
+  });
+});
