@@ -10,7 +10,7 @@ import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
-import { peerOptions, runnablePeers, type PeerRefusal } from './reconcile.js';
+import { peerKey, peerOptions, plannedPeerKey, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { toSessionConfig } from '../speaker/peer-config.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
 import type { ApplyFailure } from './apply.js';
@@ -216,7 +216,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
     routes: plan.routes.map((r) => routeJson(r, plan)),
     redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
     peers: plan.peers.map((p) => {
-      const runs = running.get(p.address.toString()) === p;
+      const runs = running.get(plannedPeerKey(p)) === p;
       return {
         id: p.id,
         address: p.address.toString(),
@@ -305,7 +305,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
   const advertised = (own !== undefined || redis !== undefined) && verdict.accept;
   const peers = plan.peers.map((p): ExplainPeerJson => {
     const base = { address: p.address.toString(), type: p.type };
-    if (running.get(p.address.toString()) !== p) {
+    if (running.get(plannedPeerKey(p)) !== p) {
       const why = refusals.filter((r) => r.id === p.id).map((r) => r.message).join('; ') || 'peer not started';
       return { ...base, exported: false, why: `peer not started: ${why}` };
     }
@@ -459,13 +459,14 @@ export function currentErrors(s: AgentSnapshot): ErrorJson[] {
 /** `tsbgp status --json`: the speaker's sessions, then the peers not started. */
 export function statusJson(s: AgentSnapshot): StatusJson {
   const plan = s.applied ?? s.planned;
-  const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
-  const seen = new Set(s.sessions.map((x) => x.address));
-  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byAddr.get(x.address)));
+  // By address and port: one address may have a session per port.
+  const byKey = new Map(plan.peers.map((p) => [plannedPeerKey(p), p]));
+  const seen = new Set(s.sessions.map((x) => peerKey(x.address, x.port)));
+  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byKey.get(peerKey(x.address, x.port))));
   for (const r of runnablePeers(s.planned).refused) {
-    if (seen.has(r.address)) continue;
-    seen.add(r.address);
     const p = s.planned.peers.find((x) => x.id === r.id)!;
+    if (seen.has(plannedPeerKey(p))) continue;
+    seen.add(plannedPeerKey(p));
     peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: s.startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
   }
   const so = s.speakerOptions;
@@ -496,7 +497,7 @@ export class NoSuchPeer extends Error {}
 export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
   const plan = s.applied ?? s.planned;
   const base = planJson(plan, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes });
-  const live = new Map(s.sessions.map((x) => [x.address, x]));
+  const live = new Map(s.sessions.map((x) => [peerKey(x.address, x.port), x]));
   const redistributed = new Map(s.redistributed.map((r) => [r.prefix.toString(), r]));
   const reasonsFor = (prefix: Prefix): readonly unknown[] => {
     const r = plan.routes.find((x) => x.prefix.equals(prefix));
@@ -508,10 +509,10 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
     .filter((p) => peer === undefined || p.address === peer)
     .map((p) => ({
       ...p,
-      state: live.get(p.address)?.state ?? null,
+      state: live.get(peerKey(p.address, p.port))?.state ?? null,
       advertised: p.refused
         ? []
-        : s.advertised(p.address).map((a) => ({
+        : s.advertised(peerKey(p.address, p.port)).map((a) => ({
             prefix: a.prefix.toString(),
             nextHop: a.nextHop ?? null,
             asPath: [...a.asPath],
