@@ -267,3 +267,26 @@ describe('§2 next-hop mode, as Calico', () => {
     ]);
   });
 });
+
+describe('§2 global peers to node addresses on several ports (Calico case explicit_peering/global)', () => {
+  const rs = () => [
+    bgpConfig({ nodeToNodeMeshEnabled: false, asNumber: 64567, listenPort: 150, bindMode: 'NodeIP' }),
+    peer('bgppeer-1', { peerIP: '10.192.0.3', asNumber: 64567, sourceAddress: 'None' }),
+    peer('bgppeer-2', { peerIP: '10.192.0.1:166', asNumber: 64567 }),
+    peer('bgppeer-3', { peerIP: '10.192.0.1', asNumber: 64567 }),
+    node('kube-master', '10.192.0.2'),
+    node('kube-node-1', '10.192.0.3'),
+    node('kube-node-2', '10.192.0.1'),
+  ];
+  it('kube-master: both ports of 10.192.0.1 run; the node listens on its address; the lower address waits for 10.192.0.3', () => {
+    const p = planFor(rs(), 'kube-master');
+    expect(p.listen.port).toBe(150);
+    expect(p.listen.address?.toString()).toBe('10.192.0.2');
+    expect(p.peers.map((x) => [x.from.name, x.address.toString(), x.port, x.asn, x.type, x.sourceAddress?.toString(), x.passive])).toEqual([
+      ['bgppeer-3', '10.192.0.1', 150, 64567, 'global', '10.192.0.2', false],
+      ['bgppeer-2', '10.192.0.1', 166, 64567, 'global', '10.192.0.2', false],
+      ['bgppeer-1', '10.192.0.3', 150, 64567, 'global', undefined, true],
+    ]);
+    expect(p.errors).toEqual([]);
+  });
+});
