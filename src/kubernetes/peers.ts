@@ -167,8 +167,10 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
     const { bfd, problem } = bfdFor(p, self, remoteAddress);
     if (problem) errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.failureDetectionMode', message: problem });
-    // localASNumber is the forward side's own AS; on the reverse side the local AS is this node's.
-    const sessionLocalAsn = how.origin === 'forward' ? (p.localASNumber ?? localAsn) : localAsn;
+    // localASNumber and numAllowedLocalASNumbers apply to a peerIP BGPPeer's forward side only, as Calico
+    // (a peerSelector peering is between nodes, each with its own AS; the validator warns when they are set there).
+    const byIP = how.origin === 'forward' && p.peerIP !== undefined;
+    const sessionLocalAsn = byIP ? (p.localASNumber ?? localAsn) : localAsn;
     const prefix = how.origin === 'reverse' ? 'Reverse' : how.type === 'global' ? 'Global' : 'Node';
     // nextHopMode when set; else the deprecated keepOriginalNextHop, which Calico applies to eBGP sessions only.
     const nextHopMode = p.nextHopMode ?? (p.keepOriginalNextHop && asn !== sessionLocalAsn ? 'Keep' : 'Auto');
@@ -186,7 +188,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       ...rrRole(asn, sessionLocalAsn, remote),
       nextHopMode,
       keepOriginalNextHop: p.keepOriginalNextHop,
-      numAllowedLocalASNumbers: how.origin === 'forward' ? p.numAllowedLocalASNumbers : undefined,
+      numAllowedLocalASNumbers: byIP ? p.numAllowedLocalASNumbers : undefined,
       gracefulRestart: true,
       maxRestartTime: p.maxRestartTime ?? DEFAULTS.maxRestartTime,
       keepaliveTime: p.keepaliveTime,
@@ -238,8 +240,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       for (const f of families) {
         const remote = nodeAddress(n, f);
         if (!remote || !mine[f]) continue;
-        // The far side speaks with its localASNumber when the BGPPeer sets one, else with its own AS.
-        add(session(p, { type: 'node specific', origin: 'reverse', passive: false }, remote, listenPortOf(state, n.name), p.localASNumber ?? nodeAsn(n, cfg), n));
+        // The far side speaks with a peerIP BGPPeer's localASNumber when it sets one, else with its own AS.
+        add(session(p, { type: 'node specific', origin: 'reverse', passive: false }, remote, listenPortOf(state, n.name), (p.peerIP ? p.localASNumber : undefined) ?? nodeAsn(n, cfg), n));
       }
     }
   }

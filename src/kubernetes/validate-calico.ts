@@ -152,6 +152,12 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     // Without asNumber the peer is taken to be in the cluster's AS (BGPConfiguration default), as Calico does.
     if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
   }
+  if (peerSelector) {
+    // Calico's API takes these with a peerSelector and confd leaves them out (each node speaks its own AS): so does tsbgp, saying so.
+    for (const f of ['localASNumber', 'numAllowedLocalASNumbers'] as const) {
+      if (spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored with spec.peerSelector, as Calico ignores it: a peering between nodes uses each node\'s own AS');
+    }
+  }
   const nextHopMode = issues.soft(() => PEER.enum<NonNullable<BGPPeer['nextHopMode']>>(spec, 'nextHopMode', 'spec.'), null);
   const keepOriginalNextHop = issues.soft(() => PEER.bool(spec, 'keepOriginalNextHop', 'spec.'), undefined) ?? false;
   if (keepOriginalNextHop && nextHopMode && nextHopMode !== 'Keep') {

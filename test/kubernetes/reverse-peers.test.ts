@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PlannedPeer } from '../../src/kubernetes/plan-types.js';
 import type { Resource } from '../../src/kubernetes/resources.js';
+import { validateObject } from '../../src/kubernetes/validate.js';
 import { bgpConfig, node, peer, planFor } from './helpers.js';
 
 const v6 = (ip: string) => ({ 'projectcalico.org/IPv6Address': `${ip}/64` });
@@ -174,10 +175,22 @@ describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
       ['192.0.2.12', 'forward', 30],
     ]);
   });
-  it('the reverse side expects the forward side\'s localASNumber, and carries the BGPPeer\'s session settings', () => {
-    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2', { labels: { x: 'y' } }), meshOff(), peer('p', { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, keepaliveTime: '20s', maxRestartTime: '60s', sourceAddress: 'None', nextHopMode: 'Self' })];
+  it('the reverse side of a peerIP BGPPeer expects the forward side\'s localASNumber, and carries the BGPPeer\'s session settings', () => {
+    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2'), meshOff(), peer('p', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512, localASNumber: 65100, keepaliveTime: '20s', maxRestartTime: '60s', sourceAddress: 'None', nextHopMode: 'Self' })];
     expect(planFor(rs, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[64512, 65100]]);
     expect(planFor(rs, 'b').peers).toMatchObject([{ asn: 65100, localAsn: 64512, keepaliveTime: 20, maxRestartTime: 60, sourceAddress: undefined, nextHopMode: 'Self', origin: 'reverse' }]);
+  });
+  it('with a peerSelector, localASNumber and numAllowedLocalASNumbers are left out (as Calico) with a warning: each node speaks its own AS', () => {
+    const raw = { apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'p' }, spec: { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, numAllowedLocalASNumbers: 1, keepaliveTime: '20s' } };
+    const r = validateObject(raw, 'p.yaml');
+    if (!r.ok) throw new Error(r.issue.message);
+    expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
+      ['warning', 'spec.localASNumber'],
+      ['warning', 'spec.numAllowedLocalASNumbers'],
+    ]);
+    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2', { labels: { x: 'y' } }), meshOff(), r.resource];
+    expect(planFor(rs, 'a').peers.map((p) => [p.asn, p.localAsn, p.numAllowedLocalASNumbers, p.keepaliveTime])).toEqual([[64512, 64512, undefined, 20]]);
+    expect(planFor(rs, 'b').peers.map((p) => [p.asn, p.localAsn, p.origin, p.keepaliveTime])).toEqual([[64512, 64512, 'reverse', 20]]);
   });
 });
 
