@@ -103,8 +103,8 @@ export interface PlanJson {
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
   /** The BGP router ID: the node's IPv4 address, as Calico's default; null: none yet (the speaker does not start). Added in version 1. */
   readonly routerId: string | null;
-  /** Where the speaker listens: `address` null is every address (bindMode None), else the node's (bindMode NodeIP). Added in version 1. */
-  readonly listen: { readonly address: string | null; readonly port: number };
+  /** Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1. */
+  readonly listen: { readonly addresses: readonly string[]; readonly port: number };
   /** `builtin+filters`: exports are the peer's BGPFilters (in order), then Calico's built-in export policy. */
   readonly exportPolicy: 'builtin+filters';
   readonly routes: readonly RouteJson[];
@@ -211,7 +211,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
     version: JSON_VERSION,
     node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
     routerId: n(plan.node.ipv4?.toString()),
-    listen: { address: n(plan.listen.address?.toString()), port: opts.listenPort ?? plan.listen.port },
+    listen: { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String), port: opts.listenPort ?? plan.listen.port },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
     redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),

@@ -130,7 +130,8 @@ export interface NodeSummary {
 
 export interface Plan {
   readonly node: NodeSummary;
-  readonly listen: { readonly port: number; readonly address?: Address };
+  /** bindMode NodeIP: the node's IPv4 and IPv6 addresses (Calico's BIRD and BIRD6 each listen on theirs); none: every address. */
+  readonly listen: { readonly port: number; readonly address?: Address; readonly addressV6?: Address };
   readonly logSeverity: LogSeverity;
   /** In prefix order (`Prefix.compare`). */
   readonly routes: readonly PlannedRoute[];

@@ -84,7 +84,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     config,
     serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName) },
     node: summary,
-    listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined },
+    listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined, ...(config.bindMode === 'NodeIP' && summary.ipv6 ? { addressV6: summary.ipv6 } : {}) },
     routes,
     peers,
     filters,

@@ -58,8 +58,16 @@ function cidrList(spec: Obj, key: string, issues: Collector): Prefix[] {
   return out;
 }
 
+/** What a `node.<name>` BGPConfiguration may set, as confd reads it; every other field comes from `default` only. */
+const PER_NODE_FIELDS = new Set(['listenPort', 'logSeverityScreen', 'prefixAdvertisements', 'communities']);
+
 export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BGPConfiguration {
   const spec = asObj(o.spec, 'spec');
+  if (m.name.startsWith('node.')) {
+    for (const f of Object.keys(spec)) {
+      if (!PER_NODE_FIELDS.has(f) && spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored in a node-specific BGPConfiguration (Calico reads it from default only; a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)');
+    }
+  }
   const communities = issues.each(issues.soft(() => asList(spec.communities, 'spec.communities'), []), (e, i) => {
     const p = `spec.communities[${i}]`;
     const entry = asObj(e, p);

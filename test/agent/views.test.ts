@@ -174,7 +174,7 @@ describe('renderStatusJson', () => {
 describe('plan --json: the session of each peer, as the speaker would run it (compare with BIRD field by field)', () => {
   it('router ID, listen address and port; per peer source address, TCP-MD5 Secret (never the value), TTL security, next hop, restart time, keepalive, add-paths, BFD', () => {
     const rs = [
-      h.node('w1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv4Address': '192.0.2.10/24' } }),
+      h.node('w1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv4Address': '192.0.2.10/24', 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }),
       h.node('w2', '192.0.2.11'),
       h.bgpConfig({ bindMode: 'NodeIP', listenPort: 1179, nodeMeshMaxRestartTime: '200s' }),
       h.secret('bgp-secrets', { tor: 's3cret-value' }),
@@ -195,7 +195,7 @@ describe('plan --json: the session of each peer, as the speaker would run it (co
     const v = planJson(plan(stateOf(rs), 'w1'));
     expect(v.version).toBe(1);
     expect(v.routerId).toBe('192.0.2.10');
-    expect(v.listen).toEqual({ address: '192.0.2.10', port: 1179 });
+    expect(v.listen).toEqual({ addresses: ['192.0.2.10', '2001:db8::10'], port: 1179 });
     const by = new Map(v.peers.map((p) => [p.address, p]));
     expect(by.get('192.0.2.1')).toMatchObject({
       sourceAddress: '192.0.2.10',

@@ -246,3 +246,15 @@ describe('empty entries of the service range lists (Calico case mesh/static-rout
     expect(r.notes[0].message).toContain('empty entry');
   });
 });
+
+describe('a node-specific BGPConfiguration', () => {
+  it('sets listenPort, logSeverityScreen, prefixAdvertisements and communities; any other field is a warning saying it is ignored', () => {
+    const r = validateObject(calico('BGPConfiguration', 'node.worker1', { listenPort: 1179, asNumber: 65099, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], communities: [{ name: 'c', value: '65000:1' }] }), 'n.yaml');
+    if (!r.ok) throw new Error(r.issue.message);
+    expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
+      ['warning', 'spec.asNumber'],
+      ['warning', 'spec.serviceClusterIPs'],
+    ]);
+    expect(r.notes[0].message).toContain('ignored in a node-specific BGPConfiguration');
+  });
+});
