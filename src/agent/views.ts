@@ -78,7 +78,7 @@ export interface PeerJson {
   readonly keepaliveTime: number | null;
   /** Seconds offered in OPEN. */
   readonly holdTime: number;
-  /** RFC 7911 ADD-PATH: `off` (tsbgp's Calico peers, as confd's BIRD configuration, do not negotiate it). */
+  /** RFC 7911 ADD-PATH as negotiated: `off` for planned peers (confd's BIRD template says `add paths on`: a known difference). */
   readonly addPaths: 'off' | 'receive' | 'send' | 'both';
   /** BFD for this peering, timers in ms; null: none. */
   readonly bfd: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean } | null;
