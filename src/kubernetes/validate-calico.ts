@@ -205,13 +205,18 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
             throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, (e as Error).message);
           }
         }, undefined);
+  const peerIP = peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined;
+  const reachableBy = reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined;
+  // As Calico: reachableBy needs a peerIP (its CRD rule), of the same family (confd skips the peer otherwise).
+  if (reachable && peerIPText === undefined) issues.report('spec.reachableBy', 'needs spec.peerIP (the gateway toward that address)');
+  if (reachableBy && peerIP && reachableBy.family !== peerIP.address.family) issues.report('spec.reachableBy', `${reachableBy} is IPv${reachableBy.family} but spec.peerIP ${peerIP.address} is IPv${peerIP.address.family}`);
   return {
     kind: 'BGPPeer',
     name: m.name,
     ...(maxPrefixes !== undefined ? { maxPrefixes } : {}),
     node: node ?? undefined,
     nodeSelector: nodeSelector ?? undefined,
-    peerIP: peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined,
+    peerIP,
     asNumber: asNumber ?? undefined,
     peerSelector: peerSelector ?? undefined,
     localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
@@ -224,7 +229,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     numAllowedLocalASNumbers: issues.soft(() => PEER.int(spec, 'numAllowedLocalASNumbers', 'spec.'), undefined),
     ttlSecurity: issues.soft(() => PEER.int(spec, 'ttlSecurity', 'spec.'), undefined),
     filters,
-    reachableBy: reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reachableBy,
     failureDetectionMode,
     bfd,
     reversePeering: issues.soft(() => PEER.enum<BGPPeer['reversePeering']>(spec, 'reversePeering', 'spec.'), undefined) ?? 'Auto',

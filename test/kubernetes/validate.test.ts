@@ -22,6 +22,8 @@ describe('validation errors name the file, kind, namespace/name and field', () =
       'unknown value "Equals" (expected one of Equal, NotEqual, In, NotIn)',
     ],
     ['peer without peerIP and without peerSelector', calico('BGPPeer', 'tor', { asNumber: 65000 }), 'BGPPeer', 'tor', 'spec.peerIP', 'is required when spec.peerSelector is not set'],
+    ['reachableBy of another family than peerIP', calico('BGPPeer', 'rb', { peerIP: '192.0.2.1', asNumber: 65000, reachableBy: '2001:db8::1' }), 'BGPPeer', 'rb', 'spec.reachableBy', 'is IPv6 but spec.peerIP 192.0.2.1 is IPv4'],
+    ['reachableBy without peerIP', calico('BGPPeer', 'rb2', { peerSelector: 'all()', reachableBy: '192.0.2.254' }), 'BGPPeer', 'rb2', 'spec.reachableBy', 'needs spec.peerIP'],
     ['local workload peering is refused, naming the field and why', calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'", asNumber: 65000 }), 'BGPPeer', 'pods', 'spec.localWorkloadSelector', 'local workload peering (the node peering with BGP-speaking pods on it) is not supported'],
     ['BGPFilter cidr without matchOperator', calico('BGPFilter', 'f2', { importV4: [{ action: 'Reject', cidr: '10.0.0.0/8' }] }), 'BGPFilter', 'f2', 'spec.importV4[0].matchOperator', 'is required when cidr is set'],
     ['BGPFilter matchOperator without cidr', calico('BGPFilter', 'f3', { exportV6: [{ action: 'Reject', matchOperator: 'In' }] }), 'BGPFilter', 'f3', 'spec.exportV6[0].cidr', 'is required when matchOperator is set'],
