@@ -50,4 +50,23 @@ describe('two peers at one address on different ports (Calico explicit_peering/g
     expect(a.advertised('127.0.0.2').map((r) => r.prefix.toString())).toEqual(['198.51.100.0/24']);
     expect(a.advertised(`127.0.0.2:${b.port}`).map((r) => r.prefix.toString())).toEqual(['198.51.100.0/24']);
   });
+
+  it('connections from the address go to the first peer there; when it goes, to the next', async () => {
+    const a = await speaker('127.0.0.1', { asn: 64512 });
+    const b = await speaker('127.0.0.2', { asn: 65001 });
+    const c = await speaker('127.0.0.2', { asn: 65002 });
+    // a only listens: the first peer at 127.0.0.2 (b's port) takes what comes from that address.
+    a.addPeer({ ...FAST, address: '127.0.0.2', port: b.port, asn: 65001, passive: true, families: ['ipv4'] });
+    a.addPeer({ ...FAST, address: '127.0.0.2', port: c.port, asn: 65002, passive: true, families: ['ipv4'] });
+    // c dials a from 127.0.0.2: its OPEN (AS 65002) reaches the peer that expects 65001 and is refused.
+    c.addPeer({ ...FAST, address: '127.0.0.1', port: a.port, asn: 64512, localAddress: '127.0.0.2', families: ['ipv4'] });
+    await eventually('c refused by the first peer', () => c.status()[0].downReason !== undefined);
+    expect(a.status().every((p) => p.state !== 'Established')).toBe(true);
+    await a.removePeer('127.0.0.2');
+    const up = await eventually('c Established with the remaining peer', () => {
+      const s = a.status();
+      return s.length === 1 && s[0].state === 'Established' ? s[0] : undefined;
+    });
+    expect([up.port, up.negotiated?.peerAsn]).toEqual([c.port, 65002]);
+  });
 });
