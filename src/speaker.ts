@@ -22,7 +22,7 @@ import { familyName, familyOfAfi, UNICAST, unicastFamily } from './wire/families
 import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
 import type { NotificationMessage, UpdateMessage } from './wire/types.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
-import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
+import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
 import { SelectionDeferral } from './speaker/deferral.js';
 import { SpeakerBfd } from './speaker/bfd.js';
@@ -61,7 +61,10 @@ type LastError = NonNullable<PeerStatus['lastError']>;
 
 /** One configured peer: its options, its current session shell and what status reports. */
 interface PeerEntry {
+  /** The key: the address, with the port when not 179 (peer-config.ts `peerId`). */
   readonly id: string;
+  /** The peer's address, canonical. */
+  readonly address: string;
   opts: PeerOptions;
   peer: Peer;
   /** Registered in the RIB with this AS (peers with asn 'any' register at their first session). */
@@ -123,7 +126,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   constructor(readonly options: SpeakerOptions) {
     super();
     this.bfd = new SpeakerBfd(options.bfd, {
-      onFailure: (id) => this.peers.get(id)?.peer.automaticStop('BFD_DOWN'),
+      // BFD runs per address: its failure takes down every session to that address.
+      onFailure: (address) => {
+        for (const e of this.peers.values()) if (e.address === address) e.peer.automaticStop('BFD_DOWN');
+      },
       onStateChange: (id, st, from) => this.emit('bfdStateChange', id, st, from),
       log: (level, msg) => this.log(level, msg),
     });
@@ -154,7 +160,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const l = this.options.listen;
     if (l !== false) {
       this.listener = new Listener({ addresses: l?.addresses, port: l?.port ?? 179, log: (line) => this.log('info', line) });
-      for (const e of this.peers.values()) this.listener.addPeer(e.id, e.peer, e.opts);
+      for (const e of this.peers.values()) if (this.addressOwner(e.address) === e) this.listener.addPeer(e.address, e.peer, e.opts);
       await this.listener.listen();
     }
     this.started = true;
@@ -194,15 +200,23 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   // ------------------------------------------------------------ peers
 
+  /**
+   * Adds a peer. Its key (how the other methods name it) is its address; a
+   * second peer at the same address on another port is keyed `address:port`
+   * (`[address]:port` for IPv6).
+   */
   addPeer(opts: PeerOptions): void {
-    const id = peerId(opts.address);
-    if (this.peers.has(id)) throw new Error(`peer ${id} is already configured (use updatePeer)`);
+    const address = parsePeerKey(opts.address).address;
+    const same = this.findPeer(address, opts.port ?? 179);
+    if (same) throw new Error(`peer ${same.id} is already configured (use updatePeer)`);
+    const id = this.addressOwner(address) === undefined ? address : peerId(address, opts.port ?? 179);
     validatePeerOptions(opts, this.options.asn, this.options.routerId);
     const ebgp = opts.asn !== (opts.localAsn ?? this.options.asn);
     const importPolicy = this.policies.evaluator('import', opts.importPolicies ?? [], ebgp, `peer ${id} importPolicies`);
     const exportPolicy = this.policies.evaluator('export', opts.exportPolicies ?? [], ebgp, `peer ${id} exportPolicies`);
     const entry: PeerEntry = {
       id,
+      address,
       opts,
       peer: undefined as unknown as Peer,
       state: 'Idle',
@@ -215,7 +229,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     entry.peer = this.makePeer(entry);
     // First, so that a key the kernel refuses leaves nothing half added.
-    this.listener?.addPeer(id, entry.peer, opts);
+    const owner = this.addressOwner(address);
+    if (owner === undefined) this.listener?.addPeer(address, entry.peer, opts);
+    else this.log('info', `peer ${id}: connections from ${address} go to peer ${owner.id}, the first configured at that address; this one only connects out`);
     if (typeof opts.asn === 'number') {
       this.rib.addPeer(this.ribConfig(entry, opts.asn, importPolicy, exportPolicy));
       entry.ribAsn = opts.asn;
@@ -223,21 +239,23 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.peers.set(id, entry);
     this.deferral?.addPeer(id);
     this.kernel?.addPeer(id);
-    this.bfd.sync(id, opts);
+    this.syncBfd(entry);
     if (this.started && !this.stopped) entry.peer.start(opts.passive ?? false);
   }
 
+  /** Updates the peer at `opts.address` and `opts.port` (or, when only one peer has that address, that one, its port changing). */
   updatePeer(opts: PeerOptions): void {
-    const id = peerId(opts.address);
-    const e = this.peers.get(id);
-    if (!e) throw new Error(`peer ${id} is not configured (use addPeer)`);
+    const address = parsePeerKey(opts.address).address;
+    const at = [...this.peers.values()].filter((x) => x.address === address);
+    const e = this.findPeer(address, opts.port ?? 179) ?? (at.length === 1 ? at[0] : undefined);
+    if (!e) throw new Error(`peer ${peerId(opts.address, at.length > 1 ? opts.port ?? 179 : undefined)} is not configured (use addPeer)`);
+    const id = e.id;
     validatePeerOptions(opts, this.options.asn, this.options.routerId);
     const asn = typeof opts.asn === 'number' ? opts.asn : e.ribAsn;
     const ebgp = asn !== (opts.localAsn ?? this.options.asn);
     const importPolicy = this.policies.evaluator('import', opts.importPolicies ?? [], ebgp, `peer ${id} importPolicies`);
     const exportPolicy = this.policies.evaluator('export', opts.exportPolicies ?? [], ebgp, `peer ${id} exportPolicies`);
     const now = this.scheduler.now();
-    this.bfd.sync(id, opts);
     if (sessionKey(opts) !== sessionKey(e.opts)) {
       this.log('info', `peer ${id}: session settings changed, resetting the session`);
       e.health.notification('sent', `${describeNotification(ErrorCode.CEASE, CeaseSubcode.OTHER_CONFIGURATION_CHANGE)} (settings changed)`, new Date());
@@ -253,7 +271,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         e.ribAsn = opts.asn;
       }
       e.peer = this.makePeer(e);
-      this.listener?.addPeer(id, e.peer, opts);
+      if (this.addressOwner(e.address) === e) this.listener?.addPeer(e.address, e.peer, opts);
       if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
     } else {
       e.opts = opts;
@@ -261,20 +279,35 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
       }
     }
+    e.opts = opts;
+    this.syncBfd(e);
     e.limits.configure(opts.maxPrefixes);
     this.scheduleFlush();
   }
 
+  /** `address`: the peer's key (its address, or `address:port` for a second peer at one address). */
   async removePeer(address: string, opts: { message?: string } = {}): Promise<void> {
-    const id = peerId(address);
-    const e = this.peers.get(id);
-    if (!e) throw new Error(`peer ${id} is not configured`);
+    const e = this.entry(address);
+    const id = e.id;
+    const owned = this.addressOwner(e.address) === e;
     this.peers.delete(id);
     this.deferral?.removePeer(id);
     this.kernel?.removePeer(id);
     this.checkDeferral();
-    this.listener?.removePeer(id);
-    this.bfd.remove(id);
+    if (owned) {
+      this.listener?.removePeer(e.address);
+      this.bfd.remove(e.address);
+      // Another peer at that address (another port) takes its incoming connections and BFD.
+      const next = this.addressOwner(e.address);
+      if (next !== undefined) {
+        try {
+          this.listener?.addPeer(next.address, next.peer, next.opts);
+        } catch (err) {
+          this.log('error', `peer ${next.id}: cannot take incoming connections from ${next.address}: ${(err as Error).message}`);
+        }
+        this.syncBfd(next);
+      }
+    }
     e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
@@ -419,11 +452,36 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   // ------------------------------------------------------------ internals
 
+  /**
+   * The peer `address:port` names, or the one its key names; a bare address
+   * names the peer at that address on port 179, else the first there.
+   */
   private entry(address: string): PeerEntry {
     const id = peerId(address);
-    const e = this.peers.get(id);
+    const k = parsePeerKey(address);
+    const e = this.findPeer(k.address, k.port ?? 179) ?? this.peers.get(id);
     if (!e) throw new Error(`peer ${id} is not configured`);
     return e;
+  }
+
+  private findPeer(address: string, port: number): PeerEntry | undefined {
+    for (const e of this.peers.values()) if (e.address === address && (e.opts.port ?? 179) === port) return e;
+    return undefined;
+  }
+
+  /**
+   * The peer that takes incoming connections from `address`, and runs BFD
+   * with it: the first configured there. Connections are matched by address
+   * alone (the remote's source port says nothing), as BIRD matches them; a
+   * second peer at that address on another port only connects out.
+   */
+  private addressOwner(address: string): PeerEntry | undefined {
+    for (const e of this.peers.values()) if (e.address === address) return e;
+    return undefined;
+  }
+
+  private syncBfd(e: PeerEntry): void {
+    if (this.addressOwner(e.address) === e) this.bfd.sync(e.address, e.opts);
   }
 
   private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
@@ -433,7 +491,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private ribConfig(e: PeerEntry, asn: number, importPolicy: PeerConfig['importPolicy'], exportPolicy: PeerConfig['exportPolicy']): PeerConfig {
     const o = e.opts;
     return {
-      address: Address.parse(e.id),
+      address: Address.parse(e.address),
+      id: e.id,
       asn,
       localAsn: o.localAsn,
       rrClient: o.routeReflectorClient ?? false,
@@ -464,7 +523,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const cfg = toSessionConfig(e.opts, this.options.asn, this.options.routerId);
     const peer: Peer = new Peer({
       session: cfg,
-      remoteAddress: e.id,
+      remoteAddress: e.address,
       remotePort: e.opts.port ?? 179,
       localAddress: e.opts.localAddress,
       localPort: e.opts.localPort,
@@ -551,7 +610,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       families = { ipv4: fam('ipv4', 4), ipv6: fam('ipv6', 6) };
     }
     const s: Mutable<PeerStatus> = {
-      address: e.id,
+      address: e.address,
       port: e.opts.port ?? 179,
       asn: e.opts.asn,
       state: e.state,
@@ -571,7 +630,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
     if (e.lastError) s.lastError = e.lastError;
-    const bfd = this.bfd.status(e.id);
+    const bfd = this.bfd.status(e.address);
     if (bfd) s.bfd = bfd;
     const hint = transportHint(e.opts, e.state, e.peer.silentFor);
     if (hint !== undefined) s.hint = hint;

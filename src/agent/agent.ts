@@ -295,7 +295,7 @@ class AgentLoop {
     const speakerOpts: SpeakerOptions = {
       asn: plan.node.asn,
       routerId: plan.node.ipv4.toString(),
-      listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address.toString()] } : {}) },
+      listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String) } : {}) },
       ...(plan.node.routeReflectorClusterId ? { clusterId: plan.node.routeReflectorClusterId } : {}),
       // As calico-node runs BIRD (-R): every start may be a restart (a crash, an
       // upgrade), so peers holding our routes as stale keep them until our

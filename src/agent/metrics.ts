@@ -10,6 +10,7 @@ import type { Plan } from '../kubernetes/plan-types.js';
 import type { PeerState, SpeakerApi } from '../speaker/types.js';
 import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
+import { peerKey, plannedPeerKey } from './reconcile.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
@@ -225,32 +226,37 @@ export class AgentMetrics {
   }
 
   private refreshPeers(s: MetricsInput): void {
-    const types = new Map((s.plan?.peers ?? []).map((p) => [p.address.toString(), p.type as string]));
+    const types = new Map((s.plan?.peers ?? []).map((p) => [plannedPeerKey(p), p.type as string]));
     const peers = new Map<string, { peer: string; type: string }>();
     const families = new Set<string>();
     const now = this.now();
-    for (const st of s.speaker?.status() ?? []) {
-      const labels = { peer: st.address, type: types.get(st.address) ?? 'unknown' };
-      peers.set(st.address, labels);
-      const old = this.peerLabels.get(st.address);
+    const status = s.speaker?.status() ?? [];
+    // The `peer` label is the address; with two sessions to one address (different ports), address:port.
+    const seen = new Map<string, number>();
+    for (const st of status) seen.set(st.address, (seen.get(st.address) ?? 0) + 1);
+    for (const st of status) {
+      const peer = (seen.get(st.address) ?? 0) > 1 ? peerKey(st.address, st.port) : st.address;
+      const labels = { peer, type: types.get(peerKey(st.address, st.port)) ?? 'unknown' };
+      peers.set(peer, labels);
+      const old = this.peerLabels.get(peer);
       if (old && old.type !== labels.type) this.dropSessionSeries(old);
       for (const state of PEER_STATES) this.sessionState.set({ ...labels, state }, state === st.state ? 1 : 0);
       this.sessionUptime.set(labels, st.state === 'Established' ? Math.max(0, now - st.since.getTime()) / 1000 : 0);
-      const last = this.lastCounters.get(st.address);
+      const last = this.lastCounters.get(peer);
       const cur = {} as Record<CounterName, number>;
       for (const c of COUNTERS) {
         cur[c] = st.counters[c];
         const d = counterDelta(last?.[c], cur[c]);
         // inc(0) still creates the series, so a quiet peer shows 0 rather than nothing.
-        this.counters[c].inc({ peer: st.address }, d);
+        this.counters[c].inc({ peer }, d);
       }
-      this.lastCounters.set(st.address, cur);
-      this.sendQueue.set({ peer: st.address }, st.counters.sendQueueBytes ?? 0);
+      this.lastCounters.set(peer, cur);
+      this.sendQueue.set({ peer }, st.counters.sendQueueBytes ?? 0);
       // Counters the speaker keeps as routes change: never a walk of the tables.
       for (const family of ['ipv4', 'ipv6'] as const) {
         const f = st.counters.families?.[family];
-        const labels = { peer: st.address, family };
-        families.add(`${st.address} ${family}`);
+        const labels = { peer, family };
+        families.add(`${peer} ${family}`);
         this.prefixesAdvertised.set(labels, f?.advertised ?? 0);
         this.prefixesReceived.set(labels, f?.accepted ?? 0);
         this.prefixesReceivedPre.set(labels, f?.received ?? 0);

@@ -65,7 +65,8 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
     passive: p.passive,
     gracefulRestart: p.gracefulRestart ? { restartTime: p.maxRestartTime } : false,
     routeReflectorClient: p.routeReflectorClient,
-    keepNextHop: p.nextHopMode === 'Keep' || p.keepOriginalNextHop,
+    // The planner folds the deprecated keepOriginalNextHop into nextHopMode (eBGP only, as Calico).
+    keepNextHop: p.nextHopMode === 'Keep',
     nextHopSelf: p.nextHopMode === 'Self',
   };
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
@@ -110,9 +111,24 @@ export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonl
 }
 
 /**
- * The peers of a plan the speaker should run, keyed by address (the
- * speaker's peer key), and those it must not: refused by the planner, naming
- * filters that do not compile, or a second peering to an address
+ * How the agent names a planned peer to the speaker: its address, with
+ * `:port` (`[v6]:port`) when the port is not 179, so one address can have a
+ * session per port (`BgpSpeaker.removePeer` takes either form).
+ */
+export function plannedPeerKey(p: PlannedPeer): string {
+  return peerKey(p.address.toString(), p.port);
+}
+
+/** `plannedPeerKey` from an address in canonical text and a port (e.g. a speaker's PeerStatus). */
+export function peerKey(address: string, port: number): string {
+  if (port === 179) return address;
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/**
+ * The peers of a plan the speaker should run, keyed by `plannedPeerKey`
+ * (address and port), and those it must not: refused by the planner, naming
+ * filters that do not compile, or a second peering to an address and port
  * already taken (the first in plan order wins).
  */
 export function runnablePeers(plan: Plan | undefined): { peers: Map<string, PlannedPeer>; refused: PeerRefusal[] } {
@@ -132,14 +148,40 @@ export function runnablePeers(plan: Plan | undefined): { peers: Map<string, Plan
       refused.push({ ...base, field: 'spec.filters', message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`, byPlanner: false });
       continue;
     }
-    const other = peers.get(address);
+    const key = plannedPeerKey(p);
+    const other = peers.get(key);
     if (other) {
-      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} is already peered by ${other.id}; one session per address`, byPlanner: false });
+      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} port ${p.port} is already peered by ${other.id}; one session per address and port`, byPlanner: false });
       continue;
     }
-    peers.set(address, p);
+    peers.set(key, p);
   }
   return { peers, refused };
+}
+
+/**
+ * Peers whose port alone changed: the only peer at their address before and
+ * after, under another key. An update (the speaker resets the session on the
+ * new port), not a remove and an add. After key → before key.
+ */
+function portMoves(before: ReadonlyMap<string, PlannedPeer>, after: ReadonlyMap<string, PlannedPeer>): Map<string, string> {
+  const byAddress = (m: ReadonlyMap<string, PlannedPeer>) => {
+    const out = new Map<string, string[]>();
+    for (const [k, p] of m) {
+      const a = p.address.toString();
+      const ks = out.get(a);
+      if (ks) ks.push(k);
+      else out.set(a, [k]);
+    }
+    return out;
+  };
+  const moved = new Map<string, string>();
+  const olds = byAddress(before);
+  for (const [address, keys] of byAddress(after)) {
+    const was = olds.get(address);
+    if (keys.length === 1 && was?.length === 1 && keys[0] !== was[0]) moved.set(keys[0], was[0]);
+  }
+  return moved;
 }
 
 /** The operations that move a speaker from `prev` (undefined: nothing yet) to `next`. */
@@ -149,9 +191,10 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];
-  for (const [address, p] of after) {
+  const moved = portMoves(before, after);
+  for (const [key, p] of after) {
     const options = peerOptions(p, opts.maxPrefixes);
-    const old = before.get(address);
+    const old = before.get(key) ?? before.get(moved.get(key) ?? '');
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
@@ -159,7 +202,8 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
     const changed = changedFields(peerOptions(old, opts.maxPrefixes), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
-  for (const address of before.keys()) if (!after.has(address)) removePeers.push(address);
+  const movedFrom = new Set(moved.values());
+  for (const key of before.keys()) if (!after.has(key) && !movedFrom.has(key)) removePeers.push(key);
 
   const empty: Plan = { ...next, routes: [] };
   const diff = diffPlans(prev ?? empty, next);

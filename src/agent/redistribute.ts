@@ -44,7 +44,7 @@ const localPeerSets = new WeakMap<Plan, ReadonlySet<string>>();
 
 function computeLocalPeers(plan: Plan): Set<string> {
   const nodes = new Set(plan.peers.filter((p) => p.remoteNode !== undefined || p.type === 'node-to-node mesh').map((p) => p.address.toString()));
-  return new Set([...runnablePeers(plan).peers.keys()].filter((a) => isLocalPeer(plan, a) && !nodes.has(a)));
+  return new Set([...runnablePeers(plan).peers.values()].map((p) => p.address.toString()).filter((a) => isLocalPeer(plan, a) && !nodes.has(a)));
 }
 
 /**

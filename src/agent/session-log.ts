@@ -10,6 +10,7 @@
  */
 import type { PeerState, PeerStatus } from '../speaker/types.js';
 import type { Logger } from './log.js';
+import { peerKey } from './reconcile.js';
 
 /** While a peer stays down, one summary line per this long. */
 export const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;
@@ -35,22 +36,24 @@ export class SessionLog {
   /** A snapshot from the speaker after a state change (`from` when known). */
   observe(st: PeerStatus, from: PeerState | undefined, nowMs: number): void {
     const peer = st.address;
+    // Kept per session (`plannedPeerKey`): two peers at one address on different ports have each their own.
+    const key = peerKey(st.address, st.port);
     const reason = st.downReason?.text;
     const since = (st.upDownSince ?? st.since).toISOString();
     if (st.state === 'Established') {
-      if (this.up.has(peer)) return;
-      const was = this.down.get(peer);
-      this.up.add(peer);
-      this.down.delete(peer);
+      if (this.up.has(key)) return;
+      const was = this.down.get(key);
+      this.up.add(key);
+      this.down.delete(key);
       this.log.info('BGP session established', { peer, ...(was ? { retries: was.retries } : {}) });
       return;
     }
-    if (this.up.delete(peer)) {
-      this.down.set(peer, { reason, logged: new Set(reason ? [reason] : []), lastSummary: nowMs, retries: 0 });
+    if (this.up.delete(key)) {
+      this.down.set(key, { reason, logged: new Set(reason ? [reason] : []), lastSummary: nowMs, retries: 0 });
       this.log.warn('BGP session down', { peer, state: st.state, reason: reason ?? 'unknown' });
       return;
     }
-    let d = this.down.get(peer);
+    let d = this.down.get(key);
     if (!d) {
       // Configured, never up: quiet until an attempt has failed with a reason.
       if (reason === undefined) {
@@ -58,7 +61,7 @@ export class SessionLog {
         return;
       }
       d = { reason, logged: new Set([reason]), lastSummary: nowMs, retries: 0 };
-      this.down.set(peer, d);
+      this.down.set(key, d);
       this.log.info('BGP session not established', { peer, state: st.state, reason });
       return;
     }
@@ -79,7 +82,7 @@ export class SessionLog {
     this.log.debug('BGP session state changed', { peer, ...(from ? { from } : {}), to: st.state, ...(reason ? { reason } : {}) });
   }
 
-  /** The peer was removed from the configuration. */
+  /** The peer was removed from the configuration (`peer`: its key, as in Operations.removePeers). */
   forget(peer: string): void {
     this.up.delete(peer);
     this.down.delete(peer);

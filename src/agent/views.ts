@@ -10,7 +10,8 @@ import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
-import { runnablePeers, type PeerRefusal } from './reconcile.js';
+import { peerKey, peerOptions, plannedPeerKey, runnablePeers, type PeerRefusal } from './reconcile.js';
+import { toSessionConfig } from '../speaker/peer-config.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
 import type { ApplyFailure } from './apply.js';
 import type { SourceStatus } from './sources/index.js';
@@ -61,6 +62,30 @@ export interface PeerJson {
   readonly exports: readonly string[];
   /** The max-prefix limit of each family (`LIMIT,ACTION,WARN%` or `none`) and where it comes from. */
   readonly maxPrefixes: { readonly limit: string; readonly from: 'annotation' | 'agent' };
+  // The session as the speaker would run it (from the options the agent hands it), to compare with
+  // BIRD's `protocol bgp` field by field. Added in version 1.
+  /** The local address of the TCP session (BIRD `source address`); null: the kernel picks. */
+  readonly sourceAddress: string | null;
+  /** TCP-MD5: the Secret and key the password comes from (never the value), and whether it was found; null: no password. */
+  readonly password: { readonly secret: string; readonly key: string; readonly resolved: boolean } | null;
+  /** RFC 5082 TTL security: the peer is at most this many hops away; null: off (BIRD `ttl security off`). */
+  readonly ttlSecurity: number | null;
+  /** `Auto` (BGP's default), `Self` (next hop self) or `Keep` (next hop keep). */
+  readonly nextHopMode: 'Auto' | 'Self' | 'Keep';
+  /** RFC 4724 graceful restart with this restart time in seconds; null: off. */
+  readonly gracefulRestart: { readonly restartTime: number } | null;
+  /** Seconds; null: a third of the negotiated hold time. */
+  readonly keepaliveTime: number | null;
+  /** Seconds offered in OPEN. */
+  readonly holdTime: number;
+  /** RFC 7911 ADD-PATH as negotiated: `off` for planned peers (confd's BIRD template says `add paths on`: a known difference). */
+  readonly addPaths: 'off' | 'receive' | 'send' | 'both';
+  /** BFD for this peering, timers in ms; null: none. */
+  readonly bfd: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean } | null;
+  /** Own AS numbers allowed in a received AS_PATH (BIRD `allow local as`); null: none. */
+  readonly numAllowedLocalASNumbers: number | null;
+  /** The gateway of the static route to the peer (BGPPeer reachableBy); null: none. */
+  readonly reachableBy: string | null;
 }
 
 export interface RefusedJson {
@@ -76,6 +101,10 @@ export interface RefusedJson {
 export interface PlanJson {
   readonly version: typeof JSON_VERSION;
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
+  /** The BGP router ID: the node's IPv4 address, as Calico's default; null: none yet (the speaker does not start). Added in version 1. */
+  readonly routerId: string | null;
+  /** Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1. */
+  readonly listen: { readonly addresses: readonly string[]; readonly port: number };
   /** `builtin+filters`: exports are the peer's BGPFilters (in order), then Calico's built-in export policy. */
   readonly exportPolicy: 'builtin+filters';
   readonly routes: readonly RouteJson[];
@@ -147,6 +176,26 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   return out.sort((a, b) => a.compare(b));
 }
 
+/** A peer's session settings as the speaker would run them: read from the options the agent hands it (`peerOptions`). */
+export function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'password' | 'ttlSecurity' | 'nextHopMode' | 'gracefulRestart' | 'keepaliveTime' | 'holdTime' | 'addPaths' | 'bfd' | 'numAllowedLocalASNumbers' | 'reachableBy'> {
+  const o = peerOptions(p);
+  // The session layer's own reading of those options (its defaults for hold and restart time).
+  const cfg = toSessionConfig(o, p.localAsn, '0.0.0.0');
+  return {
+    sourceAddress: n(o.localAddress),
+    password: p.password ? { secret: p.password.name, key: p.password.key, resolved: p.passwordValue !== undefined } : null,
+    ttlSecurity: n(o.ttlSecurity),
+    nextHopMode: o.keepNextHop ? 'Keep' : o.nextHopSelf ? 'Self' : 'Auto',
+    gracefulRestart: cfg.gracefulRestart ? { restartTime: cfg.gracefulRestart.restartTime } : null,
+    keepaliveTime: n(cfg.keepaliveTime),
+    holdTime: cfg.holdTime,
+    addPaths: o.addPath ?? 'off',
+    bfd: p.bfd ? { minRx: p.bfd.minRx, minTx: p.bfd.minTx, multiplier: p.bfd.multiplier, passive: p.bfd.passive } : null,
+    numAllowedLocalASNumbers: n(o.allowOwnAs),
+    reachableBy: n(p.reachableBy?.toString()),
+  };
+}
+
 /** Where a planned peering comes from, in words. */
 export function peerOrigin(p: PlannedPeer): string {
   if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
@@ -161,11 +210,13 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
   return {
     version: JSON_VERSION,
     node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
+    routerId: n(plan.node.ipv4?.toString()),
+    listen: { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String), port: opts.listenPort ?? plan.listen.port },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
     redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
     peers: plan.peers.map((p) => {
-      const runs = running.get(p.address.toString()) === p;
+      const runs = running.get(plannedPeerKey(p)) === p;
       return {
         id: p.id,
         address: p.address.toString(),
@@ -180,6 +231,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         refused: !runs,
         exports: runs ? exportsTo(plan, p, redistributed).map(String) : [],
         maxPrefixes: p.maxPrefixes !== undefined ? { limit: formatMaxPrefixLimit(p.maxPrefixes), from: 'annotation' } : { limit: agentLimit, from: 'agent' },
+        ...sessionJson(p),
       };
     }),
     refused: plan.refused.map(refusedJson),
@@ -253,7 +305,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
   const advertised = (own !== undefined || redis !== undefined) && verdict.accept;
   const peers = plan.peers.map((p): ExplainPeerJson => {
     const base = { address: p.address.toString(), type: p.type };
-    if (running.get(p.address.toString()) !== p) {
+    if (running.get(plannedPeerKey(p)) !== p) {
       const why = refusals.filter((r) => r.id === p.id).map((r) => r.message).join('; ') || 'peer not started';
       return { ...base, exported: false, why: `peer not started: ${why}` };
     }
@@ -414,13 +466,14 @@ export function currentErrors(s: AgentSnapshot): ErrorJson[] {
 /** `tsbgp status --json`: the speaker's sessions, then the peers not started. */
 export function statusJson(s: AgentSnapshot): StatusJson {
   const plan = s.applied ?? s.planned;
-  const byAddr = new Map(plan.peers.map((p) => [p.address.toString(), p]));
-  const seen = new Set(s.sessions.map((x) => x.address));
-  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byAddr.get(x.address)));
+  // By address and port: one address may have a session per port.
+  const byKey = new Map(plan.peers.map((p) => [plannedPeerKey(p), p]));
+  const seen = new Set(s.sessions.map((x) => peerKey(x.address, x.port)));
+  const peers: StatusPeerJson[] = s.sessions.map((x) => statusPeerJson(x, byKey.get(peerKey(x.address, x.port))));
   for (const r of runnablePeers(s.planned).refused) {
-    if (seen.has(r.address)) continue;
-    seen.add(r.address);
     const p = s.planned.peers.find((x) => x.id === r.id)!;
+    if (seen.has(plannedPeerKey(p))) continue;
+    seen.add(plannedPeerKey(p));
     peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: s.startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
   }
   const so = s.speakerOptions;
@@ -451,7 +504,7 @@ export class NoSuchPeer extends Error {}
 export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
   const plan = s.applied ?? s.planned;
   const base = planJson(plan, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes });
-  const live = new Map(s.sessions.map((x) => [x.address, x]));
+  const live = new Map(s.sessions.map((x) => [peerKey(x.address, x.port), x]));
   const redistributed = new Map(s.redistributed.map((r) => [r.prefix.toString(), r]));
   const reasonsFor = (prefix: Prefix): readonly unknown[] => {
     const r = plan.routes.find((x) => x.prefix.equals(prefix));
@@ -462,11 +515,11 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
   const peers = base.peers
     .filter((p) => peer === undefined || p.address === peer)
     .map((p) => {
-      const advertised = p.refused ? [] : s.advertised(p.address);
+      const advertised = p.refused ? [] : s.advertised(peerKey(p.address, p.port));
       const sent = new Set(advertised.map((a) => a.prefix.toString()));
       return {
       ...p,
-      state: live.get(p.address)?.state ?? null,
+      state: live.get(peerKey(p.address, p.port))?.state ?? null,
       pending: p.exports.filter((x) => !sent.has(x)),
       advertised: advertised.map((a) => ({
             prefix: a.prefix.toString(),

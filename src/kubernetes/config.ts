@@ -20,6 +20,7 @@ export interface EffectiveConfig {
   readonly serviceExternalIPs: readonly Prefix[];
   readonly serviceLoadBalancerIPs: readonly Prefix[];
   readonly aggregation: 'Enabled' | 'Disabled';
+  /** The `communities` of the resource the prefixAdvertisements come from (`node.<name>` or `default`). */
   readonly communities: ReadonlyMap<string, CommunityValue>;
   readonly prefixAdvertisements: readonly PrefixAdvertisement[];
   /** Which resource the prefixAdvertisements came from (for error messages). */
@@ -42,7 +43,8 @@ export function effectiveConfig(state: ClusterState, nodeName: string): Effectiv
     serviceExternalIPs: g?.serviceExternalIPs ?? [],
     serviceLoadBalancerIPs: g?.serviceLoadBalancerIPs ?? [],
     aggregation: g?.serviceLoadBalancerAggregation ?? 'Enabled',
-    communities: new Map((g?.communities ?? []).map((c) => [c.name, c.value])),
+    // As Calico: names in a resource's prefixAdvertisements resolve in that resource's own communities (never merged with default's).
+    communities: new Map(((usePerNodeAdverts ? n.communities : g?.communities) ?? []).map((c) => [c.name, c.value])),
     prefixAdvertisements: (usePerNodeAdverts ? n.prefixAdvertisements : g?.prefixAdvertisements) ?? [],
     prefixAdvertisementsFrom: usePerNodeAdverts ? `node.${nodeName}` : 'default',
     listenPort: n?.listenPort ?? g?.listenPort ?? DEFAULTS.listenPort,

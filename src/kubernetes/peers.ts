@@ -56,7 +56,8 @@ function reverseFamilies(state: ClusterState, p: BGPPeer, self: Node, cfg: Effec
   if (!p.peerIP) return [];
   const a = p.peerIP.address;
   if (!nodeAddress(self, a.family)?.equals(a)) return [];
-  if (p.asNumber !== nodeAsn(self, cfg)) return [];
+  // No asNumber: the cluster's AS, which a node without its own AS has (Calico compares with the global AS).
+  if ((p.asNumber ?? cfg.asNumber) !== nodeAsn(self, cfg)) return [];
   if (p.peerIP.port !== undefined && p.peerIP.port !== listenPortOf(state, self.name)) return [];
   return [a.family];
 }
@@ -96,8 +97,11 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const client = myCluster !== undefined && asn === sessionLocalAsn && remoteCluster !== myCluster;
     return { routeReflectorClient: client, routeReflectorClusterId: client ? myCluster : undefined };
   };
-  // Between two cluster nodes the greater IP, compared as strings as Calico does, waits.
-  const passiveTo = (remote: Address, remoteNode: Node | undefined) => remoteNode !== undefined && (mine[remote.family]?.toString() ?? '') > remote.toString();
+  // Calico's passive side (confd bgp_processor.go): on a mesh peering, and on a global BGPPeer's
+  // peerIP that is a Calico node's address, this node waits when the peer's IP is greater than its
+  // own, compared as strings ("192.0.2.9" > "192.0.2.10"): the lower address listens, the greater
+  // dials. Node-specific, reverse and peerSelector peerings are active at both ends.
+  const passiveTo = (remote: Address) => remote.toString() > (mine[remote.family]?.toString() ?? '');
 
   // TCP-MD5 passwords come from Secrets in tsbgp's namespace; a missing one refuses the peering.
   const password = (ref: SecretKeyRef | undefined) => (ref ? resolveSecretRef(state.secrets, state.secretNamespace, ref) : undefined);
@@ -124,7 +128,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           from: { kind: 'Node', name: n.name },
           origin: 'mesh',
           remoteNode: n.name,
-          passive: passiveTo(remote, n),
+          passive: passiveTo(remote),
           routeReflectorClient: false,
           nextHopMode: 'Auto',
           keepOriginalNextHop: false,
@@ -144,7 +148,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
   /** One planned session from BGPPeer `p` to `remoteAddress`, with the settings the BGPPeer gives it. */
   const session = (
     p: BGPPeer,
-    how: { type: PeerType; origin: 'forward' | 'reverse' },
+    how: { type: PeerType; origin: 'forward' | 'reverse'; passive: boolean },
     remoteAddress: Address,
     port: number,
     asn: number,
@@ -161,12 +165,15 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
     // Running without a named filter could leak routes: refuse instead.
     if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
-    const keep = p.keepOriginalNextHop || p.nextHopMode === 'Keep';
     const { bfd, problem } = bfdFor(p, self, remoteAddress);
     if (problem) errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.failureDetectionMode', message: problem });
-    // localASNumber is the forward side's own AS; on the reverse side the local AS is this node's.
-    const sessionLocalAsn = how.origin === 'forward' ? (p.localASNumber ?? localAsn) : localAsn;
+    // localASNumber and numAllowedLocalASNumbers apply to a peerIP BGPPeer's forward side only, as Calico
+    // (a peerSelector peering is between nodes, each with its own AS; the validator warns when they are set there).
+    const byIP = how.origin === 'forward' && p.peerIP !== undefined;
+    const sessionLocalAsn = byIP ? (p.localASNumber ?? localAsn) : localAsn;
     const prefix = how.origin === 'reverse' ? 'Reverse' : how.type === 'global' ? 'Global' : 'Node';
+    // nextHopMode when set; else the deprecated keepOriginalNextHop, which Calico applies to eBGP sessions only.
+    const nextHopMode = p.nextHopMode ?? (p.keepOriginalNextHop && asn !== sessionLocalAsn ? 'Keep' : 'Auto');
     return {
       id: `${prefix}_${p.name}_${ipId(remoteAddress)}`,
       address: remoteAddress,
@@ -177,11 +184,11 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       from: { kind: 'BGPPeer', name: p.name },
       origin: how.origin,
       remoteNode: remote?.name,
-      passive: passiveTo(remoteAddress, remote),
+      passive: how.passive,
       ...rrRole(asn, sessionLocalAsn, remote),
-      nextHopMode: keep ? 'Keep' : (p.nextHopMode ?? 'Auto'),
+      nextHopMode,
       keepOriginalNextHop: p.keepOriginalNextHop,
-      numAllowedLocalASNumbers: how.origin === 'forward' ? p.numAllowedLocalASNumbers : undefined,
+      numAllowedLocalASNumbers: byIP ? p.numAllowedLocalASNumbers : undefined,
       gracefulRestart: true,
       maxRestartTime: p.maxRestartTime ?? DEFAULTS.maxRestartTime,
       keepaliveTime: p.keepaliveTime,
@@ -208,8 +215,11 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
         if (!mine[addr.family]?.equals(addr)) {
           // A cluster node at that address with that AS: peer on the port it listens on.
           const n = nodeByIP.get(addr.toString());
-          const port = p.peerIP.port ?? (n && nodeAsn(n, cfg) === p.asNumber ? listenPortOf(state, n.name) : DEFAULTS.listenPort);
-          add(session(p, { type, origin: 'forward' }, addr, port, p.asNumber!, n));
+          // No asNumber: the cluster's AS (BGPConfiguration default), as Calico does.
+          const asn = p.asNumber ?? cfg.asNumber;
+          const port = p.peerIP.port ?? (n && nodeAsn(n, cfg) === asn ? listenPortOf(state, n.name) : DEFAULTS.listenPort);
+          // Passive only for a global BGPPeer whose peerIP is a Calico node's (any AS), as Calico's calico_node flag.
+          add(session(p, { type, origin: 'forward', passive: type === 'global' && n !== undefined && passiveTo(addr) }, addr, port, asn, n));
         }
       } else if (p.peerSelector) {
         for (const n of nodes) {
@@ -217,7 +227,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           for (const f of [4, 6] as const) {
             const remote = nodeAddress(n, f);
             if (!remote || !mine[f]) continue;
-            add(session(p, { type, origin: 'forward' }, remote, listenPortOf(state, n.name), nodeAsn(n, cfg), n));
+            add(session(p, { type, origin: 'forward', passive: false }, remote, listenPortOf(state, n.name), nodeAsn(n, cfg), n));
           }
         }
       }
@@ -230,8 +240,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       for (const f of families) {
         const remote = nodeAddress(n, f);
         if (!remote || !mine[f]) continue;
-        // The far side speaks with its localASNumber when the BGPPeer sets one, else with its own AS.
-        add(session(p, { type: 'node specific', origin: 'reverse' }, remote, listenPortOf(state, n.name), p.localASNumber ?? nodeAsn(n, cfg), n));
+        // The far side speaks with a peerIP BGPPeer's localASNumber when it sets one, else with its own AS.
+        add(session(p, { type: 'node specific', origin: 'reverse', passive: false }, remote, listenPortOf(state, n.name), (p.peerIP ? p.localASNumber : undefined) ?? nodeAsn(n, cfg), n));
       }
     }
   }

@@ -60,12 +60,18 @@ export interface PlannedPeer {
   readonly origin: PeerOrigin;
   /** The cluster node at the other end, when it is one. */
   readonly remoteNode?: string;
-  /** Peerings with another cluster node: the side with the greater IP (string order) waits. */
+  /**
+   * This node waits for the peer to connect. As Calico: on a mesh peering, and on a global BGPPeer's
+   * peerIP that is a Calico node's address, when the peer's IP is greater than this node's (string
+   * order); never on node-specific, reverse or peerSelector peerings.
+   */
   readonly passive: boolean;
   /** This node reflects routes to the peer (an iBGP peer outside its cluster ID), with `routeReflectorClusterId`. */
   readonly routeReflectorClient: boolean;
   readonly routeReflectorClusterId?: string;
+  /** The BGPPeer's nextHopMode; without one, `Keep` for a deprecated keepOriginalNextHop on an eBGP session (as Calico), else `Auto`. */
   readonly nextHopMode: NextHopMode;
+  /** As the BGPPeer says (informational: nextHopMode is what applies). */
   readonly keepOriginalNextHop: boolean;
   readonly numAllowedLocalASNumbers?: number;
   readonly gracefulRestart: boolean;
@@ -124,7 +130,8 @@ export interface NodeSummary {
 
 export interface Plan {
   readonly node: NodeSummary;
-  readonly listen: { readonly port: number; readonly address?: Address };
+  /** bindMode NodeIP: the node's IPv4 and IPv6 addresses (Calico's BIRD and BIRD6 each listen on theirs); none: every address. */
+  readonly listen: { readonly port: number; readonly address?: Address; readonly addressV6?: Address };
   readonly logSeverity: LogSeverity;
   /** In prefix order (`Prefix.compare`). */
   readonly routes: readonly PlannedRoute[];

@@ -84,7 +84,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     config,
     serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName) },
     node: summary,
-    listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined },
+    listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined, ...(config.bindMode === 'NodeIP' && summary.ipv6 ? { addressV6: summary.ipv6 } : {}) },
     routes,
     peers,
     filters,
@@ -139,7 +139,7 @@ function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | und
   return lit instanceof Error ? undefined : (lit ?? cfg.communities.get(c));
 }
 
-/** Community names in prefixAdvertisements that BGPConfiguration default does not define. */
+/** Community names in prefixAdvertisements that their own BGPConfiguration does not define. */
 function communityErrors(cfg: EffectiveConfig): PlanError[] {
   const out: PlanError[] = [];
   cfg.prefixAdvertisements.forEach((pa, i) => {
@@ -149,7 +149,7 @@ function communityErrors(cfg: EffectiveConfig): PlanError[] {
         kind: 'BGPConfiguration',
         name: cfg.prefixAdvertisementsFrom,
         field: `spec.prefixAdvertisements[${i}].communities[${j}]`,
-        message: `community ${JSON.stringify(c)} (for ${pa.cidr}) is not defined in BGPConfiguration default spec.communities`,
+        message: `community ${JSON.stringify(c)} (for ${pa.cidr}) is not defined in BGPConfiguration ${cfg.prefixAdvertisementsFrom} spec.communities`,
       });
     });
   });

@@ -29,7 +29,8 @@ const cidr = str('CIDR, e.g. 10.0.0.0/16 (no host bits).');
 const selector = str('Calico selector expression, e.g. "rack == \'a\'".');
 const secretRef = obj({ secretKeyRef: obj({ name: str(), key: str() }, ['name', 'key']) }, ['secretKeyRef']);
 const community = str('Community "aa:nn" or large community "aa:nn:mm".');
-const cidrList = list(obj({ cidr }, ['cidr']));
+// Each entry's cidr is optional, as in Calico's CRD: an entry without one is ignored (with a warning).
+const cidrList = list(obj({ cidr }));
 
 const filterRule = obj(
   {
@@ -108,6 +109,7 @@ export const KINDS: readonly Kind[] = [
       reachableBy: str('IP address.'),
       failureDetectionMode: oneOf(['None', 'BFDIfDirectlyConnected']),
       reversePeering: oneOf(['Auto', 'Manual']),
+      localWorkloadSelector: str('Local workload peering: refused by tsbgp (it does not read Felix\'s workload endpoint status).'),
     }) as Kind['spec'],
   },
   {
@@ -148,13 +150,12 @@ export const KINDS: readonly Kind[] = [
 export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>> = {
   BGPConfiguration: {
     ignoredInterfaces: { kind: 'unused', why: 'tsbgp does not import interface routes' },
-    localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'peering with workloads is not supported' },
-    localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'peering with workloads is not supported' },
+    localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
+    localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
   },
   BGPPeer: {
     restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },
     birdGatewayMode: { kind: 'unused', why: 'a BIRD kernel-protocol setting' },
-    localWorkloadSelector: { kind: 'unsupported', why: 'peering with workloads is not supported' },
   },
   IPPool: {
     natOutgoing: { kind: 'unused', why: 'a dataplane setting' },

@@ -39,17 +39,35 @@ const RULE = specFields('BGPFilter', 'exportV4', '[]');
 const SET_PRIORITY = specFields('BGPFilter', 'exportV4', '[]', 'operations', '[]', 'setPriority');
 const AFFINITY = specFields('BlockAffinity');
 
+/**
+ * serviceClusterIPs / serviceExternalIPs / serviceLoadBalancerIPs. Calico's
+ * CRD makes each entry's `cidr` optional and confd skips an entry without
+ * one, advertising the rest: so does tsbgp, with a warning naming the entry.
+ */
 function cidrList(spec: Obj, key: string, issues: Collector): Prefix[] {
-  return issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
+  const out: Prefix[] = [];
+  issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
     const p = `spec.${key}[${i}]`;
     const entry = asObj(e, p);
-    if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
-    return prefixValue(entry.cidr, `${p}.cidr`);
+    if (entry.cidr === undefined || entry.cidr === null || entry.cidr === '') {
+      issues.warn(`${p}.cidr`, 'empty entry (no cidr); ignored, as Calico ignores it');
+      return;
+    }
+    out.push(prefixValue(entry.cidr, `${p}.cidr`));
   });
+  return out;
 }
+
+/** What a `node.<name>` BGPConfiguration may set, as confd reads it; every other field comes from `default` only. */
+const PER_NODE_FIELDS = new Set(['listenPort', 'logSeverityScreen', 'prefixAdvertisements', 'communities']);
 
 export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BGPConfiguration {
   const spec = asObj(o.spec, 'spec');
+  if (m.name.startsWith('node.')) {
+    for (const f of Object.keys(spec)) {
+      if (!PER_NODE_FIELDS.has(f) && spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored in a node-specific BGPConfiguration (Calico reads it from default only; a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)');
+    }
+  }
   const communities = issues.each(issues.soft(() => asList(spec.communities, 'spec.communities'), []), (e, i) => {
     const p = `spec.communities[${i}]`;
     const entry = asObj(e, p);
@@ -123,6 +141,11 @@ function peerIPValue(text: string, path: string): { address: Address; port?: num
 
 export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const spec = asObj(o.spec, 'spec');
+  // Refused rather than run as something else: Calico builds these peers from Felix's workload endpoint
+  // status files (the pods on the node that BGPPeer's selector matches), which tsbgp does not read.
+  if (PEER.str(spec, 'localWorkloadSelector', 'spec.')) {
+    throw new FieldError('spec.localWorkloadSelector', 'local workload peering (the node peering with BGP-speaking pods on it) is not supported: Calico takes those peers from Felix\'s workload endpoint status, which tsbgp does not read; this BGPPeer is refused');
+  }
   // A field in error reads as null below: set, but not checked against the others (its own error says enough).
   const node = issues.soft(() => PEER.str(spec, 'node', 'spec.') || undefined, null);
   const nodeSelector = issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
@@ -134,8 +157,14 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
     if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
   } else if (peerSelector === undefined) {
-    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.peerSelector is not set');
+    // Without asNumber the peer is taken to be in the cluster's AS (BGPConfiguration default), as Calico does.
     if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
+  }
+  if (peerSelector) {
+    // Calico's API takes these with a peerSelector and confd leaves them out (each node speaks its own AS): so does tsbgp, saying so.
+    for (const f of ['localASNumber', 'numAllowedLocalASNumbers'] as const) {
+      if (spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored with spec.peerSelector, as Calico ignores it: a peering between nodes uses each node\'s own AS');
+    }
   }
   const nextHopMode = issues.soft(() => PEER.enum<NonNullable<BGPPeer['nextHopMode']>>(spec, 'nextHopMode', 'spec.'), null);
   const keepOriginalNextHop = issues.soft(() => PEER.bool(spec, 'keepOriginalNextHop', 'spec.'), undefined) ?? false;
@@ -176,13 +205,18 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
             throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, (e as Error).message);
           }
         }, undefined);
+  const peerIP = peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined;
+  const reachableBy = reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined;
+  // As Calico: reachableBy needs a peerIP (its CRD rule), of the same family (confd skips the peer otherwise).
+  if (reachable && peerIPText === undefined) issues.report('spec.reachableBy', 'needs spec.peerIP (the gateway toward that address)');
+  if (reachableBy && peerIP && reachableBy.family !== peerIP.address.family) issues.report('spec.reachableBy', `${reachableBy} is IPv${reachableBy.family} but spec.peerIP ${peerIP.address} is IPv${peerIP.address.family}`);
   return {
     kind: 'BGPPeer',
     name: m.name,
     ...(maxPrefixes !== undefined ? { maxPrefixes } : {}),
     node: node ?? undefined,
     nodeSelector: nodeSelector ?? undefined,
-    peerIP: peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined,
+    peerIP,
     asNumber: asNumber ?? undefined,
     peerSelector: peerSelector ?? undefined,
     localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
@@ -195,7 +229,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     numAllowedLocalASNumbers: issues.soft(() => PEER.int(spec, 'numAllowedLocalASNumbers', 'spec.'), undefined),
     ttlSecurity: issues.soft(() => PEER.int(spec, 'ttlSecurity', 'spec.'), undefined),
     filters,
-    reachableBy: reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined,
+    reachableBy,
     failureDetectionMode,
     bfd,
     reversePeering: issues.soft(() => PEER.enum<BGPPeer['reversePeering']>(spec, 'reversePeering', 'spec.'), undefined) ?? 'Auto',

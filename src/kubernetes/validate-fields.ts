@@ -30,6 +30,13 @@ export class FieldError extends Error {
  */
 export class Collector {
   readonly errors: FieldError[] = [];
+  /** Entries left out on purpose (as Calico leaves them out); surfaced as warnings, the resource still applies. */
+  readonly warnings: FieldError[] = [];
+
+  /** Notes a warning: the resource is used, this part of it is not. */
+  warn(path: string, message: string): void {
+    this.warnings.push(new FieldError(path, message));
+  }
 
   soft<T>(fn: () => T, fallback: T): T {
     try {

@@ -122,7 +122,10 @@ export function validateObject(raw: unknown, file?: string): ValidationResult {
     errors.push(e);
   }
   if (errors.length === 0 && resource) {
-    const notes = unknownFields(kind, o.spec).map((u): ManifestIssue => ({ severity: u.severity, file, kind, namespace, name, path: u.path, message: u.message }));
+    const notes = [
+      ...collector.warnings.map((w): ManifestIssue => ({ severity: 'warning', file, kind, namespace, name, path: w.path, message: w.message })),
+      ...unknownFields(kind, o.spec).map((u): ManifestIssue => ({ severity: u.severity, file, kind, namespace, name, path: u.path, message: u.message })),
+    ];
     return { ok: true, resource, notes };
   }
   // A typo elsewhere in the spec is often the cause ("matchOperater" leaves matchOperator unset).

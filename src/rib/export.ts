@@ -55,7 +55,7 @@ export function exportRefusal(path: Path, s: ExportSettings): string | undefined
   if (src.kind === 'local') return undefined;
   if (s.type === 'ebgp') {
     // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.
-    if (s.members.includes(src.address.toString())) return `learned from ${src.address} in this update group (split horizon)`;
+    if (s.members.includes(src.id)) return `learned from ${src.address} in this update group (split horizon)`;
     if ((a.asPath ?? []).some((seg) => seg.asns.includes(s.peerAsn))) return `the peer's AS ${s.peerAsn} is on the AS_PATH (loop)`;
   }
   if (src.type === 'ibgp' && s.type === 'ibgp') {

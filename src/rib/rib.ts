@@ -43,6 +43,8 @@ export interface RibOptions {
 
 export interface PeerConfig {
   readonly address: Address;
+  /** The peer's key (default: its address); two peers at one address, on different ports, need distinct keys. */
+  readonly id?: string;
   readonly asn: number;
   /** Per-peer local AS (defaults to the RIB's). */
   readonly localAsn?: number;
@@ -137,7 +139,7 @@ export class Rib {
   // ------------------------------------------------------------ peers
 
   addPeer(cfg: PeerConfig): string {
-    const id = cfg.address.toString();
+    const id = cfg.id ?? cfg.address.toString();
     if (this.peers.has(id)) throw new Error(`peer ${id} is already configured`);
     const localAsn = cfg.localAsn ?? this.opts.localAsn;
     const type = cfg.asn === localAsn ? 'ibgp' : 'ebgp';

@@ -18,11 +18,29 @@ export class PeerConfigError extends Error {
 
 const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: UNICAST[4], ipv6: UNICAST[6] };
 
-/** The peer's key: its address in canonical text. Throws PeerConfigError for anything else. */
-export function peerId(address: string): string {
-  const id = canonicalRemote(String(address));
-  if (id === undefined) throw new PeerConfigError(`peer address ${JSON.stringify(address)} is not an IP address`);
-  return id;
+/**
+ * The peer's key: its address in canonical text; with a port
+ * (`192.0.2.1:1790`, `[2001:db8::1]:1790`) for a second peer at an address
+ * already taken by another on a different port. `address` may be such a key.
+ * Throws PeerConfigError for anything else.
+ */
+export function peerId(address: string, port?: number): string {
+  const k = parsePeerKey(address);
+  const p = port ?? k.port;
+  if (p === undefined) return k.address;
+  return k.address.includes(':') ? `[${k.address}]:${p}` : `${k.address}:${p}`;
+}
+
+/** A peer key (or plain address) → its canonical address and port (undefined: none given). */
+export function parsePeerKey(text: string): { address: string; port?: number } {
+  const s = String(text);
+  const plain = canonicalRemote(s);
+  if (plain !== undefined) return { address: plain };
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([0-9.]+):(\d{1,5})$/.exec(s);
+  const address = m ? canonicalRemote(m[1]) : undefined;
+  const port = m ? Number(m[2]) : 0;
+  if (address === undefined || port < 1 || port > 65535) throw new PeerConfigError(`peer address ${JSON.stringify(text)} is not an IP address (or address:port)`);
+  return { address, port };
 }
 
 function optionalAddress(text: string | undefined, field: string, family?: 4 | 6): Address | undefined {

@@ -74,7 +74,10 @@ export interface RouteAttributes {
 }
 
 export interface PeerOptions {
-  /** The peer's address; the key of the peer. */
+  /**
+   * The peer's address: its key, unless another peer at this address (on
+   * another port) came first; then its key is `address:port` (`[v6]:port`).
+   */
   readonly address: string;
   /** TCP port to connect to (default 179). */
   readonly port?: number;

@@ -31,7 +31,9 @@ function cmpPrefix(a: string, b: string): number {
 }
 
 function assertShape(v: PlanJson): void {
-  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version', 'warnings']);
+  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'listen', 'node', 'peers', 'redistributed', 'refused', 'routerId', 'routes', 'version', 'warnings']);
+  expect(v.routerId).toBe(v.node.ipv4);
+  expect(v.listen).toEqual({ addresses: [], port: v.node.listenPort });
   expect(v.version).toBe(1);
   expect(v.exportPolicy).toBe('builtin+filters');
   for (const r of v.routes) {
@@ -42,7 +44,12 @@ function assertShape(v: PlanJson): void {
     for (const x of r.reasons) expect(typeof x.kind === 'string' && typeof x.text === 'string').toBe(true);
   }
   for (const p of v.peers) {
-    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exports', 'filters', 'id', 'localAsn', 'maxPrefixes', 'origin', 'passive', 'port', 'refused', 'routeReflectorClusterId', 'type']);
+    expect(Object.keys(p).sort()).toEqual([
+      'addPaths', 'address', 'asn', 'bfd', 'exports', 'filters', 'gracefulRestart', 'holdTime', 'id', 'keepaliveTime', 'localAsn', 'maxPrefixes', 'nextHopMode',
+      'numAllowedLocalASNumbers', 'origin', 'passive', 'password', 'port', 'reachableBy', 'refused', 'routeReflectorClusterId', 'sourceAddress', 'ttlSecurity', 'type',
+    ]);
+    // Every peer of the lab: from the node's address, Calico's defaults (BIRD: ttl security off, graceful restart 120 s, no add paths).
+    expect([p.sourceAddress, p.ttlSecurity, p.gracefulRestart, p.addPaths, p.holdTime]).toEqual([v.node.ipv4, null, { restartTime: 120 }, 'off', 90]);
     expect(p.maxPrefixes).toEqual({ limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/), from: expect.stringMatching(/^(annotation|agent)$/) });
     expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
     expect(typeof p.port).toBe('number');

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'eventemitter3';
 import { Prefix } from '../../src/net/index.js';
 import { describeRoute, toPathAttributes } from '../../src/speaker/attributes.js';
-import { validatePeerOptions } from '../../src/speaker/peer-config.js';
+import { parsePeerKey, validatePeerOptions } from '../../src/speaker/peer-config.js';
 import type {
   AdvertisedRoute,
   PeerOptions,
@@ -76,8 +76,10 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     this.peers.set(opts.address, opts);
   }
 
-  async removePeer(address: string): Promise<void> {
-    if (!this.peers.has(address)) throw new Error(`no peer ${address}`);
+  /** `address` may be a key `address:port` (the agent names a peer on a port other than 179 so); the fake holds one peer per address. */
+  async removePeer(key: string): Promise<void> {
+    const address = parsePeerKey(key).address;
+    if (!this.peers.has(address)) throw new Error(`no peer ${key}`);
     this.calls.push({ op: 'removePeer', address });
     this.peers.delete(address);
     this.states.delete(address);

@@ -474,3 +474,24 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
     await expect(fetch(`http://127.0.0.1:${httpPort}/healthz`)).rejects.toThrow();
   }, 180_000);
 });
+
+describe('two sessions to one address on different ports', () => {
+  it('each has its own series, labelled address:port; a lone session keeps the address as its label', async () => {
+    const h = await harness();
+    const base = new StateSpeaker();
+    base.add('192.0.2.20');
+    base.add('192.0.2.30');
+    const [one, lone] = base.status();
+    const two = (port: number, updatesIn: number): PeerStatus => ({ ...one, port, state: 'Established', counters: { ...one.counters, updatesIn } });
+    const speaker = { status: (): readonly PeerStatus[] => [two(150, 3), two(166, 5), { ...lone, port: 1790 }] };
+    h.state.speaker = speaker as unknown as StateSpeaker;
+    h.state.plan = plan([], [peer('192.0.2.20', { port: 150 }), peer('192.0.2.20', { port: 166, id: 'Global_q_192.0.2.20', type: 'node specific' }), peer('192.0.2.30', { port: 1790 })]);
+    h.attach();
+    const m = await scrape(h.server);
+    expect(m.get('tsbgp_bgp_session_state', { peer: '192.0.2.20:150', type: 'global', state: 'Established' })).toBe(1);
+    expect(m.get('tsbgp_bgp_session_state', { peer: '192.0.2.20:166', type: 'node specific', state: 'Established' })).toBe(1);
+    expect(m.get('tsbgp_bgp_session_state', { peer: '192.0.2.30', type: 'global', state: 'Idle' })).toBe(1);
+    expect(m.get('tsbgp_bgp_updates_received_total', { peer: '192.0.2.20:150' })).toBe(3);
+    expect(m.get('tsbgp_bgp_updates_received_total', { peer: '192.0.2.20:166' })).toBe(5);
+  });
+});

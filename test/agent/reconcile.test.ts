@@ -41,8 +41,9 @@ describe('peerOptions', () => {
     });
   });
 
-  it('keepOriginalNextHop means keep; Self means next-hop self; IPv6 peers negotiate ipv6; GR off is false', () => {
-    expect(peerOptions(peer('192.0.2.20', { keepOriginalNextHop: true })).keepNextHop).toBe(true);
+  it('nextHopMode Keep means keep (the planner folds keepOriginalNextHop into it); Self means next-hop self; IPv6 peers negotiate ipv6; GR off is false', () => {
+    expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Keep' })).keepNextHop).toBe(true);
+    expect(peerOptions(peer('192.0.2.20', { keepOriginalNextHop: true, nextHopMode: 'Auto' })).keepNextHop).toBe(false);
     expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Self' }))).toMatchObject({ keepNextHop: false, nextHopSelf: true });
     expect(peerOptions(peer('2001:db8::1')).families).toEqual(['ipv6']);
     expect(peerOptions(peer('192.0.2.20', { gracefulRestart: false })).gracefulRestart).toBe(false);
@@ -132,10 +133,20 @@ describe('reconcile', () => {
     expect(ops.refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50', message: expect.stringContaining('interface') });
   });
 
-  it('a second peering to the same address is refused (the speaker keys peers by address)', () => {
-    const ops = reconcile(undefined, plan([], [a, { ...a, id: 'Node_x_192.0.2.20', port: 1790 }]));
-    expect(ops.addPeers).toHaveLength(1);
-    expect(ops.refusedPeers[0].message).toContain('already peered by Global_p_192.0.2.20');
+  it('two peerings to one address on different ports both run (Calico explicit_peering/global); the same port twice is refused', () => {
+    const other = { ...a, id: 'Global_q_192.0.2.20_port_1790', port: 1790 };
+    const ops = reconcile(undefined, plan([], [a, other]));
+    expect(ops.addPeers.map((p) => [p.options.address, p.options.port])).toEqual([
+      ['192.0.2.20', 179],
+      ['192.0.2.20', 1790],
+    ]);
+    expect(ops.refusedPeers).toEqual([]);
+    // Removing one names it by address and port, so the speaker removes that one only.
+    expect(reconcile(plan([], [a, other]), plan([], [a])).removePeers).toEqual(['192.0.2.20:1790']);
+    expect(reconcile(plan([], [a, other]), plan([], [other])).removePeers).toEqual(['192.0.2.20']);
+    const dup = reconcile(undefined, plan([], [a, { ...a, id: 'Node_x_192.0.2.20' }]));
+    expect(dup.addPeers).toHaveLength(1);
+    expect(dup.refusedPeers[0].message).toContain('already peered by Global_p_192.0.2.20; one session per address and port');
   });
 });
 

@@ -7,6 +7,7 @@ import { loadLayers } from '../../src/agent/sources/index.js';
 import { explain, parseExplainQuery, planJson } from '../../src/agent/views.js';
 import { plan, stateOf, type Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
+import * as h from '../kubernetes/helpers.js';
 
 const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
 const STEPS = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
@@ -167,5 +168,54 @@ describe('renderStatusJson', () => {
     expect(rest).toBeGreaterThan(at);
     expect(lines.slice(rest + 1).filter((l) => l.startsWith('  ns/'))).toHaveLength(STATUS_NOT_ADVERTISED_SHOWN);
     expect(lines).toContain(`  … and ${26 - STATUS_NOT_ADVERTISED_SHOWN} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`);
+  });
+});
+
+describe('plan --json: the session of each peer, as the speaker would run it (compare with BIRD field by field)', () => {
+  it('router ID, listen address and port; per peer source address, TCP-MD5 Secret (never the value), TTL security, next hop, restart time, keepalive, add-paths, BFD', () => {
+    const rs = [
+      h.node('w1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv4Address': '192.0.2.10/24', 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }),
+      h.node('w2', '192.0.2.11'),
+      h.bgpConfig({ bindMode: 'NodeIP', listenPort: 1179, nodeMeshMaxRestartTime: '200s' }),
+      h.secret('bgp-secrets', { tor: 's3cret-value' }),
+      h.peer('tor', {
+        peerIP: '192.0.2.1',
+        asNumber: 65000,
+        password: { secretKeyRef: { name: 'bgp-secrets', key: 'tor' } },
+        ttlSecurity: 2,
+        nextHopMode: 'Self',
+        keepaliveTime: '20s',
+        maxRestartTime: '300s',
+        numAllowedLocalASNumbers: 1,
+        reachableBy: '192.0.2.254',
+      }),
+      h.valid({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'bfd', annotations: { 'tsbgp.io/bfd-receive-interval': '200' } }, spec: { peerIP: '192.0.2.2', asNumber: 65001, failureDetectionMode: 'BFDIfDirectlyConnected', sourceAddress: 'None' } }),
+      h.peer('locked', { peerIP: '192.0.2.3', asNumber: 65002, password: { secretKeyRef: { name: 'absent', key: 'k' } } }),
+    ];
+    const v = planJson(plan(stateOf(rs), 'w1'));
+    expect(v.version).toBe(1);
+    expect(v.routerId).toBe('192.0.2.10');
+    expect(v.listen).toEqual({ addresses: ['192.0.2.10', '2001:db8::10'], port: 1179 });
+    const by = new Map(v.peers.map((p) => [p.address, p]));
+    expect(by.get('192.0.2.1')).toMatchObject({
+      sourceAddress: '192.0.2.10',
+      password: { secret: 'bgp-secrets', key: 'tor', resolved: true },
+      ttlSecurity: 2,
+      nextHopMode: 'Self',
+      gracefulRestart: { restartTime: 300 },
+      keepaliveTime: 20,
+      holdTime: 90,
+      addPaths: 'off',
+      bfd: null,
+      numAllowedLocalASNumbers: 1,
+      reachableBy: '192.0.2.254',
+      refused: false,
+    });
+    expect(by.get('192.0.2.2')).toMatchObject({ sourceAddress: null, password: null, ttlSecurity: null, nextHopMode: 'Auto', keepaliveTime: null, bfd: { minRx: 200, minTx: 300, multiplier: 3, passive: false } });
+    // A missing Secret: the peering is refused (not run unprotected), and the plan says which Secret.
+    expect(by.get('192.0.2.3')).toMatchObject({ password: { secret: 'absent', key: 'k', resolved: false }, refused: true });
+    // The mesh peer: the node's address, nodeMeshMaxRestartTime, no TTL security (BIRD: ttl security off).
+    expect(by.get('192.0.2.11')).toMatchObject({ sourceAddress: '192.0.2.10', gracefulRestart: { restartTime: 200 }, ttlSecurity: null, nextHopMode: 'Auto', port: 1179 });
+    expect(JSON.stringify(v)).not.toContain('s3cret-value');
   });
 });

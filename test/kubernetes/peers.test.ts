@@ -7,17 +7,31 @@ import { bgpConfig, filter, node, peer, planFor, secret, threeNodes } from './he
 const brief = (p: PlannedPeer) => ({ address: p.address.toString(), port: p.port, asn: p.asn, localAsn: p.localAsn, type: p.type, passive: p.passive });
 
 describe('§2 node-to-node mesh', () => {
-  it('peers with every other node; the greater IP (string order) is passive', () => {
+  it('peers with every other node; a node waits for peers whose IP is greater than its own (string order)', () => {
     // "192.0.2.9" > "192.0.2.10" as strings although 9 < 10 as numbers: Calico compares strings.
+    // The lower address (as a string) listens, the greater one dials: a's peers are both lower, so a dials both.
     const rs = [node('a', '192.0.2.9'), node('b', '192.0.2.10'), node('c', '192.0.2.100')];
     expect(planFor(rs, 'a').peers.map(brief)).toEqual([
-      { address: '192.0.2.10', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
-      { address: '192.0.2.100', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
+      { address: '192.0.2.10', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: false },
+      { address: '192.0.2.100', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: false },
     ]);
     expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.passive])).toEqual([
-      ['192.0.2.9', false],
-      ['192.0.2.100', false],
+      ['192.0.2.9', true],
+      ['192.0.2.100', true],
     ]);
+    expect(planFor(rs, 'c').peers.map((p) => [p.address.toString(), p.passive])).toEqual([
+      ['192.0.2.9', true],
+      ['192.0.2.10', false],
+    ]);
+  });
+  it('IPv6 mesh peers compare as text too: 2001:db8::10 is the lower and waits for 2001:db8::2', () => {
+    const v6 = (a: string) => ({ annotations: { 'projectcalico.org/IPv6Address': `${a}/64` } });
+    const rs = [node('a', '192.0.2.1', v6('2001:db8::2')), node('b', '192.0.2.2', v6('2001:db8::10'))];
+    const a = planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.passive]);
+    const b = planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.passive]);
+    // "2001:db8::10" < "2001:db8::2" as strings: a dials over IPv6; over IPv4 192.0.2.1 is the lower and waits.
+    expect(a).toEqual([['192.0.2.2', true], ['2001:db8::10', false]]);
+    expect(b).toEqual([['192.0.2.1', false], ['2001:db8::2', true]]);
   });
   it('uses node AS annotations, the IPv4Address annotation, per-node listen ports, 120 s restart time', () => {
     const rs = [
@@ -26,7 +40,8 @@ describe('§2 node-to-node mesh', () => {
       bgpConfig({ listenPort: 1179 }, 'node.b'),
     ];
     const [p] = planFor(rs, 'a').peers;
-    expect(brief(p)).toEqual({ address: '10.1.0.2', port: 1179, asn: 64512, localAsn: 65001, type: 'node-to-node mesh', passive: true });
+    // "10.1.0.2" < "192.0.2.9": the peer's address is the lower, so a dials.
+    expect(brief(p)).toEqual({ address: '10.1.0.2', port: 1179, asn: 64512, localAsn: 65001, type: 'node-to-node mesh', passive: false });
     expect(p.maxRestartTime).toBe(120);
     expect(p.gracefulRestart).toBe(true);
     expect(p.sourceAddress?.toString()).toBe('192.0.2.9');
@@ -148,12 +163,12 @@ describe('§2 peerSelector peerings and route reflectors', () => {
     peer('rr-mesh', { nodeSelector: 'has(route-reflector)', peerSelector: 'has(route-reflector)' }),
     peer('rr-clients', { nodeSelector: 'has(route-reflector)', peerSelector: '!has(route-reflector)' }),
   ];
-  it('a client peers with the reflectors (not with the mesh to RRs), the greater IP passive', () => {
+  it('a client peers with the reflectors (not with the mesh to RRs); node-specific peerings are active at both ends', () => {
     const p = planFor(rs(), 'worker1');
     expect(p.peers.map((x) => [x.address.toString(), x.type, x.passive, x.routeReflectorClient])).toEqual([
-      ['192.0.2.1', 'node specific', true, false],
-      ['192.0.2.2', 'node specific', false, false], // "192.0.2.10" < "192.0.2.2" as strings
-      ['192.0.2.11', 'node-to-node mesh', false, false], // "192.0.2.10" < "192.0.2.11": active
+      ['192.0.2.1', 'node specific', false, false],
+      ['192.0.2.2', 'node specific', false, false],
+      ['192.0.2.11', 'node-to-node mesh', true, false], // "192.0.2.10" < "192.0.2.11": the lower waits
     ]);
   });
   it('a reflector has no mesh; its non-RR iBGP peers are clients with its cluster ID; same-cluster RRs are not', () => {
@@ -177,5 +192,101 @@ describe('§2 peerSelector peerings and route reflectors', () => {
     const list = [node('a', '192.0.2.10'), node('b', '192.0.2.11', { annotations: { 'projectcalico.org/ASNumber': '65020' } }), bgpConfig({ asNumber: 65010, nodeToNodeMeshEnabled: false }), peer('all', { peerSelector: 'all()' })];
     expect(planFor(list, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65020, 65010]]);
     expect(planFor(list, 'b').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65010, 65020]]);
+  });
+});
+
+describe('§2 passive side, as Calico (confd bgp_processor.go)', () => {
+  it('a global BGPPeer whose peerIP is a Calico node: the lower address waits; a non-node peerIP never waits', () => {
+    const rs = [node('a', '192.0.2.10'), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('to-b', { peerIP: '192.0.2.2', asNumber: 64512 }), peer('tor', { peerIP: '192.0.2.9', asNumber: 65000 })];
+    // "192.0.2.2" > "192.0.2.10": a is the lower and waits for b.
+    expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([
+      ['192.0.2.2', 'global', true],
+      ['192.0.2.9', 'global', false],
+    ]);
+    // b is the global BGPPeer's peerIP itself: it peers back (node specific, active) and dials.
+    expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.type, p.origin, p.passive])).toEqual([
+      ['192.0.2.9', 'global', 'forward', false],
+      ['192.0.2.10', 'node specific', 'reverse', false],
+    ]);
+  });
+  it('a node-specific BGPPeer to a node address is active at both ends', () => {
+    const rs = [node('a', '192.0.2.10'), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('a-to-b', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512 })];
+    expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.2', 'node specific', false]]);
+    expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.10', 'node specific', false]]);
+  });
+  it('a global BGPPeer with a peerSelector is active (Calico marks only peerIP peers as Calico nodes)', () => {
+    const rs = [node('a', '192.0.2.1', { labels: { rr: 'true' } }), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('all-to-rr', { peerSelector: "rr == 'true'" })];
+    expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.1', 'global', false]]);
+    expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.2', 'node specific', false]]);
+  });
+});
+
+describe('§2 a BGPPeer with peerIP and no asNumber (Calico case explicit_peering/route_reflector_v6_by_ip)', () => {
+  const rs = () => [
+    node('master', '10.192.0.2', { labels: { rr: 'true' }, annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/RouteReflectorClusterID': '10.0.0.1' } }),
+    node('n1', '10.192.0.3', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::3/96' } }),
+    node('n2', '10.192.0.4', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::4/96' } }),
+    bgpConfig({ asNumber: 64532, nodeToNodeMeshEnabled: false }),
+    peer('to-master', { peerIP: '2001:db8:a::2' }),
+  ];
+  it('takes the cluster AS; the other nodes peer with that address over IPv6 only', () => {
+    expect(planFor(rs(), 'n1').peers.map((p) => [p.id, p.address.toString(), p.asn, p.localAsn, p.type, p.passive])).toEqual([
+      // A Calico node's address, but "2001:db8:a::2" < "2001:db8:a::3": n1 is the greater and dials.
+      ['Global_to-master_2001_db8_a__2', '2001:db8:a::2', 64532, 64532, 'global', false],
+    ]);
+  });
+  it('the node at that address (its AS the cluster one) peers back with every node, as reflector clients', () => {
+    const m = planFor(rs(), 'master');
+    expect(m.peers.map((p) => [p.id, p.address.toString(), p.asn, p.type, p.origin, p.routeReflectorClient, p.passive])).toEqual([
+      ['Reverse_to-master_2001_db8_a__3', '2001:db8:a::3', 64532, 'node specific', 'reverse', true, false],
+      ['Reverse_to-master_2001_db8_a__4', '2001:db8:a::4', 64532, 'node specific', 'reverse', true, false],
+    ]);
+    expect(m.errors).toEqual([]);
+  });
+  it('no reverse peering when that node has an AS of its own other than the cluster one', () => {
+    const list = rs().map((r) => (r.kind === 'Node' && r.name === 'master' ? node('master', '10.192.0.2', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/ASNumber': '65001' } }) : r));
+    expect(planFor(list, 'master').peers).toEqual([]);
+  });
+});
+
+describe('§2 next-hop mode, as Calico', () => {
+  it('the deprecated keepOriginalNextHop keeps the next hop on eBGP sessions only; nextHopMode applies to any', () => {
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('ebgp', { peerIP: '192.0.2.20', asNumber: 65000, keepOriginalNextHop: true }),
+      peer('ibgp', { peerIP: '192.0.2.21', asNumber: 64512, keepOriginalNextHop: true }),
+      peer('ibgp-keep', { peerIP: '192.0.2.22', asNumber: 64512, nextHopMode: 'Keep' }),
+      peer('self', { peerIP: '192.0.2.23', asNumber: 65000, nextHopMode: 'Self' }),
+    ];
+    expect(planFor(rs, 'worker1').peers.map((p) => [p.from.name, p.nextHopMode])).toEqual([
+      ['ebgp', 'Keep'],
+      ['ibgp', 'Auto'],
+      ['ibgp-keep', 'Keep'],
+      ['self', 'Self'],
+    ]);
+  });
+});
+
+describe('§2 global peers to node addresses on several ports (Calico case explicit_peering/global)', () => {
+  const rs = () => [
+    bgpConfig({ nodeToNodeMeshEnabled: false, asNumber: 64567, listenPort: 150, bindMode: 'NodeIP' }),
+    peer('bgppeer-1', { peerIP: '10.192.0.3', asNumber: 64567, sourceAddress: 'None' }),
+    peer('bgppeer-2', { peerIP: '10.192.0.1:166', asNumber: 64567 }),
+    peer('bgppeer-3', { peerIP: '10.192.0.1', asNumber: 64567 }),
+    node('kube-master', '10.192.0.2'),
+    node('kube-node-1', '10.192.0.3'),
+    node('kube-node-2', '10.192.0.1'),
+  ];
+  it('kube-master: both ports of 10.192.0.1 run; the node listens on its address; the lower address waits for 10.192.0.3', () => {
+    const p = planFor(rs(), 'kube-master');
+    expect(p.listen.port).toBe(150);
+    expect(p.listen.address?.toString()).toBe('10.192.0.2');
+    expect(p.peers.map((x) => [x.from.name, x.address.toString(), x.port, x.asn, x.type, x.sourceAddress?.toString(), x.passive])).toEqual([
+      ['bgppeer-3', '10.192.0.1', 150, 64567, 'global', '10.192.0.2', false],
+      ['bgppeer-2', '10.192.0.1', 166, 64567, 'global', '10.192.0.2', false],
+      ['bgppeer-1', '10.192.0.3', 150, 64567, 'global', undefined, true],
+    ]);
+    expect(p.errors).toEqual([]);
   });
 });

@@ -104,17 +104,23 @@ describe('§1 prefixAdvertisements: communities by name or literal on routes ins
     expect(std).toEqual({ type: 'standard', value: 65000 * 65536 + 100, text: '65000:100' });
     expect(p.routes[0].communities[2]).toEqual({ type: 'large', value: { global: 65000, local1: 1, local2: 2 }, text: '65000:1:2' });
   });
-  it('a node.<name> BGPConfiguration replaces prefixAdvertisements for that node only', () => {
-    const perNode = bgpConfig({ prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['big'] }] }, 'node.worker1');
+  it('a node.<name> BGPConfiguration replaces prefixAdvertisements for that node only, its names resolved in its own communities', () => {
+    // As Calico (mesh/communities step 2): the node-specific resource's `big` wins over default's.
+    const perNode = bgpConfig({ communities: [{ name: 'big', value: '50:50:5364' }], prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['big', '5663:12', '5663:12'] }] }, 'node.worker1');
     const rs = [...threeNodes(), cfg(), perNode];
-    expect(planFor(rs, 'worker1').routes[0].communities.map((c) => c.text)).toEqual(['65000:1:2']);
+    const w1 = planFor(rs, 'worker1');
+    expect(w1.routes[0].communities.map((c) => c.text)).toEqual(['50:50:5364', '5663:12']);
+    expect(w1.errors).toEqual([]);
     expect(planFor(rs, 'worker2').routes[0].communities.map((c) => c.text)).toEqual(['65000:100', '64512:7', '65000:1:2']);
   });
-  it('a per-node name not defined in default is a plan error naming the resource and field', () => {
-    const perNode = bgpConfig({ prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['nope'] }] }, 'node.worker1');
+  it('a per-node name defined only in default does not resolve there (Calico drops it); a plan error names the resource and field', () => {
+    const perNode = bgpConfig({ prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['big', 'nope', '64512:9'] }] }, 'node.worker1');
     const p = planFor([...threeNodes(), cfg(), perNode], 'worker1');
-    expect(p.routes[0].communities).toEqual([]);
-    expect(p.errors).toEqual([{ kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[0]', message: expect.stringContaining('"nope"') }]);
+    expect(p.routes[0].communities.map((c) => c.text)).toEqual(['64512:9']);
+    expect(p.errors).toEqual([
+      { kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[0]', message: expect.stringContaining('"big" (for 198.18.0.0/16) is not defined in BGPConfiguration node.worker1 spec.communities') },
+      { kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[1]', message: expect.stringContaining('"nope"') },
+    ]);
   });
   it('per-node listenPort and logSeverityScreen override; other per-node fields are ignored', () => {
     const perNode = bgpConfig({ listenPort: 1179, logSeverityScreen: 'Debug', serviceClusterIPs: [{ cidr: '10.0.0.0/8' }], asNumber: 65099 }, 'node.worker1');

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PlannedPeer } from '../../src/kubernetes/plan-types.js';
 import type { Resource } from '../../src/kubernetes/resources.js';
+import { validateObject } from '../../src/kubernetes/validate.js';
 import { bgpConfig, node, peer, planFor } from './helpers.js';
 
 const v6 = (ip: string) => ({ 'projectcalico.org/IPv6Address': `${ip}/64` });
@@ -33,10 +34,13 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
     ]);
     expect(r.errors).toEqual([]);
   });
-  it('exactly one side of each session is passive (the greater IP as a string), on both ends of it', () => {
-    // "192.0.2.1" < "192.0.2.12": the reflector dials, the clients wait.
-    expect(planFor(cluster(), 'rr1').peers.map((p) => p.passive)).toEqual([false, false, false]);
-    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => p.passive)).toEqual([true]);
+  it('node-specific and reverse peerings are active at both ends (Calico gives only mesh and global peers a passive side)', () => {
+    expect(planFor(cluster(), 'rr1').peers.map((p) => [p.type, p.passive])).toEqual([
+      ['node specific', false],
+      ['node specific', false],
+      ['node specific', false],
+    ]);
+    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => [p.type, p.passive])).toEqual([['node specific', false]]);
   });
   it('two reflectors with the same cluster ID peer with each other as non-clients, and each reflects to every client', () => {
     const rs = [rr('rr1', '192.0.2.1', '244.0.0.1'), rr('rr2', '192.0.2.2', '244.0.0.1'), node('n3', '192.0.2.13'), node('n4', '192.0.2.14'), meshOff(), docsPeer()];
@@ -171,10 +175,22 @@ describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
       ['192.0.2.12', 'forward', 30],
     ]);
   });
-  it('the reverse side expects the forward side\'s localASNumber, and carries the BGPPeer\'s session settings', () => {
-    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2', { labels: { x: 'y' } }), meshOff(), peer('p', { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, keepaliveTime: '20s', maxRestartTime: '60s', sourceAddress: 'None', nextHopMode: 'Self' })];
+  it('the reverse side of a peerIP BGPPeer expects the forward side\'s localASNumber, and carries the BGPPeer\'s session settings', () => {
+    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2'), meshOff(), peer('p', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512, localASNumber: 65100, keepaliveTime: '20s', maxRestartTime: '60s', sourceAddress: 'None', nextHopMode: 'Self' })];
     expect(planFor(rs, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[64512, 65100]]);
     expect(planFor(rs, 'b').peers).toMatchObject([{ asn: 65100, localAsn: 64512, keepaliveTime: 20, maxRestartTime: 60, sourceAddress: undefined, nextHopMode: 'Self', origin: 'reverse' }]);
+  });
+  it('with a peerSelector, localASNumber and numAllowedLocalASNumbers are left out (as Calico) with a warning: each node speaks its own AS', () => {
+    const raw = { apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'p' }, spec: { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, numAllowedLocalASNumbers: 1, keepaliveTime: '20s' } };
+    const r = validateObject(raw, 'p.yaml');
+    if (!r.ok) throw new Error(r.issue.message);
+    expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
+      ['warning', 'spec.localASNumber'],
+      ['warning', 'spec.numAllowedLocalASNumbers'],
+    ]);
+    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2', { labels: { x: 'y' } }), meshOff(), r.resource];
+    expect(planFor(rs, 'a').peers.map((p) => [p.asn, p.localAsn, p.numAllowedLocalASNumbers, p.keepaliveTime])).toEqual([[64512, 64512, undefined, 20]]);
+    expect(planFor(rs, 'b').peers.map((p) => [p.asn, p.localAsn, p.origin, p.keepaliveTime])).toEqual([[64512, 64512, 'reverse', 20]]);
   });
 });
 
@@ -182,7 +198,7 @@ describe('§2 symmetry', () => {
   const labels = fc.record({ role: fc.constantFrom('a', 'b', 'c'), rr: fc.boolean() });
   const sel = fc.constantFrom('all()', "role == 'a'", "role == 'b'", "role != 'c'", 'has(rr)', '!has(rr)');
   const bgpPeer = fc.record({ scope: fc.constantFrom('global', 'node', 'nodeSelector'), node: fc.integer({ min: 0, max: 4 }), nodeSelector: sel, peerSelector: sel });
-  it('for any nodes and peerSelector BGPPeers: every peering between two nodes is planned on both ends, exactly one end passive', () => {
+  it('for any nodes and peerSelector BGPPeers: every peering between two nodes is planned on both ends, never passive at both', () => {
     fc.assert(
       fc.property(fc.array(labels, { minLength: 2, maxLength: 5 }), fc.array(bgpPeer, { maxLength: 4 }), fc.boolean(), fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }), (ls, ps, mesh, dual) => {
         const rs: Resource[] = ls.map((l, i) =>
@@ -202,7 +218,11 @@ describe('§2 symmetry', () => {
             const other = plans.get(addrOf.get(p.address.toString())!)!;
             const back = other.peers.find((q) => q.address.toString() === mine(p.address.family));
             expect(back, `${name} → ${p.address} (${p.id}) has no peering back`).toBeDefined();
-            expect(back!.passive).toBe(!p.passive);
+            // Never both waiting; a mesh peering has exactly one passive end (the lower address, as a string),
+            // the peerSelector ones (global or node-specific) none, as Calico does.
+            expect(p.passive && back!.passive).toBe(false);
+            expect(p.passive).toBe(p.type === 'node-to-node mesh' && p.address.toString() > mine(p.address.family));
+            if (p.type === 'node-to-node mesh' && back!.type === 'node-to-node mesh') expect(back!.passive).toBe(!p.passive);
             // A reflector's session is a client one exactly when the far end is outside its cluster.
             expect(p.routeReflectorClient).toBe(pl.node.routeReflectorClusterId !== undefined && other.node.routeReflectorClusterId === undefined);
           }

@@ -32,12 +32,15 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
   });
 
   it('a Calico feature tsbgp lacks is a warning; another component’s field is only noted as ignored', () => {
-    const notes = notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, localWorkloadSelector: 'all()', birdGatewayMode: 'Recursive' }));
+    const notes = notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart', birdGatewayMode: 'Recursive' }));
     expect(notes.map((n) => [n.severity, n.path])).toEqual([
-      ['warning', 'spec.localWorkloadSelector'],
+      ['warning', 'spec.restartMode'],
       ['ignored', 'spec.birdGatewayMode'],
     ]);
-    expect(notes[0].message).toContain('peering with workloads is not supported');
+    expect(notes[0].message).toContain('no long-lived graceful restart');
+    const conf = notesOf(calico('BGPConfiguration', 'default', { localWorkloadPeeringIPV4: '169.254.0.179' }));
+    expect(conf.map((n) => [n.severity, n.path])).toEqual([['warning', 'spec.localWorkloadPeeringIPV4']]);
+    expect(conf[0].message).toContain('refuses BGPPeers with localWorkloadSelector');
     // BFD (Calico Enterprise's failureDetectionMode) is supported: no note at all
     expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, failureDetectionMode: 'BFDIfDirectlyConnected' }))).toEqual([]);
   });

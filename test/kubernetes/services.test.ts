@@ -229,3 +229,16 @@ describe('§4 Calico bug (EndpointSlice key mismatch) avoided: deleting a slice 
     expect(planner.lastRecomputed).toBe(1);
   });
 });
+
+describe('§4 an empty entry in a service range list (Calico case mesh/static-routes)', () => {
+  it('is left out and the other ranges are advertised', () => {
+    const conf = bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }, {}, { cidr: '2001:db8:96::/112' }], serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }, {}] });
+    const p = planFor([node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }), conf], 'worker1');
+    expect(p.routes.map((r) => r.prefix.toString())).toEqual(['198.18.0.0/16', '203.0.113.0/24', '2001:db8:96::/112']);
+    expect(p.exportAllowList.serviceRanges.map((r) => [r.prefix.toString(), r.field])).toEqual([
+      ['198.18.0.0/16', 'serviceClusterIPs'],
+      ['2001:db8:96::/112', 'serviceClusterIPs'],
+      ['203.0.113.0/24', 'serviceLoadBalancerIPs'],
+    ]);
+  });
+});

@@ -21,7 +21,10 @@ describe('validation errors name the file, kind, namespace/name and field', () =
       'spec.exportV4[0].matchOperator',
       'unknown value "Equals" (expected one of Equal, NotEqual, In, NotIn)',
     ],
-    ['peer without asNumber and without peerSelector', calico('BGPPeer', 'tor', { peerIP: '192.0.2.20' }), 'BGPPeer', 'tor', 'spec.asNumber', 'is required when spec.peerSelector is not set'],
+    ['peer without peerIP and without peerSelector', calico('BGPPeer', 'tor', { asNumber: 65000 }), 'BGPPeer', 'tor', 'spec.peerIP', 'is required when spec.peerSelector is not set'],
+    ['reachableBy of another family than peerIP', calico('BGPPeer', 'rb', { peerIP: '192.0.2.1', asNumber: 65000, reachableBy: '2001:db8::1' }), 'BGPPeer', 'rb', 'spec.reachableBy', 'is IPv6 but spec.peerIP 192.0.2.1 is IPv4'],
+    ['reachableBy without peerIP', calico('BGPPeer', 'rb2', { peerSelector: 'all()', reachableBy: '192.0.2.254' }), 'BGPPeer', 'rb2', 'spec.reachableBy', 'needs spec.peerIP'],
+    ['local workload peering is refused, naming the field and why', calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'", asNumber: 65000 }), 'BGPPeer', 'pods', 'spec.localWorkloadSelector', 'local workload peering (the node peering with BGP-speaking pods on it) is not supported'],
     ['BGPFilter cidr without matchOperator', calico('BGPFilter', 'f2', { importV4: [{ action: 'Reject', cidr: '10.0.0.0/8' }] }), 'BGPFilter', 'f2', 'spec.importV4[0].matchOperator', 'is required when cidr is set'],
     ['BGPFilter matchOperator without cidr', calico('BGPFilter', 'f3', { exportV6: [{ action: 'Reject', matchOperator: 'In' }] }), 'BGPFilter', 'f3', 'spec.exportV6[0].cidr', 'is required when matchOperator is set'],
     ['prefixLength without cidr', calico('BGPFilter', 'f4', { exportV4: [{ action: 'Accept', prefixLength: { min: 24 } }] }), 'BGPFilter', 'f4', 'spec.exportV4[0].prefixLength', 'needs cidr'],
@@ -103,9 +106,9 @@ describe('every independent mistake of a resource is reported, not only the firs
       expect.stringMatching(/^spec\.externalIPs\[2\]: /),
       expect.stringMatching(/^spec\.externalTrafficPolicy: unknown value "Global"/),
     ]);
-    expect(issuesOf(calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, {}], listenPort: 0 }))).toEqual([
+    expect(issuesOf(calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: 'x' }], listenPort: 0 }))).toEqual([
       expect.stringMatching(/^spec\.serviceClusterIPs\[0\]\.cidr: invalid prefix \(host bits set/),
-      expect.stringMatching(/^spec\.serviceExternalIPs\[1\]\.cidr: is required/),
+      expect.stringMatching(/^spec\.serviceExternalIPs\[1\]\.cidr: /),
       expect.stringMatching(/^spec\.listenPort: 0 is out of range/),
     ]);
   });
@@ -219,5 +222,41 @@ describe('validation never throws on untrusted input (property)', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('empty entries of the service range lists (Calico case mesh/static-routes)', () => {
+  it('an entry without cidr is a warning naming its index; the resource applies with the other entries', () => {
+    const r = validateObject(
+      calico('BGPConfiguration', 'default', {
+        serviceClusterIPs: [{ cidr: '198.18.0.0/16' }, {}, { cidr: '2001:db8:96::/112' }],
+        serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }, {}],
+        serviceExternalIPs: [{ cidr: '' }],
+      }),
+      'bgp.yaml',
+    );
+    if (!r.ok) throw new Error(`expected the resource to apply, got ${r.issue.message}`);
+    const conf = r.resource as import('../../src/kubernetes/resources.js').BGPConfiguration;
+    expect(conf.serviceClusterIPs.map(String)).toEqual(['198.18.0.0/16', '2001:db8:96::/112']);
+    expect(conf.serviceLoadBalancerIPs.map(String)).toEqual(['203.0.113.0/24']);
+    expect(conf.serviceExternalIPs).toEqual([]);
+    expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
+      ['warning', 'spec.serviceClusterIPs[1].cidr'],
+      ['warning', 'spec.serviceExternalIPs[0].cidr'],
+      ['warning', 'spec.serviceLoadBalancerIPs[1].cidr'],
+    ]);
+    expect(r.notes[0].message).toContain('empty entry');
+  });
+});
+
+describe('a node-specific BGPConfiguration', () => {
+  it('sets listenPort, logSeverityScreen, prefixAdvertisements and communities; any other field is a warning saying it is ignored', () => {
+    const r = validateObject(calico('BGPConfiguration', 'node.worker1', { listenPort: 1179, asNumber: 65099, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], communities: [{ name: 'c', value: '65000:1' }] }), 'n.yaml');
+    if (!r.ok) throw new Error(r.issue.message);
+    expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
+      ['warning', 'spec.asNumber'],
+      ['warning', 'spec.serviceClusterIPs'],
+    ]);
+    expect(r.notes[0].message).toContain('ignored in a node-specific BGPConfiguration');
   });
 });
