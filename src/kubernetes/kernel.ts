@@ -14,6 +14,16 @@
  *      IPIP pools, the no-encap pools, or both.
  * Statics: a blackhole for each confirmed block affine to this node (not a
  * /32 or /128), and `reachableBy` routes to peers.
+ *
+ * Learning (`learn`, BIRD's `protocol kernel { learn; }` and `protocol
+ * direct`): what the export decision (export.ts `kernelExport`) needs to
+ * pass on routes of other programs in the kernel's table — Felix's /32 (/128)
+ * routes to local workloads among them — as calico_export_to_bgp_peers
+ * does: this node's blocks for calico_aggr (the block itself and, beneath
+ * it, only routes of a metric below the normal route priority), the
+ * interfaces whose routes never leave the node, the interfaces whose
+ * connected networks are not taken, and the communities of
+ * prefixAdvertisements.
  */
 import { Prefix } from '../net/index.js';
 import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
@@ -21,8 +31,9 @@ import type { KernelRule } from '../kernel/rules.js';
 import type { KernelStaticRoute } from '../speaker/kernel.js';
 import type { EffectiveConfig } from './config.js';
 import type { PlannedPeer } from './plan-types.js';
-import type { Node, ProgramClusterRoutes } from './resources.js';
+import type { CommunityValue, Node, ProgramClusterRoutes } from './resources.js';
 import type { ClusterState } from './state.js';
+import { parseCommunityLiteral } from './validate-fields.js';
 
 export interface KernelPlan {
   readonly programClusterRoutes: ProgramClusterRoutes;
@@ -33,7 +44,36 @@ export interface KernelPlan {
   readonly normalRoutePriority: { readonly v4: number; readonly v6: number };
   readonly rules: readonly KernelRule[];
   readonly statics: readonly KernelStaticRoute[];
+  readonly learn: KernelLearnPlan;
 }
+
+/** What decides which routes learned from the kernel this node advertises (export.ts `kernelExport`). */
+export interface KernelLearnPlan {
+  /**
+   * This node's blocks (confirmed BlockAffinities, else the Node's podCIDRs),
+   * /32 and /128 ones included, in prefix order: Calico's calico_aggr.
+   */
+  readonly blocks: readonly { readonly prefix: Prefix; readonly name: string }[];
+  /**
+   * /32 (/128) blocks of this node: never blackholed, never originated by
+   * themselves; advertised while the kernel holds a route to the address.
+   */
+  readonly hostBlocks: readonly { readonly prefix: Prefix; readonly name: string }[];
+  /** Interface patterns (BIRD's: `*`, `?`) whose kernel routes are not advertised, and why. */
+  readonly rejectInterfaces: readonly { readonly pattern: string; readonly why: string }[];
+  /** BGPConfiguration default's ignoredInterfaces: their connected networks are not taken (as Calico's protocol direct). */
+  readonly ignoredInterfaces: readonly string[];
+  /** Interfaces whose connected networks are not taken: ignoredInterfaces, then `cali*` and `kube-ipvs*` (Calico's DirectInterfaces). */
+  readonly directExcluded: readonly string[];
+  /** prefixAdvertisements, names resolved: communities for the learned routes inside each prefix, in order. */
+  readonly communities: readonly { readonly prefix: Prefix; readonly communities: readonly CommunityValue[] }[];
+}
+
+/** A kernel plan's learning part with nothing in it (hand-built plans). */
+export const NO_LEARNING: KernelLearnPlan = { blocks: [], hostBlocks: [], rejectInterfaces: [], ignoredInterfaces: [], directExcluded: [], communities: [] };
+
+/** Felix's tunnel devices' routes (VXLAN `vxlan.calico`, WireGuard `wireguard.cali`). */
+const FELIX_TUNNELS = ['*.cali', '*.calico'];
 
 export const TUNNEL_DEVICE = 'tunl0';
 
@@ -62,12 +102,59 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
     else rules.push({ prefix, action: 'accept', why: `${name}, no encapsulation` });
   }
   const statics: KernelStaticRoute[] = [];
-  const blocks = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed' && a.cidr.length !== a.cidr.maxLength);
-  blocks.sort((a, b) => a.cidr.compare(b.cidr));
-  for (const b of blocks) statics.push({ prefix: b.cidr.toString(), blackhole: true });
+  const own = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed').map((a) => ({ prefix: a.cidr, name: `BlockAffinity ${a.name}` }));
+  if (own.length === 0) for (const c of node?.podCIDRs ?? []) own.push({ prefix: c, name: `Node ${nodeName} spec.podCIDRs` });
+  own.sort((a, b) => a.prefix.compare(b.prefix));
+  const isHost = (p: Prefix) => p.length === p.maxLength;
+  for (const b of own) if (!isHost(b.prefix)) statics.push({ prefix: b.prefix.toString(), blackhole: true });
   for (const p of peers) {
     if (p.reachableBy === undefined || p.refused) continue;
     statics.push({ prefix: Prefix.host(p.address).toString(), via: p.reachableBy.toString() });
   }
-  return { programClusterRoutes: pcr, normalRoutePriority, rules, statics };
+  const ipipByBird = pcr === 'Enabled' || pcr === 'EnabledIPIPOnly';
+  const rejectInterfaces = [
+    { pattern: 'bpf*.cali', why: 'a route of the eBPF dataplane, local to the node' },
+    ...FELIX_TUNNELS.map((pattern) => ({ pattern, why: 'a route Felix programs through its tunnel device (Calico sends these to eBGP peers only; tsbgp advertises to every peer, so to none)' })),
+    ...(ipipByBird ? [] : [{ pattern: TUNNEL_DEVICE, why: `a route Felix programs through tunl0 (programClusterRoutes is ${pcr}; Calico sends these to eBGP peers only, tsbgp to none)` }]),
+  ];
+  const ignoredInterfaces = global?.ignoredInterfaces ?? [];
+  const communities = cfg.prefixAdvertisements.map((pa) => ({ prefix: pa.cidr, communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined) }));
+  const learn: KernelLearnPlan = {
+    blocks: own,
+    hostBlocks: own.filter((b) => isHost(b.prefix)),
+    rejectInterfaces,
+    ignoredInterfaces,
+    directExcluded: [...ignoredInterfaces, 'cali*', 'kube-ipvs*'],
+    communities,
+  };
+  return { programClusterRoutes: pcr, normalRoutePriority, rules, statics, learn };
+}
+
+/** A community of prefixAdvertisements: a literal, else a name in the effective configuration's communities. */
+function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
+  const lit = parseCommunityLiteral(c);
+  return lit instanceof Error ? undefined : (lit ?? cfg.communities.get(c));
+}
+
+/** BIRD's interface pattern match (`*` any run, `?` one character), as in `interface "cali*"`. */
+export function interfaceMatches(pattern: string, name: string): boolean {
+  // Greedy glob with one backtrack point (the last `*`): linear in practice.
+  let p = 0;
+  let n = 0;
+  let star = -1;
+  let mark = 0;
+  while (n < name.length) {
+    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === name[n])) {
+      p++;
+      n++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = n;
+    } else if (star >= 0) {
+      p = star + 1;
+      n = ++mark;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
 }

@@ -41,13 +41,18 @@ function reflectedRanges(cfg: EffectiveConfig): ExportAllowList['reflected'] {
   ];
 }
 
-/** Pod blocks of this node (reference §5): confirmed BlockAffinities, else the Node's podCIDRs; never from disableBGPExport pools. */
+/**
+ * Pod blocks of this node (reference §5): confirmed BlockAffinities, else the
+ * Node's podCIDRs; never from disableBGPExport pools. A /32 (/128) block is
+ * not originated by itself: as Calico, the node advertises it only while the
+ * kernel holds a route to the address (kernel.ts `hostBlocks`, export.ts `kernelExport`).
+ */
 function podBlocks(state: ClusterState, node: Node | undefined, nodeName: string): { prefix: Prefix; reason: RouteReason }[] {
   const blocked = [...state.ipPools.values()].filter((p) => p.disableBGPExport);
   const exported = (p: Prefix) => !blocked.some((pool) => pool.cidr.contains(p));
   const affs = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed');
   if (affs.length > 0) {
-    return affs.filter((a) => exported(a.cidr)).map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
+    return affs.filter((a) => exported(a.cidr) && a.cidr.length !== a.cidr.maxLength).map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
   }
   return (node?.podCIDRs ?? []).filter(exported).map((p) => ({ prefix: p, reason: { kind: 'Node', name: nodeName, field: 'spec.podCIDRs' } }));
 }

@@ -30,7 +30,7 @@ function cmpPrefix(a: string, b: string): number {
 }
 
 function assertShape(v: PlanJson): void {
-  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version', 'warnings']);
+  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'kernel', 'node', 'peers', 'redistributed', 'refused', 'routes', 'version', 'warnings']);
   expect(v.version).toBe(1);
   expect(v.exportPolicy).toBe('builtin+filters');
   for (const r of v.routes) {
