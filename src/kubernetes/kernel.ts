@@ -27,7 +27,7 @@
  */
 import { Prefix } from '../net/index.js';
 import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import type { KernelRule } from '../kernel/rules.js';
+import { KernelRules, type KernelRule } from '../kernel/rules.js';
 import type { KernelStaticRoute } from '../speaker/kernel.js';
 import type { EffectiveConfig } from './config.js';
 import type { PlannedPeer } from './plan-types.js';
@@ -88,6 +88,8 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
   const subnet = node?.ipv4Address !== undefined ? Prefix.containing(node.ipv4Address.address, node.ipv4Address.length ?? 32).toString() : undefined;
   const pools = [...state.ipPools.values()].sort((a, b) => b.cidr.length - a.cidr.length || a.cidr.compare(b.cidr));
   for (const pool of pools) {
+    // As confd: without the node's IPv4 subnet (no IPv4 address) no IPv4 pool statement is written, so every IPv4 route is programmed as learned.
+    if (pool.cidr.family === 4 && subnet === undefined) continue;
     const prefix = pool.cidr.toString();
     const name = `IPPool ${pool.name}`;
     if (pool.vxlanMode !== 'Never') {
@@ -106,7 +108,9 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
   if (own.length === 0) for (const c of node?.podCIDRs ?? []) own.push({ prefix: c, name: `Node ${nodeName} spec.podCIDRs` });
   own.sort((a, b) => a.prefix.compare(b.prefix));
   const isHost = (p: Prefix) => p.length === p.maxLength;
-  for (const b of own) if (!isHost(b.prefix)) statics.push({ prefix: b.prefix.toString(), blackhole: true });
+  // The kernel protocol's export filter applies to the statics too: no blackhole for a block of a pool whose routes Felix programs.
+  const decide = new KernelRules(rules);
+  for (const b of own) if (!isHost(b.prefix) && decide.match(b.prefix)?.action !== 'reject') statics.push({ prefix: b.prefix.toString(), blackhole: true });
   for (const p of peers) {
     if (p.reachableBy === undefined || p.refused) continue;
     statics.push({ prefix: Prefix.host(p.address).toString(), via: p.reachableBy.toString() });
