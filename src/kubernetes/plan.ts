@@ -93,7 +93,8 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     routes,
     peers,
     filters,
-    exportAllowList: { pools, serviceRanges: ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
+    // A node excluded from service advertisement has no static routes in Calico's export either (/staticroutes is empty for it).
+    exportAllowList: { pools, serviceRanges: excluded ? [] : ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
     kernel: planKernel(state, node, nodeName, config, peers),
     errors: [...errors, ...communityErrors(config)],
   };
