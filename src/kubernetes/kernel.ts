@@ -33,7 +33,6 @@ import type { EffectiveConfig } from './config.js';
 import type { PlannedPeer } from './plan-types.js';
 import type { CommunityValue, Node, ProgramClusterRoutes } from './resources.js';
 import type { ClusterState } from './state.js';
-import { parseCommunityLiteral } from './validate-fields.js';
 
 export interface KernelPlan {
   readonly programClusterRoutes: ProgramClusterRoutes;
@@ -77,7 +76,8 @@ const FELIX_TUNNELS = ['*.cali', '*.calico'];
 
 export const TUNNEL_DEVICE = 'tunl0';
 
-export function planKernel(state: ClusterState, node: Node | undefined, nodeName: string, cfg: EffectiveConfig, peers: readonly PlannedPeer[]): KernelPlan {
+/** `communities`: prefixAdvertisements with their names resolved (plan.ts), for the learned routes. */
+export function planKernel(state: ClusterState, node: Node | undefined, nodeName: string, cfg: EffectiveConfig, peers: readonly PlannedPeer[], communities: KernelLearnPlan['communities'] = []): KernelPlan {
   const global = state.bgpConfigurations.get('default');
   const pcr = global?.programClusterRoutes ?? 'Enabled';
   const normalRoutePriority = { v4: global?.ipv4NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY, v6: global?.ipv6NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY };
@@ -122,7 +122,6 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
     ...(ipipByBird ? [] : [{ pattern: TUNNEL_DEVICE, why: `a route Felix programs through tunl0 (programClusterRoutes is ${pcr}; Calico sends these to eBGP peers only, tsbgp to none)` }]),
   ];
   const ignoredInterfaces = global?.ignoredInterfaces ?? [];
-  const communities = cfg.prefixAdvertisements.map((pa) => ({ prefix: pa.cidr, communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined) }));
   const learn: KernelLearnPlan = {
     blocks: own,
     hostBlocks: own.filter((b) => isHost(b.prefix)),
@@ -132,12 +131,6 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
     communities,
   };
   return { programClusterRoutes: pcr, normalRoutePriority, rules, statics, learn };
-}
-
-/** A community of prefixAdvertisements: a literal, else a name in the effective configuration's communities. */
-function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
-  const lit = parseCommunityLiteral(c);
-  return lit instanceof Error ? undefined : (lit ?? cfg.communities.get(c));
 }
 
 /** BIRD's interface pattern match (`*` any run, `?` one character), as in `interface "cali*"`. */

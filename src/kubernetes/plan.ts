@@ -95,7 +95,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     filters,
     // A node excluded from service advertisement has no static routes in Calico's export either (/staticroutes is empty for it).
     exportAllowList: { pools, serviceRanges: excluded ? [] : ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
-    kernel: planKernel(state, node, nodeName, config, peers),
+    kernel: planKernel(state, node, nodeName, config, peers, prefixCommunities(config)),
     errors: [...errors, ...communityErrors(config)],
   };
 }
@@ -138,6 +138,11 @@ export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly C
     }
   }
   return out.length === 0 ? none() : out;
+}
+
+/** prefixAdvertisements with their names resolved (unknown names left out: planGlobal reports them), for routes learned from the kernel. */
+function prefixCommunities(cfg: EffectiveConfig): { prefix: Prefix; communities: CommunityValue[] }[] {
+  return cfg.prefixAdvertisements.map((pa) => ({ prefix: pa.cidr, communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined) }));
 }
 
 function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
