@@ -50,14 +50,11 @@ export interface KernelPlan {
 export interface KernelLearnPlan {
   /**
    * This node's blocks (confirmed BlockAffinities, else the Node's podCIDRs),
-   * /32 and /128 ones included, in prefix order: Calico's calico_aggr.
+   * /32 and /128 ones included, in prefix order: Calico's calico_aggr. A
+   * /32 (/128) block is never blackholed nor originated by itself: it is
+   * advertised while the kernel holds a route to the address.
    */
   readonly blocks: readonly { readonly prefix: Prefix; readonly name: string }[];
-  /**
-   * /32 (/128) blocks of this node: never blackholed, never originated by
-   * themselves; advertised while the kernel holds a route to the address.
-   */
-  readonly hostBlocks: readonly { readonly prefix: Prefix; readonly name: string }[];
   /** Interface patterns (BIRD's: `*`, `?`) whose kernel routes are not advertised, and why. */
   readonly rejectInterfaces: readonly { readonly pattern: string; readonly why: string }[];
   /** BGPConfiguration default's ignoredInterfaces: their connected networks are not taken (as Calico's protocol direct). */
@@ -69,7 +66,7 @@ export interface KernelLearnPlan {
 }
 
 /** A kernel plan's learning part with nothing in it (hand-built plans). */
-export const NO_LEARNING: KernelLearnPlan = { blocks: [], hostBlocks: [], rejectInterfaces: [], ignoredInterfaces: [], directExcluded: [], communities: [] };
+export const NO_LEARNING: KernelLearnPlan = { blocks: [], rejectInterfaces: [], ignoredInterfaces: [], directExcluded: [], communities: [] };
 
 /** Felix's tunnel devices' routes (VXLAN `vxlan.calico`, WireGuard `wireguard.cali`). */
 const FELIX_TUNNELS = ['*.cali', '*.calico'];
@@ -124,7 +121,6 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
   const ignoredInterfaces = global?.ignoredInterfaces ?? [];
   const learn: KernelLearnPlan = {
     blocks: own,
-    hostBlocks: own.filter((b) => isHost(b.prefix)),
     rejectInterfaces,
     ignoredInterfaces,
     directExcluded: [...ignoredInterfaces, 'cali*', 'kube-ipvs*'],

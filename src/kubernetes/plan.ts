@@ -45,7 +45,7 @@ function reflectedRanges(cfg: EffectiveConfig): ExportAllowList['reflected'] {
  * Pod blocks of this node (reference §5): confirmed BlockAffinities, else the
  * Node's podCIDRs; never from disableBGPExport pools. A /32 (/128) block is
  * not originated by itself: as Calico, the node advertises it only while the
- * kernel holds a route to the address (kernel.ts `hostBlocks`, export.ts `kernelExport`).
+ * kernel holds a route to the address (kernel.ts `KernelLearnPlan.blocks`, export.ts `kernelExport`).
  */
 function podBlocks(state: ClusterState, node: Node | undefined, nodeName: string): { prefix: Prefix; reason: RouteReason }[] {
   const blocked = [...state.ipPools.values()].filter((p) => p.disableBGPExport);

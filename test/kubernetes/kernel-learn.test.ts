@@ -84,7 +84,7 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     expect(prefixes(a)).not.toContain('2001:db8:1::5/128');
     expect(prefixes(a)).toContain('198.19.0.0/26');
     expect(a.kernel!.statics).toEqual([{ prefix: '198.19.0.0/26', blackhole: true }]);
-    expect(a.kernel!.learn.hostBlocks.map((b) => b.prefix.toString())).toEqual(['198.19.0.200/32', '2001:db8:1::5/128']);
+    expect(a.kernel!.learn.blocks.map((b) => b.prefix.toString())).toEqual(['198.19.0.0/26', '198.19.0.200/32', '2001:db8:1::5/128']);
     expect(verdict(a, felix('198.19.0.200/32'))).toBe('yes: the /32 block of BlockAffinity a-198-19-0-200-32: advertised while the kernel holds a route to it');
     expect(verdict(a, felix('2001:db8:1::5/128'))).toBe('yes: the /128 block of BlockAffinity a-2001:db8:1::5-128: advertised while the kernel holds a route to it');
     // nothing in the kernel: nothing advertised
