@@ -119,6 +119,14 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     expect(a.kernel!.learn.directExcluded).toEqual(['eth9', 'vlan*', 'cali*', 'kube-ipvs*']);
   });
 
+  it('inside a service range: advertised (Calico\'s static routes accept it), except on a node excluded from service advertisement', () => {
+    const cfg = bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] });
+    expect(verdict(planFor(cluster(cfg), 'a'), felix('198.18.0.9/32', 'eth0'))).toBe('yes: inside serviceClusterIPs 198.18.0.0/16');
+    const excluded = node('a', A, { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' }, annotations: { 'projectcalico.org/IPv4Address': `${A}/24` } });
+    const res = cluster(cfg).map((r) => (r.kind === 'Node' && r.name === 'a' ? excluded : r));
+    expect(verdict(planFor(res, 'a'), felix('198.18.0.9/32', 'eth0'))).toBe('no: not inside any IP pool or service range');
+  });
+
   it('prefixAdvertisements communities go on learned routes too (apply_communities)', () => {
     const a = planFor(cluster(bgpConfig({ communities: [{ name: 'pods', value: '65000:100' }], prefixAdvertisements: [{ cidr: '198.19.0.0/18', communities: ['pods', '65000:7'] }, { cidr: '198.19.0.64/26', communities: ['pods'] }] })), 'a');
     expect(kernelExport(a, felix('198.19.0.70/32')).communities!.map((c) => c.text)).toEqual(['65000:100', '65000:7']);
