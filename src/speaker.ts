@@ -33,6 +33,7 @@ import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type Speak
 import type { KernelStatus } from './kernel/kernel-fib.js';
 import type { KernelEntry } from './kernel/fib-core.js';
 import type { KernelRule } from './kernel/rules.js';
+import type { LearnedKernelRoute } from './kernel/types.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -438,6 +439,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   kernelRoutes(): KernelEntry[] | undefined {
     return this.kernel?.routes();
+  }
+
+  kernelLearned(): LearnedKernelRoute[] | undefined {
+    return this.kernel?.learned();
   }
 
   setKernelRules(rules: readonly KernelRule[]): void {

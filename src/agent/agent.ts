@@ -17,7 +17,7 @@ import { planFilters } from './filters.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
-import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, syncKernel, type AgentKernelOptions } from './kernel.js';
+import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, learnedRoutes, syncKernel, type AgentKernelOptions } from './kernel.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
@@ -234,7 +234,7 @@ class AgentLoop {
     const filterFailures = this.defineFilters(speaker, plan);
     const ops = reconcile(this.applied, plan, { maxPrefixes: this.opts.maxPrefixes === null ? undefined : (this.opts.maxPrefixes ?? defaultMaxPrefixes()) });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
-    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan)).map((r) => r.prefix.toString())) : new Set<string>();
+    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan), learnedRoutes(speaker)).map((r) => r.prefix.toString())) : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) this.redistribution.forget(r.prefix);
     const awaitUpdate = this.opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && this.probe.arm();
@@ -264,7 +264,7 @@ class AgentLoop {
     // for a pass), and on the plan's peers, allow-list and withdrawals (a
     // hand-over). A Service change that only originates leaves all that as it
     // was: no pass over what the local peers sent.
-    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || ops.withdraw.length > 0) await this.redistribute();
+    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || before.kernel !== plan.kernel || ops.withdraw.length > 0) await this.redistribute();
     this.opts.metrics?.reconciled({ awaitUpdate });
   }
 
@@ -314,7 +314,7 @@ class AgentLoop {
       coalesceMs: 1,
       log: (level, msg, fields) => this.log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, () => this.afterSpeakerTimer()) } : {}),
-      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S) } : {}),
+      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S, () => this.redistribution.request()) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     try {
@@ -390,10 +390,11 @@ class AgentLoop {
   private async redistribute(): Promise<void> {
     const { speaker, applied } = this;
     if (!speaker || !applied || !this.running) return;
-    const ops = this.redistribution.next(applied, this.localReceived(speaker, applied));
+    const ops = this.redistribution.next(applied, this.localReceived(speaker, applied), learnedRoutes(speaker));
     for (const r of ops.originate) {
       speaker.originate(r.prefix, redistributedAttributes(r));
-      this.log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
+      if (r.kernel !== undefined) this.log.info('advertising a route learned from the kernel', { prefix: r.prefix.toString(), dev: r.kernel.dev, protocol: r.kernel.protocol, metric: r.kernel.metric, why: r.kernel.why });
+      else this.log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
     }
     for (const p of ops.withdraw) {
       speaker.withdraw(p);
@@ -404,7 +405,8 @@ class AgentLoop {
   // ---- views, control socket ----
 
   private snapshot(): AgentSnapshot {
-    const { speaker, redistribution } = this;
+    const { speaker, redistribution, applied } = this;
+    const planned = this.planner.plan;
     return {
       node: this.opts.node,
       running: this.running,
@@ -424,6 +426,11 @@ class AgentLoop {
       sessions: speaker?.status() ?? [],
       advertised: (peer) => speaker?.advertised(peer) ?? [],
       kernel: kernelStatusJson(speaker, this.applied ?? this.planner.plan),
+      get kernelLive() {
+        const plan = applied ?? planned;
+        if (kernelStatusJson(speaker, plan) === null) return undefined;
+        return { learned: learnedRoutes(speaker), routes: kernelRoutesJson(speaker, plan).routes };
+      },
     };
   }
 

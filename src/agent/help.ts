@@ -28,8 +28,8 @@ ${CONTROL}
   --metrics ADDR:PORT  Prometheus /metrics, /healthz, /readyz (docs/metrics.md), e.g. 0.0.0.0:9900
   --max-prefixes LIMIT[,ACTION[,WARN%]]
                      per peer and family (default 20000,block,80; 0 for none): docs/limits.md
-  --kernel on|off    program learned routes into the kernel as BIRD does (default off):
-                     src/kernel/README.md
+  --kernel on|off    program learned routes into the kernel as BIRD does, and learn
+                     its other routes (borrowed pod IPs) (default off): src/kernel/README.md
   --kernel-table T   with --kernel on: the routing table (default main)
   --kernel-protocol N  with --kernel on: the routes' protocol (default 12, bird)
   --kernel-metric N  with --kernel on: the routes' metric (default the kernel's)

@@ -7,8 +7,10 @@
  */
 import type { KernelStatus } from '../kernel/kernel-fib.js';
 import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import type { KernelPlan } from '../kubernetes/kernel.js';
+import { NO_LEARNING, type KernelPlan } from '../kubernetes/kernel.js';
 import type { Plan } from '../kubernetes/plan-types.js';
+import { kernelExport, kernelExports, type LearnedRoute } from '../kubernetes/export.js';
+import type { LearnedJson } from './views.js';
 import { Prefix } from '../net/prefix.js';
 import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
 import type { SpeakerApi } from '../speaker/types.js';
@@ -39,12 +41,34 @@ export interface KernelStatusJson {
   readonly programClusterRoutes: string | null;
 }
 
-const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY }, rules: [], statics: [] };
+const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY }, rules: [], statics: [], learn: NO_LEARNING };
 
-export function kernelSpeakerOptions(k: AgentKernelOptions, plan: Plan, restartTime: number): KernelOptions {
+/**
+ * The speaker's kernel options: the plan's rules and statics, Calico v3.32's
+ * metrics, and BIRD's `learn` (the kernel's other routes, Felix's to local
+ * workloads among them, reported through `onLearned`).
+ */
+export function kernelSpeakerOptions(k: AgentKernelOptions, plan: Plan, restartTime: number, onLearned?: () => void): KernelOptions {
   const kp = plan.kernel ?? EMPTY;
   // Calico v3.32: learned routes get metric 2147483647 − LOCAL_PREF (src/kernel/metric.ts).
-  return { ...k, rules: kp.rules, statics: kp.statics, restartTime, metricFromLocalPref: true };
+  return { ...k, rules: kp.rules, statics: kp.statics, restartTime, metricFromLocalPref: true, learn: true, ...(onLearned !== undefined ? { onLearned } : {}) };
+}
+
+/** The kernel's other routes as the export decision reads them (src/kubernetes/export.ts); [] when the speaker does not learn. */
+export function learnedRoutes(s: SpeakerApi | undefined): LearnedRoute[] {
+  if (s === undefined || !hasKernel(s)) return [];
+  const out: LearnedRoute[] = [];
+  for (const l of s.kernelLearned() ?? []) {
+    let prefix: Prefix;
+    try {
+      prefix = Prefix.parse(l.route.prefix);
+    } catch {
+      continue; // the kernel's own text: canonical, so not expected
+    }
+    const dev = l.route.nexthops[0]?.dev;
+    out.push({ prefix, source: l.source, type: l.route.type, metric: l.route.metric, protocol: l.protocol, ...(dev !== undefined ? { dev } : {}) });
+  }
+  return out;
 }
 
 const hasKernel = (s: SpeakerApi): s is SpeakerApi & SpeakerKernelApi => typeof (s as Partial<SpeakerKernelApi>).setKernelRules === 'function';
@@ -113,6 +137,8 @@ export interface KernelRouteJson {
   readonly refusedBy: 'resolve' | 'kernel' | null;
   /** A non-fatal note (an ECMP member left out). */
   readonly note: string | null;
+  /** A route learned over BGP: the peers whose paths it is made of ([] otherwise). */
+  readonly peers: readonly string[];
 }
 
 export interface KernelRoutesJson {
@@ -138,6 +164,7 @@ export function kernelRoutesJson(s: SpeakerApi | undefined, plan: Plan): KernelR
       reason: e.refused?.reason ?? null,
       refusedBy: e.refused?.by ?? null,
       note: e.note ?? null,
+      peers: [...(e.peers ?? [])],
     };
   });
   return { version: 1, status, routes };
@@ -156,4 +183,79 @@ export function kernelRoutesText(v: KernelRoutesJson): string {
   }
   if (v.routes.length === 0) out.push('(no routes)');
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * `tsbgp plan --json`'s `kernel`: what the node does with the kernel, field
+ * by field comparable with Calico's BIRD configuration — the kernel
+ * protocol's export filter (`rules`: calico_kernel_programming), the static
+ * protocol (`blackholes`, `statics`: bird_aggr.cfg), calico_aggr
+ * (`aggregation`), learning (`learn`: the interfaces whose routes stay on the
+ * node, ignoredInterfaces and Calico's `protocol direct` interface list), and
+ * from a running agent what it learned, advertises and programmed (null
+ * from `tsbgp plan`, which reads manifests only).
+ */
+export interface KernelPlanJson {
+  readonly programClusterRoutes: string;
+  readonly normalRoutePriority: { readonly v4: number; readonly v6: number };
+  /** In order; the first covering rule decides, anything no rule covers is programmed as routing chose it. */
+  readonly rules: readonly { readonly prefix: string; readonly action: 'accept' | 'reject'; readonly tunnel: string | null; readonly unlessWithin: readonly string[]; readonly why: string | null }[];
+  /** This node's blocks (not /32 or /128) as blackholes. */
+  readonly blackholes: readonly string[];
+  /** Routes to peers (BGPPeer reachableBy). */
+  readonly statics: readonly { readonly prefix: string; readonly via: string; readonly why: string }[];
+  /** calico_aggr: per block of this node, the block is advertised and beneath it only routes of a metric below the normal route priority. */
+  readonly aggregation: readonly { readonly block: string; readonly from: string; readonly hostBlock: boolean }[];
+  readonly learn: {
+    /** Routes of the kernel's other programs are learned (null: unknown, `tsbgp plan`). */
+    readonly enabled: boolean | null;
+    readonly rejectInterfaces: readonly { readonly pattern: string; readonly why: string }[];
+    readonly ignoredInterfaces: readonly string[];
+    /** Calico's protocol direct `interface` list. */
+    readonly directInterfaces: string;
+  };
+  readonly learned: readonly LearnedJson[] | null;
+  /** The learned routes advertised (also in `redistributed`). */
+  readonly exported: readonly string[] | null;
+  /** Routes in the kernel's table of tsbgp's protocol, with the peers they come from. */
+  readonly programmed: readonly { readonly prefix: string; readonly source: 'bgp' | 'static' | null; readonly state: KernelRouteJson['state']; readonly peers: readonly string[]; readonly nexthops: readonly string[] }[] | null;
+}
+
+/** The live part of KernelPlanJson, from a running agent. */
+export interface KernelLive {
+  readonly learned: readonly LearnedRoute[];
+  readonly routes: readonly KernelRouteJson[] | null;
+}
+
+export function kernelPlanJson(plan: Plan, live?: KernelLive): KernelPlanJson {
+  const kp = plan.kernel ?? EMPTY;
+  const learn = kp.learn;
+  const reachable = new Map(plan.peers.filter((p) => p.reachableBy !== undefined && !p.refused).map((p) => [Prefix.host(p.address).toString(), p]));
+  const exported = live ? kernelExportsOf(plan, live.learned) : undefined;
+  return {
+    programClusterRoutes: kp.programClusterRoutes,
+    normalRoutePriority: { ...kp.normalRoutePriority },
+    rules: kp.rules.map((r) => ({ prefix: r.prefix, action: r.action, tunnel: r.action === 'accept' && r.tunnel ? r.tunnel.dev : null, unlessWithin: r.action === 'accept' && r.tunnel ? [...(r.tunnel.unlessWithin ?? [])] : [], why: r.why ?? null })),
+    blackholes: kp.statics.flatMap((s) => ('blackhole' in s ? [s.prefix] : [])),
+    statics: kp.statics.flatMap((s) => ('via' in s ? [{ prefix: s.prefix, via: s.via, why: reachable.has(s.prefix) ? `reachableBy of ${reachable.get(s.prefix)!.id}` : 'static route' }] : [])),
+    aggregation: learn.blocks.map((b) => ({ block: b.prefix.toString(), from: b.name, hostBlock: b.prefix.length === b.prefix.maxLength })),
+    learn: {
+      enabled: live ? true : null,
+      rejectInterfaces: learn.rejectInterfaces.map((x) => ({ ...x })),
+      ignoredInterfaces: [...learn.ignoredInterfaces],
+      directInterfaces: [...learn.directExcluded.map((x) => `-"${x}"`), '"*"'].join(', '),
+    },
+    learned: live ? [...live.learned].sort((a, b) => a.prefix.compare(b.prefix) || a.metric - b.metric).map((r) => learnedJson(r, kernelExport(plan, r))) : null,
+    exported: exported ?? null,
+    programmed: live?.routes ? live.routes.map((r) => ({ prefix: r.prefix, source: r.source, state: r.state, peers: [...r.peers], nexthops: r.installed.flatMap((k) => k.nexthops.map((h) => `${h.via ?? ''}${h.dev !== null ? `${h.via !== null ? ' ' : ''}dev ${h.dev}` : ''}${h.onlink ? ' onlink' : ''}` || k.type)) })) : null,
+  };
+}
+
+function kernelExportsOf(plan: Plan, learned: readonly LearnedRoute[]): string[] {
+  return kernelExports(plan, learned).map((k) => k.prefix.toString());
+}
+
+/** One learned route and the verdict on it, as the JSON views show it. */
+export function learnedJson(r: LearnedRoute, v: { readonly accept: boolean; readonly reason: string }): LearnedJson {
+  return { prefix: r.prefix.toString(), source: r.source, protocol: r.protocol, type: r.type, dev: r.dev ?? null, metric: r.metric, exported: v.accept, why: v.reason };
 }

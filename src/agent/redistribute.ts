@@ -10,11 +10,12 @@
  * does no I/O itself: the agent gives it a queue, a timer and a clock, and
  * carries each pass's operations out on the speaker.
  */
-import { builtinExport, plannedRoute, type Plan } from '../kubernetes/index.js';
+import { builtinExport, kernelExports, plannedRoute, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import { Address, type Prefix } from '../net/index.js';
 import type { ReceivedRoute, RouteAttributes } from '../speaker/types.js';
 import { runnablePeers } from './reconcile.js';
 import type { Redistributed } from './views.js';
+import { learnedJson } from './kernel.js';
 
 /** Loopback, or one of the node's own addresses. */
 export function isLocalPeer(plan: Plan, address: string): boolean {
@@ -50,9 +51,13 @@ function computeLocalPeers(plan: Plan): Set<string> {
 /**
  * The routes to re-advertise, one per prefix (the best received one, else the
  * first), in prefix order. Stale routes (a local peer restarting gracefully)
- * are kept, as graceful restart intends.
+ * are kept, as graceful restart intends. Then the routes learned from the
+ * kernel that Calico's export takes (src/kubernetes/export.ts
+ * `kernelExports`: a pod whose IP is borrowed from another node's block, a
+ * /32 block), for prefixes no local peer sent (BIRD prefers BGP, 100, to
+ * its kernel protocol, 10).
  */
-export function desiredRedistribution(plan: Plan, received: readonly ReceivedRoute[]): Redistributed[] {
+export function desiredRedistribution(plan: Plan, received: readonly ReceivedRoute[], learned: readonly LearnedRoute[] = []): Redistributed[] {
   const locals = localPeers(plan);
   const byPrefix = new Map<number | string, ReceivedRoute>();
   for (const r of received) {
@@ -62,11 +67,18 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
     const have = byPrefix.get(r.prefix.key);
     if (!have || (r.best && !have.best)) byPrefix.set(r.prefix.key, r);
   }
-  return [...byPrefix.values()].sort((a, b) => a.prefix.compare(b.prefix)).map((r) => ({ prefix: r.prefix, from: r.peer, communities: [...r.communities] }));
+  const out: Redistributed[] = [...byPrefix.values()].map((r) => ({ prefix: r.prefix, from: r.peer, communities: [...r.communities] }));
+  if (learned.length > 0) {
+    for (const k of kernelExports(plan, learned)) {
+      if (byPrefix.has(k.prefix.key)) continue;
+      out.push({ prefix: k.prefix, from: 'kernel', communities: (k.verdict.communities ?? []).map((c) => c.text), kernel: learnedJson(k.route, k.verdict), ...(k.verdict.localPref !== undefined ? { localPref: k.verdict.localPref } : {}) });
+    }
+  }
+  return out.sort((a, b) => a.prefix.compare(b.prefix));
 }
 
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  return { origin: 'igp', communities: [...r.communities] };
+  return { origin: 'igp', communities: [...r.communities], ...(r.localPref !== undefined ? { localPref: r.localPref } : {}) };
 }
 
 /** Originate what is new or changed, withdraw what left (unless the plan now originates it). */
@@ -81,7 +93,7 @@ export function redistributionOps(
   const forget: string[] = [];
   for (const [k, r] of want) {
     const have = current.get(k);
-    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities)) originate.push(r);
+    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities) || have.localPref !== r.localPref) originate.push(r);
   }
   for (const [k, r] of current) {
     if (want.has(k)) continue;
@@ -153,11 +165,12 @@ export class Redistribution {
   }
 
   /** One pass: the operations that bring what is re-advertised to what `received` calls for under `plan`; recorded as done. */
-  next(plan: Plan, received: readonly ReceivedRoute[]): { originate: Redistributed[]; withdraw: Prefix[] } {
-    const ops = redistributionOps(this.routes, desiredRedistribution(plan, received), plan);
-    for (const k of ops.forget) this.routes.delete(k);
-    for (const r of ops.originate) this.routes.set(r.prefix.toString(), r);
-    for (const p of ops.withdraw) this.routes.delete(p.toString());
+  next(plan: Plan, received: readonly ReceivedRoute[], learned: readonly LearnedRoute[] = []): { originate: Redistributed[]; withdraw: Prefix[] } {
+    const desired = desiredRedistribution(plan, received, learned);
+    const ops = redistributionOps(this.routes, desired, plan);
+    // What each route is now (a kernel route's interface or protocol may change without a new advertisement).
+    this.routes.clear();
+    for (const r of desired) this.routes.set(r.prefix.toString(), r);
     return { originate: ops.originate, withdraw: ops.withdraw };
   }
 

@@ -4,7 +4,7 @@
  */
 import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { formatMaxPrefixLimit } from '../speaker/max-prefix.js';
-import type { KernelStatusJson } from './kernel.js';
+import { kernelPlanJson, type KernelLive, type KernelPlanJson, type KernelStatusJson } from './kernel.js';
 import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
@@ -41,6 +41,8 @@ export interface RedistributedJson {
   readonly from: string;
   readonly communities: readonly string[];
   readonly export: ExportVerdict;
+  /** Learned from the kernel's table (`from: "kernel"`); null for a local peer's route. */
+  readonly kernel: LearnedJson | null;
 }
 
 export interface PeerJson {
@@ -116,12 +118,32 @@ export interface PlanJson {
   readonly warnings: readonly ErrorJson[];
   /** Resources of kinds, and Calico fields, tsbgp does not read (informational). */
   readonly ignored: readonly ErrorJson[];
+  /** The kernel side: programming rules, blackholes, statics, aggregation, learning (src/agent/kernel.ts KernelPlanJson). */
+  readonly kernel: KernelPlanJson;
 }
 
 export interface Redistributed {
   readonly prefix: Prefix;
+  /** The local peer's address, or `kernel` for a route learned from the kernel's table. */
   readonly from: string;
   readonly communities: readonly string[];
+  /** A route learned from the kernel (BIRD's `learn`): where it came from and why it is advertised. */
+  readonly kernel?: LearnedJson;
+  /** Advertised with this LOCAL_PREF (Calico v3.32: 2147483647 − the kernel route's metric). */
+  readonly localPref?: number;
+}
+
+/** A route learned from the kernel's table, as `tsbgp plan --json` shows it (`kernel.learned`, `redistributed[].kernel`). */
+export interface LearnedJson {
+  readonly prefix: string;
+  /** `kernel`: another program's route in the table (Felix's to a workload); `direct`: a connected network. */
+  readonly source: 'kernel' | 'direct';
+  readonly protocol: number;
+  readonly type: string;
+  readonly dev: string | null;
+  readonly metric: number;
+  readonly exported: boolean;
+  readonly why: string;
 }
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
@@ -170,9 +192,10 @@ export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
 export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
   const fam = peer.address.family;
   const out: Prefix[] = [];
-  const passes = (prefix: Prefix, communities: readonly string[]) => builtinExport(plan, prefix).accept && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
+  const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept) => builtin && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
   for (const r of plan.routes) if (r.prefix.family === fam && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
-  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities)) out.push(r.prefix);
+  // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
+  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities, r.kernel !== undefined ? r.kernel.exported : undefined)) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
 }
 
@@ -202,7 +225,7 @@ export function peerOrigin(p: PlannedPeer): string {
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 
-export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number; maxPrefixes?: AgentMaxPrefixes | null } = {}): PlanJson {
+export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number; maxPrefixes?: AgentMaxPrefixes | null; kernel?: KernelLive } = {}): PlanJson {
   const agentLimit = formatMaxPrefixLimit(opts.maxPrefixes === null ? null : (opts.maxPrefixes ?? defaultMaxPrefixes())?.ipv4);
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
@@ -214,7 +237,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
     listen: { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String), port: opts.listenPort ?? plan.listen.port },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
-    redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
+    redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: r.kernel !== undefined ? { accept: r.kernel.exported, reason: r.kernel.why } : builtinExport(plan, r.prefix), kernel: r.kernel ?? null })),
     peers: plan.peers.map((p) => {
       const runs = running.get(plannedPeerKey(p)) === p;
       return {
@@ -238,6 +261,7 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
     errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
     warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
+    kernel: kernelPlanJson(plan, opts.kernel),
   };
 }
 
@@ -445,6 +469,8 @@ export interface AgentSnapshot {
   readonly advertised: (peer: string) => readonly AdvertisedRoute[];
   /** Kernel route programming; null when off. */
   readonly kernel?: KernelStatusJson | null;
+  /** What the kernel side learned and holds (a getter: only `plan` pays for it); undefined when off. */
+  readonly kernelLive?: KernelLive;
   /** The agent's --max-prefixes (undefined: the default; null: none). */
   readonly maxPrefixes?: AgentMaxPrefixes | null;
 }
@@ -494,7 +520,8 @@ export function statusJson(s: AgentSnapshot): StatusJson {
 
 /** `tsbgp plan` as the control socket answers it: the planner's plan, with every current error. */
 export function agentPlanJson(s: AgentSnapshot): PlanJson {
-  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes }), errors: currentErrors(s) };
+  const kernel = s.kernelLive;
+  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes, ...(kernel !== undefined ? { kernel } : {}) }), errors: currentErrors(s) };
 }
 
 /** `tsbgp routes PEER` named a peer the plan does not have. */

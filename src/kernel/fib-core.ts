@@ -728,7 +728,8 @@ export class FibCore {
       const refused = this.refused.get(prefix);
       if (source === undefined && s.have === undefined && refused === undefined) continue;
       const note = this.notes.get(prefix);
-      yield { prefix, source, installed: this.installedFor(prefix), stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
+      const peers = source === 'bgp' && s.bgp?.kind === 'unicast' ? [...new Set(s.bgp.gateways.flatMap((g) => (g.peer !== undefined ? [g.peer] : [])))] : undefined;
+      yield { prefix, source, installed: this.installedFor(prefix), stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}), ...(peers !== undefined ? { peers } : {}) };
     }
   }
 }
@@ -819,6 +820,8 @@ export interface KernelEntry {
   readonly stale: boolean;
   readonly refused?: Refusal;
   readonly note?: string;
+  /** A route from routing: the BGP peers whose paths it is made of. */
+  readonly peers?: readonly string[];
 }
 
 /**

@@ -6,7 +6,7 @@
 import { Prefix } from '../net/prefix.js';
 import { canonicalV6Prefix } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
-import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
+import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, LearnedKernelRoute, NextHop, RouteType } from './types.js';
 
 /** Netlink route types (RTN_*) as `ip -N` prints them. */
 const TYPE_NUMBERS: Record<string, RouteType> = { '1': 'unicast', '6': 'blackhole', '7': 'unreachable', '8': 'prohibit' };
@@ -65,6 +65,32 @@ interface JsonRoute extends JsonHop {
 
 function jsonHop(h: JsonHop): NextHop {
   return { ...(h.gateway !== undefined ? { via: h.gateway } : {}), ...(h.dev !== undefined ? { dev: h.dev } : {}), ...(h.flags?.includes('onlink') ? { onlink: true } : {}) };
+}
+
+/**
+ * `ip -N -j route show table T` (one family) → the routes of other programs
+ * (BIRD's `learn`): not ours (`protocol`), not the kernel's own (2), not
+ * unspecified or redirects (0, 1). iproute2 leaves out `proto boot` (3).
+ */
+export function parseLearnedDump(text: string, family: 4 | 6, ours: number): LearnedKernelRoute[] {
+  const t = text.trim();
+  if (t === '') return [];
+  const out: LearnedKernelRoute[] = [];
+  for (const r of JSON.parse(t) as JsonRoute[]) {
+    const protocol = r.protocol === undefined ? 3 : Number(r.protocol);
+    if (!isLearnedProtocol(protocol, ours)) continue;
+    const prefix = canonicalPrefix(r.dst ?? '', family);
+    if (prefix === undefined) continue;
+    const type = routeType(r.type);
+    const nexthops = r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
+    out.push({ source: 'kernel', protocol, route: { prefix, type, metric: r.metric ?? 0, nexthops: sortNextHops(nexthops) } });
+  }
+  return out;
+}
+
+/** A route of this protocol is someone else's, learned as BIRD's `learn` does (not ours, not the kernel's, not unspec or redirect). */
+export function isLearnedProtocol(protocol: number, ours: number): boolean {
+  return Number.isInteger(protocol) && protocol > 2 && protocol !== ours;
 }
 
 /** `ip -j route show table T proto P` (one family) → our routes. */

@@ -24,10 +24,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { nativeUnavailableReason } from '../native/libc.js';
 import { FibCore, sameRoute } from './fib-core.js';
-import { formatOp, parseConnectedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
+import { formatOp, isLearnedProtocol, parseConnectedDump, parseLearnedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
 import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
 import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';
-import type { ConnectedRoute, DesiredRoute, KernelEvent, KernelOp, KernelRoute, Refusal } from './types.js';
+import type { ConnectedRoute, DesiredRoute, KernelEvent, KernelOp, KernelRoute, LearnedKernelRoute, Refusal } from './types.js';
 
 export interface KernelFibOptions {
   /** Routing table: a number, or a name from rt_tables ("main", the default). */
@@ -75,6 +75,14 @@ export interface KernelFibOptions {
    */
   readonly listenerBuffer?: number;
   readonly log?: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void;
+  /**
+   * BIRD's `learn`: keep the routes of other programs in our table (Felix's
+   * routes to local workloads) and the connected networks, read at start
+   * and after lost notifications, kept current by the listener (`learned()`).
+   */
+  readonly learn?: boolean;
+  /** With `learn`: called when what `learned()` returns changed. */
+  readonly onLearned?: () => void;
 }
 
 export interface KernelStatus {
@@ -160,6 +168,10 @@ export class KernelFib {
   private connectedWanted = false;
   private writer: RouteWriter | undefined;
   private writerNote: string | undefined;
+  /** With `learn`: others' routes in our table by `prefix|metric`, and the connected networks. */
+  private readonly others = new Map<string, LearnedKernelRoute>();
+  private connectedNow: readonly ConnectedRoute[] = [];
+  private learnWanted = false;
 
   constructor(private readonly opts: KernelFibOptions = {}) {
     const protocol = opts.protocol ?? 12;
@@ -203,6 +215,7 @@ export class KernelFib {
     await this.startListener();
     await this.refreshConnected();
     await this.resync();
+    if (this.opts.learn) await this.readLearned();
     if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
     this.scanTimer?.unref?.();
     this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}, watched through ${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
@@ -354,6 +367,7 @@ export class KernelFib {
       for (let guard = 0; guard < 1000 && !this.stopped; guard++) {
         if (this.connectedWanted) await this.refreshConnected();
         if (this.resyncWanted) await this.resync();
+        if (this.learnWanted) await this.readLearned();
         const asks = this.core.neededLookups();
         if (asks.length > 0) await this.lookup(asks);
         if (!this.core.pending) break;
@@ -373,7 +387,7 @@ export class KernelFib {
     } finally {
       this.busy = false;
     }
-    if (!this.stopped && (this.core.pending || this.resyncWanted || this.connectedWanted)) this.schedule();
+    if (!this.stopped && (this.core.pending || this.resyncWanted || this.connectedWanted || this.learnWanted)) this.schedule();
     else for (const w of this.waiters.splice(0)) w();
   }
 
@@ -491,6 +505,46 @@ export class KernelFib {
       }
     }
     this.core.setConnected(conn, links);
+    if (this.opts.learn && JSON.stringify(conn) !== JSON.stringify(this.connectedNow)) {
+      this.connectedNow = conn;
+      this.opts.onLearned?.();
+    }
+  }
+
+  /** BIRD's `learn`: every route of other programs in our table, read again (at start, after lost notifications). */
+  private async readLearned(): Promise<void> {
+    this.learnWanted = false;
+    const all: LearnedKernelRoute[] = [];
+    for (const fam of [4, 6] as const) {
+      const r = await this.run([...this.nsArgs, '-N', `-${fam}`, '-j', 'route', 'show', 'table', String(this.table)]);
+      if (r.code !== 0) {
+        if (/table does not exist/i.test(r.stderr)) continue;
+        this.log('warning', `kernel: reading the routes to learn (IPv${fam}): ${r.stderr.trim() || r.error?.message}`);
+        continue;
+      }
+      all.push(...parseLearnedDump(r.stdout, fam, this.protocol));
+    }
+    const next = new Map(all.map((x) => [`${x.route.prefix}|${x.route.metric}`, x]));
+    let same = next.size === this.others.size;
+    if (same) for (const [k, v] of next) if (JSON.stringify(this.others.get(k)) !== JSON.stringify(v)) same = false;
+    if (same) return;
+    this.others.clear();
+    for (const [k, v] of next) this.others.set(k, v);
+    this.opts.onLearned?.();
+  }
+
+  private learnedEvent(deleted: boolean, protocol: number, r: KernelRoute): void {
+    const key = `${r.prefix}|${r.metric}`;
+    if (deleted) {
+      if (!this.others.delete(key)) return;
+    } else this.others.set(key, { source: 'kernel', protocol, route: r });
+    this.opts.onLearned?.();
+  }
+
+  /** With `learn`: the routes of other programs in our table, then the connected networks (empty without `learn`). */
+  learned(): LearnedKernelRoute[] {
+    if (!this.opts.learn) return [];
+    return [...this.others.values(), ...this.connectedNow.map((c): LearnedKernelRoute => ({ source: 'direct', protocol: 2, route: { prefix: c.prefix, type: 'unicast', metric: 0, nexthops: [{ dev: c.dev }] } }))];
   }
 
   private async lookup(addresses: string[]): Promise<void> {
@@ -550,6 +604,7 @@ export class KernelFib {
     if (!this.resyncWanted) this.log('warning', `kernel: ${why}; reading the kernel again`);
     this.resyncWanted = true;
     this.connectedWanted = true;
+    if (this.opts.learn) this.learnWanted = true;
     this.schedule();
   }
 
@@ -559,6 +614,7 @@ export class KernelFib {
     const r = ev.route;
     if (ev.protocol === 2 && ev.table === 254) return this.connectedChanged();
     if (ev.table !== this.table) return;
+    if (this.opts.learn && isLearnedProtocol(ev.protocol, this.protocol)) this.learnedEvent(ev.deleted, ev.protocol, r);
     if (ev.protocol !== this.protocol) {
       // Someone else's route took the place (prefix and metric) of one of ours: read ours again.
       if (!ev.deleted && this.core.installedFor(r.prefix).some((x) => x.metric === r.metric)) {
@@ -590,8 +646,9 @@ export class KernelFib {
     this.connectedTimer = setTimeout(() => {
       this.connectedTimer = undefined;
       this.connectedWanted = true;
-      // An IPv4 route through an interface that went down is flushed without an event: read ours again too.
+      // An IPv4 route through an interface that went down is flushed without an event: read ours (and others', when learning) again too.
       this.resyncWanted = true;
+      if (this.opts.learn) this.learnWanted = true;
       this.schedule();
     }, 100);
     this.connectedTimer.unref?.();

@@ -74,3 +74,14 @@ export type KernelEvent =
   | { readonly kind: 'route'; readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly route: KernelRoute }
   | { readonly kind: 'link'; readonly name: string; readonly deleted: boolean }
   | { readonly kind: 'other' };
+
+/**
+ * A route of another program in our table (BIRD's `learn`: Felix's routes to
+ * local workloads, say), or a connected network (`source: 'direct'`, the
+ * kernel's own route of an interface's subnet, protocol 2).
+ */
+export interface LearnedKernelRoute {
+  readonly source: 'kernel' | 'direct';
+  readonly protocol: number;
+  readonly route: KernelRoute;
+}

@@ -9,5 +9,5 @@ export { plan, planGlobal, assemble, communitiesFor } from './plan.js';
 export { planService, type ServiceContribution, type ServiceContext } from './services.js';
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
-export { builtinExport, plannedRoute, type ExportVerdict } from './export.js';
+export { builtinExport, kernelExport, kernelExports, plannedRoute, type ExportVerdict, type KernelExport, type LearnedRoute, type LearnedVerdict } from './export.js';
 export { closest } from './schema.js';

@@ -41,13 +41,18 @@ function reflectedRanges(cfg: EffectiveConfig): ExportAllowList['reflected'] {
   ];
 }
 
-/** Pod blocks of this node (reference §5): confirmed BlockAffinities, else the Node's podCIDRs; never from disableBGPExport pools. */
+/**
+ * Pod blocks of this node (reference §5): confirmed BlockAffinities, else the
+ * Node's podCIDRs; never from disableBGPExport pools. A /32 (/128) block is
+ * not originated by itself: as Calico, the node advertises it only while the
+ * kernel holds a route to the address (kernel.ts `KernelLearnPlan.blocks`, export.ts `kernelExport`).
+ */
 function podBlocks(state: ClusterState, node: Node | undefined, nodeName: string): { prefix: Prefix; reason: RouteReason }[] {
   const blocked = [...state.ipPools.values()].filter((p) => p.disableBGPExport);
   const exported = (p: Prefix) => !blocked.some((pool) => pool.cidr.contains(p));
   const affs = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed');
   if (affs.length > 0) {
-    return affs.filter((a) => exported(a.cidr)).map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
+    return affs.filter((a) => exported(a.cidr) && a.cidr.length !== a.cidr.maxLength).map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
   }
   return (node?.podCIDRs ?? []).filter(exported).map((p) => ({ prefix: p, reason: { kind: 'Node', name: nodeName, field: 'spec.podCIDRs' } }));
 }
@@ -88,8 +93,9 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     routes,
     peers,
     filters,
-    exportAllowList: { pools, serviceRanges: ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
-    kernel: planKernel(state, node, nodeName, config, peers),
+    // A node excluded from service advertisement has no static routes in Calico's export either (/staticroutes is empty for it).
+    exportAllowList: { pools, serviceRanges: excluded ? [] : ranges, reflected: node?.routeReflectorClusterId ? reflectedRanges(config) : [] },
+    kernel: planKernel(state, node, nodeName, config, peers, prefixCommunities(config)),
     errors: [...errors, ...communityErrors(config)],
   };
 }
@@ -132,6 +138,11 @@ export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly C
     }
   }
   return out.length === 0 ? none() : out;
+}
+
+/** prefixAdvertisements with their names resolved (unknown names left out: planGlobal reports them), for routes learned from the kernel. */
+function prefixCommunities(cfg: EffectiveConfig): { prefix: Prefix; communities: CommunityValue[] }[] {
+  return cfg.prefixAdvertisements.map((pa) => ({ prefix: pa.cidr, communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined) }));
 }
 
 function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {

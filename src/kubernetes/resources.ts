@@ -127,6 +127,8 @@ export interface BGPConfiguration {
   /** Felix's metric for workload routes (v3.32; must match FelixConfiguration); undefined: 1024. Sets the LOCAL_PREF of originated routes (src/kernel/metric.ts). */
   readonly ipv4NormalRoutePriority?: number;
   readonly ipv6NormalRoutePriority?: number;
+  /** Interface patterns whose connected networks are not advertised (Calico: protocol direct's exclusions). */
+  readonly ignoredInterfaces: readonly string[];
 }
 
 export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';

@@ -85,6 +85,7 @@ export const KINDS: readonly Kind[] = [
       programClusterRoutes: oneOf(['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'], 'Which IP pools\' routes tsbgp programs into the kernel (default Enabled).'),
       ipv4NormalRoutePriority: int(1, 2147483646, 'Felix\'s metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.'),
       ipv6NormalRoutePriority: int(1, 2147483646, 'The same for IPv6 (default 1024).'),
+      ignoredInterfaces: list(str('Interface name or pattern (* and ?) whose connected networks tsbgp does not advertise.')),
     }) as Kind['spec'],
   },
   {
@@ -149,7 +150,6 @@ export const KINDS: readonly Kind[] = [
  */
 export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>> = {
   BGPConfiguration: {
-    ignoredInterfaces: { kind: 'unused', why: 'tsbgp does not import interface routes' },
     localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
     localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
   },

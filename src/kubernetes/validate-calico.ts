@@ -118,6 +118,10 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
     programClusterRoutes: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['programClusterRoutes']>>(spec, 'programClusterRoutes', 'spec.'), undefined),
     ipv4NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv4NormalRoutePriority', 'spec.'), undefined),
     ipv6NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv6NormalRoutePriority', 'spec.'), undefined),
+    ignoredInterfaces: issues.each(issues.soft(() => asList(spec.ignoredInterfaces, 'spec.ignoredInterfaces'), []), (f, i) => {
+      if (typeof f !== 'string' || f === '') throw new FieldError(`spec.ignoredInterfaces[${i}]`, `expected an interface name or pattern, got ${typeName(f)}`);
+      return f;
+    }),
   };
 }
 

@@ -13,7 +13,7 @@ import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/k
 import type { KernelEntry } from '../kernel/fib-core.js';
 import { metricForLocalPref } from '../kernel/metric.js';
 import { KernelRules, type Compiled as RuleHandle, type KernelRule } from '../kernel/rules.js';
-import type { DesiredRoute, Gateway, KernelRoute, Refusal } from '../kernel/types.js';
+import type { DesiredRoute, Gateway, KernelRoute, LearnedKernelRoute, Refusal } from '../kernel/types.js';
 import { policySource, type Path } from '../rib/path.js';
 import type { ExportPolicy, PeerRef } from '../rib/ports.js';
 import type { RibOptions } from '../rib/rib.js';
@@ -282,6 +282,11 @@ export class SpeakerKernel {
     return [...this.fib.core.entries()];
   }
 
+  /** With `learn`: the routes of other programs in the kernel's table and the connected networks. */
+  learned(): LearnedKernelRoute[] {
+    return this.fib.learned();
+  }
+
   route(prefix: Prefix): KernelRouteView {
     const p = prefix.toString();
     const refused = this.fib.core.refusal(p);
@@ -299,4 +304,6 @@ export interface SpeakerKernelApi {
   kernelRoutes(): KernelEntry[] | undefined;
   setKernelRules(rules: readonly KernelRule[]): void;
   setKernelStatics(routes: readonly KernelStaticRoute[]): void;
+  /** With `kernel.learn`: others' routes in the kernel's table and the connected networks; undefined without `kernel`. */
+  kernelLearned(): LearnedKernelRoute[] | undefined;
 }

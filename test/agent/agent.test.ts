@@ -173,7 +173,7 @@ describe('runAgent with a fake speaker', () => {
     expect(routesOf(s)).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
     expect(s.routes.get('198.19.200.5/32')!.attrs).toEqual({ origin: 'igp', communities: ['65000:7'] });
     const r = h.agent.routes('192.0.2.20');
-    expect(r.redistributed).toEqual([{ prefix: '198.19.200.5/32', from: '127.0.0.1', communities: ['65000:7'], export: { accept: true, reason: 'inside IPPool default-ipv4-ippool (198.19.0.0/16)' } }]);
+    expect(r.redistributed).toEqual([{ prefix: '198.19.200.5/32', from: '127.0.0.1', communities: ['65000:7'], export: { accept: true, reason: 'inside IPPool default-ipv4-ippool (198.19.0.0/16)' }, kernel: null }]);
     expect(r.peers[0].exports).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
     expect(h.agent.explain('198.19.200.5/32').summary).toContain('re-advertised from local peer 127.0.0.1');
     s.lose('127.0.0.1', '198.19.200.5/32');

@@ -31,7 +31,7 @@ function cmpPrefix(a: string, b: string): number {
 }
 
 function assertShape(v: PlanJson): void {
-  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'listen', 'node', 'peers', 'redistributed', 'refused', 'routerId', 'routes', 'version', 'warnings']);
+  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'kernel', 'listen', 'node', 'peers', 'redistributed', 'refused', 'routerId', 'routes', 'version', 'warnings']);
   expect(v.routerId).toBe(v.node.ipv4);
   expect(v.listen).toEqual({ addresses: [], port: v.node.listenPort });
   expect(v.version).toBe(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatOp, parseBatchErrors, parseConnectedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables } from '../../src/kernel/iproute2.js';
+import { formatOp, isLearnedProtocol, parseBatchErrors, parseConnectedDump, parseLearnedDump, parseMonitorLine, parseRouteDump, parseRouteGet, parseRtTables } from '../../src/kernel/iproute2.js';
 
 // Output captured from iproute2 6.1 in a namespace (see the commands in each test's name).
 describe('iproute2 language', () => {
@@ -57,6 +57,31 @@ describe('iproute2 language', () => {
 
   it('reads rt_tables', () => {
     expect([...parseRtTables('#\n255\tlocal\n254\tmain\n100 pods # ours\n')]).toEqual([['local', 255], ['main', 254], ['pods', 100]]);
+  });
+});
+
+describe('routes of other programs (BIRD\'s learn)', () => {
+  it('`ip -N -j route show table T`: boot (left out by iproute2) and other protocols kept; the kernel\'s, ours, unspec and redirects not', () => {
+    const dump = JSON.stringify([
+      { dst: '198.19.0.70', dev: 'caliA', scope: 'link', metric: 1024, flags: [] }, // Felix: proto boot, not printed
+      { dst: '192.0.2.0/24', dev: 'eth1', protocol: '2', scope: '253', flags: [] }, // the kernel's own
+      { dst: '198.19.0.64/26', gateway: '192.0.2.12', dev: 'eth1', protocol: '12', metric: 1024, flags: [] }, // ours
+      { dst: 'default', gateway: '192.0.2.1', dev: 'eth1', protocol: '16', flags: [] }, // dhcp
+      { type: 'blackhole', dst: '198.19.128.0/26', protocol: '80', flags: [] }, // Felix's blackhole for a VXLAN block
+      { dst: '203.0.113.0/24', protocol: '0', dev: 'eth1', flags: [] },
+    ]);
+    expect(parseLearnedDump(dump, 4, 12)).toEqual([
+      { source: 'kernel', protocol: 3, route: { prefix: '198.19.0.70/32', type: 'unicast', metric: 1024, nexthops: [{ dev: 'caliA' }] } },
+      { source: 'kernel', protocol: 16, route: { prefix: '0.0.0.0/0', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.1', dev: 'eth1' }] } },
+      { source: 'kernel', protocol: 80, route: { prefix: '198.19.128.0/26', type: 'blackhole', metric: 0, nexthops: [] } },
+    ]);
+    expect(parseLearnedDump(JSON.stringify([{ dst: '2001:db8:1::5', dev: 'caliB', metric: 1024, flags: [] }]), 6, 12)[0].route.prefix).toBe('2001:db8:1::5/128');
+    expect(parseLearnedDump('', 4, 12)).toEqual([]);
+    expect([0, 1, 2, 3, 12, 80].map((p) => isLearnedProtocol(p, 12))).toEqual([false, false, false, true, false, true]);
+  });
+
+  it('a monitor line of Felix\'s route carries its protocol and interface', () => {
+    expect(parseMonitorLine('198.19.0.70 dev caliA proto 3 scope link metric 1024')).toEqual({ kind: 'route', deleted: false, table: 254, protocol: 3, route: { prefix: '198.19.0.70/32', type: 'unicast', metric: 1024, nexthops: [{ dev: 'caliA' }] } });
   });
 });
 

@@ -7,6 +7,7 @@ import type { Path } from '../../src/rib/path.js';
 import { PolicyRegistry } from '../../src/speaker/policies.js';
 import { SpeakerKernel, type KernelOptions } from '../../src/speaker/kernel.js';
 import type { PathAttributes } from '../../src/wire/types.js';
+import { NO_LEARNING } from '../../src/kubernetes/kernel.js';
 import { plan, route } from '../agent/plans.js';
 import { bgpConfig, node, planFor } from '../kubernetes/helpers.js';
 import { converge, SimKernel } from './sim.js';
@@ -84,7 +85,7 @@ describe("Calico v3.32's kernel metric (SetMetricForBGPRoutes)", () => {
   });
 
   it('the agent: a new normal route priority re-originates every route with the new LOCAL_PREF', () => {
-    const kernel = (v4: number) => ({ programClusterRoutes: 'Enabled' as const, normalRoutePriority: { v4, v6: 1024 }, rules: [], statics: [] });
+    const kernel = (v4: number) => ({ programClusterRoutes: 'Enabled' as const, normalRoutePriority: { v4, v6: 1024 }, rules: [], statics: [], learn: NO_LEARNING });
     const a = { ...plan([route('198.19.0.0/26'), route('198.19.0.64/26')]), kernel: kernel(1024) };
     expect(reconcile(a, a).originate).toEqual([]);
     const ops = reconcile(a, { ...a, kernel: kernel(512) });

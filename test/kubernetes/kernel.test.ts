@@ -50,6 +50,19 @@ describe('kernel programming plan (calico_kernel_programming)', () => {
     ]);
   });
 
+  it('no blackhole for a block of a pool whose routes Felix programs (VXLAN, or left to Felix by programClusterRoutes); the static protocol passes the same filter', () => {
+    const res = [worker1(), ...POOLS(), affinity('worker1', '198.19.0.0/26'), affinity('worker1', '198.19.64.0/26'), affinity('worker1', '198.19.192.0/26'), affinity('worker1', '10.0.0.0/30')];
+    expect(planFor(res, 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }, { prefix: '198.19.0.0/26', blackhole: true }, { prefix: '198.19.64.0/26', blackhole: true }]);
+    expect(planFor([...res, bgpConfig({ programClusterRoutes: 'EnabledNoEncapOnly' })], 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }, { prefix: '198.19.0.0/26', blackhole: true }]);
+    expect(planFor([...res, bgpConfig({ programClusterRoutes: 'Disabled' })], 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }]);
+  });
+
+  it('a node without an IPv4 address: no IPv4 pool rule (confd writes none without the node\'s subnet), IPv6 pools as usual', () => {
+    const v6only = node('worker6', '2001:db8::6', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::6/64' } });
+    const p = planFor([v6only, ...POOLS(), pool('v6vx', { cidr: '2001:db8:1::/64', vxlanMode: 'Always' })], 'worker6');
+    expect(p.kernel!.rules).toEqual([{ prefix: '2001:db8:1::/64', action: 'reject', why: 'IPPool v6vx uses VXLAN (Always): Felix programs its routes' }]);
+  });
+
   it('against a simulated kernel: IPIP Always via tunl0 onlink, CrossSubnet only across subnets, VXLAN and services never, a missing tunl0 a per-route error', () => {
     const p = planFor([worker1(), bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] }), ...POOLS()], 'worker1');
     const rules = new KernelRules(p.kernel!.rules);
