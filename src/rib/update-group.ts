@@ -11,7 +11,7 @@ import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
-import { exportAttrs, type ExportSettings } from './export.js';
+import { exportAttrs, exportRefusal, policySet, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
@@ -408,7 +408,24 @@ export class UpdateGroup {
     return { withdraw: sortKeys(withdraw), announce };
   }
 
-  private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
+  private exportFor(original: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
+    // The export policy sees the route as the RIB holds it, before the session's own changes (our AS
+    // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do: a
+    // policy matches the AS path as learned and the LOCAL_PREF, and what it prepends follows our AS.
+    let path = original;
+    let kept: ReturnType<typeof policySet>;
+    if (this.cfg.policy !== undefined) {
+      // What the session refuses (own routes, no-export as received, iBGP rules) never reaches the policy.
+      if (exportRefusal(original, { ...this.cfg.settings, members: this.memberList }) !== undefined) return null;
+      const res = this.cfg.policy({ prefix: prefixFromKey(key), attrs: original.attrs.attrs, source: policySource(original.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+      if (res.verdict === 'reject') return null;
+      if (res.attrs !== original.attrs.attrs) {
+        const s = this.store.acquire(res.attrs as PathAttributes);
+        held.push(s);
+        path = { source: original.source, attrs: s, pathId: original.pathId };
+        kept = policySet(original.attrs.attrs, res.attrs);
+      }
+    }
     // The export rules do not look at the prefix: memoise per (family, source, attribute set).
     let out: AttrSet | null | undefined;
     if (memo.lastPath === path && memo.lastFam === fam) out = memo.lastOut;
@@ -421,7 +438,7 @@ export class UpdateGroup {
         const kept = this.exportCache(path.source, fam);
         out = kept.get(path.attrs);
         if (out === undefined || (out !== null && !out.live)) {
-          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
+          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList }, path !== original);
           out = attrs === null ? null : this.store.acquire(attrs);
           kept.set(path.attrs, out);
         } else if (out !== null) this.store.retain(out);
@@ -432,8 +449,11 @@ export class UpdateGroup {
       memo.lastFam = fam;
       memo.lastOut = out;
     }
-    if (out === null || this.cfg.policy === undefined) return out;
-    return this.applyPolicy(path, key, out, held);
+    if (out === null || kept === undefined) return out;
+    if ((kept.nextHop === undefined || out.attrs.nextHop === kept.nextHop) && (kept.med === undefined || out.attrs.med === kept.med)) return out;
+    const s = this.store.acquire({ ...out.attrs, ...kept });
+    held.push(s);
+    return s;
   }
 
   /** The kept export results for one source and family (see `exports`), reset when what they depend on changed. */
@@ -444,15 +464,6 @@ export class UpdateGroup {
     let e = bySource.get(source);
     if (e === undefined || e.routerId !== routerId) bySource.set(source, (e = { routerId, out: new WeakMap() }));
     return e.out;
-  }
-
-  private applyPolicy(path: Path, key: PrefixKey, set: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!({ prefix: prefixFromKey(key), attrs: set.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
-    if (res.verdict === 'reject') return null;
-    if (res.attrs === set.attrs) return set;
-    const s = this.store.acquire(res.attrs as PathAttributes);
-    held.push(s);
-    return s;
   }
 
   /** What a member that fell behind holds: the Adj-RIB-Out, with an unknown set for each owed key (so a diff withdraws or re-announces it). */
