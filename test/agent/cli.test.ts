@@ -41,8 +41,9 @@ function assertShape(v: PlanJson): void {
     for (const x of r.reasons) expect(typeof x.kind === 'string' && typeof x.text === 'string').toBe(true);
   }
   for (const p of v.peers) {
-    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exports', 'filters', 'id', 'localAsn', 'maxPrefixes', 'origin', 'passive', 'port', 'refused', 'routeReflectorClusterId', 'type']);
+    expect(Object.keys(p).sort()).toEqual(['address', 'asn', 'exportChain', 'exports', 'filters', 'id', 'importChain', 'localAsn', 'maxPrefixes', 'origin', 'passive', 'port', 'refused', 'routeReflectorClusterId', 'type']);
     expect(p.maxPrefixes).toEqual({ limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/), from: expect.stringMatching(/^(annotation|agent)$/) });
+    expect([p.importChain.otherwise, p.exportChain.otherwise, Array.isArray(p.exportChain.filters), Array.isArray(p.exportChain.skipped)]).toEqual(['accept', 'builtin', true, true]);
     expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
     expect(typeof p.port).toBe('number');
   }
