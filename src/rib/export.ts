@@ -66,13 +66,9 @@ export function exportRefusal(path: Path, s: ExportSettings): string | undefined
   return undefined;
 }
 
-/**
- * The attributes to send for `path` under `s`, or null when it must not be sent. `family` picks the next-hop field.
- * `refusalChecked`: `path` is what an export policy made of a route `exportRefusal` let through (its
- * communities are the policy's, not as received), so it is not refused again.
- */
-export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings, refusalChecked = false): PathAttributes | null {
-  if (!refusalChecked && exportRefusal(path, s) !== undefined) return null;
+/** The attributes to send for `path` under `s` (no export policy), or null when it must not be sent. `family` picks the next-hop field. */
+export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathAttributes | null {
+  if (exportRefusal(path, s) !== undefined) return null;
   return sessionAttrs(path.attrs.attrs, path.source, family, s);
 }
 

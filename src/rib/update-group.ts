@@ -11,7 +11,7 @@ import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
-import { exportAttrs, exportRefusal, policySet, type ExportSettings } from './export.js';
+import { exportAttrs, sentAttrs, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
@@ -408,24 +408,7 @@ export class UpdateGroup {
     return { withdraw: sortKeys(withdraw), announce };
   }
 
-  private exportFor(original: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
-    // The export policy sees the route as the RIB holds it, before the session's own changes (our AS
-    // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do: a
-    // policy matches the AS path as learned and the LOCAL_PREF, and what it prepends follows our AS.
-    let path = original;
-    let kept: ReturnType<typeof policySet>;
-    if (this.cfg.policy !== undefined) {
-      // What the session refuses (own routes, no-export as received, iBGP rules) never reaches the policy.
-      if (exportRefusal(original, { ...this.cfg.settings, members: this.memberList }) !== undefined) return null;
-      const res = this.cfg.policy({ prefix: prefixFromKey(key), attrs: original.attrs.attrs, source: policySource(original.source) }, { peer: this.cfg.peerRef, direction: 'export' });
-      if (res.verdict === 'reject') return null;
-      if (res.attrs !== original.attrs.attrs) {
-        const s = this.store.acquire(res.attrs as PathAttributes);
-        held.push(s);
-        path = { source: original.source, attrs: s, pathId: original.pathId };
-        kept = policySet(original.attrs.attrs, res.attrs);
-      }
-    }
+  private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
     // The export rules do not look at the prefix: memoise per (family, source, attribute set).
     let out: AttrSet | null | undefined;
     if (memo.lastPath === path && memo.lastFam === fam) out = memo.lastOut;
@@ -438,7 +421,7 @@ export class UpdateGroup {
         const kept = this.exportCache(path.source, fam);
         out = kept.get(path.attrs);
         if (out === undefined || (out !== null && !out.live)) {
-          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList }, path !== original);
+          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
           out = attrs === null ? null : this.store.acquire(attrs);
           kept.set(path.attrs, out);
         } else if (out !== null) this.store.retain(out);
@@ -449,9 +432,15 @@ export class UpdateGroup {
       memo.lastFam = fam;
       memo.lastOut = out;
     }
-    if (out === null || kept === undefined) return out;
-    if ((kept.nextHop === undefined || out.attrs.nextHop === kept.nextHop) && (kept.med === undefined || out.attrs.med === kept.med)) return out;
-    const s = this.store.acquire({ ...out.attrs, ...kept });
+    // What the rules refuse (own routes, no-export as received, iBGP rules) never reaches the policy.
+    if (out === null || this.cfg.policy === undefined) return out;
+    // The export policy sees the route as the RIB holds it, before the session's rules (our AS
+    // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
+    // what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
+    const res = this.cfg.policy({ prefix: prefixFromKey(key), attrs: path.attrs.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+    if (res.verdict === 'reject') return null;
+    if (res.attrs === path.attrs.attrs) return out;
+    const s = this.store.acquire(sentAttrs(path, res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));
     held.push(s);
     return s;
   }
