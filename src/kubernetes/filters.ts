@@ -31,7 +31,7 @@
  *   the node originates (block blackholes, service statics) have none, as in
  *   Calico; routes learned over BGP have none in tsbgp either, where BIRD
  *   gives them the interface toward their next hop, so such a rule does not
- *   match them here: a warning names each rule where that can matter.
+ *   match them here: a warning names each `interface` rule.
  */
 import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/metric.js';
 import type { Prefix } from '../net/index.js';
@@ -49,10 +49,6 @@ export const FILTER_LISTS: readonly FilterList[] = ['exportV4', 'importV4', 'exp
 
 export function filterList(direction: FilterDirection, family: 4 | 6): FilterList {
   return `${direction}V${family}`;
-}
-
-function directionOf(list: FilterList): FilterDirection {
-  return list.startsWith('export') ? 'export' : 'import';
 }
 
 function familyOf(list: FilterList): 4 | 6 {
@@ -272,9 +268,8 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
   for (const f of plan.filters)
     for (const list of FILTER_LISTS)
       f[list].forEach((r, i) => {
+        // Any rule may meet a route learned over BGP (import, or re-exported); the node's own routes have no interface in Calico either.
         if (r.interface === undefined) return;
-        // Export rules limited to the node's own routes (no `source`) see only routes without an interface, as Calico's do.
-        if (directionOf(list) === 'export' && r.source !== 'RemotePeers') return;
         out.push({
           kind: 'BGPFilter',
           name: f.name,

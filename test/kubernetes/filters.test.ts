@@ -284,6 +284,7 @@ describe('chains and warnings', () => {
     const plan = { ...planOf([p]), filters: [f] };
     expect(filterWarnings(plan).map((w) => [w.kind, w.name, w.field])).toEqual([
       ['BGPPeer', 'p', 'spec.filters'],
+      ['BGPFilter', 'ifs', 'spec.exportV4[0].interface'],
       ['BGPFilter', 'ifs', 'spec.exportV4[1].interface'],
       ['BGPFilter', 'ifs', 'spec.importV6[0].interface'],
     ]);
