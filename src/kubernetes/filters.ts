@@ -45,9 +45,9 @@ import type { BGPFilter, CommunityValue, FilterOperation, FilterRule } from './r
 export type FilterList = 'exportV4' | 'importV4' | 'exportV6' | 'importV6';
 export type FilterDirection = 'import' | 'export';
 
-export const FILTER_LISTS: readonly FilterList[] = ['exportV4', 'importV4', 'exportV6', 'importV6'];
+const FILTER_LISTS: readonly FilterList[] = ['exportV4', 'importV4', 'exportV6', 'importV6'];
 
-export function filterList(direction: FilterDirection, family: 4 | 6): FilterList {
+function filterList(direction: FilterDirection, family: 4 | 6): FilterList {
   return `${direction}V${family}`;
 }
 
@@ -56,7 +56,7 @@ function familyOf(list: FilterList): 4 | 6 {
 }
 
 /** The speaker policy holding one filter's rule list. */
-export function filterPolicyName(filter: string, list: FilterList): string {
+function filterPolicyName(filter: string, list: FilterList): string {
   return `bgpfilter:${filter}:${list}`;
 }
 
@@ -281,7 +281,7 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
 }
 
 /** Where a rule is, in words: `BGPFilter no-customer exportV4[0]`. */
-export function ruleRefText(r: Pick<RuleRef, 'filter' | 'list' | 'index'>): string {
+function ruleRefText(r: Pick<RuleRef, 'filter' | 'list' | 'index'>): string {
   return `BGPFilter ${r.filter} ${r.list}[${r.index}]`;
 }
 

@@ -79,7 +79,7 @@ export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathA
  * nothing. The export policy runs before the session's rules (as BIRD's
  * export filter does), and these win over them.
  */
-export function policySet(before: PathAttributes, policyAttrs: PathAttributes): Partial<Pick<PathAttributes, 'nextHop' | 'med'>> | undefined {
+function policySet(before: PathAttributes, policyAttrs: PathAttributes): Partial<Pick<PathAttributes, 'nextHop' | 'med'>> | undefined {
   if (policyAttrs === before) return undefined;
   let out: { nextHop?: PathAttributes['nextHop']; med?: number } | undefined;
   if (policyAttrs.nextHop !== before.nextHop && policyAttrs.nextHop !== undefined) out = { nextHop: policyAttrs.nextHop };
