@@ -418,13 +418,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.ribAsn === undefined) return { peer: e.id, sent: false, reason: "the peer's AS is not known yet (asn 'any' before its first OPEN)" };
     const x = this.rib.exportPreview(e.id, p);
     const down = x.established ? '' : ' (once the session is up)';
-    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
+    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined || x.send === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
     const ebgp = x.peer.type === 'ebgp';
     const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
-    if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.attrs) };
+    if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.send(x.attrs)) };
     const sent = r.verdict === 'accept';
-    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
+    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, x.send(r.attrs)) } : {}), trace: r.trace };
   }
 
   // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)

@@ -13,7 +13,7 @@ import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions 
 import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
-import { planFilters } from './filters.js';
+import { filterWarnings, planFilters } from '../kubernetes/filters.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
@@ -277,12 +277,14 @@ class AgentLoop {
         speaker.definePolicies(pf.config);
         this.filterKey = pf.key;
         if (this.applied) this.log.info('BGPFilters applied to the speaker', { filters: plan.filters.map((f) => f.name) });
-        for (const w of pf.warnings) this.log.warn(`BGPFilter: ${w}`);
       } catch (e) {
         failures.push({ op: 'definePolicies', target: 'BGPFilters', message: (e as Error).message });
       }
     }
     if (this.memo.changed('filter errors', [...pf.errors])) for (const [name, message] of pf.errors) this.log.error(`BGPFilter ${name}: ${message}`);
+    // A missing filter (the peer runs without it, as Calico's), an interface rule BGP routes cannot match: once, when it appears.
+    const warnings = filterWarnings(plan);
+    if (this.memo.changed('filter warnings', warnings)) for (const w of warnings) this.log.warn(`${w.kind} ${w.name} ${w.field}: ${w.message}`);
     return failures;
   }
 

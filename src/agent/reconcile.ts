@@ -4,12 +4,12 @@
  * plain data out; the agent shell carries the operations out.
  */
 import { perFamily } from './max-prefixes.js';
-import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
+import { diffPlans, type BGPFilter, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
 import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
 import { localPrefForMetric } from '../kernel/metric.js';
-import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
+import { peerChain, planFilters } from '../kubernetes/filters.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
@@ -52,7 +52,7 @@ export interface ReconcileOptions {
 }
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes']): PeerOptions {
+export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes'], filters: readonly BGPFilter[] = []): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -78,9 +78,10 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   // The BGPPeer's tsbgp.io/max-prefixes annotation wins over the agent's --max-prefixes.
   const limits = p.maxPrefixes !== undefined ? perFamily(p.maxPrefixes) : maxPrefixes;
   if (limits !== undefined) o.maxPrefixes = limits;
+  // The chains of the peer's family (src/kubernetes/filters.ts); empty when none of its filters acts on it.
   if (p.filters.length > 0) {
-    o.exportPolicies = exportPolicyNames(p);
-    o.importPolicies = importPolicyNames(p);
+    o.exportPolicies = [...peerChain(p, 'export', filters).policies];
+    o.importPolicies = [...peerChain(p, 'import', filters).policies];
   }
   return o;
 }
@@ -193,13 +194,13 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
   const removePeers: string[] = [];
   const moved = portMoves(before, after);
   for (const [key, p] of after) {
-    const options = peerOptions(p, opts.maxPrefixes);
+    const options = peerOptions(p, opts.maxPrefixes, next.filters);
     const old = before.get(key) ?? before.get(moved.get(key) ?? '');
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
     }
-    const changed = changedFields(peerOptions(old, opts.maxPrefixes), options);
+    const changed = changedFields(peerOptions(old, opts.maxPrefixes, prev?.filters), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
   const movedFrom = new Set(moved.values());

@@ -9,7 +9,7 @@ import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, typ
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
-import { exportFilterVerdict, type FilterVerdict } from './filters.js';
+import { exportFilterVerdict, filterChainJson, filterWarnings, type FilterChainJson, type FilterVerdict, type FilterWarning } from '../kubernetes/filters.js';
 import { peerKey, peerOptions, plannedPeerKey, runnablePeers, type PeerRefusal } from './reconcile.js';
 import { toSessionConfig } from '../speaker/peer-config.js';
 import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
@@ -88,6 +88,10 @@ export interface PeerJson {
   readonly numAllowedLocalASNumbers: number | null;
   /** The gateway of the static route to the peer (BGPPeer reachableBy); null: none. */
   readonly reachableBy: string | null;
+  /** The BGPFilter rules applied to routes from the peer, in order, with their operations (src/kubernetes/filters.ts). */
+  readonly importChain: FilterChainJson;
+  /** The BGPFilter rules applied to routes toward the peer, then Calico's built-in export policy. */
+  readonly exportChain: FilterChainJson;
 }
 
 export interface RefusedJson {
@@ -158,6 +162,10 @@ export function planErrorJson(e: PlanError): ErrorJson {
 
 export function refusalJson(r: PeerRefusal): ErrorJson {
   return { file: null, kind: r.kind, namespace: null, name: r.name, field: r.field || null, message: `peer ${r.address} (${r.id}) not started: ${r.message}` };
+}
+
+export function filterWarningJson(w: FilterWarning): ErrorJson {
+  return { file: null, kind: w.kind, namespace: null, name: w.name, field: w.field, message: w.message };
 }
 
 export function formatError(e: ErrorJson): string {
@@ -255,11 +263,13 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         exports: runs ? exportsTo(plan, p, redistributed).map(String) : [],
         maxPrefixes: p.maxPrefixes !== undefined ? { limit: formatMaxPrefixLimit(p.maxPrefixes), from: 'annotation' } : { limit: agentLimit, from: 'agent' },
         ...sessionJson(p),
+        importChain: filterChainJson(p, 'import', plan.filters),
+        exportChain: filterChainJson(p, 'export', plan.filters),
       };
     }),
     refused: plan.refused.map(refusedJson),
     errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
-    warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
+    warnings: [...issues.filter((i) => i.severity === 'warning').map(issueJson), ...filterWarnings(plan).map(filterWarningJson)],
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
     kernel: kernelPlanJson(plan, opts.kernel),
   };
@@ -511,7 +521,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     speaker: so ? { asn: so.asn, routerId: so.routerId, listenPort: so.listen === false ? 0 : (so.listen?.port ?? 179) } : null,
     peers,
     errors: currentErrors(s),
-    warnings: s.issues.filter((i) => i.severity === 'warning').map(issueJson),
+    warnings: [...s.issues.filter((i) => i.severity === 'warning').map(issueJson), ...filterWarnings(s.planned).map(filterWarningJson)],
     refused: s.planned.refused.map(refusedJson),
     source: sourceJson(s.source),
     ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),

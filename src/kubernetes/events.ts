@@ -1,16 +1,18 @@
 import type { Prefix } from '../net/index.js';
 import type { EffectiveConfig } from './config.js';
+import { filterWarnings } from './filters.js';
 import type { Plan } from './plan-types.js';
 
 /**
  * Kubernetes Events for what the agent will not do: a Service IP outside the
- * allow-list (`NotAdvertised`, on the Service) and a refused BGPPeer
- * (`PeerRefused`, on this Node). The planning part is pure (plan + time in,
+ * allow-list (`NotAdvertised`, on the Service), a refused BGPPeer
+ * (`PeerRefused`, on this Node), and a peer that runs without a BGPFilter
+ * it names because the filter does not exist (`FilterMissing`, on this Node). The planning part is pure (plan + time in,
  * create/patch actions out); `ApiEventRecorder` (src/agent/sources/event-recorder.ts)
  * carries the actions out.
  */
 
-export type EventReason = 'NotAdvertised' | 'PeerRefused';
+export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'FilterMissing';
 
 export interface InvolvedObject {
   readonly kind: 'Service' | 'Node';
@@ -70,6 +72,10 @@ export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowLis
       reason: 'PeerRefused',
       message: `${p.from.kind} ${p.from.name} (peer ${p.address.toString()} AS ${p.asn}) is refused: ${why}`,
     });
+  }
+  for (const w of filterWarnings(plan)) {
+    if (!w.peer) continue;
+    out.push({ involved: { kind: 'Node', name: nodeName }, reason: 'FilterMissing', message: `${w.kind} ${w.name} (peer ${w.peer.address} AS ${w.peer.asn}) ${w.field}: ${w.message.replace(/^peer \S+: /, '')}` });
   }
   for (const r of others) {
     out.push({ involved: { kind: 'Node', name: nodeName }, reason: 'PeerRefused', message: `${r.kind} ${r.name} (peer ${r.address}) is refused: ${r.field ? `${r.field}: ` : ''}${r.message}` });

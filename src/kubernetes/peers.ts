@@ -66,7 +66,7 @@ function reverseFamilies(state: ClusterState, p: BGPPeer, self: Node, cfg: Effec
  * Reference section 2: the mesh, global and node-specific peerings of one
  * node, the reverse peerings other nodes' BGPPeers imply, route-reflector
  * roles, passive sides, TCP-MD5 passwords resolved from Secrets, and the
- * settings that refuse a peering (a missing Secret or filter).
+ * settings that refuse a peering (a missing Secret).
  */
 export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig, errors: PlanError[]): PlannedPeer[] {
   const localAsn = nodeAsn(self, cfg);
@@ -162,9 +162,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     }
     const pw = password(p.password);
     if (pw && !pw.ok) refusedSettings.push({ field: 'spec.password', message: pw.message });
-    const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
-    // Running without a named filter could leak routes: refuse instead.
-    if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
+    // A BGPFilter that does not exist is skipped, as Calico does: a warning, not a refusal (filters.ts filterWarnings).
     const { bfd, problem } = bfdFor(p, self, remoteAddress);
     if (problem) errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.failureDetectionMode', message: problem });
     // localASNumber and numAllowedLocalASNumbers apply to a peerIP BGPPeer's forward side only, as Calico

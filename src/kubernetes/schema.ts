@@ -39,7 +39,7 @@ const filterRule = obj(
     matchOperator: oneOf(['Equal', 'NotEqual', 'In', 'NotIn']),
     prefixLength: obj({ min: int(0, 128), max: int(0, 128) }),
     source: oneOf(['RemotePeers']),
-    interface: str(),
+    interface: { t: 'string', pattern: '^[a-zA-Z0-9_.*-]{1,15}$', doc: 'The interface the route goes out of: a name or a glob ("eth*").' },
     peerType: oneOf(['eBGP', 'iBGP']),
     communities: obj({ values: { t: 'array', items: community, minItems: 1, maxItems: 1 } }),
     asPathPrefix: list(asn),

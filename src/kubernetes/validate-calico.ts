@@ -260,6 +260,13 @@ export function validateIPPool(o: Obj, m: Meta, issues: Collector): IPPool {
   };
 }
 
+/** Calico's check of a rule's `interface`: an interface name or a glob of one (`*`), at most 15 characters. */
+function filterInterface(v: string | undefined, path: string): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  if (v !== '*' && !/^[a-zA-Z0-9_.*-]{1,15}$/.test(v)) throw new FieldError(path, `expected an interface name or a glob of one (letters, digits, "_", ".", "-", "*"; at most 15 characters), got ${JSON.stringify(v)}`);
+  return v;
+}
+
 function validateFilterRule(v: unknown, path: string, family: Family, issues: Collector): FilterRule {
   const r = asObj(v, path);
   const p = `${path}.`;
@@ -273,6 +280,8 @@ function validateFilterRule(v: unknown, path: string, family: Family, issues: Co
   let prefixLength: FilterRule['prefixLength'];
   if (r.prefixLength !== undefined && r.prefixLength !== null) {
     if (!cidr) throw new FieldError(`${p}prefixLength`, 'needs cidr to be set');
+    // Calico would write `net = [ cidr{min,max} ]`, which compares a prefix with a prefix set.
+    if (matchOperator === 'Equal' || matchOperator === 'NotEqual') throw new FieldError(`${p}prefixLength`, `applies to matchOperator In or NotIn, not ${matchOperator}`);
     const pl = asObj(r.prefixLength, `${p}prefixLength`);
     const max = family === 4 ? 32 : 128;
     const mn = optInt(pl, 'min', `${p}prefixLength.`, 0, max);
@@ -311,7 +320,7 @@ function validateFilterRule(v: unknown, path: string, family: Family, issues: Co
     matchOperator,
     prefixLength,
     source: issues.soft(() => RULE.enum<NonNullable<FilterRule['source']>>(r, 'source', p), undefined),
-    interface: issues.soft(() => RULE.str(r, 'interface', p), undefined),
+    interface: issues.soft(() => filterInterface(RULE.str(r, 'interface', p), `${p}interface`), undefined),
     peerType: issues.soft(() => RULE.enum<NonNullable<FilterRule['peerType']>>(r, 'peerType', p), undefined),
     communities,
     asPathPrefix,

@@ -13,8 +13,14 @@ export interface Condition {
 }
 
 const CONDITION_KEYS = new Set([
-  'prefixSet', 'family', 'neighborSet', 'peerType', 'routeSource', 'communitySet', 'largeCommunitySet', 'extCommunitySet', 'asPathSet', 'nextHopSet', 'med', 'localPref', 'asPathLength',
+  'prefixSet', 'family', 'neighborSet', 'peerType', 'routeSource', 'communitySet', 'largeCommunitySet', 'extCommunitySet', 'asPathSet', 'nextHopSet', 'med', 'localPref', 'asPathLength', 'interface',
 ]);
+
+/** A glob (`*`, `?`) as an anchored regular expression; every other character is literal. */
+export function globRegExp(glob: string): RegExp {
+  const body = [...glob].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[\\^$.|+()[\]{}]/g, '\\$&'))).join('');
+  return new RegExp(`^${body}$`);
+}
 
 const COMPARE: Record<CompareOp, (a: number, b: number) => boolean> = {
   eq: (a, b) => a === b,
@@ -156,5 +162,15 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
   if (def.med !== undefined) numeric('med', 'MED', (a) => a.med ?? 0);
   if (def.localPref !== undefined) numeric('localPref', 'LOCAL_PREF', (a) => a.localPref ?? 100);
   if (def.asPathLength !== undefined) numeric('asPathLength', 'AS path length', (a) => asPathLength(a.asPath));
+  if (def.interface !== undefined) {
+    if (typeof def.interface !== 'string' || def.interface === '') throw new PolicyError(w('interface'), `must be a non-empty interface name or glob, got ${JSON.stringify(def.interface)}`);
+    const glob = def.interface;
+    const re = globRegExp(glob);
+    out.push({
+      name: `interface ~ "${glob}"`,
+      test: (r) => r.iface !== undefined && re.test(r.iface),
+      describe: (r) => (r.iface === undefined ? `route has no interface, so it does not match "${glob}"` : `interface ${r.iface} ${re.test(r.iface) ? 'matches' : 'does not match'} "${glob}"`),
+    });
+  }
   return out;
 }

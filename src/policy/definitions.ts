@@ -54,6 +54,12 @@ export interface ConditionsDef {
   /** A missing LOCAL_PREF reads as 100, the common default. */
   readonly localPref?: Comparison;
   readonly asPathLength?: Comparison;
+  /**
+   * A glob (`*` any run of characters, `?` one) over the route's outgoing
+   * interface (`PolicyRoute.iface`); a route without one never matches, as
+   * BIRD's `defined(ifname) && ifname ~ "…"`.
+   */
+  readonly interface?: string;
 }
 
 export interface CommunityActionDef {

@@ -6,7 +6,7 @@
 import { Address } from '../net/address.js';
 import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
 import type { AsPathSegment, PathAttributes } from '../wire/types.js';
-import type { Path } from './path.js';
+import type { Path, PathSource } from './path.js';
 import type { PeerType } from './ports.js';
 import { UNICAST } from '../wire/families.js';
 
@@ -66,11 +66,36 @@ export function exportRefusal(path: Path, s: ExportSettings): string | undefined
   return undefined;
 }
 
-/** The attributes to send for `path` under `s`, or null when it must not be sent. `family` picks the next-hop field. */
+/** The attributes to send for `path` under `s` (no export policy), or null when it must not be sent. `family` picks the next-hop field. */
 export function exportAttrs(path: Path, family: 4 | 6, s: ExportSettings): PathAttributes | null {
   if (exportRefusal(path, s) !== undefined) return null;
-  const a = path.attrs.attrs;
-  const src = path.source;
+  return sessionAttrs(path.attrs.attrs, path.source, family, s);
+}
+
+/**
+ * What the export policy set that the session's rules would otherwise
+ * change (a next hop; a MED, which toward eBGP is dropped from learned
+ * routes): `policyAttrs` against the route's own `before`; undefined when
+ * nothing. The export policy runs before the session's rules (as BIRD's
+ * export filter does), and these win over them.
+ */
+function policySet(before: PathAttributes, policyAttrs: PathAttributes): Partial<Pick<PathAttributes, 'nextHop' | 'med'>> | undefined {
+  if (policyAttrs === before) return undefined;
+  let out: { nextHop?: PathAttributes['nextHop']; med?: number } | undefined;
+  if (policyAttrs.nextHop !== before.nextHop && policyAttrs.nextHop !== undefined) out = { nextHop: policyAttrs.nextHop };
+  if (policyAttrs.med !== before.med && policyAttrs.med !== undefined) out = { ...out, med: policyAttrs.med };
+  return out;
+}
+
+/** The route sent: the session's rules over what the export policy made of `path` (its attributes when no policy). `path` passed `exportRefusal`. */
+export function sentAttrs(path: Path, policyAttrs: PathAttributes, family: 4 | 6, s: ExportSettings): PathAttributes {
+  const out = sessionAttrs(policyAttrs, path.source, family, s);
+  const kept = policySet(path.attrs.attrs, policyAttrs);
+  return kept === undefined ? out : { ...out, ...kept };
+}
+
+/** The session's rules: own AS, LOCAL_PREF, MED, next hop, reflection attributes, unknown attributes. */
+function sessionAttrs(a: PathAttributes, src: PathSource, family: 4 | 6, s: ExportSettings): PathAttributes {
   const out: Mutable<PathAttributes> = { ...a };
   if (src.kind === 'peer' && a.unknown !== undefined) {
     // RFC 4271 §5: unknown non-transitive attributes stop here; transitive ones go on marked Partial.

@@ -24,6 +24,12 @@ export interface PolicyRoute {
   readonly prefix: Prefix;
   readonly attrs: PathAttributes;
   readonly source: RouteSource;
+  /**
+   * The interface the route goes out of, when the route carries one (a route
+   * taken from the kernel); absent for routes learned over BGP and for the
+   * node's own blackholes and statics.
+   */
+  readonly iface?: string;
 }
 
 /** The neighbour a policy is applied for (the sender on import, the receiver on export). */

@@ -11,7 +11,7 @@ import type { PathAttributes, UpdateMessage } from '../wire/types.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
-import { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
+import { exportRefusal, sentAttrs, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
@@ -86,8 +86,10 @@ export interface ExportPreview {
   readonly best?: Path;
   /** Why the export rules refuse the route, before any policy. */
   readonly refusal?: string;
-  /** The attributes after the export rules: what the export policy sees. */
+  /** What the export policy sees: the route's attributes, before the session's rules. */
   readonly attrs?: PathAttributes;
+  /** The attributes sent, from what the export policy returned (`attrs` without a policy). */
+  readonly send?: (policyAttrs: PathAttributes) => PathAttributes;
 }
 
 export interface InRouteView {
@@ -535,9 +537,11 @@ export class Rib {
   }
 
   /**
-   * What the export rules make of the best path of `prefix` toward `peerId`,
-   * before its export policy: a refusal with its reason, or the attributes
-   * the policy will see. For explain; the update group computes the same.
+   * The best path of `prefix` toward `peerId` as its export policy sees it:
+   * a refusal of the export rules with its reason, or the route's own
+   * attributes (the policy runs before the session's rules), and `send`,
+   * which turns what the policy returns into what is sent. For explain;
+   * the update group computes the same.
    */
   exportPreview(peerId: string, prefix: Prefix): ExportPreview {
     const peer = this.peer(peerId);
@@ -549,7 +553,7 @@ export class Rib {
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };
-    return { ...base, best, attrs: exportAttrs(best, prefix.family, settings)! };
+    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs) => sentAttrs(best, policyAttrs, prefix.family, settings) };
   }
 
   get locRibSize(): number {

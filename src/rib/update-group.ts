@@ -11,7 +11,7 @@ import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
-import { exportAttrs, type ExportSettings } from './export.js';
+import { exportAttrs, sentAttrs, type ExportSettings } from './export.js';
 import { policySource, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
@@ -432,8 +432,17 @@ export class UpdateGroup {
       memo.lastFam = fam;
       memo.lastOut = out;
     }
+    // What the rules refuse (own routes, no-export as received, iBGP rules) never reaches the policy.
     if (out === null || this.cfg.policy === undefined) return out;
-    return this.applyPolicy(path, key, out, held);
+    // The export policy sees the route as the RIB holds it, before the session's rules (our AS
+    // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
+    // what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
+    const res = this.cfg.policy({ prefix: prefixFromKey(key), attrs: path.attrs.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+    if (res.verdict === 'reject') return null;
+    if (res.attrs === path.attrs.attrs) return out;
+    const s = this.store.acquire(sentAttrs(path, res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));
+    held.push(s);
+    return s;
   }
 
   /** The kept export results for one source and family (see `exports`), reset when what they depend on changed. */
@@ -444,15 +453,6 @@ export class UpdateGroup {
     let e = bySource.get(source);
     if (e === undefined || e.routerId !== routerId) bySource.set(source, (e = { routerId, out: new WeakMap() }));
     return e.out;
-  }
-
-  private applyPolicy(path: Path, key: PrefixKey, set: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!({ prefix: prefixFromKey(key), attrs: set.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
-    if (res.verdict === 'reject') return null;
-    if (res.attrs === set.attrs) return set;
-    const s = this.store.acquire(res.attrs as PathAttributes);
-    held.push(s);
-    return s;
   }
 
   /** What a member that fell behind holds: the Adj-RIB-Out, with an unknown set for each owed key (so a diff withdraws or re-announces it). */

@@ -45,12 +45,13 @@ function assertShape(v: PlanJson): void {
   }
   for (const p of v.peers) {
     expect(Object.keys(p).sort()).toEqual([
-      'addPaths', 'address', 'asn', 'bfd', 'exports', 'filters', 'gracefulRestart', 'holdTime', 'id', 'keepaliveTime', 'localAsn', 'maxPrefixes', 'nextHopMode',
-      'numAllowedLocalASNumbers', 'origin', 'passive', 'password', 'port', 'reachableBy', 'refused', 'routeReflectorClusterId', 'sourceAddress', 'ttlSecurity', 'type',
+      'addPaths', 'address', 'asn', 'bfd', 'exportChain', 'exports', 'filters', 'gracefulRestart', 'holdTime', 'id', 'importChain', 'keepaliveTime', 'localAsn', 'maxPrefixes',
+      'nextHopMode', 'numAllowedLocalASNumbers', 'origin', 'passive', 'password', 'port', 'reachableBy', 'refused', 'routeReflectorClusterId', 'sourceAddress', 'ttlSecurity', 'type',
     ]);
     // Every peer of the lab: from the node's address, Calico's defaults (BIRD: ttl security off, graceful restart 120 s, no add paths).
     expect([p.sourceAddress, p.ttlSecurity, p.gracefulRestart, p.addPaths, p.holdTime]).toEqual([v.node.ipv4, null, { restartTime: 120 }, 'off', 90]);
     expect(p.maxPrefixes).toEqual({ limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/), from: expect.stringMatching(/^(annotation|agent)$/) });
+    expect([p.importChain.otherwise, p.exportChain.otherwise, Array.isArray(p.exportChain.filters), Array.isArray(p.exportChain.skipped)]).toEqual(['accept', 'builtin', true, true]);
     expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
     expect(typeof p.port).toBe('number');
   }

@@ -65,4 +65,40 @@ describe('BGPFilters on a real speaker', () => {
     expect(learned()).toEqual(['198.18.0.0/16']);
     expect(router.status()[0].since.getTime()).toBe(since);
   }, 20_000);
+
+  it('operations reach the router; an interface rule (refused before) no longer keeps the peer down', async () => {
+    const router = await startRouter('127.0.0.36', '127.0.0.35');
+    const ops = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPFilter',
+      metadata: { name: 'ops' },
+      spec: {
+        exportV4: [
+          // The node's own routes have no interface, here as in Calico: this rule never matches them.
+          { action: 'Reject', interface: 'eth*' },
+          // The node's routes carry the normal route priority (1024) as LOCAL_PREF; toward this eBGP router too, as the policy runs before the session drops it.
+          { action: 'Reject', matchOperator: 'Equal', cidr: '198.19.0.0/16', priority: 1024 },
+          { action: 'Accept', matchOperator: 'Equal', cidr: '203.0.113.0/24', operations: [{ addCommunity: { value: '65000:7' } }, { addCommunity: { value: '65000:1:2' } }, { prependASPath: { prefix: [64999, 64998] } }] },
+        ],
+      },
+    };
+    const text = clusterManifests({
+      nodeAddress: '127.0.0.35',
+      pools: ['198.19.0.0/16'],
+      bgp: { serviceClusterIPs: [{ cidr: '198.18.0.0/16' }, { cidr: '198.19.0.0/16' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }] },
+      more: [ops],
+      peers: { router: { peerIP: `127.0.0.36:${router.port!}`, asNumber: 65000, filters: ['ops'] } },
+    });
+    const { agent } = await startAgent(text);
+    const learned = learnedBy(router, '127.0.0.35');
+    // The agent's End-of-RIB: its initial table, one plan's routes, is all in.
+    await within(10_000, () => router.status()[0].negotiated?.endOfRibReceived.includes('ipv4') === true);
+    expect(agent.status().peers[0]).toMatchObject({ state: 'Established', refused: false });
+    expect(learned()).toEqual(['198.18.0.0/16', '203.0.113.0/24']);
+    expect(agent.explain('198.19.0.0/16').prefixes[0].peers[0]).toMatchObject({ exported: false, filter: { verdict: 'reject', reason: 'BGPFilter ops exportV4[1] rejects' } });
+    const got = router.received('127.0.0.35').find((r) => r.prefix.toString() === '203.0.113.0/24')!;
+    expect({ asPath: got.asPath, communities: got.communities, large: got.largeCommunities }).toEqual({ asPath: [64512, 64999, 64998], communities: ['65000:7'], large: ['65000:1:2'] });
+    const plain = router.received('127.0.0.35').find((r) => r.prefix.toString() === '198.18.0.0/16')!;
+    expect({ asPath: plain.asPath, communities: plain.communities }).toEqual({ asPath: [64512], communities: [] });
+  }, 20_000);
 });

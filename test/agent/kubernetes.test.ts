@@ -174,18 +174,28 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await c.routes([POD, RANGE]);
   });
 
-  it('BGPFilter: the peer waits for its filter (add), follows its edits (update), stops when it is gone (delete)', async () => {
+  it('BGPFilter: a missing one is skipped as Calico does (warning, log, Event); add, edit and delete follow live on one session', async () => {
     const c = await cluster({ peer: { filters: ['edge'] } });
-    await until('peer refused for the missing filter', () => c.agent.status().peers.some((p) => p.refused));
-    expect(c.router.learned()).toEqual([]);
+    // Never created: the peer runs without it, and says so.
+    await c.routes([POD, RANGE]);
+    const missing = { kind: 'BGPPeer', field: 'spec.filters', message: expect.stringContaining('BGPFilter edge not found') };
+    expect(c.agent.status().warnings).toContainEqual(expect.objectContaining(missing));
+    expect(c.agent.status().peers[0]).toMatchObject({ refused: false, state: 'Established' });
+    await until('FilterMissing event', () => c.server.list('events').some((e) => e.reason === 'FilterMissing'));
+    expect(c.server.list('events').find((e) => e.reason === 'FilterMissing')).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: NODE } });
+    expect(c.logs.some((l) => l.level === 'warning' && String(l.msg).includes('BGPFilter edge not found'))).toBe(true);
+    const since = c.router.session()!.since.getTime();
     c.apply(bgpFilter('edge', RANGE));
     await c.routes([POD]);
+    expect(c.agent.status().warnings ?? []).not.toContainEqual(expect.objectContaining(missing));
     c.apply(bgpFilter('edge', '10.244.0.0/16'));
     await c.routes([RANGE]);
-    expect(c.router.session()?.state).toBe('Established');
+    // Deleted: the routes come back unfiltered, on the same session.
     c.remove(bgpFilter('edge', ''));
-    await until('session closed', () => c.router.session()?.state !== 'Established');
-    expect(c.router.learned()).toEqual([]);
+    await c.routes([POD, RANGE]);
+    expect(c.router.session()).toMatchObject({ state: 'Established' });
+    expect(c.router.session()!.since.getTime()).toBe(since);
+    expect(c.agent.status().warnings).toContainEqual(expect.objectContaining(missing));
   });
 
   it('BlockAffinity: a confirmed block replaces the pod CIDR; update moves it; delete falls back', async () => {

@@ -88,10 +88,12 @@ describe('reconcile', () => {
 
   it('a policy-only change (filter list) is an update naming only the policy lists', () => {
     const f1 = peer('192.0.2.50', { filters: ['a'] });
-    const ops = reconcile(plan([], [f1]), plan([], [{ ...f1, filters: ['a', 'b'] }]));
+    const rule = { action: 'Reject' as const, operations: [] };
+    const filters = ['a', 'b'].map((name) => ({ kind: 'BGPFilter' as const, name, exportV4: [rule], importV4: [rule], exportV6: [], importV6: [] }));
+    const ops = reconcile({ ...plan([], [f1]), filters }, { ...plan([], [{ ...f1, filters: ['a', 'b'] }]), filters });
     expect(ops.updatePeers.map((u) => [u.options.address, u.changed])).toEqual([['192.0.2.50', ['exportPolicies', 'importPolicies']]]);
     // the rule BgpSpeaker.updatePeer resets by: equal keys, applied in place
-    expect(sessionKey(ops.updatePeers[0].options)).toBe(sessionKey(peerOptions(f1)));
+    expect(sessionKey(ops.updatePeers[0].options)).toBe(sessionKey(peerOptions(f1, undefined, filters)));
   });
 
   it('a changed port, AS, passive or graceful-restart setting is an update the speaker applies with a session reset', () => {
@@ -118,19 +120,30 @@ describe('reconcile', () => {
     ]);
   });
 
-  it('peers naming BGPFilters run with the filter policies', () => {
-    const filtered = peer('192.0.2.50', { filters: ['only-pools'] });
-    const withFilter = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'only-pools', exportV4: [], importV4: [], exportV6: [], importV6: [] }] };
-    const o = reconcile(undefined, withFilter).addPeers[0].options;
-    expect([o.exportPolicies, o.importPolicies]).toEqual([['bgpfilter:only-pools:export'], ['bgpfilter:only-pools:import']]);
+  it('peers naming BGPFilters run with the policies of their family’s rule lists, in the peer’s order', () => {
+    const rule = { action: 'Reject' as const, operations: [] };
+    const v4 = peer('192.0.2.50', { filters: ['exports', 'both', 'absent'] });
+    const v6 = peer('2001:db8::50', { filters: ['exports', 'both', 'absent'] });
+    const filters = [
+      { kind: 'BGPFilter' as const, name: 'both', exportV4: [rule], importV4: [rule], exportV6: [rule], importV6: [] },
+      { kind: 'BGPFilter' as const, name: 'exports', exportV4: [rule], importV4: [], exportV6: [], importV6: [] },
+    ];
+    const ops = reconcile(undefined, { ...plan([], [v4, v6]), filters });
+    expect(ops.refusedPeers).toEqual([]);
+    expect(ops.addPeers.map((p) => [p.options.address, p.options.exportPolicies, p.options.importPolicies])).toEqual([
+      ['192.0.2.50', ['bgpfilter:exports:exportV4', 'bgpfilter:both:exportV4'], ['bgpfilter:both:importV4']],
+      // No V6 rules in `exports`, no importV6 in `both`: unfiltered there, as Calico (bgpfilter/v4_only).
+      ['2001:db8::50', ['bgpfilter:both:exportV6'], []],
+    ]);
   });
 
-  it('a peer naming a BGPFilter that does not compile is refused with the compiler’s message', () => {
+  it('a peer naming a BGPFilter the policy engine refuses is not started, with the engine’s message', () => {
     const filtered = peer('192.0.2.50', { filters: ['bad'] });
-    const bad = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'bad', exportV4: [{ action: 'Reject' as const, interface: 'eth0', operations: [] }], importV4: [], exportV6: [], importV6: [] }] };
+    // Validation keeps priorities within 1..2147483646; a hand-built one beyond is the engine's to refuse.
+    const bad = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'bad', exportV4: [{ action: 'Reject' as const, priority: 2 ** 31, operations: [] }], importV4: [], exportV6: [], importV6: [] }] };
     const ops = reconcile(undefined, bad);
     expect(ops.addPeers).toEqual([]);
-    expect(ops.refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50', message: expect.stringContaining('interface') });
+    expect(ops.refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50', message: expect.stringContaining('localPref') });
   });
 
   it('two peerings to one address on different ports both run (Calico explicit_peering/global); the same port twice is refused', () => {

@@ -146,9 +146,10 @@ describe('§2 global and node-specific BGPPeers', () => {
     for (const x of ok) expect({ refused: x.refused, pw: x.passwordValue?.reveal() }).toEqual({ refused: false, pw: 'meshpw' });
     for (const x of mesh([])) expect(x.refusedSettings).toEqual([{ field: 'BGPConfiguration default spec.nodeMeshPassword', message: expect.stringMatching(/^Secret kube-system\/mesh not found/) }]);
   });
-  it('a missing BGPFilter refuses the peer rather than exporting unfiltered', () => {
+  it('a missing BGPFilter does not refuse the peer: it runs without it, as Calico (bgpfilter/filter_deletion)', () => {
     const p = planFor([...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('f', { peerIP: '192.0.2.20', asNumber: 65000, filters: ['absent'] })], 'worker1');
-    expect(p.peers[0].refusedSettings).toEqual([{ field: 'spec.filters', message: expect.stringContaining('absent') }]);
+    expect(p.peers[0]).toMatchObject({ refused: false, refusedSettings: [], filters: ['absent'] });
+    expect(p.errors).toEqual([]);
   });
 });
 

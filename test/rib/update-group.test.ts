@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/net/prefix.js';
+import type { PathAttributes } from '../../src/wire/types.js';
 import { endOfRib } from '../../src/rib/eor.js';
 import { Rib, type SessionInfo } from '../../src/rib/rib.js';
 import type { Send } from '../../src/rib/update-group.js';
@@ -223,6 +224,31 @@ describe('update groups', () => {
     expect(texts(sends[0])).toHaveLength(1);
     expect(texts(sends[0])[0]).toMatch(/ 198\.51\.100\.0\/24$/);
     expect(calls).toBe(2); // two prefixes, once for group {z}; group {x, y} drops them before policy (AS 65001 on path)
+  });
+
+  it('the export policy sees the route before the session’s rules (as BIRD’s export filters); its prepend follows our AS; a MED or next hop it sets wins', () => {
+    const { rib } = setup();
+    const seen: { asPath: unknown; localPref: unknown }[] = [];
+    const exportPolicy = (r: { prefix: Prefix; attrs: PathAttributes }) => {
+      seen.push({ asPath: r.attrs.asPath, localPref: r.attrs.localPref });
+      const asPath = [{ type: 2 as const, asns: [64999, ...(r.attrs.asPath ?? []).flatMap((x) => x.asns)] }];
+      return { verdict: 'accept' as const, attrs: { ...r.attrs, asPath, med: 7, nextHop: A('192.0.2.77') } };
+    };
+    const up = rib.addPeer({ address: A('10.0.0.9'), asn: 65000, localAddressV4: A('192.0.2.100') });
+    const ebgp = rib.addPeer({ address: A('10.0.0.3'), asn: 65003, localAddressV4: A('192.0.2.100'), exportPolicy });
+    for (const p of [up, ebgp]) rib.peerUp(p, SESSION, 0);
+    rib.flushDue(10);
+    // Learned over iBGP with LOCAL_PREF 300, a MED and a path; one more with NO_EXPORT as received.
+    rib.ingest(up, update(ebgpAttrs([65001], '10.0.0.1', { localPref: 300, med: 5 }), ['198.51.100.0/24']), 20);
+    rib.ingest(up, update(ebgpAttrs([65001], '10.0.0.1', { communities: [0xffffff01] }), ['203.0.113.0/24']), 20);
+    const sends = rib.flushDue(30).filter((x) => x.peerId === ebgp);
+    expect(seen).toEqual([{ asPath: [{ type: 2, asns: [65001] }], localPref: 300 }]);
+    const sent = texts(sends[0]).join('\n');
+    expect(sent).toContain('"asns":[65000,64999,65001]');
+    expect(sent).toContain('"med":7');
+    expect(sent).toContain('192.0.2.77');
+    expect(sent).not.toContain('localPref');
+    expect(sent).not.toContain('203.0.113.0/24');
   });
 
   it('releases attribute references when a group goes away', () => {
