@@ -7,9 +7,10 @@ import { perFamily } from './max-prefixes.js';
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
-import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidth } from '../wire/communities.js';
 import { localPrefForMetric } from '../kernel/metric.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
+import { servicePolicy, withServicePolicy } from './service-policy.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
@@ -52,7 +53,7 @@ export interface ReconcileOptions {
 }
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes']): PeerOptions {
+export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes'], servicePolicyActive = false): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -77,10 +78,8 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   // The BGPPeer's tsbgp.io/max-prefixes annotation wins over the agent's --max-prefixes.
   const limits = p.maxPrefixes !== undefined ? perFamily(p.maxPrefixes) : maxPrefixes;
   if (limits !== undefined) o.maxPrefixes = limits;
-  if (p.filters.length > 0) {
-    o.exportPolicies = exportPolicyNames(p);
-    o.importPolicies = importPolicyNames(p);
-  }
+  if (p.filters.length > 0) o.importPolicies = importPolicyNames(p);
+  if (p.filters.length > 0 || servicePolicyActive) o.exportPolicies = withServicePolicy(exportPolicyNames(p), servicePolicyActive);
   return o;
 }
 
@@ -101,12 +100,23 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
 export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonly v4: number; readonly v6: number }): RouteAttributes {
   const communities: string[] = [];
   const largeCommunities: string[] = [];
-  for (const c of r.communities) {
-    if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
-    else communities.push(formatCommunity(c.value));
+  const s = r.shaping;
+  for (const c of s?.communities ? [...r.communities, ...s.communities] : r.communities) {
+    const text = c.type === 'large' ? formatLargeCommunity(c.value) : formatCommunity(c.value);
+    const to = c.type === 'large' ? largeCommunities : communities;
+    if (!to.includes(text)) to.push(text);
   }
-  const localPref = normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined;
-  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}), ...(localPref !== undefined ? { localPref } : {}) };
+  // A Service's tsbgp.io/local-preference wins over the normal route priority's LOCAL_PREF.
+  const localPref = s?.localPref ?? (normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined);
+  const lb = s?.linkBandwidth;
+  return {
+    origin: 'igp',
+    communities,
+    ...(largeCommunities.length > 0 ? { largeCommunities } : {}),
+    ...(localPref !== undefined ? { localPref } : {}),
+    ...(s?.med !== undefined ? { med: s.med } : {}),
+    ...(lb ? { extendedCommunities: [formatExtendedCommunity(linkBandwidth(lb.asn, lb.bytesPerSecond))] } : {}),
+  };
 }
 
 /**
@@ -149,14 +159,16 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];
+  const activeBefore = prev !== undefined && servicePolicy(prev).active;
+  const activeAfter = servicePolicy(next).active;
   for (const [address, p] of after) {
-    const options = peerOptions(p, opts.maxPrefixes);
+    const options = peerOptions(p, opts.maxPrefixes, activeAfter);
     const old = before.get(address);
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
     }
-    const changed = changedFields(peerOptions(old, opts.maxPrefixes), options);
+    const changed = changedFields(peerOptions(old, opts.maxPrefixes, activeBefore), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
   for (const address of before.keys()) if (!after.has(address)) removePeers.push(address);

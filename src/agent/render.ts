@@ -48,7 +48,7 @@ export function renderRoutes(v: RoutesJson): string {
     out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
     if (p.advertised.length === 0) out.push(!p.refused && p.state !== null && p.state !== 'Established' ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established` : '  nothing advertised');
     for (const a of p.advertised) {
-      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
+      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '', a.extendedCommunities.length ? `extended ${a.extendedCommunities.join(' ')}` : '']
         .filter(Boolean)
         .join(', ');
       const why = (a.reasons as { text?: string }[]).map((r) => r.text ?? JSON.stringify(r)).join('; ');

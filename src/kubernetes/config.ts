@@ -20,6 +20,8 @@ export interface EffectiveConfig {
   readonly serviceExternalIPs: readonly Prefix[];
   readonly serviceLoadBalancerIPs: readonly Prefix[];
   readonly aggregation: 'Enabled' | 'Disabled';
+  /** Weighted ECMP for eTP Local Services without tsbgp.io/weighted-ecmp (the default BGPConfiguration's annotation). */
+  readonly weightedEcmp?: boolean;
   readonly communities: ReadonlyMap<string, CommunityValue>;
   readonly prefixAdvertisements: readonly PrefixAdvertisement[];
   /** Which resource the prefixAdvertisements came from (for error messages). */
@@ -42,6 +44,7 @@ export function effectiveConfig(state: ClusterState, nodeName: string): Effectiv
     serviceExternalIPs: g?.serviceExternalIPs ?? [],
     serviceLoadBalancerIPs: g?.serviceLoadBalancerIPs ?? [],
     aggregation: g?.serviceLoadBalancerAggregation ?? 'Enabled',
+    weightedEcmp: g?.weightedEcmp,
     communities: new Map((g?.communities ?? []).map((c) => [c.name, c.value])),
     prefixAdvertisements: (usePerNodeAdverts ? n.prefixAdvertisements : g?.prefixAdvertisements) ?? [],
     prefixAdvertisementsFrom: usePerNodeAdverts ? `node.${nodeName}` : 'default',

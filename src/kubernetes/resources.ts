@@ -56,6 +56,8 @@ export interface Service {
   readonly namespace: string;
   readonly name: string;
   readonly labels: Labels;
+  /** Read by the planner: the tsbgp.io/ routing annotations (src/kubernetes/service-routing.ts). */
+  readonly annotations?: Labels;
   readonly type: ServiceType;
   /** True for `clusterIP: None` (headless): such a service is never advertised. */
   readonly headless: boolean;
@@ -127,6 +129,8 @@ export interface BGPConfiguration {
   /** Felix's metric for workload routes (v3.32; must match FelixConfiguration); undefined: 1024. Sets the LOCAL_PREF of originated routes (src/kernel/metric.ts). */
   readonly ipv4NormalRoutePriority?: number;
   readonly ipv6NormalRoutePriority?: number;
+  /** The tsbgp.io/weighted-ecmp annotation (default BGPConfiguration only): weighted ECMP for every eTP Local Service that does not say. */
+  readonly weightedEcmp?: boolean;
 }
 
 export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';
@@ -137,6 +141,8 @@ export type NextHopMode = 'Auto' | 'Self' | 'Keep';
 export interface BGPPeer {
   readonly kind: 'BGPPeer';
   readonly name: string;
+  /** metadata.labels (a Service's tsbgp.io/peer-selector matches them). */
+  readonly labels?: Labels;
   readonly node?: string;
   readonly nodeSelector?: Selector;
   readonly peerIP?: { readonly address: Address; readonly port?: number };
