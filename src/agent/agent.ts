@@ -14,6 +14,7 @@ import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
 import { filterWarnings, planFilters } from '../kubernetes/filters.js';
+import { servicePolicy } from './service-policy.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
@@ -139,6 +140,7 @@ class AgentLoop {
   private restartNeeded: ErrorJson[] = [];
   /** The BGPFilter policies the speaker holds (their key), so a change is defined once. */
   private filterKey: string | undefined;
+  private servicePolicyKey: string | undefined;
   /** Session changes in the log: down once with its reason, retries at debug (session-log.ts). */
   private readonly sessionLog: SessionLog;
   /** The kernel rules and statics the speaker holds (their key). */
@@ -231,7 +233,7 @@ class AgentLoop {
     if (!speaker) return;
     this.checkRestart(plan);
     // Filter policies first: peers added or updated below name them.
-    const filterFailures = this.defineFilters(speaker, plan);
+    const filterFailures = [...this.defineFilters(speaker, plan), ...this.defineServicePolicy(speaker, plan)];
     const ops = reconcile(this.applied, plan, { maxPrefixes: this.opts.maxPrefixes === null ? undefined : (this.opts.maxPrefixes ?? defaultMaxPrefixes()) });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
     const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan), learnedRoutes(speaker)).map((r) => r.prefix.toString())) : new Set<string>();
@@ -266,6 +268,19 @@ class AgentLoop {
     // was: no pass over what the local peers sent.
     if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || before.kernel !== plan.kernel || ops.withdraw.length > 0) await this.redistribute();
     this.opts.metrics?.reconciled({ awaitUpdate });
+  }
+
+  /** Service prepends and peer choices as one speaker policy (service-policy.ts), defined when it changes: no session reset. */
+  private defineServicePolicy(speaker: AgentSpeaker, plan: Plan): ApplyFailure[] {
+    const sp = servicePolicy(plan);
+    if (sp.key === this.servicePolicyKey) return [];
+    try {
+      speaker.definePolicies(sp.config);
+      this.servicePolicyKey = sp.key;
+      return [];
+    } catch (e) {
+      return [{ op: 'definePolicies', target: 'Service routing annotations', message: (e as Error).message }];
+    }
   }
 
   /** BGPFilters as speaker policies, defined when they change; a redefinition re-evaluates the peers using them, without a session reset. */

@@ -7,9 +7,10 @@ import { perFamily } from './max-prefixes.js';
 import { diffPlans, type BGPFilter, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
-import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidth } from '../wire/communities.js';
 import { localPrefForMetric } from '../kernel/metric.js';
 import { peerChain, planFilters } from '../kubernetes/filters.js';
+import { servicePolicy, withServicePolicy } from './service-policy.js';
 
 export interface PeerOp {
   readonly options: PeerOptions;
@@ -52,7 +53,7 @@ export interface ReconcileOptions {
 }
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes'], filters: readonly BGPFilter[] = []): PeerOptions {
+export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes'], filters: readonly BGPFilter[] = [], servicePolicyActive = false): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -79,10 +80,9 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   const limits = p.maxPrefixes !== undefined ? perFamily(p.maxPrefixes) : maxPrefixes;
   if (limits !== undefined) o.maxPrefixes = limits;
   // The chains of the peer's family (src/kubernetes/filters.ts); empty when none of its filters acts on it.
-  if (p.filters.length > 0) {
-    o.exportPolicies = [...peerChain(p, 'export', filters).policies];
-    o.importPolicies = [...peerChain(p, 'import', filters).policies];
-  }
+  // The Service routing policy (service-policy.ts) goes first in every export chain while any Service uses it.
+  if (p.filters.length > 0) o.importPolicies = [...peerChain(p, 'import', filters).policies];
+  if (p.filters.length > 0 || servicePolicyActive) o.exportPolicies = withServicePolicy(p.filters.length > 0 ? [...peerChain(p, 'export', filters).policies] : [], servicePolicyActive);
   return o;
 }
 
@@ -103,12 +103,23 @@ export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
 export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonly v4: number; readonly v6: number }): RouteAttributes {
   const communities: string[] = [];
   const largeCommunities: string[] = [];
-  for (const c of r.communities) {
-    if (c.type === 'large') largeCommunities.push(formatLargeCommunity(c.value));
-    else communities.push(formatCommunity(c.value));
+  const s = r.shaping;
+  for (const c of s?.communities ? [...r.communities, ...s.communities] : r.communities) {
+    const text = c.type === 'large' ? formatLargeCommunity(c.value) : formatCommunity(c.value);
+    const to = c.type === 'large' ? largeCommunities : communities;
+    if (!to.includes(text)) to.push(text);
   }
-  const localPref = normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined;
-  return { origin: 'igp', communities, ...(largeCommunities.length > 0 ? { largeCommunities } : {}), ...(localPref !== undefined ? { localPref } : {}) };
+  // A Service's tsbgp.io/local-preference wins over the normal route priority's LOCAL_PREF.
+  const localPref = s?.localPref ?? (normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined);
+  const lb = s?.linkBandwidth;
+  return {
+    origin: 'igp',
+    communities,
+    ...(largeCommunities.length > 0 ? { largeCommunities } : {}),
+    ...(localPref !== undefined ? { localPref } : {}),
+    ...(s?.med !== undefined ? { med: s.med } : {}),
+    ...(lb ? { extendedCommunities: [formatExtendedCommunity(linkBandwidth(lb.asn, lb.bytesPerSecond))] } : {}),
+  };
 }
 
 /**
@@ -192,15 +203,17 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
   const addPeers: PeerOp[] = [];
   const updatePeers: PeerOp[] = [];
   const removePeers: string[] = [];
+  const activeBefore = prev !== undefined && servicePolicy(prev).active;
+  const activeAfter = servicePolicy(next).active;
   const moved = portMoves(before, after);
   for (const [key, p] of after) {
-    const options = peerOptions(p, opts.maxPrefixes, next.filters);
+    const options = peerOptions(p, opts.maxPrefixes, next.filters, activeAfter);
     const old = before.get(key) ?? before.get(moved.get(key) ?? '');
     if (!old) {
       addPeers.push({ options, peer: p, changed: [] });
       continue;
     }
-    const changed = changedFields(peerOptions(old, opts.maxPrefixes, prev?.filters), options);
+    const changed = changedFields(peerOptions(old, opts.maxPrefixes, prev?.filters, activeBefore), options);
     if (changed.length > 0) updatePeers.push({ options, peer: p, changed });
   }
   const movedFrom = new Set(moved.values());

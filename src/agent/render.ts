@@ -58,7 +58,7 @@ export function renderRoutes(v: RoutesJson): string {
       for (const prefix of pending) out.push(`  ${prefix}  (pending)`);
     }
     for (const a of p.advertised) {
-      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
+      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '', a.extendedCommunities.length ? `extended ${a.extendedCommunities.join(' ')}` : '']
         .filter(Boolean)
         .join(', ');
       const why = (a.reasons as { text?: string }[]).map((r) => r.text ?? JSON.stringify(r)).join('; ');

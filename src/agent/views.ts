@@ -5,7 +5,8 @@
 import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { formatMaxPrefixLimit } from '../speaker/max-prefix.js';
 import { kernelPlanJson, type KernelLive, type KernelPlanJson, type KernelStatusJson } from './kernel.js';
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
+import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type RouteShaping, type Service } from '../kubernetes/index.js';
+import { formatExtendedCommunity, linkBandwidth } from '../wire/communities.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
@@ -33,6 +34,33 @@ export interface RouteJson {
   readonly prefix: string;
   readonly communities: readonly string[];
   readonly reasons: readonly ReasonJson[];
+  /** What Service annotations and weighted ECMP set on the route (absent: nothing). */
+  readonly shaping?: ShapingJson;
+}
+
+/** A route's shaping (src/kubernetes/plan-types.ts RouteShaping) in text: communities, the link bandwidth as "lb:AS:BYTES_PER_SECOND". */
+export interface ShapingJson {
+  readonly communities?: readonly string[];
+  readonly med?: number;
+  readonly localPref?: number;
+  readonly prepend?: number;
+  readonly peers?: readonly string[];
+  readonly linkBandwidth?: { readonly community: string; readonly endpoints: number; readonly bytesPerSecond: number };
+  readonly by: readonly string[];
+}
+
+export function shapingJson(s: RouteShaping): ShapingJson {
+  return {
+    ...(s.communities ? { communities: s.communities.map((c) => c.text) } : {}),
+    ...(s.med !== undefined ? { med: s.med } : {}),
+    ...(s.localPref !== undefined ? { localPref: s.localPref } : {}),
+    ...(s.prepend !== undefined ? { prepend: s.prepend } : {}),
+    ...(s.peers ? { peers: [...s.peers] } : {}),
+    ...(s.linkBandwidth
+      ? { linkBandwidth: { community: formatExtendedCommunity(linkBandwidth(s.linkBandwidth.asn, s.linkBandwidth.bytesPerSecond)), endpoints: s.linkBandwidth.endpoints, bytesPerSecond: s.linkBandwidth.bytesPerSecond } }
+      : {}),
+    by: [...s.by],
+  };
 }
 
 /** A route re-advertised from a local peer (MetalLB, GoBGP on 127.0.0.1) because the built-in export accepts it. */
@@ -178,7 +206,7 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
     case 'BGPConfiguration':
       return `BGPConfiguration ${r.name} ${r.field}`;
     case 'Service':
-      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}`;
+      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}${r.shaping && r.shaping.by.length > 0 ? `; shaped by ${r.shaping.by.join(', ')}` : ''}`;
     case 'BlockAffinity':
     case 'Node': {
       const pool = prefix && plan?.exportAllowList.pools.find((p) => p.cidr.contains(prefix));
@@ -189,7 +217,12 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
 }
 
 export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
-  return { prefix: r.prefix.toString(), communities: r.communities.map((c) => c.text), reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })) };
+  return {
+    prefix: r.prefix.toString(),
+    communities: r.communities.map((c) => c.text),
+    reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })),
+    ...(r.shaping ? { shaping: shapingJson(r.shaping) } : {}),
+  };
 }
 
 /**
@@ -345,6 +378,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     }
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
     if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
+    if (own?.shaping?.peers && !own.shaping.peers.includes(p.id)) return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
     const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []));
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
     if (!verdict.accept) return { ...base, exported: false, filter: fv, why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}` };
@@ -441,6 +475,8 @@ export interface AdvertisedJson {
   readonly localPref: number | null;
   readonly communities: readonly string[];
   readonly largeCommunities: readonly string[];
+  /** "lb:…", "rt:…", "soo:…", "0x…". */
+  readonly extendedCommunities: readonly string[];
   /** What caused the route: the plan's reasons, or the local peer it was re-advertised from. */
   readonly reasons: readonly unknown[];
 }
@@ -566,6 +602,7 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
             localPref: a.localPref ?? null,
             communities: [...a.communities],
             largeCommunities: [...a.largeCommunities],
+            extendedCommunities: [...(a.extendedCommunities ?? [])],
             reasons: reasonsFor(a.prefix),
           })),
       };

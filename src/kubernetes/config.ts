@@ -20,6 +20,8 @@ export interface EffectiveConfig {
   readonly serviceExternalIPs: readonly Prefix[];
   readonly serviceLoadBalancerIPs: readonly Prefix[];
   readonly aggregation: 'Enabled' | 'Disabled';
+  /** Weighted ECMP for eTP Local Services without tsbgp.io/weighted-ecmp (the default BGPConfiguration's annotation). */
+  readonly weightedEcmp?: boolean;
   /** The `communities` of the resource the prefixAdvertisements come from (`node.<name>` or `default`). */
   readonly communities: ReadonlyMap<string, CommunityValue>;
   readonly prefixAdvertisements: readonly PrefixAdvertisement[];
@@ -43,6 +45,7 @@ export function effectiveConfig(state: ClusterState, nodeName: string): Effectiv
     serviceExternalIPs: g?.serviceExternalIPs ?? [],
     serviceLoadBalancerIPs: g?.serviceLoadBalancerIPs ?? [],
     aggregation: g?.serviceLoadBalancerAggregation ?? 'Enabled',
+    weightedEcmp: g?.weightedEcmp,
     // As Calico: names in a resource's prefixAdvertisements resolve in that resource's own communities (never merged with default's).
     communities: new Map(((usePerNodeAdverts ? n.communities : g?.communities) ?? []).map((c) => [c.name, c.value])),
     prefixAdvertisements: (usePerNodeAdverts ? n.prefixAdvertisements : g?.prefixAdvertisements) ?? [],

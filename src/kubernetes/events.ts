@@ -12,7 +12,7 @@ import type { Plan } from './plan-types.js';
  * carries the actions out.
  */
 
-export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'FilterMissing';
+export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'FilterMissing' | 'BadAnnotation';
 
 export interface InvolvedObject {
   readonly kind: 'Service' | 'Node';
@@ -61,6 +61,16 @@ export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowLis
       involved: { kind: 'Service', name: r.name, namespace: r.namespace },
       reason: 'NotAdvertised',
       message: `${r.source === 'externalIP' ? 'external' : 'load-balancer'} IP ${r.ip} is not advertised: outside the allow-list BGPConfiguration ${field} [${ranges.join(', ')}]`,
+      shared: true,
+    });
+  }
+  // A Service's tsbgp.io annotation that does not read (src/kubernetes/service-routing.ts), on the Service.
+  for (const e of plan.errors) {
+    if (e.kind !== 'Service' || e.name === undefined) continue;
+    out.push({
+      involved: { kind: 'Service', name: e.name, namespace: e.namespace ?? 'default' },
+      reason: 'BadAnnotation',
+      message: `${e.field ?? 'metadata.annotations'}: ${e.message}`,
       shared: true,
     });
   }

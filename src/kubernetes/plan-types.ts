@@ -14,9 +14,32 @@ export type RouteReason =
       readonly ip: string;
       readonly source: 'clusterIP' | 'externalIP' | 'loadBalancerIP';
       readonly rule: string;
+      /** What the Service's tsbgp.io annotations and weighted ECMP set on the route. */
+      readonly shaping?: RouteShaping;
     }
   | { readonly kind: 'BlockAffinity'; readonly name: string; readonly field: 'spec.cidr' }
   | { readonly kind: 'Node'; readonly name: string; readonly field: 'spec.podCIDRs' };
+
+/**
+ * What a Service's `tsbgp.io/…` annotations (src/kubernetes/service-routing.ts)
+ * and weighted ECMP set on a route. The agent turns it into the route's
+ * attributes and, for `prepend` and `peers`, its export policy.
+ */
+export interface RouteShaping {
+  /** Added to the prefixAdvertisements communities. */
+  readonly communities?: readonly CommunityValue[];
+  readonly med?: number;
+  /** LOCAL_PREF toward iBGP peers (wins over the normal route priority's). */
+  readonly localPref?: number;
+  /** Our AS prepended this many more times toward eBGP peers. */
+  readonly prepend?: number;
+  /** The planned peers (ids) that get the route; absent: every peer. */
+  readonly peers?: readonly string[];
+  /** Weighted ECMP: the link bandwidth extended community for this node's ready local endpoints. */
+  readonly linkBandwidth?: { readonly asn: number; readonly endpoints: number; readonly bytesPerSecond: number };
+  /** What shaped it, e.g. `tsbgp.io/med=50`, `weighted ECMP: 3 ready local endpoints`. */
+  readonly by: readonly string[];
+}
 
 export interface PlannedRoute {
   readonly prefix: Prefix;
@@ -24,6 +47,8 @@ export interface PlannedRoute {
   readonly communities: readonly CommunityValue[];
   /** Every resource that wants this route, in a stable order; the route stays while any is left. */
   readonly reasons: readonly RouteReason[];
+  /** The Service reasons' shaping, merged (src/kubernetes/plan.ts `mergeShaping`); absent when none has any. */
+  readonly shaping?: RouteShaping;
 }
 
 /** An external or load-balancer IP of a Service that this node does not advertise as a /32 or /128. */
@@ -32,7 +57,7 @@ export interface RefusedIP {
   readonly name: string;
   readonly ip: string;
   readonly source: 'externalIP' | 'loadBalancerIP';
-  readonly reason: 'outside allow-list' | 'not-local' | 'not ready' | 'node excluded';
+  readonly reason: 'outside allow-list' | 'not-local' | 'not ready' | 'node excluded' | 'bad annotation' | 'range only';
   readonly message: string;
 }
 

@@ -2,7 +2,7 @@ import type { Prefix } from '../net/index.js';
 import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
 import { planKernel, type KernelPlan } from './kernel.js';
 import { planPeers } from './peers.js';
-import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason } from './plan-types.js';
+import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason, RouteShaping } from './plan-types.js';
 import type { BGPFilter, CommunityValue, Node } from './resources.js';
 import { nodeMessages, planService, type ServiceContext, type ServiceContribution } from './services.js';
 import { none } from './compact.js';
@@ -77,6 +77,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     serviceAdvertisementExcluded: excluded,
   };
   const peers = node ? planPeers(state, node, config, errors) : [];
+  const asn = summary.asn;
   const used = new Set(peers.flatMap((p) => p.filters));
   const filters = [...used]
     .sort()
@@ -87,7 +88,7 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     .map((p) => ({ name: p.name, cidr: p.cidr, disabled: p.disabled, disableBGPExport: p.disableBGPExport }));
   return {
     config,
-    serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName) },
+    serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName), peers, bgpPeers: state.bgpPeers, ranges: ranges.map((r) => r.prefix), asn },
     node: summary,
     listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined, ...(config.bindMode === 'NodeIP' && summary.ipv6 ? { addressV6: summary.ipv6 } : {}) },
     routes,
@@ -167,8 +168,40 @@ function communityErrors(cfg: EffectiveConfig): PlanError[] {
   return out;
 }
 
+/** Service errors in a stable order: namespace, name, field. */
+export function sortServiceErrors(errors: PlanError[]): PlanError[] {
+  return errors.sort((a, b) => compareStr(a.namespace ?? '', b.namespace ?? '') || compareStr(a.name ?? '', b.name ?? '') || compareStr(a.field ?? '', b.field ?? ''));
+}
+
 export function compareRefused(a: RefusedIP, b: RefusedIP): number {
   return compareStr(a.namespace, b.namespace) || compareStr(a.name, b.name) || compareStr(a.source, b.source) || compareStr(a.ip, b.ip);
+}
+
+/**
+ * The shaping of a route several reasons want: one Service's as it is;
+ * for several (Services sharing an IP), communities joined, the first
+ * Service's (in reason order) MED, LOCAL_PREF and prepend, the largest
+ * link bandwidth, and a peer choice only when every reason makes one (a
+ * reason without one wants the route everywhere).
+ */
+export function mergeShaping(reasons: readonly RouteReason[]): RouteShaping | undefined {
+  if (reasons.length === 1) return reasons[0].kind === 'Service' ? reasons[0].shaping : undefined;
+  const all = reasons.map((r) => (r.kind === 'Service' ? r.shaping : undefined));
+  const some = all.filter((s): s is RouteShaping => s !== undefined);
+  if (some.length === 0) return undefined;
+  const out: { -readonly [K in keyof RouteShaping]: RouteShaping[K] } = { by: some.flatMap((s) => s.by) };
+  const seen = new Set<string>();
+  const communities = some.flatMap((s) => s.communities ?? []).filter((c) => !seen.has(c.text) && seen.add(c.text));
+  if (communities.length > 0) out.communities = communities;
+  const first = <K extends 'med' | 'localPref' | 'prepend'>(k: K) => some.find((s) => s[k] !== undefined)?.[k];
+  for (const k of ['med', 'localPref', 'prepend'] as const) {
+    const v = first(k);
+    if (v !== undefined) out[k] = v;
+  }
+  if (all.every((s) => s?.peers !== undefined)) out.peers = [...new Set(some.flatMap((s) => s.peers!))].sort();
+  const lb = some.map((s) => s.linkBandwidth).filter((x) => x !== undefined).sort((a, b) => b.bytesPerSecond - a.bytesPerSecond)[0];
+  if (lb) out.linkBandwidth = lb;
+  return out;
 }
 
 /**
@@ -225,11 +258,9 @@ export class RouteIndex {
   route(key: number | string, cfg: EffectiveConfig): PlannedRoute | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
-    return {
-      prefix: e.prefix,
-      communities: communitiesFor(e.prefix, cfg),
-      reasons: e.more ? [...e.more.entries()].sort((a, b) => compareStr(a[0], b[0])).map(([, r]) => r) : [e.reason],
-    };
+    const reasons = e.more ? [...e.more.entries()].sort((a, b) => compareStr(a[0], b[0])).map(([, r]) => r) : [e.reason];
+    const shaping = mergeShaping(reasons);
+    return { prefix: e.prefix, communities: communitiesFor(e.prefix, cfg), reasons, ...(shaping ? { shaping } : {}) };
   }
 
   /** Every route, in prefix order. */
@@ -239,7 +270,7 @@ export class RouteIndex {
 }
 
 /** Builds a plan from its parts; routes come already merged and sorted, refused IPs sorted by `compareRefused`. */
-export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused: readonly RefusedIP[]): Plan {
+export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused: readonly RefusedIP[], serviceErrors: readonly PlanError[] = []): Plan {
   return {
     node: g.node,
     listen: g.listen,
@@ -250,7 +281,7 @@ export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused
     filters: g.filters,
     exportAllowList: g.exportAllowList,
     kernel: g.kernel,
-    errors: g.errors,
+    errors: serviceErrors.length > 0 ? [...g.errors, ...serviceErrors] : g.errors,
   };
 }
 
@@ -261,12 +292,14 @@ export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused
 export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>): Plan {
   const index = new RouteIndex();
   const refused: RefusedIP[] = [];
+  const errors: PlanError[] = [];
   for (const r of g.routes) index.add(r.prefix, r.reason);
   for (const c of services) {
     for (const r of c.routes) index.add(r.prefix, r.reason);
     refused.push(...c.refused);
+    if (c.errors) errors.push(...c.errors);
   }
-  return planFrom(g, index.routes(g.config), refused.sort(compareRefused));
+  return planFrom(g, index.routes(g.config), refused.sort(compareRefused), sortServiceErrors(errors));
 }
 
 /** The pure planner: cluster state + node name → what this node advertises and to whom. */

@@ -1,5 +1,6 @@
-import { compareRefused, planFrom, planGlobal, planServiceByKey, RouteIndex, type GlobalPart } from './plan.js';
-import type { Plan, PlanDiff, PlannedRoute, RefusedIP } from './plan-types.js';
+import { compareRefused, planFrom, planGlobal, planServiceByKey, RouteIndex, sortServiceErrors, type GlobalPart } from './plan.js';
+import type { Plan, PlanDiff, PlanError, PlannedRoute, RefusedIP } from './plan-types.js';
+import { SERVICE_ANNOTATIONS } from './service-routing.js';
 import { EMPTY_CONTRIBUTION, type ServiceContribution } from './services.js';
 import { ClusterState, serviceKey, type ClusterEvent } from './state.js';
 
@@ -28,6 +29,10 @@ export class Planner {
   /** Every contribution's refused IPs in `compareRefused` order, patched likewise. */
   private refused: RefusedIP[] = [];
   private current: Plan;
+  /** Services with bad tsbgp.io annotations: their errors, by key. */
+  private readonly serviceErrors = new Map<string, readonly PlanError[]>();
+  /** Services that choose peers (tsbgp.io/peers, tsbgp.io/peer-selector): recomputed when the node-wide part (peers) is. */
+  private readonly peerScoped = new Set<string>();
   /** How many Service contributions were recomputed by the last `apply` (for tests and metrics). */
   lastRecomputed = 0;
 
@@ -79,7 +84,7 @@ export class Planner {
     }
     this.global = planGlobal(this.state, this.nodeName);
     if (scope === 2) this.recomputeAllServices();
-    else for (const key of touched) this.recomputeService(key);
+    else for (const key of new Set([...touched, ...this.peerScoped])) this.recomputeService(key);
     this.current = this.rebuild();
     return { plan: this.current, diff: diffPlans(before, this.current) };
   }
@@ -90,10 +95,21 @@ export class Planner {
     // A Service that contributes nothing is not kept (most ClusterIP Services).
     if (c && c !== EMPTY_CONTRIBUTION) this.contributions.set(key, c);
     else this.contributions.delete(key);
+    if (c?.errors) this.serviceErrors.set(key, c.errors);
+    else this.serviceErrors.delete(key);
+    const a = this.state.services.get(key)?.annotations;
+    if (a && (a[SERVICE_ANNOTATIONS.peers] !== undefined || a[SERVICE_ANNOTATIONS.peerSelector] !== undefined)) this.peerScoped.add(key);
+    else this.peerScoped.delete(key);
+  }
+
+  private errorList(): PlanError[] {
+    return this.serviceErrors.size === 0 ? [] : sortServiceErrors([...this.serviceErrors.values()].flat());
   }
 
   private recomputeAllServices(): void {
     this.contributions.clear();
+    this.serviceErrors.clear();
+    this.peerScoped.clear();
     for (const key of this.state.services.keys()) this.recomputeService(key);
   }
 
@@ -104,7 +120,7 @@ export class Planner {
     for (const c of this.contributions.values()) for (const r of c.routes) this.index.add(r.prefix, r.reason);
     this.sorted = this.index.routes(this.global.config);
     this.refused = this.collectRefused();
-    return planFrom(this.global, this.sorted.slice(), this.refused.slice());
+    return planFrom(this.global, this.sorted.slice(), this.refused.slice(), this.errorList());
   }
 
   private collectRefused(): RefusedIP[] {
@@ -134,7 +150,7 @@ export class Planner {
     const diff = prefixes.size <= SPLICE_LIMIT ? this.spliceRoutes(prefixes) : this.mergeRoutes(prefixes);
     if (refusedTouched > SPLICE_LIMIT) this.mergeRefused(refusedOf);
     else for (const r of refusedOf) this.spliceRefused(r.old, r.now);
-    this.current = planFrom(this.global, this.sorted.slice(), this.refused.slice());
+    this.current = planFrom(this.global, this.sorted.slice(), this.refused.slice(), this.errorList());
     return diff;
   }
 
@@ -142,12 +158,14 @@ export class Planner {
   private spliceRoutes(prefixes: Map<number | string, PlannedRoute['prefix']>): PlanDiff {
     const added: PlannedRoute[] = [];
     const removed: PlannedRoute[] = [];
+    const changed: PlannedRoute[] = [];
     for (const [key, prefix] of prefixes) {
       const next = this.index.route(key, this.global.config);
       const at = this.find(prefix);
       const prev = at.found ? this.sorted[at.i] : undefined;
       if (prev && next) {
-        // Reasons changed only: communities depend on the prefix and global config, not on services.
+        // Communities depend on the prefix and global config, not on services; a Service's shaping does.
+        if (!sameShaping(prev, next)) changed.push(next);
         this.sorted[at.i] = next;
       } else if (prev) {
         removed.push(prev);
@@ -157,19 +175,23 @@ export class Planner {
         this.sorted.splice(at.i, 0, next);
       }
     }
-    return { added, removed, changed: [] };
+    return { added, removed, changed };
   }
 
   /** Many prefixes (a burst): the changes are sorted and merged into the route list in one pass. */
   private mergeRoutes(prefixes: Map<number | string, PlannedRoute['prefix']>): PlanDiff {
     const added: PlannedRoute[] = [];
     const removed: PlannedRoute[] = [];
+    const changed: PlannedRoute[] = [];
     const drop = new Set<number>();
     for (const [key, prefix] of prefixes) {
       const next = this.index.route(key, this.global.config);
       const at = this.find(prefix);
       const prev = at.found ? this.sorted[at.i] : undefined;
-      if (prev && next) this.sorted[at.i] = next;
+      if (prev && next) {
+        if (!sameShaping(prev, next)) changed.push(next);
+        this.sorted[at.i] = next;
+      }
       else if (prev) (removed.push(prev), drop.add(at.i));
       else if (next) added.push(next);
     }
@@ -184,7 +206,7 @@ export class Planner {
     }
     while (j < insert.length) out.push(insert[j++]);
     this.sorted = out;
-    return { added, removed, changed: [] };
+    return { added, removed, changed: changed.sort((a, b) => a.prefix.compare(b.prefix)) };
   }
 
   /** Many Services' refused IPs replaced at once: the old ones dropped by identity, the new ones sorted and merged in one pass. */
@@ -237,6 +259,13 @@ export class Planner {
   }
 }
 
+/** The same shaping from a Service's annotations and weighted ECMP (what the route's attributes and export policy come from). */
+export function sameShaping(a: PlannedRoute, b: PlannedRoute): boolean {
+  if (a.shaping === b.shaping) return true;
+  if (a.shaping === undefined || b.shaping === undefined) return false;
+  return JSON.stringify(a.shaping) === JSON.stringify(b.shaping);
+}
+
 function sameCommunities(a: PlannedRoute, b: PlannedRoute): boolean {
   return a.communities.length === b.communities.length && a.communities.every((c, i) => c.text === b.communities[i].text);
 }
@@ -267,7 +296,7 @@ export function diffPlans(before: Plan, after: Plan): PlanDiff {
     if (c < 0) (removed.push(x), i++);
     else if (c > 0) (added.push(y), j++);
     else {
-      if (!sameCommunities(x, y)) changed.push(y);
+      if (!sameCommunities(x, y) || !sameShaping(x, y)) changed.push(y);
       i++;
       j++;
     }

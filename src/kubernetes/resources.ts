@@ -56,6 +56,8 @@ export interface Service {
   readonly namespace: string;
   readonly name: string;
   readonly labels: Labels;
+  /** Read by the planner: the tsbgp.io/ routing annotations (src/kubernetes/service-routing.ts). */
+  readonly annotations?: Labels;
   readonly type: ServiceType;
   /** True for `clusterIP: None` (headless): such a service is never advertised. */
   readonly headless: boolean;
@@ -129,6 +131,8 @@ export interface BGPConfiguration {
   readonly ipv6NormalRoutePriority?: number;
   /** Interface patterns whose connected networks are not advertised (Calico: protocol direct's exclusions). */
   readonly ignoredInterfaces: readonly string[];
+  /** The tsbgp.io/weighted-ecmp annotation (default BGPConfiguration only): weighted ECMP for every eTP Local Service that does not say. */
+  readonly weightedEcmp?: boolean;
 }
 
 export type ProgramClusterRoutes = 'Enabled' | 'Disabled' | 'EnabledIPIPOnly' | 'EnabledNoEncapOnly';
@@ -139,6 +143,8 @@ export type NextHopMode = 'Auto' | 'Self' | 'Keep';
 export interface BGPPeer {
   readonly kind: 'BGPPeer';
   readonly name: string;
+  /** metadata.labels (a Service's tsbgp.io/peer-selector matches them). */
+  readonly labels?: Labels;
   readonly node?: string;
   readonly nodeSelector?: Selector;
   readonly peerIP?: { readonly address: Address; readonly port?: number };

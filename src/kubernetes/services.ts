@@ -1,13 +1,16 @@
 import { Prefix, type Address } from '../net/index.js';
 import type { EffectiveConfig } from './config.js';
-import type { RefusedIP, RouteReason } from './plan-types.js';
-import type { EndpointSlice, Service } from './resources.js';
+import type { PlanError, PlannedPeer, RefusedIP, RouteReason, RouteShaping } from './plan-types.js';
+import type { BGPPeer, EndpointSlice, Service } from './resources.js';
 import { compact, none } from './compact.js';
+import { AS_TRANS, BYTES_PER_ENDPOINT, parseServiceRouting, peerWanted, type ServiceRouting } from './service-routing.js';
 
 /** What one Service contributes to this node's plan. */
 export interface ServiceContribution {
   readonly routes: readonly { readonly prefix: Prefix; readonly reason: RouteReason }[];
   readonly refused: readonly RefusedIP[];
+  /** Bad tsbgp.io annotations, naming the field (absent when none). */
+  readonly errors?: readonly PlanError[];
 }
 
 export const EMPTY_CONTRIBUTION: ServiceContribution = Object.freeze({ routes: none<ServiceContribution['routes'][number]>(), refused: none<RefusedIP>() });
@@ -19,6 +22,13 @@ export interface ServiceContext {
   readonly config: EffectiveConfig;
   /** The refusal messages that name only the node: one string each for every Service that gets one (`nodeMessages`). */
   readonly messages: NodeMessages;
+  /** This node's planned peers and the cluster's BGPPeers (tsbgp.io/peers, tsbgp.io/peer-selector). */
+  readonly peers?: readonly PlannedPeer[];
+  readonly bgpPeers?: ReadonlyMap<string, BGPPeer>;
+  /** The ranges this node advertises (tsbgp.io/advertise=range needs one to cover the IP). */
+  readonly ranges?: readonly Prefix[];
+  /** This node's AS (the link bandwidth community's AS; a 4-byte one goes as AS_TRANS). */
+  readonly asn?: number;
 }
 
 export interface NodeMessages {
@@ -36,8 +46,9 @@ export function nodeMessages(nodeName: string): NodeMessages {
 }
 
 /** A contribution as the planner keeps it: exact lists, the shared empty one when there is nothing. */
-function contribution(routes: ServiceContribution['routes'], refused: readonly RefusedIP[]): ServiceContribution {
-  return routes.length + refused.length === 0 ? EMPTY_CONTRIBUTION : { routes: compact(routes), refused: compact(refused) };
+function contribution(routes: ServiceContribution['routes'], refused: readonly RefusedIP[], errors: readonly PlanError[] = []): ServiceContribution {
+  if (routes.length + refused.length + errors.length === 0) return EMPTY_CONTRIBUTION;
+  return errors.length > 0 ? { routes: compact(routes), refused: compact(refused), errors } : { routes: compact(routes), refused: compact(refused) };
 }
 
 function isHostRoute(p: Prefix): boolean {
@@ -57,7 +68,7 @@ const FAMILY_TYPE = { 4: 'IPv4', 6: 'IPv6' } as const;
 function endpointFacts(svc: Service, slices: readonly EndpointSlice[], nodeName: string) {
   const families = new Set<string>(svc.ipFamilies.map((f) => FAMILY_TYPE[f]));
   let anyReady = false;
-  let localReady = false;
+  let localReady = 0;
   let localAny = false;
   for (const s of slices) {
     if (!families.has(s.addressType)) continue;
@@ -66,10 +77,36 @@ function endpointFacts(svc: Service, slices: readonly EndpointSlice[], nodeName:
       if (local) localAny = true;
       if (!e.ready) continue; // Calico #13246: a not-ready endpoint must not attract traffic.
       anyReady = true;
-      if (local) localReady = true;
+      if (local) localReady++;
     }
   }
   return { anyReady, localReady, localAny };
+}
+
+/**
+ * The shaping a Service's routing controls give its routes on this node
+ * (before weighted ECMP, which depends on the IP's rule), and the errors of
+ * resolving them (a BGPPeer name that does not exist).
+ */
+function baseShaping(svc: Service, r: ServiceRouting, ctx: ServiceContext, errors: PlanError[]): RouteShaping | undefined {
+  if (r.annotations.length === 0) return undefined;
+  const out: { -readonly [K in keyof RouteShaping]: RouteShaping[K] } = { by: r.annotations };
+  if (r.communities.length > 0) out.communities = r.communities;
+  if (r.med !== undefined) out.med = r.med;
+  if (r.localPref !== undefined) out.localPref = r.localPref;
+  if (r.prepend !== undefined) out.prepend = r.prepend;
+  if (r.peers) {
+    const p = r.peers;
+    for (const name of p.names) {
+      if (ctx.bgpPeers && !ctx.bgpPeers.has(name)) {
+        errors.push({ kind: 'Service', namespace: svc.namespace, name: svc.name, field: 'metadata.annotations.tsbgp.io/peers', message: `BGPPeer ${JSON.stringify(name)} does not exist` });
+      }
+    }
+    out.peers = (ctx.peers ?? [])
+      .filter((pp) => pp.from.kind === 'BGPPeer' && peerWanted(p, pp.from.name, ctx.bgpPeers?.get(pp.from.name)?.labels ?? {}))
+      .map((pp) => pp.id);
+  }
+  return out;
 }
 
 /**
@@ -79,6 +116,14 @@ function endpointFacts(svc: Service, slices: readonly EndpointSlice[], nodeName:
 export function planService(svc: Service, slices: readonly EndpointSlice[], ctx: ServiceContext): ServiceContribution {
   if (svc.type === 'ExternalName' || svc.headless) return EMPTY_CONTRIBUTION;
   const { config, nodeName } = ctx;
+  const parsed = parseServiceRouting(svc.annotations ?? {});
+  const errors: PlanError[] = parsed.errors.map((e) => ({ kind: 'Service', namespace: svc.namespace, name: svc.name, field: e.field, message: e.message }));
+  const routing = parsed.routing;
+  const base = baseShaping(svc, routing, ctx, errors);
+  // A control that does not read is not guessed at (advertising without a
+  // no-export the user asked for could leak): the Service's routes wait,
+  // refused with the annotation named, until it is fixed.
+  const badAnnotation = parsed.errors.length > 0 ? `bad annotation: ${parsed.errors.map((e) => `${e.field}: ${e.message}`).join('; ')}` : undefined;
   const routes: { prefix: Prefix; reason: RouteReason }[] = [];
   const refused: RefusedIP[] = [];
   const refuse = (ip: Address, source: RefusedIP['source'], reason: RefusedIP['reason'], message: string) =>
@@ -98,27 +143,55 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
     if (!entry) refuse(ip, 'loadBalancerIP', 'outside allow-list', `load-balancer IP ${ip} is not inside any serviceLoadBalancerIPs CIDR of BGPConfiguration default`);
     else candidates.push({ ip, source: 'loadBalancerIP', singleEntry: isHostRoute(entry) ? entry : undefined });
   }
-  if (candidates.length === 0) return contribution(routes, refused);
+  if (candidates.length === 0) return contribution(routes, refused, errors);
 
   if (ctx.excluded) {
     for (const c of candidates) {
       if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'node excluded', ctx.messages.excluded);
     }
-    return contribution(routes, refused);
+    return contribution(routes, refused, errors);
+  }
+  if (badAnnotation !== undefined) {
+    for (const c of candidates) if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'bad annotation', badAnnotation);
+    return contribution(routes, refused, errors);
   }
 
   // ClusterIP services have no externalTrafficPolicy: they count as Cluster.
   const local = svc.type !== 'ClusterIP' && svc.externalTrafficPolicy === 'Local';
   const facts = endpointFacts(svc, slices, nodeName);
-  const add = (c: Candidate, rule: string) =>
+  const weighted = local && (routing.weightedEcmp ?? config.weightedEcmp ?? false);
+  const asn = ctx.asn === undefined ? undefined : ctx.asn > 0xffff ? AS_TRANS : ctx.asn;
+  const lbShaping: RouteShaping | undefined =
+    weighted && facts.localReady > 0 && asn !== undefined
+      ? {
+          ...(base ?? { by: [] }),
+          linkBandwidth: { asn, endpoints: facts.localReady, bytesPerSecond: facts.localReady * BYTES_PER_ENDPOINT },
+          by: [...(base?.by ?? []), `weighted ECMP (${routing.weightedEcmp !== undefined ? 'tsbgp.io/weighted-ecmp' : 'BGPConfiguration default tsbgp.io/weighted-ecmp'}): ${facts.localReady} ready local endpoint${facts.localReady === 1 ? '' : 's'}`],
+        }
+      : undefined;
+  const add = (c: Candidate, rule: string) => {
+    if (routing.advertise === 'range') {
+      if (c.source === 'clusterIP') return; // cluster IPs are in serviceClusterIPs, always a range
+      const range = (ctx.ranges ?? []).find((p) => p.contains(c.ip));
+      if (range) refuse(c.ip, c.source, 'range only', `tsbgp.io/advertise=range: covered by ${range}, no /${c.ip.family === 4 ? 32 : 128} of its own`);
+      else {
+        const field = c.source === 'externalIP' ? 'serviceExternalIPs' : 'serviceLoadBalancerIPs';
+        const message = `tsbgp.io/advertise=range but no advertised ${field} range covers ${c.ip} (a single-IP entry, or serviceLoadBalancerAggregation=Disabled): not advertised`;
+        refuse(c.ip, c.source, 'bad annotation', message);
+        errors.push({ kind: 'Service', namespace: svc.namespace, name: svc.name, field: 'metadata.annotations.tsbgp.io/advertise', message });
+      }
+      return;
+    }
+    const shaping = lbShaping ?? base;
     routes.push({
       prefix: Prefix.host(c.ip),
-      reason: { kind: 'Service', namespace: svc.namespace, name: svc.name, ip: c.ip.toString(), source: c.source, rule },
+      reason: { kind: 'Service', namespace: svc.namespace, name: svc.name, ip: c.ip.toString(), source: c.source, rule, ...(shaping ? { shaping } : {}) },
     });
+  };
 
   for (const c of candidates) {
     if (local) {
-      if (facts.localReady) add(c, 'externalTrafficPolicy=Local with a ready local endpoint');
+      if (facts.localReady > 0) add(c, 'externalTrafficPolicy=Local with a ready local endpoint');
       else if (c.source !== 'clusterIP') {
         if (facts.localAny) refuse(c.ip, c.source, 'not ready', ctx.messages.notReady);
         else refuse(c.ip, c.source, 'not-local', ctx.messages.notLocal);
@@ -135,5 +208,5 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
     if (facts.anyReady) add(c, 'serviceLoadBalancerAggregation=Disabled with a ready endpoint');
     else if (c.source !== 'clusterIP') refuse(c.ip, c.source, 'not ready', 'serviceLoadBalancerAggregation=Disabled and the service has no ready endpoint');
   }
-  return contribution(routes, refused);
+  return contribution(routes, refused, errors);
 }

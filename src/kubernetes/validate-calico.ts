@@ -7,6 +7,7 @@
  * by family).
  */
 import type { Address, Family, Prefix } from '../net/index.js';
+import { CLUSTER_WEIGHTED_ECMP, parseBool } from './service-routing.js';
 import { CALICO_ANNOTATIONS, type BGPConfiguration, type BGPFilter, type BGPPeer, type BlockAffinity, type BlockState, type CommunityValue, type FilterOperation, type FilterRule, type IPPool, type PrefixAdvertisement } from './resources.js';
 import { ALL } from './selector.js';
 import { parseMaxPrefixSpec } from '../speaker/max-prefix.js';
@@ -122,7 +123,20 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
       if (typeof f !== 'string' || f === '') throw new FieldError(`spec.ignoredInterfaces[${i}]`, `expected an interface name or pattern, got ${typeName(f)}`);
       return f;
     }),
+    ...weightedEcmpAnnotation(m, issues),
   };
+}
+
+/** tsbgp.io/weighted-ecmp on a BGPConfiguration: "true" or "false" (src/kubernetes/service-routing.ts). */
+function weightedEcmpAnnotation(m: Meta, issues: Collector): { weightedEcmp?: boolean } {
+  const text = m.annotations[CLUSTER_WEIGHTED_ECMP];
+  if (text === undefined) return {};
+  const v = parseBool(text);
+  if (v === undefined) {
+    issues.report(`metadata.annotations.${CLUSTER_WEIGHTED_ECMP}`, `expected "true" or "false", got ${JSON.stringify(text)}`);
+    return {};
+  }
+  return { weightedEcmp: v };
 }
 
 /** `ip`, `ip:port` or `[v6]:port`. */
@@ -217,6 +231,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   return {
     kind: 'BGPPeer',
     name: m.name,
+    labels: m.labels,
     ...(maxPrefixes !== undefined ? { maxPrefixes } : {}),
     node: node ?? undefined,
     nodeSelector: nodeSelector ?? undefined,

@@ -104,6 +104,7 @@ export function validateService(o: Obj, m: Meta, issues: Collector): Service {
     namespace: m.namespace ?? 'default',
     name: m.name,
     labels: m.labels,
+    annotations: m.annotations,
     type,
     headless,
     clusterIPs: compact(clusterIPs),

@@ -1,9 +1,9 @@
 import { Address } from '../net/address.js';
 import type { AsPathSegment, LargeCommunity, PathAttributes } from '../wire/types.js';
-import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
-import { parseCommunityPattern, parseLargePattern, PolicyError } from './communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { parseCommunityPattern, parseExtPattern, parseLargePattern, PolicyError } from './communities.js';
 import type { ActionsDef, CommunityActionDef } from './definitions.js';
-import { asPathText, CommunitySet, LargeCommunitySet } from './sets.js';
+import { asPathText, CommunitySet, ExtCommunitySet, LargeCommunitySet } from './sets.js';
 import type { PolicyContext, PolicyRoute } from './types.js';
 
 /** Mutable per-evaluation state that modifications report into (not into the route). */
@@ -25,7 +25,7 @@ export interface Modification {
 
 export type StatementResult = 'accept' | 'reject' | 'continue' | 'next-policy';
 
-const ACTION_KEYS = new Set(['result', 'community', 'largeCommunity', 'localPref', 'med', 'nextHop', 'asPathPrepend']);
+const ACTION_KEYS = new Set(['result', 'community', 'largeCommunity', 'extCommunity', 'localPref', 'med', 'nextHop', 'asPathPrepend']);
 const COMMUNITY_OP_KEYS = new Set(['add', 'remove', 'replace']);
 const U32 = 0xffffffff;
 
@@ -88,6 +88,28 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
   };
 }
 
+function extOps(where: string, def: CommunityActionDef): Modification {
+  if (typeof def !== 'object' || def === null) throw new PolicyError(where, 'must be { replace?, remove?, add? }');
+  for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
+  const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseExtendedCommunity);
+  const remove = def.remove === undefined ? undefined : new ExtCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseExtPattern));
+  const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseExtendedCommunity);
+  if (add && add.filter((c) => linkBandwidthOf(c) !== undefined).length > 1) throw new PolicyError(`${where}.add`, 'holds more than one link bandwidth ("lb:…"); a route carries one');
+  const addsBandwidth = add?.some((c) => linkBandwidthOf(c) !== undefined) ?? false;
+  return {
+    apply: (a) => {
+      let l: bigint[] = replace ? [...replace] : [...(a.extendedCommunities ?? [])];
+      if (remove) l = l.filter((c) => !remove.matchesOne(c));
+      if (addsBandwidth) l = l.filter((c) => linkBandwidthOf(c) === undefined);
+      if (add) for (const c of add) if (!l.includes(c)) l.push(c);
+      return l.length === 0 ? without(a, 'extendedCommunities') : { ...a, extendedCommunities: l };
+    },
+    attrsOnly: true,
+    describe: (b, a) =>
+      `extended communities [${(b.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] → [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}]`,
+  };
+}
+
 /** Puts `count` copies of `asn` in front, merging into a leading AS_SEQUENCE and keeping segments ≤ 255 ASNs. */
 export function prependAsPath(path: readonly AsPathSegment[] | undefined, asn: number, count: number): AsPathSegment[] {
   const segs = path ?? [];
@@ -118,6 +140,7 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
 
   if (def.community !== undefined) mods.push(communityOps(w('community'), def.community));
   if (def.largeCommunity !== undefined) mods.push(largeOps(w('largeCommunity'), def.largeCommunity));
+  if (def.extCommunity !== undefined) mods.push(extOps(w('extCommunity'), def.extCommunity));
   if (def.localPref !== undefined) {
     const v = uint(w('localPref'), def.localPref);
     mods.push({ attrsOnly: true, apply: (a) => ({ ...a, localPref: v }), describe: (b) => `LOCAL_PREF ${b.localPref ?? '(none)'} → ${v}` });

@@ -2,7 +2,7 @@
  * Community patterns of defined sets and set actions. The values themselves
  * are read and written by the one text form in src/wire/communities.ts.
  */
-import { communityPair, decimal, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { communityPair, decimal, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
 import type { LargeCommunity } from '../wire/types.js';
 
 /** A definition that cannot be used; `where` names policy, statement and field. */
@@ -87,4 +87,27 @@ export class LargeCommunityTable {
   has(c: LargeCommunity): boolean {
     return this.map.get(c.global)?.get(c.local1)?.has(c.local2) ?? false;
   }
+}
+
+// ---------------------------------------------------------------- extended communities
+
+/**
+ * An extended-community-set member: an exact value in the one text form
+ * ("rt:65000:100", "lb:65000:125000", "0x…"), or a link bandwidth of any
+ * value: "lb:*" (any AS) or "lb:65000:*" (bandwidths vary per route, so
+ * matching one exact float is rarely what a policy means). Both the
+ * non-transitive and the transitive link bandwidth types match a wildcard.
+ */
+export type ExtPattern = { kind: 'exact'; value: bigint } | { kind: 'test'; text: string; test: (c: bigint) => boolean };
+
+export function parseExtPattern(text: string): ExtPattern {
+  if (typeof text !== 'string' || text === '') throw new Error('extended community pattern is empty');
+  const t = text.trim().toLowerCase();
+  if (t === 'lb:*') return { kind: 'test', text, test: (c) => linkBandwidthOf(c) !== undefined };
+  const m = /^lb:([^:]*):\*$/.exec(t);
+  if (m) {
+    const asn = decimal(text, m[1], 0xffff, 'link bandwidth AS');
+    return { kind: 'test', text, test: (c) => linkBandwidthOf(c)?.asn === asn };
+  }
+  return { kind: 'exact', value: parseExtendedCommunity(text) };
 }

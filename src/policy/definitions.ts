@@ -10,7 +10,11 @@ export interface DefinedSetsDef {
   readonly community?: Readonly<Record<string, readonly string[]>>;
   /** "1:2:3", any part "*", or "/regex over g:l1:l2/". */
   readonly largeCommunity?: Readonly<Record<string, readonly string[]>>;
-  /** "rt:65000:100", "rt:192.0.2.1:7", "soo:65000:1", or 16 hex digits "0x0002fde800000064". */
+  /**
+   * "rt:65000:100", "rt:192.0.2.1:7", "soo:65000:1", "lb:65000:125000" (link bandwidth,
+   * bytes per second), "lb:65000:*" / "lb:*" (a link bandwidth of any value), or 16 hex
+   * digits "0x0002fde800000064".
+   */
   readonly extCommunity?: Readonly<Record<string, readonly string[]>>;
   /**
    * Regular expressions over the path as text ("65001 65002", sets as "{1 2}";
@@ -76,6 +80,12 @@ export interface ActionsDef {
   readonly result?: 'accept' | 'reject' | 'continue' | 'next-policy';
   readonly community?: CommunityActionDef;
   readonly largeCommunity?: CommunityActionDef;
+  /**
+   * Extended communities in the text form of src/wire/communities.ts; `remove`
+   * takes extended-community-set patterns ("lb:*"). A route carries one link
+   * bandwidth: adding an "lb:…" value replaces any link bandwidth it had.
+   */
+  readonly extCommunity?: CommunityActionDef;
   readonly localPref?: number;
   /** An absolute value, or "+N" / "-N" relative to the current MED (clamped to 0..2^32-1). */
   readonly med?: number | string;

@@ -2,10 +2,11 @@ import { Address } from '../net/address.js';
 import { Prefix } from '../net/prefix.js';
 import { PrefixSet } from '../net/prefix-set.js';
 import { PrefixTrie } from '../net/trie.js';
-import { parseExtendedCommunity } from '../wire/communities.js';
 import type { AsPathSegment, LargeCommunity } from '../wire/types.js';
 import {
   type CommunityPattern,
+  type ExtPattern,
+  parseExtPattern,
   compileRegex,
   LargeCommunityTable,
   type LargePattern,
@@ -83,21 +84,30 @@ export class LargeCommunitySet {
 }
 
 export class ExtCommunitySet {
-  private readonly exact: Set<bigint>;
+  private readonly exact = new Set<bigint>();
+  private readonly tests: ((c: bigint) => boolean)[] = [];
   constructor(
     readonly name: string,
-    readonly members: readonly bigint[],
+    readonly members: readonly ExtPattern[],
   ) {
-    this.exact = new Set(members);
+    for (const m of members) {
+      if (m.kind === 'exact') this.exact.add(m.value);
+      else this.tests.push(m.test);
+    }
+  }
+  matchesOne(c: bigint): boolean {
+    if (this.exact.has(c)) return true;
+    for (const t of this.tests) if (t(c)) return true;
+    return false;
   }
   any(list: readonly bigint[] | undefined): boolean {
     if (list === undefined) return false;
-    for (const c of list) if (this.exact.has(c)) return true;
+    for (const c of list) if (this.matchesOne(c)) return true;
     return false;
   }
   all(list: readonly bigint[] | undefined): boolean {
     const l = list ?? [];
-    for (const m of this.members) if (!l.includes(m)) return false;
+    for (const m of this.members) if (!(m.kind === 'exact' ? l.includes(m.value) : l.some(m.test))) return false;
     return true;
   }
 }
@@ -263,7 +273,7 @@ export function compileSets(def: DefinedSetsDef = {}): CompiledSets {
     ),
     community: remap(each('community', def.community, parseCommunityPattern), (n, ms) => new CommunitySet(n, ms)),
     largeCommunity: remap(each('largeCommunity', def.largeCommunity, parseLargePattern), (n, ms) => new LargeCommunitySet(n, ms)),
-    extCommunity: remap(each('extCommunity', def.extCommunity, parseExtendedCommunity), (n, ms) => new ExtCommunitySet(n, ms)),
+    extCommunity: remap(each('extCommunity', def.extCommunity, parseExtPattern), (n, ms) => new ExtCommunitySet(n, ms)),
     asPath: remap(each('asPath', def.asPath, parseAsPathMatcher), (n, ms) => new AsPathSet(n, ms)),
     neighbor: remap(
       each('neighbor', def.neighbor, (t) => Prefix.parse(t, { allowBareAddress: true })),

@@ -5,6 +5,7 @@
  */
 import { Address } from '../net/address.js';
 import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
+import { isNonTransitive } from '../wire/communities.js';
 import type { AsPathSegment, PathAttributes } from '../wire/types.js';
 import type { Path, PathSource } from './path.js';
 import type { PeerType } from './ports.js';
@@ -114,6 +115,14 @@ function sessionAttrs(a: PathAttributes, src: PathSource, family: 4 | 6, s: Expo
     delete out.originatorId;
     delete out.clusterList;
     if (src.kind === 'peer' && !s.sendMed) delete out.med;
+    // RFC 4360 §2: a learned non-transitive extended community (link bandwidth, …)
+    // stays in the AS. Our own originations keep theirs: they describe the link
+    // to this very neighbour (RFC 10005's eBGP use, as FRR and Arista send it).
+    if (src.kind === 'peer' && a.extendedCommunities?.some(isNonTransitive)) {
+      const kept = a.extendedCommunities.filter((c) => !isNonTransitive(c));
+      if (kept.length > 0) out.extendedCommunities = kept;
+      else delete out.extendedCommunities;
+    }
     if (!s.keepNextHop || !hasNextHop(a, family)) setSelf(out, family, s);
   } else {
     if (out.localPref === undefined) out.localPref = s.defaultLocalPref;

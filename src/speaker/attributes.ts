@@ -5,7 +5,7 @@
  */
 import { Address } from '../net/address.js';
 import type { Prefix } from '../net/prefix.js';
-import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
 import { UNICAST } from '../wire/families.js';
 import type { PathAttributes } from '../wire/types.js';
 import type { AdvertisedRoute, RouteAttributes } from './types.js';
@@ -51,6 +51,20 @@ export function toPathAttributes(attrs: RouteAttributes, family: 4 | 6): PathAtt
       }
     });
   }
+  if (attrs.extendedCommunities !== undefined && attrs.extendedCommunities.length > 0) {
+    const list = attrs.extendedCommunities.map((c, i) => {
+      if (typeof c === 'bigint') {
+        if (c < 0n || c > 0xffffffffffffffffn) throw new RouteAttributeError(`extendedCommunities[${i}] must be a 64-bit unsigned value, got ${c}`);
+        return c;
+      }
+      try {
+        return parseExtendedCommunity(c);
+      } catch (e) {
+        throw new RouteAttributeError(`extendedCommunities[${i}]: ${(e as Error).message}`);
+      }
+    });
+    out.extendedCommunities = [...new Set(list)];
+  }
   if (attrs.nextHop !== undefined) {
     let nh: Address;
     try {
@@ -65,13 +79,15 @@ export function toPathAttributes(attrs: RouteAttributes, family: 4 | 6): PathAtt
   return out;
 }
 
+const bigintText = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
+
 /** Memoises toPathAttributes by the attributes' text; bounded so a long-running speaker does not grow it forever. */
 export class AttributeCache {
   private readonly map = new Map<string, PathAttributes>();
   constructor(private readonly limit = 4096) {}
 
   get(attrs: RouteAttributes | undefined, family: 4 | 6): PathAttributes {
-    const key = `${family}${JSON.stringify(attrs ?? {})}`;
+    const key = `${family}${JSON.stringify(attrs ?? {}, bigintText)}`;
     let pa = this.map.get(key);
     if (pa === undefined) {
       pa = toPathAttributes(attrs ?? {}, family);
@@ -91,6 +107,7 @@ export function describeRoute(prefix: Prefix, a: PathAttributes): AdvertisedRout
     communities: (a.communities ?? []).map(formatCommunity),
     largeCommunities: (a.largeCommunities ?? []).map(formatLargeCommunity),
   };
+  if (a.extendedCommunities !== undefined && a.extendedCommunities.length > 0) route.extendedCommunities = a.extendedCommunities.map(formatExtendedCommunity);
   if (nh !== undefined) route.nextHop = nh.toString();
   if (a.med !== undefined) route.med = a.med;
   if (a.localPref !== undefined) route.localPref = a.localPref;

@@ -67,6 +67,15 @@ export interface RouteAttributes {
   readonly communities?: readonly (string | number)[];
   /** "global:local1:local2". */
   readonly largeCommunities?: readonly string[];
+  /**
+   * RFC 4360 extended communities: "rt:65000:100" (route target),
+   * "soo:192.0.2.1:7" (route origin), "lb:65000:125000" (link bandwidth,
+   * AS and bytes per second, non-transitive), "0x…" (16 hex digits), or the
+   * 64-bit value. Non-transitive ones (link bandwidth) still go to our direct
+   * eBGP neighbours; a speaker never passes on non-transitive ones it learned
+   * to eBGP peers (src/rib/export.ts).
+   */
+  readonly extendedCommunities?: readonly (string | bigint)[];
   /** Next hop to announce; default: the session's local address (next-hop self). */
   readonly nextHop?: string;
   /** ASNs to put after our own on eBGP (e.g. a prepend). */
@@ -295,6 +304,8 @@ export interface AdvertisedRoute {
   readonly localPref?: number;
   readonly communities: readonly string[];
   readonly largeCommunities: readonly string[];
+  /** In the text form of src/wire/communities.ts ("rt:…", "lb:…", "0x…"); absent when there are none. */
+  readonly extendedCommunities?: readonly string[];
   readonly origin?: 'igp' | 'egp' | 'incomplete';
   /** RFC 4456, on reflected routes. */
   readonly originatorId?: string;

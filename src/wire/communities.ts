@@ -8,8 +8,10 @@ import type { LargeCommunity } from './types.js';
  * policy engine, the Calico validator, the agent and the speaker's API:
  * RFC 1997 "AS:value" (and well-known names), RFC 8092 large
  * "global:local1:local2", and the common RFC 4360 extended types
- * ("rt:65000:100", "soo:192.0.2.1:7", "rt:4200000000:1"), falling back to
- * 16 hex digits ("0x0002fde800000064") for types without a name. Parsers
+ * ("rt:65000:100", "soo:192.0.2.1:7", "rt:4200000000:1"), the link
+ * bandwidth of draft-ietf-idr-link-bandwidth / RFC 10005 ("lb:65000:125000",
+ * AS and bytes per second), falling back to 16 hex digits
+ * ("0x0002fde800000064") for types without a name. Parsers
  * throw ParseError naming the text and the part that is wrong;
  * parse(format(x)) === x for every value (test/wire/communities.test.ts).
  */
@@ -105,6 +107,11 @@ export function formatExtendedCommunity(value: bigint): string {
   const lo = Number(v & 0xffffffffn);
   const type = hi >>> 24;
   const sub = (hi >>> 16) & 0xff;
+  if (sub === LINK_BANDWIDTH_SUBTYPE && (type === 0x40 || type === 0x00)) {
+    const bw = float32(lo);
+    // NaN, infinities, negatives and -0 have no decimal form that reads back: hex.
+    if (Number.isFinite(bw) && bw >= 0 && !Object.is(bw, -0)) return `${type === 0x40 ? 'lb' : 'lb-transitive'}:${hi & 0xffff}:${bw}`;
+  }
   const name = SUBTYPE_NAMES[sub];
   if (name !== undefined) {
     if (type === 0x00) return `${name}:${hi & 0xffff}:${lo >>> 0}`;
@@ -121,8 +128,11 @@ export function parseExtendedCommunity(text: string): bigint {
   const t = text.trim().toLowerCase();
   if (/^0x[0-9a-f]{1,16}$/.test(t)) return BigInt(t);
   const parts = t.split(':');
+  if (parts.length === 3 && (parts[0] === 'lb' || parts[0] === 'lb-transitive')) {
+    return linkBandwidth(decimal(text, parts[1], 0xffff, 'link bandwidth AS'), bandwidthValue(text, parts[2]), parts[0] === 'lb-transitive');
+  }
   if (parts.length !== 3 || NAME_SUBTYPES[parts[0]] === undefined) {
-    throw new ParseError(text, 'extended community (expected "rt:ADMIN:VALUE", "soo:ADMIN:VALUE" or 0x and up to 16 hex digits)');
+    throw new ParseError(text, 'extended community (expected "rt:ADMIN:VALUE", "soo:ADMIN:VALUE", "lb:AS:BYTES_PER_SECOND" or 0x and up to 16 hex digits)');
   }
   const sub = NAME_SUBTYPES[parts[0]];
   let hi: number;
@@ -144,4 +154,56 @@ export function parseExtendedCommunity(text: string): bigint {
     }
   }
   return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+}
+
+// ---------------------------------------------------------------- link bandwidth
+
+/** draft-ietf-idr-link-bandwidth (RFC 10005): subtype 0x04 of the two-octet-AS types. */
+export const LINK_BANDWIDTH_SUBTYPE = 0x04;
+
+const f32 = new DataView(new ArrayBuffer(4));
+
+function float32(bits: number): number {
+  f32.setUint32(0, bits >>> 0);
+  return f32.getFloat32(0);
+}
+
+function float32Bits(n: number): number {
+  f32.setFloat32(0, n);
+  return f32.getUint32(0);
+}
+
+/** A bandwidth in bytes per second: a non-negative decimal ("125000", "1.5e9") that fits an IEEE single (rounded to the nearest one). */
+function bandwidthValue(text: string, part: string): number {
+  if (!/^[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$/.test(part)) throw new ParseError(text, `link bandwidth (${JSON.stringify(part)} is not a non-negative decimal number of bytes per second)`);
+  const n = Number(part);
+  if (!Number.isFinite(Math.fround(n))) throw new ParseError(text, `link bandwidth (${part} bytes per second does not fit an IEEE single-precision float)`);
+  return n;
+}
+
+/**
+ * The link bandwidth extended community: type 0x40 (non-transitive, the
+ * draft's) or with `transitive` 0x00 (what FRR's `set extcommunity bandwidth`
+ * sends unless told `non-transitive`), the AS, and the bandwidth in bytes per
+ * second as an IEEE single-precision float.
+ */
+export function linkBandwidth(asn: number, bytesPerSecond: number, transitive = false): bigint {
+  if (!Number.isInteger(asn) || asn < 0 || asn > 0xffff) throw new RangeError(`link bandwidth AS must be 0..65535 (a four-octet AS goes as 23456), got ${asn}`);
+  if (!(bytesPerSecond >= 0) || !Number.isFinite(Math.fround(bytesPerSecond))) throw new RangeError(`link bandwidth must be a finite, non-negative number of bytes per second, got ${bytesPerSecond}`);
+  const hi = ((transitive ? 0x00 : 0x40) << 24) | (LINK_BANDWIDTH_SUBTYPE << 16) | asn;
+  return (BigInt(hi >>> 0) << 32n) | BigInt(float32Bits(bytesPerSecond) >>> 0);
+}
+
+/** The parts of a link bandwidth community, or undefined for any other extended community. */
+export function linkBandwidthOf(value: bigint): { asn: number; bytesPerSecond: number; transitive: boolean } | undefined {
+  const v = BigInt.asUintN(64, value);
+  const hi = Number(v >> 32n);
+  const type = hi >>> 24;
+  if (((hi >>> 16) & 0xff) !== LINK_BANDWIDTH_SUBTYPE || (type !== 0x40 && type !== 0x00)) return undefined;
+  return { asn: hi & 0xffff, bytesPerSecond: float32(Number(v & 0xffffffffn)), transitive: type === 0x00 };
+}
+
+/** RFC 4360 §2: the T bit (0x40 of the type octet) set means the community must not leave the AS. */
+export function isNonTransitive(value: bigint): boolean {
+  return (BigInt.asUintN(64, value) >> 56n & 0x40n) !== 0n;
 }

@@ -41,13 +41,14 @@ export interface SvcOpts {
   loadBalancerIP?: string;
   eTP?: 'Cluster' | 'Local';
   ipFamilies?: readonly string[];
+  annotations?: Readonly<Record<string, string>>;
 }
 
 export function svc(name: string, o: SvcOpts = {}): Service {
   return valid<Service>({
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name, namespace: o.ns ?? 'default' },
+    metadata: { name, namespace: o.ns ?? 'default', ...(o.annotations ? { annotations: o.annotations } : {}) },
     spec: {
       type: o.type ?? 'ClusterIP',
       clusterIP: o.clusterIP ?? o.clusterIPs?.[0],

@@ -3,6 +3,7 @@ import { Address } from '../../src/net/index.js';
 import { compilePolicy, evaluate, evaluateBatch, explain, formatTrace, PolicyError } from '../../src/policy/index.js';
 import type { ConditionsDef, DefinedSetsDef, PolicyConfigDef, ActionsDef } from '../../src/policy/definitions.js';
 import type { PathAttributes } from '../../src/wire/types.js';
+import { parseExtendedCommunity } from '../../src/wire/communities.js';
 import { ctx, ebgpPeer, ibgpPeer, learned, local, route } from './helpers.js';
 
 const sets: DefinedSetsDef = {
@@ -267,5 +268,37 @@ describe('validation', () => {
   it('names unknown policies in a chain', () => {
     const cp = compilePolicy({ policies: { a: { statements: [] } } });
     expect(() => cp.chain({ direction: 'export', policies: ['a', 'b'] })).toThrow('chain.policies[1]: unknown policy "b"');
+  });
+});
+
+describe('extended communities: link bandwidth, route target, route origin', () => {
+  const lb = (t: string) => parseExtendedCommunity(t);
+  const cfg = (actions: ActionsDef, extCommunity: Record<string, string[]> = {}) =>
+    compilePolicy({ sets: { extCommunity }, policies: { p: { statements: [{ actions: { ...actions, result: 'accept' } }] } } });
+  const run = (actions: ActionsDef, attrs: PathAttributes) => evaluate(cfg(actions).chain({ direction: 'export', policies: ['p'] }), route('10.1.0.0/16', attrs), ctx(ebgpPeer, 'export'));
+
+  it('sets match exact values and any link bandwidth ("lb:*", "lb:AS:*")', () => {
+    const cp = compilePolicy({
+      sets: { extCommunity: { anyLb: ['lb:*'], lb65000: ['lb:65000:*'], soo: ['soo:192.0.2.1:7'] } },
+      policies: Object.fromEntries(['anyLb', 'lb65000', 'soo'].map((s) => [s, { statements: [{ conditions: { extCommunitySet: { set: s } }, actions: { result: 'accept' as const } }, { actions: { result: 'reject' as const } }] }])),
+    });
+    const v = (set: string, ...cs: string[]) => evaluate(cp.chain({ direction: 'import', policies: [set] }), route('10.0.0.0/8', { extendedCommunities: cs.map(lb) }), ctx(ebgpPeer, 'import')).verdict;
+    expect(v('anyLb', 'lb:65001:100')).toBe('accept');
+    expect(v('anyLb', 'lb-transitive:65001:100')).toBe('accept');
+    expect(v('anyLb', 'rt:65000:100')).toBe('reject');
+    expect(v('lb65000', 'lb:65000:7')).toBe('accept');
+    expect(v('lb65000', 'lb:65001:7')).toBe('reject');
+    expect(v('soo', 'rt:65000:1', 'soo:192.0.2.1:7')).toBe('accept');
+    expect(() => compilePolicy({ sets: { extCommunity: { bad: ['lb:x:*'] } }, policies: {} })).toThrow(/extCommunity set "bad" entry 0.*link bandwidth AS/);
+  });
+
+  it('actions add, remove and replace them; adding a link bandwidth replaces the one a route had', () => {
+    const before = { origin: 0 as const, extendedCommunities: [lb('rt:65000:1'), lb('lb:65000:1000')] };
+    expect(run({ extCommunity: { add: ['lb:65000:2000'] } }, before).attrs!.extendedCommunities).toEqual([lb('rt:65000:1'), lb('lb:65000:2000')]);
+    expect(run({ extCommunity: { remove: ['lb:*'] } }, before).attrs!.extendedCommunities).toEqual([lb('rt:65000:1')]);
+    expect(run({ extCommunity: { replace: ['soo:65000:9'] } }, before).attrs!.extendedCommunities).toEqual([lb('soo:65000:9')]);
+    expect(run({ extCommunity: { remove: ['rt:65000:1', 'lb:65000:*'] } }, before).attrs!.extendedCommunities).toBeUndefined();
+    expect(() => cfg({ extCommunity: { add: ['lb:1:1', 'lb:1:2'] } })).toThrow(/extCommunity\.add.*more than one link bandwidth/);
+    expect(() => cfg({ extCommunity: { add: ['rt:bad'] } })).toThrow(/extCommunity\.add\[0\]/);
   });
 });

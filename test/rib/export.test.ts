@@ -3,6 +3,7 @@ import { AttrStore } from '../../src/rib/attr-store.js';
 import { exportAttrs, exportRefusal, type ExportSettings } from '../../src/rib/export.js';
 import { LOCAL_SOURCE, type Path, type PeerSource } from '../../src/rib/path.js';
 import { WellKnownCommunity } from '../../src/wire/constants.js';
+import { parseExtendedCommunity } from '../../src/wire/communities.js';
 import type { PathAttributes } from '../../src/wire/types.js';
 import { A } from './helpers.js';
 
@@ -42,6 +43,17 @@ const rr = (client: boolean): ExportSettings => ({ ...toI, clusterId: A('192.0.2
 const learned: PathAttributes = { origin: 0, asPath: [{ type: 2, asns: [65001] }], nextHop: A('10.0.0.1'), med: 5, localPref: 120 };
 
 describe('export rules', () => {
+  it('non-transitive extended communities: learned ones stay in the AS, our own reach the direct eBGP neighbour', () => {
+    const lb = parseExtendedCommunity('lb:64512:375000');
+    const rt = parseExtendedCommunity('rt:65000:100');
+    const withExt: PathAttributes = { ...learned, extendedCommunities: [rt, lb] };
+    expect(exportAttrs(path(eSrc, withExt), 4, toE)!.extendedCommunities).toEqual([rt]);
+    expect(exportAttrs(path(eSrc, { ...learned, extendedCommunities: [lb] }), 4, toE)!.extendedCommunities).toBeUndefined();
+    // iBGP keeps them (reflected or not), and our own originations keep theirs toward eBGP.
+    expect(exportAttrs(path(iClient, withExt), 4, rr(false))!.extendedCommunities).toEqual([rt, lb]);
+    expect(exportAttrs(path(LOCAL_SOURCE, { origin: 0, extendedCommunities: [lb] }), 4, toE)!.extendedCommunities).toEqual([lb]);
+  });
+
   it('toward eBGP: prepend our AS, next-hop self, strip LOCAL_PREF and foreign MED', () => {
     const out = exportAttrs(path(eSrc, learned), 4, toE)!;
     expect(out.asPath).toEqual([{ type: 2, asns: [65000, 65001] }]);

@@ -5,6 +5,17 @@ import { AttributeCache, describeRoute, RouteAttributeError, toPathAttributes } 
 import { WellKnownCommunity } from '../../src/wire/constants.js';
 
 describe('toPathAttributes', () => {
+  it('extended communities: link bandwidth, route target, route origin, hex and 64-bit values, deduplicated', () => {
+    const pa = toPathAttributes({ extendedCommunities: ['lb:64512:375000', 'rt:65000:100', 'soo:192.0.2.1:7', 0x0002fde800000064n, 'rt:65000:100'] }, 4);
+    expect(pa.extendedCommunities).toEqual([0x4004fc0048b71b00n, 0x0002fde800000064n, 0x0103c00002010007n]);
+    const back = describeRoute(Prefix.parse('192.0.2.0/24'), pa).extendedCommunities;
+    expect(back).toEqual(['lb:64512:375000', 'rt:65000:100', 'soo:192.0.2.1:7']);
+    expect(() => toPathAttributes({ extendedCommunities: ['rt:65000:1', 'lb:64512:-1'] }, 4)).toThrow(/extendedCommunities\[1\]/);
+    expect(() => toPathAttributes({ extendedCommunities: [-1n] }, 4)).toThrow(/extendedCommunities\[0\] must be a 64-bit/);
+    // The cache keys bigint values too (JSON.stringify alone throws on them).
+    expect(new AttributeCache().get({ extendedCommunities: [1n] }, 4).extendedCommunities).toEqual([1n]);
+  });
+
   it('defaults: origin IGP, empty AS path, nothing else', () => {
     expect(toPathAttributes({}, 4)).toEqual({ origin: 0, asPath: [] });
   });

@@ -16,6 +16,9 @@ import {
   parseCommunityLiteral,
   parseExtendedCommunity,
   parseLargeCommunity,
+  isNonTransitive,
+  linkBandwidth,
+  linkBandwidthOf,
 } from '../../src/wire/communities.js';
 import { WellKnownCommunity } from '../../src/wire/constants.js';
 
@@ -127,6 +130,46 @@ describe('community text as policies and Calico write it', () => {
     fc.assert(
       fc.property(fc.record({ global: fc.nat(0xffffffff), local1: fc.nat(0xffffffff), local2: fc.nat(0xffffffff) }), (c) => {
         expect(parseCommunityLiteral(formatLargeCommunity(c))).toEqual({ type: 'large', value: c });
+      }),
+    );
+  });
+});
+
+describe('link bandwidth (draft-ietf-idr-link-bandwidth, RFC 10005)', () => {
+  it('reads and writes "lb:AS:BYTES_PER_SECOND" as type 0x40 subtype 0x04 with an IEEE single', () => {
+    // 64512 = 0xfc00; 375000 bytes/s = 0x48b71b00 as a float32.
+    expect(parseExtendedCommunity('lb:64512:375000')).toBe(0x4004fc0048b71b00n);
+    expect(formatExtendedCommunity(0x4004fc0048b71b00n)).toBe('lb:64512:375000');
+    expect(linkBandwidth(64512, 375000)).toBe(0x4004fc0048b71b00n);
+    expect(linkBandwidthOf(0x4004fc0048b71b00n)).toEqual({ asn: 64512, bytesPerSecond: 375000, transitive: false });
+    expect(isNonTransitive(0x4004fc0048b71b00n)).toBe(true);
+    // The transitive form FRR sends by default.
+    expect(parseExtendedCommunity('lb-transitive:23456:12500000')).toBe(linkBandwidth(23456, 12.5e6, true));
+    expect(formatExtendedCommunity(linkBandwidth(23456, 12.5e6, true))).toBe('lb-transitive:23456:12500000');
+    expect(isNonTransitive(linkBandwidth(1, 1, true))).toBe(false);
+    expect(linkBandwidthOf(parseExtendedCommunity('rt:65000:100'))).toBeUndefined();
+    // Values a float32 cannot hold exactly round to the nearest one; exponents read.
+    expect(linkBandwidthOf(parseExtendedCommunity('lb:1:1.5e9'))!.bytesPerSecond).toBe(1.5e9);
+    expect(linkBandwidthOf(parseExtendedCommunity('lb:1:16777217'))!.bytesPerSecond).toBe(16777216);
+  });
+
+  it('names what is wrong', () => {
+    expect(() => parseExtendedCommunity('lb:70000:1')).toThrow(/link bandwidth AS.*70000 is above 65535/);
+    expect(() => parseExtendedCommunity('lb:1:-5')).toThrow(/link bandwidth.*not a non-negative decimal/);
+    expect(() => parseExtendedCommunity('lb:1:1e39')).toThrow(/does not fit an IEEE single/);
+    expect(() => parseExtendedCommunity('lb:1')).toThrow(ParseError);
+    expect(() => linkBandwidth(65536, 1)).toThrow(/0\.\.65535/);
+    expect(() => linkBandwidth(1, Number.NaN)).toThrow(/non-negative/);
+  });
+
+  it('round-trips every link bandwidth value; NaN, infinities and negatives stay in hex', () => {
+    const lbs = fc.tuple(fc.constantFrom(0x40n, 0x00n), fc.nat(0xffff), fc.nat(0xffffffff)).map(([t, as, bits]) => (t << 56n) | (4n << 48n) | (BigInt(as) << 32n) | BigInt(bits));
+    fc.assert(
+      fc.property(lbs, (v) => {
+        const text = formatExtendedCommunity(v);
+        expect(parseExtendedCommunity(text)).toBe(v);
+        const bw = linkBandwidthOf(v)!.bytesPerSecond;
+        expect(text.startsWith('0x')).toBe(!(Number.isFinite(bw) && bw >= 0 && !Object.is(bw, -0)));
       }),
     );
   });

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/net/prefix.js';
-import { formatCommunity, formatLargeCommunity } from '../../src/wire/communities.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidthOf, parseExtendedCommunity } from '../../src/wire/communities.js';
 import { LEGACY_CONTEXT, type CodecContext } from '../../src/wire/context.js';
 import { Framer } from '../../src/wire/framer.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
@@ -125,5 +125,28 @@ describe('real daemon bytes decode', () => {
     expect(withPath.length).toBeGreaterThan(0);
     for (const u of withPath) expect(u.attributes.asPath![0].asns[0]).toBe(CAP.daemonAsn);
     expect(withPath.some((u) => u.attributes.aggregator?.asn === CAP.daemonAsn)).toBe(true);
+  });
+});
+
+describe('link bandwidth from FRR 8.4 (set extcommunity bandwidth, test/fixtures/README.md)', () => {
+  const lbOf = (file: string, prefix: string): string[] | undefined => {
+    for (const f of frames(file).filter((x) => x.type === 2)) {
+      const u = decodeMessage(2, f.body, contextFor(file)) as UpdateMessage;
+      if (nlriOf(u).includes(prefix)) return (u.attributes.extendedCommunities ?? []).map(formatExtendedCommunity);
+    }
+    return undefined;
+  };
+
+  it('decodes FRR\'s transitive (default) and non-transitive forms into bytes per second, AS as the two-octet AS_TRANS', () => {
+    // 100 Mbit/s = 12,500,000 bytes/s; FRR puts AS_TRANS (23456) for its 4-byte AS.
+    expect(lbOf('frr/ibgp-addpath.bin', '198.19.4.0/24')).toEqual(['lb-transitive:23456:12500000']);
+    expect(lbOf('frr/ibgp-addpath.bin', '198.19.5.0/24')).toEqual(['lb:23456:250000000']);
+    const v = parseExtendedCommunity('lb:23456:250000000');
+    expect(linkBandwidthOf(v)).toEqual({ asn: 23456, bytesPerSecond: 250_000_000, transitive: false });
+  });
+
+  it('FRR 8.4 sends its transitive link bandwidth to an eBGP neighbour and keeps the non-transitive one in the AS', () => {
+    expect(lbOf('frr/ebgp.bin', '198.19.4.0/24')).toEqual(['lb-transitive:23456:12500000']);
+    expect(lbOf('frr/ebgp.bin', '198.19.5.0/24')).toEqual([]);
   });
 });
