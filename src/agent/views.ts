@@ -234,7 +234,9 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   const fam = peer.address.family;
   const out: Prefix[] = [];
   const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept) => builtin && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
-  for (const r of plan.routes) if (r.prefix.family === fam && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
+  // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (service-policy.ts; explain says why).
+  const leftOut = (r: PlannedRoute) => r.shaping?.peers !== undefined && !r.shaping.peers.includes(peer.id);
+  for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
   // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
   for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities, r.kernel !== undefined ? r.kernel.exported : undefined)) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));

@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { routeAttributes, reconcile } from '../../src/agent/reconcile.js';
 import { SERVICE_POLICY, servicePolicy } from '../../src/agent/service-policy.js';
-import { explainPrefix, routeJson } from '../../src/agent/views.js';
+import { explainPrefix, planJson, routeJson } from '../../src/agent/views.js';
 import { plan } from '../../src/kubernetes/plan.js';
 import { SERVICE_ANNOTATIONS as A } from '../../src/kubernetes/service-routing.js';
 import { stateOf } from '../../src/kubernetes/state.js';
@@ -80,6 +80,9 @@ describe('the Service routing policy (prepend toward eBGP, peer choice)', () => 
     // explain names the annotation that left tor-b out.
     const ex = explainPrefix(p, P('203.0.113.10/32'));
     expect(ex.peers.find((x) => x.address === '198.51.100.2')).toMatchObject({ exported: false, why: `left out by the Service's ${A.peers}=tor-a rr` });
+    // ...and so do plan and routes: the /32 is in the exports of the peers chosen only.
+    const exported = (address: string) => planJson(p).peers.find((x) => x.address === address)?.exports.includes('203.0.113.10/32');
+    expect([exported('198.51.100.1'), exported('198.51.100.2'), exported('192.0.2.99')]).toEqual([true, false, true]);
   });
 });
 
