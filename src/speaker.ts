@@ -5,22 +5,17 @@
  * turns state into status snapshots and events.
  */
 import { EventEmitter } from 'eventemitter3';
-import { Address } from './net/address.js';
-import { Prefix } from './net/prefix.js';
-import type { PolicyConfigDef, PolicyDef } from './policy/definitions.js';
-import { Rib, type PeerConfig } from './rib/rib.js';
-import { policySource } from './rib/path.js';
-import { prefixFromKey } from './rib/prefix-key.js';
-import { realScheduler } from './session/clock.js';
-import { joinUpdates, type UpdateRun } from './session/connection.js';
-import { canonicalRemote, Listener } from './session/listener.js';
-import type { Negotiated } from './session/negotiate.js';
-import { describeReason, Peer } from './session/peer.js';
-import type { DownReason } from './session/types.js';
-import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { familyName, familyOfAfi, UNICAST, unicastFamily } from './wire/families.js';
-import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
-import type { NotificationMessage, UpdateMessage } from './wire/types.js';
+import { Address, Prefix } from './net/index.js';
+import type { PolicyConfigDef, PolicyDef } from './policy/index.js';
+import { Rib, type PeerConfig, policySource, prefixFromKey } from './rib/index.js';
+import {
+  realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
+  Peer, type DownReason
+} from './session/index.js';
+import {
+  CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
+  shutdownNotification, type NotificationMessage, type UpdateMessage
+} from './wire/index.js';
 import { AttributeCache, describeRoute } from './speaker/attributes.js';
 import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
 import { PolicyRegistry } from './speaker/policies.js';
@@ -30,9 +25,7 @@ import { transportHint } from './speaker/transport-hint.js';
 import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
-import type { KernelStatus } from './kernel/kernel-fib.js';
-import type { KernelEntry } from './kernel/fib-core.js';
-import type { KernelRule } from './kernel/rules.js';
+import type { KernelStatus, KernelEntry, KernelRule } from './kernel/index.js';
 import type {
   AdvertisedRoute,
   FamilyName,

@@ -6,10 +6,9 @@
  * operations out.
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
-import type { EventSink } from '../kubernetes/events.js';
-import { secretNamespace } from '../kubernetes/secrets.js';
+import { type EventSink, secretNamespace } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
+import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/index.js';
 import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
@@ -27,7 +26,10 @@ import { withSessions } from './explain-sessions.js';
 import { listenHint } from './help.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
-import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
+import {
+  agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson,
+  statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson
+} from './views.js';
 
 export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
 export type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';

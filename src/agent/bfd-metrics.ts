@@ -3,7 +3,7 @@
  * do not load prom-client: it loads only with --metrics, through metrics.ts).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { PeerBfdStatus, PeerStatus } from '../speaker/types.js';
+import type { PeerBfdStatus, PeerStatus } from '../speaker/index.js';
 import { counterDelta } from './metrics.js';
 
 /** tsbgp_bfd_session_state{peer,state} and tsbgp_bfd_state_changes_total{peer,to}. */

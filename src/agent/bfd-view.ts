@@ -4,7 +4,7 @@
  * prom-client, only with --metrics). Small on purpose; the numbers come from
  * the speaker's PeerStatus.bfd.
  */
-import type { PeerBfdStatus } from '../speaker/types.js';
+import type { PeerBfdStatus } from '../speaker/index.js';
 
 export interface BfdJson {
   readonly state: PeerBfdStatus['state'];

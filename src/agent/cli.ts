@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { WriterKind } from '../kernel/route-writer.js';
+import type { WriterKind } from '../kernel/index.js';
 import { plan as planFor, stateOf } from '../kubernetes/index.js';
-import { BgpSpeaker } from '../speaker.js';
+import { BgpSpeaker } from '../speaker/index.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
 // The Kubernetes API source loads only for --kubeconfig/--in-cluster.

@@ -13,12 +13,9 @@
  * falling through to accept.
  */
 import type { BGPFilter, CommunityValue, FilterRule, Plan, PlannedPeer } from '../kubernetes/index.js';
-import { parseCommunityLiteral } from '../wire/communities.js';
-import { calicoPolicyName, compileCalicoFilter, type CalicoFilterRule, type CalicoFilterSpec } from '../policy/calico-filter.js';
-import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
-import { compilePolicy, explain, type CompiledPolicies } from '../policy/engine.js';
+import { parseCommunityLiteral, type LargeCommunity } from '../wire/index.js';
+import { calicoPolicyName, compileCalicoFilter, type CalicoFilterRule, type CalicoFilterSpec, type PolicyConfigDef, type PolicyDef, compilePolicy, explain, type CompiledPolicies } from '../policy/index.js';
 import type { Prefix } from '../net/index.js';
-import type { LargeCommunity } from '../wire/types.js';
 
 export interface PlanFilters {
   /** Sets and policies to give the speaker (`definePolicies`). */

@@ -5,13 +5,10 @@
  * on): an agent started in a namespace it shares (tests, a laptop) must not
  * adopt and delete routes of protocol 12 it does not own.
  */
-import type { KernelStatus } from '../kernel/kernel-fib.js';
-import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import type { KernelPlan } from '../kubernetes/kernel.js';
-import type { Plan } from '../kubernetes/plan-types.js';
-import { Prefix } from '../net/prefix.js';
-import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
-import type { SpeakerApi } from '../speaker/types.js';
+import { type KernelStatus, NORMAL_ROUTE_PRIORITY } from '../kernel/index.js';
+import type { KernelPlan, Plan } from '../kubernetes/index.js';
+import { Prefix } from '../net/index.js';
+import type { KernelOptions, SpeakerKernelApi, SpeakerApi } from '../speaker/index.js';
 
 /** What the agent's caller chooses; the rules and statics come from the plan. */
 export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime' | 'metricFromLocalPref'>;

@@ -6,8 +6,8 @@
  * message counters follow the speaker's own.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Plan } from '../kubernetes/plan-types.js';
-import type { PeerState, SpeakerApi } from '../speaker/types.js';
+import type { Plan } from '../kubernetes/index.js';
+import type { PeerState, SpeakerApi } from '../speaker/index.js';
 import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
 

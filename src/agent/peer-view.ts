@@ -4,7 +4,7 @@
  * or `gobgp neighbor ADDR`), from the speaker's status snapshot. O(1) per
  * peer: counters, never route lists.
  */
-import type { PeerState, PeerStatus } from '../speaker/types.js';
+import type { PeerState, PeerStatus } from '../speaker/index.js';
 import { ago } from './render.js';
 import { bfdJson, type BfdJson } from './bfd-view.js';
 

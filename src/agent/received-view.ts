@@ -3,7 +3,7 @@
  * `birdc show route protocol X` (and `all` for the pre-import side): every
  * route as received, before import policy, and what import made of it.
  */
-import type { AdvertisedRoute, ImportedRoute, PeerState, ReceivedRoute, SpeakerApi } from '../speaker/types.js';
+import type { AdvertisedRoute, ImportedRoute, PeerState, ReceivedRoute, SpeakerApi } from '../speaker/index.js';
 import { ControlError } from './control.js';
 
 export interface RouteAttrsJson {

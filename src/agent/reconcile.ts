@@ -6,9 +6,9 @@
 import { perFamily } from './max-prefixes.js';
 import { diffPlans, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
-import { formatCommunity, formatLargeCommunity } from '../wire/communities.js';
-import { localPrefForMetric } from '../kernel/metric.js';
+import type { PeerOptions, RouteAttributes } from '../speaker/index.js';
+import { formatCommunity, formatLargeCommunity } from '../wire/index.js';
+import { localPrefForMetric } from '../kernel/index.js';
 import { exportPolicyNames, importPolicyNames, planFilters } from './filters.js';
 
 export interface PeerOp {

@@ -8,7 +8,7 @@
  *   - debug: every other state change (the retries).
  * Time is passed in; the caller feeds it the speaker's stateChange and peerDown snapshots.
  */
-import type { PeerState, PeerStatus } from '../speaker/types.js';
+import type { PeerState, PeerStatus } from '../speaker/index.js';
 import type { Logger } from './log.js';
 
 /** While a peer stays down, one summary line per this long. */

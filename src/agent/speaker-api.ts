@@ -6,7 +6,7 @@
  * it can do.
  */
 import type { EventEmitter } from 'eventemitter3';
-import type { SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/types.js';
+import type { SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/index.js';
 
 export interface AgentSpeaker extends SpeakerApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
 

@@ -6,7 +6,7 @@
  * since the change was handed to the speaker: that moment ends the
  * `tsbgp_update_latency_seconds` measurement (event → UPDATE on the socket).
  */
-import type { PeerStatus, SpeakerScheduler } from '../speaker/types.js';
+import type { PeerStatus, SpeakerScheduler } from '../speaker/index.js';
 
 /** The real clock and timers, as the speaker's own default. */
 export const realScheduler: SpeakerScheduler = {

@@ -3,15 +3,17 @@
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
 import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
-import { formatMaxPrefixLimit } from '../speaker/max-prefix.js';
+import { formatMaxPrefixLimit, type AdvertisedRoute, type PeerState, type PeerStatus, type SpeakerOptions } from '../speaker/index.js';
 import type { KernelStatusJson } from './kernel.js';
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type Service } from '../kubernetes/index.js';
+import {
+  builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError,
+  type PlannedPeer, type PlannedRoute, type RouteReason, type Service
+} from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
 import { exportFilterVerdict, type FilterVerdict } from './filters.js';
 import { runnablePeers, type PeerRefusal } from './reconcile.js';
-import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
 import type { ApplyFailure } from './apply.js';
 import type { SourceStatus } from './sources/index.js';
 

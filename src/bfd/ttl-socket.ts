@@ -7,7 +7,7 @@
  * says so.
  */
 import type { Socket } from 'node:dgram';
-import { errnoText, libc } from '../native/libc.js';
+import { errnoText, libc } from '../native/index.js';
 import { encodeFilter, ttlFilter } from './ttl-filter.js';
 
 export const SOL_SOCKET = 1;

@@ -13,8 +13,7 @@
  * changed routes are written meanwhile. After it, a route nobody wants any
  * more is deleted.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import type { ConnectedRoute, DesiredRoute, Gateway, KernelOp, KernelRoute, Lookup, NextHop, Refusal, RouteType } from './types.js';
 
 export interface FibCoreOptions {

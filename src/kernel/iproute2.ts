@@ -3,7 +3,7 @@
  * `ip -batch` lines, `ip -json route` dumps and `ip -o -N monitor` lines as
  * kernel routes, and `ip -force -batch` error output as one reason per line.
  */
-import { Prefix } from '../net/prefix.js';
+import { Prefix } from '../net/index.js';
 import { canonicalV6Prefix } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
 import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';

@@ -11,7 +11,7 @@
  * waits on the kernel, it does not poll its state.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { libc } from '../native/libc.js';
+import { libc } from '../native/index.js';
 import { dropSenderFilter, LISTENER_GROUPS, othersMessages } from './rtnetlink.js';
 
 /** What the listener thread is given. */

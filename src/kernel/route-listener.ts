@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../native/worker.js';
+import { startModuleWorker } from '../native/index.js';
 import { parseMonitorLine } from './iproute2.js';
 import type { FromListener, ListenerWorkerData } from './listener-worker.js';
 import { decodeNotifications } from './rtnetlink.js';

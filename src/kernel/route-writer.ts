@@ -26,8 +26,7 @@
  *   on `ip`), or when chosen (`writer: 'iproute2'`).
  */
 import type { Worker } from 'node:worker_threads';
-import { libc, type Libc } from '../native/libc.js';
-import { startModuleWorker } from '../native/worker.js';
+import { libc, type Libc, startModuleWorker } from '../native/index.js';
 import { formatOp, parseBatchErrors } from './iproute2.js';
 import { errnoReason, parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
 import type { KernelOp, NextHop } from './types.js';

@@ -11,8 +11,7 @@
  * linux/netlink.h, linux/rtnetlink.h, linux/if_link.h, linux/filter.h
  * (native byte order: little-endian on the machines this runs on).
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import { writeV4, writeV6 } from './addr-text.js';
 import { sortNextHops } from './fib-core.js';
 import type { KernelEvent, KernelOp, NextHop, RouteType } from './types.js';

@@ -5,8 +5,7 @@
  * covers is accepted as routing chose it (ToR routes, reachableBy statics).
  * Pure: the Kubernetes planner produces the rules, the speaker applies them.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import type { Gateway } from './types.js';
 
 export type KernelRule =

@@ -13,7 +13,7 @@
  * in order. `close` closes the socket and ends the thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { libc } from '../native/libc.js';
+import { libc } from '../native/index.js';
 import { parseAckDetails, type Ack } from './rtnetlink.js';
 
 /** What the writer thread is given. */

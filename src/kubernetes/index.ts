@@ -10,3 +10,8 @@ export { planService, type ServiceContribution, type ServiceContext } from './se
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
 export { builtinExport, plannedRoute, type ExportVerdict } from './export.js';
+export { DEFAULT_BACKOFF, KnownObjects, backoffDelay, type BackoffOptions, type KnownStep } from './api-known.js';
+export { EventDeduper, eventObject, eventsFromPlan, newlyDesired, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from './events.js';
+export { type KernelPlan } from './kernel.js';
+export { KINDS } from './schema.js';
+export { secretNamespace } from './secrets.js';

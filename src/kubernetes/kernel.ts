@@ -16,9 +16,8 @@
  * /32 or /128), and `reachableBy` routes to peers.
  */
 import { Prefix } from '../net/index.js';
-import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import type { KernelRule } from '../kernel/rules.js';
-import type { KernelStaticRoute } from '../speaker/kernel.js';
+import { NORMAL_ROUTE_PRIORITY, type KernelRule } from '../kernel/index.js';
+import type { KernelStaticRoute } from '../speaker/index.js';
 import type { EffectiveConfig } from './config.js';
 import type { PlannedPeer } from './plan-types.js';
 import type { Node, ProgramClusterRoutes } from './resources.js';

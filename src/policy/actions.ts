@@ -1,6 +1,8 @@
-import { Address } from '../net/address.js';
-import type { AsPathSegment, LargeCommunity, PathAttributes } from '../wire/types.js';
-import { formatCommunity, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { Address } from '../net/index.js';
+import {
+  type AsPathSegment, type LargeCommunity, type PathAttributes, formatCommunity, formatLargeCommunity,
+  parseCommunity, parseLargeCommunity
+} from '../wire/index.js';
 import { parseCommunityPattern, parseLargePattern, PolicyError } from './communities.js';
 import type { ActionsDef, CommunityActionDef } from './definitions.js';
 import { asPathText, CommunitySet, LargeCommunitySet } from './sets.js';

@@ -8,8 +8,8 @@
  * The types here are the rule shapes only (plain data); reading and validating
  * the Kubernetes resource is the kubernetes layer's job.
  */
-import { Prefix } from '../net/prefix.js';
-import { parseCommunityLiteral } from '../wire/communities.js';
+import { Prefix } from '../net/index.js';
+import { parseCommunityLiteral } from '../wire/index.js';
 import { PolicyError } from './communities.js';
 import type { ActionsDef, ChainDef, ConditionsDef, PolicyConfigDef, PolicyDef, StatementDef } from './definitions.js';
 

@@ -2,8 +2,7 @@
  * Community patterns of defined sets and set actions. The values themselves
  * are read and written by the one text form in src/wire/communities.ts.
  */
-import { communityPair, decimal, formatLargeCommunity, parseCommunity, parseLargeCommunity } from '../wire/communities.js';
-import type { LargeCommunity } from '../wire/types.js';
+import { communityPair, decimal, formatLargeCommunity, parseCommunity, parseLargeCommunity, type LargeCommunity } from '../wire/index.js';
 
 /** A definition that cannot be used; `where` names policy, statement and field. */
 export class PolicyError extends Error {

@@ -1,9 +1,8 @@
-import type { PathAttributes } from '../wire/types.js';
+import { type PathAttributes, formatCommunity, formatExtendedCommunity, formatLargeCommunity } from '../wire/index.js';
 import { PolicyError } from './communities.js';
 import type { Comparison, CompareOp, ConditionsDef, SetRef } from './definitions.js';
 import { asPathLength, asPathText, type CompiledSets } from './sets.js';
 import type { PolicyContext, PolicyRoute } from './types.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity } from '../wire/communities.js';
 
 /** One compiled condition: a test for the hot path and a description for explain traces. */
 export interface Condition {

@@ -1,4 +1,4 @@
-import type { PathAttributes } from '../wire/types.js';
+import type { PathAttributes } from '../wire/index.js';
 import { compileActions, type Modification, type ModState, type StatementResult } from './actions.js';
 import { PolicyError } from './communities.js';
 import { compileConditions, type Condition } from './conditions.js';

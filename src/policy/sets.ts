@@ -1,9 +1,5 @@
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
-import { PrefixSet } from '../net/prefix-set.js';
-import { PrefixTrie } from '../net/trie.js';
-import { parseExtendedCommunity } from '../wire/communities.js';
-import type { AsPathSegment, LargeCommunity } from '../wire/types.js';
+import { Address, Prefix, PrefixSet, PrefixTrie } from '../net/index.js';
+import { parseExtendedCommunity, type AsPathSegment, type LargeCommunity } from '../wire/index.js';
 import {
   type CommunityPattern,
   compileRegex,

@@ -3,8 +3,8 @@
  * a deep-frozen object shared by every route that carries it, with a
  * reference count and a per-encoding-context cache slot for its bytes.
  */
-import type { Address } from '../net/address.js';
-import type { AsPathSegment, MpReach, PathAttributes } from '../wire/types.js';
+import type { Address } from '../net/index.js';
+import type { AsPathSegment, MpReach, PathAttributes } from '../wire/index.js';
 
 export class AttrSet {
   /** Holders: Adj-RIB-In entries, local originations, Adj-RIB-Out entries. */

@@ -19,3 +19,5 @@ export {
   type PolicyRoute,
   type RouteSource,
 } from './ports.js';
+export { policySource } from './path.js';
+export { type Direction, type Verdict } from './ports.js';

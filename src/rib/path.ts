@@ -1,6 +1,6 @@
 /** A candidate path in the Loc-RIB: where it came from and its (post-policy) attributes. */
-import type { Address } from '../net/address.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { Address } from '../net/index.js';
+import type { PathAttributes } from '../wire/index.js';
 import type { AttrSet } from './attr-store.js';
 import type { PeerType, RouteSource } from './ports.js';
 

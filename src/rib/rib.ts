@@ -3,11 +3,8 @@
  * the Loc-RIB, and update groups planning what each peer is sent. Pure and
  * synchronous; the caller passes `now` (ms) and sends what `flushDue` returns.
  */
-import { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
-import * as wirePacker from '../wire/packer.js';
-import type { CodecContext } from '../wire/context.js';
-import type { PathAttributes, UpdateMessage } from '../wire/types.js';
+import { Address, type Prefix } from '../net/index.js';
+import { type CodecContext, type PathAttributes, type UpdateMessage, familyOfAfi, packUpdates, packWithdrawals } from '../wire/index.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
@@ -18,7 +15,6 @@ import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.j
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
-import { familyOfAfi } from '../wire/families.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -127,7 +123,7 @@ export class Rib {
     this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
     this.loc = new LocRib(this.bestOpts, opts.onLocChange !== undefined);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
-    this.packer = opts.packer ?? wirePacker;
+    this.packer = opts.packer ?? { packUpdates, packWithdrawals };
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
     this.clusterIdAddr = opts.clusterId !== undefined ? parseQuad(opts.clusterId, 'clusterId') : undefined;
     const loc = this.loc;

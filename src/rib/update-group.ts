@@ -5,8 +5,7 @@
  * (one attribute-set reference per prefix) and the pending-change set.
  * Pure: time comes in as `now` (milliseconds), output comes back as data.
  */
-import type { CodecContext } from '../wire/context.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { CodecContext, PathAttributes } from '../wire/index.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';

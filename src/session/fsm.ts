@@ -1,7 +1,4 @@
-import { CeaseSubcode, ErrorCode, OpenSubcode } from '../wire/constants.js';
-import type { BgpError } from '../wire/errors.js';
-import { Notify } from '../wire/notification.js';
-import type { Message, NotificationMessage, OpenMessage } from '../wire/types.js';
+import { CeaseSubcode, ErrorCode, OpenSubcode, type BgpError, Notify, type Message, type NotificationMessage, type OpenMessage } from '../wire/index.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
 import type { DownReason, FsmAction, FsmEvent, FsmEventType, SessionConfig, StateName, TimerName } from './types.js';

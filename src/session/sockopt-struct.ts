@@ -4,7 +4,7 @@
  * of integer options a session's socket needs. No I/O; `sockopt.ts` applies
  * them to a descriptor.
  */
-import type { Address } from '../net/address.js';
+import type { Address } from '../net/index.js';
 
 /** Linux takes these fields in host byte order. */
 export const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -13,8 +13,8 @@
  *    existing descriptor as it is).
  */
 import { Socket, type Server } from 'node:net';
-import { Address } from '../net/address.js';
-import { errnoText, libc } from '../native/libc.js';
+import { Address } from '../net/index.js';
+import { errnoText, libc } from '../native/index.js';
 import {
   AF_INET, AF_INET6, intBytes, md5KeyBytes, md5sigStruct, MD5SIG_SIZE, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_STREAM, SOL_TCP, synTtl, TCP_MD5SIG, TCP_SAVE_SYN, TCP_SAVED_SYN, ttlOptions,
 } from './sockopt-struct.js';

@@ -3,7 +3,7 @@
  * values, and whether this platform can set them (through the FFI loader in
  * `src/native/libc.ts`; see `sockopt.ts` for how they are applied).
  */
-import { nativeUnavailableReason } from '../native/libc.js';
+import { nativeUnavailableReason } from '../native/index.js';
 import { needsSocketOptions } from './sockopt.js';
 import { md5PasswordProblem } from './sockopt-struct.js';
 

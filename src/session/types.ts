@@ -1,8 +1,8 @@
-import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage, RouteRefreshMessage, UpdateMessage, Message } from '../wire/types.js';
-import type { BgpError } from '../wire/errors.js';
+import {
+  type AddPathMode, type AfiSafi, type Capability, type NotificationMessage, type OpenMessage,
+  type RouteRefreshMessage, type UpdateMessage, type Message, type BgpError, type CeaseSubcode, UNICAST
+} from '../wire/index.js';
 import type { Negotiated } from './negotiate.js';
-import type { CeaseSubcode } from '../wire/constants.js';
-import { UNICAST } from '../wire/families.js';
 
 /** RFC 4271 §8.2.2 states. */
 export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';

@@ -8,9 +8,7 @@
  * session never comes up runs on its hold timer; only an Up → Down transition
  * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing.
  */
-import { SLOW_TX_US, type BfdTimers } from '../bfd/fsm.js';
-import type { BfdChange, BfdSessionSpec } from '../bfd/runtime.js';
-import { BfdService } from '../bfd/service.js';
+import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdSessionSpec, BfdService } from '../bfd/index.js';
 import { PeerConfigError } from './peer-config.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 

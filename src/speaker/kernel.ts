@@ -7,18 +7,15 @@
  * End-of-RIB, or the selection deferral timer) so that adopted routes not
  * learned again are removed.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
-import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/kernel-fib.js';
-import type { KernelEntry } from '../kernel/fib-core.js';
-import { metricForLocalPref } from '../kernel/metric.js';
-import { KernelRules, type Compiled as RuleHandle, type KernelRule } from '../kernel/rules.js';
-import type { DesiredRoute, Gateway, KernelRoute, Refusal } from '../kernel/types.js';
-import { policySource, type Path } from '../rib/path.js';
-import type { ExportPolicy, PeerRef } from '../rib/ports.js';
-import type { RibOptions } from '../rib/rib.js';
-import type { Negotiated } from '../session/negotiate.js';
-import type { AfiSafi } from '../wire/types.js';
+import { Address, Prefix } from '../net/index.js';
+import {
+  KernelFib, type KernelFibOptions, type KernelStatus, type KernelEntry, metricForLocalPref, KernelRules,
+  type Compiled as RuleHandle, type KernelRule, type DesiredRoute, type Gateway, type KernelRoute,
+  type Refusal
+} from '../kernel/index.js';
+import { policySource, type Path, type ExportPolicy, type PeerRef, type RibOptions } from '../rib/index.js';
+import type { Negotiated } from '../session/index.js';
+import type { AfiSafi } from '../wire/index.js';
 import { SelectionDeferral } from './deferral.js';
 import type { PolicyRegistry } from './policies.js';
 import type { SpeakerScheduler } from './types.js';

@@ -2,12 +2,12 @@
  * PeerOptions (the public, user-facing shape) → what the session layer and
  * the RIB need, plus the rule for which changes need a session reset.
  */
-import { Address } from '../net/address.js';
-import { canonicalRemote } from '../session/listener.js';
-import { assertTransportSupported, transportOptionsProblem } from '../session/transport.js';
-import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
-import { UNICAST } from '../wire/families.js';
-import type { AfiSafi } from '../wire/types.js';
+import { Address } from '../net/index.js';
+import {
+  canonicalRemote, assertTransportSupported, transportOptionsProblem, DEFAULT_IDLE_HOLD, sessionConfig,
+  validateSessionConfig, type SessionConfig
+} from '../session/index.js';
+import { UNICAST, type AfiSafi } from '../wire/index.js';
 import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
 import { bfdTimers } from './bfd.js';

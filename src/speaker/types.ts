@@ -3,9 +3,8 @@
  * snapshots and events. Kept apart from the class so the agent layer (and
  * tests) can depend on the contract alone.
  */
-import type { Prefix } from '../net/prefix.js';
-import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
-import type { Trace } from '../policy/types.js';
+import type { Prefix, FamilyName } from '../net/index.js';
+import type { PolicyConfigDef, PolicyDef, Trace } from '../policy/index.js';
 import type { KernelOptions } from './kernel.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
@@ -15,8 +14,7 @@ export interface SpeakerScheduler {
   clearTimeout(handle: unknown): void;
 }
 
-export type { FamilyName } from '../net/address.js';
-import type { FamilyName } from '../net/address.js';
+export type { FamilyName } from '../net/index.js';
 export type PeerState = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
 
 export interface SpeakerOptions {

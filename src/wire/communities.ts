@@ -1,5 +1,4 @@
-import { formatV4, parseV4 } from '../net/address.js';
-import { ParseError } from '../net/errors.js';
+import { formatV4, parseV4, ParseError } from '../net/index.js';
 import { WellKnownCommunity } from './constants.js';
 import type { LargeCommunity } from './types.js';
 

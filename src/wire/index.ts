@@ -23,3 +23,10 @@ export {
 export { decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.js';
 export { decodeUpdate, encodeUpdateBody } from './update.js';
 export { packUpdates, packWithdrawals } from './packer.js';
+export {
+  communityPair, decimal, formatCommunity, formatExtendedCommunity, formatLargeCommunity, parseCommunity,
+  parseCommunityLiteral, parseExtendedCommunity, parseLargeCommunity
+} from './communities.js';
+export { UNICAST, familyName, familyOfAfi, unicastFamily } from './families.js';
+export { Notify } from './notification.js';
+export { endOfRib, isEndOfRib } from './update.js';

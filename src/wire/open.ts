@@ -1,4 +1,4 @@
-import { formatV4, parseV4 } from '../net/address.js';
+import { formatV4, parseV4 } from '../net/index.js';
 import { u16, u32, Writer } from './buffer.js';
 import { decodeCapabilities, encodeCapabilities } from './capabilities.js';
 import { AS_TRANS, BGP_VERSION } from './constants.js';

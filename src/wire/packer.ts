@@ -1,5 +1,4 @@
-import type { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
+import type { Address, Prefix } from '../net/index.js';
 import { Writer } from './buffer.js';
 import { AttrFlag, AttrType, HEADER_LENGTH, MessageType } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';

@@ -1,4 +1,4 @@
-import type { Prefix } from '../net/prefix.js';
+import type { Prefix } from '../net/index.js';
 import { Writer } from './buffer.js';
 import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';

@@ -1,10 +1,8 @@
 import { ListWatch, type KubeClient } from './kube-client.js';
-import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from '../../kubernetes/api-known.js';
-import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
-import { keyOf } from '../../kubernetes/resources.js';
-import { KINDS } from '../../kubernetes/schema.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
-import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
+import {
+  backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep, type Resource,
+  type ResourceKind, keyOf, KINDS, type ClusterEvent, isKnownKind, type ManifestIssue
+} from '../../kubernetes/index.js';
 
 /**
  * The Kubernetes API source: list+watch (kube-client.ts ListWatch) of

@@ -4,13 +4,11 @@
  * machinery is KubernetesApiSource (src/agent/sources/api-source.ts); this file
  * only adapts its callbacks and status to what the agent reads.
  */
-import type { ClusterEvent } from '../../kubernetes/state.js';
+import { type ClusterEvent, type DesiredEvent, type EventSink, secretNamespace } from '../../kubernetes/index.js';
 import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
 import { loadKubeConfig, type KubeClient } from './kube-client.js';
-import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
 import { ApiEventRecorder } from './event-recorder.js';
 import type { ConfigSource, SourceStatus } from './index.js';
-import { secretNamespace } from '../../kubernetes/secrets.js';
 import { namesIn, SecretWatch } from './secret-watch.js';
 
 export type KubernetesSourceOptions = Pick<ApiSourceOptions, 'backoff' | 'calicoApi' | 'watchTimeoutSeconds' | 'watchIdleMs' | 'watchdogIntervalMs'>;

@@ -2,9 +2,7 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { loadTexts, mergeWithPrevious, type LoadResult } from '../../kubernetes/manifests.js';
-import type { Resource } from '../../kubernetes/resources.js';
-import type { ManifestIssue } from '../../kubernetes/validate.js';
+import { loadTexts, mergeWithPrevious, type LoadResult, type Resource, type ManifestIssue } from '../../kubernetes/index.js';
 
 const MANIFEST_EXT = /\.(ya?ml|json)$/i;
 

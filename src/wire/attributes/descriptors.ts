@@ -1,4 +1,4 @@
-import { Address } from '../../net/address.js';
+import { Address } from '../../net/index.js';
 import { AS_TRANS, AttrType } from '../constants.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
