@@ -59,7 +59,7 @@ export interface CliIO {
   readonly stdout?: (text: string) => void;
   readonly stderr?: (text: string) => void;
   readonly env?: NodeJS.ProcessEnv;
-  /** The speaker the agent drives; default: BgpSpeaker from src/speaker.ts. */
+  /** The speaker the agent drives; default: BgpSpeaker from src/speaker/speaker.ts. */
   readonly speakerFactory?: SpeakerFactory;
   readonly now?: () => Date;
   /** Log lines of `agent` (default stderr). */

@@ -1,6 +1,6 @@
 /**
  * The one speaker interface the agent depends on: what `SpeakerApi` offers,
- * the speaker's events, and BGPFilter policies. `BgpSpeaker` (src/speaker.ts)
+ * the speaker's events, and BGPFilter policies. `BgpSpeaker` (src/speaker/speaker.ts)
  * implements it, and so does the agent tests' fake
  * (test/agent/fake-speaker.ts), in full: the agent never asks a speaker what
  * it can do.

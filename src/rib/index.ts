@@ -1,4 +1,4 @@
-/** The routing layer's public surface (for src/speaker.ts and src/index.ts). */
+/** The routing layer's public surface (for src/speaker/speaker.ts and src/index.ts). */
 export { Rib, type RibOptions, type PeerConfig, type SessionInfo, type InRouteView, type ExportPreview } from './rib.js';
 export { AttrSet, AttrStore, attrsEqual, hashAttrs } from './attr-store.js';
 export { explainSelection, selectBest, type BestPathOptions, type CandidateOutcome, type MultipathOptions, type Selection } from './best-path.js';

@@ -15,7 +15,7 @@ import { createLogger } from '../../src/agent/log.js';
 import { startMetricsServer, type MetricsServer } from '../../src/agent/metrics-server.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
 import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 import { run } from './cli-helpers.js';
 import { scrapeUrl } from './exposition.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsupportedTransportError } from '../../src/index.js';
 import { setLibcLoader } from '../../src/native/libc.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { eventually, established, link, peerStatus, routeOf, sleep, speaker, stopAll } from './helpers.js';
 
 afterEach(stopAll);

@@ -5,27 +5,27 @@
  * turns state into status snapshots and events.
  */
 import { EventEmitter } from 'eventemitter3';
-import { Address, Prefix } from './net/index.js';
-import type { PolicyConfigDef, PolicyDef } from './policy/index.js';
-import { Rib, type PeerConfig, policySource, prefixFromKey } from './rib/index.js';
+import { Address, Prefix } from '../net/index.js';
+import type { PolicyConfigDef, PolicyDef } from '../policy/index.js';
+import { Rib, type PeerConfig, policySource, prefixFromKey } from '../rib/index.js';
 import {
   realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
   Peer, type DownReason
-} from './session/index.js';
+} from '../session/index.js';
 import {
   CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
   shutdownNotification, type NotificationMessage, type UpdateMessage
-} from './wire/index.js';
-import { AttributeCache, describeRoute } from './speaker/attributes.js';
-import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
-import { PolicyRegistry } from './speaker/policies.js';
-import { SelectionDeferral } from './speaker/deferral.js';
-import { SpeakerBfd } from './speaker/bfd.js';
-import { transportHint } from './speaker/transport-hint.js';
-import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
-import { PeerHealth } from './speaker/peer-status.js';
-import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
-import type { KernelStatus, KernelEntry, KernelRule } from './kernel/index.js';
+} from '../wire/index.js';
+import { AttributeCache, describeRoute } from './attributes.js';
+import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from './peer-config.js';
+import { PolicyRegistry } from './policies.js';
+import { SelectionDeferral } from './deferral.js';
+import { SpeakerBfd } from './bfd.js';
+import { transportHint } from './transport-hint.js';
+import { blockCaps, limitState, PrefixLimits } from './max-prefix.js';
+import { PeerHealth } from './peer-status.js';
+import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './kernel.js';
+import type { KernelStatus, KernelEntry, KernelRule } from '../kernel/index.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -45,9 +45,9 @@ import type {
   SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
-} from './speaker/types.js';
+} from './types.js';
 
-export type * from './speaker/types.js';
+export type * from './types.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type LastError = NonNullable<PeerStatus['lastError']>;
