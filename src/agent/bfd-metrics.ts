@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { PeerBfdStatus, PeerStatus } from '../speaker/index.js';
-import { counterDelta } from './metrics.js';
+import { counterDelta } from './counter-delta.js';
 
 /** tsbgp_bfd_session_state{peer,state} and tsbgp_bfd_state_changes_total{peer,to}. */
 export class BfdMetrics {

@@ -10,6 +10,7 @@ import type { Plan } from '../kubernetes/index.js';
 import type { PeerState, SpeakerApi } from '../speaker/index.js';
 import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
+import { counterDelta } from './counter-delta.js';
 
 export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
@@ -44,12 +45,6 @@ export type Readiness = { readonly ready: true; readonly detail?: string } | { r
 
 type CounterName = 'messagesIn' | 'messagesOut' | 'updatesIn' | 'updatesOut';
 const COUNTERS: readonly CounterName[] = ['messagesIn', 'messagesOut', 'updatesIn', 'updatesOut'];
-
-/** How much a monotonic counter grew since `last`; a smaller value means it restarted from 0 (session reset). */
-export function counterDelta(last: number | undefined, current: number): number {
-  if (last === undefined) return current;
-  return current >= last ? current - last : current;
-}
 
 export class AgentMetrics {
   readonly registry = new Registry();

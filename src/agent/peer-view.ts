@@ -5,7 +5,7 @@
  * peer: counters, never route lists.
  */
 import type { PeerState, PeerStatus } from '../speaker/index.js';
-import { ago } from './render.js';
+import { ago } from './ago.js';
 import { bfdJson, type BfdJson } from './bfd-view.js';
 
 export interface PeerDetailJson {

@@ -1,4 +1,5 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import { ago } from './ago.js';
 import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderBfd } from './bfd-view.js';
@@ -77,14 +78,6 @@ export function renderExplain(v: ExplainJson): string {
   }
   if (v.service && v.refused.length && v.prefixes.length === 0) for (const r of v.refused) out.push(`${r.ip}: ${r.reason} (${r.message})`, '');
   return out.join('\n');
-}
-
-/** "2m 5s", "3h 0m": how long ago, coarse. */
-export function ago(since: Date, now: Date): string {
-  const s = Math.max(0, Math.round((now.getTime() - since.getTime()) / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
 /** One line: where the configuration comes from, and whether the agent is serving it stale. */

@@ -9,7 +9,7 @@
  * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing.
  */
 import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdSessionSpec, BfdService } from '../bfd/index.js';
-import { PeerConfigError } from './peer-config.js';
+import { PeerConfigError } from './peer-config-error.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 
 export const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });

@@ -6,5 +6,5 @@ export { BgpSpeaker } from './speaker.js';
 export { RouteAttributeError } from './attributes.js';
 export { type KernelOptions, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './kernel.js';
 export { formatMaxPrefixLimit, parseMaxPrefixSpec } from './max-prefix.js';
-export { PeerConfigError } from './peer-config.js';
+export { PeerConfigError } from './peer-config-error.js';
 export type * from './types.js';

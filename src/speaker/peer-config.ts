@@ -11,10 +11,7 @@ import { UNICAST, type AfiSafi } from '../wire/index.js';
 import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
 import { bfdTimers } from './bfd.js';
-
-export class PeerConfigError extends Error {
-  override readonly name = 'PeerConfigError';
-}
+import { PeerConfigError } from './peer-config-error.js';
 
 const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: UNICAST[4], ipv6: UNICAST[6] };
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Edge, EXCEPTIONS, LAYERS, importGraph, importsOf, layerOf, layerViolations } from '../../scripts/layers.js';
+import { type Edge, EXCEPTIONS, LAYERS, importGraph, importsOf, layerOf, layerViolations, runtimeCycles } from '../../scripts/layers.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const edge = (from: string, to: string, typeOnly = false): Edge => ({ from, to, typeOnly, dynamic: false });
@@ -13,6 +13,11 @@ describe('the layers of DESIGN.md hold in src/', () => {
     expect(new Set(edges.map((e) => layerOf(e.from)))).toEqual(new Set([...LAYERS, 'api']));
     expect(edges.some((e) => e.from.startsWith('src/agent/') && e.to === 'src/speaker/index.ts')).toBe(true);
     expect(layerViolations(edges)).toEqual([]);
+  });
+
+  it('no runtime import cycle (type-only and dynamic imports do not run at load time, so they may close a loop)', () => {
+    expect(edges.filter((e) => !e.typeOnly && !e.dynamic).length).toBeGreaterThan(300);
+    expect(runtimeCycles(edges)).toEqual([]);
   });
 
   it('every exception is still needed (a stale one would hide the next import of its kind)', () => {
@@ -55,6 +60,26 @@ describe('the check can fail', () => {
     const bad = edge('src/agent/cli.ts', 'src/kubernetes/schema.ts');
     expect(layerViolations([bad], { 'src/agent/cli.ts -> src/kubernetes/schema.ts': 'why' })).toEqual([]);
     expect(layerViolations([bad], {})).toHaveLength(1);
+  });
+  it('names each runtime cycle once, with every file on it, and ignores loops closed by type-only or dynamic imports', () => {
+    const cycles = runtimeCycles([
+      edge('src/agent/views.ts', 'src/agent/peer-view.ts'),
+      edge('src/agent/peer-view.ts', 'src/agent/render.ts'),
+      edge('src/agent/render.ts', 'src/agent/views.ts'),
+      edge('src/agent/render.ts', 'src/agent/kernel.ts'),
+      edge('src/agent/metrics.ts', 'src/agent/bfd-metrics.ts'),
+      edge('src/agent/bfd-metrics.ts', 'src/agent/metrics.ts'),
+      edge('src/speaker/bfd.ts', 'src/speaker/peer-config.ts'),
+      edge('src/speaker/peer-config.ts', 'src/speaker/bfd.ts', true),
+      edge('src/agent/cli.ts', 'src/agent/main.ts'),
+      { ...edge('src/agent/main.ts', 'src/agent/cli.ts'), dynamic: true },
+      edge('src/net/prefix.ts', 'src/net/prefix.ts'),
+    ]);
+    expect(cycles).toEqual([
+      ['src/net/prefix.ts'],
+      ['src/agent/bfd-metrics.ts', 'src/agent/metrics.ts'],
+      ['src/agent/peer-view.ts', 'src/agent/render.ts', 'src/agent/views.ts'],
+    ]);
   });
   it('reads every kind of import, and tells type-only and dynamic ones apart', () => {
     const text = [
