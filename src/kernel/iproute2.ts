@@ -5,7 +5,7 @@
  */
 import { Prefix } from '../net/index.js';
 import { canonicalV6Prefix } from './addr-text.js';
-import { sortNextHops } from './fib-core.js';
+import { sortNextHops } from './next-hops.js';
 import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, NextHop, RouteType } from './types.js';
 
 /** Netlink route types (RTN_*) as `ip -N` prints them. */

@@ -23,7 +23,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { nativeUnavailableReason } from '../native/index.js';
-import { FibCore, sameRoute } from './fib-core.js';
+import { FibCore } from './fib-core.js';
+import { sameRoute } from './next-hops.js';
 import { formatOp, parseConnectedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
 import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
 import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';

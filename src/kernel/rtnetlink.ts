@@ -13,7 +13,7 @@
  */
 import { Address, Prefix } from '../net/index.js';
 import { writeV4, writeV6 } from './addr-text.js';
-import { sortNextHops } from './fib-core.js';
+import { sortNextHops } from './next-hops.js';
 import type { KernelEvent, KernelOp, NextHop, RouteType } from './types.js';
 
 export const NLMSG_ERROR = 2;
