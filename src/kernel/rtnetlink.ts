@@ -280,25 +280,6 @@ export function parseAcks(buf: Uint8Array, into: Map<number, number> = new Map()
   return into;
 }
 
-/**
- * The C library's words for the errnos a route write meets (what `ip`
- * prints after "RTNETLINK answers:"): the fallback where strerror(3) is not
- * at hand (the shell asks libc first).
- */
-export function errnoReason(errno: number): string {
-  const text: Record<number, string> = {
-    1: 'Operation not permitted',
-    3: 'No such process',
-    17: 'File exists',
-    19: 'No such device',
-    22: 'Invalid argument',
-    101: 'Network is unreachable',
-    113: 'No route to host',
-    105: 'No buffer space available',
-  };
-  return text[errno] ?? `errno ${errno}`;
-}
-
 // ------------------------------------------------------------ notifications
 
 export const RTM_NEWLINK = 16;
@@ -522,8 +503,14 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: hops } };
 }
 
-/** RTA_VIA (struct rtvia: family, then the address): a next hop of the other family. */
-function viaText(b: Buffer, at: number, end: number): string | undefined {
+/**
+ * RTA_VIA (struct rtvia: family, then the address): a next hop of the other
+ * family. `at..end` is the attribute's value; undefined when it is cut short
+ * (shorter than its family's address, or running past the buffer) or of a
+ * family other than IPv4 and IPv6.
+ */
+export function viaText(b: Buffer, at: number, end: number): string | undefined {
+  if (at < 0 || end > b.length || end - at < 2) return undefined;
   const af = b.readUInt16LE(at);
   if (af === AF_INET && end - at >= 6) return ipText(b, at + 2, 4);
   if (af === AF_INET6 && end - at >= 18) return ipText(b, at + 2, 6);

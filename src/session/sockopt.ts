@@ -44,7 +44,7 @@ export function descriptorOf(x: Server | Socket, what: string): number {
 
 function set(fd: number, level: number, name: number, value: Uint8Array, what: string): void {
   const c = libc();
-  if (c.setsockopt(fd, level, name, value, value.length) !== 0) throw new SocketOptionError(`${what} on fd ${fd}: ${errnoText(c.errno())}`);
+  if (c.setsockopt(fd, level, name, value) !== 0) throw new SocketOptionError(`${what} on fd ${fd}: ${errnoText(c.errno())}`);
 }
 
 /** Reads an int option (tests and diagnostics). */
@@ -72,7 +72,7 @@ export function setListenerKey(server: Server, peer: Address, password: string |
   const fd = descriptorOf(server, `TCP-MD5 key for ${peer} on the listener`);
   const c = libc();
   const s = md5sigStruct(peer, password === undefined ? undefined : md5KeyBytes(password), fam);
-  if (c.setsockopt(fd, SOL_TCP, TCP_MD5SIG, s, MD5SIG_SIZE) === 0) return;
+  if (c.setsockopt(fd, SOL_TCP, TCP_MD5SIG, s) === 0) return;
   const errno = c.errno();
   // ENOENT: deleting a key the kernel does not have.
   if (password === undefined && errno === 2) return;
