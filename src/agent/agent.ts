@@ -36,7 +36,7 @@ export type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
 /** How long a (re)starting agent waits for peers' End-of-RIB before advertising anyway. */
-export const AGENT_SELECTION_DEFERRAL_S = 15;
+const AGENT_SELECTION_DEFERRAL_S = 15;
 
 /** A log line names at most this many changes (a first load is 100,000s): the first ones, then a count. */
 const MAX_LOGGED_CHANGES = 100;

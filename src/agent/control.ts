@@ -8,7 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-export const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel'] as const;
+const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** Longest request line accepted; a client sending more is cut off. */
@@ -41,7 +41,7 @@ export function defaultControlPath(env: NodeJS.ProcessEnv = process.env, uid: nu
 }
 
 /** The socket's permissions: owner only (the CLI runs as the agent's user, or root). */
-export const CONTROL_SOCKET_MODE = 0o600;
+const CONTROL_SOCKET_MODE = 0o600;
 
 const myUid = (): number => process.getuid?.() ?? 0;
 

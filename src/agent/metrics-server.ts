@@ -56,7 +56,7 @@ export interface RateLimits {
   readonly probes: { readonly burst: number; readonly perSecond: number };
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimits = { metrics: { burst: 10, perSecond: 5 }, probes: { burst: 50, perSecond: 50 } };
+const DEFAULT_RATE_LIMITS: RateLimits = { metrics: { burst: 10, perSecond: 5 }, probes: { burst: 50, perSecond: 50 } };
 
 export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddress, onError?: (e: Error) => void, opts: { limits?: RateLimits; now?: () => number } = {}): Promise<MetricsServer> {
   const text = (res: ServerResponse, code: number, body: string) => {

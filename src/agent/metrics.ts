@@ -12,10 +12,10 @@ import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
 import { counterDelta } from './counter-delta.js';
 
-export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
+const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
 /** The planner's reasons for not advertising a Service IP; always exported, 0 when none. */
-export const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded'] as const;
+const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded'] as const;
 
 /** What the metrics read from the agent. */
 export interface MetricsInput {

@@ -85,7 +85,7 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
 }
 
 /** The fields whose values differ between two option sets (deep, order-sensitive). */
-export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
+function changedFields(a: PeerOptions, b: PeerOptions): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof PeerOptions>;
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }
@@ -170,9 +170,4 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
     .map((route) => ({ prefix: route.prefix, attrs: routeAttributes(route, next.kernel?.normalRoutePriority), route }));
   const withdraw = diff.removed.map((r) => r.prefix).sort((a, b) => a.compare(b));
   return { addPeers, updatePeers, removePeers, originate, withdraw, refusedPeers: refused };
-}
-
-/** True when the operations change nothing in the speaker. */
-export function isEmpty(ops: Operations): boolean {
-  return ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + ops.withdraw.length === 0;
 }

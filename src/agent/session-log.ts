@@ -12,7 +12,7 @@ import type { PeerState, PeerStatus } from '../speaker/index.js';
 import type { Logger } from './log.js';
 
 /** While a peer stays down, one summary line per this long. */
-export const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;
+const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;
 
 interface Down {
   /** The reason last seen. */

@@ -32,7 +32,7 @@ export function observedScheduler(base: SpeakerScheduler, after: () => void): Sp
 }
 
 /** UPDATEs sent so far, per established peer. */
-export function updateCounts(status: readonly PeerStatus[]): Map<string, number> {
+function updateCounts(status: readonly PeerStatus[]): Map<string, number> {
   return new Map(status.filter((s) => s.state === 'Established').map((s) => [s.address, s.counters.updatesOut]));
 }
 

@@ -17,7 +17,7 @@ import { runnablePeers, type PeerRefusal } from './reconcile.js';
 import type { ApplyFailure } from './apply.js';
 import type { SourceStatus } from './sources/index.js';
 
-export const JSON_VERSION = 1;
+const JSON_VERSION = 1;
 
 export interface ErrorJson {
   readonly file: string | null;
@@ -99,7 +99,7 @@ export interface Redistributed {
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
-export function issueJson(i: ManifestIssue): ErrorJson {
+function issueJson(i: ManifestIssue): ErrorJson {
   return { file: n(i.file), kind: n(i.kind), namespace: n(i.namespace), name: n(i.name), field: n(i.path), message: i.message };
 }
 
@@ -131,7 +131,7 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
   }
 }
 
-export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
+function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
   return { prefix: r.prefix.toString(), communities: r.communities.map((c) => c.text), reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })) };
 }
 
@@ -150,7 +150,7 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
 }
 
 /** Where a planned peering comes from, in words. */
-export function peerOrigin(p: PlannedPeer): string {
+function peerOrigin(p: PlannedPeer): string {
   if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
@@ -237,7 +237,7 @@ function allowListFor(plan: Plan, p: Prefix): ExplainPrefixJson['allowList'] {
   ];
 }
 
-export function refusedJson(r: Plan['refused'][number]): RefusedJson {
+function refusedJson(r: Plan['refused'][number]): RefusedJson {
   return { service: `${r.namespace}/${r.name}`, namespace: r.namespace, name: r.name, ip: r.ip, source: r.source, reason: r.reason, message: r.message };
 }
 
@@ -245,7 +245,7 @@ function refusedJsonOf(plan: Plan, pred: (r: Plan['refused'][number]) => boolean
   return plan.refused.filter(pred).map(refusedJson);
 }
 
-export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonly Redistributed[] = []): ExplainPrefixJson {
+function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonly Redistributed[] = []): ExplainPrefixJson {
   const own = plan.routes.find((r) => r.prefix.equals(prefix));
   const redis = redistributed.find((r) => r.prefix.equals(prefix));
   const coveredBy = plan.routes.filter((r) => !r.prefix.equals(prefix) && r.prefix.contains(prefix)).map((r) => routeJson(r, plan));
@@ -326,7 +326,7 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
 /** `status --json` `source`: where the configuration comes from (docs/json-output.md); times as ISO text. */
 export type SourceJson = Omit<SourceStatus, 'since' | 'lastSyncAt'> & { readonly since: string; readonly lastSyncAt: string | null };
 
-export function sourceJson(s: SourceStatus): SourceJson {
+function sourceJson(s: SourceStatus): SourceJson {
   return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };
 }
 

@@ -22,7 +22,7 @@ const V4_OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 /** A bare IPv4 address already in canonical form (no leading zeros): its /32 needs no parsing. */
 const CANONICAL_V4 = new RegExp(`^(?:${V4_OCTET}\\.){3}${V4_OCTET}$`);
 
-export function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
+function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
   if (dst === 'default') return family === 4 ? '0.0.0.0/0' : '::/0';
   if (family === 4 && CANONICAL_V4.test(dst)) return `${dst}/32`;
   if (family === 6) {

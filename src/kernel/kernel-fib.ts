@@ -116,7 +116,7 @@ const CAP_NET_ADMIN = 12;
 const PIECE = 1024;
 
 /** Whether this process holds CAP_NET_ADMIN in its effective set (undefined: cannot tell). */
-export function hasNetAdmin(): boolean | undefined {
+function hasNetAdmin(): boolean | undefined {
   try {
     const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
     if (!m) return undefined;

@@ -25,9 +25,9 @@
  */
 
 /** The largest value of a BIRD filter int. */
-export const BIRD_INT_MAX = 2147483647;
+const BIRD_INT_MAX = 2147483647;
 /** BIRD's LOCAL_PREF for a BGP route that came without one (`default bgp_local_pref`). */
-export const BIRD_DEFAULT_LOCAL_PREF = 100;
+const BIRD_DEFAULT_LOCAL_PREF = 100;
 /** Calico's and Felix's default normal route priority. */
 export const NORMAL_ROUTE_PRIORITY = 1024;
 

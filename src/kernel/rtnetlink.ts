@@ -282,8 +282,8 @@ export function parseAcks(buf: Uint8Array, into: Map<number, number> = new Map()
 
 // ------------------------------------------------------------ notifications
 
-export const RTM_NEWLINK = 16;
-export const RTM_DELLINK = 17;
+const RTM_NEWLINK = 16;
+const RTM_DELLINK = 17;
 const RTA_VIA = 18;
 const IFLA_IFNAME = 3;
 const RTM_F_CLONED = 0x200;

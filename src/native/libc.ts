@@ -50,7 +50,7 @@ export type LibcLoader = () => Libc;
 const SOCK_FILTER_SIZE = 8;
 
 /** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
-export const koffiLibcLoader: LibcLoader = () => {
+const koffiLibcLoader: LibcLoader = () => {
   if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/no-require-imports

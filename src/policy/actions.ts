@@ -91,7 +91,7 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
 }
 
 /** Puts `count` copies of `asn` in front, merging into a leading AS_SEQUENCE and keeping segments ≤ 255 ASNs. */
-export function prependAsPath(path: readonly AsPathSegment[] | undefined, asn: number, count: number): AsPathSegment[] {
+function prependAsPath(path: readonly AsPathSegment[] | undefined, asn: number, count: number): AsPathSegment[] {
   const segs = path ?? [];
   let asns: number[] = new Array<number>(count).fill(asn);
   let rest = segs;

@@ -9,5 +9,4 @@ export {
 } from './engine.js';
 export { PolicyError } from './communities.js';
 export { asPathText, asPathLength, originAs } from './sets.js';
-export { prependAsPath } from './actions.js';
 export { calicoPolicyName, compileCalicoFilter, type CalicoFilterRule, type CalicoFilterSpec } from './calico-filter.js';

@@ -78,7 +78,7 @@ export class LargeCommunitySet {
   }
 }
 
-export class ExtCommunitySet {
+class ExtCommunitySet {
   private readonly exact: Set<bigint>;
   constructor(
     readonly name: string,
@@ -182,7 +182,7 @@ export function parseAsPathMatcher(text: string): AsPathMatcher {
   return { text, test: (p) => re.test(asPathText(p)) };
 }
 
-export class AsPathSet {
+class AsPathSet {
   constructor(
     readonly name: string,
     readonly members: readonly AsPathMatcher[],
@@ -198,7 +198,7 @@ export class AsPathSet {
 }
 
 /** Addresses and prefixes, matched by longest-prefix lookup. */
-export class AddressSet {
+class AddressSet {
   private readonly trie = new PrefixTrie<true>();
   constructor(
     readonly name: string,

@@ -6,7 +6,7 @@ export { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
 export { LOCAL_SOURCE, asPathLength, neighborAs, type Path, type PathSource, type PeerSource } from './path.js';
 export { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
 export { endOfRib } from './eor.js';
-export { DEFAULT_COALESCE, UpdateGroup, packBatch, type Batch, type CoalesceOptions, type GroupPlan, type Send } from './update-group.js';
+export { DEFAULT_COALESCE, UpdateGroup, type Batch, type CoalesceOptions, type GroupPlan, type Send } from './update-group.js';
 export {
   acceptAll,
   type ExportPolicy,

@@ -509,7 +509,7 @@ export class UpdateGroup {
   }
 }
 
-export function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
+function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
   const out: Uint8Array[] = [];
   const addPath = ctx.addPathV4 || ctx.addPathV6;
   if (batch.withdraw.length > 0) {

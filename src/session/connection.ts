@@ -48,7 +48,7 @@ export interface ConnectionOptions {
 }
 
 /** Default of `ConnectionOptions.sliceMs`. */
-export const DEFAULT_SLICE_MS = 5;
+const DEFAULT_SLICE_MS = 5;
 
 /** Whole UPDATEs back to back in one buffer: one socket write (one TCP segment, one read at the peer) for `count` messages. */
 export interface UpdateRun {

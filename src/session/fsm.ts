@@ -433,7 +433,7 @@ function established(st: Step, ev: FsmEvent): Transition {
 }
 
 /** Maps a decoded NOTIFICATION to its §8.1 event. */
-export function notificationEvent(message: NotificationMessage): FsmEvent {
+function notificationEvent(message: NotificationMessage): FsmEvent {
   return message.code === ErrorCode.OPEN_MESSAGE && message.subcode === OpenSubcode.UNSUPPORTED_VERSION
     ? { type: 'NotifMsgVerErr', message }
     : { type: 'NotifMsg', message };

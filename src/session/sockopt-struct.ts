@@ -14,7 +14,7 @@ export const AF_INET6 = 10;
 export const SOCK_STREAM = 1;
 export const SOCK_NONBLOCK = 0o4000;
 export const SOCK_CLOEXEC = 0o2000000;
-export const SOL_IP = 0;
+const SOL_IP = 0;
 export const IP_TTL = 2;
 export const IP_MINTTL = 21;
 export const SOL_TCP = 6;
@@ -22,12 +22,12 @@ export const TCP_MD5SIG = 14;
 /** Keep the SYN's headers (Linux 4.2+); read them back on the accepted socket with TCP_SAVED_SYN. */
 export const TCP_SAVE_SYN = 27;
 export const TCP_SAVED_SYN = 28;
-export const SOL_IPV6 = 41;
-export const IPV6_UNICAST_HOPS = 16;
+const SOL_IPV6 = 41;
+const IPV6_UNICAST_HOPS = 16;
 export const IPV6_MINHOPCOUNT = 73;
 
 /** TCP_MD5SIG_MAXKEYLEN (include/uapi/linux/tcp.h). */
-export const MD5_MAX_KEY_BYTES = 80;
+const MD5_MAX_KEY_BYTES = 80;
 /** sizeof(struct tcp_md5sig) on Linux (sockaddr_storage 128 + flags, prefixlen, keylen, ifindex 8 + key 80). */
 export const MD5SIG_SIZE = 216;
 

@@ -36,7 +36,7 @@ export function needsSocketOptions(o: SocketSecurity): boolean {
 }
 
 /** The descriptor of a listening server or a connected socket; throws when Node.js has none. */
-export function descriptorOf(x: Server | Socket, what: string): number {
+function descriptorOf(x: Server | Socket, what: string): number {
   const fd = (x as unknown as { _handle?: { fd?: number } })._handle?.fd;
   if (typeof fd !== 'number' || fd < 0) throw new SocketOptionError(`${what}: the socket has no file descriptor (closed, or not a TCP socket)`);
   return fd;
@@ -45,15 +45,6 @@ export function descriptorOf(x: Server | Socket, what: string): number {
 function set(fd: number, level: number, name: number, value: Uint8Array, what: string): void {
   const c = libc();
   if (c.setsockopt(fd, level, name, value) !== 0) throw new SocketOptionError(`${what} on fd ${fd}: ${errnoText(c.errno())}`);
-}
-
-/** Reads an int option (tests and diagnostics). */
-export function getIntOption(fd: number, level: number, name: number): number {
-  const c = libc();
-  const buf = new Uint8Array(4);
-  const len = new Int32Array([4]);
-  if (c.getsockopt(fd, level, name, buf, len) !== 0) throw new SocketOptionError(`getsockopt(${level}, ${name}) on fd ${fd}: ${errnoText(c.errno())}`);
-  return new DataView(buf.buffer).getInt32(0, new Uint8Array(new Uint16Array([1]).buffer)[0] === 1);
 }
 
 function familyOfServer(server: Server): 4 | 6 {
@@ -93,7 +84,7 @@ export function setListenerTtlSecurity(server: Server): void {
 }
 
 /** The TTL the accepted connection's SYN arrived with, when the listener saved it (undefined otherwise). */
-export function acceptedSynTtl(socket: Socket): number | undefined {
+function acceptedSynTtl(socket: Socket): number | undefined {
   const fd = descriptorOf(socket, 'saved SYN');
   const c = libc();
   const buf = new Uint8Array(512);
@@ -126,7 +117,7 @@ export function secureAccepted(socket: Socket, peer: Address, o: SocketSecurity)
  * FFI with its key and TTL options already set, so that the SYN carries
  * them. The caller connects it (`socket.connect({ host, port, localAddress })`).
  */
-export function openSecuredSocket(peer: Address, o: SocketSecurity): Socket {
+function openSecuredSocket(peer: Address, o: SocketSecurity): Socket {
   const c = libc();
   const fd = c.socket(peer.family === 4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw new SocketOptionError(`socket() for ${peer}: ${errnoText(c.errno())}`);

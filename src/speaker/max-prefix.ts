@@ -22,8 +22,8 @@ const FAMILIES: readonly FamilyName[] = ['ipv4', 'ipv6'];
 const AFI: Record<FamilyName, number> = { ipv4: 1, ipv6: 2 };
 const MAX_LIMIT = 0x7fffffff;
 
-export const DEFAULT_WARNING_THRESHOLD = 80;
-export const DEFAULT_RESTART_AFTER = 60;
+const DEFAULT_WARNING_THRESHOLD = 80;
+const DEFAULT_RESTART_AFTER = 60;
 
 /** RFC 4486 §4: the data of Cease 6/1 — AFI (2 bytes), SAFI (1), the upper bound (4). */
 export function maxPrefixData(family: FamilyName, limit: number): Uint8Array {

@@ -23,4 +23,3 @@ export function unicastFamily(f: { readonly afi: number; readonly safi: number }
 }
 
 export const familyName = (f: Family): FamilyName => (f === 4 ? 'ipv4' : 'ipv6');
-export const familyOfName = (n: FamilyName): Family => (n === 'ipv4' ? 4 : 6);

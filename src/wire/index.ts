@@ -18,7 +18,6 @@ export {
   describeNotification,
   shutdownNotification,
   shutdownCommunication,
-  MAX_SHUTDOWN_COMMUNICATION,
 } from './notification.js';
 export { decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.js';
 export { decodeUpdate, encodeUpdateBody } from './update.js';

@@ -124,7 +124,7 @@ export function describeNotification(code: number, subcode: number): string {
 // ------------------------------------------------------------------ RFC 9003
 
 /** RFC 9003 raised the Shutdown Communication limit from 128 to 255 bytes. */
-export const MAX_SHUTDOWN_COMMUNICATION = 255;
+const MAX_SHUTDOWN_COMMUNICATION = 255;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Encoder = new TextEncoder();

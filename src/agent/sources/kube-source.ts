@@ -18,7 +18,7 @@ export interface KubernetesSource extends ConfigSource {
   uidOf(kind: 'Service' | 'Node', name: string, namespace?: string): string | undefined;
 }
 
-export function toSourceStatus(s: ApiSourceStatus): SourceStatus {
+function toSourceStatus(s: ApiSourceStatus): SourceStatus {
   return {
     kind: 'kubernetes',
     paths: [],
