@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { watchLayers, type LayerWatcher } from '../../src/agent/sources/index.js';
-import type { ClusterEvent } from '../../src/kubernetes/state.js';
+import { watchLayers, type LayerWatcher } from '../../../src/agent/sources/index.js';
+import type { ClusterEvent } from '../../../src/kubernetes/state.js';
 
 const pool = (name: string, cidr: string) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name }, spec: { cidr } });
 const text = (...objs: object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });

@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesApiSource } from '../../src/agent/sources/api-source.js';
-import { loadKubeConfig, type ListWatch } from '../../src/agent/sources/kube-client.js';
-import { ClusterState } from '../../src/kubernetes/state.js';
-import type { ClusterEvent } from '../../src/kubernetes/state.js';
-import type { ManifestIssue } from '../../src/kubernetes/validate.js';
-import { RESOURCE_KINDS, type Node } from '../../src/kubernetes/resources.js';
-import { FakeApiServer, defaultResources } from './fake-apiserver.js';
-import { CRD, everyKind, rawBgpFilter, rawBgpPeer, rawBlockAffinity, rawIpPool, rawNode, rawService, rawSlice, rawBgpConfiguration } from './api-fixtures.js';
+import { KubernetesApiSource } from '../../../src/agent/sources/api-source.js';
+import { loadKubeConfig, type ListWatch } from '../../../src/agent/sources/kube-client.js';
+import { ClusterState } from '../../../src/kubernetes/state.js';
+import type { ClusterEvent } from '../../../src/kubernetes/state.js';
+import type { ManifestIssue } from '../../../src/kubernetes/validate.js';
+import { RESOURCE_KINDS, type Node } from '../../../src/kubernetes/resources.js';
+import { FakeApiServer, defaultResources } from '../../kubernetes/fake-apiserver.js';
+import { CRD, everyKind, rawBgpFilter, rawBgpPeer, rawBlockAffinity, rawIpPool, rawNode, rawService, rawSlice, rawBgpConfiguration } from '../../kubernetes/api-fixtures.js';
 
 const until = FakeApiServer.until;
 
