@@ -129,12 +129,22 @@ export function runnablePeers(plan: Plan | undefined): { peers: Map<string, Plan
     const broken = p.filters.filter((f) => plan && planFilters(plan).errors.has(f));
     if (broken.length > 0 && plan) {
       const errs = planFilters(plan).errors;
-      refused.push({ ...base, field: 'spec.filters', message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`, byPlanner: false });
+      refused.push({
+        ...base,
+        field: 'spec.filters',
+        message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`,
+        byPlanner: false,
+      });
       continue;
     }
     const other = peers.get(address);
     if (other) {
-      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} is already peered by ${other.id}; one session per address`, byPlanner: false });
+      refused.push({
+        ...base,
+        field: 'spec.peerIP',
+        message: `address ${address} is already peered by ${other.id}; one session per address`,
+        byPlanner: false,
+      });
       continue;
     }
     peers.set(address, p);

@@ -28,13 +28,23 @@ export function renderPlan(v: PlanJson): string {
       'none',
     ),
   );
-  if (v.redistributed.length > 0) out.push(...section('RE-ADVERTISED FROM LOCAL PEERS', v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`), 'none'));
+  if (v.redistributed.length > 0)
+    out.push(
+      ...section(
+        'RE-ADVERTISED FROM LOCAL PEERS',
+        v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`),
+        'none',
+      ),
+    );
   out.push(
     ...section(
       'PEERS (exports: BGPFilters, then the built-in export policy)',
       v.peers.map(
         (p) =>
-          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
+          `${p.address}:${p.port} AS ${p.asn} ${p.type}` +
+            `${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}` +
+            `${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ` +
+            `${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
       ),
       'none',
     ),
@@ -47,9 +57,21 @@ export function renderRoutes(v: RoutesJson): string {
   const out: string[] = [];
   for (const p of v.peers) {
     out.push(`peer ${p.address} (${p.type}, AS ${p.asn}, ${p.refused ? 'not started' : (p.state ?? 'unknown')})`);
-    if (p.advertised.length === 0) out.push(!p.refused && p.state !== null && p.state !== 'Established' ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established` : '  nothing advertised');
+    if (p.advertised.length === 0)
+      out.push(
+        !p.refused && p.state !== null && p.state !== 'Established'
+          ? `  nothing advertised: the session is ${p.state}; the planned routes are sent once it is Established`
+          : '  nothing advertised',
+      );
     for (const a of p.advertised) {
-      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '']
+      const attrs = [
+        a.nextHop ? `next hop ${a.nextHop}` : '',
+        a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '',
+        a.med !== null ? `MED ${a.med}` : '',
+        a.localPref !== null ? `local pref ${a.localPref}` : '',
+        a.communities.length ? `communities ${a.communities.join(' ')}` : '',
+        a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '',
+      ]
         .filter(Boolean)
         .join(', ');
       const why = (a.reasons as { text?: string }[]).map((r) => r.text ?? JSON.stringify(r)).join('; ');
@@ -66,13 +88,19 @@ export function renderExplain(v: ExplainJson): string {
   const out = [v.service ? `Service ${v.service}` : `prefix ${v.prefixes[0]?.prefix ?? v.query}`, `  ${v.summary.split('\n').join('\n  ')}`, ''];
   for (const p of v.prefixes) {
     out.push(`${p.prefix}`);
-    out.push(`  planner: ${p.planned ? p.planned.reasons.map((r) => r.text).join('; ') : p.redistributedFrom ? `received from local peer ${p.redistributedFrom}` : 'not planned'}`);
+    const planner = p.planned
+      ? p.planned.reasons.map((r) => r.text).join('; ')
+      : p.redistributedFrom
+        ? `received from local peer ${p.redistributedFrom}`
+        : 'not planned';
+    out.push(`  planner: ${planner}`);
     if (p.coveredBy.length) out.push(`  covered by: ${p.coveredBy.map((r) => r.prefix).join(', ')}`);
     for (const r of p.refused) out.push(`  refused: ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`);
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
     out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
     // `sent` (explain-sessions.ts): the agent knows the session; offline (`plan`) it does not.
-    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, not sent' : 'exported');
+    const verdict = (peer: (typeof p.peers)[number]) =>
+      !peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, not sent' : 'exported';
     for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${verdict(peer)}: ${peer.why}`);
     out.push('');
   }
@@ -85,8 +113,11 @@ export function renderSource(src: SourceJson, now: Date): string {
   if (src.kind === 'manifests') return `Configuration: manifests ${src.paths.join(', ')}${src.lastError ? ` (last watch error: ${src.lastError})` : ''}.`;
   const api = `Kubernetes API ${src.server ?? '(no server)'}${src.calicoApi ? ` (${src.calicoApi})` : ''}`;
   const err = src.lastError ? ` Last error: ${src.lastError}` : '';
-  if (!src.synced) return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
-  if (!src.connected) return `Configuration: ${api}: UNREACHABLE since ${src.since} (${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
+  if (!src.synced)
+    return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
+  if (!src.connected)
+    return `Configuration: ${api}: UNREACHABLE since ${src.since} (` +
+      `${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
   return `Configuration: ${api}: connected and synced since ${src.since}; ${src.watchRestarts} watch restart${src.watchRestarts === 1 ? '' : 's'}.`;
 }
 
@@ -94,7 +125,14 @@ export function renderSource(src: SourceJson, now: Date): string {
 export const STATUS_NOT_ADVERTISED_SHOWN = 10;
 
 export function renderStatusJson(v: StatusJson, now: Date): string {
-  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
+  const rows: StatusRow[] = v.peers.map((p) => ({
+    address: p.address,
+    family: p.family,
+    peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type,
+    bgpState: p.state,
+    since: new Date(p.since),
+    ...(p.info ? { detail: p.info } : {}),
+  }));
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
@@ -116,7 +154,12 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
     const shown = others.slice(0, STATUS_NOT_ADVERTISED_SHOWN).map(line);
     const more = others.length - shown.length;
     const summary = [...counts].map(([reason, n]) => `${reason}: ${n}`).join(', ');
-    out.push(`Not advertised from this node (${summary}):`, ...shown, ...(more > 0 ? [`  … and ${more} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`] : []), '');
+    out.push(
+      `Not advertised from this node (${summary}):`,
+      ...shown,
+      ...(more > 0 ? [`  … and ${more} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`] : []),
+      '',
+    );
   }
   return out.join('\n');
 }

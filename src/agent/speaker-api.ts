@@ -8,6 +8,7 @@
 import type { EventEmitter } from 'eventemitter3';
 import type { SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/index.js';
 
-export interface AgentSpeaker extends SpeakerApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
+export interface AgentSpeaker
+  extends SpeakerApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
 
 export type SpeakerFactory = (opts: SpeakerOptions) => AgentSpeaker;

@@ -112,7 +112,15 @@ export function refusalJson(r: PeerRefusal): ErrorJson {
 }
 
 export function formatError(e: ErrorJson): string {
-  return formatIssue({ severity: 'error', file: e.file ?? undefined, kind: e.kind ?? undefined, namespace: e.namespace ?? undefined, name: e.name ?? undefined, path: e.field ?? undefined, message: e.message });
+  return formatIssue({
+    severity: 'error',
+    file: e.file ?? undefined,
+    kind: e.kind ?? undefined,
+    namespace: e.namespace ?? undefined,
+    name: e.name ?? undefined,
+    path: e.field ?? undefined,
+    message: e.message,
+  });
 }
 
 /** A reason in words, naming the pool of a block. */
@@ -132,7 +140,11 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
 }
 
 function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
-  return { prefix: r.prefix.toString(), communities: r.communities.map((c) => c.text), reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })) };
+  return {
+    prefix: r.prefix.toString(),
+    communities: r.communities.map((c) => c.text),
+    reasons: r.reasons.map((x) => ({ ...x, text: reasonText(x, plan, r.prefix) })),
+  };
 }
 
 /**
@@ -143,7 +155,8 @@ function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
 export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
   const fam = peer.address.family;
   const out: Prefix[] = [];
-  const passes = (prefix: Prefix, communities: readonly string[]) => builtinExport(plan, prefix).accept && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
+  const passes = (prefix: Prefix, communities: readonly string[]) =>
+    builtinExport(plan, prefix).accept && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
   for (const r of plan.routes) if (r.prefix.family === fam && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
   for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities)) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
@@ -155,17 +168,36 @@ function peerOrigin(p: PlannedPeer): string {
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 
-export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number; maxPrefixes?: AgentMaxPrefixes | null } = {}): PlanJson {
+export function planJson(
+  plan: Plan,
+  opts: {
+    issues?: readonly ManifestIssue[];
+    redistributed?: readonly Redistributed[];
+    listenPort?: number;
+    maxPrefixes?: AgentMaxPrefixes | null;
+  } = {},
+): PlanJson {
   const agentLimit = formatMaxPrefixLimit(opts.maxPrefixes === null ? null : (opts.maxPrefixes ?? defaultMaxPrefixes())?.ipv4);
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
   const issues = opts.issues ?? [];
   return {
     version: JSON_VERSION,
-    node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
+    node: {
+      name: plan.node.name,
+      asn: plan.node.asn,
+      ipv4: n(plan.node.ipv4?.toString()),
+      ipv6: n(plan.node.ipv6?.toString()),
+      listenPort: opts.listenPort ?? plan.listen.port,
+    },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
-    redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: builtinExport(plan, r.prefix) })),
+    redistributed: redistributed.map((r) => ({
+      prefix: r.prefix.toString(),
+      from: r.from,
+      communities: [...r.communities],
+      export: builtinExport(plan, r.prefix),
+    })),
     peers: plan.peers.map((p) => {
       const runs = running.get(p.address.toString()) === p;
       return {
@@ -181,11 +213,18 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
         filters: [...p.filters],
         refused: !runs,
         exports: runs ? exportsTo(plan, p, redistributed).map(String) : [],
-        maxPrefixes: p.maxPrefixes !== undefined ? { limit: formatMaxPrefixLimit(p.maxPrefixes), from: 'annotation' } : { limit: agentLimit, from: 'agent' },
+        maxPrefixes:
+          p.maxPrefixes !== undefined
+            ? { limit: formatMaxPrefixLimit(p.maxPrefixes), from: 'annotation' }
+            : { limit: agentLimit, from: 'agent' },
       };
     }),
     refused: plan.refused.map(refusedJson),
-    errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
+    errors: [
+      ...issues.filter((i) => i.severity === 'error').map(issueJson),
+      ...plan.errors.map(planErrorJson),
+      ...refusals.filter((r) => !r.byPlanner).map(refusalJson),
+    ],
     warnings: issues.filter((i) => i.severity === 'warning').map(issueJson),
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
   };
@@ -260,19 +299,41 @@ function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonly Redis
       return { ...base, exported: false, why: `peer not started: ${why}` };
     }
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
-    if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
+    if (!own && !redis)
+      return {
+        ...base,
+        exported: false,
+        why:
+          coveredBy.length > 0
+            ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}`
+            : 'not planned on this node',
+      };
     const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []));
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
-    if (!verdict.accept) return { ...base, exported: false, filter: fv, why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}` };
+    if (!verdict.accept)
+      return {
+        ...base,
+        exported: false,
+        filter: fv,
+        why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}`,
+      };
     if (fv.verdict === 'accept') return { ...base, exported: true, filter: fv, why: `${fv.reason} (built-in export: ${verdict.reason})` };
     const filterNote = p.type === 'node-to-node mesh' ? 'mesh peers get the built-in export only' : fv.reason;
     return { ...base, exported: true, filter: fv, why: `built-in export accepts: ${verdict.reason} (${filterNote})` };
   });
   let summary: string;
-  if (own) summary = advertised ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}` : `planned but not exported: ${verdict.reason}`;
-  else if (redis) summary = advertised ? `re-advertised from local peer ${redis.from}: ${verdict.reason}` : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
-  else if (refused.length > 0) summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
-  else if (coveredBy.length > 0) summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
+  if (own)
+    summary = advertised
+      ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}`
+      : `planned but not exported: ${verdict.reason}`;
+  else if (redis)
+    summary = advertised
+      ? `re-advertised from local peer ${redis.from}: ${verdict.reason}`
+      : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
+  else if (refused.length > 0)
+    summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
+  else if (coveredBy.length > 0)
+    summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
   else summary = 'not advertised: no Service, pool block or range on this node plans it';
   return {
     prefix: prefix.toString(),
@@ -301,7 +362,12 @@ export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: 
  * Service with nothing planned is described in general terms; with it, a
  * Service that does not exist is an error, and each IP is explained.
  */
-export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], service?: (ns: string, name: string) => Service | undefined): ExplainJson {
+export function explain(
+  plan: Plan,
+  query: string,
+  redistributed: readonly Redistributed[] = [],
+  service?: (ns: string, name: string) => Service | undefined,
+): ExplainJson {
   const q = parseExplainQuery(query);
   if ('prefix' in q) {
     const e = explainPrefix(plan, q.prefix, redistributed);
@@ -313,13 +379,19 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   const prefixes = mine.map((r) => explainPrefix(plan, r.prefix, redistributed));
   let summary: string;
   if (prefixes.length > 0 || refused.length > 0) {
-    const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
+    const parts = [
+      ...prefixes.map((p) => `${p.prefix}: ${p.summary}`),
+      ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`),
+    ];
     summary = parts.join('\n');
   } else if (service) {
     const s = service(q.namespace, q.name);
     if (!s) throw new Error(`no Service ${svc} in the cluster state`);
     summary = serviceIpsSummary(plan, s);
-  } else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  } else
+    summary =
+      `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, ` +
+      `or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
@@ -361,7 +433,12 @@ export interface AdvertisedJson {
   readonly reasons: readonly unknown[];
 }
 
-export type RoutesJson = PlanJson & { readonly peers: readonly (PlanJson['peers'][number] & { readonly state: PeerState | null; readonly advertised: readonly AdvertisedJson[] })[] };
+export type RoutesJson = PlanJson & {
+  readonly peers: readonly (PlanJson['peers'][number] & {
+    readonly state: PeerState | null;
+    readonly advertised: readonly AdvertisedJson[];
+  })[];
+};
 
 /** What the agent knows at one moment, for its views: the plan being worked toward, the one applied, and what went wrong. */
 export interface AgentSnapshot {
@@ -392,7 +469,14 @@ export interface AgentSnapshot {
   readonly maxPrefixes?: AgentMaxPrefixes | null;
 }
 
-const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
+const failureJson = (f: ApplyFailure): ErrorJson => ({
+  file: null,
+  kind: null,
+  namespace: null,
+  name: null,
+  field: null,
+  message: `speaker refused ${f.op} ${f.target}: ${f.message}`,
+});
 
 /** Every error the agent has now: invalid objects, the plan's errors, peers it refused, what the speaker refused, restarts needed. */
 export function currentErrors(s: AgentSnapshot): ErrorJson[] {
@@ -416,7 +500,18 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     if (seen.has(r.address)) continue;
     seen.add(r.address);
     const p = s.planned.peers.find((x) => x.id === r.id)!;
-    peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: s.startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
+    peers.push({
+      id: r.id,
+      address: r.address,
+      port: p.port,
+      asn: p.asn,
+      family: p.address.family,
+      type: p.type,
+      state: 'Idle',
+      since: s.startedAt.toISOString(),
+      info: `Not started: ${r.message}`,
+      refused: true,
+    });
   }
   const so = s.speakerOptions;
   return {
@@ -436,7 +531,10 @@ export function statusJson(s: AgentSnapshot): StatusJson {
 
 /** `tsbgp plan` as the control socket answers it: the planner's plan, with every current error. */
 export function agentPlanJson(s: AgentSnapshot): PlanJson {
-  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes }), errors: currentErrors(s) };
+  return {
+    ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes }),
+    errors: currentErrors(s),
+  };
 }
 
 /** `tsbgp routes PEER` named a peer the plan does not have. */
@@ -472,6 +570,7 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
             reasons: reasonsFor(a.prefix),
           })),
     }));
-  if (peer !== undefined && peers.length === 0) throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
+  if (peer !== undefined && peers.length === 0)
+    throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
   return { ...base, errors: currentErrors(s), peers };
 }

@@ -30,7 +30,10 @@ export interface FibCoreOptions {
 }
 
 
-type Resolved = { readonly ok: true; readonly route: KernelRoute; readonly partial?: string } | { readonly ok: false; readonly reason: string } | { readonly ok: 'pending' };
+type Resolved =
+  | { readonly ok: true; readonly route: KernelRoute; readonly partial?: string }
+  | { readonly ok: false; readonly reason: string }
+  | { readonly ok: 'pending' };
 
 export class FibCore {
   readonly ecmp: number;
@@ -587,7 +590,8 @@ export class FibCore {
       const refused = this.refused.get(prefix);
       if (source === undefined && s.have === undefined && refused === undefined) continue;
       const note = this.notes.get(prefix);
-      yield { prefix, source, installed: this.installedFor(prefix), stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
+      const installed = this.installedFor(prefix);
+      yield { prefix, source, installed, stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
     }
   }
 }

@@ -39,7 +39,8 @@ function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
 /** One `ip -batch` line. */
 export function formatOp(op: KernelOp, table: number, protocol: number): string {
   const r = op.route;
-  const head = `route ${op.op === 'replace' ? 'replace' : 'del'}${r.type === 'unicast' ? '' : ` ${r.type === 'other' ? 'unicast' : r.type}`} ${r.prefix} table ${table} proto ${protocol} metric ${r.metric}`;
+  const head = `route ${op.op === 'replace' ? 'replace' : 'del'}` +
+    `${r.type === 'unicast' ? '' : ` ${r.type === 'other' ? 'unicast' : r.type}`} ${r.prefix} table ${table} proto ${protocol} metric ${r.metric}`;
   if (op.op === 'delete' || r.type !== 'unicast') return head;
   if (r.nexthops.length === 1) return `${head}${hop(r.nexthops[0])}`;
   return `${head}${r.nexthops.map((h) => ` nexthop${hop(h)}`).join('')}`;
@@ -64,7 +65,11 @@ interface JsonRoute extends JsonHop {
 }
 
 function jsonHop(h: JsonHop): NextHop {
-  return { ...(h.gateway !== undefined ? { via: h.gateway } : {}), ...(h.dev !== undefined ? { dev: h.dev } : {}), ...(h.flags?.includes('onlink') ? { onlink: true } : {}) };
+  return {
+    ...(h.gateway !== undefined ? { via: h.gateway } : {}),
+    ...(h.dev !== undefined ? { dev: h.dev } : {}),
+    ...(h.flags?.includes('onlink') ? { onlink: true } : {}),
+  };
 }
 
 /** `ip -j route show table T proto P` (one family) → our routes. */
@@ -77,7 +82,12 @@ export function parseRouteDump(text: string, family: 4 | 6): KernelRoute[] {
     const prefix = canonicalPrefix(r.dst ?? '', family);
     if (prefix === undefined) continue;
     const type = routeType(r.type);
-    const nexthops = r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
+    const nexthops =
+      r.nexthops !== undefined
+        ? r.nexthops.map(jsonHop)
+        : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast')
+          ? [jsonHop(r)]
+          : [];
     out.push({ prefix, type, metric: r.metric ?? 0, nexthops: sortNextHops(nexthops) });
   }
   return out;
@@ -115,7 +125,17 @@ export type MonitorEvent = KernelEvent;
  */
 const ROUTE_HEAD = /^(Deleted )?([0-9.]+|[0-9a-f]*:[0-9a-f:.]*)(\/\d{1,3})? (.*)$/i;
 const LINK_HEAD = /^(?:Deleted )?\d+:\s/;
-const tails = new Map<string, { readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly type: RouteType; readonly metric: number; readonly nexthops: readonly NextHop[] }>();
+const tails = new Map<
+  string,
+  {
+    readonly deleted: boolean;
+    readonly table: number;
+    readonly protocol: number;
+    readonly type: RouteType;
+    readonly metric: number;
+    readonly nexthops: readonly NextHop[];
+  }
+>();
 
 /** One line of `ip -o -N monitor route link`. */
 export function parseMonitorLine(line: string): MonitorEvent {
@@ -126,7 +146,14 @@ export function parseMonitorLine(line: string): MonitorEvent {
   const known = tails.get(key);
   if (known !== undefined) {
     const prefix = canonicalPrefix(`${m[2]}${m[3] ?? ''}`, family);
-    if (prefix !== undefined) return { kind: 'route', deleted: known.deleted, table: known.table, protocol: known.protocol, route: { prefix, type: known.type, metric: known.metric, nexthops: known.nexthops } };
+    if (prefix !== undefined)
+      return {
+        kind: 'route',
+        deleted: known.deleted,
+        table: known.table,
+        protocol: known.protocol,
+        route: { prefix, type: known.type, metric: known.metric, nexthops: known.nexthops },
+      };
   }
   const ev = parseMonitorLineFully(line);
   // Only a line whose family the destination alone decides (an IPv4 destination with an IPv6 next hop is read as IPv6).
@@ -181,7 +208,15 @@ function parseMonitorLineFully(line: string): MonitorEvent {
     else if (t === 'weight' || t === 'scope' || t === 'src' || t === 'pref' || t === 'mtu' || t === 'expires' || t === 'realm' || t === 'realms') i++;
   }
   if (multi || cur.via !== undefined || (cur.dev !== undefined && type === 'unicast')) hops.push(cur);
-  const nexthops = sortNextHops(hops.filter((h) => h.via !== undefined || h.dev !== undefined).map((h) => ({ ...(h.via !== undefined ? { via: h.via } : {}), ...(h.dev !== undefined ? { dev: h.dev } : {}), ...(h.onlink ? { onlink: true } : {}) })));
+  const nexthops = sortNextHops(
+    hops
+      .filter((h) => h.via !== undefined || h.dev !== undefined)
+      .map((h) => ({
+        ...(h.via !== undefined ? { via: h.via } : {}),
+        ...(h.dev !== undefined ? { dev: h.dev } : {}),
+        ...(h.onlink ? { onlink: true } : {}),
+      })),
+  );
   return { kind: 'route', deleted, table, protocol: Number.isFinite(protocol) ? protocol : -1, route: { prefix, type, metric, nexthops } };
 }
 

@@ -38,6 +38,7 @@ export function metricForLocalPref(localPref: number | undefined): number {
 
 /** The LOCAL_PREF of a route the node originates, from its metric (default: the normal route priority). */
 export function localPrefForMetric(metric: number = NORMAL_ROUTE_PRIORITY): number {
-  if (!(Number.isInteger(metric) && metric >= 1 && metric <= BIRD_INT_MAX - 1)) throw new RangeError(`route priority must be 1..${BIRD_INT_MAX - 1}, got ${metric}`);
+  if (!(Number.isInteger(metric) && metric >= 1 && metric <= BIRD_INT_MAX - 1))
+    throw new RangeError(`route priority must be 1..${BIRD_INT_MAX - 1}, got ${metric}`);
   return BIRD_INT_MAX - metric;
 }

@@ -481,7 +481,11 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
             x += align(xlen);
           }
           const idx = b.readInt32LE(h + 4);
-          built.push({ ...(hvia !== undefined ? { via: hvia } : {}), ...(idx > 0 ? { dev: dev(idx) } : {}), ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}) });
+          built.push({
+            ...(hvia !== undefined ? { via: hvia } : {}),
+            ...(idx > 0 ? { dev: dev(idx) } : {}),
+            ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}),
+          });
           indexes.push(idx);
           h += align(hlen);
         }
@@ -497,7 +501,14 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   }
   if (hops === undefined) {
     hops = [];
-    if (via !== undefined || (oif !== undefined && type === 'unicast')) hops = [{ ...(via !== undefined ? { via } : {}), ...(oif !== undefined ? { dev: dev(oif) } : {}), ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}) }];
+    if (via !== undefined || (oif !== undefined && type === 'unicast'))
+      hops = [
+        {
+          ...(via !== undefined ? { via } : {}),
+          ...(oif !== undefined ? { dev: dev(oif) } : {}),
+          ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}),
+        },
+      ];
   }
   const prefix = `${dst ?? (family === 4 ? '0.0.0.0' : '::')}/${dstLen}`;
   return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: hops } };

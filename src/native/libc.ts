@@ -51,7 +51,8 @@ const SOCK_FILTER_SIZE = 8;
 
 /** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
 const koffiLibcLoader: LibcLoader = () => {
-  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
+  if (process.platform !== 'linux')
+    throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const koffi = require('koffi') as typeof import('koffi');
@@ -79,7 +80,8 @@ const koffiLibcLoader: LibcLoader = () => {
       return getsockopt(fd, level, name, value, length) as number;
     },
     setsockoptFprog: (fd, level, name, program) => {
-      if (program.byteLength % SOCK_FILTER_SIZE !== 0) throw new RangeError(`a BPF program is whole ${SOCK_FILTER_SIZE}-byte instructions, got ${program.byteLength} bytes`);
+      if (program.byteLength % SOCK_FILTER_SIZE !== 0)
+        throw new RangeError(`a BPF program is whole ${SOCK_FILTER_SIZE}-byte instructions, got ${program.byteLength} bytes`);
       return setsockoptFprog(fd, level, name, { len: program.byteLength / SOCK_FILTER_SIZE, filter: program }, koffi.sizeof(fprog)) as number;
     },
     close: (fd) => close(fd) as number,

@@ -338,7 +338,9 @@ export class Rib {
     if (mp !== undefined && mp.nlri.length > 0) {
       // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
       const attrs: PathAttributes =
-        familyOfAfi(mp.afi) === 4 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
+        familyOfAfi(mp.afi) === 4
+          ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined }
+          : { ...a, nextHop: undefined, mpUnreach: undefined };
       const pre = this.store.lookupOrCreate(attrs);
       mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);
@@ -539,7 +541,12 @@ export class Rib {
     const established = peer.group !== undefined;
     const base = { peer: peer.ref, established };
     if (best === undefined) return { ...base, refusal: 'no route in the Loc-RIB' };
-    if (peer.group !== undefined && !peer.group.families.has(prefix.family)) return { ...base, best, refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)` };
+    if (peer.group !== undefined && !peer.group.families.has(prefix.family))
+      return {
+        ...base,
+        best,
+        refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)`,
+      };
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };

@@ -446,7 +446,10 @@ export class UpdateGroup {
   }
 
   private applyPolicy(path: Path, key: PrefixKey, set: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!({ prefix: prefixFromKey(key), attrs: set.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+    const res = this.cfg.policy!(
+      { prefix: prefixFromKey(key), attrs: set.attrs, source: policySource(path.source) },
+      { peer: this.cfg.peerRef, direction: 'export' },
+    );
     if (res.verdict === 'reject') return null;
     if (res.attrs === set.attrs) return set;
     const s = this.store.acquire(res.attrs as PathAttributes);

@@ -147,12 +147,21 @@ function notifyFail(st: Step, n: NotificationMessage, message: string): Transiti
 /** AutomaticStop (§8.1.2 event 8, e.g. a prefix limit): Cease with the event's subcode and data. */
 function automaticStop(st: Step, ev: Extract<FsmEvent, { type: 'AutomaticStop' }>): Transition {
   const n = Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET', ev.data);
-  return toIdle(st, { reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' }, notify: n, failure: true, restartAfter: ev.restartAfter });
+  return toIdle(st, {
+    reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' },
+    notify: n,
+    failure: true,
+    restartAfter: ev.restartAfter,
+  });
 }
 
 /** RFC 9687 §4: the peer has not read what we sent for the send hold time. */
 function sendHoldExpired(st: Step): Transition {
-  return toIdle(st, { reason: { kind: 'sendHoldTimerExpired' }, notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) }, failure: true });
+  return toIdle(st, {
+    reason: { kind: 'sendHoldTimerExpired' },
+    notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) },
+    failure: true,
+  });
 }
 
 function errorFail(st: Step, err: BgpError): Transition {

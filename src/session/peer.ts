@@ -395,7 +395,11 @@ export class Peer {
     switch (a.type) {
       case 'connect': {
         const o = this.options;
-        const dial = o.dial ?? (needsSocketOptions(o) ? (d: DialOptions) => connectSecured({ ...d, password: o.password, ttlSecurity: o.ttlSecurity, multihopTtl: o.multihopTtl }) : (d: DialOptions) => netConnect(d));
+        const dial =
+          o.dial ??
+          (needsSocketOptions(o)
+            ? (d: DialOptions) => connectSecured({ ...d, password: o.password, ttlSecurity: o.ttlSecurity, multihopTtl: o.multihopTtl })
+            : (d: DialOptions) => netConnect(d));
         let socket: Socket;
         try {
           socket = dial({ host: o.remoteAddress, port: o.remotePort ?? 179, localAddress: o.localAddress, localPort: o.localPort });

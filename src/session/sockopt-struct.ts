@@ -51,7 +51,8 @@ export function md5PasswordProblem(password: string): string | undefined {
  * refused with EINVAL: a dual-stack listener sees IPv4 peers that way).
  */
 export function md5sigStruct(peer: Address, key: Uint8Array | undefined, socketFamily: 4 | 6, littleEndian = HOST_LITTLE_ENDIAN): Uint8Array {
-  if (key !== undefined && (key.length === 0 || key.length > MD5_MAX_KEY_BYTES)) throw new RangeError(`TCP-MD5 key must be 1..${MD5_MAX_KEY_BYTES} bytes, got ${key.length}`);
+  if (key !== undefined && (key.length === 0 || key.length > MD5_MAX_KEY_BYTES))
+    throw new RangeError(`TCP-MD5 key must be 1..${MD5_MAX_KEY_BYTES} bytes, got ${key.length}`);
   if (socketFamily === 4 && peer.family === 6) throw new RangeError(`an IPv6 peer (${peer}) has no key on an IPv4 socket`);
   const b = new Uint8Array(MD5SIG_SIZE);
   const v = new DataView(b.buffer);
@@ -97,12 +98,22 @@ export function ttlOptions(peerFamily: 4 | 6, o: { ttlSecurity?: number; multiho
   if (hops > 0) {
     if (!Number.isInteger(hops) || hops > 255) throw new RangeError(`ttlSecurity must be 1..255 hops, got ${hops}`);
     return peerFamily === 4
-      ? [{ level: SOL_IP, name: IP_TTL, value: 255, label: 'IP_TTL' }, { level: SOL_IP, name: IP_MINTTL, value: 256 - hops, label: 'IP_MINTTL' }]
-      : [{ level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: 255, label: 'IPV6_UNICAST_HOPS' }, { level: SOL_IPV6, name: IPV6_MINHOPCOUNT, value: 256 - hops, label: 'IPV6_MINHOPCOUNT' }];
+      ? [
+          { level: SOL_IP, name: IP_TTL, value: 255, label: 'IP_TTL' },
+          { level: SOL_IP, name: IP_MINTTL, value: 256 - hops, label: 'IP_MINTTL' },
+        ]
+      : [
+          { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: 255, label: 'IPV6_UNICAST_HOPS' },
+          { level: SOL_IPV6, name: IPV6_MINHOPCOUNT, value: 256 - hops, label: 'IPV6_MINHOPCOUNT' },
+        ];
   }
   if (o.multihopTtl !== undefined) {
     if (!Number.isInteger(o.multihopTtl) || o.multihopTtl < 1 || o.multihopTtl > 255) throw new RangeError(`multihop TTL must be 1..255, got ${o.multihopTtl}`);
-    return [peerFamily === 4 ? { level: SOL_IP, name: IP_TTL, value: o.multihopTtl, label: 'IP_TTL' } : { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: o.multihopTtl, label: 'IPV6_UNICAST_HOPS' }];
+    return [
+      peerFamily === 4
+        ? { level: SOL_IP, name: IP_TTL, value: o.multihopTtl, label: 'IP_TTL' }
+        : { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: o.multihopTtl, label: 'IPV6_UNICAST_HOPS' },
+    ];
   }
   return [];
 }

@@ -16,7 +16,21 @@ import { Socket, type Server } from 'node:net';
 import { Address } from '../net/index.js';
 import { errnoText, libc } from '../native/index.js';
 import {
-  AF_INET, AF_INET6, intBytes, md5KeyBytes, md5sigStruct, MD5SIG_SIZE, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_STREAM, SOL_TCP, synTtl, TCP_MD5SIG, TCP_SAVE_SYN, TCP_SAVED_SYN, ttlOptions,
+  AF_INET,
+  AF_INET6,
+  intBytes,
+  md5KeyBytes,
+  md5sigStruct,
+  MD5SIG_SIZE,
+  SOCK_CLOEXEC,
+  SOCK_NONBLOCK,
+  SOCK_STREAM,
+  SOL_TCP,
+  synTtl,
+  TCP_MD5SIG,
+  TCP_SAVE_SYN,
+  TCP_SAVED_SYN,
+  ttlOptions,
 } from './sockopt-struct.js';
 
 /** What a session's socket must carry. */
@@ -78,7 +92,10 @@ export function setListenerKey(server: Server, peer: Address, password: string |
  */
 export function setListenerTtlSecurity(server: Server): void {
   const fd = descriptorOf(server, 'TTL security on the listener');
-  const opts = familyOfServer(server) === 4 ? ttlOptions(4, { multihopTtl: 255 }) : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
+  const opts =
+    familyOfServer(server) === 4
+      ? ttlOptions(4, { multihopTtl: 255 })
+      : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=255) on the listener`);
   set(fd, SOL_TCP, TCP_SAVE_SYN, intBytes(1), 'setsockopt(TCP_SAVE_SYN) on the listener');
 }
@@ -107,7 +124,10 @@ export function secureAccepted(socket: Socket, peer: Address, o: SocketSecurity)
   const hops = o.ttlSecurity ?? 0;
   if (hops > 0) {
     const ttl = acceptedSynTtl(socket);
-    if (ttl !== undefined && ttl < 256 - hops) throw new SocketOptionError(`TTL security: the SYN from ${peer} arrived with TTL ${ttl}, so it is ${256 - ttl} hops away; ${hops} allowed (a minimum TTL of ${256 - hops})`);
+    if (ttl !== undefined && ttl < 256 - hops)
+      throw new SocketOptionError(
+        `TTL security: the SYN from ${peer} arrived with TTL ${ttl}, so it is ${256 - ttl} hops away; ${hops} allowed (a minimum TTL of ${256 - hops})`,
+      );
   }
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=${x.value}) for ${peer}`);
 }

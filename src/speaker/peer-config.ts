@@ -42,7 +42,8 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   if (transport) throw new PeerConfigError(`${where}: ${transport}`);
   // TCP-MD5 and GTSM need the FFI (koffi); where it cannot load, refuse loudly (UnsupportedTransportError).
   assertTransportSupported({ password: o.password, ttlSecurity: o.ttlSecurity }, id);
-  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535)) throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535))
+    throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
   const families = o.families ?? ['ipv4', 'ipv6'];
   for (const f of families) if (!(f in FAMILY)) throw new PeerConfigError(`${where}: families: unknown family ${JSON.stringify(f)} (known: ipv4, ipv6)`);
   if (families.length === 0) throw new PeerConfigError(`${where}: families must list at least one of ipv4, ipv6`);
@@ -55,8 +56,10 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   } catch (e) {
     throw new PeerConfigError((e as Error).message);
   }
-  if (o.sendHoldTime !== undefined && !(Number.isFinite(o.sendHoldTime) && o.sendHoldTime >= 0 && o.sendHoldTime <= 65535)) throw new PeerConfigError(`${where}: sendHoldTime must be 0..65535 seconds, got ${o.sendHoldTime}`);
-  if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10)) throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
+  if (o.sendHoldTime !== undefined && !(Number.isFinite(o.sendHoldTime) && o.sendHoldTime >= 0 && o.sendHoldTime <= 65535))
+    throw new PeerConfigError(`${where}: sendHoldTime must be 0..65535 seconds, got ${o.sendHoldTime}`);
+  if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10))
+    throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
   try {
     return validateSessionConfig(toSessionConfig(o, speakerAsn, routerId));
   } catch (e) {
@@ -67,7 +70,10 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
 export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
   const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
   const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
-  const gr = o.gracefulRestart === false ? undefined : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
+  const gr =
+    o.gracefulRestart === false
+      ? undefined
+      : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,

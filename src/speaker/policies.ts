@@ -59,7 +59,13 @@ export class PolicyRegistry {
   }
 
   /** Runs the same chain as `evaluator` with a trace; undefined where the RIB's default applies (no policy). */
-  explain(direction: 'import' | 'export', names: readonly string[], ebgp: boolean, route: PolicyRoute, ctx: PolicyContext): (EvalResult & { readonly trace: Trace }) | undefined {
+  explain(
+    direction: 'import' | 'export',
+    names: readonly string[],
+    ebgp: boolean,
+    route: PolicyRoute,
+    ctx: PolicyContext,
+  ): (EvalResult & { readonly trace: Trace }) | undefined {
     if (names.length === 0 && (direction === 'import' || !ebgp)) return undefined;
     return explain(this.compiled.chain({ direction, policies: names }), route, ctx);
   }

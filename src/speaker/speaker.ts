@@ -127,7 +127,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!(defer >= 0 && defer <= 3600)) throw new RangeError(`selectionDeferralTime must be 0..3600 seconds, got ${defer}`);
     if (options.restarting) this.deferral = new SelectionDeferral();
     // The kernel side first: the Rib is built with its hooks (it reads the Rib back only once the speaker runs).
-    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
+    this.kernel = options.kernel
+      ? new SpeakerKernel(
+          options.kernel,
+          this.policies,
+          { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) },
+          (l, m, f) => this.log(l, m, f),
+        )
+      : undefined;
     this.rib = new Rib({
       localAsn: asn,
       routerId: options.routerId,
@@ -251,7 +258,19 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     } else {
       e.opts = opts;
       if (e.ribAsn !== undefined) {
-        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
+        this.rib.reconfigurePeer(
+          id,
+          {
+            ...this.nextHops(e),
+            importPolicy,
+            exportPolicy,
+            nextHopSelf: opts.nextHopSelf,
+            keepNextHop: opts.keepNextHop,
+            allowOwnAs: opts.allowOwnAs,
+            maxRoutes: blockCaps(opts.maxPrefixes),
+          },
+          now,
+        );
       }
     }
     e.limits.configure(opts.maxPrefixes);
@@ -343,7 +362,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
+        out.push({
+          ...describeRoute(r.prefix, r.attrs),
+          peer: e.id,
+          best: best?.source.kind === 'peer' && best.source.id === e.id,
+          stale: r.stale,
+          ...(r.pathId !== undefined ? { pathId: r.pathId } : {}),
+        });
       }
     }
     return out;
@@ -377,13 +402,20 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.ribAsn === undefined) return { peer: e.id, sent: false, reason: "the peer's AS is not known yet (asn 'any' before its first OPEN)" };
     const x = this.rib.exportPreview(e.id, p);
     const down = x.established ? '' : ' (once the session is up)';
-    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
+    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined)
+      return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
     const ebgp = x.peer.type === 'ebgp';
     const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.attrs) };
     const sent = r.verdict === 'accept';
-    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, r.attrs) } : {}), trace: r.trace };
+    return {
+      peer: e.id,
+      sent: sent && x.established,
+      reason: `${r.trace.reason}${down}`,
+      ...(sent ? { route: describeRoute(p, r.attrs) } : {}),
+      trace: r.trace,
+    };
   }
 
   // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)
@@ -730,7 +762,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
-    e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.lastError = {
+      code: m.code,
+      subcode: m.subcode,
+      text: message !== undefined ? `${name}: "${message}"` : name,
+      ...(message !== undefined ? { message } : {}),
+      at: new Date(),
+      direction,
+    };
     e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }

@@ -25,7 +25,10 @@ const NAMES: ReadonlyMap<number, string> = new Map([
   [WellKnownCommunity.NOPEER, 'no-peer'],
 ]);
 
-const BY_NAME: ReadonlyMap<string, number> = new Map([...[...NAMES].map(([v, n]) => [n, v] as [string, number]), ['local-as', WellKnownCommunity.NO_EXPORT_SUBCONFED]]);
+const BY_NAME: ReadonlyMap<string, number> = new Map([
+  ...[...NAMES].map(([v, n]) => [n, v] as [string, number]),
+  ['local-as', WellKnownCommunity.NO_EXPORT_SUBCONFED],
+]);
 
 /** The well-known name of a community, if it has one. */
 export function communityName(value: number): string | undefined {

@@ -71,7 +71,10 @@ export interface LayerLoad {
  */
 export async function loadLayer(path: string, prev: Entries): Promise<LayerLoad> {
   const keep = (why: string): LayerLoad => {
-    const fault = prev.size === 0 ? `${why}: picked up when it appears` : `${why}: keeping the ${prev.size} resource${prev.size === 1 ? '' : 's'} last loaded from it until it returns`;
+    const fault =
+      prev.size === 0
+        ? `${why}: picked up when it appears`
+        : `${why}: keeping the ${prev.size} resource${prev.size === 1 ? '' : 's'} last loaded from it until it returns`;
     return { entries: prev, issues: [{ severity: 'error', file: path, message: fault }], fault: `${path}: ${fault}` };
   };
   let st;
