@@ -52,15 +52,21 @@ function buildFor(to: string): string {
   if (tsc.status !== 0) throw new Error(`building the library into ${to} failed: ${tsc.stdout}${tsc.stderr}`);
   copyFileSync(join(repo, 'package.json'), join(to, 'package.json'));
   const copied = new Set<string>();
-  const copy = (name: string): void => {
+  // Each package with its dependencies, and those of its optional dependencies that are installed (koffi's native
+  // module is one: @koromix/koffi-<platform>).
+  const copy = (name: string, optional = false): void => {
     if (copied.has(name)) return;
-    copied.add(name);
     const from = join(repo, 'node_modules', name);
-    if (!existsSync(from)) throw new Error(`runtime package ${name} is not installed in ${join(repo, 'node_modules')}`);
+    if (!existsSync(from)) {
+      if (optional) return;
+      throw new Error(`runtime package ${name} is not installed in ${join(repo, 'node_modules')}`);
+    }
+    copied.add(name);
     mkdirSync(join(to, 'node_modules', name, '..'), { recursive: true });
     cpSync(from, join(to, 'node_modules', name), { recursive: true, dereference: true });
-    const deps = (JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {};
-    for (const d of Object.keys(deps)) copy(d);
+    const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    for (const d of Object.keys(pkg.dependencies ?? {})) copy(d);
+    for (const d of Object.keys(pkg.optionalDependencies ?? {})) copy(d, true);
   };
   for (const d of Object.keys((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies)) copy(d);
   return join(to, 'dist', 'src', 'index.js');
