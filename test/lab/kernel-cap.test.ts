@@ -25,7 +25,7 @@
  * temporary folder where file capabilities take effect.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -73,9 +73,14 @@ function buildFor(to: string): string {
 }
 /** What the children import: set by beforeAll (the build in the temporary folder). */
 let library = '';
+let children = 0;
 
 /** A child in NS as uid 65534 with no capabilities; `inheritNetAdmin` puts CAP_NET_ADMIN in its inheritable set only. */
 function unprivileged(script: string, path: string, inheritNetAdmin: boolean, node = process.execPath) {
+  // The script as a module file next to the library (not `--input-type=module -e`: the kernel shell's worker
+  // threads inherit the process's flags, and --input-type refuses a file entry).
+  const file = join(dirname(library), '..', '..', `child-${++children}.mjs`);
+  writeFileSync(file, script);
   const child = spawn(
     'ip',
     [
@@ -84,7 +89,7 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean, no
       `--inh-caps=-all${inheritNetAdmin ? ',+net_admin' : ''}`, '--bounding-set=-all,+net_admin',
       '--',
       'env', `PATH=${path}:/usr/sbin:/usr/bin:/sbin:/bin`, `HOME=${path}`,
-      node, '--input-type=module', '-e', script,
+      node, file,
     ],
     { cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] },
   );
