@@ -14,7 +14,10 @@
  */
 import type { BGPFilter, CommunityValue, FilterRule, Plan, PlannedPeer } from '../kubernetes/index.js';
 import { parseCommunityLiteral, type LargeCommunity } from '../wire/index.js';
-import { calicoPolicyName, compileCalicoFilter, type CalicoFilterRule, type CalicoFilterSpec, type PolicyConfigDef, type PolicyDef, compilePolicy, explain, type CompiledPolicies } from '../policy/index.js';
+import {
+  calicoPolicyName, compileCalicoFilter, compilePolicy, explain,
+  type CalicoFilterRule, type CalicoFilterSpec, type CompiledPolicies, type PolicyConfigDef, type PolicyDef,
+} from '../policy/index.js';
 import type { Prefix } from '../net/index.js';
 
 export interface PlanFilters {
