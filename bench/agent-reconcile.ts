@@ -38,7 +38,7 @@ import { runAgent, type AgentOptions } from '../src/agent/agent.js';
 import { kubernetesSource } from '../src/agent/sources/kube-source.js';
 import { createLogger } from '../src/agent/log.js';
 import { loadKubeConfig } from '../src/agent/sources/kube-client.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import type { SpeakerOptions } from '../src/speaker/types.js';
 import { epochMs, sleep, until } from './clock.js';
 import { clusterObjects, endpointSlice, lbRoute, list, NODE, service, serviceList } from './cluster-fixture.js';

@@ -10,7 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { sleep, until } from './clock.js';
 import { emit, median } from './report.js';
 import { startWirePeer } from './wire-peer.js';

@@ -8,7 +8,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startMetricsServer } from '../src/agent/metrics-server.js';
 import { AgentMetrics } from '../src/agent/metrics.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { emit, median, percentile } from './report.js';
 import { TableSender } from './table-sender-client.js';
 

@@ -12,7 +12,7 @@
  * sessions, with every session up and no routes, and with the routes; the
  * clients' processes likewise, divided by the clients each holds.
  */
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { sleep, until } from './clock.js';
 import { emit, median, percentile } from './report.js';
 import { startFarm, type Farm, type FarmMemory } from './speaker-farm.js';

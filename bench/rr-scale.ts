@@ -40,7 +40,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { peerOptions } from '../src/agent/reconcile.js';
 import { plan, stateOf, validateObject, type Resource } from '../src/kubernetes/index.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 import { emit, median, percentile } from './report.js';
 import { cpuShare, NOISE_FLOOR, rotate, verdict } from './rounds.js';

@@ -10,7 +10,7 @@
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { startMetricsServer } from '../src/agent/metrics-server.js';
 import { AgentMetrics } from '../src/agent/metrics.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 
 const routerPort = Number(process.argv[2]);
 const sp = new BgpSpeaker({ asn: 64512, routerId: '127.0.0.2', listen: false });

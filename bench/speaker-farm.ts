@@ -11,7 +11,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 
 export interface FarmMemory {

@@ -14,7 +14,7 @@
  */
 import { createInterface } from 'node:readline';
 import { Prefix } from '../src/net/prefix.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 import type { RouteAttributes } from '../src/speaker/types.js';
 import { fullTable, routes } from './lab/table.js';
 

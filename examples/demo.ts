@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { runAgent, type Agent } from '../src/agent/agent.js';
 import { createLogger } from '../src/agent/log.js';
 import type { Prefix } from '../src/net/index.js';
-import { BgpSpeaker } from '../src/speaker.js';
+import { BgpSpeaker } from '../src/speaker/speaker.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..');

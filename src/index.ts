@@ -12,19 +12,26 @@
  * ```
  */
 export { Address, Prefix, ParseError, type Family } from './net/index.js';
-export type * from './wire/types.js';
-export { BgpError } from './wire/errors.js';
-export { describeNotification } from './wire/notification.js';
-export { UnsupportedTransportError } from './session/transport.js';
-export { BgpSpeaker } from './speaker.js';
-export type * from './speaker/types.js';
-export { PeerConfigError } from './speaker/peer-config.js';
-export { RouteAttributeError } from './speaker/attributes.js';
-export { PolicyError } from './policy/communities.js';
-export { formatTrace } from './policy/engine.js';
-export type * from './policy/definitions.js';
-export type { Trace, PolicyTrace, StatementTrace, ConditionTrace } from './policy/types.js';
-export { KernelFib, type KernelFibOptions, type KernelStatus } from './kernel/kernel-fib.js';
-export { KernelRules, type KernelRule } from './kernel/rules.js';
-export type { KernelRoute, NextHop, Refusal as KernelRefusal } from './kernel/types.js';
-export type { KernelOptions, KernelStaticRoute, KernelRouteView, SpeakerKernelApi } from './speaker/kernel.js';
+export { BgpError, describeNotification } from './wire/index.js';
+export type {
+  Message, MessageKind, OpenMessage, OptionalParameter, AfiSafi, AddPathMode, Capability,
+  AsPathSegment, Aggregator, LargeCommunity, RawAttribute, MpReach, MpUnreach, PathAttributes,
+  AttributeIssue, UpdateMessage, NotificationMessage, KeepaliveMessage, RouteRefreshMessage
+} from './wire/index.js';
+export { UnsupportedTransportError } from './session/index.js';
+export { BgpSpeaker, PeerConfigError, RouteAttributeError } from './speaker/index.js';
+export type {
+  SpeakerScheduler, FamilyName, PeerState, SpeakerOptions, RouteAttributes, PeerOptions, PeerBfdOptions,
+  PeerBfdStatus, MaxPrefixLimit, FamilyCounters, PeerStatus, AdvertisedRoute, ReceivedRoute,
+  ImportedRoute, SpeakerEvents, SpeakerApi, SpeakerPolicyApi, SpeakerReflectorApi,
+  CandidateExplanation, PeerExplanation, RouteExplanation, SpeakerExplainApi
+} from './speaker/index.js';
+export type { KernelOptions, KernelStaticRoute, KernelRouteView, SpeakerKernelApi } from './speaker/index.js';
+export { PolicyError, formatTrace } from './policy/index.js';
+export type {
+  DefinedSetsDef, SetMatch, CompareOp, SetRef, Comparison, ConditionsDef, CommunityActionDef,
+  ActionsDef, StatementDef, PolicyDef, PolicyConfigDef, ChainDef
+} from './policy/index.js';
+export type { Trace, PolicyTrace, StatementTrace, ConditionTrace } from './policy/index.js';
+export { KernelFib, KernelRules, type KernelFibOptions, type KernelStatus, type KernelRule } from './kernel/index.js';
+export type { KernelRoute, NextHop, Refusal as KernelRefusal } from './kernel/index.js';

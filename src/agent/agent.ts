@@ -6,14 +6,13 @@
  * operations out.
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
-import type { EventSink } from '../kubernetes/events.js';
-import { secretNamespace } from '../kubernetes/secrets.js';
+import { type EventSink, secretNamespace } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/types.js';
+import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/index.js';
 import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
-import { filterWarnings, planFilters } from '../kubernetes/filters.js';
+import { filterWarnings, planFilters } from '../kubernetes/index.js';
 import { servicePolicy } from './service-policy.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
@@ -28,14 +27,17 @@ import { withSessions } from './explain-sessions.js';
 import { listenHint } from './help.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
-import { agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson, statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson } from './views.js';
+import {
+  agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson,
+  statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson
+} from './views.js';
 
 export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
 export type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 
 export const SHUTDOWN_MESSAGE = 'tsbgp agent shutting down';
 /** How long a (re)starting agent waits for peers' End-of-RIB before advertising anyway. */
-export const AGENT_SELECTION_DEFERRAL_S = 15;
+const AGENT_SELECTION_DEFERRAL_S = 15;
 
 /** A log line names at most this many changes (a first load is 100,000s): the first ones, then a count. */
 const MAX_LOGGED_CHANGES = 100;
@@ -183,9 +185,20 @@ class AgentLoop {
       // One plan for the whole batch (a reload, a burst of watch events).
       const plan = this.planner.applyAll(events).plan;
       // A first load of a large cluster is 100,000s of events: name the first ones and count the rest.
-      log.info('configuration changed', { changes: capped(events, describeEvent), changeCount: events.length, routes: plan.routes.length, peers: plan.peers.length });
+      log.info('configuration changed', {
+        changes: capped(events, describeEvent),
+        changeCount: events.length,
+        routes: plan.routes.length,
+        peers: plan.peers.length,
+      });
       // Only the IPs this change refused (or refused for another reason).
-      for (const r of newlyRefused(before.refused, plan.refused)) log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, { service: `${r.namespace}/${r.name}`, ip: r.ip, reason: r.reason, detail: r.message });
+      for (const r of newlyRefused(before.refused, plan.refused))
+        log.warn(`not advertising ${r.source} ${r.ip} of Service ${r.namespace}/${r.name}: ${r.reason}`, {
+          service: `${r.namespace}/${r.name}`,
+          ip: r.ip,
+          reason: r.reason,
+          detail: r.message,
+        });
       if (this.memo.changed('plan errors', plan.errors)) for (const e of plan.errors) log.error(formatError(planErrorJson(e)));
     }
     for (const i of newIssues) {
@@ -205,7 +218,10 @@ class AgentLoop {
       this.disconnectedAt = st.since;
       this.log.warn('Kubernetes API unreachable: keeping the last known configuration and its routes', { server: st.server, lastError: st.lastError });
     } else if (connected && this.disconnectedAt) {
-      this.log.info('Kubernetes API reachable again: relisted, only real changes apply', { server: st.server, disconnectedSeconds: Math.round((st.since.getTime() - this.disconnectedAt.getTime()) / 1000) });
+      this.log.info('Kubernetes API reachable again: relisted, only real changes apply', {
+        server: st.server,
+        disconnectedSeconds: Math.round((st.since.getTime() - this.disconnectedAt.getTime()) / 1000),
+      });
       this.disconnectedAt = undefined;
     }
   };
@@ -306,7 +322,8 @@ class AgentLoop {
   private async createSpeaker(plan: Plan): Promise<AgentSpeaker | undefined> {
     const opts = this.opts;
     if (!plan.node.ipv4) {
-      if (plan.peers.length > 0 || plan.routes.length > 0) this.log.warn('no IPv4 address for this node yet: the speaker needs one as its router ID', { node: opts.node });
+      if (plan.peers.length > 0 || plan.routes.length > 0)
+        this.log.warn('no IPv4 address for this node yet: the speaker needs one as its router ID', { node: opts.node });
       return undefined;
     }
     const speakerOpts: SpeakerOptions = {
@@ -383,9 +400,33 @@ class AgentLoop {
     const out: ErrorJson[] = [];
     const port = this.opts.listenPort ?? plan.listen.port;
     const was = so.listen === false ? undefined : so.listen?.port;
-    if (plan.node.asn !== so.asn) out.push({ file: null, kind: 'Node', namespace: null, name: node, field: 'asNumber', message: `AS number changed from ${so.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)` });
-    if (plan.node.ipv4 && plan.node.ipv4.toString() !== so.routerId) out.push({ file: null, kind: 'Node', namespace: null, name: node, field: 'addresses', message: `router ID would change from ${so.routerId} to ${plan.node.ipv4}: restart the agent to apply` });
-    if (port !== was) out.push({ file: null, kind: 'BGPConfiguration', namespace: null, name: 'default', field: 'spec.listenPort', message: `listen port changed from ${was} to ${port}: restart the agent to apply` });
+    if (plan.node.asn !== so.asn)
+      out.push({
+        file: null,
+        kind: 'Node',
+        namespace: null,
+        name: node,
+        field: 'asNumber',
+        message: `AS number changed from ${so.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)`,
+      });
+    if (plan.node.ipv4 && plan.node.ipv4.toString() !== so.routerId)
+      out.push({
+        file: null,
+        kind: 'Node',
+        namespace: null,
+        name: node,
+        field: 'addresses',
+        message: `router ID would change from ${so.routerId} to ${plan.node.ipv4}: restart the agent to apply`,
+      });
+    if (port !== was)
+      out.push({
+        file: null,
+        kind: 'BGPConfiguration',
+        namespace: null,
+        name: 'default',
+        field: 'spec.listenPort',
+        message: `listen port changed from ${was} to ${port}: restart the agent to apply`,
+      });
     if (this.memo.changed('restart needed', out)) for (const e of out) this.log.error(formatError(e));
     this.restartNeeded = out;
   }
@@ -510,9 +551,19 @@ class AgentLoop {
 
   async start(): Promise<Agent> {
     const { opts, log, source } = this;
-    opts.metrics?.attach(() => ({ running: this.running, speaker: this.speaker, plan: this.applied, configErrors: currentErrors(this.snapshot()).length, source: source.status() }));
+    opts.metrics?.attach(() => ({
+      running: this.running,
+      speaker: this.speaker,
+      plan: this.applied,
+      configErrors: currentErrors(this.snapshot()).length,
+      source: source.status(),
+    }));
     const origin = source.status();
-    log.info('tsbgp agent starting', { node: opts.node, source: origin.kind, ...(origin.kind === 'manifests' ? { manifests: origin.paths } : { server: origin.server }) });
+    log.info('tsbgp agent starting', {
+      node: opts.node,
+      source: origin.kind,
+      ...(origin.kind === 'manifests' ? { manifests: origin.paths } : { server: origin.server }),
+    });
     try {
       // The control socket and signals come first, so `tsbgp status` and SIGTERM work while the first sync waits on the API server.
       if (opts.control !== false && opts.control !== undefined) {

@@ -1,5 +1,5 @@
 /** Carries reconcile operations out on a speaker, in an order that never leaves a gap. */
-import type { SpeakerApi } from '../speaker/types.js';
+import type { SpeakerApi } from '../speaker/index.js';
 import type { Operations } from './reconcile.js';
 
 export interface ApplyFailure {

@@ -3,8 +3,8 @@
  * do not load prom-client: it loads only with --metrics, through metrics.ts).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import type { PeerBfdStatus, PeerStatus } from '../speaker/types.js';
-import { counterDelta } from './metrics.js';
+import type { PeerBfdStatus, PeerStatus } from '../speaker/index.js';
+import { counterDelta } from './counter-delta.js';
 
 /** tsbgp_bfd_session_state{peer,state} and tsbgp_bfd_state_changes_total{peer,to}. */
 export class BfdMetrics {
@@ -18,11 +18,34 @@ export class BfdMetrics {
   private static readonly STATES: readonly PeerBfdStatus['state'][] = ['AdminDown', 'Down', 'Init', 'Up', 'Unavailable'];
 
   constructor(registers: Registry[]) {
-    this.state = new Gauge({ name: 'tsbgp_bfd_session_state', help: 'BFD session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'state'], registers });
-    this.changes = new Counter({ name: 'tsbgp_bfd_state_changes_total', help: 'BFD sessions reaching Up (to="up") and leaving Up (to="down")', labelNames: ['peer', 'to'], registers });
-    this.detection = new Gauge({ name: 'tsbgp_bfd_detection_time_seconds', help: 'Negotiated BFD detection time (0 until the peer is heard)', labelNames: ['peer'], registers });
-    this.ttlChecked = new Gauge({ name: 'tsbgp_bfd_received_ttl_checked', help: 'BFD packets must arrive with TTL / hop limit 255, enforced by a kernel socket filter (1), or the check could not be set up (0, see tsbgp status)', registers });
-    this.kernelDrops = new Counter({ name: 'tsbgp_bfd_kernel_drops_total', help: 'Datagrams the kernel dropped on the BFD receive sockets: TTL / hop limit not 255 (RFC 5881 section 5), or a full receive buffer', registers });
+    this.state = new Gauge({
+      name: 'tsbgp_bfd_session_state',
+      help: 'BFD session state per peer: 1 for the current state, 0 for the others',
+      labelNames: ['peer', 'state'],
+      registers,
+    });
+    this.changes = new Counter({
+      name: 'tsbgp_bfd_state_changes_total',
+      help: 'BFD sessions reaching Up (to="up") and leaving Up (to="down")',
+      labelNames: ['peer', 'to'],
+      registers,
+    });
+    this.detection = new Gauge({
+      name: 'tsbgp_bfd_detection_time_seconds',
+      help: 'Negotiated BFD detection time (0 until the peer is heard)',
+      labelNames: ['peer'],
+      registers,
+    });
+    this.ttlChecked = new Gauge({
+      name: 'tsbgp_bfd_received_ttl_checked',
+      help: 'BFD packets must arrive with TTL / hop limit 255, enforced by a kernel socket filter (1), or the check could not be set up (0, see tsbgp status)',
+      registers,
+    });
+    this.kernelDrops = new Counter({
+      name: 'tsbgp_bfd_kernel_drops_total',
+      help: 'Datagrams the kernel dropped on the BFD receive sockets: TTL / hop limit not 255 (RFC 5881 section 5), or a full receive buffer',
+      registers,
+    });
   }
 
   update(statuses: readonly PeerStatus[]): void {

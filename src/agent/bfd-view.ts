@@ -4,7 +4,7 @@
  * prom-client, only with --metrics). Small on purpose; the numbers come from
  * the speaker's PeerStatus.bfd.
  */
-import type { PeerBfdStatus } from '../speaker/types.js';
+import type { PeerBfdStatus } from '../speaker/index.js';
 
 export interface BfdJson {
   readonly state: PeerBfdStatus['state'];
@@ -29,7 +29,9 @@ export function bfdJson(b: PeerBfdStatus): BfdJson {
     desired: b.desired,
     lastDiag: b.lastDiag.code === 0 ? null : b.lastDiag.text,
     error: b.error ?? null,
-    receivedTtl: b.receivedTtl ? { checked: b.receivedTtl.checked, reason: b.receivedTtl.reason ?? null, kernelDrops: b.receivedTtl.kernelDrops ?? null } : null,
+    receivedTtl: b.receivedTtl
+      ? { checked: b.receivedTtl.checked, reason: b.receivedTtl.reason ?? null, kernelDrops: b.receivedTtl.kernelDrops ?? null }
+      : null,
   };
 }
 
@@ -40,12 +42,21 @@ export function renderBfd(peers: readonly { readonly address: string; readonly b
   const line = ({ address, bfd: b }: { address: string; bfd?: BfdJson }): string => {
     const x = b!;
     if (x.state === 'Unavailable') return `  ${address}: BFD unavailable: ${x.error ?? 'unknown reason'}`;
-    const nego = x.detectionTimeMs > 0 ? `tx ${x.txIntervalMs} ms, detect ${x.detectionTimeMs} ms (remote ×${x.remoteMultiplier})` : `tx ${x.txIntervalMs} ms, not heard from yet`;
-    return `  ${address}: ${x.state}${x.remoteState ? ` (remote ${x.remoteState})` : ''}, ${nego}; wanted ${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${x.lastDiag ? `; last down: ${x.lastDiag}` : ''}`;
+    const nego =
+      x.detectionTimeMs > 0
+        ? `tx ${x.txIntervalMs} ms, detect ${x.detectionTimeMs} ms (remote ×${x.remoteMultiplier})`
+        : `tx ${x.txIntervalMs} ms, not heard from yet`;
+    return `  ${address}: ${x.state}${x.remoteState ? ` (remote ${x.remoteState})` : ''}, ${nego}; wanted ` +
+      `${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${x.lastDiag ? `; last down: ${x.lastDiag}` : ''}`;
   };
   // one process-wide fact, shown once
   const ttl = rows.find((p) => p.bfd!.receivedTtl !== null)?.bfd!.receivedTtl;
   const drops = ttl?.kernelDrops ? `; ${ttl.kernelDrops} datagrams dropped by the kernel (TTL not 255, or a full buffer)` : '';
-  const ttlNote = ttl === undefined || ttl === null ? [] : ttl.checked ? [`  (received TTL / hop limit 255 enforced${drops})`] : [`  (received TTL NOT checked: ${ttl.reason ?? 'unknown reason'}${drops})`];
+  const ttlNote =
+    ttl === undefined || ttl === null
+      ? []
+      : ttl.checked
+        ? [`  (received TTL / hop limit 255 enforced${drops})`]
+        : [`  (received TTL NOT checked: ${ttl.reason ?? 'unknown reason'}${drops})`];
   return ['BFD sessions:', ...rows.map(line), ...ttlNote, ''];
 }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import type { WriterKind } from '../kernel/route-writer.js';
+import type { WriterKind } from '../kernel/index.js';
 import { closest, plan as planFor, stateOf } from '../kubernetes/index.js';
-import { BgpSpeaker } from '../speaker.js';
+import { BgpSpeaker } from '../speaker/index.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
 // The Kubernetes API source loads only for --kubeconfig/--in-cluster.
@@ -60,7 +60,7 @@ export interface CliIO {
   readonly stdout?: (text: string) => void;
   readonly stderr?: (text: string) => void;
   readonly env?: NodeJS.ProcessEnv;
-  /** The speaker the agent drives; default: BgpSpeaker from src/speaker.ts. */
+  /** The speaker the agent drives; default: BgpSpeaker from src/speaker/speaker.ts. */
   readonly speakerFactory?: SpeakerFactory;
   readonly now?: () => Date;
   /** Log lines of `agent` (default stderr). */
@@ -187,7 +187,10 @@ function metricsFlag(cmd: string, text: string | undefined) {
   }
 }
 
-export type AgentSource = { readonly kind: 'manifests'; readonly paths: string[] } | { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' };
+export type AgentSource =
+  | { readonly kind: 'manifests'; readonly paths: string[] }
+  | { readonly kind: 'kubeconfig'; readonly path: string }
+  | { readonly kind: 'in-cluster' };
 
 export interface AgentArgs {
   readonly node: string;
@@ -221,12 +224,23 @@ function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: A
   if (tableText === '') throw new UsageError(`${cmd}: --kernel-table must name a table`);
   const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
   const writer = values['kernel-writer'] as string | undefined;
-  if (writer !== undefined && !(KERNEL_WRITERS as readonly string[]).includes(writer)) throw new UsageError(`${cmd}: --kernel-writer must be ${KERNEL_WRITERS.map((w) => `"${w}"`).join(' or ')}, got ${JSON.stringify(writer)}`);
+  if (writer !== undefined && !(KERNEL_WRITERS as readonly string[]).includes(writer))
+    throw new UsageError(
+      `${cmd}: --kernel-writer must be ${KERNEL_WRITERS.map((w) => `"${w}"`).join(' or ')}, got ${JSON.stringify(writer)}`,
+    );
   if (on !== 'on') {
-    if (protocol !== undefined || metric !== undefined || table !== undefined || writer !== undefined) throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric/--kernel-writer need --kernel on`);
+    if (protocol !== undefined || metric !== undefined || table !== undefined || writer !== undefined)
+      throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric/--kernel-writer need --kernel on`);
     return {};
   }
-  return { kernel: { ...(table !== undefined ? { table } : {}), ...(protocol !== undefined ? { protocol } : {}), ...(metric !== undefined ? { metric } : {}), ...(writer !== undefined ? { writer: writer as WriterKind } : {}) } };
+  return {
+    kernel: {
+      ...(table !== undefined ? { table } : {}),
+      ...(protocol !== undefined ? { protocol } : {}),
+      ...(metric !== undefined ? { metric } : {}),
+      ...(writer !== undefined ? { writer: writer as WriterKind } : {}),
+    },
+  };
 }
 
 /** `tsbgp agent` flags → settings; throws UsageError naming the flag. Pure but for `env` (also used by the deploy/ test). */
@@ -240,11 +254,18 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
   const paths = [...((values.manifests as string[] | undefined) ?? []), ...positionals];
   const kubeconfig = values.kubeconfig as string | undefined;
   const inCluster = values['in-cluster'] === true;
-  const given = [paths.length > 0 && '--manifests', kubeconfig !== undefined && '--kubeconfig', inCluster && '--in-cluster'].filter((x): x is string => typeof x === 'string');
+  const given = [paths.length > 0 && '--manifests', kubeconfig !== undefined && '--kubeconfig', inCluster && '--in-cluster'].filter(
+    (x): x is string => typeof x === 'string',
+  );
   if (given.length === 0) throw new UsageError(`${cmd}: a source is required: --manifests PATH, --kubeconfig PATH or --in-cluster`);
   if (given.length > 1) throw new UsageError(`${cmd}: ${given.join(' and ')} are exclusive: give exactly one source`);
   if (kubeconfig === '') throw new UsageError(`${cmd}: --kubeconfig must name a file`);
-  const source: AgentSource = paths.length > 0 ? { kind: 'manifests', paths } : kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' };
+  const source: AgentSource =
+    paths.length > 0
+      ? { kind: 'manifests', paths }
+      : kubeconfig !== undefined
+        ? { kind: 'kubeconfig', path: kubeconfig }
+        : { kind: 'in-cluster' };
   return {
     node,
     source,
@@ -303,7 +324,19 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics: AgentMetrics | undefined = a.metrics ? new (await import('./metrics.js')).AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
+          const agent = await runAgent({
+            node: a.node,
+            ...inputs,
+            control: a.control ?? defaultControlPath(env),
+            logLevel: a.logLevel,
+            logger,
+            listenPort: a.listenPort,
+            speakerFactory,
+            now,
+            metrics,
+            maxPrefixes: a.maxPrefixes,
+            kernel: a.kernel,
+          });
           await agent.done;
         } finally {
           await server?.close();
@@ -327,7 +360,8 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       case 'routes': {
         const { values } = parse(cmd, rest, COMMAND_FLAGS.routes, 'none');
         if (values.kernel === true) {
-          if (typeof values.peer === 'string' || typeof values.received === 'string') throw new UsageError('routes: --kernel shows the kernel side; it does not take --peer or --received');
+          if (typeof values.peer === 'string' || typeof values.received === 'string')
+            throw new UsageError('routes: --kernel shows the kernel side; it does not take --peer or --received');
           const r = (await controlRequest(controlPath(values), 'kernel', {})) as KernelRoutesJson;
           print(values.json === true, r, () => kernelRoutesText(r));
           return 0;
@@ -365,7 +399,12 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const view = planJson(planFor(stateOf(loaded.resources), node), { issues: loaded.issues, listenPort, maxPrefixes });
         print(values.json === true, view, () => renderPlan(view));
         if (view.errors.length > 0) {
-          if (values.json === true) for (const e of view.errors) err(`tsbgp plan: ${e.file ? `${e.file}: ` : ''}${e.kind ? `${e.kind} ` : ''}${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}${e.field ? `: ${e.field}` : ''}: ${e.message}\n`);
+          if (values.json === true)
+            for (const e of view.errors)
+              err(
+                `tsbgp plan: ${e.file ? `${e.file}: ` : ''}${e.kind ? `${e.kind} ` : ''}` +
+                  `${e.namespace ? `${e.namespace}/` : ''}${e.name ?? ''}${e.field ? `: ${e.field}` : ''}: ${e.message}\n`,
+              );
           err(`tsbgp plan: ${view.errors.length} error${view.errors.length === 1 ? '' : 's'}\n`);
           return 1;
         }

@@ -8,7 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-export const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel'] as const;
+const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** Longest request line accepted; a client sending more is cut off. */
@@ -41,7 +41,7 @@ export function defaultControlPath(env: NodeJS.ProcessEnv = process.env, uid: nu
 }
 
 /** The socket's permissions: owner only (the CLI runs as the agent's user, or root). */
-export const CONTROL_SOCKET_MODE = 0o600;
+const CONTROL_SOCKET_MODE = 0o600;
 
 const myUid = (): number => process.getuid?.() ?? 0;
 
@@ -54,9 +54,16 @@ async function checkSocketFolder(dir: string): Promise<void> {
   const st = await lstat(dir);
   if (!st.isDirectory()) throw new Error(`control socket folder ${dir} is not a directory`);
   const uid = myUid();
-  if (st.uid !== uid && st.uid !== 0) throw new Error(`control socket folder ${dir} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to put the socket there`);
+  if (st.uid !== uid && st.uid !== 0)
+    throw new Error(
+      `control socket folder ${dir} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to put the socket there`,
+    );
   const sticky = (st.mode & 0o1000) !== 0;
-  if ((st.mode & 0o022) !== 0 && !sticky) throw new Error(`control socket folder ${dir} is writable by other users (mode ${(st.mode & 0o7777).toString(8)}): refusing to put the socket there (chmod go-w, or choose --control)`);
+  if ((st.mode & 0o022) !== 0 && !sticky)
+    throw new Error(
+      `control socket folder ${dir} is writable by other users (mode ` +
+        `${(st.mode & 0o7777).toString(8)}): refusing to put the socket there (chmod go-w, or choose --control)`,
+    );
 }
 
 /** The CLI's side: a socket not owned by us or root may be someone else's impostor. Missing: left to connect() to report. */
@@ -69,7 +76,11 @@ async function checkSocketOwner(path: string): Promise<void> {
   }
   const uid = myUid();
   if (!st.isSocket()) throw new ControlError('unavailable', `${path} is not a socket: refusing to talk to it`);
-  if (st.uid !== uid && st.uid !== 0) throw new ControlError('unavailable', `control socket ${path} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to talk to it (another user may have created it)`);
+  if (st.uid !== uid && st.uid !== 0)
+    throw new ControlError(
+      'unavailable',
+      `control socket ${path} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to talk to it (another user may have created it)`,
+    );
 }
 
 /** Parses one request line; throws ControlError naming what is wrong. */
@@ -83,8 +94,10 @@ export function parseRequest(line: string): { id: unknown; method: Method; param
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) throw new ControlError('bad-request', 'request must be a JSON object with "method"');
   const { method, params } = msg as { method?: unknown; params?: unknown };
   if (typeof method !== 'string') throw new ControlError('bad-request', 'request "method" must be a string');
-  if (!(METHODS as readonly string[]).includes(method)) throw new ControlError('unknown-method', `unknown method ${JSON.stringify(method)} (expected one of ${METHODS.join(', ')})`);
-  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) throw new ControlError('bad-params', 'request "params" must be an object');
+  if (!(METHODS as readonly string[]).includes(method))
+    throw new ControlError('unknown-method', `unknown method ${JSON.stringify(method)} (expected one of ${METHODS.join(', ')})`);
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params)))
+    throw new ControlError('bad-params', 'request "params" must be an object');
   return { id: (msg as { id?: unknown }).id ?? null, method: method as Method, params: (params ?? {}) as Record<string, unknown> };
 }
 
@@ -188,7 +201,16 @@ export async function controlRequest(path: string, method: string, params: Recor
     sock.setEncoding('utf8');
     sock.once('connect', () => sock.write(`${JSON.stringify({ id: 1, method, params })}\n`));
     sock.on('error', (e: NodeJS.ErrnoException) =>
-      done(() => reject(new ControlError('unavailable', e.code === 'ENOENT' || e.code === 'ECONNREFUSED' ? `no tsbgp agent at ${path} (${e.code}); is it running? (--control SOCKET)` : `control socket ${path}: ${e.message}`))),
+      done(() =>
+        reject(
+          new ControlError(
+            'unavailable',
+            e.code === 'ENOENT' || e.code === 'ECONNREFUSED'
+              ? `no tsbgp agent at ${path} (${e.code}); is it running? (--control SOCKET)`
+              : `control socket ${path}: ${e.message}`,
+          ),
+        ),
+      ),
     );
     sock.on('data', (chunk: string) => {
       buf += chunk;

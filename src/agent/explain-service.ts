@@ -35,13 +35,23 @@ export function serviceIpsSummary(plan: Plan, svc: Service): string {
       const p = Prefix.parse(ip.toString(), { allowBareAddress: true });
       const covering = plan.routes.filter((r) => r.prefix.contains(p));
       if (covering.length > 0) {
-        lines.push(`${label} ${ip}: no /${p.length} of its own; covered by the advertised ${covering.map((r) => r.prefix.toString()).join(', ')} (${covering.flatMap((r) => r.reasons.map(reasonText)).join('; ')})`);
+        lines.push(
+          `${label} ${ip}: no /${p.length} of its own; covered by the advertised ` +
+            `${covering.map((r) => r.prefix.toString()).join(', ')} (${covering.flatMap((r) => r.reasons.map(reasonText)).join('; ')})`,
+        );
         continue;
       }
       const ranges = plan.exportAllowList.serviceRanges.filter((r) => r.field === allowField);
       const inRange = ranges.filter((r) => r.prefix.contains(p));
-      if (inRange.length > 0) lines.push(`${label} ${ip}: inside BGPConfiguration ${allowField} ${inRange.map((r) => r.prefix.toString()).join(', ')}, but not advertised from this node`);
-      else lines.push(`${label} ${ip}: not inside any allow-list: BGPConfiguration ${allowField} ${ranges.length > 0 ? `has ${ranges.map((r) => r.prefix.toString()).join(', ')}` : 'is not set'}`);
+      if (inRange.length > 0)
+        lines.push(
+          `${label} ${ip}: inside BGPConfiguration ${allowField} ${inRange.map((r) => r.prefix.toString()).join(', ')}, but not advertised from this node`,
+        );
+      else
+        lines.push(
+          `${label} ${ip}: not inside any allow-list: BGPConfiguration ${allowField} ` +
+            `${ranges.length > 0 ? `has ${ranges.map((r) => r.prefix.toString()).join(', ')}` : 'is not set'}`,
+        );
     }
   }
   if (lines.length === 0) return `${name} has no IP yet (no cluster IP, external IP or load-balancer ingress IP)`;

@@ -3,7 +3,7 @@
  * to a peer; it is sent only while that session is Established. `routes`
  * lists what is sent, so explain says both, and the two views agree.
  */
-import type { PeerState, PeerStatus } from '../speaker/types.js';
+import type { PeerState, PeerStatus } from '../speaker/index.js';
 import type { ExplainJson, ExplainPeerJson } from './views.js';
 
 export type ExplainPeerSessionJson = ExplainPeerJson & {

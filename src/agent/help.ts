@@ -125,10 +125,16 @@ export function wantsHelp(args: readonly string[]): boolean {
 
 /** A hint for a listen error of the BGP port: EACCES below 1024 without the capability, EADDRINUSE (another BGP daemon). */
 export function listenHint(err: Error & { code?: string; port?: number }): string {
-  const port = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1] ?? NaN);
+  const parsed = err.port ?? Number(/:(\d+)$/.exec(err.message)?.[1] ?? NaN);
+  const port = Number.isFinite(parsed) ? parsed : 179;
   if (err.code === 'EACCES') {
-    return `: port ${Number.isFinite(port) ? port : 179} needs root or CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), or pick a port above 1023 with --listen-port (e.g. --listen-port 1179; the peers must then dial that port)`;
+    return (
+      `: port ${port} needs root or CAP_NET_BIND_SERVICE (setcap cap_net_bind_service=+ep "$(command -v node)"), ` +
+      'or pick a port above 1023 with --listen-port (e.g. --listen-port 1179; the peers must then dial that port)'
+    );
   }
-  if (err.code === 'EADDRINUSE') return `: another BGP daemon (BIRD of calico-node?) or tsbgp agent already listens on port ${Number.isFinite(port) ? port : 179}; stop it, or use --listen-port`;
+  if (err.code === 'EADDRINUSE') {
+    return `: another BGP daemon (BIRD of calico-node?) or tsbgp agent already listens on port ${port}; stop it, or use --listen-port`;
+  }
   return '';
 }

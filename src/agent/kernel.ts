@@ -5,15 +5,11 @@
  * on): an agent started in a namespace it shares (tests, a laptop) must not
  * adopt and delete routes of protocol 12 it does not own.
  */
-import type { KernelStatus } from '../kernel/kernel-fib.js';
-import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import { NO_LEARNING, type KernelPlan } from '../kubernetes/kernel.js';
-import type { Plan } from '../kubernetes/plan-types.js';
-import { kernelExport, kernelExports, type LearnedRoute } from '../kubernetes/export.js';
+import { type KernelStatus, NORMAL_ROUTE_PRIORITY } from '../kernel/index.js';
+import { kernelExport, kernelExports, NO_LEARNING, type KernelPlan, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import type { LearnedJson } from './views.js';
-import { Prefix } from '../net/prefix.js';
-import type { KernelOptions, SpeakerKernelApi } from '../speaker/kernel.js';
-import type { SpeakerApi } from '../speaker/types.js';
+import { Prefix } from '../net/index.js';
+import type { KernelOptions, SpeakerKernelApi, SpeakerApi } from '../speaker/index.js';
 
 /** What the agent's caller chooses; the rules and statics come from the plan. */
 export type AgentKernelOptions = Omit<KernelOptions, 'rules' | 'statics' | 'exportPolicies' | 'restartTime' | 'metricFromLocalPref'>;
@@ -115,7 +111,10 @@ export function kernelStatusJson(s: SpeakerApi | undefined, plan: Plan): KernelS
 export function kernelStatusText(k: KernelStatusJson | null | undefined): string[] {
   if (k === null || k === undefined) return ['Kernel routes: off (agent started without --kernel on)'];
   if (!k.enabled) return [`Kernel routes: OFF: ${k.error ?? 'stopped'}`];
-  const lines = [`Kernel routes: table ${k.table}, proto ${k.protocol}${k.writer ? `, writer ${k.writer}` : ''}: ${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`];
+  const lines = [
+    `Kernel routes: table ${k.table}, proto ${k.protocol}${k.writer ? `, writer ${k.writer}` : ''}: ` +
+      `${k.installed} installed of ${k.desired} wanted, ${k.refusedCount} refused${k.restarting ? `, restarting (${k.stale} adopted kept)` : ''}`,
+  ];
   if (k.writerNote) lines.push(`  ${k.writerNote}`);
   if (k.listenerNote) lines.push(`  ${k.listenerNote}`);
   for (const r of k.refused) lines.push(`  refused ${r.prefix}: ${r.reason}`);
@@ -131,7 +130,11 @@ export interface KernelRouteJson {
   /** installed; refused (see reason); pending (not written yet); stale (adopted, kept until the restart ends); removing. */
   readonly state: 'installed' | 'refused' | 'pending' | 'stale' | 'removing';
   /** What the kernel holds of ours for the prefix (one per metric). */
-  readonly installed: readonly { readonly type: string; readonly metric: number; readonly nexthops: readonly { readonly via: string | null; readonly dev: string | null; readonly onlink: boolean }[] }[];
+  readonly installed: readonly {
+    readonly type: string;
+    readonly metric: number;
+    readonly nexthops: readonly { readonly via: string | null; readonly dev: string | null; readonly onlink: boolean }[];
+  }[];
   readonly reason: string | null;
   /** 'resolve': not tried (no usable next hop); 'kernel': the kernel said no. */
   readonly refusedBy: 'resolve' | 'kernel' | null;
@@ -155,12 +158,25 @@ export function kernelRoutesJson(s: SpeakerApi | undefined, plan: Plan): KernelR
   const entries = (s.kernelRoutes() ?? []).map((e) => ({ e, p: Prefix.parse(e.prefix) }));
   entries.sort((a, b) => a.p.compare(b.p));
   const routes = entries.map(({ e }): KernelRouteJson => {
-    const state = e.refused !== undefined ? 'refused' : e.source === undefined ? (e.stale ? 'stale' : 'removing') : e.installed.length > 0 ? 'installed' : 'pending';
+    const state =
+      e.refused !== undefined
+        ? 'refused'
+        : e.source === undefined
+          ? e.stale
+            ? 'stale'
+            : 'removing'
+          : e.installed.length > 0
+            ? 'installed'
+            : 'pending';
     return {
       prefix: e.prefix,
       source: e.source ?? null,
       state,
-      installed: e.installed.map((r) => ({ type: r.type, metric: r.metric, nexthops: r.nexthops.map((h) => ({ via: h.via ?? null, dev: h.dev ?? null, onlink: h.onlink === true })) })),
+      installed: e.installed.map((r) => ({
+        type: r.type,
+        metric: r.metric,
+        nexthops: r.nexthops.map((h) => ({ via: h.via ?? null, dev: h.dev ?? null, onlink: h.onlink === true })),
+      })),
       reason: e.refused?.reason ?? null,
       refusedBy: e.refused?.by ?? null,
       note: e.note ?? null,
@@ -177,7 +193,14 @@ export function kernelRoutesText(v: KernelRoutesJson): string {
   const width = Math.max(6, ...v.routes.map((r) => r.prefix.length));
   out.push('', `${'PREFIX'.padEnd(width)}  ${'STATE'.padEnd(9)}  ${'SOURCE'.padEnd(6)}  ROUTE`);
   for (const r of v.routes) {
-    const route = r.installed.map((k) => `${k.type === 'unicast' ? '' : `${k.type} `}metric ${k.metric}${k.nexthops.map((h) => `${h.via !== null ? ` via ${h.via}` : ''}${h.dev !== null ? ` dev ${h.dev}` : ''}${h.onlink ? ' onlink' : ''}`).join(',')}`).join('; ');
+    const route = r.installed
+      .map(
+        (k) =>
+          `${k.type === 'unicast' ? '' : `${k.type} `}metric ${k.metric}` +
+            `${k.nexthops.map((h) => `${h.via !== null ? ` via ${h.via}` : ''}${h.dev !== null ? ` dev ${h.dev}` : ''}` +
+              `${h.onlink ? ' onlink' : ''}`).join(',')}`,
+      )
+      .join('; ');
     const why = r.reason !== null ? `${route ? ' — ' : ''}${r.refusedBy === 'kernel' ? 'kernel: ' : ''}${r.reason}` : '';
     out.push(`${r.prefix.padEnd(width)}  ${r.state.padEnd(9)}  ${(r.source ?? '-').padEnd(6)}  ${route}${why}${r.note !== null ? ` (${r.note})` : ''}`);
   }

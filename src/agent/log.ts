@@ -1,5 +1,5 @@
 /** Structured JSON logs, one object per line; levels as Calico's logSeverityScreen. */
-export const LEVELS = ['trace', 'debug', 'info', 'warning', 'error', 'fatal'] as const;
+const LEVELS = ['trace', 'debug', 'info', 'warning', 'error', 'fatal'] as const;
 export type Level = (typeof LEVELS)[number];
 
 /** Accepts Calico's spellings (Trace, Debug, Info, Warning, Error, Fatal) and `warn`. */

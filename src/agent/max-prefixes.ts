@@ -8,12 +8,11 @@
  * from that peer are refused and reported (log, status, metrics) while the
  * session and the node's own advertisements stay up.
  */
-import { parseMaxPrefixSpec } from '../speaker/max-prefix.js';
-import type { MaxPrefixLimit, PeerOptions } from '../speaker/types.js';
+import { parseMaxPrefixSpec, type MaxPrefixLimit, type PeerOptions } from '../speaker/index.js';
 
 /** Routes per family and peer before the agent refuses more. */
-export const DEFAULT_MAX_PREFIXES = 20_000;
-export const DEFAULT_MAX_PREFIX_ACTION: NonNullable<MaxPrefixLimit['action']> = 'block';
+const DEFAULT_MAX_PREFIXES = 20_000;
+const DEFAULT_MAX_PREFIX_ACTION: NonNullable<MaxPrefixLimit['action']> = 'block';
 
 export type AgentMaxPrefixes = PeerOptions['maxPrefixes'];
 

@@ -56,16 +56,24 @@ export interface RateLimits {
   readonly probes: { readonly burst: number; readonly perSecond: number };
 }
 
-export const DEFAULT_RATE_LIMITS: RateLimits = { metrics: { burst: 10, perSecond: 5 }, probes: { burst: 50, perSecond: 50 } };
+const DEFAULT_RATE_LIMITS: RateLimits = { metrics: { burst: 10, perSecond: 5 }, probes: { burst: 50, perSecond: 50 } };
 
-export async function startMetricsServer(metrics: AgentMetrics, at: MetricsAddress, onError?: (e: Error) => void, opts: { limits?: RateLimits; now?: () => number } = {}): Promise<MetricsServer> {
+export async function startMetricsServer(
+  metrics: AgentMetrics,
+  at: MetricsAddress,
+  onError?: (e: Error) => void,
+  opts: { limits?: RateLimits; now?: () => number } = {},
+): Promise<MetricsServer> {
   const text = (res: ServerResponse, code: number, body: string) => {
     res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8' });
     res.end(body);
   };
   const limits = opts.limits ?? DEFAULT_RATE_LIMITS;
   const now = opts.now ?? (() => performance.now());
-  const buckets = { metrics: new TokenBucket(limits.metrics.burst, limits.metrics.perSecond), probes: new TokenBucket(limits.probes.burst, limits.probes.perSecond) };
+  const buckets = {
+    metrics: new TokenBucket(limits.metrics.burst, limits.metrics.perSecond),
+    probes: new TokenBucket(limits.probes.burst, limits.probes.perSecond),
+  };
   const limited = (res: ServerResponse, b: TokenBucket): boolean => {
     if (b.take(now())) return false;
     res.setHeader('retry-after', String(b.retryAfter()));

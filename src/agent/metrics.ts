@@ -6,13 +6,14 @@
  * message counters follow the speaker's own.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Plan } from '../kubernetes/plan-types.js';
-import type { PeerState, SpeakerApi } from '../speaker/types.js';
+import type { Plan } from '../kubernetes/index.js';
+import type { PeerState, SpeakerApi } from '../speaker/index.js';
 import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
+import { counterDelta } from './counter-delta.js';
 import { peerKey, plannedPeerKey } from './reconcile.js';
 
-export const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
+const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
 /** The planner's reasons for not advertising a Service IP; always exported, 0 when none. */
 export const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded', 'bad annotation', 'range only'] as const;
@@ -45,12 +46,6 @@ export type Readiness = { readonly ready: true; readonly detail?: string } | { r
 
 type CounterName = 'messagesIn' | 'messagesOut' | 'updatesIn' | 'updatesOut';
 const COUNTERS: readonly CounterName[] = ['messagesIn', 'messagesOut', 'updatesIn', 'updatesOut'];
-
-/** How much a monotonic counter grew since `last`; a smaller value means it restarted from 0 (session reset). */
-export function counterDelta(last: number | undefined, current: number): number {
-  if (last === undefined) return current;
-  return current >= last ? current - last : current;
-}
 
 export class AgentMetrics {
   readonly registry = new Registry();
@@ -89,8 +84,18 @@ export class AgentMetrics {
     // Wall clock: session `since` is a Date. A step backwards clamps a duration to 0.
     this.now = opts.now ?? Date.now;
     const registers = [this.registry];
-    this.sessionState = new Gauge({ name: 'tsbgp_bgp_session_state', help: 'BGP session state per peer: 1 for the current state, 0 for the others', labelNames: ['peer', 'type', 'state'], registers });
-    this.sessionUptime = new Gauge({ name: 'tsbgp_bgp_session_uptime_seconds', help: 'Seconds since the session reached Established; 0 when it is not established', labelNames: ['peer', 'type'], registers });
+    this.sessionState = new Gauge({
+      name: 'tsbgp_bgp_session_state',
+      help: 'BGP session state per peer: 1 for the current state, 0 for the others',
+      labelNames: ['peer', 'type', 'state'],
+      registers,
+    });
+    this.sessionUptime = new Gauge({
+      name: 'tsbgp_bgp_session_uptime_seconds',
+      help: 'Seconds since the session reached Established; 0 when it is not established',
+      labelNames: ['peer', 'type'],
+      registers,
+    });
     const counter = (name: string, help: string) => new Counter({ name, help, labelNames: ['peer'], registers });
     this.counters = {
       messagesIn: counter('tsbgp_bgp_messages_received_total', 'BGP messages received from the peer, across session resets'),
@@ -98,14 +103,54 @@ export class AgentMetrics {
       updatesIn: counter('tsbgp_bgp_updates_received_total', 'BGP UPDATE messages received from the peer, across session resets'),
       updatesOut: counter('tsbgp_bgp_updates_sent_total', 'BGP UPDATE messages sent to the peer, across session resets'),
     };
-    this.prefixesAdvertised = new Gauge({ name: 'tsbgp_bgp_prefixes_advertised', help: 'Prefixes currently advertised to the peer, per address family', labelNames: ['peer', 'family'], registers });
-    this.prefixesReceived = new Gauge({ name: 'tsbgp_bgp_prefixes_received', help: 'Prefixes currently accepted from the peer, per address family', labelNames: ['peer', 'family'], registers });
-    this.prefixesReceivedPre = new Gauge({ name: 'tsbgp_bgp_prefixes_received_pre_policy', help: 'Prefixes currently in the Adj-RIB-In from the peer before import policy (what a max-prefix limit counts), per address family', labelNames: ['peer', 'family'], registers });
-    this.prefixLimit = new Gauge({ name: 'tsbgp_bgp_prefix_limit', help: 'The max-prefix limit configured for the peer and family (series absent without one)', labelNames: ['peer', 'family'], registers });
-    this.prefixLimitReached = new Gauge({ name: 'tsbgp_bgp_prefix_limit_state', help: 'Max-prefix state: 0 under the warning threshold, 1 at or over it, 2 over the limit (routes refused, or the session torn down)', labelNames: ['peer', 'family'], registers });
-    this.prefixesRefused = new Gauge({ name: 'tsbgp_bgp_prefixes_refused', help: 'New prefixes refused on the current session by a max-prefix limit with action block', labelNames: ['peer', 'family'], registers });
-    this.sendQueue = new Gauge({ name: 'tsbgp_bgp_send_queue_bytes', help: 'Bytes of ours the peer has not taken yet (our queue plus the socket buffer); grows while the peer does not read', labelNames: ['peer'], registers });
-    this.refused = new Gauge({ name: 'tsbgp_routes_refused', help: 'Service IPs (and routes) this node does not advertise, by reason', labelNames: ['reason'], registers });
+    this.prefixesAdvertised = new Gauge({
+      name: 'tsbgp_bgp_prefixes_advertised',
+      help: 'Prefixes currently advertised to the peer, per address family',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.prefixesReceived = new Gauge({
+      name: 'tsbgp_bgp_prefixes_received',
+      help: 'Prefixes currently accepted from the peer, per address family',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.prefixesReceivedPre = new Gauge({
+      name: 'tsbgp_bgp_prefixes_received_pre_policy',
+      help: 'Prefixes currently in the Adj-RIB-In from the peer before import policy (what a max-prefix limit counts), per address family',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.prefixLimit = new Gauge({
+      name: 'tsbgp_bgp_prefix_limit',
+      help: 'The max-prefix limit configured for the peer and family (series absent without one)',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.prefixLimitReached = new Gauge({
+      name: 'tsbgp_bgp_prefix_limit_state',
+      help: 'Max-prefix state: 0 under the warning threshold, 1 at or over it, 2 over the limit (routes refused, or the session torn down)',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.prefixesRefused = new Gauge({
+      name: 'tsbgp_bgp_prefixes_refused',
+      help: 'New prefixes refused on the current session by a max-prefix limit with action block',
+      labelNames: ['peer', 'family'],
+      registers,
+    });
+    this.sendQueue = new Gauge({
+      name: 'tsbgp_bgp_send_queue_bytes',
+      help: 'Bytes of ours the peer has not taken yet (our queue plus the socket buffer); grows while the peer does not read',
+      labelNames: ['peer'],
+      registers,
+    });
+    this.refused = new Gauge({
+      name: 'tsbgp_routes_refused',
+      help: 'Service IPs (and routes) this node does not advertise, by reason',
+      labelNames: ['reason'],
+      registers,
+    });
     this.configErrors = new Gauge({ name: 'tsbgp_config_errors', help: 'Configuration errors currently reported by tsbgp status', registers });
     this.up = new Gauge({ name: 'tsbgp_agent_ready', help: '1 once the first configuration was applied and the speaker started (as /readyz)', registers });
     this.reconcileSeconds = new Histogram({
@@ -120,7 +165,12 @@ export class AgentMetrics {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     });
-    this.watchRestarts = new Counter({ name: 'tsbgp_kubernetes_watch_restarts_total', help: 'Kubernetes API watches restarted (expired resourceVersion, dropped connection)', labelNames: ['resource'], registers });
+    this.watchRestarts = new Counter({
+      name: 'tsbgp_kubernetes_watch_restarts_total',
+      help: 'Kubernetes API watches restarted (expired resourceVersion, dropped connection)',
+      labelNames: ['resource'],
+      registers,
+    });
     for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
     this.configErrors.set(0);
     this.up.set(0);
@@ -175,13 +225,22 @@ export class AgentMetrics {
     const s = this.source?.();
     if (!s) return { ready: false, reason: 'agent starting' };
     if (!s.running) return { ready: false, reason: 'agent shutting down' };
-    if (s.source && !s.source.synced) return { ready: false, reason: `waiting for the first ${s.source.kind === 'kubernetes' ? 'sync of the Kubernetes API' : 'load of the manifests'}${s.source.lastError ? ` (${s.source.lastError})` : ''}` };
+    if (s.source && !s.source.synced)
+      return {
+        ready: false,
+        reason: `waiting for the first ${s.source.kind === 'kubernetes' ? 'sync of the Kubernetes API' : 'load of the manifests'}` +
+          `${s.source.lastError ? ` (${s.source.lastError})` : ''}`,
+      };
     if (!s.speaker) return { ready: false, reason: 'BGP speaker not started' };
     if (!s.plan) return { ready: false, reason: 'no configuration applied yet' };
     // Still ready while the API server is away: the node keeps advertising
     // what it last knew, and taking every node out at once would tell nothing
     // node-specific (docs/metrics.md). The body says so.
-    if (s.source && !s.source.connected) return { ready: true, detail: `serving the last known configuration; Kubernetes API unreachable since ${s.source.since.toISOString()}` };
+    if (s.source && !s.source.connected)
+      return {
+        ready: true,
+        detail: `serving the last known configuration; Kubernetes API unreachable since ${s.source.since.toISOString()}`,
+      };
     return { ready: true };
   }
 
@@ -209,8 +268,16 @@ export class AgentMetrics {
   private refreshApi(src: SourceStatus): void {
     const registers = [this.registry];
     this.api ??= {
-      connected: new Gauge({ name: 'tsbgp_kubernetes_api_connected', help: '1 while every watched resource is listed and watching, 0 while the API server is unreachable (the last known configuration stays advertised)', registers }),
-      lastSync: new Gauge({ name: 'tsbgp_kubernetes_api_last_sync_timestamp_seconds', help: 'Unix time of the last complete list of a watched resource; 0 before the first', registers }),
+      connected: new Gauge({
+        name: 'tsbgp_kubernetes_api_connected',
+        help: '1 while every watched resource is listed and watching, 0 while the API server is unreachable (the last known configuration stays advertised)',
+        registers,
+      }),
+      lastSync: new Gauge({
+        name: 'tsbgp_kubernetes_api_last_sync_timestamp_seconds',
+        help: 'Unix time of the last complete list of a watched resource; 0 before the first',
+        registers,
+      }),
     };
     this.api.connected.set(src.connected ? 1 : 0);
     this.api.lastSync.set(src.lastSyncAt ? src.lastSyncAt.getTime() / 1000 : 0);
@@ -281,7 +348,15 @@ export class AgentMetrics {
     for (const key of this.familyLabels) {
       if (families.has(key)) continue;
       const [peer, family] = key.split(' ');
-      for (const g of [this.prefixesAdvertised, this.prefixesReceived, this.prefixesReceivedPre, this.prefixLimit, this.prefixLimitReached, this.prefixesRefused]) g.remove({ peer, family });
+      for (const g of [
+        this.prefixesAdvertised,
+        this.prefixesReceived,
+        this.prefixesReceivedPre,
+        this.prefixLimit,
+        this.prefixLimitReached,
+        this.prefixesRefused,
+      ])
+        g.remove({ peer, family });
     }
     this.peerLabels = peers;
     this.familyLabels = families;

@@ -4,8 +4,8 @@
  * or `gobgp neighbor ADDR`), from the speaker's status snapshot. O(1) per
  * peer: counters, never route lists.
  */
-import type { PeerState, PeerStatus } from '../speaker/types.js';
-import { ago } from './render.js';
+import type { PeerState, PeerStatus } from '../speaker/index.js';
+import { ago } from './ago.js';
 import { bfdJson, type BfdJson } from './bfd-view.js';
 
 export interface PeerDetailJson {
@@ -28,7 +28,13 @@ export interface PeerDetailJson {
   readonly messages: { readonly in: number; readonly out: number; readonly updatesIn: number; readonly updatesOut: number };
   readonly prefixes: { readonly received: number; readonly accepted: number; readonly advertised: number };
   /** The last NOTIFICATION sent or received (or a lost connection), whatever the state now. */
-  readonly lastError: { readonly text: string; readonly direction: 'sent' | 'received' | 'local'; readonly code: number; readonly subcode: number; readonly at: string } | null;
+  readonly lastError: {
+    readonly text: string;
+    readonly direction: 'sent' | 'received' | 'local';
+    readonly code: number;
+    readonly subcode: number;
+    readonly at: string;
+  } | null;
 }
 
 export interface StatusPeerJson {
@@ -64,7 +70,10 @@ function capabilities(n: NonNullable<PeerStatus['negotiated']>): string[] {
 }
 
 /** The speaker's snapshot of one peer → its `status --json` entry. */
-export function statusPeerJson(s: PeerStatus, planned: { readonly id: string; readonly type: string; readonly routeReflectorClient?: boolean } | undefined): StatusPeerJson {
+export function statusPeerJson(
+  s: PeerStatus,
+  planned: { readonly id: string; readonly type: string; readonly routeReflectorClient?: boolean } | undefined,
+): StatusPeerJson {
   const n = s.state === 'Established' ? s.negotiated : undefined;
   const c = s.counters;
   const e = s.lastError;
@@ -133,7 +142,8 @@ export function renderPeerDetail(p: StatusPeerJson, now: Date): string {
   lines.push(
     `  Prefixes:         ${d.prefixes.received} received, ${d.prefixes.accepted} accepted (import policy), ${d.prefixes.advertised} advertised`,
     `  Messages:         ${d.messages.in} in (${d.messages.updatesIn} UPDATEs), ${d.messages.out} out (${d.messages.updatesOut} UPDATEs)`,
-    `  Last error:       ${d.lastError ? `${d.lastError.direction === 'local' ? '' : `${d.lastError.direction} `}${d.lastError.text} at ${d.lastError.at}` : 'none'}`,
+    `  Last error:       ${d.lastError ? `${d.lastError.direction === 'local' ? '' : `${d.lastError.direction} `}` +
+      `${d.lastError.text} at ${d.lastError.at}` : 'none'}`,
     '',
   );
   return lines.join('\n');

@@ -5,10 +5,7 @@
  * appears, not at every reconcile while it lasts) and de-duplicated by the
  * sink (a refusal that comes back bumps the count of the same Event).
  */
-import { effectiveConfig } from '../kubernetes/config.js';
-import { eventsFromPlan, newlyDesired, type DesiredEvent, type EventSink } from '../kubernetes/events.js';
-import type { Plan } from '../kubernetes/plan-types.js';
-import type { ClusterState } from '../kubernetes/state.js';
+import { effectiveConfig, eventsFromPlan, newlyDesired, type DesiredEvent, type EventSink, type Plan, type ClusterState } from '../kubernetes/index.js';
 import type { PeerRefusal } from './reconcile.js';
 
 export class PlanEvents {

@@ -3,7 +3,7 @@
  * `birdc show route protocol X` (and `all` for the pre-import side): every
  * route as received, before import policy, and what import made of it.
  */
-import type { AdvertisedRoute, ImportedRoute, PeerState, ReceivedRoute, SpeakerApi } from '../speaker/types.js';
+import type { AdvertisedRoute, ImportedRoute, PeerState, ReceivedRoute, SpeakerApi } from '../speaker/index.js';
 import { ControlError } from './control.js';
 
 export interface RouteAttrsJson {
@@ -78,7 +78,10 @@ function attrsText(a: RouteAttrsJson): string {
 }
 
 export function renderReceived(v: ReceivedJson): string {
-  const out = [`routes received from ${v.peer} (${v.state ?? 'unknown'}): ${v.counts.received} received, ${v.counts.accepted} accepted, ${v.counts.rejected} rejected by import policy`];
+  const out = [
+    `routes received from ${v.peer} (${v.state ?? 'unknown'}): ${v.counts.received} received, ` +
+      `${v.counts.accepted} accepted, ${v.counts.rejected} rejected by import policy`,
+  ];
   if (v.routes.length === 0) out.push(`  nothing received${v.state === 'Established' ? '' : ' (the session is not established)'}`);
   for (const r of v.routes) {
     const flags = [r.best ? 'best' : '', r.stale ? 'stale' : ''].filter(Boolean).join(', ');
@@ -102,6 +105,9 @@ export function receivedFor(speaker: SpeakerApi | undefined, peer: unknown): Rec
   const st = speaker.status().find((s) => s.address === peer);
   if (!st) throw new ControlError('bad-params', `no peer ${peer} (peers: ${speaker.status().map((s) => s.address).join(', ') || 'none'})`);
   // A speaker without the pre-import view (a test fake): what import accepted, each as received.
-  const routes = typeof (speaker as Partial<WithImport>).receivedBeforeImport === 'function' ? (speaker as unknown as WithImport).receivedBeforeImport(peer) : speaker.received(peer).map((r) => ({ route: r, accepted: r }));
+  const routes =
+    typeof (speaker as Partial<WithImport>).receivedBeforeImport === 'function'
+      ? (speaker as unknown as WithImport).receivedBeforeImport(peer)
+      : speaker.received(peer).map((r) => ({ route: r, accepted: r }));
   return receivedJson(peer, st.state, routes);
 }

@@ -6,10 +6,10 @@
 import { perFamily } from './max-prefixes.js';
 import { diffPlans, type BGPFilter, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerOptions, RouteAttributes } from '../speaker/types.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidth } from '../wire/communities.js';
-import { localPrefForMetric } from '../kernel/metric.js';
-import { peerChain, planFilters } from '../kubernetes/filters.js';
+import type { PeerOptions, RouteAttributes } from '../speaker/index.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidth } from '../wire/index.js';
+import { localPrefForMetric } from '../kernel/index.js';
+import { peerChain, planFilters } from '../kubernetes/index.js';
 import { servicePolicy, withServicePolicy } from './service-policy.js';
 
 export interface PeerOp {
@@ -87,7 +87,7 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
 }
 
 /** The fields whose values differ between two option sets (deep, order-sensitive). */
-export function changedFields(a: PeerOptions, b: PeerOptions): string[] {
+function changedFields(a: PeerOptions, b: PeerOptions): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof PeerOptions>;
   return [...keys].filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).sort();
 }
@@ -157,7 +157,12 @@ export function runnablePeers(plan: Plan | undefined): { peers: Map<string, Plan
     const broken = p.filters.filter((f) => plan && planFilters(plan).errors.has(f));
     if (broken.length > 0 && plan) {
       const errs = planFilters(plan).errors;
-      refused.push({ ...base, field: 'spec.filters', message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`, byPlanner: false });
+      refused.push({
+        ...base,
+        field: 'spec.filters',
+        message: `${broken.map((f) => errs.get(f)).join('; ')}; the peer is not started rather than run unfiltered`,
+        byPlanner: false,
+      });
       continue;
     }
     const key = plannedPeerKey(p);
@@ -228,9 +233,4 @@ export function reconcile(prev: Plan | undefined, next: Plan, opts: ReconcileOpt
     .map((route) => ({ prefix: route.prefix, attrs: routeAttributes(route, next.kernel?.normalRoutePriority), route }));
   const withdraw = diff.removed.map((r) => r.prefix).sort((a, b) => a.compare(b));
   return { addPeers, updatePeers, removePeers, originate, withdraw, refusedPeers: refused };
-}
-
-/** True when the operations change nothing in the speaker. */
-export function isEmpty(ops: Operations): boolean {
-  return ops.addPeers.length + ops.updatePeers.length + ops.removePeers.length + ops.originate.length + ops.withdraw.length === 0;
 }

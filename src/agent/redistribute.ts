@@ -12,7 +12,7 @@
  */
 import { builtinExport, kernelExports, plannedRoute, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import { Address, type Prefix } from '../net/index.js';
-import type { ReceivedRoute, RouteAttributes } from '../speaker/types.js';
+import type { ReceivedRoute, RouteAttributes } from '../speaker/index.js';
 import { runnablePeers } from './reconcile.js';
 import type { Redistributed } from './views.js';
 import { learnedJson } from './kernel.js';

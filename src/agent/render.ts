@@ -1,4 +1,5 @@
 /** Human-readable text for `tsbgp plan`, `routes`, `explain` and `status`, from their JSON views. */
+import { ago } from './ago.js';
 import { kernelStatusText } from './kernel.js';
 import type { RoutesJson, StatusJson } from './agent.js';
 import { renderBfd } from './bfd-view.js';
@@ -27,13 +28,23 @@ export function renderPlan(v: PlanJson): string {
       'none',
     ),
   );
-  if (v.redistributed.length > 0) out.push(...section('RE-ADVERTISED FROM LOCAL PEERS', v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`), 'none'));
+  if (v.redistributed.length > 0)
+    out.push(
+      ...section(
+        'RE-ADVERTISED FROM LOCAL PEERS',
+        v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`),
+        'none',
+      ),
+    );
   out.push(
     ...section(
       'PEERS (exports: BGPFilters, then the built-in export policy)',
       v.peers.map(
         (p) =>
-          `${p.address}:${p.port} AS ${p.asn} ${p.type}${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
+          `${p.address}:${p.port} AS ${p.asn} ${p.type}` +
+            `${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}` +
+            `${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ` +
+            `${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
       ),
       'none',
     ),
@@ -75,7 +86,12 @@ export function renderExplain(v: ExplainJson): string {
   const out = [v.service ? `Service ${v.service}` : `prefix ${v.prefixes[0]?.prefix ?? v.query}`, `  ${v.summary.split('\n').join('\n  ')}`, ''];
   for (const p of v.prefixes) {
     out.push(`${p.prefix}`);
-    out.push(`  planner: ${p.planned ? p.planned.reasons.map((r) => r.text).join('; ') : p.redistributedFrom ? `received from local peer ${p.redistributedFrom}` : 'not planned'}`);
+    const planner = p.planned
+      ? p.planned.reasons.map((r) => r.text).join('; ')
+      : p.redistributedFrom
+        ? `received from local peer ${p.redistributedFrom}`
+        : 'not planned';
+    out.push(`  planner: ${planner}`);
     if (p.coveredBy.length) out.push(`  covered by: ${p.coveredBy.map((r) => r.prefix).join(', ')}`);
     for (const r of p.refused) out.push(`  refused: ${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`);
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
@@ -89,21 +105,16 @@ export function renderExplain(v: ExplainJson): string {
   return out.join('\n');
 }
 
-/** "2m 5s", "3h 0m": how long ago, coarse. */
-export function ago(since: Date, now: Date): string {
-  const s = Math.max(0, Math.round((now.getTime() - since.getTime()) / 1000));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-}
-
 /** One line: where the configuration comes from, and whether the agent is serving it stale. */
 export function renderSource(src: SourceJson, now: Date): string {
   if (src.kind === 'manifests') return `Configuration: manifests ${src.paths.join(', ')}${src.lastError ? ` (last watch error: ${src.lastError})` : ''}.`;
   const api = `Kubernetes API ${src.server ?? '(no server)'}${src.calicoApi ? ` (${src.calicoApi})` : ''}`;
   const err = src.lastError ? ` Last error: ${src.lastError}` : '';
-  if (!src.synced) return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
-  if (!src.connected) return `Configuration: ${api}: UNREACHABLE since ${src.since} (${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
+  if (!src.synced)
+    return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
+  if (!src.connected)
+    return `Configuration: ${api}: UNREACHABLE since ${src.since} (` +
+      `${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
   return `Configuration: ${api}: connected and synced since ${src.since}; ${src.watchRestarts} watch restart${src.watchRestarts === 1 ? '' : 's'}.`;
 }
 
@@ -111,7 +122,14 @@ export function renderSource(src: SourceJson, now: Date): string {
 export const STATUS_NOT_ADVERTISED_SHOWN = 10;
 
 export function renderStatusJson(v: StatusJson, now: Date): string {
-  const rows: StatusRow[] = v.peers.map((p) => ({ address: p.address, family: p.family, peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type, bgpState: p.state, since: new Date(p.since), ...(p.info ? { detail: p.info } : {}) }));
+  const rows: StatusRow[] = v.peers.map((p) => ({
+    address: p.address,
+    family: p.family,
+    peerType: p.routeReflectorClient ? `${p.type}, rr client` : p.type,
+    bgpState: p.state,
+    since: new Date(p.since),
+    ...(p.info ? { detail: p.info } : {}),
+  }));
   const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
@@ -133,7 +151,12 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
     const shown = others.slice(0, STATUS_NOT_ADVERTISED_SHOWN).map(line);
     const more = others.length - shown.length;
     const summary = [...counts].map(([reason, n]) => `${reason}: ${n}`).join(', ');
-    out.push(`Not advertised from this node (${summary}):`, ...shown, ...(more > 0 ? [`  … and ${more} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`] : []), '');
+    out.push(
+      `Not advertised from this node (${summary}):`,
+      ...shown,
+      ...(more > 0 ? [`  … and ${more} more (tsbgp status --json lists them; tsbgp explain NAMESPACE/SERVICE says why)`] : []),
+      '',
+    );
   }
   return out.join('\n');
 }

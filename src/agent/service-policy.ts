@@ -12,7 +12,7 @@
  * apply in place (soft reconfiguration), no session resets.
  */
 import type { Plan } from '../kubernetes/index.js';
-import type { PolicyConfigDef, StatementDef } from '../policy/definitions.js';
+import type { PolicyConfigDef, StatementDef } from '../policy/index.js';
 
 export const SERVICE_POLICY = 'tsbgp-service-routing';
 

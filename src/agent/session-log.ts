@@ -8,12 +8,12 @@
  *   - debug: every other state change (the retries).
  * Time is passed in; the caller feeds it the speaker's stateChange and peerDown snapshots.
  */
-import type { PeerState, PeerStatus } from '../speaker/types.js';
+import type { PeerState, PeerStatus } from '../speaker/index.js';
 import type { Logger } from './log.js';
 import { peerKey } from './reconcile.js';
 
 /** While a peer stays down, one summary line per this long. */
-export const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;
+const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;
 
 interface Down {
   /** The reason last seen. */

@@ -6,7 +6,7 @@
  * since the change was handed to the speaker: that moment ends the
  * `tsbgp_update_latency_seconds` measurement (event → UPDATE on the socket).
  */
-import type { PeerStatus, SpeakerScheduler } from '../speaker/types.js';
+import type { PeerStatus, SpeakerScheduler } from '../speaker/index.js';
 
 /** The real clock and timers, as the speaker's own default. */
 export const realScheduler: SpeakerScheduler = {
@@ -32,7 +32,7 @@ export function observedScheduler(base: SpeakerScheduler, after: () => void): Sp
 }
 
 /** UPDATEs sent so far, per established peer. */
-export function updateCounts(status: readonly PeerStatus[]): Map<string, number> {
+function updateCounts(status: readonly PeerStatus[]): Map<string, number> {
   return new Map(status.filter((s) => s.state === 'Established').map((s) => [s.address, s.counters.updatesOut]));
 }
 

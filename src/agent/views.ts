@@ -3,21 +3,22 @@
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
 import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
-import { formatMaxPrefixLimit } from '../speaker/max-prefix.js';
+import { formatMaxPrefixLimit, toSessionConfig, type AdvertisedRoute, type PeerState, type PeerStatus, type SpeakerOptions } from '../speaker/index.js';
 import { kernelPlanJson, type KernelLive, type KernelPlanJson, type KernelStatusJson } from './kernel.js';
-import { builtinExport, formatIssue, type ExportVerdict, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type RouteShaping, type Service } from '../kubernetes/index.js';
-import { formatExtendedCommunity, linkBandwidth } from '../wire/communities.js';
+import {
+  builtinExport, exportFilterVerdict, filterChainJson, filterWarnings, formatIssue, type ExportVerdict, type FilterChainJson, type FilterVerdict,
+  type FilterWarning, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type RouteShaping,
+  type Service,
+} from '../kubernetes/index.js';
+import { formatExtendedCommunity, linkBandwidth } from '../wire/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
-import { exportFilterVerdict, filterChainJson, filterWarnings, type FilterChainJson, type FilterVerdict, type FilterWarning } from '../kubernetes/filters.js';
 import { peerKey, peerOptions, plannedPeerKey, runnablePeers, type PeerRefusal } from './reconcile.js';
-import { toSessionConfig } from '../speaker/peer-config.js';
-import type { AdvertisedRoute, PeerState, PeerStatus, SpeakerOptions } from '../speaker/types.js';
 import type { ApplyFailure } from './apply.js';
 import type { SourceStatus } from './sources/index.js';
 
-export const JSON_VERSION = 1;
+const JSON_VERSION = 1;
 
 export interface ErrorJson {
   readonly file: string | null;
@@ -180,7 +181,7 @@ export interface LearnedJson {
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
-export function issueJson(i: ManifestIssue): ErrorJson {
+function issueJson(i: ManifestIssue): ErrorJson {
   return { file: n(i.file), kind: n(i.kind), namespace: n(i.namespace), name: n(i.name), field: n(i.path), message: i.message };
 }
 
@@ -197,7 +198,15 @@ export function filterWarningJson(w: FilterWarning): ErrorJson {
 }
 
 export function formatError(e: ErrorJson): string {
-  return formatIssue({ severity: 'error', file: e.file ?? undefined, kind: e.kind ?? undefined, namespace: e.namespace ?? undefined, name: e.name ?? undefined, path: e.field ?? undefined, message: e.message });
+  return formatIssue({
+    severity: 'error',
+    file: e.file ?? undefined,
+    kind: e.kind ?? undefined,
+    namespace: e.namespace ?? undefined,
+    name: e.name ?? undefined,
+    path: e.field ?? undefined,
+    message: e.message,
+  });
 }
 
 /** A reason in words, naming the pool of a block. */
@@ -263,7 +272,7 @@ export function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'p
 }
 
 /** Where a planned peering comes from, in words. */
-export function peerOrigin(p: PlannedPeer): string {
+function peerOrigin(p: PlannedPeer): string {
   if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
@@ -356,7 +365,7 @@ function allowListFor(plan: Plan, p: Prefix): ExplainPrefixJson['allowList'] {
   ];
 }
 
-export function refusedJson(r: Plan['refused'][number]): RefusedJson {
+function refusedJson(r: Plan['refused'][number]): RefusedJson {
   return { service: `${r.namespace}/${r.name}`, namespace: r.namespace, name: r.name, ip: r.ip, source: r.source, reason: r.reason, message: r.message };
 }
 
@@ -383,16 +392,30 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     if (own?.shaping?.peers && !own.shaping.peers.includes(p.id)) return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
     const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []));
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
-    if (!verdict.accept) return { ...base, exported: false, filter: fv, why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}` };
+    if (!verdict.accept)
+      return {
+        ...base,
+        exported: false,
+        filter: fv,
+        why: `built-in export rejects: ${verdict.reason}${p.filters.length > 0 ? ` (${fv.reason})` : ''}`,
+      };
     if (fv.verdict === 'accept') return { ...base, exported: true, filter: fv, why: `${fv.reason} (built-in export: ${verdict.reason})` };
     const filterNote = p.type === 'node-to-node mesh' ? 'mesh peers get the built-in export only' : fv.reason;
     return { ...base, exported: true, filter: fv, why: `built-in export accepts: ${verdict.reason} (${filterNote})` };
   });
   let summary: string;
-  if (own) summary = advertised ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}` : `planned but not exported: ${verdict.reason}`;
-  else if (redis) summary = advertised ? `re-advertised from local peer ${redis.from}: ${verdict.reason}` : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
-  else if (refused.length > 0) summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
-  else if (coveredBy.length > 0) summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
+  if (own)
+    summary = advertised
+      ? `advertised by this node: ${own.reasons.map((r) => reasonText(r, plan, prefix)).join('; ')}`
+      : `planned but not exported: ${verdict.reason}`;
+  else if (redis)
+    summary = advertised
+      ? `re-advertised from local peer ${redis.from}: ${verdict.reason}`
+      : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
+  else if (refused.length > 0)
+    summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
+  else if (coveredBy.length > 0)
+    summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
   else summary = 'not advertised: no Service, pool block or range on this node plans it';
   return {
     prefix: prefix.toString(),
@@ -421,7 +444,12 @@ export function parseExplainQuery(q: string): { prefix: Prefix } | { namespace: 
  * Service with nothing planned is described in general terms; with it, a
  * Service that does not exist is an error, and each IP is explained.
  */
-export function explain(plan: Plan, query: string, redistributed: readonly Redistributed[] = [], service?: (ns: string, name: string) => Service | undefined): ExplainJson {
+export function explain(
+  plan: Plan,
+  query: string,
+  redistributed: readonly Redistributed[] = [],
+  service?: (ns: string, name: string) => Service | undefined,
+): ExplainJson {
   const q = parseExplainQuery(query);
   if ('prefix' in q) {
     const e = explainPrefix(plan, q.prefix, redistributed);
@@ -433,20 +461,26 @@ export function explain(plan: Plan, query: string, redistributed: readonly Redis
   const prefixes = mine.map((r) => explainPrefix(plan, r.prefix, redistributed));
   let summary: string;
   if (prefixes.length > 0 || refused.length > 0) {
-    const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
+    const parts = [
+      ...prefixes.map((p) => `${p.prefix}: ${p.summary}`),
+      ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`),
+    ];
     summary = parts.join('\n');
   } else if (service) {
     const s = service(q.namespace, q.name);
     if (!s) throw new Error(`no Service ${svc} in the cluster state`);
     summary = serviceIpsSummary(plan, s);
-  } else summary = `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, or not inside any allow-list (see the ranges in 'tsbgp plan')`;
+  } else
+    summary =
+      `Service ${svc} has no /32 or /128 on this node: its IPs are covered by the service ranges, ` +
+      `or not inside any allow-list (see the ranges in 'tsbgp plan')`;
   return { version: JSON_VERSION, query, service: svc, prefixes, refused, summary };
 }
 
 /** `status --json` `source`: where the configuration comes from (docs/json-output.md); times as ISO text. */
 export type SourceJson = Omit<SourceStatus, 'since' | 'lastSyncAt'> & { readonly since: string; readonly lastSyncAt: string | null };
 
-export function sourceJson(s: SourceStatus): SourceJson {
+function sourceJson(s: SourceStatus): SourceJson {
   return { ...s, paths: [...s.paths], since: s.since.toISOString(), lastSyncAt: s.lastSyncAt?.toISOString() ?? null };
 }
 
@@ -523,7 +557,14 @@ export interface AgentSnapshot {
   readonly maxPrefixes?: AgentMaxPrefixes | null;
 }
 
-const failureJson = (f: ApplyFailure): ErrorJson => ({ file: null, kind: null, namespace: null, name: null, field: null, message: `speaker refused ${f.op} ${f.target}: ${f.message}` });
+const failureJson = (f: ApplyFailure): ErrorJson => ({
+  file: null,
+  kind: null,
+  namespace: null,
+  name: null,
+  field: null,
+  message: `speaker refused ${f.op} ${f.target}: ${f.message}`,
+});
 
 /** Every error the agent has now: invalid objects, the plan's errors, peers it refused, what the speaker refused, restarts needed. */
 export function currentErrors(s: AgentSnapshot): ErrorJson[] {

@@ -3,7 +3,7 @@
  * UdpTransport. The worker thread runs one; `BfdService({ thread: false })`
  * runs one inline.
  */
-import { realScheduler } from '../session/clock.js';
+import { realScheduler } from '../session/index.js';
 import type { FromWorker, ToWorker } from './protocol.js';
 import { BfdRuntime } from './runtime.js';
 import { UdpTransport, type UdpOptions } from './udp.js';

@@ -5,7 +5,7 @@
  * next deadline, and reports state changes. Runs wherever the transport's
  * sockets live (the BFD worker thread, or inline); the decisions are fsm.ts's.
  */
-import type { Scheduler } from '../session/clock.js';
+import type { Scheduler } from '../session/index.js';
 import { bfdStep, createSession, detectionTime, nextDeadline, txInterval, validateTimers, type BfdEvent, type BfdSession, type BfdTimers } from './fsm.js';
 import { decodePacket, describeDiag, encodePacket, type BfdStateName } from './packet.js';
 

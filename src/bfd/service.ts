@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../native/worker.js';
+import { startModuleWorker } from '../native/index.js';
 import { BfdHost } from './host.js';
 import type { BfdWorkerData, FromWorker, ToWorker } from './protocol.js';
 import type { BfdChange, BfdSessionSpec, BfdSessionStatus } from './runtime.js';

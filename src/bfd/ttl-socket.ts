@@ -7,11 +7,9 @@
  * says so.
  */
 import type { Socket } from 'node:dgram';
-import { errnoText, libc } from '../native/libc.js';
+import { errnoText, libc, SO_ATTACH_FILTER, SOL_SOCKET } from '../native/index.js';
 import { encodeFilter, ttlFilter } from './ttl-filter.js';
 
-export const SOL_SOCKET = 1;
-export const SO_ATTACH_FILTER = 26;
 export const SO_MEMINFO = 55;
 /** Index of the socket's drop counter in SO_MEMINFO's u32 array (SK_MEMINFO_DROPS). */
 export const SK_MEMINFO_DROPS = 8;
@@ -49,7 +47,7 @@ export function attachTtlFilter(socket: Socket, family: 4 | 6): void {
   const fd = descriptor(socket, `BFD TTL filter (IPv${family})`);
   const program = ttlFilter(family);
   const c = libc();
-  if (c.setsockoptFprog(fd, SOL_SOCKET, SO_ATTACH_FILTER, encodeFilter(program), program.length) !== 0) {
+  if (c.setsockoptFprog(fd, SOL_SOCKET, SO_ATTACH_FILTER, encodeFilter(program)) !== 0) {
     throw new TtlCheckError(`setsockopt(SO_ATTACH_FILTER) for the BFD TTL filter (IPv${family}) on fd ${fd}: ${errnoText(c.errno())}`);
   }
 }

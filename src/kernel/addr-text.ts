@@ -5,7 +5,7 @@
  * false and the caller uses the full parser (src/net), which says what is
  * wrong; the tests check both agree.
  */
-import { Prefix } from '../net/prefix.js';
+import { Prefix } from '../net/index.js';
 
 /**
  * A dotted-quad IPv4 address written as four bytes at `at`; false when the

@@ -13,8 +13,8 @@
  * changed routes are written meanwhile. After it, a route nobody wants any
  * more is deleted.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { sameHops, sameRoute } from './next-hops.js';
+import { NextHopResolver } from './resolver.js';
 import type { ConnectedRoute, DesiredRoute, Gateway, KernelOp, KernelRoute, Lookup, NextHop, Refusal, RouteType } from './types.js';
 
 export interface FibCoreOptions {
@@ -29,12 +29,11 @@ export interface FibCoreOptions {
   readonly restarting?: boolean;
 }
 
-interface Conn {
-  readonly prefix: Prefix;
-  readonly dev: string;
-}
 
-type Resolved = { readonly ok: true; readonly route: KernelRoute; readonly partial?: string } | { readonly ok: false; readonly reason: string } | { readonly ok: 'pending' };
+type Resolved =
+  | { readonly ok: true; readonly route: KernelRoute; readonly partial?: string }
+  | { readonly ok: false; readonly reason: string }
+  | { readonly ok: 'pending' };
 
 export class FibCore {
   readonly ecmp: number;
@@ -43,6 +42,8 @@ export class FibCore {
   readonly recursive: boolean;
   private restarting: boolean;
   private dumped = false;
+  /** Next hops resolved against the connected networks, interfaces and the kernel's lookups (`resolver.ts`). */
+  private readonly hops: NextHopResolver;
   /**
    * One slot per prefix we know anything about (wanted by routing or a
    * static, installed, adopted, refused): routing's wish, our route(s) in
@@ -63,9 +64,6 @@ export class FibCore {
   private installedCount = 0;
   /** Slots adopted at start and kept until the restart ends (`Slot.stale`). */
   private staleCount = 0;
-  private connected: Conn[] = [];
-  private links: ReadonlySet<string> | undefined;
-  private readonly lookups = new Map<string, Lookup>();
   private readonly refused = new Map<string, Refusal>();
   /** Non-fatal notes per prefix (an ECMP member that did not resolve). */
   private readonly notes = new Map<string, string>();
@@ -98,24 +96,6 @@ export class FibCore {
   private allDirty = false;
   /** Prefixes the kernel told us about since the last plan (their outcome comes from the kernel, not from `applied`). */
   private readonly seen = new Set<string>();
-  /**
-   * Gateway resolutions within one plan: a next hop is shared by many routes,
-   * and its answer depends only on the connected networks, the interfaces
-   * and the lookups, which do not change during a plan.
-   */
-  private readonly resolvedGateways = new Map<string, { readonly g: Gateway; readonly h: NextHop | string | 'pending' }[]>();
-  /** Sorted next-hop sets within one plan, by the identity of the resolved NextHops (see `sortedHops`). */
-  private readonly hopSets = new Map<NextHop, { readonly alone: readonly NextHop[]; readonly with: Map<NextHop, readonly NextHop[]> }>();
-  /**
-   * The last unicast route resolved in this plan and its outcome: routes
-   * come in runs with the same DesiredRoute object (or one with the same
-   * gateways), whose next hops resolve the same way whatever the prefix.
-   */
-  private lastWant: Unicast | undefined;
-  private lastHops: readonly NextHop[] | undefined;
-  private lastPending = false;
-  private lastReason = '';
-  private lastPartial: string | undefined;
 
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
@@ -128,6 +108,7 @@ export class FibCore {
     this.metricV6 = opts.metricV6 ?? 1024;
     this.recursive = opts.recursive ?? true;
     this.restarting = opts.restarting ?? true;
+    this.hops = new NextHopResolver(this.ecmp, this.recursive);
   }
 
   // ------------------------------------------------------------ routing's side
@@ -307,18 +288,7 @@ export class FibCore {
 
   /** The directly connected networks (and, when known, the interfaces that exist). Every route is re-resolved. */
   setConnected(routes: readonly ConnectedRoute[], links?: ReadonlySet<string>): void {
-    const conn: Conn[] = [];
-    for (const r of routes) {
-      try {
-        conn.push({ prefix: Prefix.parse(r.prefix), dev: r.dev });
-      } catch {
-        // not a network (a kernel-internal entry): not a place next hops live
-      }
-    }
-    conn.sort((a, b) => b.prefix.length - a.prefix.length);
-    this.connected = conn;
-    this.links = links;
-    this.lookups.clear();
+    this.hops.setConnected(routes, links);
     this.allDirty = true;
   }
 
@@ -330,15 +300,7 @@ export class FibCore {
     const want = (g: Gateway) => {
       if (g.onlink || checked.has(g.address)) return;
       checked.add(g.address);
-      if (this.lookups.has(g.address)) return;
-      let a: Address;
-      try {
-        a = Address.parse(g.address);
-      } catch {
-        return;
-      }
-      if (a.isLinkLocal) return;
-      if (this.connectedFor(a) === undefined) out.add(g.address);
+      if (this.hops.needsLookup(g)) out.add(g.address);
     };
     // Only the prefixes touched since the last plan and those a plan left waiting: the others' next hops resolved
     // when they were planned, and every answer, or a change of connected networks, makes every prefix touched (allDirty).
@@ -365,7 +327,7 @@ export class FibCore {
 
   /** The kernel's answer for a next hop (from `neededLookups`). Routes through it are re-resolved. */
   setLookup(address: string, answer: Lookup): void {
-    this.lookups.set(address, answer);
+    this.hops.setLookup(address, answer);
     this.allDirty = true;
   }
 
@@ -411,7 +373,7 @@ export class FibCore {
     this.epoch++;
     this.allDirty = false;
     this.seen.clear();
-    this.forgetResolutions();
+    this.hops.forget();
     let i = 0;
     let done = false;
     let deletesOut = false;
@@ -468,17 +430,10 @@ export class FibCore {
       }
       // Deletes planned and never handed out: planned again next time.
       if (!deletesOut) for (const op of deletes) this.touch(this.slotOf(op));
-      this.forgetResolutions();
+      this.hops.forget();
     }
   }
 
-  private forgetResolutions(): void {
-    this.resolvedGateways.clear();
-    this.hopSets.clear();
-    this.lastWant = undefined;
-    this.lastHops = undefined;
-    this.lastPartial = undefined;
-  }
 
   private planSlot(s: Slot, ops: KernelOp[], deletes: KernelOp[]): void {
     // A slot forgotten since it was touched: nothing was left in it (a slot made again for the prefix is in the next plan).
@@ -500,16 +455,17 @@ export class FibCore {
         keepHops = NO_HOPS;
         keepType = 'blackhole';
       } else {
-        this.resolveWant(want);
-        if (this.lastHops === undefined) {
-          if (this.lastPending) {
+        const r = this.hops;
+        r.resolve(want);
+        if (r.hops === undefined) {
+          if (r.pending) {
             this.waiting.add(prefix); // waiting for the kernel's lookup: leave the prefix as it is
             return;
           }
-          reason = this.lastReason;
+          reason = r.reason;
         } else {
-          keepHops = this.lastHops;
-          if (this.lastPartial !== undefined) this.notes.set(prefix, this.lastPartial);
+          keepHops = r.hops;
+          if (r.partial !== undefined) this.notes.set(prefix, r.partial);
         }
       }
       if (keepHops !== undefined) {
@@ -561,115 +517,21 @@ export class FibCore {
     }
   }
 
-  // ------------------------------------------------------------ resolution
-
-  private connectedFor(a: Address): Conn | undefined {
-    for (const c of this.connected) if (c.prefix.family === a.family && c.prefix.contains(a)) return c;
-    return undefined;
-  }
 
   /** One desired route → the kernel route to write, or why not. */
   resolve(prefix: string, want: DesiredRoute): Resolved {
     const metric = want.metric ?? (isV6(prefix) ? this.metricV6 : this.metricV4);
     if (want.kind === 'blackhole') return { ok: true, route: { prefix, type: 'blackhole', metric, nexthops: [] } };
-    this.resolveWant(want);
-    if (this.lastHops === undefined) return this.lastPending ? { ok: 'pending' } : { ok: false, reason: this.lastReason };
-    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: this.lastHops };
-    return this.lastPartial !== undefined ? { ok: true, route, partial: this.lastPartial } : { ok: true, route };
+    const r = this.hops;
+    r.resolve(want);
+    if (r.hops === undefined) return r.pending ? { ok: 'pending' } : { ok: false, reason: r.reason };
+    const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: r.hops };
+    return r.partial !== undefined ? { ok: true, route, partial: r.partial } : { ok: true, route };
   }
 
-  /**
-   * Resolves a unicast route's gateways into `lastHops` (undefined: none
-   * resolved; then `lastPending`, or why in `lastReason`) and `lastPartial`
-   * (the members left out). The answer depends on the gateways only, so
-   * the last one serves the next route with the same DesiredRoute, or
-   * with gateways equal to its.
-   */
-  private resolveWant(want: Unicast): void {
-    const last = this.lastWant;
-    if (want === last) return;
-    if (last !== undefined && sameGateways(last.gateways, want.gateways)) {
-      this.lastWant = want;
-      return;
-    }
-    const hops: NextHop[] = [];
-    let reasons: string[] | undefined;
-    let pending = false;
-    const n = Math.min(want.gateways.length, this.ecmp);
-    for (let i = 0; i < n; i++) {
-      const h = this.gatewayHop(want.gateways[i]);
-      if (h === 'pending') pending = true;
-      else if (typeof h === 'string') (reasons ??= []).push(h);
-      else if (!hasHop(hops, h)) hops.push(h);
-    }
-    this.lastWant = want;
-    this.lastPending = false;
-    this.lastPartial = undefined;
-    if (hops.length === 0) {
-      this.lastHops = undefined;
-      this.lastPending = pending;
-      this.lastReason = reasons !== undefined ? reasons.join('; ') : 'no next hop';
-      return;
-    }
-    this.lastHops = this.sortedHops(hops);
-    if (reasons !== undefined) this.lastPartial = `next hop(s) left out: ${reasons.join('; ')}`;
-  }
 
-  /** A gateway resolved, once per plan for every route through it (the same NextHop object each time). */
-  private gatewayHop(g: Gateway): NextHop | string | 'pending' {
-    let known = this.resolvedGateways.get(g.address);
-    if (known === undefined) this.resolvedGateways.set(g.address, (known = []));
-    for (const x of known) if (x.g === g || (x.g.dev === g.dev && !x.g.onlink === !g.onlink && x.g.peer === g.peer)) return x.h;
-    const h = this.resolveGateway(g);
-    known.push({ g, h });
-    return h;
-  }
 
-  /**
-   * The sorted next hops of a route, shared within a plan by every route
-   * with the same (resolved, so identical) one or two next hops: most routes
-   * share their next hops, and a sort builds keys. Larger sets are sorted
-   * each time.
-   */
-  private sortedHops(hops: NextHop[]): readonly NextHop[] {
-    if (hops.length > 2) return sortNextHops(hops);
-    let one = this.hopSets.get(hops[0]);
-    if (one === undefined) this.hopSets.set(hops[0], (one = { alone: [hops[0]], with: new Map() }));
-    if (hops.length === 1) return one.alone;
-    let two = one.with.get(hops[1]);
-    if (two === undefined) one.with.set(hops[1], (two = sortNextHops(hops)));
-    return two;
-  }
 
-  private resolveGateway(g: Gateway): NextHop | string | 'pending' {
-    let a: Address;
-    try {
-      a = Address.parse(g.address);
-    } catch {
-      return `next hop "${g.address}" is not an IP address`;
-    }
-    if (g.dev !== undefined && this.links !== undefined && !this.links.has(g.dev)) return `interface ${g.dev} does not exist (next hop ${g.address})`;
-    if (g.onlink) {
-      if (g.dev === undefined) return `onlink next hop ${g.address} needs an interface`;
-      return { via: g.address, dev: g.dev, onlink: true };
-    }
-    if (a.isLinkLocal && a.family === 6) {
-      if (g.dev !== undefined) return { via: g.address, dev: g.dev };
-      const peer = g.peer !== undefined ? safeAddress(g.peer) : undefined;
-      const c = peer !== undefined ? this.connectedFor(peer) : undefined;
-      if (c !== undefined) return { via: g.address, dev: c.dev };
-      return `IPv6 link-local next hop ${g.address} needs its interface (the peer${g.peer !== undefined ? ` ${g.peer}` : ''} is on no connected network)`;
-    }
-    const c = this.connectedFor(a);
-    if (c !== undefined) return { via: g.address, dev: g.dev ?? c.dev };
-    if (!this.recursive) return `next hop ${g.address} is on no connected network (recursive resolution is off)`;
-    const l = this.lookups.get(g.address);
-    if (l === undefined) return 'pending';
-    if (!l.ok) return `next hop ${g.address} is on no connected network and the kernel cannot reach it: ${l.reason}`;
-    // Recursive (BIRD's `gateway recursive`): through the gateway of the route covering the next hop.
-    if (l.via === undefined) return { via: g.address, dev: l.dev };
-    return { via: l.via, dev: l.dev };
-  }
 
   // ------------------------------------------------------------ views (O(1) or O(refused))
 
@@ -734,9 +596,6 @@ export class FibCore {
   }
 }
 
-/** A unicast DesiredRoute. */
-type Unicast = Extract<DesiredRoute, { kind: 'unicast' }>;
-
 /** Everything FibCore knows about one prefix (see `FibCore.slots`). */
 class Slot {
   /** Routing's wish (`setRoute`). */
@@ -786,30 +645,7 @@ function isV6(prefix: string): boolean {
   return prefix.includes(':');
 }
 
-/** The same gateways in the same order (they resolve the same way). */
-function sameGateways(a: readonly Gateway[], b: readonly Gateway[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (x !== y && (x.address !== y.address || x.dev !== y.dev || !x.onlink !== !y.onlink || x.peer !== y.peer)) return false;
-  }
-  return true;
-}
 
-/** The same next hops, in the same order (as `sameRoute` compares them). */
-function sameHops(a: readonly NextHop[], b: readonly NextHop[]): boolean {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
-    // as hopKey(x) === hopKey(y), without building the keys
-    if (x !== y && ((x.via ?? '') !== (y.via ?? '') || (x.dev ?? '') !== (y.dev ?? '') || !x.onlink !== !y.onlink)) return false;
-  }
-  return true;
-}
 
 /** One prefix's kernel side: who wants it (`source`; none: installed and no longer wanted, or adopted), what is in the kernel, and why not. */
 export interface KernelEntry {
@@ -848,39 +684,10 @@ export function orderOps(ops: KernelOp[]): KernelOp[] {
   return replaces;
 }
 
-function hasHop(hops: readonly NextHop[], h: NextHop): boolean {
-  for (const x of hops) if (x === h || (x.via === h.via && x.dev === h.dev && !x.onlink === !h.onlink)) return true;
-  return false;
-}
 
-function safeAddress(s: string): Address | undefined {
-  try {
-    return Address.parse(s.replace(/%.*$/, ''));
-  } catch {
-    return undefined;
-  }
-}
 
-export function hopKey(h: NextHop): string {
-  return `${h.via ?? ''}|${h.dev ?? ''}|${h.onlink ? 1 : 0}`;
-}
 
-/** Sorts in place by `hopKey` (each key built once). */
-export function sortNextHops(hops: NextHop[]): NextHop[] {
-  if (hops.length < 2) return hops;
-  if (hops.length === 2) {
-    if (hopKey(hops[0]) > hopKey(hops[1])) hops.reverse();
-    return hops;
-  }
-  const keyed = hops.map((h) => ({ h, k: hopKey(h) }));
-  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  for (let i = 0; i < hops.length; i++) hops[i] = keyed[i].h;
-  return hops;
-}
 
-export function sameRoute(a: KernelRoute, b: KernelRoute): boolean {
-  return a.prefix === b.prefix && a.type === b.type && a.metric === b.metric && sameHops(a.nexthops, b.nexthops);
-}
 
 /** One prefix's routes of ours in the kernel: one route, or (several metrics) an array of them, one per metric. */
 type Installed = KernelRoute | KernelRoute[];

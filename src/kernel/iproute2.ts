@@ -3,9 +3,9 @@
  * `ip -batch` lines, `ip -json route` dumps and `ip -o -N monitor` lines as
  * kernel routes, and `ip -force -batch` error output as one reason per line.
  */
-import { Prefix } from '../net/prefix.js';
+import { Prefix } from '../net/index.js';
 import { canonicalV6Prefix } from './addr-text.js';
-import { sortNextHops } from './fib-core.js';
+import { sortNextHops } from './next-hops.js';
 import type { ConnectedRoute, KernelEvent, KernelOp, KernelRoute, LearnedKernelRoute, NextHop, RouteType } from './types.js';
 
 /** Netlink route types (RTN_*) as `ip -N` prints them. */
@@ -22,7 +22,7 @@ const V4_OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 /** A bare IPv4 address already in canonical form (no leading zeros): its /32 needs no parsing. */
 const CANONICAL_V4 = new RegExp(`^(?:${V4_OCTET}\\.){3}${V4_OCTET}$`);
 
-export function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
+function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
   if (dst === 'default') return family === 4 ? '0.0.0.0/0' : '::/0';
   if (family === 4 && CANONICAL_V4.test(dst)) return `${dst}/32`;
   if (family === 6) {
@@ -39,7 +39,8 @@ export function canonicalPrefix(dst: string, family: 4 | 6): string | undefined 
 /** One `ip -batch` line. */
 export function formatOp(op: KernelOp, table: number, protocol: number): string {
   const r = op.route;
-  const head = `route ${op.op === 'replace' ? 'replace' : 'del'}${r.type === 'unicast' ? '' : ` ${r.type === 'other' ? 'unicast' : r.type}`} ${r.prefix} table ${table} proto ${protocol} metric ${r.metric}`;
+  const head = `route ${op.op === 'replace' ? 'replace' : 'del'}` +
+    `${r.type === 'unicast' ? '' : ` ${r.type === 'other' ? 'unicast' : r.type}`} ${r.prefix} table ${table} proto ${protocol} metric ${r.metric}`;
   if (op.op === 'delete' || r.type !== 'unicast') return head;
   if (r.nexthops.length === 1) return `${head}${hop(r.nexthops[0])}`;
   return `${head}${r.nexthops.map((h) => ` nexthop${hop(h)}`).join('')}`;
@@ -64,7 +65,11 @@ interface JsonRoute extends JsonHop {
 }
 
 function jsonHop(h: JsonHop): NextHop {
-  return { ...(h.gateway !== undefined ? { via: h.gateway } : {}), ...(h.dev !== undefined ? { dev: h.dev } : {}), ...(h.flags?.includes('onlink') ? { onlink: true } : {}) };
+  return {
+    ...(h.gateway !== undefined ? { via: h.gateway } : {}),
+    ...(h.dev !== undefined ? { dev: h.dev } : {}),
+    ...(h.flags?.includes('onlink') ? { onlink: true } : {}),
+  };
 }
 
 /**
@@ -103,7 +108,12 @@ export function parseRouteDump(text: string, family: 4 | 6): KernelRoute[] {
     const prefix = canonicalPrefix(r.dst ?? '', family);
     if (prefix === undefined) continue;
     const type = routeType(r.type);
-    const nexthops = r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
+    const nexthops =
+      r.nexthops !== undefined
+        ? r.nexthops.map(jsonHop)
+        : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast')
+          ? [jsonHop(r)]
+          : [];
     out.push({ prefix, type, metric: r.metric ?? 0, nexthops: sortNextHops(nexthops) });
   }
   return out;
@@ -141,7 +151,17 @@ export type MonitorEvent = KernelEvent;
  */
 const ROUTE_HEAD = /^(Deleted )?([0-9.]+|[0-9a-f]*:[0-9a-f:.]*)(\/\d{1,3})? (.*)$/i;
 const LINK_HEAD = /^(?:Deleted )?\d+:\s/;
-const tails = new Map<string, { readonly deleted: boolean; readonly table: number; readonly protocol: number; readonly type: RouteType; readonly metric: number; readonly nexthops: readonly NextHop[] }>();
+const tails = new Map<
+  string,
+  {
+    readonly deleted: boolean;
+    readonly table: number;
+    readonly protocol: number;
+    readonly type: RouteType;
+    readonly metric: number;
+    readonly nexthops: readonly NextHop[];
+  }
+>();
 
 /** One line of `ip -o -N monitor route link`. */
 export function parseMonitorLine(line: string): MonitorEvent {
@@ -152,7 +172,14 @@ export function parseMonitorLine(line: string): MonitorEvent {
   const known = tails.get(key);
   if (known !== undefined) {
     const prefix = canonicalPrefix(`${m[2]}${m[3] ?? ''}`, family);
-    if (prefix !== undefined) return { kind: 'route', deleted: known.deleted, table: known.table, protocol: known.protocol, route: { prefix, type: known.type, metric: known.metric, nexthops: known.nexthops } };
+    if (prefix !== undefined)
+      return {
+        kind: 'route',
+        deleted: known.deleted,
+        table: known.table,
+        protocol: known.protocol,
+        route: { prefix, type: known.type, metric: known.metric, nexthops: known.nexthops },
+      };
   }
   const ev = parseMonitorLineFully(line);
   // Only a line whose family the destination alone decides (an IPv4 destination with an IPv6 next hop is read as IPv6).
@@ -207,7 +234,15 @@ function parseMonitorLineFully(line: string): MonitorEvent {
     else if (t === 'weight' || t === 'scope' || t === 'src' || t === 'pref' || t === 'mtu' || t === 'expires' || t === 'realm' || t === 'realms') i++;
   }
   if (multi || cur.via !== undefined || (cur.dev !== undefined && type === 'unicast')) hops.push(cur);
-  const nexthops = sortNextHops(hops.filter((h) => h.via !== undefined || h.dev !== undefined).map((h) => ({ ...(h.via !== undefined ? { via: h.via } : {}), ...(h.dev !== undefined ? { dev: h.dev } : {}), ...(h.onlink ? { onlink: true } : {}) })));
+  const nexthops = sortNextHops(
+    hops
+      .filter((h) => h.via !== undefined || h.dev !== undefined)
+      .map((h) => ({
+        ...(h.via !== undefined ? { via: h.via } : {}),
+        ...(h.dev !== undefined ? { dev: h.dev } : {}),
+        ...(h.onlink ? { onlink: true } : {}),
+      })),
+  );
   return { kind: 'route', deleted, table, protocol: Number.isFinite(protocol) ? protocol : -1, route: { prefix, type, metric, nexthops } };
 }
 

@@ -22,8 +22,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { nativeUnavailableReason } from '../native/libc.js';
-import { FibCore, sameRoute } from './fib-core.js';
+import { nativeUnavailableReason } from '../native/index.js';
+import { FibCore } from './fib-core.js';
+import { sameRoute } from './next-hops.js';
 import { formatOp, isLearnedProtocol, parseConnectedDump, parseLearnedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
 import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
 import { IpBatchWriter, NetlinkWriter, type RouteWriter, type WriterKind } from './route-writer.js';
@@ -115,7 +116,15 @@ export interface KernelStatus {
    * times notifications were lost (`lost`: the kernel's buffer overran, the
    * monitor restarted) and everything was read again.
    */
-  readonly counters: { readonly written: number; readonly batches: number; readonly failed: number; readonly resyncs: number; readonly putBack: number; readonly foreign: number; readonly lost: number };
+  readonly counters: {
+    readonly written: number;
+    readonly batches: number;
+    readonly failed: number;
+    readonly resyncs: number;
+    readonly putBack: number;
+    readonly foreign: number;
+    readonly lost: number;
+  };
 }
 
 const CAP_NET_ADMIN = 12;
@@ -123,7 +132,7 @@ const CAP_NET_ADMIN = 12;
 const PIECE = 1024;
 
 /** Whether this process holds CAP_NET_ADMIN in its effective set (undefined: cannot tell). */
-export function hasNetAdmin(): boolean | undefined {
+function hasNetAdmin(): boolean | undefined {
   try {
     const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
     if (!m) return undefined;
@@ -175,22 +184,32 @@ export class KernelFib {
 
   constructor(private readonly opts: KernelFibOptions = {}) {
     const protocol = opts.protocol ?? 12;
-    if (!Number.isInteger(protocol) || protocol < 1 || protocol > 255 || protocol === 2) throw new RangeError(`kernel protocol must be 1..255 and not 2 (the kernel's own), got ${protocol}`);
+    if (!Number.isInteger(protocol) || protocol < 1 || protocol > 255 || protocol === 2)
+      throw new RangeError(`kernel protocol must be 1..255 and not 2 (the kernel's own), got ${protocol}`);
     this.protocol = protocol;
     const m = opts.metric;
     const v4 = typeof m === 'number' ? m : m?.v4;
     const v6 = typeof m === 'number' ? m : m?.v6;
     this.core = new FibCore({ ecmp: opts.ecmp, metricV4: v4, metricV6: v6, recursive: opts.recursive, restarting: opts.adopt ?? true });
     this.tableName = opts.table ?? 'main';
-    if (typeof this.tableName === 'number' && !(Number.isInteger(this.tableName) && this.tableName >= 1 && this.tableName <= 0xffffffff)) throw new RangeError(`kernel table must be 1..4294967295 or a name, got ${this.tableName}`);
+    if (typeof this.tableName === 'number' && !(Number.isInteger(this.tableName) && this.tableName >= 1 && this.tableName <= 0xffffffff))
+      throw new RangeError(`kernel table must be 1..4294967295 or a name, got ${this.tableName}`);
     const scan = opts.scanSeconds ?? 30;
     if (!(scan >= 0 && scan <= 86400)) throw new RangeError(`kernel scanSeconds must be 0..86400, got ${scan}`);
     this.scanMs = scan * 1000;
     this.ip = opts.ipBinary ?? 'ip';
     this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
-    if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2') throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
-    if (opts.listenerBuffer !== undefined && (!Number.isInteger(opts.listenerBuffer) || opts.listenerBuffer < 1024 || opts.listenerBuffer > 1 << 30)) throw new RangeError(`kernel listener buffer must be a whole number of bytes from 1024 to ${1 << 30}, got ${JSON.stringify(opts.listenerBuffer)}`);
-    if (opts.listener !== undefined && opts.listener !== 'netlink' && opts.listener !== 'iproute2') throw new RangeError(`kernel listener must be "netlink" or "iproute2", got ${JSON.stringify(opts.listener)}`);
+    if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2')
+      throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
+    if (
+      opts.listenerBuffer !== undefined &&
+      (!Number.isInteger(opts.listenerBuffer) || opts.listenerBuffer < 1024 || opts.listenerBuffer > 1 << 30)
+    )
+      throw new RangeError(
+        `kernel listener buffer must be a whole number of bytes from 1024 to ${1 << 30}, got ${JSON.stringify(opts.listenerBuffer)}`,
+      );
+    if (opts.listener !== undefined && opts.listener !== 'netlink' && opts.listener !== 'iproute2')
+      throw new RangeError(`kernel listener must be "netlink" or "iproute2", got ${JSON.stringify(opts.listener)}`);
   }
 
   private log(level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>): void {
@@ -218,7 +237,13 @@ export class KernelFib {
     if (this.opts.learn) await this.readLearned();
     if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
     this.scanTimer?.unref?.();
-    this.log('info', `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}, watched through ${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`);
+    this.log(
+      'info',
+      `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ` +
+        `${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}, watched through ` +
+          `${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}` +
+            `${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`,
+    );
   }
 
   private async preflight(): Promise<string | undefined> {
@@ -250,7 +275,19 @@ export class KernelFib {
    * permitted" vs "No such process").
    */
   private async ipRefusal(): Promise<string | undefined> {
-    const probe = await this.run([...this.nsArgs, '-4', 'route', 'del', '192.0.2.255/32', 'table', String(this.table), 'proto', String(this.protocol), 'metric', '4294967295']);
+    const probe = await this.run([
+      ...this.nsArgs,
+      '-4',
+      'route',
+      'del',
+      '192.0.2.255/32',
+      'table',
+      String(this.table),
+      'proto',
+      String(this.protocol),
+      'metric',
+      '4294967295',
+    ]);
     return /not permitted|permission denied/i.test(probe.stderr) ? probe.stderr.trim() : undefined;
   }
 
@@ -264,7 +301,8 @@ export class KernelFib {
    */
   private async chooseWriter(): Promise<RouteWriter | string> {
     const noPermission = (ipWhy: string): string =>
-      `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ${this.ip}: ${ipWhy}); run as root or grant the capability`;
+      `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ` +
+        `${this.ip}: ${ipWhy}); run as root or grant the capability`;
     const ip = new IpBatchWriter((a, l) => this.run(a, l), this.nsArgs, this.table, this.protocol);
     if (this.opts.writer === 'iproute2') {
       const ipWhy = await this.ipRefusal();
@@ -278,10 +316,12 @@ export class KernelFib {
       const why = nl.probe();
       if (why === undefined) {
         // The sending on a thread of its own, so that the kernel's work overlaps ours; on this thread where it cannot start.
-        if (this.opts.writerThread !== false && !(await nl.startThread())) this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
+        if (this.opts.writerThread !== false && !(await nl.startThread()))
+          this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
         return nl;
       }
-      note = `this process may not write routes over netlink (${why}; CAP_NET_ADMIN${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
+      note = (`this process may not write routes over netlink (${why}; CAP_NET_ADMIN` +
+        `${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`);
     } catch (err) {
       note = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
     }
@@ -393,7 +433,12 @@ export class KernelFib {
 
   /** The listener hears our own writes (`ip monitor`, or any listener where the writer is `ip -batch`): their echoes are told apart by content. */
   private get hearsOwnWrites(): boolean {
-    return !(this.listener instanceof NetlinkListener && this.writer instanceof NetlinkWriter && this.writer.portId !== undefined && this.listener.skipsPid === this.writer.portId);
+    return !(
+      this.listener instanceof NetlinkListener &&
+      this.writer instanceof NetlinkWriter &&
+      this.writer.portId !== undefined &&
+      this.listener.skipsPid === this.writer.portId
+    );
   }
 
   /**
@@ -584,7 +629,14 @@ export class KernelFib {
       if (why === undefined) {
         try {
           const skipPid = this.writer instanceof NetlinkWriter ? this.writer.portId : undefined;
-          this.listener = await startNetlinkListener({ ...(this.opts.netns !== undefined ? { netns: this.opts.netns } : {}), ...(skipPid !== undefined ? { skipPid } : {}), ...(this.opts.listenerBuffer !== undefined ? { buffer: this.opts.listenerBuffer } : {}) }, h);
+          this.listener = await startNetlinkListener(
+            {
+              ...(this.opts.netns !== undefined ? { netns: this.opts.netns } : {}),
+              ...(skipPid !== undefined ? { skipPid } : {}),
+              ...(this.opts.listenerBuffer !== undefined ? { buffer: this.opts.listenerBuffer } : {}),
+            },
+            h,
+          );
           if (this.stopped) this.listener.stop();
           return;
         } catch (err) {
@@ -671,7 +723,14 @@ export class KernelFib {
       child.stdout!.on('data', (b: Buffer) => out.push(b));
       child.stderr!.on('data', (b: Buffer) => errs.push(b));
       child.on('error', (err) => (failed = err));
-      child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(errs).toString('utf8'), ...(failed !== undefined ? { error: failed } : {}) }));
+      child.on('close', (code) =>
+        resolve({
+          code,
+          stdout: Buffer.concat(out).toString('utf8'),
+          stderr: Buffer.concat(errs).toString('utf8'),
+          ...(failed !== undefined ? { error: failed } : {}),
+        }),
+      );
       if (stdinLines !== undefined) void writeLines(child, stdinLines);
     });
   }

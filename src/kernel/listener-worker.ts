@@ -11,7 +11,10 @@
  * waits on the kernel, it does not poll its state.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { libc } from '../native/libc.js';
+import {
+  AF_NETLINK, CLONE_NEWNET, EAGAIN, EINTR, ENOBUFS, libc, MSG_DONTWAIT, NETLINK_ROUTE, O_RDONLY_CLOEXEC, SO_ATTACH_FILTER,
+  SO_RCVBUF, SO_RCVBUFFORCE, SO_RCVTIMEO, SOCK_CLOEXEC, SOCK_RAW, SOL_SOCKET,
+} from '../native/index.js';
 import { dropSenderFilter, LISTENER_GROUPS, othersMessages } from './rtnetlink.js';
 
 /** What the listener thread is given. */
@@ -33,21 +36,6 @@ export type FromListener =
   | { readonly type: 'messages'; readonly bytes: Uint8Array }
   | { readonly type: 'overrun' };
 
-const AF_NETLINK = 16;
-const SOCK_RAW = 3;
-const SOCK_CLOEXEC = 0x80000;
-const NETLINK_ROUTE = 0;
-const SOL_SOCKET = 1;
-const SO_RCVBUF = 8;
-const SO_RCVTIMEO = 20;
-const SO_ATTACH_FILTER = 26;
-const SO_RCVBUFFORCE = 33;
-const MSG_DONTWAIT = 0x40;
-const EINTR = 4;
-const EAGAIN = 11;
-const ENOBUFS = 105;
-const CLONE_NEWNET = 0x40000000;
-const O_RDONLY_CLOEXEC = 0x80000;
 /** How long recv() waits before looking at the stop flag. */
 const WAKE_MS = 200;
 /** Largest burst handed over in one message. */
@@ -72,21 +60,21 @@ function run(port: NonNullable<typeof parentPort>, data: ListenerWorkerData): vo
   try {
     // Room for a burst of others' changes (and for every echo, where the writer is ip -batch).
     const room = data.buffer ?? 8 << 20;
-    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(room), 4) !== 0) c.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, int(room), 4);
+    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(room)) !== 0) c.setsockopt(fd, SOL_SOCKET, SO_RCVBUF, int(room));
     let filtered = false;
     if (data.skipPid !== undefined) {
       // Before joining the groups, so that no echo of ours is queued at all.
       const f = dropSenderFilter(data.skipPid);
-      filtered = c.setsockoptFprog(fd, SOL_SOCKET, SO_ATTACH_FILTER, f.program, f.count) === 0;
+      filtered = c.setsockoptFprog(fd, SOL_SOCKET, SO_ATTACH_FILTER, f.program) === 0;
     }
     const tv = new Uint8Array(16); // struct timeval { time_t tv_sec; suseconds_t tv_usec; } (64-bit)
     new DataView(tv.buffer).setBigInt64(8, BigInt(WAKE_MS * 1000), true);
-    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv, 16) !== 0) fail('setsockopt(SO_RCVTIMEO)');
+    if (c.setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, tv) !== 0) fail('setsockopt(SO_RCVTIMEO)');
     const sa = new Uint8Array(12); // struct sockaddr_nl { family; pad; pid (0: the kernel picks); groups }
     const v = new DataView(sa.buffer);
     v.setUint16(0, AF_NETLINK, true);
     v.setUint32(8, LISTENER_GROUPS, true);
-    if (c.bind(fd, sa, 12) !== 0) fail('bind(AF_NETLINK, route groups)');
+    if (c.bind(fd, sa) !== 0) fail('bind(AF_NETLINK, route groups)');
     const len = new Int32Array([12]);
     if (c.getsockname(fd, sa, len) !== 0) fail('getsockname');
     post({ type: 'ready', pid: v.getUint32(4, true), filtered });
@@ -114,7 +102,7 @@ function run(port: NonNullable<typeof parentPort>, data: ListenerWorkerData): vo
       post({ type: 'messages', bytes }, [bytes.buffer]);
     };
     while (Atomics.load(stop, 0) === 0) {
-      const n = c.recv(fd, buf, buf.length, 0);
+      const n = c.recv(fd, buf, 0);
       if (n < 0) {
         const e = c.errno();
         if (e === EAGAIN || e === EINTR) continue;
@@ -127,7 +115,7 @@ function run(port: NonNullable<typeof parentPort>, data: ListenerWorkerData): vo
       if (n > 0) take(n);
       // Whatever else is queued now goes in the same message.
       while (size < BURST) {
-        const m = c.recv(fd, buf, buf.length, MSG_DONTWAIT);
+        const m = c.recv(fd, buf, MSG_DONTWAIT);
         if (m <= 0) {
           if (m < 0 && c.errno() === ENOBUFS) post({ type: 'overrun' });
           break;

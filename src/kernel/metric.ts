@@ -27,7 +27,7 @@
 /** The largest value of a BIRD filter int. */
 export const BIRD_INT_MAX = 2147483647;
 /** BIRD's LOCAL_PREF for a BGP route that came without one (`default bgp_local_pref`). */
-export const BIRD_DEFAULT_LOCAL_PREF = 100;
+const BIRD_DEFAULT_LOCAL_PREF = 100;
 /** Calico's and Felix's default normal route priority. */
 export const NORMAL_ROUTE_PRIORITY = 1024;
 
@@ -38,6 +38,7 @@ export function metricForLocalPref(localPref: number | undefined): number {
 
 /** The LOCAL_PREF of a route the node originates, from its metric (default: the normal route priority). */
 export function localPrefForMetric(metric: number = NORMAL_ROUTE_PRIORITY): number {
-  if (!(Number.isInteger(metric) && metric >= 1 && metric <= BIRD_INT_MAX - 1)) throw new RangeError(`route priority must be 1..${BIRD_INT_MAX - 1}, got ${metric}`);
+  if (!(Number.isInteger(metric) && metric >= 1 && metric <= BIRD_INT_MAX - 1))
+    throw new RangeError(`route priority must be 1..${BIRD_INT_MAX - 1}, got ${metric}`);
   return BIRD_INT_MAX - metric;
 }

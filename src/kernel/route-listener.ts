@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Worker } from 'node:worker_threads';
-import { startModuleWorker } from '../native/worker.js';
+import { startModuleWorker } from '../native/index.js';
 import { parseMonitorLine } from './iproute2.js';
 import type { FromListener, ListenerWorkerData } from './listener-worker.js';
 import { decodeNotifications } from './rtnetlink.js';
@@ -45,10 +45,18 @@ export interface KernelListener {
  * Starts the listener thread and resolves once it is subscribed (so a dump
  * read afterwards misses nothing); rejects with the reason it could not.
  */
-export function startNetlinkListener(opts: { readonly netns?: string; readonly skipPid?: number; readonly buffer?: number }, h: ListenerHandlers): Promise<NetlinkListener> {
+export function startNetlinkListener(
+  opts: { readonly netns?: string; readonly skipPid?: number; readonly buffer?: number },
+  h: ListenerHandlers,
+): Promise<NetlinkListener> {
   return new Promise((resolve, reject) => {
     const stop = new SharedArrayBuffer(4);
-    const data: ListenerWorkerData = { ...(opts.netns !== undefined ? { netns: opts.netns } : {}), ...(opts.skipPid !== undefined ? { skipPid: opts.skipPid } : {}), ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}), stop };
+    const data: ListenerWorkerData = {
+      ...(opts.netns !== undefined ? { netns: opts.netns } : {}),
+      ...(opts.skipPid !== undefined ? { skipPid: opts.skipPid } : {}),
+      ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
+      stop,
+    };
     const w = startModuleWorker(import.meta.url, 'listener-worker', data, 'tsbgp-rtnl');
     let listener: NetlinkListener | undefined;
     w.on('message', (m: FromListener) => {

@@ -26,10 +26,12 @@
  *   on `ip`), or when chosen (`writer: 'iproute2'`).
  */
 import type { Worker } from 'node:worker_threads';
-import { libc, type Libc } from '../native/libc.js';
-import { startModuleWorker } from '../native/worker.js';
+import {
+  AF_NETLINK, CLONE_NEWNET, EAGAIN, EINTR, errnoReason, libc, MSG_DONTWAIT, NETLINK_CAP_ACK, NETLINK_EXT_ACK, NETLINK_ROUTE, O_RDONLY_CLOEXEC,
+  SO_RCVBUF, SO_RCVBUFFORCE, SO_SNDBUF, SOCK_CLOEXEC, SOCK_RAW, SOL_NETLINK, SOL_SOCKET, startModuleWorker, type Libc,
+} from '../native/index.js';
 import { formatOp, parseBatchErrors } from './iproute2.js';
-import { errnoReason, parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
+import { parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
 import type { KernelOp, NextHop } from './types.js';
 import type { FromWriter, ToWriter, WriterWorkerData } from './writer-worker.js';
 
@@ -72,22 +74,6 @@ export class IpBatchWriter implements RouteWriter {
   close(): void {}
 }
 
-const AF_NETLINK = 16;
-const SOCK_RAW = 3;
-const SOCK_CLOEXEC = 0x80000;
-const NETLINK_ROUTE = 0;
-const SOL_SOCKET = 1;
-const SO_SNDBUF = 7;
-const SO_RCVBUF = 8;
-const SO_RCVBUFFORCE = 33;
-const SOL_NETLINK = 270;
-const NETLINK_CAP_ACK = 10;
-const NETLINK_EXT_ACK = 11;
-const MSG_DONTWAIT = 0x40;
-const EAGAIN = 11;
-const EINTR = 4;
-const CLONE_NEWNET = 0x40000000;
-const O_RDONLY_CLOEXEC = 0x80000;
 
 /** Requests per send() at most: each refusal is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
@@ -185,10 +171,10 @@ export class NetlinkWriter implements RouteWriter {
     if (this.fd < 0) throw new Error(`socket(AF_NETLINK, NETLINK_ROUTE): ${c.strerror(c.errno())}`);
     const int = (v: number) => new Uint8Array(new Int32Array([v]).buffer);
     // Acknowledgements without the request echoed, with the kernel's extended message; room for a chunk of them.
-    c.setsockopt(this.fd, SOL_NETLINK, NETLINK_CAP_ACK, int(1), 4);
-    c.setsockopt(this.fd, SOL_NETLINK, NETLINK_EXT_ACK, int(1), 4);
-    if (c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUFFORCE, int(1 << 20), 4) !== 0) c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUF, int(1 << 20), 4);
-    c.setsockopt(this.fd, SOL_SOCKET, SO_SNDBUF, int(1 << 20), 4);
+    c.setsockopt(this.fd, SOL_NETLINK, NETLINK_CAP_ACK, int(1));
+    c.setsockopt(this.fd, SOL_NETLINK, NETLINK_EXT_ACK, int(1));
+    if (c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUFFORCE, int(1 << 20)) !== 0) c.setsockopt(this.fd, SOL_SOCKET, SO_RCVBUF, int(1 << 20));
+    c.setsockopt(this.fd, SOL_SOCKET, SO_SNDBUF, int(1 << 20));
     // Without the privilege to force it, the receive buffer may stay small (rmem_max): fewer requests per send().
     const got = new Uint8Array(4);
     const gotLen = new Int32Array([4]);
@@ -201,7 +187,7 @@ export class NetlinkWriter implements RouteWriter {
     const sa = new Uint8Array(12); // struct sockaddr_nl { family; pad; pid; groups }
     new DataView(sa.buffer).setUint16(0, AF_NETLINK, true);
     const len = new Int32Array([12]);
-    if (c.bind(this.fd, sa, 12) === 0 && c.getsockname(this.fd, sa, len) === 0) this.portId = new DataView(sa.buffer).getUint32(4, true);
+    if (c.bind(this.fd, sa) === 0 && c.getsockname(this.fd, sa, len) === 0) this.portId = new DataView(sa.buffer).getUint32(4, true);
   }
 
   /** The socket's netlink port id: the kernel's notifications of our requests carry it (nlmsg_pid). Undefined if it could not be read. */
@@ -218,10 +204,10 @@ export class NetlinkWriter implements RouteWriter {
     const seq = this.seq++;
     this.encoder.add({ op: 'delete', route }, seq, () => undefined);
     const buf = this.encoder.bytes;
-    if (this.c.send(this.fd, buf, buf.length, 0) !== buf.length) return `netlink send: ${this.c.strerror(this.c.errno())}`;
+    if (this.c.send(this.fd, buf, 0) !== buf.length) return `netlink send: ${this.c.strerror(this.c.errno())}`;
     const acks = new Map<number, Ack>();
     for (let tries = 0; tries < 100 && !acks.has(seq); tries++) {
-      const got = this.c.recv(this.fd, this.rx, this.rx.length, MSG_DONTWAIT);
+      const got = this.c.recv(this.fd, this.rx, MSG_DONTWAIT);
       if (got < 0 && this.c.errno() === EINTR) continue;
       if (got <= 0) return 'no acknowledgement from the kernel';
       parseAckDetails(this.rx.subarray(0, got), acks);
@@ -438,7 +424,7 @@ export class NetlinkWriter implements RouteWriter {
   private sendHere(state: WriteState, seq0: number, ks: Int32Array, count: number): void {
     const buf = this.encoder.bytes;
     let n: number;
-    do n = this.c.send(this.fd, buf, buf.length, 0);
+    do n = this.c.send(this.fd, buf, 0);
     while (n < 0 && this.c.errno() === EINTR);
     if (n !== buf.length) {
       const why = n < 0 ? this.c.strerror(this.c.errno()) : `short send (${n} of ${buf.length} bytes)`;
@@ -449,7 +435,7 @@ export class NetlinkWriter implements RouteWriter {
     // The refusals, all queued by now (the kernel handled the chunk inside send()).
     this.acks.clear();
     for (;;) {
-      const got = this.c.recv(this.fd, this.rx, this.rx.length, MSG_DONTWAIT);
+      const got = this.c.recv(this.fd, this.rx, MSG_DONTWAIT);
       if (got < 0) {
         const e = this.c.errno();
         if (e === EINTR) continue;

@@ -11,10 +11,9 @@
  * linux/netlink.h, linux/rtnetlink.h, linux/if_link.h, linux/filter.h
  * (native byte order: little-endian on the machines this runs on).
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import { writeV4, writeV6 } from './addr-text.js';
-import { sortNextHops } from './fib-core.js';
+import { sortNextHops } from './next-hops.js';
 import type { KernelEvent, KernelOp, NextHop, RouteType } from './types.js';
 
 export const NLMSG_ERROR = 2;
@@ -281,29 +280,10 @@ export function parseAcks(buf: Uint8Array, into: Map<number, number> = new Map()
   return into;
 }
 
-/**
- * The C library's words for the errnos a route write meets (what `ip`
- * prints after "RTNETLINK answers:"): the fallback where strerror(3) is not
- * at hand (the shell asks libc first).
- */
-export function errnoReason(errno: number): string {
-  const text: Record<number, string> = {
-    1: 'Operation not permitted',
-    3: 'No such process',
-    17: 'File exists',
-    19: 'No such device',
-    22: 'Invalid argument',
-    101: 'Network is unreachable',
-    113: 'No route to host',
-    105: 'No buffer space available',
-  };
-  return text[errno] ?? `errno ${errno}`;
-}
-
 // ------------------------------------------------------------ notifications
 
-export const RTM_NEWLINK = 16;
-export const RTM_DELLINK = 17;
+const RTM_NEWLINK = 16;
+const RTM_DELLINK = 17;
 const RTA_VIA = 18;
 const IFLA_IFNAME = 3;
 const RTM_F_CLONED = 0x200;
@@ -501,7 +481,11 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
             x += align(xlen);
           }
           const idx = b.readInt32LE(h + 4);
-          built.push({ ...(hvia !== undefined ? { via: hvia } : {}), ...(idx > 0 ? { dev: dev(idx) } : {}), ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}) });
+          built.push({
+            ...(hvia !== undefined ? { via: hvia } : {}),
+            ...(idx > 0 ? { dev: dev(idx) } : {}),
+            ...(b[h + 2] & RTNH_F_ONLINK ? { onlink: true } : {}),
+          });
           indexes.push(idx);
           h += align(hlen);
         }
@@ -517,14 +501,27 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   }
   if (hops === undefined) {
     hops = [];
-    if (via !== undefined || (oif !== undefined && type === 'unicast')) hops = [{ ...(via !== undefined ? { via } : {}), ...(oif !== undefined ? { dev: dev(oif) } : {}), ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}) }];
+    if (via !== undefined || (oif !== undefined && type === 'unicast'))
+      hops = [
+        {
+          ...(via !== undefined ? { via } : {}),
+          ...(oif !== undefined ? { dev: dev(oif) } : {}),
+          ...(flags & RTNH_F_ONLINK ? { onlink: true } : {}),
+        },
+      ];
   }
   const prefix = `${dst ?? (family === 4 ? '0.0.0.0' : '::')}/${dstLen}`;
   return { kind: 'route', deleted, table, protocol, route: { prefix, type, metric, nexthops: hops } };
 }
 
-/** RTA_VIA (struct rtvia: family, then the address): a next hop of the other family. */
-function viaText(b: Buffer, at: number, end: number): string | undefined {
+/**
+ * RTA_VIA (struct rtvia: family, then the address): a next hop of the other
+ * family. `at..end` is the attribute's value; undefined when it is cut short
+ * (shorter than its family's address, or running past the buffer) or of a
+ * family other than IPv4 and IPv6.
+ */
+export function viaText(b: Buffer, at: number, end: number): string | undefined {
+  if (at < 0 || end > b.length || end - at < 2) return undefined;
   const af = b.readUInt16LE(at);
   if (af === AF_INET && end - at >= 6) return ipText(b, at + 2, 4);
   if (af === AF_INET6 && end - at >= 18) return ipText(b, at + 2, 6);

@@ -5,8 +5,7 @@
  * covers is accepted as routing chose it (ToR routes, reachableBy statics).
  * Pure: the Kubernetes planner produces the rules, the speaker applies them.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import type { Gateway } from './types.js';
 
 export type KernelRule =
@@ -18,7 +17,12 @@ export type KernelRule =
    * inside one of `tunnel.unlessWithin` (IPIP `CrossSubnet`: the node's own
    * subnets). Multipath routes keep their next hops (as BIRD's krt_tunnel).
    */
-  | { readonly prefix: string; readonly action: 'accept'; readonly tunnel?: { readonly dev: string; readonly unlessWithin?: readonly string[] }; readonly why?: string };
+  | {
+      readonly prefix: string;
+      readonly action: 'accept';
+      readonly tunnel?: { readonly dev: string; readonly unlessWithin?: readonly string[] };
+      readonly why?: string;
+    };
 
 /** One compiled rule: an opaque handle (`KernelRules.decider`), equal for every prefix the same rule decides. */
 export interface Compiled {
@@ -42,7 +46,8 @@ export class KernelRules {
       } catch (err) {
         throw new Error(`${at}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      if (rule.action !== 'accept' && rule.action !== 'reject') throw new Error(`${at}: action must be "accept" or "reject", got ${JSON.stringify((rule as { action: unknown }).action)}`);
+      if (rule.action !== 'accept' && rule.action !== 'reject')
+        throw new Error(`${at}: action must be "accept" or "reject", got ${JSON.stringify((rule as { action: unknown }).action)}`);
       const within: Prefix[] = [];
       if (rule.action === 'accept' && rule.tunnel !== undefined) {
         if (typeof rule.tunnel.dev !== 'string' || rule.tunnel.dev === '') throw new Error(`${at}: tunnel.dev must name an interface`);

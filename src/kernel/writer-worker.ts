@@ -13,7 +13,7 @@
  * in order. `close` closes the socket and ends the thread.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { libc } from '../native/libc.js';
+import { EAGAIN, EINTR, libc, MSG_DONTWAIT } from '../native/index.js';
 import { parseAckDetails, type Ack } from './rtnetlink.js';
 
 /** What the writer thread is given. */
@@ -43,9 +43,6 @@ export type FromWriter =
     }
   | { readonly type: 'closed' };
 
-const MSG_DONTWAIT = 0x40;
-const EAGAIN = 11;
-const EINTR = 4;
 
 function run(port: NonNullable<typeof parentPort>, data: WriterWorkerData): void {
   const c = libc();
@@ -64,7 +61,7 @@ function run(port: NonNullable<typeof parentPort>, data: WriterWorkerData): void
     if (!open) return;
     const buf = new Uint8Array(m.bytes);
     let n: number;
-    do n = c.send(fd, buf, buf.length, 0);
+    do n = c.send(fd, buf, 0);
     while (n < 0 && c.errno() === EINTR);
     if (n !== buf.length) {
       const errno = n < 0 ? c.errno() : 0;
@@ -75,7 +72,7 @@ function run(port: NonNullable<typeof parentPort>, data: WriterWorkerData): void
     let uncertain = false;
     acks.clear();
     for (;;) {
-      const got = c.recv(fd, rx, rx.length, MSG_DONTWAIT);
+      const got = c.recv(fd, rx, MSG_DONTWAIT);
       if (got < 0) {
         const e = c.errno();
         if (e === EINTR) continue;

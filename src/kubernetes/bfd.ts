@@ -9,8 +9,7 @@
  * plan error says why. A peer outside the subnet simply gets none (that is
  * what "if directly connected" means).
  */
-import type { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { type Address, Prefix } from '../net/index.js';
 import type { PlannedPeer } from './plan-types.js';
 import type { BGPPeer, Node } from './resources.js';
 

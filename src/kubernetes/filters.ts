@@ -33,12 +33,10 @@
  *   gives them the interface toward their next hop, so such a rule does not
  *   match them here: a warning names each `interface` rule.
  */
-import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/metric.js';
+import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/index.js';
 import type { Prefix } from '../net/index.js';
-import type { ActionsDef, ConditionsDef, PolicyConfigDef, PolicyDef, StatementDef } from '../policy/definitions.js';
-import { compilePolicy, explain, type CompiledPolicies } from '../policy/engine.js';
-import { formatCommunity, formatLargeCommunity, parseCommunityLiteral } from '../wire/communities.js';
-import type { LargeCommunity } from '../wire/types.js';
+import { compilePolicy, explain, type ActionsDef, type CompiledPolicies, type ConditionsDef, type PolicyConfigDef, type PolicyDef, type StatementDef } from '../policy/index.js';
+import { formatCommunity, formatLargeCommunity, parseCommunityLiteral, type LargeCommunity } from '../wire/index.js';
 import type { Plan, PlannedPeer } from './plan-types.js';
 import type { BGPFilter, CommunityValue, FilterOperation, FilterRule } from './resources.js';
 

@@ -10,4 +10,10 @@ export { planService, type ServiceContribution, type ServiceContext } from './se
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
 export { builtinExport, kernelExport, kernelExports, plannedRoute, type ExportVerdict, type KernelExport, type LearnedRoute, type LearnedVerdict } from './export.js';
+export { exportFilterVerdict, filterChainJson, filterWarnings, peerChain, planFilters, type FilterChainJson, type FilterVerdict, type FilterWarning } from './filters.js';
 export { closest } from './schema.js';
+export { DEFAULT_BACKOFF, KnownObjects, backoffDelay, type BackoffOptions, type KnownStep } from './api-known.js';
+export { EventDeduper, eventObject, eventsFromPlan, newlyDesired, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from './events.js';
+export { NO_LEARNING, type KernelPlan } from './kernel.js';
+export { KINDS } from './schema.js';
+export { secretNamespace } from './secrets.js';

@@ -26,9 +26,8 @@
  * prefixAdvertisements.
  */
 import { Prefix } from '../net/index.js';
-import { NORMAL_ROUTE_PRIORITY } from '../kernel/metric.js';
-import { KernelRules, type KernelRule } from '../kernel/rules.js';
-import type { KernelStaticRoute } from '../speaker/kernel.js';
+import { KernelRules, NORMAL_ROUTE_PRIORITY, type KernelRule } from '../kernel/index.js';
+import type { KernelStaticRoute } from '../speaker/index.js';
 import type { EffectiveConfig } from './config.js';
 import type { PlannedPeer } from './plan-types.js';
 import type { CommunityValue, Node, ProgramClusterRoutes } from './resources.js';

@@ -1,4 +1,4 @@
-import type { MaxPrefixLimit } from '../speaker/types.js';
+import type { MaxPrefixLimit } from '../speaker/index.js';
 import type { Address, Prefix } from '../net/index.js';
 import type { KernelPlan } from './kernel.js';
 import type { BGPFilter, CommunityValue, LogSeverity, NextHopMode, SecretKeyRef } from './resources.js';

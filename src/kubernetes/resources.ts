@@ -1,7 +1,7 @@
 import type { Address, Family, Prefix } from '../net/index.js';
-import type { LargeCommunity } from '../wire/types.js';
+import type { LargeCommunity } from '../wire/index.js';
 import type { SecretValue } from './secrets.js';
-import type { MaxPrefixLimit } from '../speaker/types.js';
+import type { MaxPrefixLimit } from '../speaker/index.js';
 import type { Selector } from './selector.js';
 
 /**

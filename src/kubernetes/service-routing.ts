@@ -7,7 +7,7 @@
  * (src/agent/service-policy.ts). The table of annotations is in README.md
  * (node agent section) and docs/service-annotations.md.
  */
-import { parseCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { parseCommunity, parseLargeCommunity } from '../wire/index.js';
 import type { Labels, CommunityValue } from './resources.js';
 import { matches, parseSelector, type Selector } from './selector.js';
 

@@ -10,7 +10,7 @@ import type { Address, Family, Prefix } from '../net/index.js';
 import { CLUSTER_WEIGHTED_ECMP, parseBool } from './service-routing.js';
 import { CALICO_ANNOTATIONS, type BGPConfiguration, type BGPFilter, type BGPPeer, type BlockAffinity, type BlockState, type CommunityValue, type FilterOperation, type FilterRule, type IPPool, type PrefixAdvertisement } from './resources.js';
 import { ALL } from './selector.js';
-import { parseMaxPrefixSpec } from '../speaker/max-prefix.js';
+import { parseMaxPrefixSpec } from '../speaker/index.js';
 import {
   addressValue,
   asList,

@@ -7,7 +7,7 @@
  */
 import { Address, ParseError, Prefix } from '../net/index.js';
 import type { CommunityValue, Labels, SecretKeyRef } from './resources.js';
-import { parseCommunityLiteral as parseLiteral } from '../wire/communities.js';
+import { parseCommunityLiteral as parseLiteral } from '../wire/index.js';
 import { KINDS, type Field } from './schema.js';
 import { parseSelector, SelectorError, type Selector } from './selector.js';
 

@@ -8,29 +8,35 @@
  */
 import { createRequire } from 'node:module';
 
-/** The libc calls we bind. Each returns the C result; `errno()` reads errno right after a failed call. */
+/**
+ * The libc calls we bind. Each returns the C result; `errno()` reads errno
+ * right after a failed call. Every length comes from the buffer given (its
+ * `byteLength`), so no call can be told a buffer is larger than it is.
+ */
 export interface Libc {
   socket(domain: number, type: number, protocol: number): number;
-  setsockopt(fd: number, level: number, name: number, value: Uint8Array, length: number): number;
+  setsockopt(fd: number, level: number, name: number, value: Uint8Array): number;
+  /** getsockopt(2) into `value`; `length[0]` out: the option's size (in: `value.byteLength`, set by the call). */
   getsockopt(fd: number, level: number, name: number, value: Uint8Array, length: Int32Array): number;
-  /** setsockopt with a `struct sock_fprog { len = count; filter → program }` (SO_ATTACH_FILTER); `program` holds `count` sock_filter. */
-  setsockoptFprog(fd: number, level: number, name: number, program: Uint8Array, count: number): number;
+  /** setsockopt with a `struct sock_fprog { len; filter → program }` (SO_ATTACH_FILTER); `program` holds whole 8-byte sock_filters. */
+  setsockoptFprog(fd: number, level: number, name: number, program: Uint8Array): number;
   close(fd: number): number;
   errno(): number;
   /** open(2), for a network namespace's file (`/var/run/netns/NAME`). */
   open(path: string, flags: number): number;
   /** setns(2): moves the calling thread into the namespace `fd` names. */
   setns(fd: number, nstype: number): number;
-  send(fd: number, buf: Uint8Array, length: number, flags: number): number;
-  /** recv(2) into `buf`; returns the byte count, or −1 (see errno). */
-  recv(fd: number, buf: Uint8Array, length: number, flags: number): number;
+  /** send(2) of all of `buf` (pass a subarray to send less). */
+  send(fd: number, buf: Uint8Array, flags: number): number;
+  /** recv(2) into `buf`, at most its size; returns the byte count, or −1 (see errno). */
+  recv(fd: number, buf: Uint8Array, flags: number): number;
   /** if_nametoindex(3) in the calling thread's network namespace; 0: no such interface. */
   ifNameToIndex(name: string): number;
   /** strerror(3): the C library's words for an errno ("Network is unreachable"). */
   strerror(errno: number): string;
   /** bind(2) to a socket address given as bytes (a `struct sockaddr_nl` for the rtnetlink listener). */
-  bind(fd: number, addr: Uint8Array, length: number): number;
-  /** getsockname(2) into `addr` (`length[0]` in: its size; out: the address's). */
+  bind(fd: number, addr: Uint8Array): number;
+  /** getsockname(2) into `addr`; `length[0]` out: the address's size (in: `addr.byteLength`, set by the call). */
   getsockname(fd: number, addr: Uint8Array, length: Int32Array): number;
 }
 
@@ -40,9 +46,13 @@ export class NativeUnavailableError extends Error {
 
 export type LibcLoader = () => Libc;
 
+/** sizeof(struct sock_filter): code u16, jt u8, jf u8, k u32. */
+const SOCK_FILTER_SIZE = 8;
+
 /** Loads koffi and binds libc (Linux: libc.so.6). Throws whatever fails. */
-export const koffiLibcLoader: LibcLoader = () => {
-  if (process.platform !== 'linux') throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
+const koffiLibcLoader: LibcLoader = () => {
+  if (process.platform !== 'linux')
+    throw new Error(`platform ${process.platform} is not supported (TCP_MD5SIG, IP_MINTTL and SO_ATTACH_FILTER are bound for Linux only)`);
   const require = createRequire(import.meta.url);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const koffi = require('koffi') as typeof import('koffi');
@@ -64,18 +74,28 @@ export const koffiLibcLoader: LibcLoader = () => {
   const setsockoptFprog = lib.func('setsockopt', 'int', ['int', 'int', 'int', koffi.pointer(fprog), 'uint32_t']);
   return {
     socket: (d, t, p) => socket(d, t, p) as number,
-    setsockopt: (fd, level, name, value, length) => setsockopt(fd, level, name, value, length) as number,
-    getsockopt: (fd, level, name, value, length) => getsockopt(fd, level, name, value, length) as number,
-    setsockoptFprog: (fd, level, name, program, count) => setsockoptFprog(fd, level, name, { len: count, filter: program }, koffi.sizeof(fprog)) as number,
+    setsockopt: (fd, level, name, value) => setsockopt(fd, level, name, value, value.byteLength) as number,
+    getsockopt: (fd, level, name, value, length) => {
+      length[0] = value.byteLength;
+      return getsockopt(fd, level, name, value, length) as number;
+    },
+    setsockoptFprog: (fd, level, name, program) => {
+      if (program.byteLength % SOCK_FILTER_SIZE !== 0)
+        throw new RangeError(`a BPF program is whole ${SOCK_FILTER_SIZE}-byte instructions, got ${program.byteLength} bytes`);
+      return setsockoptFprog(fd, level, name, { len: program.byteLength / SOCK_FILTER_SIZE, filter: program }, koffi.sizeof(fprog)) as number;
+    },
     close: (fd) => close(fd) as number,
     open: (path, flags) => open(path, flags) as number,
     setns: (fd, nstype) => setns(fd, nstype) as number,
-    send: (fd, buf, length, flags) => Number(send(fd, buf, length, flags)),
-    recv: (fd, buf, length, flags) => Number(recv(fd, buf, length, flags)),
+    send: (fd, buf, flags) => Number(send(fd, buf, buf.byteLength, flags)),
+    recv: (fd, buf, flags) => Number(recv(fd, buf, buf.byteLength, flags)),
     ifNameToIndex: (name) => ifNameToIndex(name) as number,
     strerror: (errno) => String(strerror(errno)),
-    bind: (fd, addr, length) => bind(fd, addr, length) as number,
-    getsockname: (fd, addr, length) => getsockname(fd, addr, length) as number,
+    bind: (fd, addr) => bind(fd, addr, addr.byteLength) as number,
+    getsockname: (fd, addr, length) => {
+      length[0] = addr.byteLength;
+      return getsockname(fd, addr, length) as number;
+    },
     errno: () => koffi.errno(),
   };
 };
@@ -113,10 +133,4 @@ export function nativeUnavailableReason(): string | undefined {
 export function setLibcLoader(next: LibcLoader | undefined): void {
   loader = next ?? koffiLibcLoader;
   loaded = undefined;
-}
-
-/** "setsockopt(TCP_MD5SIG) on fd 12: errno 22 (EINVAL)". */
-export function errnoText(errno: number): string {
-  const names: Record<number, string> = { 1: 'EPERM', 2: 'ENOENT', 9: 'EBADF', 11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES', 14: 'EFAULT', 22: 'EINVAL', 88: 'ENOTSOCK', 92: 'ENOPROTOOPT', 95: 'EOPNOTSUPP', 97: 'EAFNOSUPPORT', 105: 'ENOBUFS' };
-  return `errno ${errno}${names[errno] ? ` (${names[errno]})` : ''}`;
 }

@@ -68,7 +68,8 @@ export class Prefix {
   /** The prefix of `length` bits that contains `address` (host bits cleared). */
   static containing(address: Address, length: number): Prefix {
     const max = address.family === 4 ? 32 : 128;
-    if (!Number.isInteger(length) || length < 0 || length > max) throw new ParseError(String(length), `prefix length for IPv${address.family} (must be 0 to ${max})`);
+    if (!Number.isInteger(length) || length < 0 || length > max)
+      throw new ParseError(String(length), `prefix length for IPv${address.family} (must be 0 to ${max})`);
     if (address.family === 4) return Prefix.v4((address.w0 & wordMask(length)) >>> 0, length);
     return Prefix.v6(
       (address.w0 & wordMask(length)) >>> 0,
@@ -151,7 +152,12 @@ export class Prefix {
 
   equals(other: Prefix): boolean {
     return (
-      this.family === other.family && this.length === other.length && this.s0 === other.s0 && this.s1 === other.s1 && this.s2 === other.s2 && this.s3 === other.s3
+      this.family === other.family &&
+      this.length === other.length &&
+      this.s0 === other.s0 &&
+      this.s1 === other.s1 &&
+      this.s2 === other.s2 &&
+      this.s3 === other.s3
     );
   }
 

@@ -1,6 +1,8 @@
-import { Address } from '../net/address.js';
-import type { AsPathSegment, LargeCommunity, PathAttributes } from '../wire/types.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
+import { Address } from '../net/index.js';
+import {
+  type AsPathSegment, type LargeCommunity, type PathAttributes, formatCommunity, formatExtendedCommunity, formatLargeCommunity,
+  linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity
+} from '../wire/index.js';
 import { parseCommunityPattern, parseExtPattern, parseLargePattern, PolicyError } from './communities.js';
 import type { ActionsDef, CommunityActionDef } from './definitions.js';
 import { asPathText, CommunitySet, ExtCommunitySet, LargeCommunitySet } from './sets.js';
@@ -54,7 +56,10 @@ function communityOps(where: string, def: CommunityActionDef): Modification {
   if (typeof def !== 'object' || def === null) throw new PolicyError(where, 'must be { replace?, remove?, add? }');
   for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
   const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseCommunity);
-  const remove = def.remove === undefined ? undefined : new CommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseCommunityPattern));
+  const remove =
+    def.remove === undefined
+      ? undefined
+      : new CommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseCommunityPattern));
   const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseCommunity);
   return {
     apply: (a) => {
@@ -74,7 +79,10 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
   if (typeof def !== 'object' || def === null) throw new PolicyError(where, 'must be { replace?, remove?, add? }');
   for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
   const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseLargeCommunity);
-  const remove = def.remove === undefined ? undefined : new LargeCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseLargePattern));
+  const remove =
+    def.remove === undefined
+      ? undefined
+      : new LargeCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseLargePattern));
   const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseLargeCommunity);
   return {
     apply: (a) => {
@@ -84,7 +92,9 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
       return l.length === 0 ? without(a, 'largeCommunities') : { ...a, largeCommunities: l };
     },
     attrsOnly: true,
-    describe: (b, a) => `large communities [${(b.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] → [${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}]`,
+    describe: (b, a) =>
+      `large communities [${(b.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] → [` +
+        `${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}]`,
   };
 }
 
@@ -111,7 +121,7 @@ function extOps(where: string, def: CommunityActionDef): Modification {
 }
 
 /** Puts `count` copies of `asn` in front, merging into a leading AS_SEQUENCE and keeping segments ≤ 255 ASNs. */
-export function prependAsPath(path: readonly AsPathSegment[] | undefined, asn: number, count: number): AsPathSegment[] {
+function prependAsPath(path: readonly AsPathSegment[] | undefined, asn: number, count: number): AsPathSegment[] {
   const segs = path ?? [];
   let asns: number[] = new Array<number>(count).fill(asn);
   let rest = segs;
@@ -136,7 +146,8 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
   for (const k of Object.keys(def)) if (!ACTION_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, `unknown action (known: ${[...ACTION_KEYS].join(', ')})`);
   const w = (f: string) => `${where}.${f}`;
   const result = def.result ?? 'continue';
-  if (!['accept', 'reject', 'continue', 'next-policy'].includes(result)) throw new PolicyError(w('result'), `must be "accept", "reject", "continue" or "next-policy", got ${JSON.stringify(def.result)}`);
+  if (!['accept', 'reject', 'continue', 'next-policy'].includes(result))
+    throw new PolicyError(w('result'), `must be "accept", "reject", "continue" or "next-policy", got ${JSON.stringify(def.result)}`);
 
   if (def.community !== undefined) mods.push(communityOps(w('community'), def.community));
   if (def.largeCommunity !== undefined) mods.push(largeOps(w('largeCommunity'), def.largeCommunity));
@@ -165,7 +176,10 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
           st.nextHopDirective = 'self';
           return ctx.peer.localAddress ? { ...a, nextHop: ctx.peer.localAddress } : a;
         },
-        describe: (b, a) => (a.nextHop !== b.nextHop ? `next hop ${b.nextHop?.toString() ?? '(none)'} → ${a.nextHop?.toString()} (self)` : 'next hop → self (filled in by the speaker)'),
+        describe: (b, a) =>
+          a.nextHop !== b.nextHop
+            ? `next hop ${b.nextHop?.toString() ?? '(none)'} → ${a.nextHop?.toString()} (self)`
+            : 'next hop → self (filled in by the speaker)',
       });
     } else if (nh === 'unchanged' || nh === 'keep') {
       mods.push({
@@ -195,7 +209,8 @@ export function compileActions(where: string, def: ActionsDef | undefined): { re
     const p = def.asPathPrepend;
     if (typeof p !== 'object' || p === null) throw new PolicyError(w('asPathPrepend'), 'must be { asn?: number | "self" | "last", count } or { asns: [...] }');
     if ('asns' in p) {
-      if (!Array.isArray(p.asns) || p.asns.length === 0 || p.asns.length > 255) throw new PolicyError(w('asPathPrepend.asns'), 'must be a list of 1..255 AS numbers');
+      if (!Array.isArray(p.asns) || p.asns.length === 0 || p.asns.length > 255)
+        throw new PolicyError(w('asPathPrepend.asns'), 'must be a list of 1..255 AS numbers');
       const asns = p.asns.map((a, i) => uint(w(`asPathPrepend.asns[${i}]`), a));
       mods.push({
         apply: (a) => {

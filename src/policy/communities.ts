@@ -2,8 +2,7 @@
  * Community patterns of defined sets and set actions. The values themselves
  * are read and written by the one text form in src/wire/communities.ts.
  */
-import { communityPair, decimal, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
-import type { LargeCommunity } from '../wire/types.js';
+import { communityPair, decimal, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity, type LargeCommunity } from '../wire/index.js';
 
 /** A definition that cannot be used; `where` names policy, statement and field. */
 export class PolicyError extends Error {
@@ -71,7 +70,11 @@ export function parseLargePattern(text: string): LargePattern {
   const parts = text.split(':');
   if (parts.length !== 3) throw new Error(`large community pattern ${JSON.stringify(text)} is not "global:local1:local2"`);
   const t = parts.map((p, i) => (p === '*' ? null : u32(p, text, ['global part', 'local1 part', 'local2 part'][i])));
-  return { kind: 'test', text, test: (c) => (t[0] === null || c.global === t[0]) && (t[1] === null || c.local1 === t[1]) && (t[2] === null || c.local2 === t[2]) };
+  return {
+    kind: 'test',
+    text,
+    test: (c) => (t[0] === null || c.global === t[0]) && (t[1] === null || c.local1 === t[1]) && (t[2] === null || c.local2 === t[2]),
+  };
 }
 
 /** Exact large communities hashed without building strings: global → local1 → set of local2. */

@@ -1,9 +1,8 @@
-import type { PathAttributes } from '../wire/types.js';
+import { type PathAttributes, formatCommunity, formatExtendedCommunity, formatLargeCommunity } from '../wire/index.js';
 import { PolicyError } from './communities.js';
 import type { Comparison, CompareOp, ConditionsDef, SetRef } from './definitions.js';
 import { asPathLength, asPathText, type CompiledSets } from './sets.js';
 import type { PolicyContext, PolicyRoute } from './types.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity } from '../wire/communities.js';
 
 /** One compiled condition: a test for the hot path and a description for explain traces. */
 export interface Condition {
@@ -31,18 +30,31 @@ const COMPARE: Record<CompareOp, (a: number, b: number) => boolean> = {
   ge: (a, b) => a >= b,
 };
 
-function setRef<M extends string>(where: string, ref: SetRef<M> | undefined, allowed: readonly M[], sets: Map<string, unknown>, kind: string): { set: string; match: M } {
-  if (typeof ref !== 'object' || ref === null) throw new PolicyError(where, `must be { set: "<name>", match?: ${allowed.map((a) => `"${a}"`).join(' | ')} }`);
+function setRef<M extends string>(
+  where: string,
+  ref: SetRef<M> | undefined,
+  allowed: readonly M[],
+  sets: Map<string, unknown>,
+  kind: string,
+): { set: string; match: M } {
+  if (typeof ref !== 'object' || ref === null)
+    throw new PolicyError(where, `must be { set: "<name>", match?: ${allowed.map((a) => `"${a}"`).join(' | ')} }`);
   if (typeof ref.set !== 'string') throw new PolicyError(`${where}.set`, 'must name a set');
-  if (!sets.has(ref.set)) throw new PolicyError(`${where}.set`, `unknown ${kind} set ${JSON.stringify(ref.set)}${sets.size ? ` (known: ${[...sets.keys()].join(', ')})` : ' (none defined)'}`);
+  if (!sets.has(ref.set))
+    throw new PolicyError(
+      `${where}.set`,
+      `unknown ${kind} set ${JSON.stringify(ref.set)}${sets.size ? ` (known: ${[...sets.keys()].join(', ')})` : ' (none defined)'}`,
+    );
   const match = (ref.match ?? 'any') as M;
-  if (!allowed.includes(match)) throw new PolicyError(`${where}.match`, `must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got ${JSON.stringify(ref.match)}`);
+  if (!allowed.includes(match))
+    throw new PolicyError(`${where}.match`, `must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got ${JSON.stringify(ref.match)}`);
   return { set: ref.set, match };
 }
 
 function comparison(where: string, c: Comparison | undefined): Comparison {
   if (typeof c !== 'object' || c === null || !(c.op in COMPARE)) throw new PolicyError(`${where}.op`, `must be one of eq, ne, lt, le, gt, ge`);
-  if (!Number.isInteger(c.value) || c.value < 0 || c.value > 0xffffffff) throw new PolicyError(`${where}.value`, `must be an integer 0..4294967295, got ${JSON.stringify(c.value)}`);
+  if (!Number.isInteger(c.value) || c.value < 0 || c.value > 0xffffffff)
+    throw new PolicyError(`${where}.value`, `must be an integer 0..4294967295, got ${JSON.stringify(c.value)}`);
   return c;
 }
 
@@ -56,7 +68,8 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
   const out: Condition[] = [];
   if (def === undefined) return out;
   if (typeof def !== 'object' || def === null) throw new PolicyError(where, 'must be an object');
-  for (const k of Object.keys(def)) if (!CONDITION_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, `unknown condition (known: ${[...CONDITION_KEYS].join(', ')})`);
+  for (const k of Object.keys(def))
+    if (!CONDITION_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, `unknown condition (known: ${[...CONDITION_KEYS].join(', ')})`);
   const w = (f: string) => `${where}.${f}`;
 
   if (def.prefixSet !== undefined) {
@@ -78,11 +91,16 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
     const of = def.neighborSet.of === undefined ? 'peer' : oneOf(w('neighborSet.of'), def.neighborSet.of, ['peer', 'source'] as const);
     const ns = sets.neighbor.get(set)!;
     const inv = match === 'invert';
-    const addr = of === 'peer' ? (_r: PolicyRoute, ctx: PolicyContext) => ctx.peer.address : (r: PolicyRoute) => (r.source.kind === 'peer' ? r.source.address : undefined);
+    const addr =
+      of === 'peer'
+        ? (_r: PolicyRoute, ctx: PolicyContext) => ctx.peer.address
+        : (r: PolicyRoute) => (r.source.kind === 'peer' ? r.source.address : undefined);
     out.push({
       name: `${of === 'peer' ? 'neighbour' : 'source peer'} ${inv ? 'not in' : 'in'} set "${set}"`,
       test: (r, _a, ctx) => ns.has(addr(r, ctx)) !== inv,
-      describe: (r, _a, ctx) => `${of === 'peer' ? 'neighbour' : 'source peer'} ${addr(r, ctx)?.toString() ?? '(none: local route)'} ${ns.has(addr(r, ctx)) ? 'is' : 'is not'} in neighbor set "${set}"`,
+      describe: (r, _a, ctx) =>
+        `${of === 'peer' ? 'neighbour' : 'source peer'} ${addr(r, ctx)?.toString() ?? '(none: local route)'} ` +
+          `${ns.has(addr(r, ctx)) ? 'is' : 'is not'} in neighbor set "${set}"`,
     });
   }
   if (def.peerType !== undefined) {
@@ -100,39 +118,61 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
   if (def.communitySet !== undefined) {
     const { set, match } = setRef(w('communitySet'), def.communitySet, ['any', 'all', 'invert'] as const, sets.community, 'community');
     const cs = sets.community.get(set)!;
-    const test = match === 'all' ? (a: PathAttributes) => cs.all(a.communities) : match === 'any' ? (a: PathAttributes) => cs.any(a.communities) : (a: PathAttributes) => !cs.any(a.communities);
+    const test =
+      match === 'all'
+        ? (a: PathAttributes) => cs.all(a.communities)
+        : match === 'any'
+          ? (a: PathAttributes) => cs.any(a.communities)
+          : (a: PathAttributes) => !cs.any(a.communities);
     out.push({
       name: `communities match ${match} of set "${set}"`,
       test: (_r, a) => test(a),
-      describe: (_r, a) => `communities [${(a.communities ?? []).map(formatCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
+      describe: (_r, a) =>
+        `communities [${(a.communities ?? []).map(formatCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
     });
   }
   if (def.largeCommunitySet !== undefined) {
     const { set, match } = setRef(w('largeCommunitySet'), def.largeCommunitySet, ['any', 'all', 'invert'] as const, sets.largeCommunity, 'large community');
     const cs = sets.largeCommunity.get(set)!;
     const test =
-      match === 'all' ? (a: PathAttributes) => cs.all(a.largeCommunities) : match === 'any' ? (a: PathAttributes) => cs.any(a.largeCommunities) : (a: PathAttributes) => !cs.any(a.largeCommunities);
+      match === 'all'
+        ? (a: PathAttributes) => cs.all(a.largeCommunities)
+        : match === 'any'
+          ? (a: PathAttributes) => cs.any(a.largeCommunities)
+          : (a: PathAttributes) => !cs.any(a.largeCommunities);
     out.push({
       name: `large communities match ${match} of set "${set}"`,
       test: (_r, a) => test(a),
-      describe: (_r, a) => `large communities [${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
+      describe: (_r, a) =>
+        `large communities [${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
     });
   }
   if (def.extCommunitySet !== undefined) {
     const { set, match } = setRef(w('extCommunitySet'), def.extCommunitySet, ['any', 'all', 'invert'] as const, sets.extCommunity, 'extended community');
     const cs = sets.extCommunity.get(set)!;
     const test =
-      match === 'all' ? (a: PathAttributes) => cs.all(a.extendedCommunities) : match === 'any' ? (a: PathAttributes) => cs.any(a.extendedCommunities) : (a: PathAttributes) => !cs.any(a.extendedCommunities);
+      match === 'all'
+        ? (a: PathAttributes) => cs.all(a.extendedCommunities)
+        : match === 'any'
+          ? (a: PathAttributes) => cs.any(a.extendedCommunities)
+          : (a: PathAttributes) => !cs.any(a.extendedCommunities);
     out.push({
       name: `extended communities match ${match} of set "${set}"`,
       test: (_r, a) => test(a),
-      describe: (_r, a) => `extended communities [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] ${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
+      describe: (_r, a) =>
+        `extended communities [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] ` +
+          `${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
     });
   }
   if (def.asPathSet !== undefined) {
     const { set, match } = setRef(w('asPathSet'), def.asPathSet, ['any', 'all', 'invert'] as const, sets.asPath, 'AS-path');
     const as = sets.asPath.get(set)!;
-    const test = match === 'all' ? (a: PathAttributes) => as.all(a.asPath) : match === 'any' ? (a: PathAttributes) => as.any(a.asPath) : (a: PathAttributes) => !as.any(a.asPath);
+    const test =
+      match === 'all'
+        ? (a: PathAttributes) => as.all(a.asPath)
+        : match === 'any'
+          ? (a: PathAttributes) => as.any(a.asPath)
+          : (a: PathAttributes) => !as.any(a.asPath);
     out.push({
       name: `AS path matches ${match} of set "${set}"`,
       test: (_r, a) => test(a),

@@ -1,4 +1,4 @@
-import type { PathAttributes } from '../wire/types.js';
+import type { PathAttributes } from '../wire/index.js';
 import { compileActions, type Modification, type ModState, type StatementResult } from './actions.js';
 import { PolicyError } from './communities.js';
 import { compileConditions, type Condition } from './conditions.js';
@@ -39,15 +39,21 @@ export class CompiledPolicies {
 
   /** A chain of named policies; throws PolicyError naming an unknown policy. */
   chain(def: ChainDef, where = 'chain'): CompiledChain {
-    if (def.direction !== 'import' && def.direction !== 'export') throw new PolicyError(`${where}.direction`, `must be "import" or "export", got ${JSON.stringify(def.direction)}`);
+    if (def.direction !== 'import' && def.direction !== 'export')
+      throw new PolicyError(`${where}.direction`, `must be "import" or "export", got ${JSON.stringify(def.direction)}`);
     if (!Array.isArray(def.policies)) throw new PolicyError(`${where}.policies`, 'must be a list of policy names');
     const policies = def.policies.map((name, i) => {
       const p = this.policies.get(name);
-      if (!p) throw new PolicyError(`${where}.policies[${i}]`, `unknown policy ${JSON.stringify(name)}${this.policies.size ? ` (known: ${[...this.policies.keys()].join(', ')})` : ''}`);
+      if (!p)
+        throw new PolicyError(
+          `${where}.policies[${i}]`,
+          `unknown policy ${JSON.stringify(name)}${this.policies.size ? ` (known: ${[...this.policies.keys()].join(', ')})` : ''}`,
+        );
       return p;
     });
     const localDefault = def.localDefault ?? 'accept';
-    if (localDefault !== 'accept' && localDefault !== 'reject') throw new PolicyError(`${where}.localDefault`, `must be "accept" or "reject", got ${JSON.stringify(def.localDefault)}`);
+    if (localDefault !== 'accept' && localDefault !== 'reject')
+      throw new PolicyError(`${where}.localDefault`, `must be "accept" or "reject", got ${JSON.stringify(def.localDefault)}`);
     return { direction: def.direction, policies, localDefault };
   }
 }
@@ -57,7 +63,8 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
   if (typeof def !== 'object' || def === null) throw new PolicyError('policy config', 'must be an object with "policies" (and optional "sets")');
   const sets = compileSets(def.sets);
   const policies = new Map<string, CompiledPolicy>();
-  if (typeof def.policies !== 'object' || def.policies === null || Array.isArray(def.policies)) throw new PolicyError('policies', 'must be an object of policy name → { statements: [...] }');
+  if (typeof def.policies !== 'object' || def.policies === null || Array.isArray(def.policies))
+    throw new PolicyError('policies', 'must be an object of policy name → { statements: [...] }');
   for (const [name, p] of Object.entries(def.policies)) {
     const pw = `policy ${JSON.stringify(name)}`;
     if (typeof p !== 'object' || p === null || !Array.isArray(p.statements)) throw new PolicyError(pw, 'must be { statements: [...] }');
@@ -65,7 +72,9 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
       const sname = s?.name ?? String(i);
       const sw = `${pw} statement ${i}${s?.name ? ` (${JSON.stringify(s.name)})` : ''}`;
       if (typeof s !== 'object' || s === null) throw new PolicyError(sw, 'must be an object');
-      for (const k of Object.keys(s)) if (!['name', 'conditions', 'actions'].includes(k)) throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
+      for (const k of Object.keys(s))
+        if (!['name', 'conditions', 'actions'].includes(k))
+          throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
       const conditions = compileConditions(`${sw} conditions`, s.conditions, sets);
       const { result, mods } = compileActions(`${sw} actions`, s.actions);
       const memo = mods.length > 0 && mods.every((m) => m.attrsOnly === true) ? new WeakMap<PathAttributes, PathAttributes>() : null;
@@ -164,7 +173,14 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
       switch (s.result) {
         case 'accept':
         case 'reject':
-          return finish(trace, st, attrs, stable, s.result, trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '');
+          return finish(
+            trace,
+            st,
+            attrs,
+            stable,
+            s.result,
+            trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '',
+          );
         case 'next-policy':
           break statements;
         case 'continue':
@@ -173,8 +189,17 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
     }
   }
   if (chain.direction === 'import') return finish(trace, st, attrs, stable, 'accept', 'no policy decided: import default accept');
-  if (route.source.kind === 'local') return finish(trace, st, attrs, stable, chain.localDefault, trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '');
-  if (ctx.peer.type === 'ebgp') return finish(trace, st, attrs, stable, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
+  if (route.source.kind === 'local')
+    return finish(
+      trace,
+      st,
+      attrs,
+      stable,
+      chain.localDefault,
+      trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '',
+    );
+  if (ctx.peer.type === 'ebgp')
+    return finish(trace, st, attrs, stable, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
   return finish(trace, st, attrs, stable, 'accept', 'no policy decided: export default accept toward an iBGP peer');
 }
 

@@ -1,8 +1,5 @@
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
-import { PrefixSet } from '../net/prefix-set.js';
-import { PrefixTrie } from '../net/trie.js';
-import type { AsPathSegment, LargeCommunity } from '../wire/types.js';
+import { Address, Prefix, PrefixSet, PrefixTrie } from '../net/index.js';
+import { parseExtendedCommunity, type AsPathSegment, type LargeCommunity } from '../wire/index.js';
 import {
   type CommunityPattern,
   type ExtPattern,
@@ -162,7 +159,8 @@ function asnList(rest: string, whole: string): number[] {
   const parts = rest.trim().split(/\s+/);
   if (parts.length === 0 || parts[0] === '') throw new Error(`${JSON.stringify(whole)} names no AS number`);
   return parts.map((p) => {
-    if (!/^(0|[1-9][0-9]{0,9})$/.test(p) || Number(p) > 0xffffffff) throw new Error(`AS number ${JSON.stringify(p)} in ${JSON.stringify(whole)} is not 0..4294967295`);
+    if (!/^(0|[1-9][0-9]{0,9})$/.test(p) || Number(p) > 0xffffffff)
+      throw new Error(`AS number ${JSON.stringify(p)} in ${JSON.stringify(whole)} is not 0..4294967295`);
     return Number(p);
   });
 }
@@ -182,7 +180,14 @@ export function parseAsPathMatcher(text: string): AsPathMatcher {
     const kind = m[1];
     const asns = asnList(m[2], text);
     if (kind === 'starts-with') return { text, test: (p) => indexOfRun(sequenceOf(p).slice(0, asns.length), asns) === 0 };
-    if (kind === 'ends-with') return { text, test: (p) => { const s = sequenceOf(p); return s.length >= asns.length && indexOfRun(s.slice(s.length - asns.length), asns) === 0; } };
+    if (kind === 'ends-with')
+      return {
+        text,
+        test: (p) => {
+          const s = sequenceOf(p);
+          return s.length >= asns.length && indexOfRun(s.slice(s.length - asns.length), asns) === 0;
+        },
+      };
     if (kind === 'contains') return { text, test: (p) => indexOfRun(sequenceOf(p), asns) >= 0 };
     if (kind === 'origin') {
       if (asns.length !== 1) throw new Error(`${JSON.stringify(text)}: origin takes one AS number`);
@@ -196,7 +201,7 @@ export function parseAsPathMatcher(text: string): AsPathMatcher {
   return { text, test: (p) => re.test(asPathText(p)) };
 }
 
-export class AsPathSet {
+class AsPathSet {
   constructor(
     readonly name: string,
     readonly members: readonly AsPathMatcher[],
@@ -212,7 +217,7 @@ export class AsPathSet {
 }
 
 /** Addresses and prefixes, matched by longest-prefix lookup. */
-export class AddressSet {
+class AddressSet {
   private readonly trie = new PrefixTrie<true>();
   constructor(
     readonly name: string,
@@ -237,7 +242,8 @@ export interface CompiledSets {
 function each<T>(kind: string, defs: Readonly<Record<string, readonly string[]>> | undefined, parse: (text: string) => T): Map<string, T[]> {
   const out = new Map<string, T[]>();
   if (defs === undefined) return out;
-  if (typeof defs !== 'object' || defs === null || Array.isArray(defs)) throw new PolicyError(`sets.${kind}`, 'must be an object of set name → list of entries');
+  if (typeof defs !== 'object' || defs === null || Array.isArray(defs))
+    throw new PolicyError(`sets.${kind}`, 'must be an object of set name → list of entries');
   for (const [name, entries] of Object.entries(defs)) {
     if (!Array.isArray(entries)) throw new PolicyError(`${kind} set ${JSON.stringify(name)}`, 'must be a list of entries');
     out.set(

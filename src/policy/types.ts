@@ -1,7 +1,7 @@
-import type { Direction, PolicyResult, Verdict } from '../rib/ports.js';
+import type { Direction, PolicyResult, Verdict } from '../rib/index.js';
 
 /** The route, neighbour and context a policy sees, shared with the RIB (defined in src/rib/ports.ts). */
-export type { Direction, PeerRef, PolicyContext, PolicyRoute, RouteSource, Verdict } from '../rib/ports.js';
+export type { Direction, PeerRef, PolicyContext, PolicyRoute, RouteSource, Verdict } from '../rib/index.js';
 
 /** A PolicyResult (verdict, attributes after every modification) with what explain and next-hop handling need. */
 export interface EvalResult extends PolicyResult {

@@ -3,8 +3,8 @@
  * a deep-frozen object shared by every route that carries it, with a
  * reference count and a per-encoding-context cache slot for its bytes.
  */
-import type { Address } from '../net/address.js';
-import type { AsPathSegment, MpReach, PathAttributes } from '../wire/types.js';
+import type { Address } from '../net/index.js';
+import type { AsPathSegment, MpReach, PathAttributes } from '../wire/index.js';
 
 export class AttrSet {
   /** Holders: Adj-RIB-In entries, local originations, Adj-RIB-Out entries. */
@@ -272,11 +272,19 @@ export function attrsEqual(a: PathAttributes, b: PathAttributes): boolean {
     addrEq(a.nextHop, b.nextHop) &&
     addrEq(a.originatorId, b.originatorId) &&
     asPathEq(a.asPath, b.asPath) &&
-    (a.aggregator === b.aggregator || (a.aggregator !== undefined && b.aggregator !== undefined && a.aggregator.asn === b.aggregator.asn && addrEq(a.aggregator.address, b.aggregator.address))) &&
+    (a.aggregator === b.aggregator ||
+      (a.aggregator !== undefined &&
+        b.aggregator !== undefined &&
+        a.aggregator.asn === b.aggregator.asn &&
+        addrEq(a.aggregator.address, b.aggregator.address))) &&
     numsEq(a.communities, b.communities) &&
     addrsEq(a.clusterList, b.clusterList) &&
     (a.mpReach === b.mpReach ||
-      (a.mpReach !== undefined && b.mpReach !== undefined && a.mpReach.afi === b.mpReach.afi && a.mpReach.safi === b.mpReach.safi && addrsEq(a.mpReach.nextHops, b.mpReach.nextHops))) &&
+      (a.mpReach !== undefined &&
+        b.mpReach !== undefined &&
+        a.mpReach.afi === b.mpReach.afi &&
+        a.mpReach.safi === b.mpReach.safi &&
+        addrsEq(a.mpReach.nextHops, b.mpReach.nextHops))) &&
     bigintsEq(a.extendedCommunities, b.extendedCommunities) &&
     largeEq(a.largeCommunities, b.largeCommunities) &&
     unknownEq(a.unknown, b.unknown)

@@ -1,6 +1,6 @@
 /** Routes refused at import whatever the policy says (RFC 4271 §9.1.2 loop detection, RFC 4456 §8). */
-import type { Address } from '../net/address.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { Address } from '../net/index.js';
+import type { PathAttributes } from '../wire/index.js';
 
 export interface EligibilityContext {
   /** Our AS numbers on this session (global and per-peer local AS). */

@@ -3,13 +3,10 @@
  * applied before the peer's export policy. Depends only on the path and the
  * group settings, never on the prefix, so a group can memoise it per path.
  */
-import { Address } from '../net/address.js';
-import { AttrFlag, WellKnownCommunity } from '../wire/constants.js';
-import { isNonTransitive } from '../wire/communities.js';
-import type { AsPathSegment, PathAttributes } from '../wire/types.js';
+import { Address } from '../net/index.js';
+import { AttrFlag, WellKnownCommunity, isNonTransitive, type AsPathSegment, type PathAttributes, UNICAST } from '../wire/index.js';
 import type { Path, PathSource } from './path.js';
 import type { PeerType } from './ports.js';
-import { UNICAST } from '../wire/families.js';
 
 /** Everything about the receiving peer(s) the rules look at; part of the update-group key. */
 export interface ExportSettings {

@@ -1,6 +1,6 @@
 /** A candidate path in the Loc-RIB: where it came from and its (post-policy) attributes. */
-import type { Address } from '../net/address.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { Address } from '../net/index.js';
+import type { PathAttributes } from '../wire/index.js';
 import type { AttrSet } from './attr-store.js';
 import type { PeerType, RouteSource } from './ports.js';
 
@@ -37,7 +37,9 @@ export interface Path {
 /** The RouteSource shape the policy engine expects. */
 export function policySource(s: PathSource): RouteSource {
   if (s.kind === 'local') return s;
-  return s.routerId !== undefined ? { kind: 'peer', address: s.address, asn: s.asn, type: s.type, routerId: s.routerId } : { kind: 'peer', address: s.address, asn: s.asn, type: s.type };
+  return s.routerId !== undefined
+    ? { kind: 'peer', address: s.address, asn: s.asn, type: s.type, routerId: s.routerId }
+    : { kind: 'peer', address: s.address, asn: s.asn, type: s.type };
 }
 
 /** AS_PATH length for best path: an AS_SET counts 1, confederation segments 0. */

@@ -4,10 +4,8 @@
  * them), and the packer of `src/wire/packer.ts`, injected so tests can
  * count messages.
  */
-import type { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
-import type { CodecContext } from '../wire/context.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { Address, Prefix } from '../net/index.js';
+import type { CodecContext, PathAttributes } from '../wire/index.js';
 
 export type PeerType = 'ebgp' | 'ibgp';
 

@@ -7,7 +7,7 @@
  * number instead of a ~50-byte string. Longer IPv6 prefixes use the
  * Prefix's string key. Tables keep keys rather than Prefix objects per route.
  */
-import { Prefix } from '../net/prefix.js';
+import { Prefix } from '../net/index.js';
 
 export type PrefixKey = number | string;
 

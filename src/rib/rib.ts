@@ -3,11 +3,8 @@
  * the Loc-RIB, and update groups planning what each peer is sent. Pure and
  * synchronous; the caller passes `now` (ms) and sends what `flushDue` returns.
  */
-import { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
-import * as wirePacker from '../wire/packer.js';
-import type { CodecContext } from '../wire/context.js';
-import type { PathAttributes, UpdateMessage } from '../wire/types.js';
+import { Address, type Prefix } from '../net/index.js';
+import { type CodecContext, type PathAttributes, type UpdateMessage, familyOfAfi, packUpdates, packWithdrawals } from '../wire/index.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
@@ -18,7 +15,6 @@ import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.j
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
-import { familyOfAfi } from '../wire/families.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -131,7 +127,7 @@ export class Rib {
     this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
     this.loc = new LocRib(this.bestOpts, opts.onLocChange !== undefined);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
-    this.packer = opts.packer ?? wirePacker;
+    this.packer = opts.packer ?? { packUpdates, packWithdrawals };
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
     this.clusterIdAddr = opts.clusterId !== undefined ? parseQuad(opts.clusterId, 'clusterId') : undefined;
     const loc = this.loc;
@@ -346,7 +342,9 @@ export class Rib {
     if (mp !== undefined && mp.nlri.length > 0) {
       // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
       const attrs: PathAttributes =
-        familyOfAfi(mp.afi) === 4 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
+        familyOfAfi(mp.afi) === 4
+          ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined }
+          : { ...a, nextHop: undefined, mpUnreach: undefined };
       const pre = this.store.lookupOrCreate(attrs);
       mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
       this.store.dropIfUnused(pre);
@@ -549,7 +547,12 @@ export class Rib {
     const established = peer.group !== undefined;
     const base = { peer: peer.ref, established };
     if (best === undefined) return { ...base, refusal: 'no route in the Loc-RIB' };
-    if (peer.group !== undefined && !peer.group.families.has(prefix.family)) return { ...base, best, refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)` };
+    if (peer.group !== undefined && !peer.group.families.has(prefix.family))
+      return {
+        ...base,
+        best,
+        refusal: `IPv${prefix.family} is not sent on this session (not negotiated, or no IPv${prefix.family} next hop)`,
+      };
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };

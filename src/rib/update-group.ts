@@ -5,8 +5,7 @@
  * (one attribute-set reference per prefix) and the pending-change set.
  * Pure: time comes in as `now` (milliseconds), output comes back as data.
  */
-import type { CodecContext } from '../wire/context.js';
-import type { PathAttributes } from '../wire/types.js';
+import type { CodecContext, PathAttributes } from '../wire/index.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
@@ -510,7 +509,7 @@ export class UpdateGroup {
   }
 }
 
-export function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
+function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
   const out: Uint8Array[] = [];
   const addPath = ctx.addPathV4 || ctx.addPathV6;
   if (batch.withdraw.length > 0) {

@@ -1,11 +1,8 @@
 import type { Socket } from 'node:net';
-import { MAX_EXTENDED_MESSAGE, MAX_MESSAGE } from '../wire/constants.js';
-import { LEGACY_CONTEXT, type CodecContext } from '../wire/context.js';
-import { BgpError } from '../wire/errors.js';
-import { Framer } from '../wire/framer.js';
-import { decodeMessage, encodeMessage } from '../wire/message.js';
-import type { Message, MessageKind } from '../wire/types.js';
-import { Notify } from '../wire/notification.js';
+import {
+  MAX_EXTENDED_MESSAGE, MAX_MESSAGE, LEGACY_CONTEXT, type CodecContext, BgpError, Framer, decodeMessage,
+  encodeMessage, type Message, type MessageKind, Notify
+} from '../wire/index.js';
 
 export interface Codec {
   decode(type: number, body: Uint8Array, ctx: CodecContext): Message;
@@ -51,7 +48,7 @@ export interface ConnectionOptions {
 }
 
 /** Default of `ConnectionOptions.sliceMs`. */
-export const DEFAULT_SLICE_MS = 5;
+const DEFAULT_SLICE_MS = 5;
 
 /** Whole UPDATEs back to back in one buffer: one socket write (one TCP segment, one read at the peer) for `count` messages. */
 export interface UpdateRun {

@@ -1,7 +1,4 @@
-import { CeaseSubcode, ErrorCode, OpenSubcode } from '../wire/constants.js';
-import type { BgpError } from '../wire/errors.js';
-import { Notify } from '../wire/notification.js';
-import type { Message, NotificationMessage, OpenMessage } from '../wire/types.js';
+import { CeaseSubcode, ErrorCode, OpenSubcode, type BgpError, Notify, type Message, type NotificationMessage, type OpenMessage } from '../wire/index.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
 import type { DownReason, FsmAction, FsmEvent, FsmEventType, SessionConfig, StateName, TimerName } from './types.js';
@@ -150,12 +147,21 @@ function notifyFail(st: Step, n: NotificationMessage, message: string): Transiti
 /** AutomaticStop (§8.1.2 event 8, e.g. a prefix limit): Cease with the event's subcode and data. */
 function automaticStop(st: Step, ev: Extract<FsmEvent, { type: 'AutomaticStop' }>): Transition {
   const n = Notify.cease(ev.subcode ?? 'ADMINISTRATIVE_RESET', ev.data);
-  return toIdle(st, { reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' }, notify: n, failure: true, restartAfter: ev.restartAfter });
+  return toIdle(st, {
+    reason: { kind: 'notificationSent', code: n.code, subcode: n.subcode, message: 'automatic stop' },
+    notify: n,
+    failure: true,
+    restartAfter: ev.restartAfter,
+  });
 }
 
 /** RFC 9687 §4: the peer has not read what we sent for the send hold time. */
 function sendHoldExpired(st: Step): Transition {
-  return toIdle(st, { reason: { kind: 'sendHoldTimerExpired' }, notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) }, failure: true });
+  return toIdle(st, {
+    reason: { kind: 'sendHoldTimerExpired' },
+    notify: { type: 'notification', code: ErrorCode.SEND_HOLD_TIMER_EXPIRED, subcode: 0, data: new Uint8Array(0) },
+    failure: true,
+  });
 }
 
 function errorFail(st: Step, err: BgpError): Transition {
@@ -436,7 +442,7 @@ function established(st: Step, ev: FsmEvent): Transition {
 }
 
 /** Maps a decoded NOTIFICATION to its §8.1 event. */
-export function notificationEvent(message: NotificationMessage): FsmEvent {
+function notificationEvent(message: NotificationMessage): FsmEvent {
   return message.code === ErrorCode.OPEN_MESSAGE && message.subcode === OpenSubcode.UNSUPPORTED_VERSION
     ? { type: 'NotifMsgVerErr', message }
     : { type: 'NotifMsg', message };

@@ -1,4 +1,4 @@
-import type { AfiSafi } from '../wire/types.js';
+import type { AfiSafi } from '../wire/index.js';
 import type { Negotiated } from './negotiate.js';
 import { sameFamily } from './negotiate.js';
 import type { DownReason, PeerTimerName } from './types.js';

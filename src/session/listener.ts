@@ -1,6 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
+import { Address, Prefix } from '../net/index.js';
 import { needsSocketOptions, secureAccepted, setListenerKey, setListenerTtlSecurity, type SocketSecurity } from './sockopt.js';
 import { RefusalLog, type RefusalLogOptions } from './refusal-log.js';
 

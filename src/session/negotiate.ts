@@ -1,6 +1,4 @@
-import { Afi, Safi } from '../wire/constants.js';
-import type { CodecContext } from '../wire/context.js';
-import type { AfiSafi, Capability, OpenMessage } from '../wire/types.js';
+import { Afi, Safi, type CodecContext, type AfiSafi, type Capability, type OpenMessage } from '../wire/index.js';
 import { openCapabilities, peerAsOf } from './open.js';
 
 export interface GracefulRestartPeer {

@@ -1,8 +1,7 @@
-import { AS_TRANS, BGP_VERSION, CapabilityCode, ErrorCode, OpenSubcode } from '../wire/constants.js';
-import { encodeCapabilities } from '../wire/capabilities.js';
-import { capabilitiesOf, openAsn } from '../wire/open.js';
-import { BgpError } from '../wire/errors.js';
-import type { Capability, OpenMessage } from '../wire/types.js';
+import {
+  AS_TRANS, BGP_VERSION, CapabilityCode, ErrorCode, OpenSubcode, encodeCapabilities, capabilitiesOf, openAsn,
+  BgpError, type Capability, type OpenMessage
+} from '../wire/index.js';
 import type { SessionConfig } from './types.js';
 
 /** Capabilities the peer refused (NOTIFICATION 2/7 or 2/4); left out of the next OPEN. */

@@ -1,7 +1,8 @@
 import { connect as netConnect, type Socket } from 'node:net';
-import type { CeaseSubcode } from '../wire/constants.js';
-import type { BgpError } from '../wire/errors.js';
-import type { AfiSafi, Message, NotificationMessage, RouteRefreshMessage, UpdateMessage } from '../wire/types.js';
+import {
+  type CeaseSubcode, type BgpError, type AfiSafi, type Message, type NotificationMessage,
+  type RouteRefreshMessage, type UpdateMessage, Notify
+} from '../wire/index.js';
 import { realScheduler, type Scheduler } from './clock.js';
 import { BgpConnection, type Codec, type MessageStats, type UpdateRun } from './connection.js';
 import { errorEvent, messageEvent } from './fsm.js';
@@ -11,7 +12,6 @@ import { createPeerSession, establishedConn, peerTransition, type PeerAction, ty
 import { connectSecured, needsSocketOptions } from './sockopt.js';
 import { assertTransportSupported, type TransportOptions } from './transport.js';
 import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
-import { Notify } from '../wire/notification.js';
 
 export interface DialOptions {
   readonly host: string;
@@ -395,7 +395,11 @@ export class Peer {
     switch (a.type) {
       case 'connect': {
         const o = this.options;
-        const dial = o.dial ?? (needsSocketOptions(o) ? (d: DialOptions) => connectSecured({ ...d, password: o.password, ttlSecurity: o.ttlSecurity, multihopTtl: o.multihopTtl }) : (d: DialOptions) => netConnect(d));
+        const dial =
+          o.dial ??
+          (needsSocketOptions(o)
+            ? (d: DialOptions) => connectSecured({ ...d, password: o.password, ttlSecurity: o.ttlSecurity, multihopTtl: o.multihopTtl })
+            : (d: DialOptions) => netConnect(d));
         let socket: Socket;
         try {
           socket = dial({ host: o.remoteAddress, port: o.remotePort ?? 179, localAddress: o.localAddress, localPort: o.localPort });

@@ -1,10 +1,8 @@
-import type { AfiSafi, NotificationMessage, OpenMessage } from '../wire/types.js';
+import { type AfiSafi, type NotificationMessage, type OpenMessage, type CeaseSubcode, endOfRib, isEndOfRib } from '../wire/index.js';
 import { createFsm, transition, type Fsm } from './fsm.js';
 import { GR_NONE, grEndOfRib, grSessionDown, grSessionUp, grTimerExpired, type GrAction, type GrState } from './graceful.js';
 import { parseBgpId, peerAsOf } from './open.js';
 import { validateSessionConfig, type FsmAction, type FsmEvent, type PeerTimerName, type SessionConfig, type TimerName } from './types.js';
-import type { CeaseSubcode } from '../wire/constants.js';
-import { endOfRib, isEndOfRib } from '../wire/update.js';
 
 /** One TCP connection's FSM. `initiator` says who opened the TCP connection (for §6.8). */
 export interface ConnSlot {

@@ -4,7 +4,7 @@
  * of integer options a session's socket needs. No I/O; `sockopt.ts` applies
  * them to a descriptor.
  */
-import type { Address } from '../net/address.js';
+import type { Address } from '../net/index.js';
 
 /** Linux takes these fields in host byte order. */
 export const HOST_LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -14,7 +14,7 @@ export const AF_INET6 = 10;
 export const SOCK_STREAM = 1;
 export const SOCK_NONBLOCK = 0o4000;
 export const SOCK_CLOEXEC = 0o2000000;
-export const SOL_IP = 0;
+const SOL_IP = 0;
 export const IP_TTL = 2;
 export const IP_MINTTL = 21;
 export const SOL_TCP = 6;
@@ -22,12 +22,12 @@ export const TCP_MD5SIG = 14;
 /** Keep the SYN's headers (Linux 4.2+); read them back on the accepted socket with TCP_SAVED_SYN. */
 export const TCP_SAVE_SYN = 27;
 export const TCP_SAVED_SYN = 28;
-export const SOL_IPV6 = 41;
-export const IPV6_UNICAST_HOPS = 16;
+const SOL_IPV6 = 41;
+const IPV6_UNICAST_HOPS = 16;
 export const IPV6_MINHOPCOUNT = 73;
 
 /** TCP_MD5SIG_MAXKEYLEN (include/uapi/linux/tcp.h). */
-export const MD5_MAX_KEY_BYTES = 80;
+const MD5_MAX_KEY_BYTES = 80;
 /** sizeof(struct tcp_md5sig) on Linux (sockaddr_storage 128 + flags, prefixlen, keylen, ifindex 8 + key 80). */
 export const MD5SIG_SIZE = 216;
 
@@ -51,7 +51,8 @@ export function md5PasswordProblem(password: string): string | undefined {
  * refused with EINVAL: a dual-stack listener sees IPv4 peers that way).
  */
 export function md5sigStruct(peer: Address, key: Uint8Array | undefined, socketFamily: 4 | 6, littleEndian = HOST_LITTLE_ENDIAN): Uint8Array {
-  if (key !== undefined && (key.length === 0 || key.length > MD5_MAX_KEY_BYTES)) throw new RangeError(`TCP-MD5 key must be 1..${MD5_MAX_KEY_BYTES} bytes, got ${key.length}`);
+  if (key !== undefined && (key.length === 0 || key.length > MD5_MAX_KEY_BYTES))
+    throw new RangeError(`TCP-MD5 key must be 1..${MD5_MAX_KEY_BYTES} bytes, got ${key.length}`);
   if (socketFamily === 4 && peer.family === 6) throw new RangeError(`an IPv6 peer (${peer}) has no key on an IPv4 socket`);
   const b = new Uint8Array(MD5SIG_SIZE);
   const v = new DataView(b.buffer);
@@ -97,12 +98,22 @@ export function ttlOptions(peerFamily: 4 | 6, o: { ttlSecurity?: number; multiho
   if (hops > 0) {
     if (!Number.isInteger(hops) || hops > 255) throw new RangeError(`ttlSecurity must be 1..255 hops, got ${hops}`);
     return peerFamily === 4
-      ? [{ level: SOL_IP, name: IP_TTL, value: 255, label: 'IP_TTL' }, { level: SOL_IP, name: IP_MINTTL, value: 256 - hops, label: 'IP_MINTTL' }]
-      : [{ level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: 255, label: 'IPV6_UNICAST_HOPS' }, { level: SOL_IPV6, name: IPV6_MINHOPCOUNT, value: 256 - hops, label: 'IPV6_MINHOPCOUNT' }];
+      ? [
+          { level: SOL_IP, name: IP_TTL, value: 255, label: 'IP_TTL' },
+          { level: SOL_IP, name: IP_MINTTL, value: 256 - hops, label: 'IP_MINTTL' },
+        ]
+      : [
+          { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: 255, label: 'IPV6_UNICAST_HOPS' },
+          { level: SOL_IPV6, name: IPV6_MINHOPCOUNT, value: 256 - hops, label: 'IPV6_MINHOPCOUNT' },
+        ];
   }
   if (o.multihopTtl !== undefined) {
     if (!Number.isInteger(o.multihopTtl) || o.multihopTtl < 1 || o.multihopTtl > 255) throw new RangeError(`multihop TTL must be 1..255, got ${o.multihopTtl}`);
-    return [peerFamily === 4 ? { level: SOL_IP, name: IP_TTL, value: o.multihopTtl, label: 'IP_TTL' } : { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: o.multihopTtl, label: 'IPV6_UNICAST_HOPS' }];
+    return [
+      peerFamily === 4
+        ? { level: SOL_IP, name: IP_TTL, value: o.multihopTtl, label: 'IP_TTL' }
+        : { level: SOL_IPV6, name: IPV6_UNICAST_HOPS, value: o.multihopTtl, label: 'IPV6_UNICAST_HOPS' },
+    ];
   }
   return [];
 }

@@ -13,10 +13,24 @@
  *    existing descriptor as it is).
  */
 import { Socket, type Server } from 'node:net';
-import { Address } from '../net/address.js';
-import { errnoText, libc } from '../native/libc.js';
+import { Address } from '../net/index.js';
+import { errnoText, libc } from '../native/index.js';
 import {
-  AF_INET, AF_INET6, intBytes, md5KeyBytes, md5sigStruct, MD5SIG_SIZE, SOCK_CLOEXEC, SOCK_NONBLOCK, SOCK_STREAM, SOL_TCP, synTtl, TCP_MD5SIG, TCP_SAVE_SYN, TCP_SAVED_SYN, ttlOptions,
+  AF_INET,
+  AF_INET6,
+  intBytes,
+  md5KeyBytes,
+  md5sigStruct,
+  MD5SIG_SIZE,
+  SOCK_CLOEXEC,
+  SOCK_NONBLOCK,
+  SOCK_STREAM,
+  SOL_TCP,
+  synTtl,
+  TCP_MD5SIG,
+  TCP_SAVE_SYN,
+  TCP_SAVED_SYN,
+  ttlOptions,
 } from './sockopt-struct.js';
 
 /** What a session's socket must carry. */
@@ -36,7 +50,7 @@ export function needsSocketOptions(o: SocketSecurity): boolean {
 }
 
 /** The descriptor of a listening server or a connected socket; throws when Node.js has none. */
-export function descriptorOf(x: Server | Socket, what: string): number {
+function descriptorOf(x: Server | Socket, what: string): number {
   const fd = (x as unknown as { _handle?: { fd?: number } })._handle?.fd;
   if (typeof fd !== 'number' || fd < 0) throw new SocketOptionError(`${what}: the socket has no file descriptor (closed, or not a TCP socket)`);
   return fd;
@@ -44,16 +58,7 @@ export function descriptorOf(x: Server | Socket, what: string): number {
 
 function set(fd: number, level: number, name: number, value: Uint8Array, what: string): void {
   const c = libc();
-  if (c.setsockopt(fd, level, name, value, value.length) !== 0) throw new SocketOptionError(`${what} on fd ${fd}: ${errnoText(c.errno())}`);
-}
-
-/** Reads an int option (tests and diagnostics). */
-export function getIntOption(fd: number, level: number, name: number): number {
-  const c = libc();
-  const buf = new Uint8Array(4);
-  const len = new Int32Array([4]);
-  if (c.getsockopt(fd, level, name, buf, len) !== 0) throw new SocketOptionError(`getsockopt(${level}, ${name}) on fd ${fd}: ${errnoText(c.errno())}`);
-  return new DataView(buf.buffer).getInt32(0, new Uint8Array(new Uint16Array([1]).buffer)[0] === 1);
+  if (c.setsockopt(fd, level, name, value) !== 0) throw new SocketOptionError(`${what} on fd ${fd}: ${errnoText(c.errno())}`);
 }
 
 function familyOfServer(server: Server): 4 | 6 {
@@ -72,7 +77,7 @@ export function setListenerKey(server: Server, peer: Address, password: string |
   const fd = descriptorOf(server, `TCP-MD5 key for ${peer} on the listener`);
   const c = libc();
   const s = md5sigStruct(peer, password === undefined ? undefined : md5KeyBytes(password), fam);
-  if (c.setsockopt(fd, SOL_TCP, TCP_MD5SIG, s, MD5SIG_SIZE) === 0) return;
+  if (c.setsockopt(fd, SOL_TCP, TCP_MD5SIG, s) === 0) return;
   const errno = c.errno();
   // ENOENT: deleting a key the kernel does not have.
   if (password === undefined && errno === 2) return;
@@ -87,13 +92,16 @@ export function setListenerKey(server: Server, peer: Address, password: string |
  */
 export function setListenerTtlSecurity(server: Server): void {
   const fd = descriptorOf(server, 'TTL security on the listener');
-  const opts = familyOfServer(server) === 4 ? ttlOptions(4, { multihopTtl: 255 }) : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
+  const opts =
+    familyOfServer(server) === 4
+      ? ttlOptions(4, { multihopTtl: 255 })
+      : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=255) on the listener`);
   set(fd, SOL_TCP, TCP_SAVE_SYN, intBytes(1), 'setsockopt(TCP_SAVE_SYN) on the listener');
 }
 
 /** The TTL the accepted connection's SYN arrived with, when the listener saved it (undefined otherwise). */
-export function acceptedSynTtl(socket: Socket): number | undefined {
+function acceptedSynTtl(socket: Socket): number | undefined {
   const fd = descriptorOf(socket, 'saved SYN');
   const c = libc();
   const buf = new Uint8Array(512);
@@ -116,7 +124,10 @@ export function secureAccepted(socket: Socket, peer: Address, o: SocketSecurity)
   const hops = o.ttlSecurity ?? 0;
   if (hops > 0) {
     const ttl = acceptedSynTtl(socket);
-    if (ttl !== undefined && ttl < 256 - hops) throw new SocketOptionError(`TTL security: the SYN from ${peer} arrived with TTL ${ttl}, so it is ${256 - ttl} hops away; ${hops} allowed (a minimum TTL of ${256 - hops})`);
+    if (ttl !== undefined && ttl < 256 - hops)
+      throw new SocketOptionError(
+        `TTL security: the SYN from ${peer} arrived with TTL ${ttl}, so it is ${256 - ttl} hops away; ${hops} allowed (a minimum TTL of ${256 - hops})`,
+      );
   }
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=${x.value}) for ${peer}`);
 }
@@ -126,7 +137,7 @@ export function secureAccepted(socket: Socket, peer: Address, o: SocketSecurity)
  * FFI with its key and TTL options already set, so that the SYN carries
  * them. The caller connects it (`socket.connect({ host, port, localAddress })`).
  */
-export function openSecuredSocket(peer: Address, o: SocketSecurity): Socket {
+function openSecuredSocket(peer: Address, o: SocketSecurity): Socket {
   const c = libc();
   const fd = c.socket(peer.family === 4 ? AF_INET : AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) throw new SocketOptionError(`socket() for ${peer}: ${errnoText(c.errno())}`);

@@ -3,7 +3,7 @@
  * values, and whether this platform can set them (through the FFI loader in
  * `src/native/libc.ts`; see `sockopt.ts` for how they are applied).
  */
-import { nativeUnavailableReason } from '../native/libc.js';
+import { nativeUnavailableReason } from '../native/index.js';
 import { needsSocketOptions } from './sockopt.js';
 import { md5PasswordProblem } from './sockopt-struct.js';
 
@@ -29,7 +29,8 @@ export function transportOptionsProblem(o: TransportOptions): string | undefined
   }
   const hops = o.ttlSecurity;
   if (hops !== undefined && (!Number.isInteger(hops) || hops < 0 || hops > 255)) return `ttlSecurity must be 0..255 hops, got ${hops}`;
-  if (o.multihopTtl !== undefined && (!Number.isInteger(o.multihopTtl) || o.multihopTtl < 1 || o.multihopTtl > 255)) return `multihopTtl must be 1..255, got ${o.multihopTtl}`;
+  if (o.multihopTtl !== undefined && (!Number.isInteger(o.multihopTtl) || o.multihopTtl < 1 || o.multihopTtl > 255))
+    return `multihopTtl must be 1..255, got ${o.multihopTtl}`;
   return undefined;
 }
 
@@ -48,5 +49,8 @@ export function assertTransportSupported(o: TransportOptions, peer: string): voi
     (o.ttlSecurity ?? 0) > 0 ? 'TTL security (IP_TTL, IP_MINTTL)' : undefined,
     o.multihopTtl !== undefined ? `an outgoing TTL (multihop ${o.multihopTtl})` : undefined,
   ].filter((x) => x !== undefined).join(' and ');
-  throw new UnsupportedTransportError(`peer ${peer}: ${what} is configured, but socket options cannot be set on this platform (${reason}); remove it or protect the session another way (IPsec, a filtering firewall)`);
+  throw new UnsupportedTransportError(
+    `peer ${peer}: ${what} is configured, but socket options cannot be set on this platform (` +
+      `${reason}); remove it or protect the session another way (IPsec, a filtering firewall)`,
+  );
 }

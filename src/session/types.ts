@@ -1,8 +1,8 @@
-import type { AddPathMode, AfiSafi, Capability, NotificationMessage, OpenMessage, RouteRefreshMessage, UpdateMessage, Message } from '../wire/types.js';
-import type { BgpError } from '../wire/errors.js';
+import {
+  type AddPathMode, type AfiSafi, type Capability, type NotificationMessage, type OpenMessage,
+  type RouteRefreshMessage, type UpdateMessage, type Message, type BgpError, type CeaseSubcode, UNICAST
+} from '../wire/index.js';
 import type { Negotiated } from './negotiate.js';
-import type { CeaseSubcode } from '../wire/constants.js';
-import { UNICAST } from '../wire/families.js';
 
 /** RFC 4271 §8.2.2 states. */
 export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
@@ -154,16 +154,21 @@ export function validateSessionConfig(c: SessionConfig): SessionConfig {
   const asn = (n: number) => Number.isInteger(n) && n >= 1 && n <= 0xffffffff;
   if (!asn(c.localAs)) bad('localAs', `must be an AS number 1..4294967295, got ${c.localAs}`);
   if (c.peerAs !== 'any' && !asn(c.peerAs)) bad('peerAs', `must be an AS number 1..4294967295 or 'any', got ${c.peerAs}`);
-  if (!DOTTED_QUAD.test(c.localId) || c.localId === '0.0.0.0') bad('localId', `must be a non-zero dotted-quad BGP identifier, got ${JSON.stringify(c.localId)}`);
-  if (!Number.isInteger(c.holdTime) || c.holdTime < 0 || c.holdTime > 65535 || c.holdTime === 1 || c.holdTime === 2) bad('holdTime', `must be 0 or 3..65535 seconds, got ${c.holdTime}`);
-  if (c.keepaliveTime !== undefined && (!Number.isInteger(c.keepaliveTime) || c.keepaliveTime < 1)) bad('keepaliveTime', `must be a positive whole number of seconds, got ${c.keepaliveTime}`);
+  if (!DOTTED_QUAD.test(c.localId) || c.localId === '0.0.0.0')
+    bad('localId', `must be a non-zero dotted-quad BGP identifier, got ${JSON.stringify(c.localId)}`);
+  if (!Number.isInteger(c.holdTime) || c.holdTime < 0 || c.holdTime > 65535 || c.holdTime === 1 || c.holdTime === 2)
+    bad('holdTime', `must be 0 or 3..65535 seconds, got ${c.holdTime}`);
+  if (c.keepaliveTime !== undefined && (!Number.isInteger(c.keepaliveTime) || c.keepaliveTime < 1))
+    bad('keepaliveTime', `must be a positive whole number of seconds, got ${c.keepaliveTime}`);
   if (!(c.connectRetryTime > 0)) bad('connectRetryTime', `must be positive, got ${c.connectRetryTime}`);
   if (c.delayOpenTime !== undefined && !(c.delayOpenTime >= 0)) bad('delayOpenTime', `must be 0 (off) or positive, got ${c.delayOpenTime}`);
   const ih = c.idleHold;
-  if (!(ih.initial > 0) || !(ih.max >= ih.initial) || !(ih.stableAfter >= 0)) bad('idleHold', `needs 0 < initial <= max and stableAfter >= 0, got ${JSON.stringify(ih)}`);
+  if (!(ih.initial > 0) || !(ih.max >= ih.initial) || !(ih.stableAfter >= 0))
+    bad('idleHold', `needs 0 < initial <= max and stableAfter >= 0, got ${JSON.stringify(ih)}`);
   if (c.families.length === 0) bad('families', 'must list at least one address family');
   const gr = c.gracefulRestart;
-  if (gr && (!Number.isInteger(gr.restartTime) || gr.restartTime < 0 || gr.restartTime > 4095)) bad('gracefulRestart.restartTime', `must be 0..4095 seconds, got ${gr.restartTime}`);
+  if (gr && (!Number.isInteger(gr.restartTime) || gr.restartTime < 0 || gr.restartTime > 4095))
+    bad('gracefulRestart.restartTime', `must be 0..4095 seconds, got ${gr.restartTime}`);
   if (gr && !(gr.stalePathTime > 0)) bad('gracefulRestart.stalePathTime', `must be positive, got ${gr.stalePathTime}`);
   return c;
 }

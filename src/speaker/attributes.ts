@@ -3,11 +3,8 @@
  * Conversions are memoised per distinct attribute text so a burst of
  * originations sharing attributes builds one PathAttributes object per family.
  */
-import { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, parseCommunity, parseExtendedCommunity, parseLargeCommunity } from '../wire/communities.js';
-import { UNICAST } from '../wire/families.js';
-import type { PathAttributes } from '../wire/types.js';
+import { Address, type Prefix } from '../net/index.js';
+import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, parseCommunity, parseExtendedCommunity, parseLargeCommunity, UNICAST, type PathAttributes } from '../wire/index.js';
 import type { AdvertisedRoute, RouteAttributes } from './types.js';
 
 const ORIGIN = { igp: 0, egp: 1, incomplete: 2 } as const;

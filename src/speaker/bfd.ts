@@ -8,10 +8,8 @@
  * session never comes up runs on its hold timer; only an Up → Down transition
  * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing.
  */
-import { SLOW_TX_US, type BfdTimers } from '../bfd/fsm.js';
-import type { BfdChange, BfdSessionSpec } from '../bfd/runtime.js';
-import { BfdService } from '../bfd/service.js';
-import { PeerConfigError } from './peer-config.js';
+import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdSessionSpec, BfdService } from '../bfd/index.js';
+import { PeerConfigError } from './peer-config-error.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 
 export const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });

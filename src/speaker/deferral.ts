@@ -6,8 +6,8 @@
  * or until the selection deferral timer runs out (the speaker's job).
  * Pure bookkeeping: the speaker feeds session events and asks `waitingFor`.
  */
-import type { AfiSafi } from '../wire/types.js';
-import type { Negotiated } from '../session/negotiate.js';
+import type { AfiSafi } from '../wire/index.js';
+import type { Negotiated } from '../session/index.js';
 
 /** 'unknown': no session since the restart; a set: families whose End-of-RIB is still awaited. */
 type Wait = 'unknown' | ReadonlySet<string>;

@@ -7,18 +7,15 @@
  * End-of-RIB, or the selection deferral timer) so that adopted routes not
  * learned again are removed.
  */
-import { Address } from '../net/address.js';
-import { Prefix } from '../net/prefix.js';
-import { KernelFib, type KernelFibOptions, type KernelStatus } from '../kernel/kernel-fib.js';
-import type { KernelEntry } from '../kernel/fib-core.js';
-import { metricForLocalPref } from '../kernel/metric.js';
-import { KernelRules, type Compiled as RuleHandle, type KernelRule } from '../kernel/rules.js';
-import type { DesiredRoute, Gateway, KernelRoute, LearnedKernelRoute, Refusal } from '../kernel/types.js';
-import { policySource, type Path } from '../rib/path.js';
-import type { ExportPolicy, PeerRef } from '../rib/ports.js';
-import type { RibOptions } from '../rib/rib.js';
-import type { Negotiated } from '../session/negotiate.js';
-import type { AfiSafi } from '../wire/types.js';
+import { Address, Prefix } from '../net/index.js';
+import {
+  KernelFib, type KernelFibOptions, type KernelStatus, type KernelEntry, metricForLocalPref, KernelRules,
+  type Compiled as RuleHandle, type KernelRule, type DesiredRoute, type Gateway, type KernelRoute,
+  type LearnedKernelRoute, type Refusal
+} from '../kernel/index.js';
+import { policySource, type Path, type ExportPolicy, type PeerRef, type RibOptions } from '../rib/index.js';
+import type { Negotiated } from '../session/index.js';
+import type { AfiSafi } from '../wire/index.js';
 import { SelectionDeferral } from './deferral.js';
 import type { PolicyRegistry } from './policies.js';
 import type { SpeakerScheduler } from './types.js';
@@ -100,7 +97,12 @@ export class SpeakerKernel {
   constructor(
     private readonly opts: KernelOptions,
     private readonly policies: PolicyRegistry,
-    private readonly speaker: { readonly asn: number; readonly scheduler: SpeakerScheduler; readonly restartTime: number; forEach(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void },
+    private readonly speaker: {
+      readonly asn: number;
+      readonly scheduler: SpeakerScheduler;
+      readonly restartTime: number;
+      forEach(fn: (prefix: Prefix, multipath: readonly Path[]) => void): void;
+    },
     private readonly log: (level: 'debug' | 'info' | 'warning' | 'error', msg: string, fields?: Record<string, unknown>) => void,
   ) {
     this.fib = new KernelFib({ ...opts, log });
@@ -119,7 +121,8 @@ export class SpeakerKernel {
     this.started = true;
     await this.fib.start();
     const t = this.opts.restartTime ?? this.speaker.restartTime;
-    if (this.fib.core.isRestarting) this.timer = this.speaker.scheduler.setTimeout(() => this.end(`restart time (${t} s) expired`), t * 1000);
+    if (this.fib.core.isRestarting)
+      this.timer = this.speaker.scheduler.setTimeout(() => this.end(`restart time (${t} s) expired`), t * 1000);
     this.check();
   }
 
@@ -155,7 +158,8 @@ export class SpeakerKernel {
     const rule = this.rules.decider(prefix);
     const family = prefix.family;
     let list = this.memo.get(first.attrs);
-    if (list !== undefined) for (const m of list) if (m.family === family && m.rule === rule && sameSet(m.rest, multipath, n)) return m.route;
+    if (list !== undefined)
+      for (const m of list) if (m.family === family && m.rule === rule && sameSet(m.rest, multipath, n)) return m.route;
     const route = this.compute(prefix, multipath, rule);
     const rest: object[] = [];
     for (const p of multipath) if (p.source.kind === 'peer') rest.push(...(rest.length === 0 ? [p.source] : [p.attrs, p.source]));
@@ -178,7 +182,10 @@ export class SpeakerKernel {
         if (r.verdict === 'reject') continue;
         attrs = r.attrs;
       }
-      const nh = prefix.family === 4 ? (attrs.nextHop ?? attrs.mpReach?.nextHops[0]) : attrs.mpReach?.nextHops.find((a) => !a.isLinkLocal) ?? attrs.mpReach?.nextHops[0];
+      const nh =
+        prefix.family === 4
+          ? (attrs.nextHop ?? attrs.mpReach?.nextHops[0])
+          : (attrs.mpReach?.nextHops.find((a) => !a.isLinkLocal) ?? attrs.mpReach?.nextHops[0]);
       if (nh === undefined) continue;
       // The best path's LOCAL_PREF (an ECMP set shares it).
       if (first) localPref = attrs.localPref;
@@ -220,10 +227,11 @@ export class SpeakerKernel {
       // The rules apply to statics too: a rejected pool's blocks get no blackhole (Felix installs those).
       if ('blackhole' in r) {
         if (this.rules.match(p)?.action !== 'reject') m.set(p.toString(), { kind: 'blackhole' });
-      }
-      else {
+      } else {
         if (typeof r.via !== 'string') throw new Error(`kernel static route ${i} (${r.prefix}): needs "via" or "blackhole: true"`);
-        const out = this.rules.apply(p, [{ address: r.via, ...(r.dev !== undefined ? { dev: r.dev } : {}), ...(r.onlink ? { onlink: true } : {}) }]);
+        const out = this.rules.apply(p, [
+          { address: r.via, ...(r.dev !== undefined ? { dev: r.dev } : {}), ...(r.onlink ? { onlink: true } : {}) },
+        ]);
         if (out.ok) m.set(p.toString(), { kind: 'unicast', gateways: out.gateways });
       }
     });
@@ -267,7 +275,11 @@ export class SpeakerKernel {
     this.timer = undefined;
     if (!this.fib.core.isRestarting) return;
     const waiting = this.deferral.waitingFor();
-    this.log(waiting.length > 0 ? 'warning' : 'info', `kernel: restart over: ${why}`, waiting.length > 0 ? { stillWaitingFor: waiting } : undefined);
+    this.log(
+      waiting.length > 0 ? 'warning' : 'info',
+      `kernel: restart over: ${why}`,
+      waiting.length > 0 ? { stillWaitingFor: waiting } : undefined,
+    );
     this.fib.endRestart();
   }
 
@@ -291,7 +303,11 @@ export class SpeakerKernel {
     const p = prefix.toString();
     const refused = this.fib.core.refusal(p);
     const note = this.fib.core.note(p);
-    return { installed: this.fib.core.installedFor(p), ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}) };
+    return {
+      installed: this.fib.core.installedFor(p),
+      ...(refused !== undefined ? { refused } : {}),
+      ...(note !== undefined ? { note } : {}),
+    };
   }
 }
 

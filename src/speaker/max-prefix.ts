@@ -22,8 +22,8 @@ const FAMILIES: readonly FamilyName[] = ['ipv4', 'ipv6'];
 const AFI: Record<FamilyName, number> = { ipv4: 1, ipv6: 2 };
 const MAX_LIMIT = 0x7fffffff;
 
-export const DEFAULT_WARNING_THRESHOLD = 80;
-export const DEFAULT_RESTART_AFTER = 60;
+const DEFAULT_WARNING_THRESHOLD = 80;
+const DEFAULT_RESTART_AFTER = 60;
 
 /** RFC 4486 §4: the data of Cease 6/1 — AFI (2 bytes), SAFI (1), the upper bound (4). */
 export function maxPrefixData(family: FamilyName, limit: number): Uint8Array {
@@ -44,10 +44,14 @@ export function validateMaxPrefixes(m: PeerOptions['maxPrefixes'], where: string
     if (!FAMILIES.includes(fam as FamilyName)) throw new Error(`${where}: maxPrefixes: unknown family ${JSON.stringify(fam)} (known: ipv4, ipv6)`);
     if (l === undefined) continue;
     const x = l as MaxPrefixLimit;
-    if (!Number.isInteger(x.limit) || x.limit < 1 || x.limit > MAX_LIMIT) throw new Error(`${at}.limit must be an integer 1..${MAX_LIMIT}, got ${String(x.limit)}`);
-    if (x.action !== undefined && !['warn', 'block', 'restart'].includes(x.action)) throw new Error(`${at}.action must be warn, block or restart, got ${JSON.stringify(x.action)}`);
-    if (x.warningThreshold !== undefined && !(Number.isFinite(x.warningThreshold) && x.warningThreshold >= 1 && x.warningThreshold <= 100)) throw new Error(`${at}.warningThreshold must be a percentage 1..100, got ${String(x.warningThreshold)}`);
-    if (x.restartAfter !== undefined && !(Number.isFinite(x.restartAfter) && x.restartAfter >= 1 && x.restartAfter <= 86400)) throw new Error(`${at}.restartAfter must be 1..86400 seconds, got ${String(x.restartAfter)}`);
+    if (!Number.isInteger(x.limit) || x.limit < 1 || x.limit > MAX_LIMIT)
+      throw new Error(`${at}.limit must be an integer 1..${MAX_LIMIT}, got ${String(x.limit)}`);
+    if (x.action !== undefined && !['warn', 'block', 'restart'].includes(x.action))
+      throw new Error(`${at}.action must be warn, block or restart, got ${JSON.stringify(x.action)}`);
+    if (x.warningThreshold !== undefined && !(Number.isFinite(x.warningThreshold) && x.warningThreshold >= 1 && x.warningThreshold <= 100))
+      throw new Error(`${at}.warningThreshold must be a percentage 1..100, got ${String(x.warningThreshold)}`);
+    if (x.restartAfter !== undefined && !(Number.isFinite(x.restartAfter) && x.restartAfter >= 1 && x.restartAfter <= 86400))
+      throw new Error(`${at}.restartAfter must be 1..86400 seconds, got ${String(x.restartAfter)}`);
   }
 }
 
@@ -168,11 +172,26 @@ export class PrefixLimits {
     const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     if (canRefresh) {
       this.asked[family] = refused;
-      return [{ type: 'refresh', family, message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ${l.limit}: asking the peer for its routes again (ROUTE-REFRESH) to take the ${waiting} refused` }];
+      return [
+        {
+          type: 'refresh',
+          family,
+          message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
+            `${l.limit}: asking the peer for its routes again (ROUTE-REFRESH) to take the ${waiting} refused`,
+        },
+      ];
     }
     if (this.saidStuck[family]) return [];
     this.saidStuck[family] = true;
-    return [{ type: 'log', level: 'warning', message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ${l.limit}, but the peer does not support route refresh: the ${waiting} refused routes stay refused until the peer announces them again or the session restarts` }];
+    return [
+      {
+        type: 'log',
+        level: 'warning',
+        message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
+          `${l.limit}, but the peer does not support route refresh: the ` +
+            `${waiting} refused routes stay refused until the peer announces them again or the session restarts`,
+      },
+    ];
   }
 
   private crossings(l: MaxPrefixLimit, family: FamilyName, received: number, refused: number): LimitAction[] {
@@ -182,19 +201,49 @@ export class PrefixLimits {
     this.said[family] = state;
     const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     const action = l.action ?? 'restart';
-    if (state === 'ok') return was === 'exceeded' || was === 'warning' ? [{ type: 'log', level: 'info', message: `peer ${this.peer}: ${fam} prefixes back under the warning threshold (${received} of limit ${l.limit})` }] : [];
+    if (state === 'ok')
+      return was === 'exceeded' || was === 'warning'
+        ? [
+            {
+              type: 'log',
+              level: 'info',
+              message: `peer ${this.peer}: ${fam} prefixes back under the warning threshold (${received} of limit ${l.limit})`,
+            },
+          ]
+        : [];
     if (state === 'warning') {
       if (was === 'exceeded') return [];
-      return [{ type: 'log', level: 'warning', message: `peer ${this.peer}: ${fam} prefixes at ${received} of limit ${l.limit} (warning threshold ${l.warningThreshold ?? DEFAULT_WARNING_THRESHOLD}%)` }];
+      return [
+        {
+          type: 'log',
+          level: 'warning',
+          message: `peer ${this.peer}: ${fam} prefixes at ${received} of limit ${l.limit} (warning threshold ` +
+            `${l.warningThreshold ?? DEFAULT_WARNING_THRESHOLD}%)`,
+        },
+      ];
     }
     switch (action) {
       case 'warn':
-        return [{ type: 'log', level: 'warning', message: `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ${l.limit} (action warn: all kept)` }];
+        return [
+          {
+            type: 'log',
+            level: 'warning',
+            message: `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ${l.limit} (action warn: all kept)`,
+          },
+        ];
       case 'block':
-        return [{ type: 'log', level: 'error', message: `peer ${this.peer}: ${fam} prefix limit ${l.limit} reached: refusing new ${fam} routes from this peer (action block; refused so far shown in status and metrics); the session and our advertisements stay up` }];
+        return [
+          {
+            type: 'log',
+            level: 'error',
+            message: `peer ${this.peer}: ${fam} prefix limit ${l.limit} reached: refusing new ` +
+              `${fam} routes from this peer (action block; refused so far shown in status and metrics); the session and our advertisements stay up`,
+          },
+        ];
       case 'restart': {
         const restartAfter = l.restartAfter ?? DEFAULT_RESTART_AFTER;
-        const message = `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ${l.limit}: closing the session (Cease 6/1), reconnecting in ${restartAfter} s`;
+        const message = `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ` +
+          `${l.limit}: closing the session (Cease 6/1), reconnecting in ${restartAfter} s`;
         return [{ type: 'log', level: 'error', message }, { type: 'teardown', family, data: maxPrefixData(family, l.limit), restartAfter, message }];
       }
     }

@@ -2,19 +2,16 @@
  * PeerOptions (the public, user-facing shape) → what the session layer and
  * the RIB need, plus the rule for which changes need a session reset.
  */
-import { Address } from '../net/address.js';
-import { canonicalRemote } from '../session/listener.js';
-import { assertTransportSupported, transportOptionsProblem } from '../session/transport.js';
-import { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type SessionConfig } from '../session/types.js';
-import { UNICAST } from '../wire/families.js';
-import type { AfiSafi } from '../wire/types.js';
+import { Address } from '../net/index.js';
+import {
+  canonicalRemote, assertTransportSupported, transportOptionsProblem, DEFAULT_IDLE_HOLD, sessionConfig,
+  validateSessionConfig, type SessionConfig
+} from '../session/index.js';
+import { UNICAST, type AfiSafi } from '../wire/index.js';
 import { validateMaxPrefixes } from './max-prefix.js';
 import type { FamilyName, PeerOptions } from './types.js';
 import { bfdTimers } from './bfd.js';
-
-export class PeerConfigError extends Error {
-  override readonly name = 'PeerConfigError';
-}
+import { PeerConfigError } from './peer-config-error.js';
 
 const FAMILY: Record<FamilyName, AfiSafi> = { ipv4: UNICAST[4], ipv6: UNICAST[6] };
 
@@ -63,7 +60,8 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   if (transport) throw new PeerConfigError(`${where}: ${transport}`);
   // TCP-MD5 and GTSM need the FFI (koffi); where it cannot load, refuse loudly (UnsupportedTransportError).
   assertTransportSupported({ password: o.password, ttlSecurity: o.ttlSecurity }, id);
-  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535)) throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
+  if (o.port !== undefined && (!Number.isInteger(o.port) || o.port < 1 || o.port > 65535))
+    throw new PeerConfigError(`${where}: port must be 1..65535, got ${o.port}`);
   const families = o.families ?? ['ipv4', 'ipv6'];
   for (const f of families) if (!(f in FAMILY)) throw new PeerConfigError(`${where}: families: unknown family ${JSON.stringify(f)} (known: ipv4, ipv6)`);
   if (families.length === 0) throw new PeerConfigError(`${where}: families must list at least one of ipv4, ipv6`);
@@ -76,8 +74,10 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   } catch (e) {
     throw new PeerConfigError((e as Error).message);
   }
-  if (o.sendHoldTime !== undefined && !(Number.isFinite(o.sendHoldTime) && o.sendHoldTime >= 0 && o.sendHoldTime <= 65535)) throw new PeerConfigError(`${where}: sendHoldTime must be 0..65535 seconds, got ${o.sendHoldTime}`);
-  if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10)) throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
+  if (o.sendHoldTime !== undefined && !(Number.isFinite(o.sendHoldTime) && o.sendHoldTime >= 0 && o.sendHoldTime <= 65535))
+    throw new PeerConfigError(`${where}: sendHoldTime must be 0..65535 seconds, got ${o.sendHoldTime}`);
+  if (o.allowOwnAs !== undefined && (!Number.isInteger(o.allowOwnAs) || o.allowOwnAs < 0 || o.allowOwnAs > 10))
+    throw new PeerConfigError(`${where}: allowOwnAs must be 0..10, got ${o.allowOwnAs}`);
   try {
     return validateSessionConfig(toSessionConfig(o, speakerAsn, routerId));
   } catch (e) {
@@ -88,7 +88,10 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
 export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
   const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
   const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
-  const gr = o.gracefulRestart === false ? undefined : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
+  const gr =
+    o.gracefulRestart === false
+      ? undefined
+      : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,

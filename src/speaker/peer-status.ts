@@ -11,7 +11,7 @@
  * Texts follow BIRD's protocol info as calicoctl shows it after the state
  * (`Active Socket: Connection refused`, `Idle Received: Cease / …`).
  */
-import type { DownReason } from '../session/types.js';
+import type { DownReason } from '../session/index.js';
 
 export interface DownReasonInfo {
   /** One line, e.g. `Socket: Connection refused`, `Received: Cease / Administrative Shutdown: "bye"`, `Sent: Hold Timer Expired`. */

@@ -4,10 +4,11 @@
  * redefinition recompiles everything and hands out new evaluators, which the
  * speaker gives to the RIB (soft reconfiguration, no session reset).
  */
-import { compilePolicy, evaluate, explain, type CompiledPolicies } from '../policy/engine.js';
-import type { EvalResult, PolicyContext, PolicyRoute, Trace } from '../policy/types.js';
-import type { DefinedSetsDef, PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
-import type { PolicyEvaluator } from '../rib/ports.js';
+import {
+  compilePolicy, evaluate, explain, type CompiledPolicies, type EvalResult, type PolicyContext,
+  type PolicyRoute, type Trace, type DefinedSetsDef, type PolicyConfigDef, type PolicyDef
+} from '../policy/index.js';
+import type { PolicyEvaluator } from '../rib/index.js';
 
 type Sets = { -readonly [K in keyof DefinedSetsDef]: DefinedSetsDef[K] };
 
@@ -58,7 +59,13 @@ export class PolicyRegistry {
   }
 
   /** Runs the same chain as `evaluator` with a trace; undefined where the RIB's default applies (no policy). */
-  explain(direction: 'import' | 'export', names: readonly string[], ebgp: boolean, route: PolicyRoute, ctx: PolicyContext): (EvalResult & { readonly trace: Trace }) | undefined {
+  explain(
+    direction: 'import' | 'export',
+    names: readonly string[],
+    ebgp: boolean,
+    route: PolicyRoute,
+    ctx: PolicyContext,
+  ): (EvalResult & { readonly trace: Trace }) | undefined {
     if (names.length === 0 && (direction === 'import' || !ebgp)) return undefined;
     return explain(this.compiled.chain({ direction, policies: names }), route, ctx);
   }

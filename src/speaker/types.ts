@@ -3,9 +3,8 @@
  * snapshots and events. Kept apart from the class so the agent layer (and
  * tests) can depend on the contract alone.
  */
-import type { Prefix } from '../net/prefix.js';
-import type { PolicyConfigDef, PolicyDef } from '../policy/definitions.js';
-import type { Trace } from '../policy/types.js';
+import type { Prefix, FamilyName } from '../net/index.js';
+import type { PolicyConfigDef, PolicyDef, Trace } from '../policy/index.js';
 import type { KernelOptions } from './kernel.js';
 
 /** Time and timers (ms); the default is the real clock. Tests may inject a virtual one. */
@@ -15,8 +14,7 @@ export interface SpeakerScheduler {
   clearTimeout(handle: unknown): void;
 }
 
-export type { FamilyName } from '../net/address.js';
-import type { FamilyName } from '../net/address.js';
+export type { FamilyName } from '../net/index.js';
 export type PeerState = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfirm' | 'Established';
 
 export interface SpeakerOptions {
@@ -28,7 +26,12 @@ export interface SpeakerOptions {
   readonly listen?: { readonly port?: number; readonly addresses?: readonly string[] } | false;
   /** Route-reflector cluster ID (dotted quad); peers marked `routeReflectorClient` become clients. */
   readonly clusterId?: string;
-  /** Coalescing window for outgoing changes, ms (default 5) and the hard latency bound (default 50). A change that comes after the window's quiet time with nothing pending goes out at the next flush without waiting; those that follow it within the window coalesce. */
+  /**
+   * Coalescing window for outgoing changes, ms (default 5) and the hard
+   * latency bound (default 50). A change that comes after the window's quiet
+   * time with nothing pending goes out at the next flush without waiting;
+   * those that follow it within the window coalesce.
+   */
   readonly coalesceMs?: number;
   readonly maxDelayMs?: number;
   /**
@@ -187,7 +190,14 @@ export interface PeerBfdStatus {
   readonly remoteDiag?: { readonly code: number; readonly text: string };
   readonly localDiscriminator?: number;
   readonly remoteDiscriminator?: number;
-  readonly counters?: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number };
+  readonly counters?: {
+    readonly stateChanges: number;
+    readonly upTransitions: number;
+    readonly downTransitions: number;
+    readonly packetsIn: number;
+    readonly packetsOut: number;
+    readonly discarded: number;
+  };
   /**
    * RFC 5881 §5: whether received packets must carry TTL / Hop Limit 255 (a
    * kernel socket filter drops the others), or why not; `kernelDrops`: the
@@ -270,7 +280,14 @@ export interface PeerStatus {
    * describeNotification's name plus the RFC 9003 shutdown communication
    * when there is one; `message` is that communication alone.
    */
-  readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  readonly lastError?: {
+    readonly code: number;
+    readonly subcode: number;
+    readonly text: string;
+    readonly message?: string;
+    readonly at: Date;
+    readonly direction: 'sent' | 'received' | 'local';
+  };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
   /** The peer's BFD session, when `bfd` is configured. */

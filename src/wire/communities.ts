@@ -1,5 +1,4 @@
-import { formatV4, parseV4 } from '../net/address.js';
-import { ParseError } from '../net/errors.js';
+import { formatV4, parseV4, ParseError } from '../net/index.js';
 import { WellKnownCommunity } from './constants.js';
 import type { LargeCommunity } from './types.js';
 
@@ -28,7 +27,10 @@ const NAMES: ReadonlyMap<number, string> = new Map([
   [WellKnownCommunity.NOPEER, 'no-peer'],
 ]);
 
-const BY_NAME: ReadonlyMap<string, number> = new Map([...[...NAMES].map(([v, n]) => [n, v] as [string, number]), ['local-as', WellKnownCommunity.NO_EXPORT_SUBCONFED]]);
+const BY_NAME: ReadonlyMap<string, number> = new Map([
+  ...[...NAMES].map(([v, n]) => [n, v] as [string, number]),
+  ['local-as', WellKnownCommunity.NO_EXPORT_SUBCONFED],
+]);
 
 /** The well-known name of a community, if it has one. */
 export function communityName(value: number): string | undefined {

@@ -3,7 +3,7 @@
  * of (`Family`, 4 | 6, and `FamilyName`, 'ipv4' | 'ipv6', in src/net). Only
  * unicast is carried; anything else maps to undefined.
  */
-import type { Family, FamilyName } from '../net/address.js';
+import type { Family, FamilyName } from '../net/index.js';
 import { Afi, Safi } from './constants.js';
 import type { AfiSafi } from './types.js';
 
@@ -23,4 +23,3 @@ export function unicastFamily(f: { readonly afi: number; readonly safi: number }
 }
 
 export const familyName = (f: Family): FamilyName => (f === 4 ? 'ipv4' : 'ipv6');
-export const familyOfName = (n: FamilyName): Family => (n === 'ipv4' ? 4 : 6);

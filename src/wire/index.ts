@@ -18,8 +18,14 @@ export {
   describeNotification,
   shutdownNotification,
   shutdownCommunication,
-  MAX_SHUTDOWN_COMMUNICATION,
 } from './notification.js';
 export { decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.js';
 export { decodeUpdate, encodeUpdateBody } from './update.js';
 export { packUpdates, packWithdrawals } from './packer.js';
+export {
+  communityPair, decimal, formatCommunity, formatExtendedCommunity, formatLargeCommunity, isNonTransitive, linkBandwidth, linkBandwidthOf,
+  parseCommunity, parseCommunityLiteral, parseExtendedCommunity, parseLargeCommunity
+} from './communities.js';
+export { UNICAST, familyName, familyOfAfi, unicastFamily } from './families.js';
+export { Notify } from './notification.js';
+export { endOfRib, isEndOfRib } from './update.js';

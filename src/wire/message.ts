@@ -72,6 +72,7 @@ export function encodeMessage(msg: Message, ctx: CodecContext): Uint8Array {
       throw new RangeError(`unknown message type ${JSON.stringify((msg as { type: unknown }).type)}`);
   }
   const max = type === MessageType.OPEN ? MAX_MESSAGE : maxMessageSize(ctx);
-  if (HEADER_LENGTH + body.length > max) throw new RangeError(`${msg.type} message would be ${HEADER_LENGTH + body.length} bytes, more than the ${max} allowed`);
+  if (HEADER_LENGTH + body.length > max)
+    throw new RangeError(`${msg.type} message would be ${HEADER_LENGTH + body.length} bytes, more than the ${max} allowed`);
   return frameMessage(type, body);
 }

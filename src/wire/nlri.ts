@@ -1,4 +1,4 @@
-import { Prefix } from '../net/prefix.js';
+import { Prefix } from '../net/index.js';
 import { copyBytes } from './attributes/bytes.js';
 import { BgpError } from './errors.js';
 import type { UpdateSubcode } from './constants.js';

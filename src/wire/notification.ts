@@ -124,7 +124,7 @@ export function describeNotification(code: number, subcode: number): string {
 // ------------------------------------------------------------------ RFC 9003
 
 /** RFC 9003 raised the Shutdown Communication limit from 128 to 255 bytes. */
-export const MAX_SHUTDOWN_COMMUNICATION = 255;
+const MAX_SHUTDOWN_COMMUNICATION = 255;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const utf8Encoder = new TextEncoder();
@@ -134,7 +134,10 @@ const utf8Encoder = new TextEncoder();
  * a Shutdown Communication: one length byte, then UTF-8, cut to 255 bytes at
  * a character boundary.
  */
-export function shutdownNotification(subcode: typeof CeaseSubcode.ADMINISTRATIVE_SHUTDOWN | typeof CeaseSubcode.ADMINISTRATIVE_RESET, text: string): NotificationMessage {
+export function shutdownNotification(
+  subcode: typeof CeaseSubcode.ADMINISTRATIVE_SHUTDOWN | typeof CeaseSubcode.ADMINISTRATIVE_RESET,
+  text: string,
+): NotificationMessage {
   if (subcode !== CeaseSubcode.ADMINISTRATIVE_SHUTDOWN && subcode !== CeaseSubcode.ADMINISTRATIVE_RESET) {
     throw new RangeError(`a Shutdown Communication goes with Cease subcode 2 or 4, not ${String(subcode)}`);
   }

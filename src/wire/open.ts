@@ -1,4 +1,4 @@
-import { formatV4, parseV4 } from '../net/address.js';
+import { formatV4, parseV4 } from '../net/index.js';
 import { u16, u32, Writer } from './buffer.js';
 import { decodeCapabilities, encodeCapabilities } from './capabilities.js';
 import { AS_TRANS, BGP_VERSION } from './constants.js';
@@ -44,7 +44,11 @@ export function decodeOpen(body: Uint8Array): OpenMessage {
     start = FIXED;
     end = start + optLen;
   }
-  if (end > body.length) throw BgpError.open('UNSPECIFIC', `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`);
+  if (end > body.length)
+    throw BgpError.open(
+      'UNSPECIFIC',
+      `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`,
+    );
   if (end < body.length) throw BgpError.open('UNSPECIFIC', `${body.length - end} byte(s) after the optional parameters`);
 
   const params = decodeParams(body, start, end, extended ? 2 : 1);
@@ -61,7 +65,11 @@ function decodeParams(b: Uint8Array, off: number, end: number, lenWidth: 1 | 2):
     const type = b[off];
     const len = lenWidth === 1 ? b[off + 1] : u16(b, off + 1);
     off += 1 + lenWidth;
-    if (off + len > end) throw BgpError.open('UNSPECIFIC', `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`);
+    if (off + len > end)
+      throw BgpError.open(
+        'UNSPECIFIC',
+        `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`,
+      );
     // RFC 5492 leaves capabilities (2) as the only parameter in use; type 1 (authentication) is deprecated.
     if (type !== CAPABILITIES_PARAM) throw BgpError.open('UNSUPPORTED_OPTIONAL_PARAMETER', `unsupported optional parameter type ${type}`);
     params.push({ type: CAPABILITIES_PARAM, capabilities: decodeCapabilities(b, off, off + len) });

@@ -1,5 +1,4 @@
-import type { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
+import type { Address, Prefix } from '../net/index.js';
 import { Writer } from './buffer.js';
 import { AttrFlag, AttrType, HEADER_LENGTH, MessageType } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
@@ -253,7 +252,14 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   const out: Uint8Array[] = [];
   if (has4) {
     if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
-    out.push(...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx }, limit));
+    out.push(
+      ...pack(
+        prefixes,
+        opts.pathIds,
+        { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx },
+        limit,
+      ),
+    );
   }
   if (has6) {
     const nextHops = opts.nextHopV6 ?? [];
@@ -268,7 +274,23 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
     for (const a of nextHops) o = a.writeTo(lead, o);
     // the last byte stays 0: reserved
     const attrs6: PathAttributes = { ...attrs, nextHop: undefined };
-    out.push(...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', attrs: attrs6, blockLen: attributesSize(attrs6, ctx, true), ctx, mpCode: AttrType.MP_REACH_NLRI, mpLead: lead }, limit));
+    out.push(
+      ...pack(
+        prefixes,
+        opts.pathIds,
+        {
+          family: 6,
+          addPath: ctx.addPathV6,
+          field: 'mp',
+          attrs: attrs6,
+          blockLen: attributesSize(attrs6, ctx, true),
+          ctx,
+          mpCode: AttrType.MP_REACH_NLRI,
+          mpLead: lead,
+        },
+        limit,
+      ),
+    );
   }
   return out;
 }
@@ -280,6 +302,20 @@ export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, 
   const limit = maxMessageSize(ctx);
   return [
     ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit),
-    ...pack(prefixes, opts.pathIds, { family: 6, addPath: ctx.addPathV6, field: 'mp', attrs: null, blockLen: 0, ctx, mpCode: AttrType.MP_UNREACH_NLRI, mpLead: UNREACH_V6_LEAD }, limit),
+    ...pack(
+      prefixes,
+      opts.pathIds,
+      {
+        family: 6,
+        addPath: ctx.addPathV6,
+        field: 'mp',
+        attrs: null,
+        blockLen: 0,
+        ctx,
+        mpCode: AttrType.MP_UNREACH_NLRI,
+        mpLead: UNREACH_V6_LEAD,
+      },
+      limit,
+    ),
   ];
 }

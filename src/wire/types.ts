@@ -1,5 +1,4 @@
-import type { Address } from '../net/address.js';
-import type { Prefix } from '../net/prefix.js';
+import type { Address, Prefix } from '../net/index.js';
 
 /**
  * Typed BGP messages. These are the contract between the codec and every

@@ -1,4 +1,4 @@
-import type { Prefix } from '../net/prefix.js';
+import type { Prefix } from '../net/index.js';
 import { Writer } from './buffer.js';
 import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
@@ -85,7 +85,13 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
  * reported as malformed is not reported again.
  */
 function checkMandatory(a: PathAttributes, classic: boolean, peer: UpdateDecodeOptions['peer'], issues: AttributeIssue[]): boolean {
-  if (a.origin !== undefined && a.asPath !== undefined && (!classic || a.nextHop !== undefined) && (peer !== 'internal' || a.localPref !== undefined)) return false;
+  if (
+    a.origin !== undefined &&
+    a.asPath !== undefined &&
+    (!classic || a.nextHop !== undefined) &&
+    (peer !== 'internal' || a.localPref !== undefined)
+  )
+    return false;
   const missing: number[] = [];
   if (a.origin === undefined) missing.push(AttrType.ORIGIN);
   if (a.asPath === undefined) missing.push(AttrType.AS_PATH);
@@ -113,7 +119,12 @@ function treatAsWithdraw(msg: Mutable<UpdateMessage>, a: PathAttributes, ctx: Co
   const take = (afi: number, safi: number, list: readonly Prefix[], ids: readonly number[] | undefined, raw: Uint8Array | undefined, what: string) => {
     if (raw !== undefined) {
       if (unreach === undefined) unreach = { afi, safi, withdrawn: [], raw };
-      else issues.push({ code: AttrType.MP_UNREACH_NLRI, action: 'treat-as-withdraw', reason: `${what} for AFI ${afi}/SAFI ${safi} could not be carried as a withdrawal` });
+      else
+        issues.push({
+          code: AttrType.MP_UNREACH_NLRI,
+          action: 'treat-as-withdraw',
+          reason: `${what} for AFI ${afi}/SAFI ${safi} could not be carried as a withdrawal`,
+        });
       return;
     }
     if (afi === 1) {

@@ -3,7 +3,7 @@
  * given to both, and both must accept it or both must throw.
  */
 import { describe, expect, it } from 'vitest';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import type { PeerOptions, RouteAttributes } from '../../src/speaker/types.js';
 import { FakeSpeaker } from './fake-speaker.js';
 

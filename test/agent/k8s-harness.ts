@@ -14,7 +14,7 @@ import { kubernetesEvents, kubernetesSource, type KubernetesSource } from '../..
 import { createLogger, type Level } from '../../src/agent/log.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
 import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 
 export const CRD = 'crd.projectcalico.org/v1';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAgentArgs, UsageError } from '../../src/agent/cli.js';
 import { COMMAND_HELP } from '../../src/agent/help.js';
 import { kernelStatusText } from '../../src/agent/kernel.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import type { SpeakerOptions } from '../../src/speaker/types.js';
 import { run } from './cli-helpers.js';
 import { FakeSpeaker } from './fake-speaker.js';

@@ -15,7 +15,7 @@ import { createLogger } from '../../src/agent/log.js';
 import { startMetricsServer, type MetricsServer } from '../../src/agent/metrics-server.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
 import { loadKubeConfig } from '../../src/agent/sources/kube-client.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 import { run } from './cli-helpers.js';
 import { scrapeUrl } from './exposition.js';
@@ -42,6 +42,18 @@ const POD = '10.244.1.0/24';
 const RANGE = '198.18.0.0/16';
 const WEB = '203.0.113.10/32';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const MARKER = '198.18.0.61/32';
+
+/**
+ * A change made after every watch is open again (a Local service with an endpoint here) and awaited at the
+ * router with `routes`: the agent applies changes in order and the router hears them in order, so whatever
+ * the relists changed has reached the router by then (instead of waiting some time and seeing nothing).
+ */
+async function marker(c: Cluster, routes: string[]): Promise<void> {
+  c.server.apply(service('marker', { clusterIP: '198.18.0.61', externalTrafficPolicy: 'Local' }));
+  c.server.apply(endpointSlice('marker-1', 'marker', [NODE]));
+  await c.routes([...routes, MARKER]);
+}
 
 describe('Kubernetes API outage', () => {
   it('API server stopped: routes stay advertised and sessions up, status/readyz/metrics say so; restarted: only the real change reaches the router', async () => {
@@ -88,8 +100,9 @@ describe('Kubernetes API outage', () => {
     await c.server.restart({ expireHistory: true });
     await until('reconnected', () => c.agent.status().source.connected, 10_000);
     await c.routes([POD, RANGE, WEB, '198.18.0.60/32']);
-    await sleep(300);
-    expect(c.router.log.slice(mark)).toEqual([{ type: 'announce', prefix: '198.18.0.60/32' }]);
+    await until('all watching again', () => c.server.openWatches() === 8);
+    await marker(c, [POD, RANGE, WEB, '198.18.0.60/32']);
+    expect(c.router.log.slice(mark)).toEqual([{ type: 'announce', prefix: '198.18.0.60/32' }, { type: 'announce', prefix: MARKER }]);
     expect(c.router.session()).toMatchObject({ state: 'Established', since: session.since });
     expect(c.logs.filter((l) => String(l.msg).startsWith('Kubernetes API reachable again'))).toHaveLength(1);
     const up = await scrapeUrl(`${m.url}/metrics`);
@@ -110,9 +123,9 @@ describe('Kubernetes API outage', () => {
     c.server.remove('v1', 'Service', 'web', 'default');
     await c.routes([POD, RANGE]);
     await until('all watching again', () => c.server.openWatches() === 8);
-    await sleep(200);
+    await marker(c, [POD, RANGE]);
     expect(lists()).toBeGreaterThan(listed);
-    expect(c.router.log.slice(mark)).toEqual([{ type: 'withdraw', prefix: WEB }]);
+    expect(c.router.log.slice(mark)).toEqual([{ type: 'withdraw', prefix: WEB }, { type: 'announce', prefix: MARKER }]);
     expect(c.agent.status().source).toMatchObject({ connected: true, synced: true });
   });
 });

@@ -44,7 +44,7 @@ describe('what the agent loads at start', () => {
     const seen = reach('src/agent/main.ts');
     // the walk covers the agent (not vacuous): its loop, the speaker, the manifest parser
     expect(seen.has('src/agent/agent.ts')).toBe(true);
-    expect(seen.has('src/speaker.ts')).toBe(true);
+    expect(seen.has('src/speaker/speaker.ts')).toBe(true);
     expect(seen.has('js-yaml')).toBe(true);
     for (const [pkg, flag] of Object.entries(LAZY)) {
       expect(seen.get(pkg)?.join(' → '), `${pkg} (only for ${flag}) is imported statically`).toBeUndefined();

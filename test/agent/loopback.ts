@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { runAgent, type Agent, type AgentOptions } from '../../src/agent/agent.js';
 import { createLogger } from '../../src/agent/log.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 
 const cleanup: (() => Promise<void>)[] = [];
 

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startMetricsServer, type MetricsServer } from '../../src/agent/metrics-server.js';
 import { AgentMetrics } from '../../src/agent/metrics.js';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { TableSender } from '../../bench/table-sender-client.js';
 import { parseExposition, Scrape } from './exposition.js';
 

@@ -1,5 +1,5 @@
 /**
- * The agent driving the real BgpSpeaker (src/speaker.ts) against a second
+ * The agent driving the real BgpSpeaker (src/speaker/speaker.ts) against a second
  * BgpSpeaker playing the upstream router, over loopback.
  */
 import { writeFile } from 'node:fs/promises';

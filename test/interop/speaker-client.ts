@@ -23,7 +23,7 @@ const ROOT = join(HERE, '..', '..');
 export const SPEAKER_NODE = join(HERE, 'speaker-node.ts');
 const SPEAKER_MODULE = join(ROOT, 'src', 'speaker.ts');
 
-/** Like requireLab for the library speaker: fails in CI when src/speaker.ts is missing, else prints and skips. */
+/** Like requireLab for the library speaker: fails in CI when src/speaker/speaker.ts is missing, else prints and skips. */
 export function requireSpeaker(): boolean {
   if (existsSync(SPEAKER_MODULE)) return true;
   const msg = `interop tests need the tsbgp speaker: ${SPEAKER_MODULE} does not exist yet`;

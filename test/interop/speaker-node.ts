@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import type { PeerStatus, SpeakerApi } from '../../src/speaker/types.js';
 import { expandRange, type NodeConfig, type Reply, type Request, type WireEvent } from './speaker-protocol.js';
 

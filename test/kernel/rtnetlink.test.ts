@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseMonitorLine } from '../../src/kernel/iproute2.js';
-import { decodeNotifications, dropSenderFilter, encodeRouteOp, errnoReason, firstSender, NLMSG_ERROR, othersMessages, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE } from '../../src/kernel/rtnetlink.js';
+import { decodeNotifications, dropSenderFilter, encodeRouteOp, firstSender, NLMSG_ERROR, othersMessages, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE, viaText } from '../../src/kernel/rtnetlink.js';
 import fc from 'fast-check';
 import type { KernelEvent, KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { Prefix } from '../../src/net/prefix.js';
@@ -78,9 +78,6 @@ describe('rtnetlink encoding', () => {
     other.writeUInt16LE(RTM_NEWROUTE, 4);
     const got = parseAcks(Buffer.concat([ack(1, 0), other, ack(2, -101, 8), ack(3, -3)]));
     expect([...got]).toEqual([[1, 0], [2, 101], [3, 3]]);
-    expect(errnoReason(101)).toBe('Network is unreachable');
-    expect(errnoReason(3)).toBe('No such process');
-    expect(errnoReason(999)).toBe('errno 999');
     // a truncated datagram stops the walk instead of reading past it
     expect(parseAcks(ack(9, 0).subarray(0, 30)).size).toBe(0);
   });
@@ -336,5 +333,24 @@ describe('rtnetlink notifications (captured bytes)', () => {
       pkt.writeUInt32LE(other, 12);
       expect(run(f.program, pkt)).toBe(other === mine ? 0 : 0xffffffff);
     }));
+  });
+});
+
+describe('viaText (RTA_VIA, a next hop of the other family)', () => {
+  const v4 = Buffer.from([2, 0, 192, 0, 2, 7]);
+  const v6 = Buffer.concat([Buffer.from([10, 0]), Buffer.from('20010db8000000000000000000000007', 'hex')]);
+  it('reads an IPv4 and an IPv6 next hop', () => {
+    expect(viaText(v4, 0, v4.length)).toBe('192.0.2.7');
+    expect(viaText(v6, 0, v6.length)).toBe('2001:db8::7');
+  });
+  it('gives nothing for a value cut short at every length, one running past the buffer, or another family, and never reads outside', () => {
+    for (const b of [v4, v6]) {
+      for (let n = 0; n < b.length; n++) {
+        expect(viaText(b, 0, n), `${n} of ${b.length} bytes`).toBeUndefined();
+        expect(viaText(b.subarray(0, n), 0, b.length), `a ${n}-byte buffer`).toBeUndefined();
+      }
+    }
+    expect(viaText(v4, 5, 7)).toBeUndefined();
+    expect(viaText(Buffer.from([7, 0, 1, 2, 3, 4]), 0, 6)).toBeUndefined();
   });
 });

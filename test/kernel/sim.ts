@@ -1,5 +1,6 @@
 /** A simulated kernel table for the FIB core's tests: applies operations, refuses what a real kernel would. */
-import { FibCore, sameRoute } from '../../src/kernel/fib-core.js';
+import { FibCore } from '../../src/kernel/fib-core.js';
+import { sameRoute } from '../../src/kernel/next-hops.js';
 import type { KernelOp, KernelRoute } from '../../src/kernel/types.js';
 
 export class SimKernel {

@@ -17,11 +17,15 @@
  *     no capability anywhere: one clear error, kernel programming off, and
  *     the process's BGP session comes up and learns a route all the same.
  *
+ * The child runs the library built into that temporary folder (with its runtime
+ * packages), not the checkout: uid 65534 may not enter a checkout inside a
+ * private (0700) folder, so it could load neither the sources nor tsx from there.
+ *
  * Fails (does not skip) in CI when it cannot set up: root, setpriv, setcap, and a
  * temporary folder where file capabilities take effect.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,8 +42,45 @@ const NOBODY = 65534;
 
 const ours = () => protocolRoutes(NS);
 
+/**
+ * The library built into `to` (to/dist/src/index.js) with the package.json
+ * (ESM) and the runtime packages it imports, copied from the checkout: a
+ * folder another user may read wherever the checkout is.
+ */
+function buildFor(to: string): string {
+  const tsc = spawnSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json'), '--outDir', join(to, 'dist'), '--sourceMap', 'false', '--declaration', 'false'], { encoding: 'utf8' });
+  if (tsc.status !== 0) throw new Error(`building the library into ${to} failed: ${tsc.stdout}${tsc.stderr}`);
+  copyFileSync(join(repo, 'package.json'), join(to, 'package.json'));
+  const copied = new Set<string>();
+  // Each package with its dependencies, and those of its optional dependencies that are installed (koffi's native
+  // module is one: @koromix/koffi-<platform>).
+  const copy = (name: string, optional = false): void => {
+    if (copied.has(name)) return;
+    const from = join(repo, 'node_modules', name);
+    if (!existsSync(from)) {
+      if (optional) return;
+      throw new Error(`runtime package ${name} is not installed in ${join(repo, 'node_modules')}`);
+    }
+    copied.add(name);
+    mkdirSync(join(to, 'node_modules', name, '..'), { recursive: true });
+    cpSync(from, join(to, 'node_modules', name), { recursive: true, dereference: true });
+    const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    for (const d of Object.keys(pkg.dependencies ?? {})) copy(d);
+    for (const d of Object.keys(pkg.optionalDependencies ?? {})) copy(d, true);
+  };
+  for (const d of Object.keys((JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies)) copy(d);
+  return join(to, 'dist', 'src', 'index.js');
+}
+/** What the children import: set by beforeAll (the build in the temporary folder). */
+let library = '';
+let children = 0;
+
 /** A child in NS as uid 65534 with no capabilities; `inheritNetAdmin` puts CAP_NET_ADMIN in its inheritable set only. */
 function unprivileged(script: string, path: string, inheritNetAdmin: boolean, node = process.execPath) {
+  // The script as a module file next to the library (not `--input-type=module -e`: the kernel shell's worker
+  // threads inherit the process's flags, and --input-type refuses a file entry).
+  const file = join(dirname(library), '..', '..', `child-${++children}.mjs`);
+  writeFileSync(file, script);
   const child = spawn(
     'ip',
     [
@@ -48,9 +89,9 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean, no
       `--inh-caps=-all${inheritNetAdmin ? ',+net_admin' : ''}`, '--bounding-set=-all,+net_admin',
       '--',
       'env', `PATH=${path}:/usr/sbin:/usr/bin:/sbin:/bin`, `HOME=${path}`,
-      node, '--import', 'tsx', '--input-type=module', '-e', script,
+      node, file,
     ],
-    { cwd: repo, stdio: ['pipe', 'pipe', 'pipe'] },
+    { cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -76,7 +117,7 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean, no
 }
 
 /** The child for the writing cases: KernelFib installs two routes, prints its status (again on each stdin line) and stops at stdin's end. */
-const fibChild = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
+const fibChild = () => `import { KernelFib } from ${JSON.stringify(library)};
     const f = new KernelFib({ scanSeconds: 0, adopt: false, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
     await f.start();
     f.setRoute('203.0.113.0/26', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }, { address: '192.0.2.8' }] });
@@ -111,14 +152,15 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
     chmodSync(nodeWithCap, 0o755);
     const setNode = spawnSync('setcap', ['cap_net_admin+ep', nodeWithCap], { encoding: 'utf8' });
     if (setNode.status !== 0) throw new Error(`setcap cap_net_admin+ep ${nodeWithCap} failed: ${setNode.stderr.trim()}`);
-  });
+    library = buildFor(join(dir, 'lib'));
+  }, 120_000);
   afterAll(() => {
     destroyNamespace(NS);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('capability on ip (inheritable): writer iproute2 and why, routes installed, a route deleted by hand comes back', async () => {
-    const c = unprivileged(fibChild, dir, true);
+    const c = unprivileged(fibChild(), dir, true);
     try {
       const first = await c.next('KernelFib started');
       expect(first.uid).toBe(NOBODY);
@@ -149,7 +191,7 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
 
   it('capability on node, none on ip (the image): writer netlink, routes installed, a route deleted by hand comes back', async () => {
     // The system's ip first on PATH (no capability: a probe by it would say "Operation not permitted").
-    const c = unprivileged(fibChild, '/nonexistent', false, nodeWithCap);
+    const c = unprivileged(fibChild(), '/nonexistent', false, nodeWithCap);
     try {
       const first = await c.next('KernelFib started');
       expect(first.uid).toBe(NOBODY);
@@ -174,7 +216,7 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
   }, 60_000);
 
   // Two speakers in one process in the namespace, iBGP over loopback: the one with the kernel option learns a route.
-  const speakers = `import { BgpSpeaker } from ${JSON.stringify(join(repo, 'src/index.ts'))};
+  const speakers = () => `import { BgpSpeaker } from ${JSON.stringify(library)};
     const a = new BgpSpeaker({ asn: 65000, routerId: '192.0.2.1', listen: { addresses: ['127.0.0.1'], port: 0 }, kernel: { scanSeconds: 0 }, log: (l, m) => process.stderr.write(l + ' ' + m + '\\n') });
     await a.start();
     a.addPeer({ address: '127.0.0.2', asn: 65000, passive: true, families: ['ipv4'] });
@@ -192,7 +234,7 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
     ['the capability on ip but not inheritable (ip drops it)', true, false],
     ['no capability anywhere', false, false],
   ])('%s: one clear error, kernel programming off, BGP runs on', async (_name, capOnIp, inherit) => {
-    const c = unprivileged(speakers, capOnIp ? dir : '/nonexistent', inherit);
+    const c = unprivileged(speakers(), capOnIp ? dir : '/nonexistent', inherit);
     try {
       const r = await c.next('the speakers');
       expect(r.uid).toBe(NOBODY);

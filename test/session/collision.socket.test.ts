@@ -27,7 +27,8 @@ describe('Peer collision over real sockets (127.0.0.1 ↔ 127.0.0.2)', () => {
     a.start();
     b.start();
     expect(await until(() => a.state === 'Established' && b.state === 'Established')).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
+    // the collision's loser is closed on both sides
+    expect(await until(() => a.snapshot.conns.length === 1 && b.snapshot.conns.length === 1)).toBe(true);
     expect(a.snapshot.conns).toHaveLength(1);
     expect(b.snapshot.conns).toHaveLength(1);
     expect(ra.ups).toBe(1);

@@ -14,8 +14,9 @@ describe('Peer over loopback (wire codec)', () => {
     p.b.start();
     expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
     expect(p.a.negotiated).toMatchObject({ peerAs: 65002, asn4: true, routeRefresh: true, holdTime: 90, keepaliveTime: 30, families: [{ afi: 1, safi: 1 }] });
+    const [inA, inB] = [p.a.stats.messagesIn, p.b.stats.messagesIn];
     p.clock.advance(30_000);
-    await new Promise((r) => setTimeout(r, 30));
+    expect(await until(() => p.a.stats.messagesIn > inA && p.b.stats.messagesIn > inB)).toBe(true); // the KEEPALIVEs
     expect(p.a.state).toBe('Established');
     p.b.stop();
     expect(await until(() => p.ra.downs.length === 1)).toBe(true);

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { UnsupportedTransportError } from '../../src/index.js';
 import { setLibcLoader } from '../../src/native/libc.js';
-import { BgpSpeaker } from '../../src/speaker.js';
-import { eventually, established, link, peerStatus, routeOf, sleep, speaker, stopAll } from './helpers.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
+import { eventually, established, link, peerStatus, routeOf, speaker, stopAll } from './helpers.js';
 
 afterEach(stopAll);
 
@@ -16,7 +16,7 @@ describe('peer configuration at run time', () => {
     await established(b, '127.0.0.1');
     a.originate('10.2.0.0/16');
     await eventually('route at b', () => routeOf(b, '10.2.0.0/16'));
-    await sleep(50);
+    await eventually('End-of-RIB from a at b', () => peerStatus(b, '127.0.0.1').negotiated?.endOfRibReceived.includes('ipv4'));
     const before = peerStatus(b, '127.0.0.1').counters.updatesIn;
     b.requestRouteRefresh('127.0.0.1');
     await eventually('refreshed UPDATE', () => peerStatus(b, '127.0.0.1').counters.updatesIn > before);

@@ -50,7 +50,9 @@ describe('IPv6 next hops and families', () => {
     a.originate('2001:db8:200::/48');
     a.originate('10.7.0.0/16');
     await eventually('IPv4 route at b', () => routeOf(b, '10.7.0.0/16'));
-    await new Promise((r) => setTimeout(r, 50));
+    // A marker sent after: once it is at b, whatever went out with the first two is there too.
+    a.originate('10.8.0.0/16');
+    await eventually('the marker at b', () => routeOf(b, '10.8.0.0/16'));
     expect(routeOf(b, '2001:db8:200::/48')).toBeUndefined();
     expect(logs.some((l) => l.includes('no nextHopV6'))).toBe(true);
   });

@@ -1,7 +1,8 @@
 /** PeerOptions → session config, and the rule for which changes reset a session: src/speaker/peer-config.ts. */
 import { describe, expect, it } from 'vitest';
 import { setLibcLoader } from '../../src/native/libc.js';
-import { PeerConfigError, peerId, sessionKey, toSessionConfig, validatePeerOptions } from '../../src/speaker/peer-config.js';
+import { PeerConfigError } from '../../src/speaker/peer-config-error.js';
+import { peerId, sessionKey, toSessionConfig, validatePeerOptions } from '../../src/speaker/peer-config.js';
 import type { PeerOptions } from '../../src/speaker/types.js';
 import { UnsupportedTransportError } from '../../src/session/transport.js';
 

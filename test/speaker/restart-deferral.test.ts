@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BgpSpeaker, type SpeakerOptions } from '../../src/index.js';
-import { eventually, established, FAST, peerStatus, routeOf, running, sleep, speaker, stopAll, VirtualClock } from './helpers.js';
+import { eventually, established, FAST, peerStatus, routeOf, running, speaker, stopAll, VirtualClock } from './helpers.js';
 
 afterEach(stopAll);
 
@@ -40,6 +40,16 @@ async function advanceUntil<T>(clock: VirtualClock, what: string, fn: () => T | 
   return { value, advanced: clock.t - start };
 }
 
+/**
+ * Advances A's virtual clock by `ms` (more than a keepalive interval) and waits for A's KEEPALIVE at B:
+ * A's messages arrive in order, so whatever A sent B before it is in by then (no waiting on the real clock).
+ */
+async function keepaliveAfter(clock: VirtualClock, b: BgpSpeaker, ms: number): Promise<void> {
+  const before = peerStatus(b, '127.0.0.1').counters.messagesIn;
+  clock.advance(ms);
+  await eventually('a KEEPALIVE from A at B', () => peerStatus(b, '127.0.0.1').counters.messagesIn > before);
+}
+
 describe('restarting speaker: selection deferral', () => {
   it('holds its advertisements until every graceful-restart peer has sent End-of-RIB, then sends one complete dump', async () => {
     const clock = new VirtualClock();
@@ -53,11 +63,9 @@ describe('restarting speaker: selection deferral', () => {
     b.originate('10.80.0.0/16');
     await established(b, '127.0.0.1');
     await eventually("B's route at A", () => routeOf(a, '10.80.0.0/16'));
-    // B's End-of-RIB is in, but C has not spoken: nothing goes to B, however long the window.
-    for (let i = 0; i < 20; i++) {
-      clock.advance(10);
-      await sleep(5);
-    }
+    // B's End-of-RIB is in, but C has not spoken: nothing goes to B, however long the window. A's KEEPALIVE
+    // (hold time 9 s: one within 3 s of virtual time) reaches B after anything A sent before it.
+    await keepaliveAfter(clock, b, 4_000);
     expect(peerStatus(b, '127.0.0.1').counters.updatesIn).toBe(0);
     expect(peerStatus(a, '127.0.0.2').counters.updatesOut).toBe(0);
 
@@ -86,8 +94,7 @@ describe('restarting speaker: selection deferral', () => {
     b.addPeer({ ...FAST, ...V4, address: '127.0.0.1', port: a.port, asn: 65000, localAddress: '127.0.0.2' });
     await established(b, '127.0.0.1');
     await established(a, '127.0.0.2');
-    clock.advance(4_000);
-    await sleep(100);
+    await keepaliveAfter(clock, b, 4_000); // within the 5 s timer: A has sent B nothing but KEEPALIVEs
     expect(routeOf(b, '10.81.0.0/16')).toBeUndefined();
     expect(peerStatus(b, '127.0.0.1').counters.updatesIn).toBe(0);
     clock.advance(1_000); // the timer

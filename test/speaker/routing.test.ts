@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/index.js';
-import { eventually, established, link, peerStatus, routeOf, sleep, speaker, stopAll } from './helpers.js';
+import { eventually, established, link, peerStatus, routeOf, speaker, stopAll } from './helpers.js';
 
 afterEach(stopAll);
 
@@ -38,9 +38,11 @@ describe('routing between speakers', () => {
     b.originate('10.12.0.0/16');
     await eventually('B has A route', () => routeOf(b, '10.11.0.0/16'));
     await eventually('C has B route', () => routeOf(c, '10.12.0.0/16'));
-    await sleep(100);
+    // A marker originated by B after it took A's route: once C has it, anything B sent C before is there too.
+    b.originate('10.13.0.0/16');
+    await eventually('C has the marker', () => routeOf(c, '10.13.0.0/16'));
     expect(routeOf(c, '10.11.0.0/16')).toBeUndefined();
-    expect(b.advertised('127.0.0.3').map((x) => x.prefix.toString())).toEqual(['10.12.0.0/16']);
+    expect(b.advertised('127.0.0.3').map((x) => x.prefix.toString())).toEqual(['10.12.0.0/16', '10.13.0.0/16']);
   });
 
   it('route reflector: B reflects client A’s route to client C with ORIGINATOR_ID and CLUSTER_LIST', async () => {
@@ -67,7 +69,9 @@ describe('routing between speakers', () => {
     b.originate('10.32.0.0/16');
     await eventually('C has B route', () => routeOf(c, '10.32.0.0/16'));
     await eventually('B has A route', () => routeOf(b, '10.31.0.0/16'));
-    await sleep(100);
+    // A marker originated by B after it took A's route: once C has it, anything B sent C before is there too.
+    b.originate('10.33.0.0/16');
+    await eventually('C has the marker', () => routeOf(c, '10.33.0.0/16'));
     expect(routeOf(c, '10.31.0.0/16')).toBeUndefined();
   });
 
@@ -91,7 +95,8 @@ describe('routing between speakers', () => {
     link(a, b, V4, V4);
     await established(b, '127.0.0.1');
     await established(a, '127.0.0.2');
-    await sleep(100); // End-of-RIB and keepalives settle
+    // counted after A's End-of-RIB (an UPDATE) has arrived
+    await eventually('End-of-RIB from A at B', () => peerStatus(b, '127.0.0.1').negotiated?.endOfRibReceived.includes('ipv4'));
     const before = peerStatus(b, '127.0.0.1').counters.updatesIn;
     const n = 10_000;
     for (let i = 0; i < n; i++) a.originate(Prefix.v4(((10 << 24) | (i << 8)) >>> 0, 24), { communities: ['65000:1'] });

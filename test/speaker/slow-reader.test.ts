@@ -8,7 +8,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BgpSpeaker } from '../../src/speaker.js';
+import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { Framer } from '../../src/wire/framer.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';

@@ -1,10 +1,8 @@
 import { ListWatch, type KubeClient } from './kube-client.js';
-import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep } from '../../kubernetes/api-known.js';
-import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
-import { keyOf } from '../../kubernetes/resources.js';
-import { KINDS } from '../../kubernetes/schema.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
-import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
+import {
+  backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep, type Resource,
+  type ResourceKind, keyOf, KINDS, type ClusterEvent, isKnownKind, type ManifestIssue
+} from '../../kubernetes/index.js';
 
 /**
  * The Kubernetes API source: list+watch (list-watch.ts ListWatch) of
@@ -48,17 +46,17 @@ export const WATCHED_RBAC: readonly { readonly apiGroup: string; readonly resour
   ...watchedResources('projectcalico.org/v3').slice(CORE.length),
 ].map((w) => ({ apiGroup: w.group, resource: w.plural }));
 
-export function apiVersionOf(w: WatchedResource): string {
+function apiVersionOf(w: WatchedResource): string {
   return w.group === '' ? w.version : `${w.group}/${w.version}`;
 }
 
 /** The collection path across all namespaces. */
-export function collectionPath(w: WatchedResource): string {
+function collectionPath(w: WatchedResource): string {
   return w.group === '' ? `/api/${w.version}/${w.plural}` : `/apis/${w.group}/${w.version}/${w.plural}`;
 }
 
 /** Asks API discovery once whether `projectcalico.org/v3` (the Calico API server) is served with the resources we need. */
-export async function probeCalicoApi(kc: KubeClient): Promise<CalicoApi> {
+async function probeCalicoApi(kc: KubeClient): Promise<CalicoApi> {
   const groups = (await kc.getJson('/apis')) as { groups?: { name?: string; versions?: { groupVersion?: string }[] }[] };
   const v3 = groups.groups?.find((g) => g.name === 'projectcalico.org')?.versions?.some((v) => v.groupVersion === 'projectcalico.org/v3');
   if (!v3) return 'crd.projectcalico.org/v1';
@@ -326,17 +324,4 @@ export class KubernetesApiSource {
     w.lw = lw;
     lw.start();
   }
-}
-
-/**
- * Starts a source and resolves after its first complete sync (like
- * `watchManifests` resolving after its first load). While the API server is
- * unreachable this keeps waiting; use `new KubernetesApiSource(...)` and
- * `status()` directly to do something else meanwhile.
- */
-export async function watchKubernetesApi(opts: ApiSourceOptions): Promise<KubernetesApiSource> {
-  const source = new KubernetesApiSource(opts);
-  source.start();
-  await source.synced();
-  return source;
 }

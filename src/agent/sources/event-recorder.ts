@@ -2,7 +2,7 @@
  * Kubernetes Events written through the API: the shell around the pure
  * deduper of src/kubernetes/events.ts, which decides what to create and patch.
  */
-import { EventDeduper, eventObject, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from '../../kubernetes/events.js';
+import { EventDeduper, eventObject, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from '../../kubernetes/index.js';
 import { ApiError, type KubeClient } from './kube-client.js';
 
 export interface ApiEventRecorderOptions extends DeduperOptions {

@@ -56,7 +56,10 @@ function eventKey(ev: ClusterEvent): string {
  * empties keeps its resources (`loadLayer`), and a path that appears later
  * is picked up when it does (`watchPath`).
  */
-export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
+export async function watchLayers(
+  paths: readonly string[],
+  opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void },
+): Promise<LayerWatcher> {
   const debounceMs = opts.debounceMs ?? 200;
   const layers: LayerLoad[] = paths.map(() => ({ entries: new Map(), issues: [], fault: undefined }));
   /** Every layer's resources, the topmost winning; with one layer, that layer's own map (not a copy of it). */
@@ -125,7 +128,15 @@ export async function watchLayers(paths: readonly string[], opts: { debounceMs?:
     }, debounceMs);
   };
   // Watching starts before the first load completes, so no change in between is missed.
-  const watches = await Promise.all(paths.map((p, i) => watchPath(p, () => schedule(i), (e) => opts.onError?.(e))));
+  const watches = await Promise.all(
+    paths.map((p, i) =>
+      watchPath(
+        p,
+        () => schedule(i),
+        (e) => opts.onError?.(e),
+      ),
+    ),
+  );
   try {
     await running;
   } catch (e) {
@@ -214,7 +225,18 @@ export function manifestSource(paths: readonly string[], opts: { debounceMs?: nu
       else watcher = w;
     },
     // A missing or emptied layer is the current error (its resources stay in force meanwhile).
-    status: () => ({ kind: 'manifests', paths: [...paths], server: null, calicoApi: null, connected: true, synced: lastLoad !== null, since: startedAt, lastSyncAt: lastLoad, lastError: watcher?.faults.join('; ') || lastError, watchRestarts: 0 }),
+    status: () => ({
+      kind: 'manifests',
+      paths: [...paths],
+      server: null,
+      calicoApi: null,
+      connected: true,
+      synced: lastLoad !== null,
+      since: startedAt,
+      lastSyncAt: lastLoad,
+      lastError: watcher?.faults.join('; ') || lastError,
+      watchRestarts: 0,
+    }),
     settle: async () => {
       await watcher?.reload();
     },

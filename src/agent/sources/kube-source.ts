@@ -4,13 +4,11 @@
  * machinery is KubernetesApiSource (src/agent/sources/api-source.ts); this file
  * only adapts its callbacks and status to what the agent reads.
  */
-import type { ClusterEvent } from '../../kubernetes/state.js';
+import { type ClusterEvent, type DesiredEvent, type EventSink, secretNamespace } from '../../kubernetes/index.js';
 import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
 import { loadKubeConfig, type KubeClient } from './kube-client.js';
-import type { DesiredEvent, EventSink } from '../../kubernetes/events.js';
 import { ApiEventRecorder } from './event-recorder.js';
 import type { ConfigSource, SourceStatus } from './index.js';
-import { secretNamespace } from '../../kubernetes/secrets.js';
 import { namesIn, SecretWatch } from './secret-watch.js';
 
 export type KubernetesSourceOptions = Pick<ApiSourceOptions, 'backoff' | 'calicoApi' | 'watchTimeoutSeconds' | 'watchIdleMs' | 'watchdogIntervalMs'>;
@@ -20,7 +18,7 @@ export interface KubernetesSource extends ConfigSource {
   uidOf(kind: 'Service' | 'Node', name: string, namespace?: string): string | undefined;
 }
 
-export function toSourceStatus(s: ApiSourceStatus): SourceStatus {
+function toSourceStatus(s: ApiSourceStatus): SourceStatus {
   return {
     kind: 'kubernetes',
     paths: [],
@@ -42,7 +40,18 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
   const status = (): SourceStatus =>
     api
       ? toSourceStatus(api.status())
-      : { kind: 'kubernetes', paths: [], server: client.server, calicoApi: null, connected: false, synced: false, since: new Date(), lastSyncAt: null, lastError: null, watchRestarts: 0 };
+      : {
+          kind: 'kubernetes',
+          paths: [],
+          server: client.server,
+          calicoApi: null,
+          connected: false,
+          synced: false,
+          since: new Date(),
+          lastSyncAt: null,
+          lastError: null,
+          watchRestarts: 0,
+        };
   return {
     async start(sink) {
       // While the API server stays unreachable every retry fails the same way:
@@ -71,7 +80,14 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
       };
       // Secrets the passwords name, one watch per name in tsbgp's namespace (docs/transport-security.md).
       const ns = secretNamespace();
-      const sw = (secrets = new SecretWatch({ client, namespace: ns, watchIdleMs: opts.watchIdleMs, watchdogIntervalMs: opts.watchdogIntervalMs, onChange: push, onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)) }));
+      const sw = (secrets = new SecretWatch({
+        client,
+        namespace: ns,
+        watchIdleMs: opts.watchIdleMs,
+        watchdogIntervalMs: opts.watchdogIntervalMs,
+        onChange: push,
+        onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)),
+      }));
       const refs = new Map<string, string[]>();
       const noteRefs = (events: readonly ClusterEvent[]) => {
         let touched = false;
@@ -125,10 +141,15 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
  * Events through the API, attached to the objects' UIDs (a Node's events fall
  * back to its name as UID, as the kubelet's do, which `kubectl describe node` also finds).
  */
-export function kubernetesEvents(client: KubeClient, source: Pick<KubernetesSource, 'uidOf'>, opts: { host: string; intervalMs?: number; now?: () => number; onError?: (e: Error) => void }): EventSink {
+export function kubernetesEvents(
+  client: KubeClient,
+  source: Pick<KubernetesSource, 'uidOf'>,
+  opts: { host: string; intervalMs?: number; now?: () => number; onError?: (e: Error) => void },
+): EventSink {
   const recorder = new ApiEventRecorder({ client, host: opts.host, intervalMs: opts.intervalMs, now: opts.now, onError: opts.onError });
   const withUid = (e: DesiredEvent): DesiredEvent => {
-    const uid = source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
+    const uid =
+      source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
     return uid ? { ...e, involved: { ...e.involved, uid } } : e;
   };
   return {
@@ -138,7 +159,10 @@ export function kubernetesEvents(client: KubeClient, source: Pick<KubernetesSour
 }
 
 /** The API client for `--kubeconfig`/`--in-cluster`; an error names the flag and what failed. */
-export function kubeConfigFor(source: { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' }, env: NodeJS.ProcessEnv): KubeClient {
+export function kubeConfigFor(
+  source: { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' },
+  env: NodeJS.ProcessEnv,
+): KubeClient {
   const flag = source.kind === 'kubeconfig' ? `--kubeconfig ${source.path}` : '--in-cluster';
   try {
     return source.kind === 'kubeconfig' ? loadKubeConfig({ kubeconfig: source.path, env }) : loadKubeConfig({ env });

@@ -26,7 +26,7 @@
  *
  * It keeps no object, only where to resume.
  */
-import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from '../../kubernetes/api-known.js';
+import { backoffDelay, DEFAULT_BACKOFF, type BackoffOptions } from '../../kubernetes/index.js';
 import { ApiError, isExpired, isTooLargeResourceVersion, type KubeClient } from './kube-http.js';
 
 export interface ListWatchOptions {

@@ -2,9 +2,7 @@
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { loadTexts, mergeWithPrevious, type LoadResult } from '../../kubernetes/manifests.js';
-import type { Resource } from '../../kubernetes/resources.js';
-import type { ManifestIssue } from '../../kubernetes/validate.js';
+import { loadTexts, mergeWithPrevious, type LoadResult, type Resource, type ManifestIssue } from '../../kubernetes/index.js';
 
 const MANIFEST_EXT = /\.(ya?ml|json)$/i;
 
@@ -73,7 +71,10 @@ export interface LayerLoad {
  */
 export async function loadLayer(path: string, prev: Entries): Promise<LayerLoad> {
   const keep = (why: string): LayerLoad => {
-    const fault = prev.size === 0 ? `${why}: picked up when it appears` : `${why}: keeping the ${prev.size} resource${prev.size === 1 ? '' : 's'} last loaded from it until it returns`;
+    const fault =
+      prev.size === 0
+        ? `${why}: picked up when it appears`
+        : `${why}: keeping the ${prev.size} resource${prev.size === 1 ? '' : 's'} last loaded from it until it returns`;
     return { entries: prev, issues: [{ severity: 'error', file: path, message: fault }], fault: `${path}: ${fault}` };
   };
   let st;

@@ -8,11 +8,8 @@
  * A name no longer referenced is unwatched and its Secret forgotten (a
  * delete event), so a stale value never lingers in the state.
  */
-import { KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
+import { KnownObjects, type KnownStep, type Resource, type ClusterEvent, type ManifestIssue } from '../../kubernetes/index.js';
 import { ListWatch, type KubeClient } from './kube-client.js';
-import type { Resource } from '../../kubernetes/resources.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
-import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 export interface SecretWatchOptions {
   readonly client: KubeClient;

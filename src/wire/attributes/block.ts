@@ -42,7 +42,11 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     const headerLen = extended ? 4 : 3;
     if (left < headerLen) {
       // RFC 7606 §4: bytes left that cannot hold an attribute header.
-      issues.push({ code: left >= 2 ? b[o + 1] : 0, action: 'treat-as-withdraw', reason: `${left} trailing byte(s) in the attribute block cannot hold an attribute header` });
+      issues.push({
+        code: left >= 2 ? b[o + 1] : 0,
+        action: 'treat-as-withdraw',
+        reason: `${left} trailing byte(s) in the attribute block cannot hold an attribute header`,
+      });
       withdraw = true;
       break;
     }
@@ -53,7 +57,11 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
       // RFC 7606 §4: treat-as-withdraw, the block's total length still locates the NLRI.
       // An MP attribute cut short hides NLRI that cannot then be withdrawn: reset.
       if (code === MP_REACH || code === MP_UNREACH) {
-        throw BgpError.update('OPTIONAL_ATTRIBUTE_ERROR', `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`, copyBytes(b, o, end));
+        throw BgpError.update(
+          'OPTIONAL_ATTRIBUTE_ERROR',
+          `${DESCRIPTORS[code]!.name} length ${len} overruns the attribute block by ${v + len - end} byte(s)`,
+          copyBytes(b, o, end),
+        );
       }
       issues.push({ code, action: 'treat-as-withdraw', reason: `attribute length ${len} overruns the attribute block by ${v + len - end} byte(s)` });
       withdraw = true;
@@ -101,7 +109,8 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     }
     let why: string | undefined;
     if ((flags & 0xc0) !== d.flags) {
-      why = `flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`;
+      why = (`flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ` +
+        `${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`);
       if (d.onMalformed === 'session-reset') throw BgpError.update('ATTRIBUTE_FLAGS_ERROR', `${d.name}: ${why}`, copyBytes(b, o, next));
       // RFC 7606 §3(c): a flag conflict makes the attribute malformed, handled as treat-as-withdraw.
       issues.push({ code, action: 'treat-as-withdraw', reason: `${d.name}: ${why}` });

@@ -1,4 +1,4 @@
-import { Address } from '../../net/address.js';
+import { Address } from '../../net/index.js';
 import { AS_TRANS, AttrType } from '../constants.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
@@ -381,7 +381,24 @@ const largeCommunities: AttributeDescriptor = {
 /** Descriptor by type code (undefined for codes the codec does not interpret). */
 export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => {
   const table = new Array<AttributeDescriptor | undefined>(256).fill(undefined);
-  for (const d of [origin, asPath, nextHop, med, localPref, atomicAggregate, aggregator, communities, originatorId, clusterList, mpReach, mpUnreach, extendedCommunities, as4Path, as4Aggregator, largeCommunities]) {
+  for (const d of [
+    origin,
+    asPath,
+    nextHop,
+    med,
+    localPref,
+    atomicAggregate,
+    aggregator,
+    communities,
+    originatorId,
+    clusterList,
+    mpReach,
+    mpUnreach,
+    extendedCommunities,
+    as4Path,
+    as4Aggregator,
+    largeCommunities,
+  ]) {
     table[d.code] = d;
   }
   return table;
@@ -393,7 +410,24 @@ export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => 
  * a later attribute is broken), then every other attribute, known or not, in
  * ascending type code.
  */
-export const ENCODE_ORDER: readonly AttributeDescriptor[] = [mpReach, mpUnreach, origin, asPath, nextHop, med, localPref, atomicAggregate, aggregator, communities, originatorId, clusterList, extendedCommunities, as4Path, as4Aggregator, largeCommunities];
+export const ENCODE_ORDER: readonly AttributeDescriptor[] = [
+  mpReach,
+  mpUnreach,
+  origin,
+  asPath,
+  nextHop,
+  med,
+  localPref,
+  atomicAggregate,
+  aggregator,
+  communities,
+  originatorId,
+  clusterList,
+  extendedCommunities,
+  as4Path,
+  as4Aggregator,
+  largeCommunities,
+];
 
 export function attributeName(code: number): string {
   return DESCRIPTORS[code]?.name ?? `attribute ${code}`;

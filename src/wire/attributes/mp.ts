@@ -1,5 +1,4 @@
-import { Address } from '../../net/address.js';
-import type { Prefix } from '../../net/prefix.js';
+import { Address, type Prefix } from '../../net/index.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
 import { BgpError } from '../errors.js';

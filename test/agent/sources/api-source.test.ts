@@ -57,6 +57,30 @@ afterEach(async () => {
 });
 
 /** Waits for every watch to be open (so changes made now arrive through the watch). */
+/**
+ * Every resource has listed again and watches again (its watch restarted at least once): a relist's events are
+ * delivered before its watch starts, so nothing of the relists is still to come (no waiting on the clock).
+ */
+async function relisted(h: Harness): Promise<void> {
+  const all = () => Object.values(h.source.status().watchRestarts);
+  await until(() => all().length === 8 && all().every((n) => n >= 1), 5000, 'every resource relisted');
+}
+
+/**
+ * Every collection has been listed again since request `mark` and watched after that list: a list's events are
+ * delivered before its watch is asked for, so nothing of the relists is still to come.
+ */
+async function relistedSince(h: Harness, mark: number): Promise<void> {
+  const paths = [...new Set(h.server.requests.slice(0, mark).filter((r) => r.query.watch === 'true').map((r) => r.path))];
+  expect(paths).toHaveLength(8);
+  const done = (path: string) => {
+    const since = h.server.requests.slice(mark).filter((r) => r.path === path);
+    const list = since.findIndex((r) => r.method === 'GET' && r.query.watch === undefined);
+    return list >= 0 && since.slice(list + 1).some((r) => r.query.watch === 'true');
+  };
+  await until(() => paths.every(done), 5000, 'every collection listed and watched again');
+}
+
 async function watching(h: Harness, n = 8): Promise<void> {
   await until(() => h.server.openWatches() >= n, 15_000, 'watches open');
 }
@@ -183,7 +207,7 @@ describe('KubernetesApiSource', () => {
     expect(lists.length).toBe(2);
     expect(h.source.status().watchRestarts.ippools).toBeGreaterThanOrEqual(1);
     // Nothing else moved.
-    await new Promise((r) => setTimeout(r, 100));
+    await relisted(h);
     expect(h.events).toHaveLength(9);
   });
 
@@ -224,10 +248,11 @@ describe('KubernetesApiSource', () => {
     h.server.apply(rawBgpPeer('tor', '192.168.1.1', 65099));
     h.server.remove(CRD, 'BGPFilter', 'no-lab');
     h.server.apply(rawNode('node-a', '192.168.1.10')); // same content, new resourceVersion
+    const mark = h.server.requests.length;
     await h.server.restart({ expireHistory: true });
     await until(() => h.source.status().connected, 5000, 'reconnected');
     await until(() => h.events.length === 10, 5000, 'two changes');
-    await new Promise((r) => setTimeout(r, 100));
+    await relistedSince(h, mark);
     expect(h.events.slice(8)).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ type: 'update', resource: expect.objectContaining({ kind: 'BGPPeer', name: 'tor', asNumber: 65099 }) }),

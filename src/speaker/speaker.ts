@@ -5,35 +5,27 @@
  * turns state into status snapshots and events.
  */
 import { EventEmitter } from 'eventemitter3';
-import { Address } from './net/address.js';
-import { Prefix } from './net/prefix.js';
-import type { PolicyConfigDef, PolicyDef } from './policy/definitions.js';
-import { Rib, type PeerConfig } from './rib/rib.js';
-import { policySource } from './rib/path.js';
-import { prefixFromKey } from './rib/prefix-key.js';
-import { realScheduler } from './session/clock.js';
-import { joinUpdates, type UpdateRun } from './session/connection.js';
-import { canonicalRemote, Listener } from './session/listener.js';
-import type { Negotiated } from './session/negotiate.js';
-import { describeReason, Peer } from './session/peer.js';
-import type { DownReason } from './session/types.js';
-import { CeaseSubcode, ErrorCode } from './wire/constants.js';
-import { familyName, familyOfAfi, UNICAST, unicastFamily } from './wire/families.js';
-import { describeNotification, Notify, shutdownNotification } from './wire/notification.js';
-import type { NotificationMessage, UpdateMessage } from './wire/types.js';
-import { AttributeCache, describeRoute } from './speaker/attributes.js';
-import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './speaker/peer-config.js';
-import { PolicyRegistry } from './speaker/policies.js';
-import { SelectionDeferral } from './speaker/deferral.js';
-import { SpeakerBfd } from './speaker/bfd.js';
-import { transportHint } from './speaker/transport-hint.js';
-import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
-import { PeerHealth } from './speaker/peer-status.js';
-import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
-import type { KernelStatus } from './kernel/kernel-fib.js';
-import type { KernelEntry } from './kernel/fib-core.js';
-import type { KernelRule } from './kernel/rules.js';
-import type { LearnedKernelRoute } from './kernel/types.js';
+import { Address, Prefix } from '../net/index.js';
+import type { PolicyConfigDef, PolicyDef } from '../policy/index.js';
+import { Rib, type PeerConfig, policySource, prefixFromKey } from '../rib/index.js';
+import {
+  realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
+  Peer, type DownReason
+} from '../session/index.js';
+import {
+  CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
+  shutdownNotification, type NotificationMessage, type UpdateMessage
+} from '../wire/index.js';
+import { AttributeCache, describeRoute } from './attributes.js';
+import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './peer-config.js';
+import { PolicyRegistry } from './policies.js';
+import { SelectionDeferral } from './deferral.js';
+import { SpeakerBfd } from './bfd.js';
+import { transportHint } from './transport-hint.js';
+import { blockCaps, limitState, PrefixLimits } from './max-prefix.js';
+import { PeerHealth } from './peer-status.js';
+import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './kernel.js';
+import type { KernelStatus, KernelEntry, KernelRule, LearnedKernelRoute } from '../kernel/index.js';
 import type {
   AdvertisedRoute,
   FamilyName,
@@ -53,9 +45,9 @@ import type {
   SpeakerReflectorApi,
   SpeakerOptions,
   SpeakerScheduler,
-} from './speaker/types.js';
+} from './types.js';
 
-export type * from './speaker/types.js';
+export type * from './types.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 type LastError = NonNullable<PeerStatus['lastError']>;
@@ -141,7 +133,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (!(defer >= 0 && defer <= 3600)) throw new RangeError(`selectionDeferralTime must be 0..3600 seconds, got ${defer}`);
     if (options.restarting) this.deferral = new SelectionDeferral();
     // The kernel side first: the Rib is built with its hooks (it reads the Rib back only once the speaker runs).
-    this.kernel = options.kernel ? new SpeakerKernel(options.kernel, this.policies, { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) }, (l, m, f) => this.log(l, m, f)) : undefined;
+    this.kernel = options.kernel
+      ? new SpeakerKernel(
+          options.kernel,
+          this.policies,
+          { asn, scheduler: this.scheduler, restartTime: defer, forEach: (fn) => this.rib.forEachMultipath(fn) },
+          (l, m, f) => this.log(l, m, f),
+        )
+      : undefined;
     this.rib = new Rib({
       localAsn: asn,
       routerId: options.routerId,
@@ -277,7 +276,19 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     } else {
       e.opts = opts;
       if (e.ribAsn !== undefined) {
-        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
+        this.rib.reconfigurePeer(
+          id,
+          {
+            ...this.nextHops(e),
+            importPolicy,
+            exportPolicy,
+            nextHopSelf: opts.nextHopSelf,
+            keepNextHop: opts.keepNextHop,
+            allowOwnAs: opts.allowOwnAs,
+            maxRoutes: blockCaps(opts.maxPrefixes),
+          },
+          now,
+        );
       }
     }
     e.opts = opts;
@@ -384,7 +395,13 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (e.ribAsn === undefined) continue;
       for (const r of this.rib.adjRibIn(e.id, 'post')) {
         const best = this.rib.best(r.prefix);
-        out.push({ ...describeRoute(r.prefix, r.attrs), peer: e.id, best: best?.source.kind === 'peer' && best.source.id === e.id, stale: r.stale, ...(r.pathId !== undefined ? { pathId: r.pathId } : {}) });
+        out.push({
+          ...describeRoute(r.prefix, r.attrs),
+          peer: e.id,
+          best: best?.source.kind === 'peer' && best.source.id === e.id,
+          stale: r.stale,
+          ...(r.pathId !== undefined ? { pathId: r.pathId } : {}),
+        });
       }
     }
     return out;
@@ -801,7 +818,14 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
     const message = communicationOf(m);
     const name = describeNotification(m.code, m.subcode);
-    e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.lastError = {
+      code: m.code,
+      subcode: m.subcode,
+      text: message !== undefined ? `${name}: "${message}"` : name,
+      ...(message !== undefined ? { message } : {}),
+      at: new Date(),
+      direction,
+    };
     e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }

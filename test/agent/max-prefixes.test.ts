@@ -9,7 +9,7 @@ import { renderPlan } from '../../src/agent/render.js';
 import { planJson } from '../../src/agent/views.js';
 import type { BGPPeer } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
-import { bgpConfig, node, planFor, valid } from './helpers.js';
+import { bgpConfig, node, planFor, valid } from '../kubernetes/helpers.js';
 
 const tor = (annotations: Record<string, string> = {}, name = 'tor', peerIP = '192.0.2.1'): BGPPeer =>
   valid<BGPPeer>({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name, annotations }, spec: { peerIP, asNumber: 65000 } });
