@@ -96,8 +96,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const client = myCluster !== undefined && asn === sessionLocalAsn && remoteCluster !== myCluster;
     return { routeReflectorClient: client, routeReflectorClusterId: client ? myCluster : undefined };
   };
-  // Between two cluster nodes the greater IP, compared as strings as Calico does, waits.
-  const passiveTo = (remote: Address, remoteNode: Node | undefined) => remoteNode !== undefined && (mine[remote.family]?.toString() ?? '') > remote.toString();
+  // Between two cluster nodes the lower IP, compared as strings as Calico does, waits (passive when the peer's is greater).
+  const passiveTo = (remote: Address, remoteNode: Node | undefined) => remoteNode !== undefined && remote.toString() > (mine[remote.family]?.toString() ?? '');
 
   // TCP-MD5 passwords come from Secrets in tsbgp's namespace; a missing one refuses the peering.
   const password = (ref: SecretKeyRef | undefined) => (ref ? resolveSecretRef(state.secrets, state.secretNamespace, ref) : undefined);

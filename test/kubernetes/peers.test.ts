@@ -7,16 +7,16 @@ import { bgpConfig, filter, node, peer, planFor, secret, threeNodes } from './he
 const brief = (p: PlannedPeer) => ({ address: p.address.toString(), port: p.port, asn: p.asn, localAsn: p.localAsn, type: p.type, passive: p.passive });
 
 describe('§2 node-to-node mesh', () => {
-  it('peers with every other node; the greater IP (string order) is passive', () => {
+  it('peers with every other node; the lower IP (string order) is passive', () => {
     // "192.0.2.9" > "192.0.2.10" as strings although 9 < 10 as numbers: Calico compares strings.
     const rs = [node('a', '192.0.2.9'), node('b', '192.0.2.10'), node('c', '192.0.2.100')];
     expect(planFor(rs, 'a').peers.map(brief)).toEqual([
-      { address: '192.0.2.10', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
-      { address: '192.0.2.100', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: true },
+      { address: '192.0.2.10', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: false },
+      { address: '192.0.2.100', port: 179, asn: 64512, localAsn: 64512, type: 'node-to-node mesh', passive: false },
     ]);
     expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.passive])).toEqual([
-      ['192.0.2.9', false],
-      ['192.0.2.100', false],
+      ['192.0.2.9', true],
+      ['192.0.2.100', true],
     ]);
   });
   it('uses node AS annotations, the IPv4Address annotation, per-node listen ports, 120 s restart time', () => {
@@ -26,7 +26,7 @@ describe('§2 node-to-node mesh', () => {
       bgpConfig({ listenPort: 1179 }, 'node.b'),
     ];
     const [p] = planFor(rs, 'a').peers;
-    expect(brief(p)).toEqual({ address: '10.1.0.2', port: 1179, asn: 64512, localAsn: 65001, type: 'node-to-node mesh', passive: true });
+    expect(brief(p)).toEqual({ address: '10.1.0.2', port: 1179, asn: 64512, localAsn: 65001, type: 'node-to-node mesh', passive: false });
     expect(p.maxRestartTime).toBe(120);
     expect(p.gracefulRestart).toBe(true);
     expect(p.sourceAddress?.toString()).toBe('192.0.2.9');
@@ -148,20 +148,20 @@ describe('§2 peerSelector peerings and route reflectors', () => {
     peer('rr-mesh', { nodeSelector: 'has(route-reflector)', peerSelector: 'has(route-reflector)' }),
     peer('rr-clients', { nodeSelector: 'has(route-reflector)', peerSelector: '!has(route-reflector)' }),
   ];
-  it('a client peers with the reflectors (not with the mesh to RRs), the greater IP passive', () => {
+  it('a client peers with the reflectors (not with the mesh to RRs), the lower IP passive', () => {
     const p = planFor(rs(), 'worker1');
     expect(p.peers.map((x) => [x.address.toString(), x.type, x.passive, x.routeReflectorClient])).toEqual([
-      ['192.0.2.1', 'node specific', true, false],
-      ['192.0.2.2', 'node specific', false, false], // "192.0.2.10" < "192.0.2.2" as strings
-      ['192.0.2.11', 'node-to-node mesh', false, false], // "192.0.2.10" < "192.0.2.11": active
+      ['192.0.2.1', 'node specific', false, false],
+      ['192.0.2.2', 'node specific', true, false], // "192.0.2.10" < "192.0.2.2" as strings
+      ['192.0.2.11', 'node-to-node mesh', true, false], // "192.0.2.10" < "192.0.2.11": passive
     ]);
   });
   it('a reflector has no mesh; its non-RR iBGP peers are clients with its cluster ID; same-cluster RRs are not', () => {
     const p = planFor(rs(), 'rr1');
     expect(p.peers.map((x) => [x.address.toString(), x.from.name, x.routeReflectorClient, x.routeReflectorClusterId, x.passive])).toEqual([
-      ['192.0.2.2', 'rr-mesh', false, undefined, false],
-      ['192.0.2.10', 'rr-clients', true, '244.0.0.1', false],
-      ['192.0.2.11', 'rr-clients', true, '244.0.0.1', false],
+      ['192.0.2.2', 'rr-mesh', false, undefined, true],
+      ['192.0.2.10', 'rr-clients', true, '244.0.0.1', true],
+      ['192.0.2.11', 'rr-clients', true, '244.0.0.1', true],
     ]);
     expect(p.peers.every((x) => x.type !== 'node-to-node mesh')).toBe(true);
   });

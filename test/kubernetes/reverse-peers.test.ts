@@ -33,10 +33,10 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
     ]);
     expect(r.errors).toEqual([]);
   });
-  it('exactly one side of each session is passive (the greater IP as a string), on both ends of it', () => {
-    // "192.0.2.1" < "192.0.2.12": the reflector dials, the clients wait.
-    expect(planFor(cluster(), 'rr1').peers.map((p) => p.passive)).toEqual([false, false, false]);
-    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => p.passive)).toEqual([true]);
+  it('exactly one side of each session is passive (the lower IP as a string), on both ends of it', () => {
+    // "192.0.2.1" < "192.0.2.12": the reflector waits, the clients dial.
+    expect(planFor(cluster(), 'rr1').peers.map((p) => p.passive)).toEqual([true, true, true]);
+    for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => p.passive)).toEqual([false]);
   });
   it('two reflectors with the same cluster ID peer with each other as non-clients, and each reflects to every client', () => {
     const rs = [rr('rr1', '192.0.2.1', '244.0.0.1'), rr('rr2', '192.0.2.2', '244.0.0.1'), node('n3', '192.0.2.13'), node('n4', '192.0.2.14'), meshOff(), docsPeer()];

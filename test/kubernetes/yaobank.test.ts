@@ -79,14 +79,14 @@ describe('examples/yaobank', () => {
     const state = stateOf(base.resources);
     const w1 = plan(state, 'worker1');
     expect(w1.peers.map((p) => [p.address.toString(), p.type, p.asn, p.localAsn, p.passive])).toEqual([
-      ['192.0.2.11', 'node-to-node mesh', 64512, 64512, false],
-      ['192.0.2.12', 'node-to-node mesh', 64512, 64512, false],
+      ['192.0.2.11', 'node-to-node mesh', 64512, 64512, true],
+      ['192.0.2.12', 'node-to-node mesh', 64512, 64512, true],
       ['192.0.2.20', 'global', 65000, 64512, false],
     ]);
     const m1 = plan(state, 'master1');
     expect(m1.peers.map((p) => [p.address.toString(), p.passive])).toEqual([
-      ['192.0.2.10', true],
-      ['192.0.2.11', true],
+      ['192.0.2.10', false],
+      ['192.0.2.11', false],
       ['192.0.2.20', false],
     ]);
     expect(m1.node).toMatchObject({ name: 'master1', asn: 64512 });
