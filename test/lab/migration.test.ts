@@ -34,8 +34,9 @@
  * routes stay. The lab kills BIRD with SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
@@ -182,10 +183,15 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
     spawnIn(n, 'tsbgp', ['node', '--import', 'tsx', join(repo, 'src', 'agent', 'main.ts'), 'agent', '--node', n, '--control', tsSock(n), '--log-level', 'info', '--kernel', 'on', join(dir, 'manifests')]);
   }
 
-  /** BIRD as calico-node stops (SIGKILL, see the top), tsbgp as Kubernetes stops a pod (SIGTERM; it closes its sessions without a NOTIFICATION). */
-  async function stop(n: NodeName): Promise<void> {
+  /**
+   * BIRD as calico-node stops (SIGKILL, see the top), tsbgp as Kubernetes
+   * stops a pod (SIGTERM; it closes its sessions without a NOTIFICATION).
+   * `birdSignal` SIGTERM: BIRD's own orderly stop instead (`sv restart bird`
+   * inside calico-node), which sends each peer a Cease.
+   */
+  async function stop(n: NodeName, birdSignal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const d = daemons.get(n)!;
-    d.child.kill(d.kind === 'bird' ? 'SIGKILL' : 'SIGTERM');
+    d.child.kill(d.kind === 'bird' ? birdSignal : 'SIGTERM');
     const t = setTimeout(() => d.child.kill('SIGKILL'), 20_000);
     await d.exited;
     clearTimeout(t);
@@ -222,14 +228,20 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
   /** What Calico's BIRD puts there: the node's block blackholed (no metric), the others' via their node at the normal priority. */
   const expectedTable = (n: NodeName) => Object.fromEntries(NAMES.map((p) => [NODES[p].block, p === n ? 'blackhole metric 0' : `via ${NODES[p].address} metric ${NORMAL}`]));
 
-  /** Every session up on every node, both ends; every kernel table as Calico's; the restarts over (BIRD's recovery, tsbgp's adopted routes). */
+  /** Every session up on every node, both ends; every kernel table as Calico's; the restarts over (BIRD's recovery, tsbgp's adopted routes). Throws what is not there yet, in one line. */
   async function converged(): Promise<void> {
+    const want = (what: string, actual: unknown, expected: unknown) => {
+      if (!isDeepStrictEqual(actual, expected)) throw new Error(`${what}: ${JSON.stringify(actual)}`);
+    };
     for (const n of NAMES) {
-      expect(await sessions(n), `${n} (${daemons.get(n)?.kind}) sessions`).toEqual(allUp(n));
-      expect(kernelTable(n), `${n} kernel table`).toEqual(expectedTable(n));
       const d = daemons.get(n)!;
-      if (d.kind === 'bird') expect(run('birdc', ['-s', birdSock(n), 'show', 'status']).stdout, `${n}: BIRD's graceful restart recovery over`).not.toMatch(/recovery/i);
-      else expect((await tsStatus(n))?.kernel, `${n}: tsbgp's restart over`).toMatchObject({ enabled: true, restarting: false, stale: 0, refusedCount: 0 });
+      want(`${n} (${d.kind}) sessions`, await sessions(n), allUp(n));
+      want(`${n} kernel table`, kernelTable(n), expectedTable(n));
+      if (d.kind === 'bird') want(`${n}: BIRD's graceful restart recovery`, /recovery/i.test(run('birdc', ['-s', birdSock(n), 'show', 'status']).stdout), false);
+      else {
+        const k = (await tsStatus(n))?.kernel;
+        want(`${n}: tsbgp's kernel routes`, k && { enabled: k.enabled, restarting: k.restarting, stale: k.stale, refusedCount: k.refusedCount }, { enabled: true, restarting: false, stale: 0, refusedCount: 0 });
+      }
     }
   }
 
@@ -249,14 +261,14 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       await until(`${what}: the first answers`, 10_000, () => pingers.every((p) => p.replied.size > 0));
       const t0 = Date.now();
       await change();
-      await untilAsync(`${what}: converged`, 90_000, converged);
+      const lastWait = await untilAsync(`${what}: converged`, 90_000, converged);
       const took = Date.now() - t0;
       // at least PINGS each, and 2 s more past convergence (a late flush of stale routes would show)
       const after = Math.max(...pingers.map((p) => p.highest)) + 20;
       await until(`${what}: ${PINGS} pings`, 120_000, () => pingers.every((p) => p.highest >= Math.max(PINGS + 1, after)));
       const out = [];
       for (const p of pingers) out.push(await p.stop());
-      const line = `${what}: converged in ${(took / 1000).toFixed(1)} s; ${out.map((o) => `${o.label} lost ${o.lost} of ${o.sent}${o.lost ? ` (icmp_seq ${o.lostSeqs.join(',')})` : ''}`).join('; ')}`;
+      const line = `${what}: converged in ${(took / 1000).toFixed(1)} s (last to settle: ${lastWait ?? 'nothing'}); ${out.map((o) => `${o.label} lost ${o.lost} of ${o.sent}${o.lost ? ` (icmp_seq ${o.lostSeqs.join(',')})` : ''}`).join('; ')}`;
       losses.push(line);
       console.log(line);
       return out;
@@ -285,6 +297,9 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       await d.exited;
       daemons.delete(n);
     }
+    // TSBGP_MIGRATION_LOGS=DIR keeps each node's daemon logs (bird.log, tsbgp.log) for a look afterwards.
+    const keep = process.env.TSBGP_MIGRATION_LOGS;
+    if (keep && lab) for (const n of NAMES) cpSync(work(n), join(keep, n), { recursive: true, filter: (f) => !/\.(ctl|sock)$/.test(f) });
     lab?.teardown();
     if (dir) rmSync(dir, { recursive: true, force: true });
     if (losses.length) console.log(`migration lab, pings lost:\n  ${losses.join('\n  ')}`);
@@ -307,6 +322,16 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       await startBird('node3');
     });
     for (const o of out) expect(o.sent).toBeGreaterThanOrEqual(PINGS);
+    everyPairTalks();
+  }, 150_000);
+
+  it('for comparison: BIRD’s own orderly stop on node3 (SIGTERM: a Cease to each peer, which then drops node3’s routes) and `bird -R`', async () => {
+    const out = await underPings('BIRD SIGTERM + restart on node3', async () => {
+      await stop('node3', 'SIGTERM');
+      await startBird('node3');
+    });
+    // the peers withdrew node3's block until BIRD was back: pings were lost
+    expect(out.some((o) => o.lost > 0)).toBe(true);
     everyPairTalks();
   }, 150_000);
 
@@ -345,14 +370,17 @@ async function until(what: string, ms: number, test: () => boolean): Promise<voi
   }
 }
 
-/** Retries an async check (throwing while it fails) until it passes or `ms` run out; rethrows the last failure. */
-async function untilAsync(what: string, ms: number, check: () => Promise<void>): Promise<void> {
+/** Retries an async check (throwing while it fails) until it passes or `ms` run out; rethrows the last failure. Returns the last failure's first line (what settled last), or null. */
+async function untilAsync(what: string, ms: number, check: () => Promise<void>): Promise<string | null> {
   const deadline = Date.now() + ms;
+  let last: string | null = null;
   for (;;) {
     try {
-      return await check();
+      await check();
+      return last;
     } catch (e) {
       if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}: ${(e as Error).message}`);
+      last = (e as Error).message.split('\n')[0];
     }
     await sleep(250);
   }
