@@ -1,4 +1,5 @@
 import { CeaseSubcode, ErrorCode, OpenSubcode, type BgpError, Notify, type Message, type NotificationMessage, type OpenMessage } from '../wire/index.js';
+import { retainsRoutes } from './graceful.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
 import type { DownReason, FsmAction, FsmEvent, FsmEventType, SessionConfig, StateName, TimerName } from './types.js';
@@ -125,10 +126,17 @@ function toIdle(st: Step, o: IdleOpts): Transition {
     establishedAt: undefined,
     connectRetryCounter: o.manual ? 0 : o.failure ? f.connectRetryCounter + 1 : f.connectRetryCounter,
   });
+  // RFC 4724: a peer whose routes we keep as stale (graceful restart negotiated, the session lost without a
+  // NOTIFICATION) is restarting, not flapping. Be ready for it at once, out of Idle (which refuses its connection)
+  // and without feeding the damping: a doubled IdleHold kept a restarted Calico node out for 20 s. (Not after a
+  // collision: the peer's new connection is already there, and this one goes.)
+  const peerRestarting = wasEstablished && o.reason.kind !== 'collision' && retainsRoutes(f.negotiated, o.reason);
   if (o.manual) {
     st.set({ autoRestart: false, idleHoldTime: idle.initial });
   } else if (f.autoRestart && o.restartAfter !== undefined) {
     st.start('IdleHold', o.restartAfter);
+  } else if (f.autoRestart && peerRestarting) {
+    return start(st, false);
   } else if (f.autoRestart) {
     st.start('IdleHold', delay);
     st.set({ idleHoldTime: o.failure ? Math.min(idle.max, Math.max(delay, 1) * 2) : delay });

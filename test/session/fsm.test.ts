@@ -268,6 +268,39 @@ describe('FSM details', () => {
     expect(delaysAfter({ code: 3, subcode: 1 })).toEqual([2, 4, 8, 16]);
   });
 
+  it('a graceful-restart peer lost without a NOTIFICATION is restarting, not flapping: out of Idle at once, no damping', () => {
+    const k = cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 }, gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [] } });
+    const grOpen = peerOpen({ caps: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn: 65002 }, { kind: 'gracefulRestart', restarting: false, notification: false, restartTime: 120, families: [{ afi: 1, safi: 1, forwardingPreserved: true }] }] });
+    const up = (f: ReturnType<typeof createFsm>, now: number) => {
+      for (const e2 of [{ type: 'TcpConnection_Acknowledged' }, ev.open(grOpen), { type: 'KeepAliveMsg' }] as FsmEvent[]) f = transition(f, e2, now).fsm;
+      expect(f.state).toBe('Established');
+      expect(f.negotiated?.gracefulRestart).toBeDefined();
+      return f;
+    };
+    // A Calico node killed and started again, three times within a minute: each time the session is tried again at
+    // once, with no IdleHold (Idle refuses the peer's connection; the damping made it 2, 4, 8 s here, 5, 10, 20 s with
+    // the defaults).
+    let f = transition(createFsm(k), { type: 'ManualStart' }, 0).fsm;
+    for (let i = 0, now = 0; i < 3; i++, now += 1000) {
+      f = up(f, now);
+      const down = transition(f, { type: 'TcpConnectionFails' }, now);
+      f = down.fsm;
+      expect(renderActions(down.actions)).toEqual(['disconnect', 'stop Hold', 'stop Keepalive', 'state Established→Idle', 'sessionDown tcpFailed', 'start ConnectRetry 120s', 'connect', 'state Idle→Connect']);
+      expect(f.timers.IdleHold).toBeUndefined();
+    }
+    expect(f.idleHoldTime).toBe(2);
+    // Configured passive: waiting in Active, which accepts the peer's connection.
+    const passive = transition(up(transition(createFsm({ ...k, passive: true }), { type: 'ManualStart' }, 0).fsm, 0), { type: 'TcpConnectionFails' }, 0).fsm;
+    expect(passive.state).toBe('Active');
+    // A NOTIFICATION ends graceful restart (the routes go): the damping applies as before.
+    f = up(f, 5000);
+    f = transition(f, ev.notif(3, 1), 5000).fsm;
+    expect((f.timers.IdleHold! - 5000) / 1000).toBe(2);
+    // Without graceful restart negotiated, a TCP loss is damped as before.
+    const plain = transition(drive(cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 } }), PATHS.Established), { type: 'TcpConnectionFails' }, 0).fsm;
+    expect(plain.timers.IdleHold).toBe(2000);
+  });
+
   it('counts connect-retry failures and clears them on ManualStop', () => {
     let f = drive(c, PATHS.OpenSent);
     f = transition(f, { type: 'HoldTimer_Expires' }, 0).fsm;
