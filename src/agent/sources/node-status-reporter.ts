@@ -10,6 +10,12 @@ import { nodeStatus, readNodeStatusRequest, reportSchedule, statusPatch, type No
 import { probeCalicoApi, type CalicoApi } from './api-source.js';
 import { ApiError, ListWatch, type KubeClient } from './kube-client.js';
 
+/** What RBAC must grant the reporter, in both Calico APIs (deploy/clusterrole.yaml; test/kubernetes/rbac.test.ts keeps them in step). */
+export const NODE_STATUS_RBAC: readonly { readonly apiGroup: string; readonly resource: string; readonly verbs: readonly string[] }[] = ['crd.projectcalico.org', 'projectcalico.org'].flatMap((apiGroup) => [
+  { apiGroup, resource: 'caliconodestatuses', verbs: ['get', 'list', 'watch'] },
+  { apiGroup, resource: 'caliconodestatuses/status', verbs: ['patch'] },
+]);
+
 export interface NodeStatusReporterOptions {
   readonly client: KubeClient;
   readonly node: string;
