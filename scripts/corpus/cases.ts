@@ -234,16 +234,29 @@ export function expectedFiles(tree: CalicoTree, name: string): Record<string, st
 }
 
 /**
+ * A label value as Calico's tests load it: their YAML reader follows YAML 1.1,
+ * where a bare `yes`, `on` or `y` is the boolean true (and `no`, `off`, `n`
+ * false), which then lands in the string-valued label as "true" or "false"
+ * (so `route-reflector: yes` matches `route-reflector == 'true'`).
+ */
+export function labelValue(v: unknown): string {
+  if (typeof v === 'string') {
+    if (/^(y|Y|yes|Yes|YES|on|On|ON)$/.test(v)) return 'true';
+    if (/^(n|N|no|No|NO|off|Off|OFF)$/.test(v)) return 'false';
+  }
+  return String(v);
+}
+
+/**
  * Calico's inputs as manifests tsbgp reads: a projectcalico.org/v3 Node
  * becomes a Kubernetes Node carrying Calico's annotations (as calico-node
  * writes them in a Kubernetes datastore) and the labels the tests give it;
- * namespaced objects without a namespace land in `default`; everything else
- * is passed as it is.
+ * Services and EndpointSlices land in `default` without a status, as the
+ * tests create them; everything else is passed as it is.
  */
 export function toManifests(objs: readonly Obj[]): Obj[] {
   return objs.map((raw) => {
-    // Label values are strings in Kubernetes; YAML's bare `true` and `yes` are Calico's tests' shorthand for them.
-    const o = raw.metadata?.labels ? { ...raw, metadata: { ...raw.metadata, labels: Object.fromEntries(Object.entries(raw.metadata.labels).map(([k, v]) => [k, String(v)])) } } : raw;
+    const o = raw.metadata?.labels ? { ...raw, metadata: { ...raw.metadata, labels: Object.fromEntries(Object.entries(raw.metadata.labels).map(([k, v]) => [k, labelValue(v)])) } } : raw;
     if (o.kind === 'Node' && o.apiVersion === 'projectcalico.org/v3') {
       const bgp = o.spec?.bgp ?? {};
       const annotations: Record<string, string> = { ...(o.metadata?.annotations ?? {}) };
@@ -260,7 +273,11 @@ export function toManifests(objs: readonly Obj[]): Obj[] {
         status: { addresses: bgp.ipv4Address ? [{ type: 'InternalIP', address: String(bgp.ipv4Address).split('/')[0] }] : [] },
       };
     }
-    if ((o.kind === 'Service' || o.kind === 'EndpointSlice' || o.kind === 'Endpoints') && !o.metadata?.namespace) return { ...o, metadata: { ...o.metadata, namespace: 'default' } };
+    if (o.kind === 'Service' || o.kind === 'EndpointSlice' || o.kind === 'Endpoints') {
+      // A create writes no status (the tests' own note: their Services' load-balancer status never reaches the API server).
+      const { status: _status, ...rest } = o;
+      return { ...rest, metadata: { ...o.metadata, namespace: o.metadata?.namespace ?? 'default' } };
+    }
     return o;
   });
 }

@@ -7,6 +7,7 @@
 import { bgpPeers, bgpRoute, communitiesOf, FilterRunner, parseItems, prefixWithin, staticRoute, staticRoutes, type Item, type Route } from './bird-config.js';
 import type { Plan } from '../../src/kubernetes/plan-types.js';
 import type { PlanJson } from '../../src/agent/views.js';
+import { peerOptions } from '../../src/agent/reconcile.js';
 
 export interface PeerView {
   readonly asn: number;
@@ -139,7 +140,8 @@ export function tsbgpView(plan: Plan, json: PlanJson, probes: readonly string[],
       passive: p.passive,
       password: p.passwordValue?.reveal() ?? null,
       ttlSecurity: p.ttlSecurity ?? 0,
-      nextHop: p.keepOriginalNextHop ? 'keep' : p.nextHopMode.toLowerCase(),
+      // What the agent hands the speaker, as BIRD's next hop self/keep.
+      nextHop: ((o) => (o.keepNextHop ? 'keep' : o.nextHopSelf ? 'self' : 'auto'))(peerOptions(p)),
       rrClient: p.routeReflectorClient,
       rrClusterId: p.routeReflectorClient ? (p.routeReflectorClusterId ?? null) : null,
       sourceAddress: p.sourceAddress?.toString() ?? null,

@@ -12,6 +12,7 @@ import { loadTexts } from '../../../src/kubernetes/manifests.js';
 import { stateOf } from '../../../src/kubernetes/state.js';
 import { plan as planFor } from '../../../src/kubernetes/plan.js';
 import { planJson, type PlanJson } from '../../../src/agent/views.js';
+import { peerOptions } from '../../../src/agent/reconcile.js';
 import type { Plan } from '../../../src/kubernetes/plan-types.js';
 import { Address, Prefix } from '../../../src/net/index.js';
 
@@ -88,6 +89,12 @@ function entry(prefix: string, communities: readonly string[]): string {
   return communities.length > 0 ? `${prefix}[${[...communities].sort().join(' ')}]` : prefix;
 }
 
+/** The next-hop handling the session is given (what the agent hands the speaker, not the BGPPeer's words). */
+function nextHopOf(p: Plan['peers'][number]): PeerWhole['nextHop'] {
+  const o = peerOptions(p);
+  return o.keepNextHop ? 'keep' : o.nextHopSelf ? 'self' : 'auto';
+}
+
 /** Plans `nodeName` from `objects` as `tsbgp plan` does. */
 export function planOf(nodeName: string, objects: readonly Obj[]): { plan: Plan; json: PlanJson } {
   const loaded = loadTexts([{ file: 'cluster.json', text: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }) }]);
@@ -124,7 +131,7 @@ export function whole(nodeName: string, objects: readonly Obj[], probes: readonl
       sourceAddress: p.sourceAddress?.toString() ?? null,
       password: p.passwordValue?.reveal() ?? null,
       ttlSecurity: p.ttlSecurity ?? 0,
-      nextHop: p.keepOriginalNextHop ? 'keep' : (p.nextHopMode.toLowerCase() as PeerWhole['nextHop']),
+      nextHop: nextHopOf(p),
       rrClient: p.routeReflectorClient,
       restartTime: p.maxRestartTime,
       allowLocalAs: p.numAllowedLocalASNumbers ?? null,
