@@ -44,13 +44,13 @@ function agentState(): { state: NodeStatusInput } {
   };
 }
 
-async function setup(reports: { name: string; wrote: boolean }[], errors: string[] = []) {
+async function setup(reports: { name: string; wrote: boolean }[], errors: string[] = [], retryMs?: number) {
   server = new FakeApiServer([...defaultResources(), calicoNodeStatusResource()]);
   await server.start();
   const file = await server.writeKubeconfig();
   const client = new KubeClient(parseKubeconfig(readFileSync(file, 'utf8'), file));
   const holder = agentState();
-  reporter = new NodeStatusReporter({ client, node: 'n1', onReport: (name, wrote) => reports.push({ name, wrote }), onError: (e) => errors.push(e.message), watchTimeoutSeconds: 30 });
+  reporter = new NodeStatusReporter({ client, node: 'n1', onReport: (name, wrote) => reports.push({ name, wrote }), onError: (e) => errors.push(e.message), watchTimeoutSeconds: 30, retryMs });
   return { holder, file };
 }
 
@@ -121,6 +121,22 @@ describe('CalicoNodeStatus against the fake API server', () => {
     server!.remove(API, 'CalicoNodeStatus', 'mine');
     await FakeApiServer.until(() => reporter!.names().length === 0, 10_000, 'the deleted request dropped');
     expect(reporter!.names()).toEqual([]);
+  });
+
+  it('a write the API server refuses is tried again, even with no period', async () => {
+    const reports: { name: string; wrote: boolean }[] = [];
+    const errors: string[] = [];
+    const { holder } = await setup(reports, errors, 200);
+    server!.apply(ask('mine', 'n1', ['Agent']));
+    await reporter!.start(() => holder.state);
+    await FakeApiServer.until(() => reporter!.names().length === 1, 10_000, 'the request seen');
+    // The first write may have gone through before the failure is injected: ask again with a new spec.
+    server!.failWith = 503;
+    server!.apply({ ...ask('mine', 'n1', ['Agent', 'BGP']), status: stored('mine').status });
+    await FakeApiServer.until(() => errors.some((e) => /status not written \(trying again in 200 ms\)/.test(e)), 10_000, 'a refused write');
+    server!.failWith = undefined;
+    await FakeApiServer.until(() => stored('mine').status?.bgp !== undefined, 10_000, 'the write tried again');
+    expect(stored('mine').status.bgp.numberEstablishedV4).toBe(1);
   });
 
   it.skipIf(!kubectl)('a user creates a request with kubectl and reads the answer with kubectl', async () => {

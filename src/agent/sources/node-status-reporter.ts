@@ -27,6 +27,8 @@ export interface NodeStatusReporterOptions {
   /** Each report made: whether a changed status was written, or there was nothing new to write (for logs and tests). */
   readonly onReport?: (name: string, wrote: boolean) => void;
   readonly watchTimeoutSeconds?: number;
+  /** After a failed write, the next attempt (ms). Default 5000. */
+  readonly retryMs?: number;
 }
 
 interface Tracked {
@@ -35,6 +37,8 @@ interface Tracked {
   /** The status as it stands on the server, as far as this reporter knows. */
   written: unknown;
   timer?: NodeJS.Timeout;
+  /** A write that failed is tried again after `retryMs` (whatever the period, 0 included). */
+  retry?: NodeJS.Timeout;
 }
 
 export class NodeStatusReporter {
@@ -96,7 +100,10 @@ export class NodeStatusReporter {
   close(): void {
     this.closed = true;
     this.listWatch?.stop();
-    for (const t of this.tracked.values()) clearTimeout(t.timer);
+    for (const t of this.tracked.values()) {
+      clearTimeout(t.timer);
+      clearTimeout(t.retry);
+    }
     this.tracked.clear();
   }
 
@@ -124,6 +131,7 @@ export class NodeStatusReporter {
     const t = this.tracked.get(name);
     if (!t) return;
     clearTimeout(t.timer);
+    clearTimeout(t.retry);
     this.tracked.delete(name);
   }
 
@@ -164,7 +172,17 @@ export class NodeStatusReporter {
     } catch (e) {
       // Deleted meanwhile: its DELETED event drops it.
       if (e instanceof ApiError && e.statusCode === 404) return;
-      this.opts.onError?.(new Error(`CalicoNodeStatus ${name}: status not written: ${(e as Error).message}`));
+      const retryMs = this.opts.retryMs ?? 5000;
+      this.opts.onError?.(new Error(`CalicoNodeStatus ${name}: status not written (trying again in ${retryMs} ms): ${(e as Error).message}`));
+      const again = this.tracked.get(name);
+      if (again && !this.closed) {
+        clearTimeout(again.retry);
+        again.retry = setTimeout(() => {
+          again.retry = undefined;
+          this.enqueue(name);
+        }, retryMs);
+        again.retry.unref?.();
+      }
     }
   }
 }
