@@ -98,6 +98,30 @@ describe('conformance: what a node originates', () => {
     });
   });
 
+  it('a Service with externalTrafficPolicy Local: its cluster and load-balancer IPs as /32s from the nodes with an endpoint only', () => {
+    const cfg = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, serviceClusterIPs: [{ cidr: '198.19.0.0/20' }], serviceLoadBalancerIPs: [{ cidr: '203.0.113.128/26' }] });
+    const service = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', clusterIP: '198.19.0.10', ports: [{ port: 80 }] },
+      status: { loadBalancer: { ingress: [{ ip: '203.0.113.130' }] } },
+    };
+    const endpoints = {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'web-1', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['198.18.1.5'], nodeName: 'n1' }],
+    };
+    const objects = [...NODES, ...BLOCKS, POOL, cfg, TOR, service, endpoints];
+    const ranges = ['198.19.0.0/20', '203.0.113.128/26'];
+    const onN1 = [...N1_BLOCKS, ...ranges, '198.19.0.10/32', '203.0.113.130/32'].sort();
+    expect(whole('n1', objects).routes).toEqual(onN1);
+    expect(whole('n1', objects).peers['198.51.100.1:179'].sent).toEqual(onN1);
+    expect(whole('n2', objects).routes).toEqual(['198.18.2.0/26', ...ranges].sort());
+  });
+
   it('a pool with disableBGPExport: its blocks are blackholed but sent to no one; routes into it are still programmed', () => {
     const pools = [ipPool('open', { cidr: '198.18.0.0/17' }), ipPool('hidden', { cidr: '198.18.128.0/17', disableBGPExport: true })];
     const blocks = [affinity('n1', '198.18.1.0/26'), affinity('n1', '198.18.129.0/26')];

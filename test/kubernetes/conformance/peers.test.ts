@@ -7,7 +7,7 @@
  * bgp_processor.go and client.go, restated.
  */
 import { describe, expect, it } from 'vitest';
-import { bgpConfiguration, bgpPeer, node, peerDefaults, secret, whole } from './harness.js';
+import { affinity, bgpConfiguration, bgpPeer, ipPool, node, peerDefaults, secret, whole } from './harness.js';
 import { BLOCKS, N1, N1_BLOCKS, NODES, POOL } from './cluster.js';
 
 const MESH_OFF = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512 });
@@ -28,6 +28,27 @@ describe('conformance: the node-to-node mesh', () => {
       errors: [],
     });
     expect(Object.keys(whole('n1', objects).peers).sort()).toEqual(['192.0.2.1:179', '192.0.2.11:179', '192.0.2.2:179'].sort());
+  });
+
+  it('IPv6: the same rule over the nodes\' IPv6 addresses, each family its own peerings', () => {
+    const objects = [
+      node('n1', { ipv4: `${N1}/24`, ipv6: '2001:db8::10/64' }),
+      node('n2', { ipv4: '192.0.2.2/24', ipv6: '2001:db8::2/64' }),
+      node('n3', { ipv4: '192.0.2.1/24', ipv6: '2001:db8::1/64' }),
+      affinity('n1', '2001:db8:1::/122'),
+      ipPool('pool6', { cidr: '2001:db8:1::/48' }),
+      ...BLOCKS,
+      POOL,
+      bgpConfiguration({}),
+    ];
+    const mesh = (passive: boolean, v6: boolean) => peerDefaults({ type: 'mesh', asn: 64512, passive, sourceAddress: v6 ? '2001:db8::10' : N1, sent: v6 ? ['2001:db8:1::/122'] : N1_BLOCKS });
+    expect(whole('n1', objects).peers).toEqual({
+      '192.0.2.2:179': mesh(true, false),
+      '192.0.2.1:179': mesh(false, false),
+      // "2001:db8::2" > "2001:db8::10" as strings; "2001:db8::1" is a prefix of it, so smaller.
+      '2001:db8::2:179': mesh(true, true),
+      '2001:db8::1:179': mesh(false, true),
+    });
   });
 
   it('the mesh password, restart time and listen port apply to every mesh peering', () => {
