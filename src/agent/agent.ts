@@ -544,7 +544,8 @@ class AgentLoop {
       await Promise.race([started, this.done]);
       await this.work;
       if (this.running && this.startError) throw this.startError;
-      if (this.running && opts.nodeStatus) await opts.nodeStatus.start(() => this.nodeStatusInput());
+      // CalicoNodeStatus answers start once the configuration is in; they never hold up the start.
+      if (this.running && opts.nodeStatus) void Promise.resolve(opts.nodeStatus.start(() => this.nodeStatusInput())).catch((e: Error) => log.warn(`CalicoNodeStatus: ${e.message}`));
     } catch (e) {
       await this.stop();
       throw e;

@@ -49,6 +49,14 @@ describe('conformance: who programs cluster routes', () => {
     expect(w.peers['198.51.100.1:179'].sent).toEqual(['198.18.0.0/26', '198.18.128.0/26', '198.18.192.0/26']);
   });
 
+  it.each([
+    ['EnabledIPIPOnly', ['198.18.0.0/26 blackhole']],
+    ['EnabledNoEncapOnly', ['198.18.192.0/26 blackhole']],
+  ])('%s: only the blocks of the pools BIRD programs get their blackhole into the kernel', (pcr, statics) => {
+    const w = whole('n1', [...NODES, ...blocks, ...pools, bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: pcr }), TOR]);
+    expect(w.kernel.statics).toEqual(statics);
+  });
+
   it('Disabled: no blackhole either', () => {
     const w = whole('n1', [...NODES, ...blocks, ...pools, bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: 'Disabled' }), TOR]);
     expect(w.kernel.statics).toEqual([]);
