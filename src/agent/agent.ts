@@ -27,6 +27,7 @@ import { withSessions } from './explain-sessions.js';
 import { listenHint } from './help.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
+import type { NodeStatusInput } from './node-status.js';
 import {
   agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson,
   statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson
@@ -76,6 +77,16 @@ export interface AgentOptions {
   readonly maxPrefixes?: PeerOptions['maxPrefixes'] | null;
   /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
   readonly kernel?: AgentKernelOptions;
+  /** Answers CalicoNodeStatus requests for this node (src/agent/sources/node-status-reporter.ts); none when absent. */
+  readonly nodeStatus?: NodeStatusSink;
+  /** The agent's version, as CalicoNodeStatus reports it (`tsbgp <version>`). */
+  readonly version?: string;
+}
+
+/** Where the agent's state goes for CalicoNodeStatus: started with a reader of that state, closed on stop. */
+export interface NodeStatusSink {
+  start(read: () => NodeStatusInput): Promise<void> | void;
+  close(): void;
 }
 
 export interface Agent {
@@ -133,6 +144,8 @@ class AgentLoop {
   // The speaker, once the node has an IPv4 address.
   private speaker: AgentSpeaker | undefined;
   private speakerOpts: SpeakerOptions | undefined;
+  /** When the speaker was last given a changed configuration (CalicoNodeStatus lastReconfigurationTime). */
+  private reconfiguredAt: Date | undefined;
   private startError: Error | undefined;
 
   // What the last reconcile did.
@@ -276,6 +289,7 @@ class AgentLoop {
         peersRemoved: ops.removePeers,
       });
     }
+    if (changes > 0 || !this.applied) this.reconfiguredAt = this.now();
     const before = this.applied;
     this.applied = plan;
     // What to re-advertise depends on the received routes (their events ask
@@ -492,6 +506,23 @@ class AgentLoop {
     };
   }
 
+  /** The agent's state for a CalicoNodeStatus (src/agent/node-status.ts). */
+  private nodeStatusInput(): NodeStatusInput {
+    const plan = this.applied ?? this.planner.plan;
+    const speaker = this.speaker;
+    return {
+      running: this.running && speaker !== undefined,
+      version: `tsbgp ${this.opts.version ?? 'unknown'}`,
+      routerId: this.speakerOpts?.routerId,
+      startedAt: this.startedAt,
+      reconfiguredAt: this.reconfiguredAt,
+      sessions: speaker?.status() ?? [],
+      peerTypes: new Map(plan.peers.map((p) => [p.address.toString(), p.type])),
+      received: speaker?.received() ?? [],
+      originated: plan.routes.map((r) => r.prefix),
+    };
+  }
+
   private explain(query: string): ReturnType<typeof explain> {
     const x = explain(this.applied ?? this.planner.plan, query, this.redistribution.list(), (ns, name) => this.planner.state.services.get(`${ns}/${name}`));
     return withSessions(x, this.speaker?.status() ?? []);
@@ -540,6 +571,7 @@ class AgentLoop {
     process.off('SIGTERM', this.onSignal);
     process.off('SIGINT', this.onSignal);
     await this.source.close();
+    this.opts.nodeStatus?.close();
     this.planEvents?.close();
     await this.work;
     await this.control?.close();
@@ -587,6 +619,8 @@ class AgentLoop {
       await Promise.race([started, this.done]);
       await this.work;
       if (this.running && this.startError) throw this.startError;
+      // CalicoNodeStatus answers start once the configuration is in; they never hold up the start.
+      if (this.running && opts.nodeStatus) void Promise.resolve(opts.nodeStatus.start(() => this.nodeStatusInput())).catch((e: Error) => log.warn(`CalicoNodeStatus: ${e.message}`));
     } catch (e) {
       await this.stop();
       throw e;

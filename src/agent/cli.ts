@@ -311,14 +311,17 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       case 'agent': {
         const a = parseAgentArgs(rest, env);
         const logger = createLogger({ level: a.logLevel ?? 'info', now, ...(io.log ? { write: io.log } : {}) });
-        let inputs: Pick<AgentOptions, 'manifests' | 'source' | 'events'>;
+        let inputs: Pick<AgentOptions, 'manifests' | 'source' | 'events' | 'nodeStatus'>;
         if (a.source.kind === 'manifests') inputs = { manifests: a.source.paths };
         else {
           const { kubeConfigFor, kubernetesEvents, kubernetesSource } = await import('./sources/kube-source.js');
+          const { NodeStatusReporter } = await import('./sources/node-status-reporter.js');
           const kc = kubeConfigFor(a.source, env);
           const source = kubernetesSource(kc, io.kubernetes);
           const events = kubernetesEvents(kc, source, { host: a.node, onError: (e) => logger.warn(`Kubernetes Event not written: ${e.message}`) });
-          inputs = { source, events };
+          // CalicoNodeStatus requests for this node, answered through the same Calico API the source reads.
+          const reporter = new NodeStatusReporter({ client: kc, node: a.node, calicoApi: io.kubernetes?.calicoApi, onError: (e) => logger.warn(e.message) });
+          inputs = { source, events, nodeStatus: reporter };
         }
         const speakerFactory = io.speakerFactory ?? defaultSpeakerFactory;
         const metrics: AgentMetrics | undefined = a.metrics ? new (await import('./metrics.js')).AgentMetrics() : undefined;
@@ -327,6 +330,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
           const agent = await runAgent({
             node: a.node,
             ...inputs,
+            version: version(),
             control: a.control ?? defaultControlPath(env),
             logLevel: a.logLevel,
             logger,

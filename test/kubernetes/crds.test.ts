@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CRD_DIR, KINDS, crdFor, renderCrdFiles } from '../../scripts/gen-crds.js';
+import { CRD_DIR, KINDS, crdFor, nodeStatusCrd, renderCrdFiles } from '../../scripts/gen-crds.js';
+import { readNodeStatusRequest } from '../../src/agent/node-status.js';
 import { watchedResources } from '../../src/agent/sources/api-source.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { everyKind } from './api-fixtures.js';
@@ -101,5 +102,24 @@ describe('deploy/crds', () => {
     expect(schemaErrors({ kind: 'BGPConfiguration', spec: { nodeMeshMaxRestartTime: 'soon' } })).toHaveLength(1);
     // Calico's own fields the validator does not read are kept, not pruned.
     expect(schemaErrors({ kind: 'BGPConfiguration', spec: { ignoredInterfaces: ['eth9'] } })).toEqual([]);
+  });
+
+  it('CalicoNodeStatus: cluster-scoped, a status subresource, a spec the agent reads and the schema agrees on', () => {
+    const crd = nodeStatusCrd() as any;
+    expect(crd.spec.scope).toBe('Cluster');
+    const v = crd.spec.versions[0];
+    expect(v.subresources).toEqual({ status: {} });
+    const spec = v.schema.openAPIV3Schema.properties.spec;
+    const errors = (s: unknown) => {
+      const out: string[] = [];
+      check(spec, s, 'spec', out);
+      return out;
+    };
+    const good = { node: 'n1', classes: ['Agent', 'BGP', 'Routes'], updatePeriodSeconds: 30 };
+    expect(errors(good)).toEqual([]);
+    expect(readNodeStatusRequest({ metadata: { name: 'x' }, spec: good }).ok).toBe(true);
+    const bad = { node: 'n1', classes: ['Peers'], updatePeriodSeconds: 86_401 };
+    expect(errors(bad)).toEqual(['spec.classes[0]: Peers not in enum', 'spec.updatePeriodSeconds: above maximum']);
+    expect(readNodeStatusRequest({ metadata: { name: 'x' }, spec: bad }).ok).toBe(false);
   });
 });

@@ -97,13 +97,13 @@ describe.skipIf(!kubectl)('kubectl kustomize', () => {
     return parseAllDocuments(stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } });
   };
 
-  it('deploy/ builds the agent in kube-system with its account, role and binding; deploy/crds the five Calico CRDs', async () => {
+  it('deploy/ builds the agent in kube-system with its account, role and binding; deploy/crds the five Calico CRDs it reads and CalicoNodeStatus', async () => {
     const base = await build('deploy');
     expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/tsbgp', 'ClusterRoleBinding/tsbgp', 'DaemonSet/tsbgp', 'Role/tsbgp-bgp-passwords', 'RoleBinding/tsbgp-bgp-passwords', 'ServiceAccount/tsbgp']);
     for (const o of base) expect(o.metadata.labels?.['app.kubernetes.io/name']).toBe('tsbgp');
     for (const o of base.filter((x) => x.kind === 'DaemonSet' || x.kind === 'ServiceAccount')) expect(o.metadata.namespace).toBe('kube-system');
     const crds = await build('deploy/crds');
-    expect(crds.map((o) => o.metadata.name).sort()).toEqual(['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'ippools'].map((p) => `${p}.crd.projectcalico.org`));
+    expect(crds.map((o) => o.metadata.name).sort()).toEqual(['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'caliconodestatuses', 'ippools'].map((p) => `${p}.crd.projectcalico.org`));
   });
 });
 

@@ -47,6 +47,8 @@ export interface FakeResource {
   readonly namespaced: boolean;
   readonly verbs: readonly string[];
   readonly shortNames?: readonly string[];
+  /** Served with a `status` subresource: a PATCH of `…/NAME/status` changes only `.status`, and one of the object leaves `.status` alone. */
+  readonly statusSubresource?: boolean;
 }
 
 const RO = ['get', 'list', 'watch'];
@@ -57,6 +59,19 @@ const CALICO = [
   ['bgpfilters', 'BGPFilter'],
   ['blockaffinities', 'BlockAffinity'],
 ] as const;
+
+/** CalicoNodeStatus as Calico's CRD serves it (cluster-scoped, with a status subresource). */
+export function calicoNodeStatusResource(group: 'crd.projectcalico.org' | 'projectcalico.org' = 'crd.projectcalico.org'): FakeResource {
+  return {
+    group,
+    version: group === 'crd.projectcalico.org' ? 'v1' : 'v3',
+    plural: 'caliconodestatuses',
+    kind: 'CalicoNodeStatus',
+    namespaced: false,
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+    statusSubresource: true,
+  };
+}
 
 export function defaultResources(opts: { calicoV3?: boolean } = {}): FakeResource[] {
   const out: FakeResource[] = [
@@ -446,7 +461,7 @@ export class FakeApiServer {
     if (!r || (namespace && !r.namespaced)) return notFound(res, p);
     const name = rest[1];
     if (name === undefined) {
-      if (method === 'POST' && namespace) return this.create(r, namespace, body, res);
+      if (method === 'POST' && (namespace || !r.namespaced)) return this.create(r, namespace, body, res);
       if (method !== 'GET') return json(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
       if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
         if (this.failWatchesWith) return json(res, this.failWatchesWith, status(this.failWatchesWith, 'Forbidden', 'injected watch failure'));
@@ -460,9 +475,11 @@ export class FakeApiServer {
     }
     const key = this.keyOf(r, namespace, name);
     const obj = this.store.get(r)!.get(key);
+    const sub = rest[2];
+    if (sub !== undefined && !(sub === 'status' && r.statusSubresource && rest.length === 3)) return notFound(res, p);
     if (method === 'PATCH') {
       if (!obj) return notFound(res, `${r.plural} "${name}"`);
-      return this.patch(r, obj, body, res);
+      return this.patch(r, obj, body, res, sub === 'status' ? 'status' : r.statusSubresource ? 'object' : 'all');
     }
     if (method !== 'GET') return json(res, 405, status(405, 'MethodNotAllowed', `${method} not allowed`));
     return obj ? json(res, 200, obj) : notFound(res, `${r.plural} "${name}"`);
@@ -563,18 +580,28 @@ export class FakeApiServer {
     res.on('close', () => this.watchers.delete(w));
   }
 
-  private create(r: FakeResource, namespace: string, body: string, res: http.ServerResponse): void {
+  private create(r: FakeResource, namespace: string | undefined, body: string, res: http.ServerResponse): void {
     const obj = JSON.parse(body) as Record<string, unknown>;
-    const meta: Record<string, unknown> = { ...((obj.metadata as Record<string, unknown>) ?? {}), namespace };
+    const meta: Record<string, unknown> = { ...((obj.metadata as Record<string, unknown>) ?? {}), ...(namespace ? { namespace } : {}) };
+    // With a status subresource, a create sets no status (as the real server).
+    if (r.statusSubresource) delete obj.status;
     if (typeof meta.name !== 'string' || meta.name === '') return json(res, 422, status(422, 'Invalid', 'metadata.name: Required value'));
     if (this.store.get(r)!.has(this.keyOf(r, namespace, meta.name as string))) return json(res, 409, status(409, 'AlreadyExists', `${r.plural} "${meta.name}" already exists`));
     json(res, 201, this.apply({ ...obj, apiVersion: gv(r), kind: r.kind, metadata: meta }));
   }
 
-  /** Merge patch (JSON merge patch and strategic merge patch behave alike for the fields used here). */
-  private patch(r: FakeResource, obj: Obj, body: string, res: http.ServerResponse): void {
+  /**
+   * Merge patch (JSON merge patch and strategic merge patch behave alike for
+   * the fields used here). `status`: only `.status` changes (the status
+   * subresource); `object`: everything but `.status`; `all`: no subresource.
+   */
+  private patch(r: FakeResource, obj: Obj, body: string, res: http.ServerResponse, part: 'status' | 'object' | 'all'): void {
     const patch = JSON.parse(body) as Record<string, unknown>;
-    json(res, 200, this.apply(mergePatch(obj, patch) as Record<string, unknown>));
+    let next = mergePatch(obj, patch) as Record<string, unknown>;
+    if (part === 'status') next = { ...obj, ...(next.status === undefined ? {} : { status: next.status }) };
+    else if (part === 'object') next = { ...next, status: obj.status };
+    if (next.status === undefined) delete next.status;
+    json(res, 200, this.apply(next));
   }
 }
 

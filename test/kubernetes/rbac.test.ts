@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { WATCHED_RBAC, watchedResources } from '../../src/agent/sources/api-source.js';
+import { NODE_STATUS_RBAC } from '../../src/agent/sources/node-status-reporter.js';
 
 const read = (p: string) => parse(readFileSync(new URL(`../../${p}`, import.meta.url), 'utf8')) as Record<string, any>;
 
@@ -22,9 +23,10 @@ describe('deploy/clusterrole.yaml', () => {
   const role = read('deploy/clusterrole.yaml');
   const rules = role.rules as Rule[];
 
-  it('grants get/list/watch on every watched resource, create/get/patch on events, and nothing else', () => {
+  it('grants get/list/watch on every watched resource, create/get/patch on events, what CalicoNodeStatus needs, and nothing else', () => {
     const want = new Set<string>();
     for (const w of WATCHED_RBAC) for (const v of ['get', 'list', 'watch']) want.add(`${w.apiGroup}|${w.resource}|${v}`);
+    for (const r of NODE_STATUS_RBAC) for (const v of r.verbs) want.add(`${r.apiGroup}|${r.resource}|${v}`);
     want.add('|events|create');
     want.add('|events|get');
     want.add('|events|patch');
@@ -35,6 +37,15 @@ describe('deploy/clusterrole.yaml', () => {
     const text = JSON.stringify(rules);
     expect(text).not.toContain('*');
     expect(rules.every((r) => Object.keys(r).sort().join() === 'apiGroups,resources,verbs')).toBe(true);
+  });
+
+  it('lets the agent write only the status of a CalicoNodeStatus, never the request itself', () => {
+    const g = grants(rules);
+    for (const group of ['crd.projectcalico.org', 'projectcalico.org']) {
+      expect(g.has(`${group}|caliconodestatuses/status|patch`)).toBe(true);
+      expect(g.has(`${group}|caliconodestatuses|watch`)).toBe(true);
+      for (const v of ['create', 'update', 'patch', 'delete']) expect(g.has(`${group}|caliconodestatuses|${v}`)).toBe(false);
+    }
   });
 
   it('covers both Calico APIs the source may pick', () => {

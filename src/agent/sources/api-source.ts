@@ -56,7 +56,7 @@ function collectionPath(w: WatchedResource): string {
 }
 
 /** Asks API discovery once whether `projectcalico.org/v3` (the Calico API server) is served with the resources we need. */
-async function probeCalicoApi(kc: KubeClient): Promise<CalicoApi> {
+export async function probeCalicoApi(kc: KubeClient): Promise<CalicoApi> {
   const groups = (await kc.getJson('/apis')) as { groups?: { name?: string; versions?: { groupVersion?: string }[] }[] };
   const v3 = groups.groups?.find((g) => g.name === 'projectcalico.org')?.versions?.some((v) => v.groupVersion === 'projectcalico.org/v3');
   if (!v3) return 'crd.projectcalico.org/v1';
