@@ -48,6 +48,15 @@ export interface BfdSession {
   readonly poll?: { readonly again: boolean };
   readonly remoteMinRx: number;
   readonly remoteDesiredMinTx: number;
+  /**
+   * While the remote runs a Poll Sequence that lowered its Desired Min TX:
+   * the value it had before, which the detection time keeps using until the
+   * remote's poll is over (its first packet without P). A remote may keep
+   * sending at its old interval until our Final reaches it (§6.8.3; FRR's
+   * bfdd does, and advertises its fast interval in a Poll on going Up while
+   * still sending every second).
+   */
+  readonly remotePollTx?: number;
   readonly remoteDetectMult: number;
   /** Next periodic transmission, ms. */
   readonly nextTx?: number;
@@ -71,6 +80,14 @@ export type BfdAction =
     readonly diag: number;
     /** The remote signalled AdminDown: RFC 5882 §3.2, not a failure of the path. */
     readonly remoteAdminDown: boolean;
+    /**
+     * Up → Down because a new session of the remote (another My
+     * Discriminator, Your Discriminator 0) said Down: the remote replaced its
+     * session without taking the old one down (FRR's bfdd does when bgpd
+     * learns the BGP session's local address), and its packet proves the path
+     * alive. Not a failure of the path either.
+     */
+    readonly remoteReplaced: boolean;
   }
   /** The negotiated TX interval or detection time changed (status). */
   | { readonly type: 'timersChanged' }
@@ -124,7 +141,7 @@ export function txInterval(s: BfdSession): number {
 
 /** §6.8.4, asynchronous mode: remote Detect Mult × max(our Required Min RX, their Desired Min TX), µs. */
 export function detectionTime(s: BfdSession): number {
-  return s.remoteDetectMult * Math.max(s.rxBase, s.remoteDesiredMinTx);
+  return s.remoteDetectMult * Math.max(s.rxBase, s.remoteDesiredMinTx, s.remotePollTx ?? 0);
 }
 
 /** When the shell must call back with `{ type: 'timer' }`, ms. */
@@ -189,14 +206,14 @@ class Step {
     this.s.nextTx = this.now + jittered(txInterval(this.s), this.s.timers.detectMult, this.random);
   }
 
-  setState(to: BfdStateName, diag: number, remoteAdminDown = false): void {
+  setState(to: BfdStateName, diag: number, remote: { adminDown?: boolean; replaced?: boolean } = {}): void {
     const from = this.s.state;
     if (from === to) return;
     this.s.state = to;
     this.s.localDiag = diag;
     if (to === 'Down' || to === 'AdminDown') this.s.lastDownDiag = diag;
     if (to !== 'Up') this.s.poll = undefined;
-    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown });
+    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown: remote.adminDown ?? false, remoteReplaced: remote.replaced ?? false });
     this.retime();
   }
 
@@ -259,6 +276,7 @@ export function bfdStep(session: BfdSession, ev: BfdEvent, now: number, random: 
         s.remoteDiscr = 0;
         s.remoteMinRx = 1;
         s.remoteDesiredMinTx = 0;
+        s.remotePollTx = undefined;
         s.remoteDetectMult = 0;
         s.remoteState = 'Down';
         if (s.state === 'Init' || s.state === 'Up') {
@@ -298,10 +316,14 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   if (p.auth) return discard(st, 'Authentication Present (A) bit set, but this session uses no authentication');
   if (p.yourDiscr !== 0 && p.yourDiscr !== s.localDiscr) return discard(st, `Your Discriminator ${p.yourDiscr} is not this session's (${s.localDiscr})`);
   if (p.yourDiscr === 0 && p.state !== 'Down' && p.state !== 'AdminDown') return discard(st, `Your Discriminator is zero in state ${p.state}`);
+  const replaced = s.remoteDiscr !== 0 && p.myDiscr !== s.remoteDiscr && p.yourDiscr === 0;
   s.remoteDiscr = p.myDiscr;
   s.remoteState = p.state;
   s.remoteDiag = p.diag;
   s.remoteMinRx = p.requiredMinRx;
+  // A lower Desired Min TX in a Poll counts for detection only once the remote's poll is over.
+  const held = Math.max(s.remotePollTx ?? 0, s.remoteDesiredMinTx);
+  s.remotePollTx = p.poll && p.desiredMinTx < held ? held : undefined;
   s.remoteDesiredMinTx = p.desiredMinTx;
   s.remoteDetectMult = p.detectMult;
   if (p.final) st.endPoll();
@@ -309,14 +331,14 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   s.detectAt = st.now + detectionTime(s) / 1000;
   const before = s.state;
   if (p.state === 'AdminDown') {
-    if (s.state !== 'Down') st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, true);
+    if (s.state !== 'Down') st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { adminDown: true });
   } else if (s.state === 'Down') {
     if (p.state === 'Down') st.setState('Init', Diag.NONE);
     else if (p.state === 'Init') st.setState('Up', Diag.NONE);
   } else if (s.state === 'Init') {
     if (p.state === 'Init' || p.state === 'Up') st.setState('Up', Diag.NONE);
   } else if (p.state === 'Down') {
-    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN);
+    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { replaced });
   }
   // Our state change may have moved the RX interval used (a poll ended, or none runs any more).
   s.detectAt = st.now + detectionTime(s) / 1000;
