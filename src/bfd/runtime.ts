@@ -317,7 +317,7 @@ export class BfdRuntime {
     const cause = ev.type === 'rx' ? 'on a packet' : ev.type === 'timer' ? 'on the timer' : `on ${ev.type}`;
     const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteReplaced ? 'warning' : 'info';
     const note = a.remoteReplaced ? ' (the remote replaced its session: a new discriminator)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
-    log(level, `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr ? ` → ${e.session.remoteDiscr}` : ''}`);
+    log(level, `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`);
   }
 
   private clearTimer(e: Entry): void {
