@@ -14,7 +14,7 @@ export interface BfdJson {
   readonly remoteMultiplier: number | null;
   readonly desired: PeerBfdStatus['desired'];
   readonly lastDiag: string | null;
-  /** The last time the session left Up (issue 32): times ISO 8601; `pathFailure` false when the BGP session was kept (the remote went AdminDown or replaced its session). */
+  /** The last time the session left Up (issue 32): times ISO 8601; `pathFailure` false when the BGP session was kept (the remote went AdminDown or restarted its session). */
   readonly lastDown: {
     readonly at: string; readonly upSince: string; readonly diag: string; readonly remoteState: string; readonly remoteDiag: string;
     readonly lastPacketAt: string | null; readonly detectionTimeMs: number; readonly pathFailure: boolean;
@@ -37,7 +37,7 @@ export function bfdJson(b: PeerBfdStatus): BfdJson {
       at: b.lastDown.at.toISOString(), upSince: b.lastDown.upSince.toISOString(), diag: b.lastDown.diag.text,
       remoteState: b.lastDown.remoteState, remoteDiag: b.lastDown.remoteDiag.text,
       lastPacketAt: b.lastDown.lastPacketAt?.toISOString() ?? null, detectionTimeMs: b.lastDown.detectionTimeMs,
-      pathFailure: !b.lastDown.remoteAdminDown && !b.lastDown.remoteReplaced,
+      pathFailure: !b.lastDown.remoteAdminDown && !b.lastDown.remoteRestarted,
     } : null,
     error: b.error ?? null,
     receivedTtl: b.receivedTtl ? { checked: b.receivedTtl.checked, reason: b.receivedTtl.reason ?? null, kernelDrops: b.receivedTtl.kernelDrops ?? null } : null,

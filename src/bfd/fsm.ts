@@ -81,13 +81,16 @@ export type BfdAction =
     /** The remote signalled AdminDown: RFC 5882 §3.2, not a failure of the path. */
     readonly remoteAdminDown: boolean;
     /**
-     * Up → Down because a new session of the remote (another My
-     * Discriminator, Your Discriminator 0) said Down: the remote replaced its
-     * session without taking the old one down (FRR's bfdd does when bgpd
-     * learns the BGP session's local address), and its packet proves the path
-     * alive. Not a failure of the path either.
+     * Up → Down because the remote's control plane restarted its session, not
+     * because the path failed: a new session of the remote (another My
+     * Discriminator, Your Discriminator 0) says Down, or the remote says Down
+     * with diagnostic 3 "Neighbor Signaled Session Down" although we did not
+     * (every packet of ours since we went Up said Up). FRR's bfdd does both
+     * when bgpd re-registers a session: the old one says Down with diag 3 as
+     * it is freed, the new one starts in Down. The packet proves the path
+     * alive, so clients keep their sessions, as for AdminDown.
      */
-    readonly remoteReplaced: boolean;
+    readonly remoteRestarted: boolean;
   }
   /** The negotiated TX interval or detection time changed (status). */
   | { readonly type: 'timersChanged' }
@@ -206,14 +209,14 @@ class Step {
     this.s.nextTx = this.now + jittered(txInterval(this.s), this.s.timers.detectMult, this.random);
   }
 
-  setState(to: BfdStateName, diag: number, remote: { adminDown?: boolean; replaced?: boolean } = {}): void {
+  setState(to: BfdStateName, diag: number, remote: { adminDown?: boolean; restarted?: boolean } = {}): void {
     const from = this.s.state;
     if (from === to) return;
     this.s.state = to;
     this.s.localDiag = diag;
     if (to === 'Down' || to === 'AdminDown') this.s.lastDownDiag = diag;
     if (to !== 'Up') this.s.poll = undefined;
-    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown: remote.adminDown ?? false, remoteReplaced: remote.replaced ?? false });
+    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown: remote.adminDown ?? false, remoteRestarted: remote.restarted ?? false });
     this.retime();
   }
 
@@ -316,7 +319,8 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   if (p.auth) return discard(st, 'Authentication Present (A) bit set, but this session uses no authentication');
   if (p.yourDiscr !== 0 && p.yourDiscr !== s.localDiscr) return discard(st, `Your Discriminator ${p.yourDiscr} is not this session's (${s.localDiscr})`);
   if (p.yourDiscr === 0 && p.state !== 'Down' && p.state !== 'AdminDown') return discard(st, `Your Discriminator is zero in state ${p.state}`);
-  const replaced = s.remoteDiscr !== 0 && p.myDiscr !== s.remoteDiscr && p.yourDiscr === 0;
+  // (only read when we are Up and it says Down: see `remoteRestarted`)
+  const restarted = (s.remoteDiscr !== 0 && p.myDiscr !== s.remoteDiscr && p.yourDiscr === 0) || p.diag === Diag.NEIGHBOR_SIGNALED_SESSION_DOWN;
   s.remoteDiscr = p.myDiscr;
   s.remoteState = p.state;
   s.remoteDiag = p.diag;
@@ -338,7 +342,7 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   } else if (s.state === 'Init') {
     if (p.state === 'Init' || p.state === 'Up') st.setState('Up', Diag.NONE);
   } else if (p.state === 'Down') {
-    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { replaced });
+    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { restarted });
   }
   // Our state change may have moved the RX interval used (a poll ended, or none runs any more).
   s.detectAt = st.now + detectionTime(s) / 1000;

@@ -60,9 +60,9 @@ export interface BfdDownRecord {
   readonly lastPacketAt?: number;
   /** The detection time in force, ms. */
   readonly detectionTimeMs: number;
-  /** Not a failure of the path: the remote said AdminDown, or a new session of the remote said Down. */
+  /** Not a failure of the path: the remote said AdminDown, or restarted its session (fsm.ts). */
   readonly remoteAdminDown: boolean;
-  readonly remoteReplaced: boolean;
+  readonly remoteRestarted: boolean;
 }
 
 export interface BfdChange {
@@ -71,8 +71,8 @@ export interface BfdChange {
   readonly from?: BfdStateName;
   /** The remote said AdminDown (RFC 5882 §3.2: not a path failure, clients keep their sessions). */
   readonly remoteAdminDown?: boolean;
-  /** A new session of the remote said Down (fsm.ts `remoteReplaced`): not a path failure either. */
-  readonly remoteReplaced?: boolean;
+  /** The remote's control plane restarted its session (fsm.ts `remoteRestarted`): not a path failure either. */
+  readonly remoteRestarted?: boolean;
 }
 
 export interface BfdSessionSpec {
@@ -265,12 +265,12 @@ export class BfdRuntime {
               ...(heard !== undefined ? { lastPacketAt: wall - (this.scheduler.now() - heard) } : {}),
               detectionTimeMs: detectionTime(before) / 1000,
               remoteAdminDown: a.remoteAdminDown,
-              remoteReplaced: a.remoteReplaced,
+              remoteRestarted: a.remoteRestarted,
             };
           }
           this.logChange(e, before, a, ev);
           // One report per step: the latest state, from the first `from`.
-          change = { from: change?.from ?? a.from, remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false), remoteReplaced: a.remoteReplaced || (change?.remoteReplaced ?? false), status: this.statusOf(e) };
+          change = { from: change?.from ?? a.from, remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false), remoteRestarted: a.remoteRestarted || (change?.remoteRestarted ?? false), status: this.statusOf(e) };
           break;
         }
         case 'timersChanged':
@@ -315,8 +315,8 @@ export class BfdRuntime {
       ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
       : `remote last said ${before.remoteState} (diag ${before.remoteDiag} ${describeDiag(before.remoteDiag)})`;
     const cause = ev.type === 'rx' ? 'on a packet' : ev.type === 'timer' ? 'on the timer' : `on ${ev.type}`;
-    const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteReplaced ? 'warning' : 'info';
-    const note = a.remoteReplaced ? ' (the remote replaced its session: a new discriminator)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
+    const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteRestarted ? 'warning' : 'info';
+    const note = a.remoteRestarted ? ' (the remote restarted its session: not a path failure)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
     log(level, `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`);
   }
 

@@ -7,8 +7,8 @@
  * As FRR does by default, BFD never holds BGP back: a BGP session whose BFD
  * session never comes up runs on its hold timer; only an Up → Down transition
  * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing;
- * nor is a Down from a new session of the remote (it replaced its session:
- * FRR's bfdd does when bgpd learns the BGP session's local address).
+ * nor is the remote restarting its BFD session (fsm.ts `remoteRestarted`:
+ * FRR's bfdd does when bgpd re-registers the session as BGP establishes).
  */
 import { SLOW_TX_US, type BfdTimers } from '../bfd/fsm.js';
 import type { BfdChange, BfdDownRecord, BfdSessionSpec } from '../bfd/runtime.js';
@@ -136,8 +136,8 @@ export class SpeakerBfd {
         this.hooks.log('info', `peer ${id}: BFD: the remote went AdminDown; BGP session kept (RFC 5882 §3.2)`);
         return;
       }
-      if (c.remoteReplaced) {
-        this.hooks.log('info', `peer ${id}: BFD: the remote replaced its BFD session (a new discriminator says Down; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`);
+      if (c.remoteRestarted) {
+        this.hooks.log('info', `peer ${id}: BFD: the remote restarted its BFD session (a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`);
         return;
       }
       this.hooks.log('warning', `peer ${id}: BFD session down (${c.status.lastDiag.text}): taking the BGP session down`);

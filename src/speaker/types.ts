@@ -187,9 +187,9 @@ export interface PeerBfdStatus {
     readonly remoteDiag: { readonly code: number; readonly text: string };
     readonly lastPacketAt?: Date;
     readonly detectionTimeMs: number;
-    /** Not a path failure (the BGP session was kept): the remote said AdminDown, or replaced its session. */
+    /** Not a path failure (the BGP session was kept): the remote said AdminDown, or restarted its session. */
     readonly remoteAdminDown: boolean;
-    readonly remoteReplaced: boolean;
+    readonly remoteRestarted: boolean;
   };
   readonly localDiscriminator?: number;
   readonly remoteDiscriminator?: number;

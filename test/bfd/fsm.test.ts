@@ -90,7 +90,7 @@ describe('BFD state machine (RFC 5880 §6.8.6 transitions)', () => {
     expect(r.session.localDiag).toBe(Diag.CONTROL_DETECTION_TIME_EXPIRED);
     expect(r.session.lastDownDiag).toBe(Diag.CONTROL_DETECTION_TIME_EXPIRED);
     expect(r.session.remoteDiscr).toBe(0);
-    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: 1, remoteAdminDown: false, remoteReplaced: false });
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: 1, remoteAdminDown: false, remoteRestarted: false });
     expect(r.actions).toContainEqual({ type: 'send', packet: expect.objectContaining({ state: 'Down', yourDiscr: 0, diag: 1, desiredMinTx: ms(1000) }) });
   });
 
@@ -265,23 +265,31 @@ describe("the remote's Poll Sequence (RFC 5880 §6.8.3, issue 32)", () => {
   });
 });
 
-describe('the remote replacing its session (issue 32)', () => {
-  it('a Down from a new discriminator (Your Discriminator 0) while Up takes us Down, flagged as the remote replacing its session', () => {
+describe('the remote restarting its session (issue 32)', () => {
+  it('a Down from a new discriminator (Your Discriminator 0) while Up takes us Down, flagged as the remote restarting its session', () => {
     const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
     const r = rx(s, { state: 'Down', yourDiscr: 0, myDiscr: 1234 }, 2);
     expect(r.session.state).toBe('Down');
     expect(r.session.remoteDiscr).toBe(1234);
-    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteReplaced: true });
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
     // and it comes back up with the new session as usual
     const back = rx(r.session, { state: 'Init', yourDiscr: 1, myDiscr: 1234 }, 3).session;
     expect(back.state).toBe('Up');
   });
 
-  it('a Down from the same session is a real down (not flagged)', () => {
+  it("a Down from the same session saying we signalled Down (diag 3), which we did not while Up, is flagged too (FRR's bfdd freeing the session)", () => {
+    const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
+    const r = rx(s, { state: 'Down', yourDiscr: 1, myDiscr: 99, diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN }, 2);
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
+  });
+
+  it('a Down from the same session with any other diagnostic is a real down (not flagged)', () => {
     const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
     for (const yourDiscr of [0, 1]) {
-      const r = rx(s, { state: 'Down', yourDiscr, myDiscr: 99, diag: Diag.CONTROL_DETECTION_TIME_EXPIRED }, 2);
-      expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteReplaced: false });
+      for (const diag of [Diag.NONE, Diag.CONTROL_DETECTION_TIME_EXPIRED, 5]) {
+        const r = rx(s, { state: 'Down', yourDiscr, myDiscr: 99, diag }, 2);
+        expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: false });
+      }
     }
   });
 });

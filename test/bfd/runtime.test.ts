@@ -130,7 +130,7 @@ describe('BfdRuntime: state changes logged, the last down kept (issue 32)', () =
       at: 1_000_000 + 1300, upSince: 1_000_000, to: 'Down',
       diag: { code: 1, text: 'Control Detection Time Expired' },
       remoteState: 'Up', remoteDiag: { code: 0, text: 'No Diagnostic' },
-      lastPacketAt: 1_000_000 + 400, detectionTimeMs: 900, remoteAdminDown: false, remoteReplaced: false,
+      lastPacketAt: 1_000_000 + 400, detectionTimeMs: 900, remoteAdminDown: false, remoteRestarted: false,
     });
     // kept while the session comes back up
     x.rt.receive(x.remote({ state: 'Init', yourDiscr: s.localDiscr }), PEER);
@@ -138,16 +138,16 @@ describe('BfdRuntime: state changes logged, the last down kept (issue 32)', () =
     expect(x.rt.status()[0].lastDown?.at).toBe(1_000_000 + 1300);
   });
 
-  it('a Down from a new session of the remote is logged as such and reported as not a path failure', () => {
+  it('a Down from a new session of the remote is logged as the remote restarting its session and reported as not a path failure', () => {
     const x = setup();
     x.up();
     x.clock.runTo(200);
     x.rt.receive(x.remote({ state: 'Down', yourDiscr: 0, myDiscr: 4242 }), PEER);
     const c = x.changes.at(-1)!;
-    expect(c).toMatchObject({ from: 'Up', remoteReplaced: true, remoteAdminDown: false, status: { state: 'Down', remoteDiscr: 4242 } });
-    expect(c.status.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteReplaced: true, lastPacketAt: 1_000_000 });
+    expect(c).toMatchObject({ from: 'Up', remoteRestarted: true, remoteAdminDown: false, status: { state: 'Down', remoteDiscr: 4242 } });
+    expect(c.status.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, lastPacketAt: 1_000_000 });
     const line = x.logs.at(-1)!;
     expect(line.level).toBe('info');
-    expect(line.msg).toMatch(/Up → Down \(the remote replaced its session: a new discriminator\) on a packet, our diag 3 Neighbor Signaled Session Down; remote says Down .*previous packet received 200 ms before;.*discriminators \d+\/77 → 4242$/);
+    expect(line.msg).toMatch(/Up → Down \(the remote restarted its session: not a path failure\) on a packet, our diag 3 Neighbor Signaled Session Down; remote says Down .*previous packet received 200 ms before;.*discriminators \d+\/77 → 4242$/);
   });
 });

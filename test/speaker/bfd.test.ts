@@ -86,7 +86,7 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     expect(peerStatus(a, '127.0.0.2').state).toBe('Established');
   });
 
-  it("a Down from a new session of the remote (FRR replacing its session as its BGP session establishes) keeps BGP (issue 32)", async () => {
+  it("a Down from a new session of the remote (FRR restarting its session as its BGP session establishes) keeps BGP (issue 32)", async () => {
     const portA = await freeUdpPort('127.0.0.1');
     const portB = await freeUdpPort('127.0.0.2');
     const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'], thread: false } });
@@ -106,7 +106,7 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     await new Promise<void>((r) => s.send(pkt, portA, '127.0.0.1', () => r()));
     s.close();
     const down = await eventually('BFD down', () => { const b = peerStatus(a, '127.0.0.2').bfd; return b?.state !== 'Up' ? b : undefined; });
-    expect(down.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteReplaced: true, remoteAdminDown: false });
+    expect(down.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, remoteAdminDown: false });
     await new Promise((r) => setTimeout(r, 500));
     const st = peerStatus(a, '127.0.0.2');
     expect(st.state).toBe('Established');
