@@ -6,8 +6,9 @@
  * BGP with FRR is held back (nftables) until BFD is Up: when it then
  * establishes, FRR's bgpd re-registers its BFD session with bfdd, whose old
  * session says Down ("Neighbor Signaled Session Down", which we never did)
- * and is replaced by a new one; tsbgp's BFD goes Down and Up again, but the
- * BGP session is kept (issue 32: the whole
+ * and is replaced by a new one; tsbgp's BFD goes Down and Up again, but
+ * tsbgp does not take BGP down for it (FRR's own bgpd may: it hears of its
+ * old session going down and sends Cease 10) (issue 32: the whole
  * suite met this order by chance, and the BGP reset that followed). Every
  * measurement starts from a stable Up (both ends Up, 300 ms × 3 agreed) and
  * a flap fails with the last down's diagnostics in the message.
@@ -207,7 +208,7 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     expect(downs).toBe(0);
   };
 
-  it("FRR restarts its BFD session when its BGP session establishes after BFD came Up: tsbgp's BFD goes Down and Up again, BGP is not reset (issue 32)", async () => {
+  it("FRR restarts its BFD session when its BGP session establishes after BFD came Up: tsbgp's BFD goes Down and Up again and tsbgp does not reset BGP for it (issue 32)", async () => {
     let firstId: number | undefined;
     try {
       const up = await until('BFD Up with FRR, BGP held back', 30_000, async () => { const b = (await status(FRR)).bfd; return b?.state === 'Up' && b.remoteState === 'Up' && b; });
@@ -218,7 +219,7 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
       nft('f1', 'delete table inet i19bgp');
     }
     const nEvents = ts.events.length;
-    const est = await until('BGP Established with FRR', 30_000, async () => { const s = await status(FRR); return s.state === 'Established' && s; });
+    await until('BGP Established with FRR', 30_000, async () => { const s = await status(FRR); return s.state === 'Established' && s; });
     // bgpd re-registers the session with its addresses now; bfdd says Down (diag 3) from the old one, frees it and starts another
     const replaced = await until("FRR's new BFD session (another id)", 15_000, () => { const f = frrBfd(); return f && f.id !== firstId && f; })
       .catch((e: Error) => { throw new Error(`${e.message}: this FRR did not restart its BFD session as 8.4 does (id ${firstId} kept)`); });
@@ -226,12 +227,12 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     expect(st.bfd?.remoteDiscriminator).toBe(replaced.id);
     expect(st.bfd?.lastDown, bfdLog(FRR).join('\n')).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, remoteAdminDown: false });
     expect(st.bfd?.counters?.downTransitions).toBe(1);
-    // the BGP session that established is the one still up, and BFD took no session down, before or after
-    // (FRR's restart may come while our side is still in OpenConfirm: a Cease 10 then would not move `since`;
-    // connection attempts that failed while BGP was held back end in other peerDown events)
-    expect(String(st.since)).toBe(String(est.since));
-    expect(ts.events.slice(nEvents).filter((e) => e.event === 'peerDown' && e.peer.address === FRR && /6\/10/.test(e.reason))).toEqual([]);
-    expect(st.lastError?.code === 6 && st.lastError.subcode === 10, `Cease 10 "BFD Down" sent: ${JSON.stringify(st.lastError)}`).toBe(false);
+    // tsbgp took no BGP session down for it (no Cease 10 sent, before or after Established). FRR's own
+    // bgpd may: bfdd tells it its old session went down, and it sends Cease 10 ("received" here) —
+    // FRR's doing, seen in the lab; the session comes back by itself after IdleHold.
+    const ours = ts.events.slice(nEvents).filter((e) => e.event === 'peerDown' && e.peer.address === FRR && /6\/10 sent/.test(e.reason));
+    expect(ours, JSON.stringify(ours)).toEqual([]);
+    expect(st.lastError?.code === 6 && st.lastError.subcode === 10 && st.lastError.direction === 'sent', `Cease 10 "BFD Down" sent: ${JSON.stringify(st.lastError)}`).toBe(false);
   });
 
   it('BFD comes up with FRR bfdd and BIRD, beside the BGP sessions', async () => {
