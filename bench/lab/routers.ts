@@ -65,6 +65,8 @@ export interface Session {
   readonly downstream: boolean;
   /** BIRD: starts disabled; the benchmark enables it (BIRD is the observer of every measured session). */
   readonly disabled?: boolean;
+  /** false: no BFD on this session even though the router has `bfd` (a table feed beside BFD sessions). */
+  readonly bfd?: boolean;
 }
 
 export interface RouterSpec {
@@ -78,7 +80,7 @@ export interface RouterSpec {
   readonly table?: FullTable;
   /** tsbgp only: extra `node` flags for this router (a runtime variant measured beside the default). */
   readonly nodeArgs?: readonly string[];
-  /** BFD 300 ms × 3 on every session (BIRD: `protocol bfd` + `bfd on`; tsbgp: PeerOptions.bfd, its worker thread unless `thread: false`). */
+  /** BFD 300 ms × 3 on every session (BIRD: `protocol bfd` + `bfd on`; FRR: bfdd, a `bfd profile`; tsbgp: PeerOptions.bfd, its worker thread unless `thread: false`), except those with `bfd: false`. */
   readonly bfd?: { readonly thread: boolean };
 }
 
@@ -114,7 +116,7 @@ function birdConfig(r: RouterSpec): string {
     lines.push(
       `protocol bgp ${s.name} {`,
       ...(s.disabled ? ['  disabled;'] : []),
-      ...(r.bfd ? ['  bfd on;'] : []),
+      ...(r.bfd && s.bfd !== false ? ['  bfd on;'] : []),
       `  local ${s.local} as ${r.asn}; neighbor ${s.remote} as ${s.remoteAsn};`,
       '  connect delay time 1; connect retry time 1; error wait time 1, 2; graceful restart off;',
       `  ipv${s.family} { import ${s.downstream ? 'none' : 'all'}; export ${exp}; };`,
@@ -135,8 +137,12 @@ function birdConfig(r: RouterSpec): string {
  */
 function frrConfig(r: RouterSpec): string {
   const lines = ['frr defaults traditional', `hostname ${r.node}`, '! routes stay in bgpd: nothing goes to zebra or a kernel table', 'bgp no-rib', '!'];
+  if (r.bfd) lines.push('bfd', ' profile fast', '  receive-interval 300', '  transmit-interval 300', '  detect-multiplier 3', ' !', '!');
   lines.push(`router bgp ${r.asn}`, ` bgp router-id ${r.routerId}`, ' no bgp ebgp-requires-policy', ' no bgp network import-check', ' no bgp default ipv4-unicast');
-  for (const s of r.sessions) lines.push(` neighbor ${s.remote} remote-as ${s.remoteAsn}`, ` neighbor ${s.remote} timers connect 1`, ` neighbor ${s.remote} advertisement-interval 0`);
+  for (const s of r.sessions) {
+    lines.push(` neighbor ${s.remote} remote-as ${s.remoteAsn}`, ` neighbor ${s.remote} timers connect 1`, ` neighbor ${s.remote} advertisement-interval 0`);
+    if (r.bfd && s.bfd !== false) lines.push(` neighbor ${s.remote} bfd profile fast`);
+  }
   for (const family of [4, 6] as const) {
     const ss = r.sessions.filter((s) => s.family === family);
     if (ss.length === 0) continue;
@@ -196,7 +202,7 @@ function tsbgpConfig(r: RouterSpec): BenchNodeConfig {
     idleHoldTime: 1,
     gracefulRestart: false,
     ...(s.downstream && r.role === 'dut' ? { exportPolicies: [ACCEPT_ALL] } : {}),
-    ...(r.bfd ? { bfd: { minTx: 300, minRx: 300, multiplier: 3 } } : {}),
+    ...(r.bfd && s.bfd !== false ? { bfd: { minTx: 300, minRx: 300, multiplier: 3 } } : {}),
   }));
   return {
     speaker: { asn: r.asn, routerId: r.routerId, listen: { port: 179 }, ...(r.bfd ? { bfd: { thread: r.bfd.thread } } : {}) },

@@ -48,6 +48,15 @@ export interface BfdSession {
   readonly poll?: { readonly again: boolean };
   readonly remoteMinRx: number;
   readonly remoteDesiredMinTx: number;
+  /**
+   * While the remote runs a Poll Sequence that lowered its Desired Min TX:
+   * the value it had before, which the detection time keeps using until the
+   * remote's poll is over (its first packet without P). A remote may keep
+   * sending at its old interval until our Final reaches it (§6.8.3; FRR's
+   * bfdd does, and advertises its fast interval in a Poll on going Up while
+   * still sending every second).
+   */
+  readonly remotePollTx?: number;
   readonly remoteDetectMult: number;
   /** Next periodic transmission, ms. */
   readonly nextTx?: number;
@@ -71,6 +80,17 @@ export type BfdAction =
     readonly diag: number;
     /** The remote signalled AdminDown: RFC 5882 §3.2, not a failure of the path. */
     readonly remoteAdminDown: boolean;
+    /**
+     * Up → Down because the remote's control plane restarted its session, not
+     * because the path failed: a new session of the remote (another My
+     * Discriminator, Your Discriminator 0) says Down, or the remote says Down
+     * with diagnostic 3 "Neighbor Signaled Session Down" although we did not
+     * (every packet of ours since we went Up said Up). FRR's bfdd does both
+     * when bgpd re-registers a session: the old one says Down with diag 3 as
+     * it is freed, the new one starts in Down. The packet proves the path
+     * alive, so clients keep their sessions, as for AdminDown.
+     */
+    readonly remoteRestarted: boolean;
   }
   /** The negotiated TX interval or detection time changed (status). */
   | { readonly type: 'timersChanged' }
@@ -124,7 +144,7 @@ export function txInterval(s: BfdSession): number {
 
 /** §6.8.4, asynchronous mode: remote Detect Mult × max(our Required Min RX, their Desired Min TX), µs. */
 export function detectionTime(s: BfdSession): number {
-  return s.remoteDetectMult * Math.max(s.rxBase, s.remoteDesiredMinTx);
+  return s.remoteDetectMult * Math.max(s.rxBase, s.remoteDesiredMinTx, s.remotePollTx ?? 0);
 }
 
 /** When the shell must call back with `{ type: 'timer' }`, ms. */
@@ -189,14 +209,14 @@ class Step {
     this.s.nextTx = this.now + jittered(txInterval(this.s), this.s.timers.detectMult, this.random);
   }
 
-  setState(to: BfdStateName, diag: number, remoteAdminDown = false): void {
+  setState(to: BfdStateName, diag: number, remote: { adminDown?: boolean; restarted?: boolean } = {}): void {
     const from = this.s.state;
     if (from === to) return;
     this.s.state = to;
     this.s.localDiag = diag;
     if (to === 'Down' || to === 'AdminDown') this.s.lastDownDiag = diag;
     if (to !== 'Up') this.s.poll = undefined;
-    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown });
+    this.actions.push({ type: 'stateChange', from, to, diag, remoteAdminDown: remote.adminDown ?? false, remoteRestarted: remote.restarted ?? false });
     this.retime();
   }
 
@@ -259,6 +279,7 @@ export function bfdStep(session: BfdSession, ev: BfdEvent, now: number, random: 
         s.remoteDiscr = 0;
         s.remoteMinRx = 1;
         s.remoteDesiredMinTx = 0;
+        s.remotePollTx = undefined;
         s.remoteDetectMult = 0;
         s.remoteState = 'Down';
         if (s.state === 'Init' || s.state === 'Up') {
@@ -298,10 +319,15 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   if (p.auth) return discard(st, 'Authentication Present (A) bit set, but this session uses no authentication');
   if (p.yourDiscr !== 0 && p.yourDiscr !== s.localDiscr) return discard(st, `Your Discriminator ${p.yourDiscr} is not this session's (${s.localDiscr})`);
   if (p.yourDiscr === 0 && p.state !== 'Down' && p.state !== 'AdminDown') return discard(st, `Your Discriminator is zero in state ${p.state}`);
+  // (only read when we are Up and it says Down: see `remoteRestarted`)
+  const restarted = (s.remoteDiscr !== 0 && p.myDiscr !== s.remoteDiscr && p.yourDiscr === 0) || p.diag === Diag.NEIGHBOR_SIGNALED_SESSION_DOWN;
   s.remoteDiscr = p.myDiscr;
   s.remoteState = p.state;
   s.remoteDiag = p.diag;
   s.remoteMinRx = p.requiredMinRx;
+  // A lower Desired Min TX in a Poll counts for detection only once the remote's poll is over.
+  const held = Math.max(s.remotePollTx ?? 0, s.remoteDesiredMinTx);
+  s.remotePollTx = p.poll && p.desiredMinTx < held ? held : undefined;
   s.remoteDesiredMinTx = p.desiredMinTx;
   s.remoteDetectMult = p.detectMult;
   if (p.final) st.endPoll();
@@ -309,14 +335,14 @@ function receive(st: Step, p: BfdPacket): BfdStepResult {
   s.detectAt = st.now + detectionTime(s) / 1000;
   const before = s.state;
   if (p.state === 'AdminDown') {
-    if (s.state !== 'Down') st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, true);
+    if (s.state !== 'Down') st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { adminDown: true });
   } else if (s.state === 'Down') {
     if (p.state === 'Down') st.setState('Init', Diag.NONE);
     else if (p.state === 'Init') st.setState('Up', Diag.NONE);
   } else if (s.state === 'Init') {
     if (p.state === 'Init' || p.state === 'Up') st.setState('Up', Diag.NONE);
   } else if (p.state === 'Down') {
-    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN);
+    st.setState('Down', Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, { restarted });
   }
   // Our state change may have moved the RX interval used (a poll ended, or none runs any more).
   s.detectAt = st.now + detectionTime(s) / 1000;

@@ -19,7 +19,7 @@ export class BfdHost {
   constructor(opts: UdpOptions, private readonly post: (m: FromWorker) => void) {
     const log = (level: 'info' | 'warning' | 'error', msg: string): void => post({ type: 'log', level, msg });
     this.udp = new UdpTransport({ ...opts, log }, (bytes, from) => this.runtime.receive(bytes, from));
-    this.runtime = new BfdRuntime(this.udp, realScheduler, (change) => post({ type: 'change', change }));
+    this.runtime = new BfdRuntime(this.udp, realScheduler, (change) => post({ type: 'change', change }), Math.random, Date.now, { log, defer: (f) => setImmediate(f) });
   }
 
   async start(): Promise<void> {

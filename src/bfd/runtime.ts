@@ -6,7 +6,7 @@
  * sockets live (the BFD worker thread, or inline); the decisions are fsm.ts's.
  */
 import type { Scheduler } from '../session/index.js';
-import { bfdStep, createSession, detectionTime, nextDeadline, txInterval, validateTimers, type BfdEvent, type BfdSession, type BfdTimers } from './fsm.js';
+import { bfdStep, createSession, detectionTime, nextDeadline, txInterval, validateTimers, type BfdAction, type BfdEvent, type BfdSession, type BfdTimers } from './fsm.js';
 import { decodePacket, describeDiag, encodePacket, type BfdStateName } from './packet.js';
 
 /** One session as status shows it. Times in ms. */
@@ -28,7 +28,41 @@ export interface BfdSessionStatus {
   /** Our diagnostic for the last time the session left Up/Init (code 0: never). */
   readonly lastDiag: { readonly code: number; readonly text: string };
   readonly remoteDiag: { readonly code: number; readonly text: string };
-  readonly counters: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number };
+  /** The last time the session left Up, kept until the next one (absent: never). */
+  readonly lastDown?: BfdDownRecord;
+  readonly counters: BfdCounters;
+}
+
+export interface BfdCounters {
+  readonly stateChanges: number;
+  readonly upTransitions: number;
+  readonly downTransitions: number;
+  readonly packetsIn: number;
+  readonly packetsOut: number;
+  readonly discarded: number;
+  /** The latest this session's timer fired after its deadline, ms (the thread was busy or starved). */
+  readonly maxTimerLateMs: number;
+}
+
+/** One Up → Down/AdminDown transition as it happened. Times are epoch ms. */
+export interface BfdDownRecord {
+  /** When the session left Up. */
+  readonly at: number;
+  /** When it had come Up. */
+  readonly upSince: number;
+  readonly to: BfdStateName;
+  /** Our diagnostic (why we went down). */
+  readonly diag: { readonly code: number; readonly text: string };
+  /** The remote's state and diagnostic as of its last packet. */
+  readonly remoteState: BfdStateName;
+  readonly remoteDiag: { readonly code: number; readonly text: string };
+  /** When the last packet from the remote arrived (before the one that took us down, if one did); undefined: none. */
+  readonly lastPacketAt?: number;
+  /** The detection time in force, ms. */
+  readonly detectionTimeMs: number;
+  /** Not a failure of the path: the remote said AdminDown, or restarted its session (fsm.ts). */
+  readonly remoteAdminDown: boolean;
+  readonly remoteRestarted: boolean;
 }
 
 export interface BfdChange {
@@ -37,6 +71,8 @@ export interface BfdChange {
   readonly from?: BfdStateName;
   /** The remote said AdminDown (RFC 5882 §3.2: not a path failure, clients keep their sessions). */
   readonly remoteAdminDown?: boolean;
+  /** The remote's control plane restarted its session (fsm.ts `remoteRestarted`): not a path failure either. */
+  readonly remoteRestarted?: boolean;
 }
 
 export interface BfdSessionSpec {
@@ -61,7 +97,23 @@ interface Entry {
   since: number;
   timer: unknown;
   timerAt: number | undefined;
-  counters: { stateChanges: number; upTransitions: number; downTransitions: number; packetsIn: number; packetsOut: number; discarded: number };
+  /** The scheduler's time of the last packet accepted from the remote (and of the one before it). */
+  lastRxAt: number | undefined;
+  prevRxAt: number | undefined;
+  lastDown: BfdDownRecord | undefined;
+  counters: { -readonly [K in keyof BfdCounters]: BfdCounters[K] };
+}
+
+export interface BfdRuntimeOptions {
+  /** Where state changes are logged (one line each, with both sides' state and diagnostic). */
+  readonly log?: (level: 'info' | 'warning', msg: string) => void;
+  /**
+   * Runs a detection-time expiry: the shell passes `setImmediate`, so that a
+   * timer that fires after a stall of the thread runs only after the packets
+   * that arrived during the stall were read (Node.js runs expired timers
+   * before it polls the sockets); default: at once.
+   */
+  readonly defer?: (f: () => void) => void;
 }
 
 /** Canonical text of an address as a session key: IPv4-mapped IPv6 becomes IPv4, IPv6 lower-case. */
@@ -84,6 +136,7 @@ export class BfdRuntime {
     private readonly onChange: (c: BfdChange) => void,
     private readonly random: () => number = Math.random,
     private readonly wallClock: () => number = Date.now,
+    private readonly opts: BfdRuntimeOptions = {},
   ) {}
 
   add(spec: BfdSessionSpec): void {
@@ -98,7 +151,10 @@ export class BfdRuntime {
       since: this.wallClock(),
       timer: undefined,
       timerAt: undefined,
-      counters: { stateChanges: 0, upTransitions: 0, downTransitions: 0, packetsIn: 0, packetsOut: 0, discarded: 0 },
+      lastRxAt: undefined,
+      prevRxAt: undefined,
+      lastDown: undefined,
+      counters: { stateChanges: 0, upTransitions: 0, downTransitions: 0, packetsIn: 0, packetsOut: 0, discarded: 0, maxTimerLateMs: 0 },
     };
     this.byPeer.set(peer, e);
     this.byDiscr.set(e.session.localDiscr, e);
@@ -151,6 +207,8 @@ export class BfdRuntime {
       return this.drop(`from ${from}: discriminator ${p.yourDiscr} belongs to the session with ${e.spec.peer}`);
     }
     e.counters.packetsIn++;
+    e.prevRxAt = e.lastRxAt;
+    e.lastRxAt = this.scheduler.now();
     this.feed(e, { type: 'rx', packet: p });
   }
 
@@ -175,6 +233,7 @@ export class BfdRuntime {
       this.lastDiscard = `session ${e.spec.peer}: ${(err as Error).message}`;
       return;
     }
+    const before = e.session;
     e.session = r.session;
     let change: BfdChange | undefined;
     for (const a of r.actions) {
@@ -187,14 +246,33 @@ export class BfdRuntime {
           e.counters.discarded++;
           this.lastDiscard = `from ${e.spec.peer}: ${a.reason}`;
           break;
-        case 'stateChange':
-          e.since = this.wallClock();
+        case 'stateChange': {
+          const wall = this.wallClock();
+          const upSince = e.since;
+          e.since = wall;
           e.counters.stateChanges++;
           if (a.to === 'Up') e.counters.upTransitions++;
-          if (a.from === 'Up') e.counters.downTransitions++;
+          if (a.from === 'Up') {
+            e.counters.downTransitions++;
+            // the packet that took us down (if one did) is not "the last one heard before"
+            const heard = ev.type === 'rx' ? e.prevRxAt : e.lastRxAt;
+            e.lastDown = {
+              at: wall, upSince, to: a.to,
+              diag: { code: a.diag, text: describeDiag(a.diag) },
+              // a detection expiry forgets the remote: what it said last is the session's before the step
+              remoteState: ev.type === 'rx' ? r.session.remoteState : before.remoteState,
+              remoteDiag: { code: (ev.type === 'rx' ? r.session : before).remoteDiag, text: describeDiag((ev.type === 'rx' ? r.session : before).remoteDiag) },
+              ...(heard !== undefined ? { lastPacketAt: wall - (this.scheduler.now() - heard) } : {}),
+              detectionTimeMs: detectionTime(before) / 1000,
+              remoteAdminDown: a.remoteAdminDown,
+              remoteRestarted: a.remoteRestarted,
+            };
+          }
+          this.logChange(e, before, a, ev);
           // One report per step: the latest state, from the first `from`.
-          change = { from: change?.from ?? a.from, remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false), status: this.statusOf(e) };
+          change = { from: change?.from ?? a.from, remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false), remoteRestarted: a.remoteRestarted || (change?.remoteRestarted ?? false), status: this.statusOf(e) };
           break;
+        }
         case 'timersChanged':
           change ??= { status: this.statusOf(e) };
           break;
@@ -213,8 +291,33 @@ export class BfdRuntime {
     e.timer = this.scheduler.setTimeout(() => {
       e.timer = undefined;
       e.timerAt = undefined;
-      if (this.byPeer.get(e.spec.peer) === e) this.feed(e, { type: 'timer' });
+      if (this.byPeer.get(e.spec.peer) !== e) return;
+      const now = this.scheduler.now();
+      e.counters.maxTimerLateMs = Math.max(e.counters.maxTimerLateMs, Math.round(now - at));
+      const detect = e.session.detectAt;
+      if (detect === undefined || now < detect || !this.opts.defer) return this.feed(e, { type: 'timer' });
+      // The detection time seems to have passed: read what arrived meanwhile first.
+      this.opts.defer(() => {
+        if (this.byPeer.get(e.spec.peer) === e) this.feed(e, { type: 'timer' });
+      });
     }, Math.max(0, at - this.scheduler.now()));
+  }
+
+  /** One line per state change: both sides' state and diagnostic, and how long ago the remote was last heard. */
+  private logChange(e: Entry, before: BfdSession, a: Extract<BfdAction, { type: 'stateChange' }>, ev: BfdEvent): void {
+    const log = this.opts.log;
+    if (!log) return;
+    const { from, to, diag } = a;
+    const now = this.scheduler.now();
+    const heard = ev.type === 'rx' ? e.prevRxAt : e.lastRxAt;
+    const ago = heard === undefined ? 'nothing received before' : `previous packet received ${Math.round(now - heard)} ms before`;
+    const remote = ev.type === 'rx'
+      ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
+      : `remote last said ${before.remoteState} (diag ${before.remoteDiag} ${describeDiag(before.remoteDiag)})`;
+    const cause = ev.type === 'rx' ? 'on a packet' : ev.type === 'timer' ? 'on the timer' : `on ${ev.type}`;
+    const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteRestarted ? 'warning' : 'info';
+    const note = a.remoteRestarted ? ' (the remote restarted its session: not a path failure)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
+    log(level, `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`);
   }
 
   private clearTimer(e: Entry): void {
@@ -240,6 +343,7 @@ export class BfdRuntime {
       remoteMultiplier: s.remoteDetectMult,
       lastDiag: { code: s.lastDownDiag, text: describeDiag(s.lastDownDiag) },
       remoteDiag: { code: s.remoteDiag, text: describeDiag(s.remoteDiag) },
+      ...(e.lastDown ? { lastDown: e.lastDown } : {}),
       counters: { ...e.counters },
     };
   }

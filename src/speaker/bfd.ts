@@ -6,9 +6,11 @@
  *
  * As FRR does by default, BFD never holds BGP back: a BGP session whose BFD
  * session never comes up runs on its hold timer; only an Up → Down transition
- * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing.
+ * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing;
+ * nor is the remote restarting its BFD session (fsm.ts `remoteRestarted`:
+ * FRR's bfdd does when bgpd re-registers the session as BGP establishes).
  */
-import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdSessionSpec, BfdService } from '../bfd/index.js';
+import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdDownRecord, type BfdSessionSpec, BfdService } from '../bfd/index.js';
 import { PeerConfigError } from './peer-config-error.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 
@@ -28,6 +30,12 @@ export function bfdTimers(o: PeerOptions['bfd'], where: string): BfdTimers | und
   if (!Number.isInteger(mult) || mult < 1 || mult > 255) throw new PeerConfigError(`${where}: bfd.multiplier must be 1..255, got ${JSON.stringify(o.multiplier)}`);
   if (o.passive !== undefined && typeof o.passive !== 'boolean') throw new PeerConfigError(`${where}: bfd.passive must be true or false`);
   return { desiredMinTx: ms(o.minTx, 'minTx', BFD_DEFAULTS.minTx), requiredMinRx: ms(o.minRx, 'minRx', BFD_DEFAULTS.minRx), detectMult: mult, passive: o.passive ?? false };
+}
+
+/** The runtime's record of the last down (epoch ms) as status shows it (Dates). */
+function lastDownOf(d: BfdDownRecord): NonNullable<PeerBfdStatus['lastDown']> {
+  const { lastPacketAt, ...rest } = d;
+  return { ...rest, at: new Date(d.at), upSince: new Date(d.upSince), ...(lastPacketAt !== undefined ? { lastPacketAt: new Date(lastPacketAt) } : {}) };
 }
 
 export interface SpeakerBfdHooks {
@@ -86,6 +94,7 @@ export class SpeakerBfd {
       remoteMultiplier: s.remoteMultiplier,
       lastDiag: s.lastDiag,
       remoteDiag: s.remoteDiag,
+      ...(s.lastDown ? { lastDown: lastDownOf(s.lastDown) } : {}),
       localDiscriminator: s.localDiscr,
       remoteDiscriminator: s.remoteDiscr,
       counters: s.counters,
@@ -123,6 +132,10 @@ export class SpeakerBfd {
     if (c.from === 'Up' && c.status.state !== 'Up') {
       if (c.remoteAdminDown) {
         this.hooks.log('info', `peer ${id}: BFD: the remote went AdminDown; BGP session kept (RFC 5882 §3.2)`);
+        return;
+      }
+      if (c.remoteRestarted) {
+        this.hooks.log('info', `peer ${id}: BFD: the remote restarted its BFD session (a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`);
         return;
       }
       this.hooks.log('warning', `peer ${id}: BFD session down (${c.status.lastDiag.text}): taking the BGP session down`);

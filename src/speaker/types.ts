@@ -188,16 +188,28 @@ export interface PeerBfdStatus {
   /** Our diagnostic the last time the session went down (RFC 5880 §4.1). */
   readonly lastDiag: { readonly code: number; readonly text: string };
   readonly remoteDiag?: { readonly code: number; readonly text: string };
+  /**
+   * The last time the session left Up: when (and since when it had been Up),
+   * our diagnostic, the remote's state and diagnostic as last heard, when its
+   * last packet before that arrived, the detection time in force.
+   */
+  readonly lastDown?: {
+    readonly at: Date;
+    readonly upSince: Date;
+    readonly to: 'AdminDown' | 'Down' | 'Init' | 'Up';
+    readonly diag: { readonly code: number; readonly text: string };
+    readonly remoteState: 'AdminDown' | 'Down' | 'Init' | 'Up';
+    readonly remoteDiag: { readonly code: number; readonly text: string };
+    readonly lastPacketAt?: Date;
+    readonly detectionTimeMs: number;
+    /** Not a path failure (the BGP session was kept): the remote said AdminDown, or restarted its session. */
+    readonly remoteAdminDown: boolean;
+    readonly remoteRestarted: boolean;
+  };
   readonly localDiscriminator?: number;
   readonly remoteDiscriminator?: number;
-  readonly counters?: {
-    readonly stateChanges: number;
-    readonly upTransitions: number;
-    readonly downTransitions: number;
-    readonly packetsIn: number;
-    readonly packetsOut: number;
-    readonly discarded: number;
-  };
+  /** maxTimerLateMs: the latest the BFD thread ran this session's timer after its deadline (a busy or starved thread). */
+  readonly counters?: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number; readonly maxTimerLateMs?: number };
   /**
    * RFC 5881 §5: whether received packets must carry TTL / Hop Limit 255 (a
    * kernel socket filter drops the others), or why not; `kernelDrops`: the

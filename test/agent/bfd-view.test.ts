@@ -32,6 +32,22 @@ describe('BFD in tsbgp status', () => {
     expect(renderBfd([{ address: '192.0.2.2' }])).toEqual([]);
   });
 
+  it('keeps the last down whole: when, both sides\' diagnostics, the last packet before it (issue 32)', () => {
+    const b = bfdJson(bfd({
+      lastDown: {
+        at: new Date('2026-12-06T03:10:03.300Z'), upSince: new Date('2026-12-06T03:09:58.000Z'), to: 'Down',
+        diag: { code: 1, text: 'Control Detection Time Expired' }, remoteState: 'Up', remoteDiag: { code: 0, text: 'No Diagnostic' },
+        lastPacketAt: new Date('2026-12-06T03:10:02.395Z'), detectionTimeMs: 900, remoteAdminDown: false, remoteRestarted: false,
+      },
+    }));
+    expect(b.lastDown).toEqual({ at: '2026-12-06T03:10:03.300Z', upSince: '2026-12-06T03:09:58.000Z', diag: 'Control Detection Time Expired', remoteState: 'Up', remoteDiag: 'No Diagnostic', lastPacketAt: '2026-12-06T03:10:02.395Z', detectionTimeMs: 900, pathFailure: true });
+    expect(renderBfd([{ address: '192.0.2.1', bfd: b }])[1]).toBe('  192.0.2.1: Up (remote Up), tx 300 ms, detect 900 ms (remote ×3); wanted 300/300 ms ×3; last down: Control Detection Time Expired at 2026-12-06T03:10:03.300Z (remote Up: No Diagnostic, last packet 905 ms before)');
+    const replaced = bfdJson(bfd({ lastDown: { at: new Date(5000), upSince: new Date(0), to: 'Down', diag: { code: 3, text: 'Neighbor Signaled Session Down' }, remoteState: 'Down', remoteDiag: { code: 0, text: 'No Diagnostic' }, detectionTimeMs: 900, remoteAdminDown: false, remoteRestarted: true } }));
+    expect(replaced.lastDown).toMatchObject({ lastPacketAt: null, pathFailure: false });
+    expect(renderBfd([{ address: '192.0.2.1', bfd: replaced }])[1]).toMatch(/last down: Neighbor Signaled Session Down at 1970-01-01T00:00:05\.000Z \(remote Down: No Diagnostic; BGP kept\)$/);
+    expect(bfdJson(bfd()).lastDown).toBeNull();
+  });
+
   it('says once whether the received TTL is checked (RFC 5881 §5), and what the kernel dropped', () => {
     const checked = bfd({ receivedTtl: { checked: true, kernelDrops: 7 } });
     expect(bfdJson(checked).receivedTtl).toEqual({ checked: true, reason: null, kernelDrops: 7 });

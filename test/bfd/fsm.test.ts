@@ -90,7 +90,7 @@ describe('BFD state machine (RFC 5880 §6.8.6 transitions)', () => {
     expect(r.session.localDiag).toBe(Diag.CONTROL_DETECTION_TIME_EXPIRED);
     expect(r.session.lastDownDiag).toBe(Diag.CONTROL_DETECTION_TIME_EXPIRED);
     expect(r.session.remoteDiscr).toBe(0);
-    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: 1, remoteAdminDown: false });
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: 1, remoteAdminDown: false, remoteRestarted: false });
     expect(r.actions).toContainEqual({ type: 'send', packet: expect.objectContaining({ state: 'Down', yourDiscr: 0, diag: 1, desiredMinTx: ms(1000) }) });
   });
 
@@ -206,6 +206,91 @@ describe('BFD Poll/Final (RFC 5880 §6.5, §6.8.3)', () => {
     s = rx(s, { state: 'Up', yourDiscr: 1, final: true }, 5).session;
     expect(s.poll).toBeUndefined();
     expect(txInterval(s)).toBe(ms(500));
+  });
+});
+
+describe("the remote's Poll Sequence (RFC 5880 §6.8.3, issue 32)", () => {
+  /** Up on the remote's Init, as against FRR: its Init advertised its slow 1 s. */
+  function upOnInit(): BfdSession {
+    let s = rx(createSession(1, T), { state: 'Down', desiredMinTx: ms(1000), requiredMinRx: ms(1000) }, 0).session;
+    s = rx(s, { state: 'Init', yourDiscr: 1, desiredMinTx: ms(1000), requiredMinRx: ms(1000) }, 100).session;
+    expect(s.state).toBe('Up');
+    expect(detectionTime(s)).toBe(ms(3000));
+    return s;
+  }
+
+  it('a lower Desired Min TX in a Poll counts for detection only after the poll: the remote may send slowly until our Final reaches it', () => {
+    let s = upOnInit();
+    // FRR goes Up and polls with 300 ms while its packets still leave every second
+    const r = rx(s, { state: 'Up', yourDiscr: 1, poll: true, desiredMinTx: ms(300), requiredMinRx: ms(300) }, 1000);
+    s = r.session;
+    expect(r.actions).toContainEqual({ type: 'send', packet: expect.objectContaining({ final: true, poll: false }) });
+    expect(detectionTime(s)).toBe(ms(3000));
+    expect(s.remotePollTx).toBe(ms(1000));
+    // our Final is slow to reach it: two more slow polls, ~1 s apart, no down between them
+    for (const at of [1990, 2980]) {
+      expect(bfdStep(s, { type: 'timer' }, at - 1, fixed(0.5)).session.state).toBe('Up');
+      s = rx(s, { state: 'Up', yourDiscr: 1, poll: true, desiredMinTx: ms(300), requiredMinRx: ms(300) }, at).session;
+      expect(s.state).toBe('Up');
+      expect(s.detectAt).toBe(at + 3000);
+    }
+    // its first packet without P: the poll is over, 3 × 300 from here
+    s = rx(s, { state: 'Up', yourDiscr: 1, desiredMinTx: ms(300), requiredMinRx: ms(300) }, 3200).session;
+    expect(s.remotePollTx).toBeUndefined();
+    expect(detectionTime(s)).toBe(ms(900));
+    expect(s.detectAt).toBe(4100);
+  });
+
+  it('a higher Desired Min TX in a Poll counts at once (a longer detection time is always safe)', () => {
+    let s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true }, 1).session;
+    expect(detectionTime(s)).toBe(ms(900));
+    s = rx(s, { state: 'Up', yourDiscr: 1, poll: true, desiredMinTx: ms(700) }, 2).session;
+    expect(s.remotePollTx).toBeUndefined();
+    expect(detectionTime(s)).toBe(ms(2100));
+    // then lowered again in the next poll (FRR: 700 → 300): 2100 until that poll is over
+    s = rx(s, { state: 'Up', yourDiscr: 1, desiredMinTx: ms(700) }, 3).session;
+    s = rx(s, { state: 'Up', yourDiscr: 1, poll: true, desiredMinTx: ms(300) }, 4).session;
+    expect(detectionTime(s)).toBe(ms(2100));
+    s = rx(s, { state: 'Up', yourDiscr: 1, desiredMinTx: ms(300) }, 5).session;
+    expect(detectionTime(s)).toBe(ms(900));
+  });
+
+  it('the held interval is forgotten with the remote when the detection time passes', () => {
+    let s = upOnInit();
+    s = rx(s, { state: 'Up', yourDiscr: 1, poll: true, desiredMinTx: ms(300) }, 1000).session;
+    s = bfdStep(s, { type: 'timer' }, 4000, fixed(0.5)).session;
+    expect(s.state).toBe('Down');
+    expect(s.remotePollTx).toBeUndefined();
+    expect(detectionTime(s)).toBe(0);
+  });
+});
+
+describe('the remote restarting its session (issue 32)', () => {
+  it('a Down from a new discriminator (Your Discriminator 0) while Up takes us Down, flagged as the remote restarting its session', () => {
+    const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
+    const r = rx(s, { state: 'Down', yourDiscr: 0, myDiscr: 1234 }, 2);
+    expect(r.session.state).toBe('Down');
+    expect(r.session.remoteDiscr).toBe(1234);
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
+    // and it comes back up with the new session as usual
+    const back = rx(r.session, { state: 'Init', yourDiscr: 1, myDiscr: 1234 }, 3).session;
+    expect(back.state).toBe('Up');
+  });
+
+  it("a Down from the same session saying we signalled Down (diag 3), which we did not while Up, is flagged too (FRR's bfdd freeing the session)", () => {
+    const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
+    const r = rx(s, { state: 'Down', yourDiscr: 1, myDiscr: 99, diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN }, 2);
+    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
+  });
+
+  it('a Down from the same session with any other diagnostic is a real down (not flagged)', () => {
+    const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
+    for (const yourDiscr of [0, 1]) {
+      for (const diag of [Diag.NONE, Diag.CONTROL_DETECTION_TIME_EXPIRED, 5]) {
+        const r = rx(s, { state: 'Down', yourDiscr, myDiscr: 99, diag }, 2);
+        expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: false });
+      }
+    }
   });
 });
 

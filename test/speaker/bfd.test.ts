@@ -1,5 +1,6 @@
 import { createSocket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
+import { encodePacket } from '../../src/bfd/packet.js';
 import { BfdService } from '../../src/bfd/service.js';
 import type { PeerBfdStatus } from '../../src/index.js';
 import { eventually, established, link, peerStatus, routeOf, speaker, stopAll } from './helpers.js';
@@ -83,6 +84,35 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     expect(peerStatus(a, '127.0.0.2').bfd?.lastDiag.code).toBe(3);
     await new Promise((r) => setTimeout(r, 500));
     expect(peerStatus(a, '127.0.0.2').state).toBe('Established');
+  });
+
+  it("a Down from a new session of the remote (FRR restarting its session as its BGP session establishes) keeps BGP (issue 32)", async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const portB = await freeUdpPort('127.0.0.2');
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'], thread: false } });
+    const b = await speaker('127.0.0.2', { asn: 65002 });
+    link(a, b, { bfd: { minRx: 100, minTx: 100 }, holdTime: 90 }, { holdTime: 90 });
+    const fake = await fakeBfdAtB(portA, portB);
+    const est = await established(a, '127.0.0.2');
+    const up = await eventually('BFD up', () => { const s = peerStatus(a, '127.0.0.2').bfd; return s?.state === 'Up' ? s : undefined; });
+    const downs: unknown[] = [];
+    a.on('peerDown', (p) => downs.push(p));
+    // the remote's session goes quiet and a new one (another discriminator) says Down, as bfdd's does
+    fake.silence();
+    const s = createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, '127.0.0.2', () => r()));
+    s.setTTL(255);
+    const pkt = encodePacket({ diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false, detectMult: 3, myDiscr: (up.remoteDiscriminator! ^ 0x5a5a) || 1, yourDiscr: 0, desiredMinTx: 1_000_000, requiredMinRx: 1_000_000, requiredMinEchoRx: 0 });
+    await new Promise<void>((r) => s.send(pkt, portA, '127.0.0.1', () => r()));
+    s.close();
+    const down = await eventually('BFD down', () => { const b = peerStatus(a, '127.0.0.2').bfd; return b?.state !== 'Up' ? b : undefined; });
+    expect(down.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, remoteAdminDown: false });
+    await new Promise((r) => setTimeout(r, 500));
+    const st = peerStatus(a, '127.0.0.2');
+    expect(st.state).toBe('Established');
+    expect(st.since).toEqual(est.since);
+    expect(downs).toEqual([]);
+    fake.restore();
   });
 
   it('BFD that never comes up holds nothing back (as FRR by default): BGP establishes, BFD stays Down', async () => {
