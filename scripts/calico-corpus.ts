@@ -6,7 +6,7 @@
  * Calico expects — peers, what each peer is sent, originated routes, and
  * kernel programming. Nothing of Calico's is copied into this project.
  *
- *   node --import tsx scripts/calico-corpus.ts --calico PATH [--case SUBSTRING] [--json] [--verbose]
+ *   node --import tsx scripts/calico-corpus.ts --calico PATH [--case SUBSTRING] [--json] [--verbose] [--master-defaults]
  *
  * PATH is a Calico checkout or a bare clone (read with `git show HEAD:…`),
  * e.g. /work/.mirror/projectcalico+calico/repo.
@@ -16,7 +16,7 @@ import { loadTexts } from '../src/kubernetes/manifests.js';
 import { stateOf } from '../src/kubernetes/state.js';
 import { plan as planFor } from '../src/kubernetes/plan.js';
 import { planJson } from '../src/agent/views.js';
-import { CalicoTree, corpusCases, expectedFiles, toManifests, type Case } from './corpus/cases.js';
+import { CalicoTree, corpusCases, expectedFiles, toManifests, type Case, type Obj } from './corpus/cases.js';
 import { birdView, DIMENSIONS, firstDifference, probePrefixes, tsbgpView, type Dimension } from './corpus/compare.js';
 
 export interface CaseResult {
@@ -37,9 +37,25 @@ function nodeAddresses(c: Case): { 4?: string; 6?: string } {
   return out;
 }
 
-export function runCase(tree: CalicoTree, c: Case): CaseResult {
+/**
+ * The corpus is Calico's master, whose BGPConfiguration `programClusterRoutes` defaults to
+ * `EnabledNoEncapOnly` (Felix's to `EnabledIPIPOnly`); tsbgp keeps the latest release's
+ * default, `Enabled` (docs/calico-conformance.md). With `masterDefaults`, a case that leaves
+ * the field unset gets master's default written out, so the comparison shows what differs
+ * beyond that one default.
+ */
+function withMasterDefaults(objs: readonly Obj[]): Obj[] {
+  const out = objs.map((o) => structuredClone(o));
+  let global = out.find((o) => o.kind === 'BGPConfiguration' && o.metadata?.name === 'default');
+  if (!global) out.push((global = { apiVersion: 'projectcalico.org/v3', kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: {} }));
+  global.spec ??= {};
+  global.spec.programClusterRoutes ??= 'EnabledNoEncapOnly';
+  return out;
+}
+
+export function runCase(tree: CalicoTree, c: Case, masterDefaults = false): CaseResult {
   const files = expectedFiles(tree, c.name);
-  const manifests = toManifests(c.objects);
+  const manifests = toManifests(masterDefaults ? withMasterDefaults(c.objects) : c.objects);
   const loaded = loadTexts([{ file: `${c.name}.json`, text: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }) }]);
   const plan = planFor(stateOf(loaded.resources), c.node);
   const json = planJson(plan, { issues: loaded.issues });
@@ -58,10 +74,10 @@ export function runCase(tree: CalicoTree, c: Case): CaseResult {
 
 function main(): number {
   const { values } = parseArgs({
-    options: { calico: { type: 'string' }, case: { type: 'string' }, json: { type: 'boolean' }, verbose: { type: 'boolean' } },
+    options: { calico: { type: 'string' }, case: { type: 'string' }, json: { type: 'boolean' }, verbose: { type: 'boolean' }, 'master-defaults': { type: 'boolean' } },
   });
   if (!values.calico) {
-    process.stderr.write('usage: node --import tsx scripts/calico-corpus.ts --calico PATH [--case SUBSTRING] [--json] [--verbose]\n');
+    process.stderr.write('usage: node --import tsx scripts/calico-corpus.ts --calico PATH [--case SUBSTRING] [--json] [--verbose] [--master-defaults]\n');
     return 2;
   }
   const tree = new CalicoTree(values.calico);
@@ -69,7 +85,7 @@ function main(): number {
   const results: CaseResult[] = [];
   for (const c of cases) {
     try {
-      results.push(runCase(tree, c));
+      results.push(runCase(tree, c, values['master-defaults'] === true));
     } catch (e) {
       const msg = `tool error: ${(e as Error).message}`;
       results.push({ name: c.name, dims: { peers: msg, sent: msg, routes: msg, kernel: msg }, whole: false, errors: [], ...(c.note ? { note: c.note } : {}) });
