@@ -311,7 +311,7 @@ function literals(texts: readonly string[]): { communities: number[]; largeCommu
  * attributes the agent gives it (its communities; LOCAL_PREF from the
  * normal route priority when the plan has one).
  */
-export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = []): FilterVerdict {
+export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = [], iface?: string): FilterVerdict {
   if (peer.filters.length === 0) return { verdict: 'none', reason: 'no BGPFilters' };
   const cf = planFilters(plan);
   const bad = peer.filters.filter((f) => cf.errors.has(f));
@@ -323,7 +323,7 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
   const localPref = nrp !== undefined ? localPrefForMetric(prefix.family === 4 ? nrp.v4 : nrp.v6) : undefined;
   const attrs = { origin: 0 as const, asPath: [], ...literals(communities), ...(localPref !== undefined ? { localPref } : {}) };
   const ctx = { peer: { address: peer.address, asn: peer.asn, type: peer.asn === peer.localAsn ? ('ibgp' as const) : ('ebgp' as const), localAsn: peer.localAsn }, direction: 'export' as const };
-  const r = explain(chain, { prefix, attrs, source: { kind: 'local' } }, ctx);
+  const r = explain(chain, { prefix, attrs, source: { kind: 'local' }, ...(iface !== undefined ? { iface } : {}) }, ctx);
   for (const p of r.trace.policies)
     for (const s of p.statements)
       if (s.matched && (s.result === 'accept' || s.result === 'reject')) {

@@ -32,6 +32,12 @@ export interface Path {
   readonly attrs: AttrSet;
   /** ADD-PATH identifier as received (0 without ADD-PATH). */
   readonly pathId: number;
+  /**
+   * The interface the route goes out of, when the speaker was told it (a
+   * kernel route the agent originates): not a BGP attribute, never sent;
+   * the export policy sees it as `PolicyRoute.iface`.
+   */
+  readonly iface?: string;
 }
 
 /** The RouteSource shape the policy engine expects. */

@@ -112,7 +112,8 @@ export class Rib {
   private readonly loc: LocRib;
   private readonly peers = new Map<string, PeerState>();
   private readonly groups = new Map<string, UpdateGroup>();
-  private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
+  /** Our own paths, one object per attribute set and interface ('' for none), shared by the prefixes originated with them. */
+  private readonly localPaths = new Map<AttrSet, Map<string, { path: Path; count: number }>>();
   private readonly coalesce: CoalesceOptions;
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
@@ -437,9 +438,10 @@ export class Rib {
   // ------------------------------------------------------------ local routes
 
   /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
-  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
+  /** Originates `prefix`; `iface`, the interface the route goes out of (never sent), is what export policies see as `PolicyRoute.iface`. */
+  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, iface?: string): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    this.originateKey(keyOf(prefix), set, now);
+    this.originateKey(keyOf(prefix), set, now, iface);
     this.store.dropIfUnused(set);
   }
 
@@ -455,25 +457,31 @@ export class Rib {
     const old = this.loc.find(key, LOCAL_SOURCE, 0);
     if (old === undefined) return;
     this.applyToLoc(key, null, LOCAL_SOURCE, 0, now);
-    this.releaseLocal(old.attrs);
+    this.releaseLocal(old);
   }
 
-  private originateKey(key: PrefixKey, set: AttrSet, now: number): void {
-    let lp = this.localPaths.get(set);
-    if (lp === undefined) this.localPaths.set(set, (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0 }, count: 0 }));
+  private originateKey(key: PrefixKey, set: AttrSet, now: number, iface?: string): void {
+    let bySet = this.localPaths.get(set);
+    if (bySet === undefined) this.localPaths.set(set, (bySet = new Map()));
+    let lp = bySet.get(iface ?? '');
+    if (lp === undefined) bySet.set(iface ?? '', (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0, ...(iface !== undefined ? { iface } : {}) }, count: 0 }));
     const change = this.loc.upsert(key, lp.path);
     const old = this.loc.replaced;
     if (old === lp.path) return; // already originated with these attributes
     lp.count++;
     this.store.retain(set);
-    if (old !== undefined) this.releaseLocal(old.attrs);
+    if (old !== undefined) this.releaseLocal(old);
     this.changed(key, change, now);
   }
 
-  private releaseLocal(set: AttrSet): void {
-    const lp = this.localPaths.get(set)!;
-    if (--lp.count === 0) this.localPaths.delete(set);
-    this.store.release(set);
+  private releaseLocal(path: Path): void {
+    const bySet = this.localPaths.get(path.attrs)!;
+    const lp = bySet.get(path.iface ?? '')!;
+    if (--lp.count === 0) {
+      bySet.delete(path.iface ?? '');
+      if (bySet.size === 0) this.localPaths.delete(path.attrs);
+    }
+    this.store.release(path.attrs);
   }
 
   // ------------------------------------------------------------ output

@@ -178,7 +178,7 @@ export class SpeakerKernel {
       if (p.source.kind !== 'peer') continue; // our own originations are not programmed
       let attrs = p.attrs.attrs;
       if (this.policy !== undefined) {
-        const r = this.policy({ prefix, attrs, source: policySource(p.source) }, { peer: this.ref, direction: 'export' });
+        const r = this.policy({ prefix, attrs, source: policySource(p.source), ...(p.iface !== undefined ? { iface: p.iface } : {}) }, { peer: this.ref, direction: 'export' });
         if (r.verdict === 'reject') continue;
         attrs = r.attrs;
       }

@@ -36,6 +36,7 @@ import type {
   PeerExplanation,
   ReceivedRoute,
   FamilyCounters,
+  OriginateOptions,
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
@@ -355,9 +356,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   // ------------------------------------------------------------ routes
 
-  originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
+  /**
+   * Originates `prefix`. `options.iface`: the interface the route goes out of
+   * (a kernel route's device); never sent, it is what export policies match
+   * with an `interface` condition (`PolicyRoute.iface`), as BIRD's `ifname`.
+   * Originating again with another interface replaces the route.
+   */
+  originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void {
     const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
-    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now());
+    if (options?.iface !== undefined && (typeof options.iface !== 'string' || options.iface === '')) throw new TypeError(`originate ${p.toString()}: iface must be a non-empty interface name, got ${JSON.stringify(options.iface)}`);
+    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now(), options?.iface);
     this.scheduleFlush();
   }
 
@@ -437,7 +445,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const down = x.established ? '' : ' (once the session is up)';
     if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined || x.send === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
     const ebgp = x.peer.type === 'ebgp';
-    const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
+    const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source), ...(x.best.iface !== undefined ? { iface: x.best.iface } : {}) };
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.send(x.attrs)) };
     const sent = r.verdict === 'accept';
