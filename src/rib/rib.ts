@@ -11,7 +11,7 @@ import { explainSelection, type BestPathOptions, type CandidateOutcome, type Mul
 import { exportRefusal, sentAttrs, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
-import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
+import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
@@ -72,6 +72,8 @@ export interface SessionInfo {
   readonly endOfRib?: readonly (4 | 6)[];
   /** The peer's BGP identifier from its OPEN. */
   readonly routerId: string;
+  /** The interface the session runs over and the network connected there: routes whose next hop is on it carry that interface (`PolicyRoute.iface`). */
+  readonly link?: SessionLink;
 }
 
 /** See `Rib.exportPreview`. */
@@ -163,6 +165,7 @@ export class Rib {
     peer.session = session;
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
+    peer.source.link = session.link;
     peer.refused[0] = peer.refused[1] = 0;
     this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }
@@ -418,7 +421,9 @@ export class Rib {
     if (base === null) return null;
     const policy = peer.cfg.importPolicy;
     if (policy === undefined) return this.store.retain(base);
-    const res = policy({ prefix, attrs: base.attrs, source: policySource(peer.source) }, { peer: peer.ref, direction: 'import' });
+    const iface = linkIface(peer.source, base.attrs);
+    const route = iface !== undefined ? { prefix, attrs: base.attrs, source: policySource(peer.source), iface } : { prefix, attrs: base.attrs, source: policySource(peer.source) };
+    const res = policy(route, { peer: peer.ref, direction: 'import' });
     if (res.verdict === 'reject') return null;
     return res.attrs === base.attrs ? this.store.retain(base) : this.store.acquire(res.attrs);
   }

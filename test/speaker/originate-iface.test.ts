@@ -59,3 +59,31 @@ describe('originate with an interface', () => {
     expect(() => node.originate('203.0.113.9/32', {}, { iface: '' })).toThrow(/originate 203\.0\.113\.9\/32: iface must be a non-empty interface name/);
   });
 });
+
+describe('routes received over BGP carry the interface toward their next hop', () => {
+  it('a next hop on the session\'s connected network gets the session\'s interface (loopback here: lo); one elsewhere none', async () => {
+    const router = await speaker('127.0.0.64', { asn: 65064 });
+    const node = await speaker('127.0.0.65', { asn: 65064 }); // iBGP: the router's next hops arrive as it set them
+    node.definePolicies({
+      policies: {
+        in: {
+          statements: [
+            { name: 'not-over-lo', conditions: { interface: 'l?' }, actions: { result: 'reject' } },
+            { name: 'rest', actions: { result: 'accept' } },
+          ],
+        },
+      },
+    });
+    link(router, node, V4, { ...V4, importPolicies: ['in'] });
+    await established(node, '127.0.0.64');
+    router.originate('198.51.100.0/24'); // next hop 127.0.0.64: on lo's 127.0.0.0/8
+    router.originate('198.51.101.0/24', { nextHop: '192.0.2.7' }); // next hop on no network of the session
+    await eventually('both at the node', () => node.receivedBeforeImport('127.0.0.64').length === 2);
+    const imported = node.receivedBeforeImport('127.0.0.64');
+    const accepted = (prefix: string) => imported.find((r) => r.route.prefix.toString() === prefix)?.accepted !== undefined;
+    expect([accepted('198.51.100.0/24'), accepted('198.51.101.0/24')]).toEqual([false, true]);
+    expect(received(node)).toEqual(['198.51.101.0/24']);
+  });
+});
+
+const received = (s: { received(): readonly { prefix: { toString(): string } }[] }) => s.received().map((r) => r.prefix.toString()).sort();
