@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFilters, filterChainJson, filterRuleJson, filterWarnings, localPrefForPriority, peerChain, prefixWindow } from '../../src/kubernetes/filters.js';
+import { compileFilters, exportFilterVerdict, filterChainJson, filterRuleJson, filterWarnings, localPrefForPriority, peerChain, prefixWindow } from '../../src/kubernetes/filters.js';
 import type { BGPFilter } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { Address, Prefix } from '../../src/net/index.js';
@@ -299,6 +299,18 @@ describe('chains and warnings', () => {
     expect(warnings(far)[0].message).toMatch(/^peer 192\.0\.2\.11 is up to 3 hops away: /);
     // A refused peer sends nothing.
     expect(warnings({ ...rr, refused: true })).toEqual([]);
+  });
+});
+
+describe('the export verdict of a route with an interface (plan, explain)', () => {
+  it('a route learned from the kernel is judged with its device: interface "cali*" rejects it; without one the rule does not match', () => {
+    const f = bgpFilter('no-pods', { exportV4: [{ action: 'Reject', interface: 'cali*' }] });
+    const p = plannedPeer('192.0.2.9', { filters: ['no-pods'] });
+    const plan = { ...planOf([p]), filters: [f] };
+    const prefix = Prefix.parse('198.19.7.7/32');
+    expect(exportFilterVerdict(plan, p, prefix, [], 'cali12')).toEqual({ verdict: 'reject', reason: 'BGPFilter no-pods exportV4[0] rejects' });
+    expect(exportFilterVerdict(plan, p, prefix, [], 'eth0').verdict).toBe('none');
+    expect(exportFilterVerdict(plan, p, prefix).verdict).toBe('none');
   });
 });
 
