@@ -25,9 +25,9 @@ export interface PolicyRoute {
   /**
    * The interface the route goes out of, when the route carries one: a
    * route the agent originates from the kernel's table (its device), a
-   * route learned over BGP whose next hop resolves through an interface
-   * (see the speaker's `nextHopInterface`); absent for the node's own
-   * blackholes and statics, as in Calico's BIRD.
+   * route learned over BGP whose next hop is on the network of its
+   * session's interface (src/rib/path.ts `pathIface`); absent for the node's
+   * own blackholes and statics, as in Calico's BIRD.
    */
   readonly iface?: string;
 }

@@ -442,8 +442,11 @@ export class Rib {
 
   // ------------------------------------------------------------ local routes
 
-  /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
-  /** Originates `prefix`; `iface`, the interface the route goes out of (never sent), is what export policies see as `PolicyRoute.iface`. */
+  /**
+   * Originates `prefix` with `attrs` (replacing an earlier origination of it).
+   * `iface`, the interface the route goes out of (never sent), is what export
+   * policies see as `PolicyRoute.iface`.
+   */
   originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, iface?: string): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
     this.originateKey(keyOf(prefix), set, now, iface);
