@@ -19,7 +19,7 @@ import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, learnedRoutes, syncKernel, type AgentKernelOptions } from './kernel.js';
 import { reconcile, type PeerRefusal } from './reconcile.js';
-import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
+import { desiredRedistribution, localPeers, redistributedAttributes, redistributedOptions, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
@@ -464,7 +464,7 @@ class AgentLoop {
     if (!speaker || !applied || !this.running) return;
     const ops = this.redistribution.next(applied, this.localReceived(speaker, applied), learnedRoutes(speaker));
     for (const r of ops.originate) {
-      speaker.originate(r.prefix, redistributedAttributes(r));
+      speaker.originate(r.prefix, redistributedAttributes(r), redistributedOptions(r));
       if (r.kernel !== undefined) this.log.info('advertising a route learned from the kernel', { prefix: r.prefix.toString(), dev: r.kernel.dev, protocol: r.kernel.protocol, metric: r.kernel.metric, why: r.kernel.why });
       else this.log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
     }

@@ -12,9 +12,9 @@
  */
 import { builtinExport, kernelExports, plannedRoute, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import { Address, type Prefix } from '../net/index.js';
-import type { ReceivedRoute, RouteAttributes } from '../speaker/index.js';
+import type { OriginateOptions, ReceivedRoute, RouteAttributes } from '../speaker/index.js';
 import { runnablePeers } from './reconcile.js';
-import type { Redistributed } from './views.js';
+import { redistributedIface, type Redistributed } from './views.js';
 import { learnedJson } from './kernel.js';
 
 /** Loopback, or one of the node's own addresses. */
@@ -81,6 +81,16 @@ export function redistributedAttributes(r: Redistributed): RouteAttributes {
   return { origin: 'igp', communities: [...r.communities], ...(r.localPref !== undefined ? { localPref: r.localPref } : {}) };
 }
 
+/**
+ * How a re-advertised route is originated: a route learned from the kernel
+ * carries its device, so a BGPFilter `interface` export rule matches it as
+ * BIRD's `ifname` does (a local peer's route carries none).
+ */
+export function redistributedOptions(r: Redistributed): OriginateOptions {
+  const dev = redistributedIface(r);
+  return dev !== undefined ? { iface: dev } : {};
+}
+
 /** Originate what is new or changed, withdraw what left (unless the plan now originates it). */
 export function redistributionOps(
   current: ReadonlyMap<string, Redistributed>,
@@ -93,7 +103,7 @@ export function redistributionOps(
   const forget: string[] = [];
   for (const [k, r] of want) {
     const have = current.get(k);
-    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities) || have.localPref !== r.localPref) originate.push(r);
+    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities) || have.localPref !== r.localPref || redistributedIface(have) !== redistributedIface(r)) originate.push(r);
   }
   for (const [k, r] of current) {
     if (want.has(k)) continue;

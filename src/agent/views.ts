@@ -166,6 +166,11 @@ export interface Redistributed {
   readonly localPref?: number;
 }
 
+/** The interface a re-advertised route goes out of (what a BGPFilter `interface` rule matches): a kernel route's device; none for a local peer's route. */
+export function redistributedIface(r: Redistributed): string | undefined {
+  return r.kernel?.dev ?? undefined;
+}
+
 /** A route learned from the kernel's table, as `tsbgp plan --json` shows it (`kernel.learned`, `redistributed[].kernel`). */
 export interface LearnedJson {
   readonly prefix: string;
@@ -242,12 +247,12 @@ export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
 export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
   const fam = peer.address.family;
   const out: Prefix[] = [];
-  const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept) => builtin && exportFilterVerdict(plan, peer, prefix, communities).verdict !== 'reject';
+  const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept, iface?: string) => builtin && exportFilterVerdict(plan, peer, prefix, communities, iface).verdict !== 'reject';
   // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (service-policy.ts; explain says why).
   const leftOut = (r: PlannedRoute) => r.shaping?.peers !== undefined && !r.shaping.peers.includes(peer.id);
   for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
   // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
-  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities, r.kernel !== undefined ? r.kernel.exported : undefined)) out.push(r.prefix);
+  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities, r.kernel !== undefined ? r.kernel.exported : undefined, redistributedIface(r))) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
 }
 
@@ -390,7 +395,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
     if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
     if (own?.shaping?.peers && !own.shaping.peers.includes(p.id)) return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
-    const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []));
+    const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []), own || !redis ? undefined : redistributedIface(redis));
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
     if (!verdict.accept)
       return {

@@ -27,11 +27,15 @@
  *   own routes carry the normal route priority's, a learned route its own
  *   (BIRD's 100 when it came without one), and an imported route's
  *   LOCAL_PREF becomes its kernel metric.
- * - `interface` is a glob over the interface the route goes out of. Routes
- *   the node originates (block blackholes, service statics) have none, as in
- *   Calico; routes learned over BGP have none in tsbgp either, where BIRD
- *   gives them the interface toward their next hop, so such a rule does not
- *   match them here: a warning names each `interface` rule.
+ * - `interface` is a glob over the interface the route goes out of (BIRD's
+ *   `ifname`). Routes the node originates (block blackholes, service
+ *   statics) have none, as in Calico; a route learned from the kernel has
+ *   its device; a route learned over BGP has the session's interface when
+ *   its next hop is on the network connected there (src/speaker
+ *   session-link.ts). A next hop elsewhere gets none in tsbgp, where BIRD
+ *   resolves it through the kernel's table: a warning names each
+ *   `interface` rule of a filter used by a peer that can send such routes
+ *   (iBGP, or eBGP more than one hop away).
  */
 import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/index.js';
 import type { Prefix } from '../net/index.js';
@@ -246,8 +250,9 @@ export interface FilterWarning {
 /**
  * What the plan's filters do differently from what was asked: a peer that
  * names a BGPFilter that does not exist (it runs without it, as Calico's
- * does), and `interface` rules that routes learned over BGP cannot match
- * in tsbgp. In a stable order.
+ * does), and `interface` rules of filters whose peers may send routes with
+ * a next hop off the session's network (no interface in tsbgp). In a stable
+ * order.
  */
 export function filterWarnings(plan: Plan): FilterWarning[] {
   const out: FilterWarning[] = [];
@@ -263,19 +268,34 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
       peer: { address: p.address.toString(), asn: p.asn },
     });
   }
-  for (const f of plan.filters)
+  // `interface` rules: tsbgp knows a route's interface when it came from the kernel (its device) or over BGP with a
+  // next hop on the session's network; a peer that passes on other routers' next hops may send it routes without one.
+  for (const f of plan.filters) {
+    const offLink = plan.peers.filter((p) => !p.refused && p.filters.includes(f.name)).map(offLinkNextHops).find((why) => why !== undefined);
+    if (offLink === undefined) continue;
     for (const list of FILTER_LISTS)
       f[list].forEach((r, i) => {
-        // Any rule may meet a route learned over BGP (import, or re-exported); the node's own routes have no interface in Calico either.
         if (r.interface === undefined) return;
         out.push({
           kind: 'BGPFilter',
           name: f.name,
           field: `spec.${list}[${i}].interface`,
-          message: `routes learned over BGP carry no interface in tsbgp (Calico's BIRD gives them the one toward their next hop), so this rule does not match them`,
+          message: `${offLink}: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it`,
         });
       });
+  }
   return out;
+}
+
+/**
+ * Why a peer may send routes whose next hop is off the session's network
+ * (so tsbgp cannot give them an interface), or undefined: an eBGP peer one
+ * hop away sends its own address or one on its network (RFC 4271 5.1.3).
+ */
+function offLinkNextHops(p: PlannedPeer): string | undefined {
+  if (p.asn === p.localAsn) return `peer ${p.address.toString()} is iBGP and passes on other routers' next hops`;
+  if ((p.ttlSecurity ?? 0) > 1) return `peer ${p.address.toString()} is up to ${p.ttlSecurity} hops away`;
+  return undefined;
 }
 
 /** Where a rule is, in words: `BGPFilter no-customer exportV4[0]`. */
@@ -309,9 +329,10 @@ function literals(texts: readonly string[]): { communities: number[]; largeCommu
 /**
  * The peer's export filters over one route the node originates, with the
  * attributes the agent gives it (its communities; LOCAL_PREF from the
- * normal route priority when the plan has one).
+ * normal route priority when the plan has one) and, for a route learned
+ * from the kernel, its device (`iface`, for `interface` rules).
  */
-export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = []): FilterVerdict {
+export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = [], iface?: string): FilterVerdict {
   if (peer.filters.length === 0) return { verdict: 'none', reason: 'no BGPFilters' };
   const cf = planFilters(plan);
   const bad = peer.filters.filter((f) => cf.errors.has(f));
@@ -323,7 +344,7 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
   const localPref = nrp !== undefined ? localPrefForMetric(prefix.family === 4 ? nrp.v4 : nrp.v6) : undefined;
   const attrs = { origin: 0 as const, asPath: [], ...literals(communities), ...(localPref !== undefined ? { localPref } : {}) };
   const ctx = { peer: { address: peer.address, asn: peer.asn, type: peer.asn === peer.localAsn ? ('ibgp' as const) : ('ebgp' as const), localAsn: peer.localAsn }, direction: 'export' as const };
-  const r = explain(chain, { prefix, attrs, source: { kind: 'local' } }, ctx);
+  const r = explain(chain, { prefix, attrs, source: { kind: 'local' }, ...(iface !== undefined ? { iface } : {}) }, ctx);
   for (const p of r.trace.policies)
     for (const s of p.statements)
       if (s.matched && (s.result === 'accept' || s.result === 'reject')) {

@@ -3,7 +3,7 @@ export { Rib, type RibOptions, type PeerConfig, type SessionInfo, type InRouteVi
 export { AttrSet, AttrStore, attrsEqual, hashAttrs } from './attr-store.js';
 export { explainSelection, selectBest, type BestPathOptions, type CandidateOutcome, type MultipathOptions, type Selection } from './best-path.js';
 export { exportAttrs, exportRefusal, type ExportSettings } from './export.js';
-export { LOCAL_SOURCE, asPathLength, neighborAs, type Path, type PathSource, type PeerSource } from './path.js';
+export { LOCAL_SOURCE, asPathLength, neighborAs, policyRoute, type Path, type PathSource, type PeerSource, type SessionLink } from './path.js';
 export { keyOf, prefixFromKey, type PrefixKey } from './prefix-key.js';
 export { endOfRib } from './eor.js';
 export { DEFAULT_COALESCE, UpdateGroup, type Batch, type CoalesceOptions, type GroupPlan, type Send } from './update-group.js';

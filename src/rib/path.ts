@@ -1,8 +1,8 @@
 /** A candidate path in the Loc-RIB: where it came from and its (post-policy) attributes. */
-import type { Address } from '../net/index.js';
+import type { Address, Prefix } from '../net/index.js';
 import type { PathAttributes } from '../wire/index.js';
 import type { AttrSet } from './attr-store.js';
-import type { PeerType, RouteSource } from './ports.js';
+import type { PeerType, PolicyRoute, RouteSource } from './ports.js';
 
 /** The peer a path came from. One object per configured peer, shared by all its paths. */
 export interface PeerSource {
@@ -17,6 +17,14 @@ export interface PeerSource {
   routerIdNum: number;
   /** Route-reflector client of ours (iBGP). */
   readonly rrClient: boolean;
+  /** The interface the session runs over and its connected network, when the speaker found them (set at Established). */
+  link?: SessionLink;
+}
+
+/** The interface a session runs over and the network connected there (from the session's local address). */
+export interface SessionLink {
+  readonly iface: string;
+  readonly network: Prefix;
 }
 
 export interface LocalSource {
@@ -32,6 +40,40 @@ export interface Path {
   readonly attrs: AttrSet;
   /** ADD-PATH identifier as received (0 without ADD-PATH). */
   readonly pathId: number;
+  /**
+   * The interface the route goes out of, when the speaker was told it (a
+   * kernel route the agent originates): not a BGP attribute, never sent;
+   * the export policy sees it as `PolicyRoute.iface`.
+   */
+  readonly iface?: string;
+}
+
+/**
+ * The interface a path goes out of (`PolicyRoute.iface`): the one it was
+ * originated with; for a path learned over BGP, the session's interface when
+ * a next hop lies on the network connected there (BIRD's `ifname` for a
+ * `gateway direct` next hop, and what `gateway recursive` resolves to for a
+ * next hop on that network). A next hop elsewhere (through a router, another
+ * interface) has none here.
+ */
+export function pathIface(p: Path): string | undefined {
+  if (p.iface !== undefined) return p.iface;
+  return p.source.kind === 'peer' ? linkIface(p.source, p.attrs.attrs) : undefined;
+}
+
+/** The session's interface when one of the route's next hops is on its connected network. */
+export function linkIface(s: PeerSource, a: PathAttributes): string | undefined {
+  const l = s.link;
+  if (l === undefined) return undefined;
+  if (a.nextHop !== undefined && l.network.contains(a.nextHop)) return l.iface;
+  for (const h of a.mpReach?.nextHops ?? []) if (l.network.contains(h)) return l.iface;
+  return undefined;
+}
+
+/** The route a policy sees for `path` at `prefix`, its interface included when it has one. */
+export function policyRoute(prefix: Prefix, path: Path, attrs: PathAttributes = path.attrs.attrs): PolicyRoute {
+  const iface = pathIface(path);
+  return iface !== undefined ? { prefix, attrs, source: policySource(path.source), iface } : { prefix, attrs, source: policySource(path.source) };
 }
 
 /** The RouteSource shape the policy engine expects. */

@@ -23,9 +23,11 @@ export interface PolicyRoute {
   readonly attrs: PathAttributes;
   readonly source: RouteSource;
   /**
-   * The interface the route goes out of, when the route carries one (a route
-   * taken from the kernel); absent for routes learned over BGP and for the
-   * node's own blackholes and statics.
+   * The interface the route goes out of, when the route carries one: a
+   * route the agent originates from the kernel's table (its device), a
+   * route learned over BGP whose next hop is on the network of its
+   * session's interface (src/rib/path.ts `pathIface`); absent for the node's
+   * own blackholes and statics, as in Calico's BIRD.
    */
   readonly iface?: string;
 }

@@ -11,7 +11,7 @@ import { explainSelection, type BestPathOptions, type CandidateOutcome, type Mul
 import { exportRefusal, sentAttrs, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
-import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
+import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
@@ -72,6 +72,8 @@ export interface SessionInfo {
   readonly endOfRib?: readonly (4 | 6)[];
   /** The peer's BGP identifier from its OPEN. */
   readonly routerId: string;
+  /** The interface the session runs over and the network connected there: routes whose next hop is on it carry that interface (`PolicyRoute.iface`). */
+  readonly link?: SessionLink;
 }
 
 /** See `Rib.exportPreview`. */
@@ -112,7 +114,8 @@ export class Rib {
   private readonly loc: LocRib;
   private readonly peers = new Map<string, PeerState>();
   private readonly groups = new Map<string, UpdateGroup>();
-  private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
+  /** Our own paths, one object per attribute set and interface ('' for none), shared by the prefixes originated with them. */
+  private readonly localPaths = new Map<AttrSet, Map<string, { path: Path; count: number }>>();
   private readonly coalesce: CoalesceOptions;
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
@@ -162,6 +165,7 @@ export class Rib {
     peer.session = session;
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
+    peer.source.link = session.link;
     peer.refused[0] = peer.refused[1] = 0;
     this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }
@@ -417,7 +421,9 @@ export class Rib {
     if (base === null) return null;
     const policy = peer.cfg.importPolicy;
     if (policy === undefined) return this.store.retain(base);
-    const res = policy({ prefix, attrs: base.attrs, source: policySource(peer.source) }, { peer: peer.ref, direction: 'import' });
+    const iface = linkIface(peer.source, base.attrs);
+    const route = iface !== undefined ? { prefix, attrs: base.attrs, source: policySource(peer.source), iface } : { prefix, attrs: base.attrs, source: policySource(peer.source) };
+    const res = policy(route, { peer: peer.ref, direction: 'import' });
     if (res.verdict === 'reject') return null;
     return res.attrs === base.attrs ? this.store.retain(base) : this.store.acquire(res.attrs);
   }
@@ -436,10 +442,14 @@ export class Rib {
 
   // ------------------------------------------------------------ local routes
 
-  /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
-  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
+  /**
+   * Originates `prefix` with `attrs` (replacing an earlier origination of it).
+   * `iface`, the interface the route goes out of (never sent), is what export
+   * policies see as `PolicyRoute.iface`.
+   */
+  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, iface?: string): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    this.originateKey(keyOf(prefix), set, now);
+    this.originateKey(keyOf(prefix), set, now, iface);
     this.store.dropIfUnused(set);
   }
 
@@ -455,25 +465,31 @@ export class Rib {
     const old = this.loc.find(key, LOCAL_SOURCE, 0);
     if (old === undefined) return;
     this.applyToLoc(key, null, LOCAL_SOURCE, 0, now);
-    this.releaseLocal(old.attrs);
+    this.releaseLocal(old);
   }
 
-  private originateKey(key: PrefixKey, set: AttrSet, now: number): void {
-    let lp = this.localPaths.get(set);
-    if (lp === undefined) this.localPaths.set(set, (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0 }, count: 0 }));
+  private originateKey(key: PrefixKey, set: AttrSet, now: number, iface?: string): void {
+    let bySet = this.localPaths.get(set);
+    if (bySet === undefined) this.localPaths.set(set, (bySet = new Map()));
+    let lp = bySet.get(iface ?? '');
+    if (lp === undefined) bySet.set(iface ?? '', (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0, ...(iface !== undefined ? { iface } : {}) }, count: 0 }));
     const change = this.loc.upsert(key, lp.path);
     const old = this.loc.replaced;
     if (old === lp.path) return; // already originated with these attributes
     lp.count++;
     this.store.retain(set);
-    if (old !== undefined) this.releaseLocal(old.attrs);
+    if (old !== undefined) this.releaseLocal(old);
     this.changed(key, change, now);
   }
 
-  private releaseLocal(set: AttrSet): void {
-    const lp = this.localPaths.get(set)!;
-    if (--lp.count === 0) this.localPaths.delete(set);
-    this.store.release(set);
+  private releaseLocal(path: Path): void {
+    const bySet = this.localPaths.get(path.attrs)!;
+    const lp = bySet.get(path.iface ?? '')!;
+    if (--lp.count === 0) {
+      bySet.delete(path.iface ?? '');
+      if (bySet.size === 0) this.localPaths.delete(path.attrs);
+    }
+    this.store.release(path.attrs);
   }
 
   // ------------------------------------------------------------ output

@@ -11,7 +11,7 @@ import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, type ExportSettings } from './export.js';
-import { policySource, type Path, type PathSource } from './path.js';
+import { policyRoute, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 
@@ -436,7 +436,7 @@ export class UpdateGroup {
     // The export policy sees the route as the RIB holds it, before the session's rules (our AS
     // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
     // what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
-    const res = this.cfg.policy({ prefix: prefixFromKey(key), attrs: path.attrs.attrs, source: policySource(path.source) }, { peer: this.cfg.peerRef, direction: 'export' });
+    const res = this.cfg.policy(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
     if (res.verdict === 'reject') return null;
     if (res.attrs === path.attrs.attrs) return out;
     const s = this.store.acquire(sentAttrs(path, res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));

@@ -13,7 +13,7 @@ import {
   type Compiled as RuleHandle, type KernelRule, type DesiredRoute, type Gateway, type KernelRoute,
   type LearnedKernelRoute, type Refusal
 } from '../kernel/index.js';
-import { policySource, type Path, type ExportPolicy, type PeerRef, type RibOptions } from '../rib/index.js';
+import { policyRoute, type Path, type ExportPolicy, type PeerRef, type RibOptions } from '../rib/index.js';
 import type { Negotiated } from '../session/index.js';
 import type { AfiSafi } from '../wire/index.js';
 import { SelectionDeferral } from './deferral.js';
@@ -178,7 +178,7 @@ export class SpeakerKernel {
       if (p.source.kind !== 'peer') continue; // our own originations are not programmed
       let attrs = p.attrs.attrs;
       if (this.policy !== undefined) {
-        const r = this.policy({ prefix, attrs, source: policySource(p.source) }, { peer: this.ref, direction: 'export' });
+        const r = this.policy(policyRoute(prefix, p, attrs), { peer: this.ref, direction: 'export' });
         if (r.verdict === 'reject') continue;
         attrs = r.attrs;
       }

@@ -7,7 +7,8 @@
 import { EventEmitter } from 'eventemitter3';
 import { Address, Prefix } from '../net/index.js';
 import type { PolicyConfigDef, PolicyDef } from '../policy/index.js';
-import { Rib, type PeerConfig, policySource, prefixFromKey } from '../rib/index.js';
+import { networkInterfaces } from 'node:os';
+import { Rib, type PeerConfig, policyRoute, prefixFromKey, type SessionLink } from '../rib/index.js';
 import {
   realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
   Peer, type DownReason
@@ -22,6 +23,7 @@ import { PolicyRegistry } from './policies.js';
 import { SelectionDeferral } from './deferral.js';
 import { SpeakerBfd } from './bfd.js';
 import { transportHint } from './transport-hint.js';
+import { sessionLink } from './session-link.js';
 import { blockCaps, limitState, PrefixLimits } from './max-prefix.js';
 import { PeerHealth } from './peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './kernel.js';
@@ -36,6 +38,7 @@ import type {
   PeerExplanation,
   ReceivedRoute,
   FamilyCounters,
+  OriginateOptions,
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
@@ -355,9 +358,16 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   // ------------------------------------------------------------ routes
 
-  originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
+  /**
+   * Originates `prefix`. `options.iface`: the interface the route goes out of
+   * (a kernel route's device); never sent, it is what export policies match
+   * with an `interface` condition (`PolicyRoute.iface`), as BIRD's `ifname`.
+   * Originating again with another interface replaces the route.
+   */
+  originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void {
     const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
-    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now());
+    if (options?.iface !== undefined && (typeof options.iface !== 'string' || options.iface === '')) throw new TypeError(`originate ${p.toString()}: iface must be a non-empty interface name, got ${JSON.stringify(options.iface)}`);
+    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now(), options?.iface);
     this.scheduleFlush();
   }
 
@@ -437,7 +447,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const down = x.established ? '' : ' (once the session is up)';
     if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined || x.send === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
     const ebgp = x.peer.type === 'ebgp';
-    const route = { prefix: p, attrs: x.attrs, source: policySource(x.best.source) };
+    const route = policyRoute(p, x.best, x.attrs);
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.send(x.attrs)) };
     const sent = r.verdict === 'accept';
@@ -532,6 +542,18 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
    * its family; for the other family the configured nextHopV4 / nextHopV6
    * (IPv4 falls back to the router ID; IPv6 has no fallback).
    */
+  /** The interface holding the session's local address and the network connected there (read from the system at Established). */
+  private sessionLink(e: PeerEntry): SessionLink | undefined {
+    const local = e.peer.endpoints?.localAddress;
+    if (local === undefined) return undefined;
+    try {
+      return sessionLink(local, networkInterfaces());
+    } catch (err) {
+      this.log('warning', `peer ${e.id}: cannot read the system's interfaces (${(err as Error).message}); its routes carry no interface`);
+      return undefined;
+    }
+  }
+
   private nextHops(e: PeerEntry): { localAddressV4?: Address; localAddressV6?: Address } {
     const ep = e.peer.endpoints;
     const local = ep ? canonicalRemote(ep.localAddress) : undefined;
@@ -733,7 +755,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       endOfRib.push(fam);
     }
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
-    this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId }, now);
+    // The interface the session runs over: routes with a next hop on its network carry it (`interface` conditions).
+    const link = this.sessionLink(e);
+    this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId, ...(link !== undefined ? { link } : {}) }, now);
     this.deferral?.up(e.id, n);
     this.kernel?.up(e.id, n);
     this.checkDeferral();

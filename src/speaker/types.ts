@@ -61,6 +61,12 @@ export interface SpeakerOptions {
 }
 
 /** Attributes of a locally originated route, in user terms. */
+/** How a route is originated, beside its attributes (`Speaker.originate`). */
+export interface OriginateOptions {
+  /** The interface the route goes out of (never sent): what an export policy's `interface` condition matches. */
+  readonly iface?: string;
+}
+
 export interface RouteAttributes {
   readonly origin?: 'igp' | 'egp' | 'incomplete';
   readonly med?: number;
@@ -375,7 +381,8 @@ export interface SpeakerApi {
   /** Applies new settings; resets the session only when a setting the session depends on changed. */
   updatePeer(opts: PeerOptions): void;
   removePeer(address: string, opts?: { message?: string }): Promise<void>;
-  originate(prefix: Prefix | string, attrs?: RouteAttributes): void;
+  /** `options.iface`: the interface the route goes out of, for export policies (never sent). */
+  originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void;
   withdraw(prefix: Prefix | string): void;
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];

@@ -13,6 +13,7 @@ import type {
   PeerState,
   PeerStatus,
   ReceivedRoute,
+  OriginateOptions,
   RouteAttributes,
   SpeakerEvents,
   SpeakerOptions,
@@ -24,7 +25,7 @@ export type Call =
   | { op: 'stop'; opts?: { message?: string; graceful?: boolean } }
   | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
   | { op: 'removePeer'; address: string }
-  | { op: 'originate'; prefix: string; attrs?: RouteAttributes }
+  | { op: 'originate'; prefix: string; attrs?: RouteAttributes; options?: OriginateOptions }
   | { op: 'withdraw'; prefix: string }
   | { op: 'setClusterId'; clusterId: string | undefined };
 
@@ -33,7 +34,7 @@ const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p
 export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpeaker {
   readonly calls: Call[] = [];
   readonly peers = new Map<string, PeerOptions>();
-  readonly routes = new Map<string, { prefix: Prefix; attrs?: RouteAttributes }>();
+  readonly routes = new Map<string, { prefix: Prefix; attrs?: RouteAttributes; iface?: string }>();
   readonly states = new Map<string, { state: PeerState; since: Date }>();
   readonly receivedRoutes: ReceivedRoute[] = [];
   started = false;
@@ -85,12 +86,12 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     this.states.delete(address);
   }
 
-  originate(prefix: Prefix | string, attrs?: RouteAttributes): void {
+  originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void {
     const p = toPrefix(prefix);
     // BgpSpeaker.originate converts the attributes with this function and throws what it throws.
     toPathAttributes(attrs ?? {}, p.family);
-    this.calls.push({ op: 'originate', prefix: p.toString(), attrs });
-    this.routes.set(p.toString(), { prefix: p, attrs });
+    this.calls.push({ op: 'originate', prefix: p.toString(), attrs, ...(options !== undefined ? { options } : {}) });
+    this.routes.set(p.toString(), { prefix: p, attrs, ...(options?.iface !== undefined ? { iface: options.iface } : {}) });
   }
 
   withdraw(prefix: Prefix | string): void {

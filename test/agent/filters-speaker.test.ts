@@ -74,7 +74,7 @@ describe('BGPFilters on a real speaker', () => {
       metadata: { name: 'ops' },
       spec: {
         exportV4: [
-          // The node's own routes have no interface, here as in Calico: this rule never matches them.
+          // The node's own routes have no interface, here as in Calico: this rule never matches them (the peer, eBGP one hop away, gets no warning).
           { action: 'Reject', interface: 'eth*' },
           // The node's routes carry the normal route priority (1024) as LOCAL_PREF; toward this eBGP router too, as the policy runs before the session drops it.
           { action: 'Reject', matchOperator: 'Equal', cidr: '198.19.0.0/16', priority: 1024 },
@@ -94,6 +94,7 @@ describe('BGPFilters on a real speaker', () => {
     // The agent's End-of-RIB: its initial table, one plan's routes, is all in.
     await within(10_000, () => router.status()[0].negotiated?.endOfRibReceived.includes('ipv4') === true);
     expect(agent.status().peers[0]).toMatchObject({ state: 'Established', refused: false });
+    expect((agent.status().warnings ?? []).filter((w) => w.kind === 'BGPFilter')).toEqual([]);
     expect(learned()).toEqual(['198.18.0.0/16', '203.0.113.0/24']);
     expect(agent.explain('198.19.0.0/16').prefixes[0].peers[0]).toMatchObject({ exported: false, filter: { verdict: 'reject', reason: 'BGPFilter ops exportV4[1] rejects' } });
     const got = router.received('127.0.0.35').find((r) => r.prefix.toString() === '203.0.113.0/24')!;

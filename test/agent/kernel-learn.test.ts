@@ -80,6 +80,9 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     expect(own()).toEqual([...before, '198.19.0.200/32', '198.19.0.201/32'].sort());
     expect(s.routes.get('198.19.0.200/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 1024 });
     expect(s.routes.get('198.19.0.201/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 512 });
+    // Each carries its device into the speaker, for BGPFilter `interface` export rules (BIRD's ifname).
+    expect([s.routes.get('198.19.0.200/32')!.iface, s.routes.get('198.19.0.201/32')!.iface]).toEqual(['cali1', 'cali3']);
+    expect(before.map((k) => s.routes.get(k)!.iface)).toEqual(before.map(() => undefined)); // the node's own routes have none, as in Calico
     const plan = (await controlRequest(control, 'plan')) as PlanJson;
     expect(plan.kernel.exported).toEqual(['198.19.0.200/32', '198.19.0.201/32']);
     expect(plan.kernel.learned!.map((r) => [r.prefix, r.exported, r.why])).toEqual([
@@ -92,10 +95,13 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     expect(plan.redistributed.filter((r) => r.from === 'kernel').map((r) => [r.prefix, r.kernel?.dev, r.export.accept])).toEqual([['198.19.0.200/32', 'cali1', true], ['198.19.0.201/32', 'cali3', true]]);
     // every peer is sent it
     for (const p of plan.peers.filter((x) => !x.refused)) expect(p.exports).toContain('198.19.0.200/32');
-    // the pod goes: its route goes
-    s.learn([felix('198.19.0.201/32', 'cali3', 512)]);
+    // the pod goes: its route goes; the other moves to another interface: originated again with it
+    const originated = s.calls.filter((c) => c.op === 'originate').length;
+    s.learn([felix('198.19.0.201/32', 'cali4', 512)]);
     await agent.settled();
     expect(own()).toEqual([...before, '198.19.0.201/32'].sort());
+    expect(s.calls.filter((c) => c.op === 'originate').slice(originated)).toEqual([{ op: 'originate', prefix: '198.19.0.201/32', attrs: { origin: 'igp', communities: [], localPref: 2147483647 - 512 }, options: { iface: 'cali4' } }]);
+    expect(s.routes.get('198.19.0.201/32')!.iface).toBe('cali4');
     expect(s.calls.filter((c) => c.op === 'withdraw').map((c) => (c as { prefix: string }).prefix)).toEqual(['198.19.0.200/32']);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { desiredRedistribution, isLocalPeer, MAX_PASS_DELAY_MS, Redistribution, redistributionOps } from '../../src/agent/redistribute.js';
+import { desiredRedistribution, isLocalPeer, MAX_PASS_DELAY_MS, redistributedOptions, Redistribution, redistributionOps } from '../../src/agent/redistribute.js';
+import type { LearnedJson, Redistributed } from '../../src/agent/views.js';
 import type { Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';
 import type { ReceivedRoute } from '../../src/speaker/types.js';
@@ -54,6 +55,24 @@ describe('redistribution', () => {
     expect(ops.originate.map((r) => r.prefix.toString())).toEqual(['198.51.100.2/32', '198.51.100.4/32']);
     expect(ops.withdraw.map(String)).toEqual(['198.51.100.1/32']);
     expect(ops.forget).toEqual(['198.51.100.3/32']);
+  });
+});
+
+describe('the interface of a re-advertised route (BGPFilter interface rules)', () => {
+  const learned = (dev: string | null): LearnedJson => ({ prefix: '198.51.100.9/32', source: 'kernel', protocol: 3, type: 'unicast', dev, metric: 1024, exported: true, why: 'test' });
+  const kernel = (dev: string | null): Redistributed => ({ prefix: Prefix.parse('198.51.100.9/32'), from: 'kernel', communities: [], kernel: learned(dev) });
+  const p = withPool(plan([], [peer('127.0.0.1')]));
+
+  it('a kernel route is originated with its device; a local peer\'s route and a device-less kernel route with none', () => {
+    expect(redistributedOptions(kernel('cali12'))).toEqual({ iface: 'cali12' });
+    expect(redistributedOptions(kernel(null))).toEqual({});
+    expect(redistributedOptions({ prefix: Prefix.parse('198.51.100.7/32'), from: '127.0.0.1', communities: [] })).toEqual({});
+  });
+
+  it('a kernel route that moved to another interface is originated again; one that did not is left alone', () => {
+    const cur = new Map([['198.51.100.9/32', kernel('cali1')]]);
+    expect(redistributionOps(cur, [kernel('cali2')], p).originate.map((r) => redistributedOptions(r))).toEqual([{ iface: 'cali2' }]);
+    expect(redistributionOps(cur, [kernel('cali1')], p).originate).toEqual([]);
   });
 });
 

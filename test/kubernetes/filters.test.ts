@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFilters, filterChainJson, filterRuleJson, filterWarnings, localPrefForPriority, peerChain, prefixWindow } from '../../src/kubernetes/filters.js';
+import { compileFilters, exportFilterVerdict, filterChainJson, filterRuleJson, filterWarnings, localPrefForPriority, peerChain, prefixWindow } from '../../src/kubernetes/filters.js';
 import type { BGPFilter } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { Address, Prefix } from '../../src/net/index.js';
@@ -278,17 +278,39 @@ describe('chains and warnings', () => {
     expect(filterChainJson(v4, 'export', [only4])).toEqual({ filters: [{ name: 'only4', list: 'exportV4', rules: [{ index: 0, action: 'Reject', interface: 'eth0', operations: [] }] }], skipped: [], otherwise: 'builtin' });
   });
 
-  it('warnings: a missing filter per peer; an interface rule that routes learned over BGP cannot match', () => {
+  it('warnings: a missing filter per peer; interface rules only where a peer may send routes with no interface (next hop off the session\'s network)', () => {
     const f = bgpFilter('ifs', { exportV4: [{ action: 'Reject', interface: 'eth0' }, { action: 'Reject', interface: 'eth*', source: 'RemotePeers' }], importV6: [{ action: 'Accept', interface: '*.calico' }] });
-    const p = plannedPeer('192.0.2.9', { filters: ['ifs', 'gone'] });
-    const plan = { ...planOf([p]), filters: [f] };
-    expect(filterWarnings(plan).map((w) => [w.kind, w.name, w.field])).toEqual([
-      ['BGPPeer', 'p', 'spec.filters'],
+    const warnings = (...peers: ReturnType<typeof plannedPeer>[]) => filterWarnings({ ...planOf(peers), filters: [f] });
+    // An eBGP peer one hop away: its next hops are on the session's network, whose interface tsbgp knows.
+    const direct = plannedPeer('192.0.2.9', { filters: ['ifs', 'gone'] });
+    expect(warnings(direct).map((w) => [w.kind, w.name, w.field])).toEqual([['BGPPeer', 'p', 'spec.filters']]);
+    expect(warnings(direct)[0]).toMatchObject({ message: expect.stringContaining('BGPFilter gone not found'), peer: { address: '192.0.2.9', asn: 65000 } });
+    // iBGP (a route reflector passes on other nodes' next hops), or eBGP several hops away: each interface rule, saying why.
+    const fields = [
       ['BGPFilter', 'ifs', 'spec.exportV4[0].interface'],
       ['BGPFilter', 'ifs', 'spec.exportV4[1].interface'],
       ['BGPFilter', 'ifs', 'spec.importV6[0].interface'],
-    ]);
-    expect(filterWarnings(plan)[0]).toMatchObject({ message: expect.stringContaining('BGPFilter gone not found'), peer: { address: '192.0.2.9', asn: 65000 } });
+    ];
+    const rr = plannedPeer('192.0.2.10', { filters: ['ifs'], asn: 64512 });
+    expect(warnings(direct, rr).map((w) => [w.kind, w.name, w.field])).toEqual([['BGPPeer', 'p', 'spec.filters'], ...fields]);
+    expect(warnings(rr)[0].message).toBe("peer 192.0.2.10 is iBGP and passes on other routers' next hops: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it");
+    const far = plannedPeer('192.0.2.11', { filters: ['ifs'], ttlSecurity: 3 });
+    expect(warnings(far).map((w) => [w.name, w.field])).toEqual(fields.map(([, n, x]) => [n, x]));
+    expect(warnings(far)[0].message).toMatch(/^peer 192\.0\.2\.11 is up to 3 hops away: /);
+    // A refused peer sends nothing.
+    expect(warnings({ ...rr, refused: true })).toEqual([]);
+  });
+});
+
+describe('the export verdict of a route with an interface (plan, explain)', () => {
+  it('a route learned from the kernel is judged with its device: interface "cali*" rejects it; without one the rule does not match', () => {
+    const f = bgpFilter('no-pods', { exportV4: [{ action: 'Reject', interface: 'cali*' }] });
+    const p = plannedPeer('192.0.2.9', { filters: ['no-pods'] });
+    const plan = { ...planOf([p]), filters: [f] };
+    const prefix = Prefix.parse('198.19.7.7/32');
+    expect(exportFilterVerdict(plan, p, prefix, [], 'cali12')).toEqual({ verdict: 'reject', reason: 'BGPFilter no-pods exportV4[0] rejects' });
+    expect(exportFilterVerdict(plan, p, prefix, [], 'eth0').verdict).toBe('none');
+    expect(exportFilterVerdict(plan, p, prefix).verdict).toBe('none');
   });
 });
 

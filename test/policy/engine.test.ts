@@ -35,6 +35,19 @@ describe('conditions', () => {
     expect(matches({ prefixSet: { set: 'pods', match: 'invert' } }, route('10.1.2.0/25'))).toBe(true);
     expect(matches({ prefixSet: { set: 'v6' } }, route('2001:db8:1::/48'))).toBe(true);
   });
+  it('interface: a glob over the route\'s interface (BIRD ifname); a route without one never matches, an inverted glob neither', () => {
+    const withIface = (iface: string | undefined, source = learned) => ({ ...route('198.19.0.7/32', {}, source), ...(iface !== undefined ? { iface } : {}) });
+    expect(matches({ interface: 'cali*' }, withIface('cali12ab'))).toBe(true);
+    expect(matches({ interface: 'cali*' }, withIface('eth0'))).toBe(false);
+    expect(matches({ interface: 'eth?' }, withIface('eth1', local), ctx(ebgpPeer, 'export'))).toBe(true);
+    expect(matches({ interface: 'eth?' }, withIface('eth10', local), ctx(ebgpPeer, 'export'))).toBe(false);
+    expect(matches({ interface: '*' }, withIface(undefined))).toBe(false);
+    const cp = compilePolicy({ policies: { p: { statements: [{ conditions: { interface: 'cali*' }, actions: { result: 'reject' } }] } } });
+    const x = explain(cp.chain({ direction: 'export', policies: ['p'] }), withIface('cali9', local), ctx(ebgpPeer, 'export'));
+    expect(x.verdict).toBe('reject');
+    expect(formatTrace(x.trace)).toContain('interface cali9 matches "cali*"');
+    expect(formatTrace(explain(cp.chain({ direction: 'export', policies: ['p'] }), withIface(undefined, local), ctx(ebgpPeer, 'export')).trace)).toContain('route has no interface');
+  });
   it('family', () => {
     expect(matches({ family: 'ipv6' }, route('2001:db8::/32'))).toBe(true);
     expect(matches({ family: 'ipv6' }, route('10.0.0.0/8'))).toBe(false);
