@@ -89,6 +89,7 @@ export interface Agent {
 }
 
 function describeEvent(ev: ClusterEvent): string {
+  if (ev.type === 'workload') return `${ev.endpoint ? 'update' : 'delete'} endpoint status ${ev.file}${ev.endpoint?.bgpPeerName ? ` (BGPPeer ${ev.endpoint.bgpPeerName})` : ''}`;
   if (ev.type === 'delete') return `delete ${ev.kind} ${ev.namespace ? `${ev.namespace}/` : ''}${ev.name}`;
   const r = ev.resource;
   return `${ev.type} ${r.kind} ${'namespace' in r ? `${r.namespace}/` : ''}${r.name}`;

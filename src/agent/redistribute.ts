@@ -1,6 +1,7 @@
 /**
  * Redistribution (pure): which routes received from local peers (a MetalLB
- * or GoBGP speaker on 127.0.0.1 or the node's own address) this node
+ * or GoBGP speaker on 127.0.0.1 or the node's own address, or a pod peering by
+ * a BGPPeer's localWorkloadSelector) this node
  * re-advertises. A route is taken when Calico's built-in export accepts it
  * (inside an IP pool, disabled pools included, or a service range; never
  * inside a disableBGPExport pool nor a more-specific of a local block) and
@@ -44,7 +45,10 @@ const localPeerSets = new WeakMap<Plan, ReadonlySet<string>>();
 
 function computeLocalPeers(plan: Plan): Set<string> {
   const nodes = new Set(plan.peers.filter((p) => p.remoteNode !== undefined || p.type === 'node-to-node mesh').map((p) => p.address.toString()));
-  return new Set([...runnablePeers(plan).peers.values()].map((p) => p.address.toString()).filter((a) => isLocalPeer(plan, a) && !nodes.has(a)));
+  // A pod on this node peering by localWorkloadSelector is local too: Calico's BIRD exports what it gets from one
+  // to the other peers through the same built-in export (calico_export_to_bgp_peers).
+  const runnable = [...runnablePeers(plan).peers.values()];
+  return new Set(runnable.filter((p) => p.type === 'local workload' || (isLocalPeer(plan, p.address.toString()) && !nodes.has(p.address.toString()))).map((p) => p.address.toString()));
 }
 
 /**

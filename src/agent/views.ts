@@ -199,6 +199,7 @@ export function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'p
 /** Where a planned peering comes from, in words. */
 export function peerOrigin(p: PlannedPeer): string {
   if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  if (p.origin === 'workload') return `BGPPeer ${p.from.name} localWorkloadSelector (endpoint status ${p.workload?.file})`;
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 

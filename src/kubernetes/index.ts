@@ -11,3 +11,4 @@ export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
 export { builtinExport, plannedRoute, type ExportVerdict } from './export.js';
 export { closest } from './schema.js';
+export { parseEndpointStatus, peerAddress, workloadsOf, EndpointStatusError, type LocalWorkloadEndpoint } from './workloads.js';

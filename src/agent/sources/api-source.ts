@@ -3,7 +3,7 @@ import { backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type 
 import type { Resource, ResourceKind } from '../../kubernetes/resources.js';
 import { keyOf } from '../../kubernetes/resources.js';
 import { KINDS } from '../../kubernetes/schema.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
+import type { ResourceEvent } from '../../kubernetes/state.js';
 import { isKnownKind, type ManifestIssue } from '../../kubernetes/validate.js';
 
 /**
@@ -101,7 +101,7 @@ export interface ApiSourceStatus {
 export interface ApiSourceOptions {
   readonly client: KubeClient;
   /** Called with each batch of changes and the new issues (invalid objects) found with them. */
-  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void;
   readonly backoff?: Partial<BackoffOptions>;
   /** Skip the discovery probe. */
   readonly calicoApi?: CalicoApi;

@@ -11,13 +11,13 @@
 import { KnownObjects, type KnownStep } from '../../kubernetes/api-known.js';
 import { ListWatch, type KubeClient } from './kube-client.js';
 import type { Resource } from '../../kubernetes/resources.js';
-import type { ClusterEvent } from '../../kubernetes/state.js';
+import type { ResourceEvent } from '../../kubernetes/state.js';
 import type { ManifestIssue } from '../../kubernetes/validate.js';
 
 export interface SecretWatchOptions {
   readonly client: KubeClient;
   readonly namespace: string;
-  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void;
   readonly onError?: (err: Error, name: string) => void;
   readonly random?: () => number;
   /** A watch silent this long is presumed half-open and relisted (ListWatch.checkIdle). Default 360 s (the 300 s watch timeout + 60). */
