@@ -21,6 +21,7 @@ import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, syncKernel, t
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
+import { DEFAULT_ENDPOINT_STATUS_DIR, withEndpointStatus } from './sources/workload-status.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { withSessions } from './explain-sessions.js';
@@ -73,6 +74,8 @@ export interface AgentOptions {
   readonly maxPrefixes?: PeerOptions['maxPrefixes'] | null;
   /** Program learned routes into the kernel (src/agent/kernel.ts); default off. */
   readonly kernel?: AgentKernelOptions;
+  /** Felix's endpoint-status directory, for local workload peering (sources/workload-status.ts); default Calico's; `false`: not read. */
+  readonly endpointStatusDir?: string | false;
 }
 
 export interface Agent {
@@ -151,7 +154,8 @@ class AgentLoop {
     this.now = opts.now ?? (() => new Date());
     this.log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now: this.now });
     this.startedAt = this.now();
-    this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
+    const base = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
+    this.source = opts.endpointStatusDir === false ? base : withEndpointStatus(base, opts.endpointStatusDir ?? DEFAULT_ENDPOINT_STATUS_DIR, { debounceMs: opts.debounceMs ?? 100 });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
     this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)

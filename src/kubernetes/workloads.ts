@@ -32,9 +32,10 @@ export class EndpointStatusError extends Error {
   constructor(
     readonly file: string,
     readonly field: string | undefined,
-    message: string,
+    /** What is wrong, without the file and field. */
+    readonly detail: string,
   ) {
-    super(`${file}: ${field ? `${field}: ` : ''}${message}`);
+    super(`${file}: ${field ? `${field}: ` : ''}${detail}`);
     this.name = 'EndpointStatusError';
   }
 }
