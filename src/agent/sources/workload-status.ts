@@ -109,7 +109,7 @@ export async function watchEndpointStatus(
   const debounceMs = opts.debounceMs ?? 100;
   let closed = false;
   let chain: Promise<void> = Promise.resolve();
-  let lastIssues = '';
+  let lastIssues = '[]';
   let fsw: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
 
