@@ -58,6 +58,7 @@ function computeLocalPeers(plan: Plan): Set<string> {
  */
 export function desiredRedistribution(plan: Plan, received: readonly ReceivedRoute[]): Redistributed[] {
   const locals = localPeers(plan);
+  const workloads = workloadPeers(plan);
   const byPrefix = new Map<number | string, ReceivedRoute>();
   for (const r of received) {
     if (!locals.has(r.peer)) continue;
@@ -66,11 +67,22 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
     const have = byPrefix.get(r.prefix.key);
     if (!have || (r.best && !have.best)) byPrefix.set(r.prefix.key, r);
   }
-  return [...byPrefix.values()].sort((a, b) => a.prefix.compare(b.prefix)).map((r) => ({ prefix: r.prefix, from: r.peer, communities: [...r.communities] }));
+  return [...byPrefix.values()]
+    .sort((a, b) => a.prefix.compare(b.prefix))
+    .map((r) => ({ prefix: r.prefix, from: r.peer, communities: [...r.communities], ...(workloads.has(r.peer) && r.asPath.length > 0 ? { asPath: [...r.asPath] } : {}) }));
+}
+
+/**
+ * The addresses of a plan's local workload peers. A route from one keeps its AS path behind this
+ * node's AS on eBGP sessions, as Calico's BIRD passes it on; so the pod itself, seeing its own AS,
+ * does not take its network back (BIRD does not send it a route it sent).
+ */
+function workloadPeers(plan: Plan): ReadonlySet<string> {
+  return new Set(plan.peers.filter((p) => p.type === 'local workload').map((p) => p.address.toString()));
 }
 
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  return { origin: 'igp', communities: [...r.communities] };
+  return { origin: 'igp', communities: [...r.communities], ...(r.asPath ? { asPath: [...r.asPath] } : {}) };
 }
 
 /** Originate what is new or changed, withdraw what left (unless the plan now originates it). */
@@ -85,7 +97,7 @@ export function redistributionOps(
   const forget: string[] = [];
   for (const [k, r] of want) {
     const have = current.get(k);
-    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities)) originate.push(r);
+    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities) || JSON.stringify(have.asPath) !== JSON.stringify(r.asPath)) originate.push(r);
   }
   for (const [k, r] of current) {
     if (want.has(k)) continue;

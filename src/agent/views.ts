@@ -122,6 +122,8 @@ export interface Redistributed {
   readonly prefix: Prefix;
   readonly from: string;
   readonly communities: readonly string[];
+  /** From a local workload peer: its AS path, kept behind this node's AS on eBGP (as BIRD passes the route on). */
+  readonly asPath?: readonly number[];
 }
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);

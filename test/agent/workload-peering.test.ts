@@ -60,10 +60,12 @@ describe('local workload peering in the agent', () => {
     expect(s.peers.get('198.19.0.70')?.localAddress).toBeUndefined();
     // What the pod sends: inside the pool (re-advertised, as BIRD's built-in export), and outside any pool (kept to itself).
     s.setState('198.19.0.70', 'Established');
-    s.receive('198.19.0.70', '198.19.200.0/24');
-    s.receive('198.19.0.70', '203.0.113.0/24');
+    s.receive('198.19.0.70', '198.19.200.0/24', [], [64516]);
+    s.receive('198.19.0.70', '203.0.113.0/24', [], [64516]);
     await agent.settled();
     expect([...s.routes.keys()].sort()).toEqual(['198.19.0.64/26', '198.19.200.0/24']);
+    // Passed on with the pod's AS path behind the node's, as BIRD does.
+    expect(s.routes.get('198.19.200.0/24')?.attrs).toMatchObject({ asPath: [64516] });
     // The pod goes: its peering and what it sent go with it.
     await unlink(join(status, 'k8s-pod-router'));
     await agent.settled();
