@@ -21,6 +21,7 @@ import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, learnedRoutes
 import { reconcile, type PeerRefusal } from './reconcile.js';
 import { desiredRedistribution, localPeers, redistributedAttributes, redistributedOptions, Redistribution } from './redistribute.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
+import { DEFAULT_ENDPOINT_STATUS_DIR, withEndpointStatus } from './sources/workload-status.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { withSessions } from './explain-sessions.js';
@@ -81,6 +82,8 @@ export interface AgentOptions {
   readonly nodeStatus?: NodeStatusSink;
   /** The agent's version, as CalicoNodeStatus reports it (`tsbgp <version>`). */
   readonly version?: string;
+  /** Felix's endpoint-status directory, for local workload peering (sources/workload-status.ts); default Calico's; `false`: not read. */
+  readonly endpointStatusDir?: string | false;
 }
 
 /** Where the agent's state goes for CalicoNodeStatus: started with a reader of that state, closed on stop. */
@@ -103,6 +106,7 @@ export interface Agent {
 }
 
 function describeEvent(ev: ClusterEvent): string {
+  if (ev.type === 'workload') return `${ev.endpoint ? 'update' : 'delete'} endpoint status ${ev.file}${ev.endpoint?.bgpPeerName ? ` (BGPPeer ${ev.endpoint.bgpPeerName})` : ''}`;
   if (ev.type === 'delete') return `delete ${ev.kind} ${ev.namespace ? `${ev.namespace}/` : ''}${ev.name}`;
   const r = ev.resource;
   return `${ev.type} ${r.kind} ${'namespace' in r ? `${r.namespace}/` : ''}${r.name}`;
@@ -167,7 +171,8 @@ class AgentLoop {
     this.now = opts.now ?? (() => new Date());
     this.log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now: this.now });
     this.startedAt = this.now();
-    this.source = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
+    const base = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
+    this.source = opts.endpointStatusDir === false ? base : withEndpointStatus(base, opts.endpointStatusDir ?? DEFAULT_ENDPOINT_STATUS_DIR, { debounceMs: opts.debounceMs ?? 100 });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
     this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)

@@ -14,6 +14,7 @@ import type { AgentMetrics } from './metrics.js';
 import { parseMetricsAddress, startMetricsServer, type MetricsAddress } from './metrics-server.js';
 import { renderExplain, renderPlan, renderRoutes, renderStatusJson } from './render.js';
 import { loadLayers } from './sources/index.js';
+import { endpointStatusDirFromEnv, loadEndpointStatus } from './sources/workload-status.js';
 import { COMMAND_HELP, commandHelp, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
@@ -31,6 +32,9 @@ commands:
            [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
            [--kernel-writer netlink|iproute2]
            (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
+           [--endpoint-status-dir DIR|none]  (Felix's workload status files, for BGPPeers with
+           localWorkloadSelector; default $CALICO_ENDPOINT_STATUS_PATH_PREFIX/endpoint-status,
+           else /var/run/calico/endpoint-status)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -42,6 +46,7 @@ commands:
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
+           [--endpoint-status-dir DIR]  (the node's workload status files; default none)
            the same offline, without sessions; exits 1 when the plan has errors
            (--strict: or warnings)
   version  print the version
@@ -98,6 +103,7 @@ const AGENT: Options = {
   metrics: { type: 'string' },
   'max-prefixes': { type: 'string' },
   kernel: { type: 'string' },
+  'endpoint-status-dir': { type: 'string' },
   'kernel-table': { type: 'string' },
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
@@ -109,7 +115,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   status: { ...JSON_FLAG, ...CONTROL },
   routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
-  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' } },
+  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' }, 'endpoint-status-dir': { type: 'string' } },
   version: {},
   help: {},
 };
@@ -202,6 +208,15 @@ export interface AgentArgs {
   /** `--max-prefixes`; undefined: the default; null: none. */
   readonly maxPrefixes?: AgentMaxPrefixes | null;
   readonly kernel?: AgentKernelOptions;
+  /** `--endpoint-status-dir`: Felix's workload status files (false: `none`). */
+  readonly endpointStatusDir: string | false;
+}
+
+/** `--endpoint-status-dir DIR|none`; unset: confd's $CALICO_ENDPOINT_STATUS_PATH_PREFIX, else Calico's default. */
+function endpointStatusFlag(cmd: string, text: string | undefined, env: NodeJS.ProcessEnv): string | false {
+  if (text === '') throw new UsageError(`${cmd}: --endpoint-status-dir must name a directory (or "none")`);
+  if (text === 'none') return false;
+  return text ?? endpointStatusDirFromEnv(env);
 }
 
 /** What `--kernel-writer` takes: the kernel FIB's writers (src/kernel/route-writer.ts). */
@@ -275,6 +290,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
     ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
     ...kernelFlags(cmd, values),
+    endpointStatusDir: endpointStatusFlag(cmd, values['endpoint-status-dir'] as string | undefined, env),
   };
 }
 
@@ -340,6 +356,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
             metrics,
             maxPrefixes: a.maxPrefixes,
             kernel: a.kernel,
+            endpointStatusDir: a.endpointStatusDir,
           });
           await agent.done;
         } finally {
@@ -400,7 +417,16 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const listenPort = port(cmd, values['listen-port'] as string | undefined);
         const { maxPrefixes } = maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined);
         const loaded = await loadLayers(manifests);
-        const view = planJson(planFor(stateOf(loaded.resources), node), { issues: loaded.issues, listenPort, maxPrefixes });
+        const state = stateOf(loaded.resources);
+        const statusDir = values['endpoint-status-dir'] as string | undefined;
+        if (statusDir === '') throw new UsageError(`${cmd}: --endpoint-status-dir must name a directory`);
+        const issues = [...loaded.issues];
+        if (statusDir !== undefined) {
+          const wl = await loadEndpointStatus(statusDir);
+          for (const ev of wl.events) state.apply(ev);
+          issues.push(...wl.issues);
+        }
+        const view = planJson(planFor(state, node), { issues, listenPort, maxPrefixes });
         print(values.json === true, view, () => renderPlan(view));
         if (view.errors.length > 0) {
           if (values.json === true)

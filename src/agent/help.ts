@@ -36,6 +36,10 @@ ${CONTROL}
   --kernel-writer netlink|iproute2
                      with --kernel on: how routes are written: netlink (default; rtnetlink from
                      the agent, ip -batch when the agent cannot) or iproute2 (always ip -batch)
+  --endpoint-status-dir DIR|none
+                     Felix's workload endpoint-status files, for local workload peering (BGPPeers
+                     with localWorkloadSelector); default $CALICO_ENDPOINT_STATUS_PATH_PREFIX/
+                     endpoint-status, else /var/run/calico/endpoint-status; none: not read
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock
@@ -84,7 +88,8 @@ example:
   tsbgp explain 198.18.0.0/16
   tsbgp explain yaobank/customer
 `,
-  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
+  plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]]
+                  [--endpoint-status-dir DIR] [--strict] [--json]
 
 Offline, without sessions: what the agent would advertise from NODE, to which
 peers, and every configuration error and warning. Exits 1 when the plan has
@@ -97,6 +102,8 @@ options:
   --listen-port N    as the agent's flag
   --max-prefixes L[,A[,W%]]  as the agent's flag (shown per peer; a BGPPeer's
                      tsbgp.io/max-prefixes annotation overrides it)
+  --endpoint-status-dir DIR  the node's workload endpoint-status files (a copy of Felix's
+                     directory), for its local workload peers; default none
   --strict           warnings fail the plan too (exit 1), each printed to stderr
 ${JSON_FLAG}
 

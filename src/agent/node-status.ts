@@ -124,7 +124,9 @@ export function birdTime(d: Date): string {
   return d.toISOString().slice(0, 19).replace('T', ' ');
 }
 
-const PEER_TYPE: Record<PeerType, CalicoNodePeerJson['type']> = { 'node-to-node mesh': 'NodeMesh', 'node specific': 'NodePeer', global: 'GlobalPeer' };
+// Calico's BGPPeerType has no value for a local workload peer (calico-node lists BIRD's Mesh_, Node_ and
+// Global_ protocols only), so those peers are left out of the status, as calico-node leaves them out.
+const PEER_TYPE: Record<PeerType, CalicoNodePeerJson['type'] | undefined> = { 'node-to-node mesh': 'NodeMesh', 'node specific': 'NodePeer', global: 'GlobalPeer', 'local workload': undefined };
 
 const family = (address: string): 4 | 6 => (address.includes(':') ? 6 : 4);
 const orNull = <T>(xs: readonly T[]): readonly T[] | null => (xs.length > 0 ? xs : null);
@@ -146,8 +148,11 @@ export function nodeStatus(input: NodeStatusInput, classes: readonly NodeStatusC
   }
   if (classes.includes('BGP')) {
     const peers = input.sessions
-      .filter((s) => input.peerTypes.has(s.address))
-      .map((s) => ({ peerIP: s.address, type: PEER_TYPE[input.peerTypes.get(s.address)!], state: s.state, since: birdTime(s.since) }))
+      .flatMap((s) => {
+        const t = input.peerTypes.get(s.address);
+        const type = t === undefined ? undefined : PEER_TYPE[t];
+        return type === undefined ? [] : [{ peerIP: s.address, type, state: s.state, since: birdTime(s.since) }];
+      })
       .sort((a, b) => a.peerIP.localeCompare(b.peerIP));
     const v4 = peers.filter((p) => family(p.peerIP) === 4);
     const v6 = peers.filter((p) => family(p.peerIP) === 6);

@@ -1,6 +1,7 @@
 /**
  * Redistribution (pure): which routes received from local peers (a MetalLB
- * or GoBGP speaker on 127.0.0.1 or the node's own address) this node
+ * or GoBGP speaker on 127.0.0.1 or the node's own address, or a pod peering by
+ * a BGPPeer's localWorkloadSelector) this node
  * re-advertises. A route is taken when Calico's built-in export accepts it
  * (inside an IP pool, disabled pools included, or a service range; never
  * inside a disableBGPExport pool nor a more-specific of a local block) and
@@ -45,7 +46,10 @@ const localPeerSets = new WeakMap<Plan, ReadonlySet<string>>();
 
 function computeLocalPeers(plan: Plan): Set<string> {
   const nodes = new Set(plan.peers.filter((p) => p.remoteNode !== undefined || p.type === 'node-to-node mesh').map((p) => p.address.toString()));
-  return new Set([...runnablePeers(plan).peers.values()].map((p) => p.address.toString()).filter((a) => isLocalPeer(plan, a) && !nodes.has(a)));
+  // A pod on this node peering by localWorkloadSelector is local too: Calico's BIRD exports what it gets from one
+  // to the other peers through the same built-in export (calico_export_to_bgp_peers).
+  const runnable = [...runnablePeers(plan).peers.values()];
+  return new Set(runnable.filter((p) => p.type === 'local workload' || (isLocalPeer(plan, p.address.toString()) && !nodes.has(p.address.toString()))).map((p) => p.address.toString()));
 }
 
 /**
@@ -59,6 +63,7 @@ function computeLocalPeers(plan: Plan): Set<string> {
  */
 export function desiredRedistribution(plan: Plan, received: readonly ReceivedRoute[], learned: readonly LearnedRoute[] = []): Redistributed[] {
   const locals = localPeers(plan);
+  const workloads = workloadPeers(plan);
   const byPrefix = new Map<number | string, ReceivedRoute>();
   for (const r of received) {
     if (!locals.has(r.peer)) continue;
@@ -67,7 +72,12 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
     const have = byPrefix.get(r.prefix.key);
     if (!have || (r.best && !have.best)) byPrefix.set(r.prefix.key, r);
   }
-  const out: Redistributed[] = [...byPrefix.values()].map((r) => ({ prefix: r.prefix, from: r.peer, communities: [...r.communities] }));
+  const out: Redistributed[] = [...byPrefix.values()].map((r) => ({
+    prefix: r.prefix,
+    from: r.peer,
+    communities: [...r.communities],
+    ...(workloads.has(r.peer) && r.asPath.length > 0 ? { asPath: [...r.asPath] } : {}),
+  }));
   if (learned.length > 0) {
     for (const k of kernelExports(plan, learned)) {
       if (byPrefix.has(k.prefix.key)) continue;
@@ -77,8 +87,22 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
   return out.sort((a, b) => a.prefix.compare(b.prefix));
 }
 
+/**
+ * The addresses of a plan's local workload peers. A route from one keeps its AS path behind this
+ * node's AS on eBGP sessions, as Calico's BIRD passes it on; so the pod itself, seeing its own AS,
+ * does not take its network back (BIRD does not send it a route it sent).
+ */
+function workloadPeers(plan: Plan): ReadonlySet<string> {
+  return new Set(plan.peers.filter((p) => p.type === 'local workload').map((p) => p.address.toString()));
+}
+
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  return { origin: 'igp', communities: [...r.communities], ...(r.localPref !== undefined ? { localPref: r.localPref } : {}) };
+  return {
+    origin: 'igp',
+    communities: [...r.communities],
+    ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
+    ...(r.asPath ? { asPath: [...r.asPath] } : {}),
+  };
 }
 
 /**
@@ -103,7 +127,13 @@ export function redistributionOps(
   const forget: string[] = [];
   for (const [k, r] of want) {
     const have = current.get(k);
-    if (!have || JSON.stringify(have.communities) !== JSON.stringify(r.communities) || have.localPref !== r.localPref || redistributedIface(have) !== redistributedIface(r)) originate.push(r);
+    const changed =
+      !have ||
+      JSON.stringify(have.communities) !== JSON.stringify(r.communities) ||
+      have.localPref !== r.localPref ||
+      redistributedIface(have) !== redistributedIface(r) ||
+      JSON.stringify(have.asPath) !== JSON.stringify(r.asPath);
+    if (changed) originate.push(r);
   }
   for (const [k, r] of current) {
     if (want.has(k)) continue;

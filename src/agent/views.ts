@@ -164,6 +164,8 @@ export interface Redistributed {
   readonly kernel?: LearnedJson;
   /** Advertised with this LOCAL_PREF (Calico v3.32: 2147483647 − the kernel route's metric). */
   readonly localPref?: number;
+  /** From a local workload peer: its AS path, kept behind this node's AS on eBGP (as BIRD passes the route on). */
+  readonly asPath?: readonly number[];
 }
 
 /** The interface a re-advertised route goes out of (what a BGPFilter `interface` rule matches): a kernel route's device; none for a local peer's route. */
@@ -279,6 +281,7 @@ export function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'p
 /** Where a planned peering comes from, in words. */
 function peerOrigin(p: PlannedPeer): string {
   if (p.origin === 'mesh') return `mesh (Node ${p.from.name})`;
+  if (p.origin === 'workload') return `BGPPeer ${p.from.name} localWorkloadSelector (endpoint status ${p.workload?.file})`;
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 

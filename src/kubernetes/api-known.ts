@@ -1,6 +1,6 @@
 import type { Resource, ResourceKind } from './resources.js';
 import { isNamespaced, keyOf, resourceKey } from './resources.js';
-import type { ClusterEvent } from './state.js';
+import type { ResourceEvent } from './state.js';
 import { validateObject, type ManifestIssue } from './validate.js';
 
 /**
@@ -10,7 +10,7 @@ import { validateObject, type ManifestIssue } from './validate.js';
  * a relist diff the whole set so unchanged objects produce no events.
  */
 export interface KnownStep {
-  readonly events: ClusterEvent[];
+  readonly events: ResourceEvent[];
   /** Issues that are new or changed since they were last reported. */
   readonly issues: ManifestIssue[];
 }
@@ -134,9 +134,9 @@ export class KnownObjects {
   }
 
   /** One page of a list: its objects are upserted (and remembered as present). */
-  listPage(items: readonly unknown[]): { events: ClusterEvent[]; issues: ManifestIssue[] } {
+  listPage(items: readonly unknown[]): { events: ResourceEvent[]; issues: ManifestIssue[] } {
     const present = (this.listed ??= new Set());
-    const events: ClusterEvent[] = [];
+    const events: ResourceEvent[] = [];
     const issues: ManifestIssue[] = [];
     for (const raw of items) {
       present.add(this.keyFor(raw));
@@ -151,7 +151,7 @@ export class KnownObjects {
   endList(): KnownStep {
     const present = this.listed ?? new Set<string>();
     this.listed = undefined;
-    const events: ClusterEvent[] = [];
+    const events: ResourceEvent[] = [];
     for (const [key, e] of [...this.entries]) {
       if (present.has(key)) continue;
       this.entries.delete(key);
@@ -177,7 +177,7 @@ export class KnownObjects {
   }
 }
 
-export function deleteEvent(r: Resource): ClusterEvent {
+export function deleteEvent(r: Resource): ResourceEvent {
   return { type: 'delete', kind: r.kind, name: r.name, namespace: 'namespace' in r ? r.namespace : undefined };
 }
 

@@ -17,3 +17,4 @@ export { EventDeduper, eventObject, eventsFromPlan, newlyDesired, type DeduperOp
 export { NO_LEARNING, type KernelPlan } from './kernel.js';
 export { KINDS } from './schema.js';
 export { secretNamespace } from './secrets.js';
+export { parseEndpointStatus, peerAddress, workloadsOf, EndpointStatusError, type LocalWorkloadEndpoint } from './workloads.js';

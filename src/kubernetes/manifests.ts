@@ -5,7 +5,7 @@
 import { CORE_SCHEMA, load, YAMLException } from 'js-yaml';
 import type { Resource } from './resources.js';
 import { keyOf } from './resources.js';
-import type { ClusterEvent } from './state.js';
+import type { ResourceEvent } from './state.js';
 import { validateAll, type ManifestIssue, type SourcedObject } from './validate.js';
 
 export interface LoadResult {
@@ -193,8 +193,8 @@ export function mergeWithPrevious(previous: ReadonlyMap<string, { resource: Reso
 }
 
 /** The add/update/delete events that turn `before` into `after` (update only when the value changed). */
-export function eventsBetween(before: ReadonlyMap<string, { resource: Resource }>, after: ReadonlyMap<string, { resource: Resource }>): ClusterEvent[] {
-  const events: ClusterEvent[] = [];
+export function eventsBetween(before: ReadonlyMap<string, { resource: Resource }>, after: ReadonlyMap<string, { resource: Resource }>): ResourceEvent[] {
+  const events: ResourceEvent[] = [];
   for (const [key, { resource }] of after) {
     const old = before.get(key);
     if (!old) events.push({ type: 'add', resource });

@@ -6,6 +6,7 @@ import type { BGPPeer, Node, SecretKeyRef } from './resources.js';
 import { resolveSecretRef } from './secrets.js';
 import { matches } from './selector.js';
 import type { ClusterState } from './state.js';
+import { peerAddress, workloadsOf } from './workloads.js';
 
 type Refusal = { field: string; message: string };
 type Family = 4 | 6;
@@ -19,6 +20,7 @@ type Family = 4 | 6;
 function rank(p: PlannedPeer): number {
   if (p.origin === 'mesh') return 3;
   if (p.origin === 'reverse') return 2;
+  if (p.origin === 'workload') return 1;
   return p.type === 'global' ? 0 : 1;
 }
 
@@ -204,6 +206,49 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
   };
   const add = (peer: PlannedPeer | undefined) => peer && put(peer);
 
+  /**
+   * Local workload peering (src/kubernetes/workloads.ts): one session per workload on this node that
+   * Felix says BGPPeer `p` chose and per family it has an address in, as confd builds it: the BGPPeer's
+   * asNumber, localASNumber and filters; passive (the pod dials the node); no source address, TTL
+   * security, password, keepalive or restart time of the BGPPeer's; route-reflector role as any iBGP peer.
+   */
+  const workloadPeers = (p: BGPPeer): PlannedPeer[] => {
+    const out: PlannedPeer[] = [];
+    const missing = p.filters.filter((f) => !state.bgpFilters.has(f));
+    for (const w of workloadsOf(state.workloads, p.name)) {
+      for (const f of [4, 6] as const) {
+        const address = peerAddress(w, f);
+        if (!address) continue;
+        const asn = p.asNumber ?? cfg.asNumber;
+        const sessionLocalAsn = p.localASNumber ?? localAsn;
+        const refusedSettings: Refusal[] = [];
+        if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
+        out.push({
+          id: `Local_Workload_${ipId(address)}`,
+          address,
+          port: DEFAULTS.listenPort,
+          asn,
+          localAsn: sessionLocalAsn,
+          type: 'local workload',
+          from: { kind: 'BGPPeer', name: p.name },
+          origin: 'workload',
+          workload: { file: w.file, ...(w.ifaceName !== undefined ? { ifaceName: w.ifaceName } : {}) },
+          passive: true,
+          ...rrRole(asn, sessionLocalAsn, undefined),
+          nextHopMode: 'Auto',
+          keepOriginalNextHop: false,
+          gracefulRestart: true,
+          maxRestartTime: DEFAULTS.maxRestartTime,
+          filters: p.filters,
+          ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+          refusedSettings,
+          refused: refusedSettings.length > 0,
+        });
+      }
+    }
+    return out;
+  };
+
   for (const p of byName(state.bgpPeers.values())) {
     // Forward: this node is on the BGPPeer's local side.
     const { applies, type } = appliesTo(p, self);
@@ -219,6 +264,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           // Passive only for a global BGPPeer whose peerIP is a Calico node's (any AS), as Calico's calico_node flag.
           add(session(p, { type, origin: 'forward', passive: type === 'global' && n !== undefined && passiveTo(addr) }, addr, port, asn, n));
         }
+      } else if (p.localWorkloadSelector) {
+        for (const peer of workloadPeers(p)) put(peer);
       } else if (p.peerSelector) {
         for (const n of nodes) {
           if (n.name === self.name || !matches(p.peerSelector, n.labels)) continue;

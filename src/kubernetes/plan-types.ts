@@ -61,19 +61,22 @@ export interface RefusedIP {
   readonly message: string;
 }
 
-export type PeerType = 'global' | 'node specific' | 'node-to-node mesh';
+/** `local workload`: a pod on this node chosen by a BGPPeer's localWorkloadSelector (BIRD protocol `Local_Workload_<ip>`; calicoctl node status does not list these). */
+export type PeerType = 'global' | 'node specific' | 'node-to-node mesh' | 'local workload';
 
 /**
  * Where a peering comes from: `mesh` (the node-to-node mesh; `from` is the
  * remote Node), `forward` (this node matches the BGPPeer's `node` or
  * `nodeSelector`, or the BGPPeer is global), or `reverse` (implied, as Calico
  * makes peerings symmetric: this node matches the BGPPeer's `peerSelector`, or
- * is its `peerIP` with its AS, and peers back with the nodes of its local side).
+ * is its `peerIP` with its AS, and peers back with the nodes of its local side),
+ * or `workload` (a pod on this node that Felix found the BGPPeer's
+ * localWorkloadSelector to match; `workload` names its endpoint-status file).
  */
-export type PeerOrigin = 'mesh' | 'forward' | 'reverse';
+export type PeerOrigin = 'mesh' | 'forward' | 'reverse' | 'workload';
 
 export interface PlannedPeer {
-  /** Stable identity: `Mesh_<node>_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`. */
+  /** Stable identity: `Mesh_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`, `Local_Workload_<ip>`. */
   readonly id: string;
   readonly address: Address;
   readonly port: number;
@@ -85,10 +88,13 @@ export interface PlannedPeer {
   readonly origin: PeerOrigin;
   /** The cluster node at the other end, when it is one. */
   readonly remoteNode?: string;
+  /** A local workload peer: its endpoint-status file and host-side interface (as Felix wrote them). */
+  readonly workload?: { readonly file: string; readonly ifaceName?: string };
   /**
    * This node waits for the peer to connect. As Calico: on a mesh peering, and on a global BGPPeer's
    * peerIP that is a Calico node's address, when the peer's IP is greater than this node's (string
-   * order); never on node-specific, reverse or peerSelector peerings.
+   * order); never on node-specific, reverse or peerSelector peerings; always on a local workload
+   * peering (the pod dials the node's localWorkloadPeeringIPV4/IPV6).
    */
   readonly passive: boolean;
   /** This node reflects routes to the peer (an iBGP peer outside its cluster ID), with `routeReflectorClusterId`. */

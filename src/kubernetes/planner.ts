@@ -63,6 +63,11 @@ export class Planner {
     let scope = 0;
     for (const ev of events) {
       const prev = this.state.apply(ev);
+      if (ev.type === 'workload') {
+        // A workload's status: its peerings are node-wide.
+        scope = Math.max(scope, 1);
+        continue;
+      }
       const kind = ev.type === 'delete' ? ev.kind : ev.resource.kind;
       if (kind === 'Service') {
         const ns = ev.type === 'delete' ? (ev.namespace ?? 'default') : (ev.resource as { namespace: string }).namespace;

@@ -150,6 +150,12 @@ export interface BGPPeer {
   readonly peerIP?: { readonly address: Address; readonly port?: number };
   readonly asNumber?: number;
   readonly peerSelector?: Selector;
+  /**
+   * Local workload peering: the BGP-speaking pods on the node that this selects.
+   * Felix matches it against its workloads and names the BGPPeer in each one's
+   * endpoint-status file; the planner peers with those (src/kubernetes/workloads.ts).
+   */
+  readonly localWorkloadSelector?: Selector;
   readonly localASNumber?: number;
   readonly password?: SecretKeyRef;
   readonly sourceAddress: 'UseNodeIP' | 'None';

@@ -110,7 +110,7 @@ export const KINDS: readonly Kind[] = [
       reachableBy: str('IP address.'),
       failureDetectionMode: oneOf(['None', 'BFDIfDirectlyConnected']),
       reversePeering: oneOf(['Auto', 'Manual']),
-      localWorkloadSelector: str('Local workload peering: refused by tsbgp (it does not read Felix\'s workload endpoint status).'),
+      localWorkloadSelector: selector,
     }) as Kind['spec'],
   },
   {
@@ -150,8 +150,8 @@ export const KINDS: readonly Kind[] = [
  */
 export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>> = {
   BGPConfiguration: {
-    localWorkloadPeeringIPV4: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
-    localWorkloadPeeringIPV6: { kind: 'unsupported', why: 'only local workload peering uses it, and tsbgp refuses BGPPeers with localWorkloadSelector' },
+    localWorkloadPeeringIPV4: { kind: 'unused', why: 'Felix puts it on the host side of each peering workload\'s interface; tsbgp waits for the workload to connect and answers on the address it dialled' },
+    localWorkloadPeeringIPV6: { kind: 'unused', why: 'Felix puts it on the host side of each peering workload\'s interface; tsbgp waits for the workload to connect and answers on the address it dialled' },
   },
   BGPPeer: {
     restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },

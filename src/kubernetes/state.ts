@@ -12,11 +12,22 @@ import type {
   Service,
 } from './resources.js';
 import { isNamespaced, keyOf, resourceKey } from './resources.js';
+import type { LocalWorkloadEndpoint } from './workloads.js';
 
-/** What a source (manifest files, the Kubernetes API) reports. A delete needs only the identity. */
-export type ClusterEvent =
+/** What a source of resources (manifest files, the Kubernetes API) reports. A delete needs only the identity. */
+export type ResourceEvent =
   | { readonly type: 'add' | 'update'; readonly resource: Resource }
   | { readonly type: 'delete'; readonly kind: ResourceKind; readonly name: string; readonly namespace?: string };
+
+/** Felix's endpoint-status file `file` now reads as `endpoint`, or is gone (no `endpoint`): src/kubernetes/workloads.ts. */
+export interface WorkloadEvent {
+  readonly type: 'workload';
+  readonly file: string;
+  readonly endpoint?: LocalWorkloadEndpoint;
+}
+
+/** What a source reports: a resource change, or a local workload's status (the endpoint-status files). */
+export type ClusterEvent = ResourceEvent | WorkloadEvent;
 
 /** The namespace/name of the Service a slice or service belongs to. */
 export function serviceKey(namespace: string, name: string): string {
@@ -40,6 +51,8 @@ export class ClusterState {
   readonly blockAffinities = new Map<string, BlockAffinity>();
   /** By "namespace/name"; the planner reads those of `secretNamespace` only. */
   readonly secrets = new Map<string, Secret>();
+  /** This node's workloads, from Felix's endpoint-status files, by file name (local workload peering). */
+  readonly workloads = new Map<string, LocalWorkloadEndpoint>();
   /** tsbgp's own namespace, where secretKeyRefs point (secrets.ts secretNamespace()). */
   secretNamespace = 'kube-system';
   /**
@@ -51,6 +64,11 @@ export class ClusterState {
 
   /** Applies one event; returns the previous version of the resource (if any). */
   apply(ev: ClusterEvent): Resource | undefined {
+    if (ev.type === 'workload') {
+      if (ev.endpoint) this.workloads.set(ev.file, ev.endpoint);
+      else this.workloads.delete(ev.file);
+      return undefined;
+    }
     if (ev.type === 'delete') return this.remove(ev.kind, ev.name, ev.namespace);
     return this.put(ev.resource);
   }

@@ -159,11 +159,6 @@ function peerIPValue(text: string, path: string): { address: Address; port?: num
 
 export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const spec = asObj(o.spec, 'spec');
-  // Refused rather than run as something else: Calico builds these peers from Felix's workload endpoint
-  // status files (the pods on the node that BGPPeer's selector matches), which tsbgp does not read.
-  if (PEER.str(spec, 'localWorkloadSelector', 'spec.')) {
-    throw new FieldError('spec.localWorkloadSelector', 'local workload peering (the node peering with BGP-speaking pods on it) is not supported: Calico takes those peers from Felix\'s workload endpoint status, which tsbgp does not read; this BGPPeer is refused');
-  }
   // A field in error reads as null below: set, but not checked against the others (its own error says enough).
   const node = issues.soft(() => PEER.str(spec, 'node', 'spec.') || undefined, null);
   const nodeSelector = issues.soft(() => selectorValue(spec, 'nodeSelector', 'spec.'), null);
@@ -171,10 +166,20 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const peerSelector = issues.soft(() => selectorValue(spec, 'peerSelector', 'spec.'), null);
   const peerIPText = issues.soft(() => PEER.str(spec, 'peerIP', 'spec.') || undefined, null);
   const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : issues.soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), null);
-  if (peerSelector) {
+  const localWorkloadSelector = issues.soft(() => selectorValue(spec, 'localWorkloadSelector', 'spec.'), null);
+  if (localWorkloadSelector) {
+    // Calico's CRD rules: the peers are the selected pods, in the AS the BGPPeer gives.
+    if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'must be empty when spec.localWorkloadSelector is set');
+    if (peerSelector) throw new FieldError('spec.peerSelector', 'must be empty when spec.localWorkloadSelector is set');
+    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.localWorkloadSelector is set (the workloads\' AS)');
+    // confd builds a workload peer from the address, asNumber, localASNumber and filters only: the rest is left out, as Calico leaves it out.
+    for (const f of ['password', 'sourceAddress', 'nextHopMode', 'keepOriginalNextHop', 'maxRestartTime', 'keepaliveTime', 'numAllowedLocalASNumbers', 'ttlSecurity', 'reachableBy', 'failureDetectionMode'] as const) {
+      if (spec[f] !== undefined && spec[f] !== null && spec[f] !== 'None' && spec[f] !== false) issues.warn(`spec.${f}`, 'ignored with spec.localWorkloadSelector, as Calico ignores it: a workload peering takes only asNumber, localASNumber and filters');
+    }
+  } else if (peerSelector) {
     if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
     if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
-  } else if (peerSelector === undefined) {
+  } else if (peerSelector === undefined && localWorkloadSelector === undefined) {
     // Without asNumber the peer is taken to be in the cluster's AS (BGPConfiguration default), as Calico does.
     if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
   }
@@ -226,7 +231,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const peerIP = peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined;
   const reachableBy = reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined;
   // As Calico: reachableBy needs a peerIP (its CRD rule), of the same family (confd skips the peer otherwise).
-  if (reachable && peerIPText === undefined) issues.report('spec.reachableBy', 'needs spec.peerIP (the gateway toward that address)');
+  if (reachable && peerIPText === undefined && !localWorkloadSelector) issues.report('spec.reachableBy', 'needs spec.peerIP (the gateway toward that address)');
   if (reachableBy && peerIP && reachableBy.family !== peerIP.address.family) issues.report('spec.reachableBy', `${reachableBy} is IPv${reachableBy.family} but spec.peerIP ${peerIP.address} is IPv${peerIP.address.family}`);
   return {
     kind: 'BGPPeer',
@@ -238,6 +243,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     peerIP,
     asNumber: asNumber ?? undefined,
     peerSelector: peerSelector ?? undefined,
+    localWorkloadSelector: localWorkloadSelector ?? undefined,
     localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
     password: issues.soft(() => secretRef(spec.password, 'spec.password'), undefined),
     sourceAddress: issues.soft(() => PEER.enum<BGPPeer['sourceAddress']>(spec, 'sourceAddress', 'spec.'), undefined) ?? 'UseNodeIP',

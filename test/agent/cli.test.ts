@@ -139,7 +139,7 @@ describe('tsbgp plan over examples/yaobank', () => {
 
 describe('CLI flags', () => {
   it.each([
-    [['plan', '--bogus'], 'plan: unknown flag --bogus; its flags: --node, --manifests, --json, --listen-port, --max-prefixes, --strict\n'],
+    [['plan', '--bogus'], 'plan: unknown flag --bogus; its flags: --node, --manifests, --json, --listen-port, --max-prefixes, --strict, --endpoint-status-dir\n'],
     [['plan', '--nod', 'w'], 'plan: unknown flag --nod (did you mean --node?)'],
     [['status', '--jsn'], 'status: unknown flag --jsn (did you mean --json?); its flags: --json, --control\n'],
     [['routes', 'x'], 'routes: unexpected argument "x": this command takes flags only'],

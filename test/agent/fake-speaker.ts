@@ -163,8 +163,8 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     else if (prev.state === 'Established') this.emit('peerDown', status, 'test');
   }
 
-  receive(peer: string, prefix: string, communities: string[] = []): void {
-    const route: ReceivedRoute = { peer, prefix: Prefix.parse(prefix), asPath: [], communities, largeCommunities: [], best: true, stale: false };
+  receive(peer: string, prefix: string, communities: string[] = [], asPath: number[] = []): void {
+    const route: ReceivedRoute = { peer, prefix: Prefix.parse(prefix), asPath, communities, largeCommunities: [], best: true, stale: false };
     const i = this.receivedRoutes.findIndex((r) => r.peer === peer && r.prefix.equals(route.prefix));
     if (i >= 0) this.receivedRoutes.splice(i, 1);
     this.receivedRoutes.push(route);

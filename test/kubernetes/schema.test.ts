@@ -39,8 +39,9 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
     ]);
     expect(notes[0].message).toContain('no long-lived graceful restart');
     const conf = notesOf(calico('BGPConfiguration', 'default', { localWorkloadPeeringIPV4: '169.254.0.179' }));
-    expect(conf.map((n) => [n.severity, n.path])).toEqual([['warning', 'spec.localWorkloadPeeringIPV4']]);
-    expect(conf[0].message).toContain('refuses BGPPeers with localWorkloadSelector');
+    // Felix's setting (the address on the workload's host-side interface): noted, no warning.
+    expect(conf.map((n) => [n.severity, n.path])).toEqual([['ignored', 'spec.localWorkloadPeeringIPV4']]);
+    expect(conf[0].message).toContain('Felix puts it on the host side');
     // BFD (Calico Enterprise's failureDetectionMode) is supported: no note at all
     expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, failureDetectionMode: 'BFDIfDirectlyConnected' }))).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { ListWatch, type KubeClient } from './kube-client.js';
 import {
   backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep, type Resource,
-  type ResourceKind, keyOf, KINDS, type ClusterEvent, isKnownKind, type ManifestIssue
+  type ResourceKind, keyOf, KINDS, type ResourceEvent, isKnownKind, type ManifestIssue
 } from '../../kubernetes/index.js';
 
 /**
@@ -99,7 +99,7 @@ export interface ApiSourceStatus {
 export interface ApiSourceOptions {
   readonly client: KubeClient;
   /** Called with each batch of changes and the new issues (invalid objects) found with them. */
-  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void;
   readonly backoff?: Partial<BackoffOptions>;
   /** Skip the discovery probe. */
   readonly calicoApi?: CalicoApi;

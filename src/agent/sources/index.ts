@@ -8,7 +8,7 @@
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
  */
-import { eventsBetween, keyOf, mergeWithPrevious, resourceKey, type ClusterEvent, type ManifestIssue, type Resource } from '../../kubernetes/index.js';
+import { eventsBetween, keyOf, mergeWithPrevious, resourceKey, type ClusterEvent, type ResourceEvent, type ManifestIssue, type Resource } from '../../kubernetes/index.js';
 import { loadManifests, loadLayer, watchPath, type LayerLoad } from './manifest-files.js';
 
 import type { Entries } from './manifest-files.js';
@@ -42,7 +42,7 @@ export interface LayerWatcher {
 }
 
 /** The resource key an event is about. */
-function eventKey(ev: ClusterEvent): string {
+function eventKey(ev: ResourceEvent): string {
   return ev.type === 'delete' ? resourceKey(ev.kind, ev.name, ev.namespace) : keyOf(ev.resource);
 }
 
@@ -56,10 +56,7 @@ function eventKey(ev: ClusterEvent): string {
  * empties keeps its resources (`loadLayer`), and a path that appears later
  * is picked up when it does (`watchPath`).
  */
-export async function watchLayers(
-  paths: readonly string[],
-  opts: { debounceMs?: number; onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void },
-): Promise<LayerWatcher> {
+export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
   const debounceMs = opts.debounceMs ?? 200;
   const layers: LayerLoad[] = paths.map(() => ({ entries: new Map(), issues: [], fault: undefined }));
   /** Every layer's resources, the topmost winning; with one layer, that layer's own map (not a copy of it). */
@@ -76,7 +73,7 @@ export async function watchLayers(
   };
   const issues = () => layers.flatMap((l) => l.issues);
   /** Reloads the given layers; the events between the combined sets before and after. */
-  const reloadLayers = async (which: readonly number[]): Promise<ClusterEvent[]> => {
+  const reloadLayers = async (which: readonly number[]): Promise<ResourceEvent[]> => {
     const changed = new Set<string>();
     for (const i of which) {
       const before = layers[i].entries;

@@ -4,7 +4,7 @@
  * machinery is KubernetesApiSource (src/agent/sources/api-source.ts); this file
  * only adapts its callbacks and status to what the agent reads.
  */
-import { type ClusterEvent, type DesiredEvent, type EventSink, secretNamespace } from '../../kubernetes/index.js';
+import { type ResourceEvent, type DesiredEvent, type EventSink, secretNamespace } from '../../kubernetes/index.js';
 import { KubernetesApiSource, type ApiSourceOptions, type ApiSourceStatus } from './api-source.js';
 import { loadKubeConfig, type KubeClient } from './kube-client.js';
 import { ApiEventRecorder } from './event-recorder.js';
@@ -60,7 +60,7 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
       // Watch events come one per line, many lines to a chunk: the events of
       // one turn of the event loop go to the agent as one batch, planned and
       // reconciled once (a burst of 2,000 objects is not 2,000 reconciles).
-      let batch: ClusterEvent[] | undefined;
+      let batch: ResourceEvent[] | undefined;
       // Nothing goes out before the first sync of the API and of the password Secrets.
       let ready = false;
       const flush = () => {
@@ -70,7 +70,7 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
         // The API source reports only new issues; the agent wants the current list.
         if (!closed) sink.onChange(events, api!.issues());
       };
-      const push = (events: ClusterEvent[]) => {
+      const push = (events: ResourceEvent[]) => {
         if (!batch) {
           batch = [];
           setImmediate(flush);
@@ -89,7 +89,7 @@ export function kubernetesSource(client: KubeClient, opts: KubernetesSourceOptio
         onError: (e, name) => sink.onError?.(new Error(`Secret ${ns}/${name}: ${e.message}`)),
       }));
       const refs = new Map<string, string[]>();
-      const noteRefs = (events: readonly ClusterEvent[]) => {
+      const noteRefs = (events: readonly ResourceEvent[]) => {
         let touched = false;
         for (const e of events) {
           const kind = e.type === 'delete' ? e.kind : e.resource.kind;

@@ -8,13 +8,13 @@
  * A name no longer referenced is unwatched and its Secret forgotten (a
  * delete event), so a stale value never lingers in the state.
  */
-import { KnownObjects, type KnownStep, type Resource, type ClusterEvent, type ManifestIssue } from '../../kubernetes/index.js';
+import { KnownObjects, type KnownStep, type Resource, type ResourceEvent, type ManifestIssue } from '../../kubernetes/index.js';
 import { ListWatch, type KubeClient } from './kube-client.js';
 
 export interface SecretWatchOptions {
   readonly client: KubeClient;
   readonly namespace: string;
-  readonly onChange: (events: ClusterEvent[], issues: ManifestIssue[]) => void;
+  readonly onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void;
   readonly onError?: (err: Error, name: string) => void;
   readonly random?: () => number;
   /** A watch silent this long is presumed half-open and relisted (ListWatch.checkIdle). Default 360 s (the 300 s watch timeout + 60). */

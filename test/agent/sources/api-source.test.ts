@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesApiSource } from '../../../src/agent/sources/api-source.js';
 import { loadKubeConfig, type ListWatch } from '../../../src/agent/sources/kube-client.js';
 import { ClusterState } from '../../../src/kubernetes/state.js';
-import type { ClusterEvent } from '../../../src/kubernetes/state.js';
+import type { ResourceEvent } from '../../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../../src/kubernetes/validate.js';
 import { RESOURCE_KINDS, type Node } from '../../../src/kubernetes/resources.js';
 import { FakeApiServer, defaultResources } from '../../kubernetes/fake-apiserver.js';
@@ -14,7 +14,7 @@ interface Harness {
   server: FakeApiServer;
   source: KubernetesApiSource;
   state: ClusterState;
-  events: ClusterEvent[];
+  events: ResourceEvent[];
   issues: ManifestIssue[];
   batches: { n: number };
 }
@@ -27,7 +27,7 @@ async function setup(opts: { calicoV3?: boolean; seed?: Record<string, unknown>[
   await server.start();
   const client = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
   const state = new ClusterState();
-  const events: ClusterEvent[] = [];
+  const events: ResourceEvent[] = [];
   const issues: ManifestIssue[] = [];
   const batches = { n: 0 };
   const source = new KubernetesApiSource({

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchLayers, type LayerWatcher } from '../../../src/agent/sources/index.js';
-import type { ClusterEvent } from '../../../src/kubernetes/state.js';
+import type { ResourceEvent } from '../../../src/kubernetes/state.js';
 
 const pool = (name: string, cidr: string) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name }, spec: { cidr } });
 const text = (...objs: object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });
-const brief = (evs: ClusterEvent[]) => evs.map((e) => (e.type === 'delete' ? `delete ${e.name}` : `${e.type} ${e.resource.name} ${e.resource.kind === 'IPPool' ? e.resource.cidr : ''}`));
+const brief = (evs: ResourceEvent[]) => evs.map((e) => (e.type === 'delete' ? `delete ${e.name}` : `${e.type} ${e.resource.name} ${e.resource.kind === 'IPPool' ? e.resource.cidr : ''}`));
 
 let dir: string;
 let w: LayerWatcher | undefined;
@@ -26,7 +26,7 @@ describe('watchLayers', () => {
     await mkdir(base);
     await writeFile(join(base, 'pools.json'), text(pool('a', '10.0.0.0/16'), pool('b', '10.1.0.0/16')));
     await writeFile(over, text());
-    const seen: ClusterEvent[][] = [];
+    const seen: ResourceEvent[][] = [];
     let wake: () => void = () => {};
     w = await watchLayers([base, over], { debounceMs: 10, onChange: (events) => (seen.push(events), wake()) });
     const change = async (file: string, body: string) => {

@@ -50,7 +50,7 @@ export const secret = (name: string, data: Record<string, string>): Obj => ({ ap
 
 export interface PeerWhole {
   /** Calico's protocol kinds: Mesh_, Global_ and Node_ (reverse peerings are node-specific ones). */
-  readonly type: 'mesh' | 'global' | 'node';
+  readonly type: 'mesh' | 'global' | 'node' | 'workload';
   readonly asn: number;
   readonly localAsn: number;
   /** This node waits for the peer to connect. */
@@ -83,7 +83,7 @@ export interface Whole {
   readonly errors: readonly string[];
 }
 
-const TYPE = { 'node-to-node mesh': 'mesh', global: 'global', 'node specific': 'node' } as const;
+const TYPE = { 'node-to-node mesh': 'mesh', global: 'global', 'node specific': 'node', 'local workload': 'workload' } as const;
 
 function entry(prefix: string, communities: readonly string[]): string {
   return communities.length > 0 ? `${prefix}[${[...communities].sort().join(' ')}]` : prefix;
