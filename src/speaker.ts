@@ -29,6 +29,7 @@ import { SpeakerBfd } from './speaker/bfd.js';
 import { transportHint } from './speaker/transport-hint.js';
 import { blockCaps, limitState, PrefixLimits } from './speaker/max-prefix.js';
 import { PeerHealth } from './speaker/peer-status.js';
+import { DrainSet } from './speaker/drain.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './speaker/kernel.js';
 import type { KernelStatus } from './kernel/kernel-fib.js';
 import type { KernelEntry } from './kernel/fib-core.js';
@@ -46,6 +47,7 @@ import type {
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
+  SpeakerDrainApi,
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
@@ -102,7 +104,7 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -119,6 +121,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private readonly bfd: SpeakerBfd;
   /** Loc-RIB → kernel routing table (options.kernel). */
   private readonly kernel: SpeakerKernel | undefined;
+  /** RFC 8326: peers we send GRACEFUL_SHUTDOWN to (src/speaker/drain.ts). */
+  private readonly drains = new DrainSet();
 
   constructor(readonly options: SpeakerOptions) {
     super();
@@ -256,9 +260,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       this.listener?.addPeer(id, e.peer, opts);
       if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
     } else {
+      const honour = opts.honourGracefulShutdown ?? true;
+      const honourWas = e.opts.honourGracefulShutdown ?? true;
       e.opts = opts;
       if (e.ribAsn !== undefined) {
-        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes) }, now);
+        this.rib.reconfigurePeer(id, { ...this.nextHops(e), importPolicy, exportPolicy, nextHopSelf: opts.nextHopSelf, keepNextHop: opts.keepNextHop, allowOwnAs: opts.allowOwnAs, maxRoutes: blockCaps(opts.maxPrefixes), ...(honour !== honourWas ? { honourGracefulShutdown: honour } : {}) }, now);
       }
     }
     e.limits.configure(opts.maxPrefixes);
@@ -275,6 +281,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.checkDeferral();
     this.listener?.removePeer(id);
     this.bfd.remove(id);
+    this.drains.forget(id);
     e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
@@ -284,6 +291,27 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   setClusterId(clusterId: string | undefined): void {
     this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------ graceful shutdown (RFC 8326)
+
+  drain(opts: { readonly peers?: readonly string[] } = {}): void {
+    this.setDraining(true, opts.peers);
+  }
+
+  undrain(opts: { readonly peers?: readonly string[] } = {}): void {
+    this.setDraining(false, opts.peers);
+  }
+
+  private setDraining(on: boolean, peers: readonly string[] | undefined): void {
+    const ids = peers?.map((p) => this.entry(p).id);
+    const known = [...this.peers.keys()];
+    const changed = on ? this.drains.drain(ids, known) : this.drains.undrain(ids, known);
+    const now = this.scheduler.now();
+    // The update group re-sends the Adj-RIB-Out once, with the new attributes.
+    for (const id of changed) if (this.peers.get(id)!.ribAsn !== undefined) this.rib.reconfigurePeer(id, { gracefulShutdown: on }, now);
+    if (changed.length > 0) this.log('info', `${on ? 'draining' : 'no longer draining'} (RFC 8326 graceful shutdown): ${changed.join(', ')}`);
     this.scheduleFlush();
   }
 
@@ -443,6 +471,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       importPolicy,
       exportPolicy,
       maxRoutes: blockCaps(o.maxPrefixes),
+      gracefulShutdown: this.drains.has(e.id),
+      honourGracefulShutdown: o.honourGracefulShutdown ?? true,
     };
   }
 
@@ -570,6 +600,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       },
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
+    if (this.drains.has(e.id)) s.draining = true;
     if (e.lastError) s.lastError = e.lastError;
     const bfd = this.bfd.status(e.id);
     if (bfd) s.bfd = bfd;

@@ -12,6 +12,7 @@ import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, type ExportSettings } from './export.js';
+import { withGracefulShutdown } from './gshut.js';
 import { policySource, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
@@ -119,6 +120,8 @@ export interface GroupConfig {
   readonly families: readonly (4 | 6)[];
   readonly settings: Omit<ExportSettings, 'members'>;
   readonly policy?: ExportPolicy;
+  /** RFC 8326: mark every route sent (after the export policy) with GRACEFUL_SHUTDOWN (src/rib/gshut.ts). */
+  readonly gracefulShutdown?: boolean;
   readonly peerRef: PeerRef;
   readonly coalesce: CoalesceOptions;
 }
@@ -161,6 +164,8 @@ export class UpdateGroup {
    * source's router ID does (reflection), see `exportCache`.
    */
   private exports: ExportCache = newExportCache(this.memberList);
+  /** Graceful shutdown: the marked set per exported set (the mark depends only on the set and the peer type). */
+  private readonly shutdownMarks = new WeakMap<AttrSet, AttrSet>();
 
   constructor(
     cfg: GroupConfig,
@@ -432,8 +437,25 @@ export class UpdateGroup {
       memo.lastFam = fam;
       memo.lastOut = out;
     }
-    if (out === null || this.cfg.policy === undefined) return out;
-    return this.applyPolicy(path, key, out, held);
+    if (out !== null && this.cfg.policy !== undefined) out = this.applyPolicy(path, key, out, held);
+    if (out === null || this.cfg.gracefulShutdown !== true) return out;
+    return this.shutdownMark(out, held);
+  }
+
+  /** Last, after the export policy, so no policy undoes the drain. */
+  private shutdownMark(set: AttrSet, held: AttrSet[]): AttrSet {
+    const kept = this.shutdownMarks.get(set);
+    if (kept !== undefined && kept.live) {
+      this.store.retain(kept);
+      held.push(kept);
+      return kept;
+    }
+    const attrs = withGracefulShutdown(set.attrs, this.cfg.settings.type);
+    if (attrs === set.attrs) return set;
+    const marked = this.store.acquire(attrs);
+    held.push(marked);
+    this.shutdownMarks.set(set, marked);
+    return marked;
   }
 
   /** The kept export results for one source and family (see `exports`), reset when what they depend on changed. */

@@ -110,6 +110,11 @@ export interface PeerOptions {
   readonly localPort?: number;
   /** Graceful restart (RFC 4724); default on with 120 s. `false` disables. */
   readonly gracefulRestart?: { readonly restartTime?: number } | false;
+  /**
+   * RFC 8326 §4: routes from this peer carrying GRACEFUL_SHUTDOWN (65535:0)
+   * get LOCAL_PREF 0 before import policy, so any other path wins. Default true.
+   */
+  readonly honourGracefulShutdown?: boolean;
   readonly addPath?: 'receive' | 'send' | 'both';
   readonly routeReflectorClient?: boolean;
   /** eBGP: send the original next hop instead of ours. */
@@ -228,6 +233,8 @@ export interface FamilyCounters {
 
 export interface PeerStatus {
   readonly address: string;
+  /** RFC 8326 graceful shutdown: our routes go to this peer marked GRACEFUL_SHUTDOWN (see `drain`). */
+  readonly draining?: boolean;
   readonly port: number;
   readonly asn: number | 'any';
   readonly description?: string;
@@ -337,6 +344,18 @@ export interface SpeakerApi {
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];
   received(peer?: string): readonly ReceivedRoute[];
+}
+
+/**
+ * RFC 8326 graceful shutdown without resetting sessions: the routes we send
+ * are re-sent with GRACEFUL_SHUTDOWN (65535:0), and toward iBGP peers with
+ * LOCAL_PREF 0, so routers move traffic away while our sessions still stand.
+ */
+export interface SpeakerDrainApi {
+  /** Drains `peers` (addresses), or every peer, now and added later, when absent. */
+  drain(opts?: { readonly peers?: readonly string[] }): void;
+  /** Stops draining `peers`, or every peer: routes are re-sent unmarked. */
+  undrain(opts?: { readonly peers?: readonly string[] }): void;
 }
 
 /**
