@@ -18,6 +18,7 @@ import { COMMAND_HELP, commandHelp, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
 import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
+import type { DrainStatusJson } from './drain.js';
 import { formatError, parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -31,6 +32,8 @@ commands:
            [--kernel on|off] [--kernel-table T] [--kernel-protocol N] [--kernel-metric N]
            [--kernel-writer netlink|iproute2]
            (program learned routes into the kernel as BIRD does: src/kernel/README.md; default off)
+           [--drain-time SECONDS] [--drain-on-cordon]  (RFC 8326 drain on SIGTERM, default 30 s;
+           0: no drain: docs/upgrades.md)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -39,6 +42,9 @@ commands:
   routes   [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
            what is advertised to each peer, and why; --received: what a peer sends us;
            --kernel: each route in the kernel (installed, or refused and why)
+  drain    [--cancel] [--json] [--control SOCKET]
+           re-advertise every route with GRACEFUL_SHUTDOWN (RFC 8326) and hold, sessions up,
+           until --cancel (docs/upgrades.md)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
@@ -102,6 +108,8 @@ const AGENT: Options = {
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
   'kernel-writer': { type: 'string' },
+  'drain-time': { type: 'string' },
+  'drain-on-cordon': { type: 'boolean' },
 };
 /** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
 export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
@@ -109,6 +117,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   status: { ...JSON_FLAG, ...CONTROL },
   routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
+  drain: { ...JSON_FLAG, ...CONTROL, cancel: { type: 'boolean' } },
   plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' } },
   version: {},
   help: {},
@@ -199,6 +208,9 @@ export interface AgentArgs {
   /** `--max-prefixes`; undefined: the default; null: none. */
   readonly maxPrefixes?: AgentMaxPrefixes | null;
   readonly kernel?: AgentKernelOptions;
+  /** `--drain-time` seconds; `--drain-on-cordon`. */
+  readonly drainTime?: number;
+  readonly drainOnCordon?: boolean;
 }
 
 /** What `--kernel-writer` takes: the kernel FIB's writers (src/kernel/route-writer.ts). */
@@ -254,7 +266,15 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     metrics: metricsFlag(cmd, values.metrics as string | undefined),
     ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
     ...kernelFlags(cmd, values),
+    ...drainFlags(cmd, values),
   };
+}
+
+/** --drain-time SECONDS (0 to 3600; 0: no drain) and --drain-on-cordon. */
+function drainFlags(cmd: string, values: Record<string, unknown>): { drainTime?: number; drainOnCordon?: boolean } {
+  const t = values['drain-time'] as string | undefined;
+  if (t !== undefined && (!/^\d+$/.test(t) || Number(t) > 3600)) throw new UsageError(`${cmd}: --drain-time must be 0 to 3600 seconds, got ${JSON.stringify(t)}`);
+  return { ...(t !== undefined ? { drainTime: Number(t) } : {}), ...(values['drain-on-cordon'] === true ? { drainOnCordon: true } : {}) };
 }
 
 const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
@@ -303,7 +323,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const metrics: AgentMetrics | undefined = a.metrics ? new (await import('./metrics.js')).AgentMetrics() : undefined;
         const server = metrics && a.metrics ? await startMetricsServer(metrics, a.metrics, (e) => err(`tsbgp agent: metrics: ${e.message}\n`)) : undefined;
         try {
-          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel });
+          const agent = await runAgent({ node: a.node, ...inputs, control: a.control ?? defaultControlPath(env), logLevel: a.logLevel, logger, listenPort: a.listenPort, speakerFactory, now, metrics, maxPrefixes: a.maxPrefixes, kernel: a.kernel, drainTime: a.drainTime, drainOnCordon: a.drainOnCordon });
           await agent.done;
         } finally {
           await server?.close();
@@ -341,6 +361,16 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const params = typeof values.peer === 'string' ? { peer: values.peer } : {};
         const r = (await controlRequest(controlPath(values), 'routes', params)) as RoutesJson;
         print(values.json === true, r, () => renderRoutes(r));
+        return 0;
+      }
+      case 'drain': {
+        const { values } = parse(cmd, rest, COMMAND_FLAGS.drain, 'none');
+        const r = (await controlRequest(controlPath(values), 'drain', values.cancel === true ? { cancel: true } : {})) as { draining: DrainStatusJson | null };
+        print(values.json === true, r, () =>
+          r.draining === null
+            ? 'not draining\n'
+            : `draining (${r.draining.reason}) since ${r.draining.since}: ${r.draining.remainingSeconds > 0 ? `${r.draining.remainingSeconds} s of the drain time left` : 'drain time passed'}; then ${r.draining.then}\n`,
+        );
         return 0;
       }
       case 'explain': {

@@ -6,8 +6,8 @@
  * it can do.
  */
 import type { EventEmitter } from 'eventemitter3';
-import type { SpeakerApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/types.js';
+import type { SpeakerApi, SpeakerDrainApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/types.js';
 
-export interface AgentSpeaker extends SpeakerApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
+export interface AgentSpeaker extends SpeakerApi, SpeakerDrainApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
 
 export type SpeakerFactory = (opts: SpeakerOptions) => AgentSpeaker;

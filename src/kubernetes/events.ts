@@ -10,7 +10,8 @@ import type { Plan } from './plan-types.js';
  * carries the actions out.
  */
 
-export type EventReason = 'NotAdvertised' | 'PeerRefused';
+/** `Draining`: the agent started or ended an RFC 8326 drain (src/agent/drain.ts). */
+export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'Draining';
 
 export interface InvolvedObject {
   readonly kind: 'Service' | 'Node';
