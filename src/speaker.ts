@@ -16,6 +16,7 @@ import { joinUpdates, type UpdateRun } from './session/connection.js';
 import { canonicalRemote, Listener } from './session/listener.js';
 import type { Negotiated } from './session/negotiate.js';
 import { describeReason, Peer } from './session/peer.js';
+import { hardResetInner } from './session/graceful.js';
 import type { DownReason } from './session/types.js';
 import { CeaseSubcode, ErrorCode } from './wire/constants.js';
 import { familyName, familyOfAfi, UNICAST, unicastFamily } from './wire/families.js';
@@ -185,8 +186,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.deferralTimer = undefined;
     const entries = [...this.peers.values()];
     for (const e of entries) {
-      // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
-      if (opts.graceful) e.peer.dispose();
+      // Graceful: peers that negotiated the N bit (RFC 8538) get Cease / Administrative Reset, which
+      // keeps our routes as stale there and says why; the others a TCP close without a NOTIFICATION
+      // (RFC 4724 keeps routes only then). Not graceful: Administrative Shutdown (a Hard Reset on an
+      // N-bit session: the routes go).
+      if (opts.graceful && e.peer.negotiated?.gracefulNotification === true) e.peer.stop(ceaseNotification('ADMINISTRATIVE_RESET', opts.message));
+      else if (opts.graceful) e.peer.dispose();
       else e.peer.stop(ceaseNotification('ADMINISTRATIVE_SHUTDOWN', opts.message));
     }
     await Promise.all(entries.map((e) => e.peer.closed()));
@@ -630,7 +635,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
         endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
-        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime } } : {}),
+        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime, notification: n.gracefulNotification } } : {}),
       };
     }
     return s;
@@ -766,9 +771,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private onNotification(e: PeerEntry, direction: 'sent' | 'received', m: NotificationMessage): void {
     // Collision resolution (Cease 7) is routine when both sides dial; it is not the peer's last error.
     if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
-    const message = communicationOf(m);
-    const name = describeNotification(m.code, m.subcode);
-    e.lastError = { code: m.code, subcode: m.subcode, text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    // RFC 8538 Hard Reset: name the NOTIFICATION it carries.
+    const inner = hardResetInner(m);
+    const message = communicationOf(inner ?? m);
+    const shown = inner ?? m;
+    const name = describeNotification(shown.code, shown.subcode);
+    e.lastError = { code: shown.code, subcode: shown.subcode, ...(inner ? { hardReset: true } : {}), text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
     e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }

@@ -108,8 +108,12 @@ export interface PeerOptions {
   /** Source address (and port) for the outgoing connection. */
   readonly localAddress?: string;
   readonly localPort?: number;
-  /** Graceful restart (RFC 4724); default on with 120 s. `false` disables. */
-  readonly gracefulRestart?: { readonly restartTime?: number } | false;
+  /**
+   * Graceful restart (RFC 4724); default on with 120 s. `false` disables.
+   * `notification` (default true): the RFC 8538 N bit, so a NOTIFICATION
+   * other than Hard Reset keeps routes as stale on both sides.
+   */
+  readonly gracefulRestart?: { readonly restartTime?: number; readonly notification?: boolean } | false;
   /**
    * RFC 8326 §4: routes from this peer carrying GRACEFUL_SHUTDOWN (65535:0)
    * get LOCAL_PREF 0 before import policy, so any other path wins. Default true.
@@ -254,7 +258,8 @@ export interface PeerStatus {
     readonly enhancedRouteRefresh: boolean;
     readonly extendedMessage: boolean;
     readonly addPath: readonly { readonly family: FamilyName; readonly send: boolean; readonly receive: boolean }[];
-    readonly gracefulRestart?: { readonly restartTime: number };
+    /** `notification`: both sides set the RFC 8538 N bit. */
+    readonly gracefulRestart?: { readonly restartTime: number; readonly notification?: boolean };
     readonly peerAsn: number;
     readonly peerRouterId: string;
     /** Families whose End-of-RIB (RFC 4724) the peer has sent on this session: its initial table is complete. */
@@ -263,9 +268,10 @@ export interface PeerStatus {
   /**
    * The last NOTIFICATION sent or received (or a local failure). `text` is
    * describeNotification's name plus the RFC 9003 shutdown communication
-   * when there is one; `message` is that communication alone.
+   * when there is one; `message` is that communication alone. An RFC 8538
+   * Hard Reset (Cease 6/9) shows the NOTIFICATION it carries, with `hardReset`.
    */
-  readonly lastError?: { readonly code: number; readonly subcode: number; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  readonly lastError?: { readonly code: number; readonly subcode: number; readonly hardReset?: boolean; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
   /** The peer's BFD session, when `bfd` is configured. */
