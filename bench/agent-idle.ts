@@ -45,7 +45,7 @@ async function once(entry: string, entryFlags: readonly string[], i: number): Pr
   const control = join(dir, 'control.sock');
   const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...entryFlags, entry, 'agent', '--node', 'worker1', '--manifests', MANIFESTS, '--listen-port', String(port), '--control', control, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...entryFlags, entry, 'agent', '--node', 'worker1', '--manifests', MANIFESTS, '--listen-port', String(port), '--control', control, '--log-level', 'warn', '--drain-time', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited: string | undefined;

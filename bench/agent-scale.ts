@@ -105,7 +105,7 @@ async function once(entry: string, entryFlags: readonly string[], source: Source
     const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
     const t0 = performance.now();
     const nodeFlags = [...entryFlags, ...nodeFlagsArg, ...(snapshotName ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
-    child = spawn(process.execPath, [...nodeFlags, entry, 'agent', '--node', 'worker1', ...cluster.args, '--listen-port', String(port), '--control', join(dir, 'control.sock'), '--log-level', 'warn'], { stdio: ['ignore', agentLog ? 'pipe' : 'ignore', 'pipe'], cwd: dir });
+    child = spawn(process.execPath, [...nodeFlags, entry, 'agent', '--node', 'worker1', ...cluster.args, '--listen-port', String(port), '--control', join(dir, 'control.sock'), '--log-level', 'warn', '--drain-time', '0'], { stdio: ['ignore', agentLog ? 'pipe' : 'ignore', 'pipe'], cwd: dir });
     if (agentLog) child.stdout!.on('data', (d: Buffer) => appendFileSync(agentLog, d));
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {

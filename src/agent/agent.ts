@@ -25,6 +25,7 @@ import { DEFAULT_ENDPOINT_STATUS_DIR, withEndpointStatus } from './sources/workl
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { withSessions } from './explain-sessions.js';
+import { DEFAULT_DRAIN_SECONDS, drainedMessage, drainStatusJson, onSignalAction, remainingSeconds, startDrain, type DrainKind, type DrainState } from './drain.js';
 import { listenHint } from './help.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
@@ -84,6 +85,15 @@ export interface AgentOptions {
   readonly version?: string;
   /** Felix's endpoint-status directory, for local workload peering (sources/workload-status.ts); default Calico's; `false`: not read. */
   readonly endpointStatusDir?: string | false;
+  /**
+   * RFC 8326 drain time, seconds (default DEFAULT_DRAIN_SECONDS, src/agent/drain.ts):
+   * on SIGTERM the agent marks its routes GRACEFUL_SHUTDOWN and keeps its
+   * sessions up this long before closing them. 0: no drain; SIGTERM stops at
+   * once with graceful restart (peers keep our routes as stale).
+   */
+  readonly drainTime?: number;
+  /** Drain (and hold) while this node is cordoned (spec.unschedulable); also per node with the tsbgp.io/drain-on-cordon annotation. */
+  readonly drainOnCordon?: boolean;
 }
 
 /** Where the agent's state goes for CalicoNodeStatus: started with a reader of that state, closed on stop. */
@@ -91,6 +101,9 @@ export interface NodeStatusSink {
   start(read: () => NodeStatusInput): Promise<void> | void;
   close(): void;
 }
+
+/** Node annotation that turns drain-on-cordon on ("true") or off ("false") for that node, over --drain-on-cordon. */
+export const DRAIN_ON_CORDON_ANNOTATION = 'tsbgp.io/drain-on-cordon';
 
 export interface Agent {
   /** Resolves once the agent has stopped. */
@@ -167,6 +180,10 @@ class AgentLoop {
 
   private control: ControlServer | undefined;
 
+  /** RFC 8326 drain in progress (src/agent/drain.ts), and the timer that ends a `stop` drain. */
+  private drainState: DrainState | undefined;
+  private drainTimer: NodeJS.Timeout | undefined;
+
   constructor(private readonly opts: AgentOptions) {
     this.now = opts.now ?? (() => new Date());
     this.log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now: this.now });
@@ -226,8 +243,61 @@ class AgentLoop {
       else log.debug(`ignored: ${formatIssue(i)}`);
     }
     if (events.length > 0) this.opts.metrics?.eventReceived();
+    if (events.length > 0) this.checkCordon();
     if (events.length > 0 || !this.applied) this.requestReconcile();
   };
+
+  // ---- drain (RFC 8326) ----
+
+  private get drainSeconds(): number {
+    return this.opts.drainTime ?? DEFAULT_DRAIN_SECONDS;
+  }
+
+  /** Starts a drain (or turns a `hold` into a `stop` one with the same end); returns the drain now in force. */
+  private beginDrain(kind: DrainKind, reason: string): DrainState {
+    const now = this.now().getTime();
+    const was = this.drainState;
+    if (was !== undefined && (was.kind === kind || was.kind === 'stop')) return was;
+    const d: DrainState = was !== undefined ? { ...was, kind, reason: `${reason} (draining since ${was.reason})` } : startDrain(kind, reason, now, this.drainSeconds);
+    this.drainState = d;
+    if (was === undefined) {
+      this.speaker?.drain();
+      this.recordDrainEvent(`draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled'}`);
+    }
+    this.log.warn(kind === 'stop' ? 'draining before shutdown (RFC 8326 graceful shutdown)' : 'draining (RFC 8326 graceful shutdown), holding', { reason, drainSeconds: Math.max(0, Math.round((d.until - now) / 1000)) });
+    if (kind === 'stop') {
+      if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
+      this.drainTimer = setTimeout(() => void this.stop(), Math.max(0, d.until - now));
+    }
+    this.opts.metrics?.refresh();
+    return d;
+  }
+
+  /** Ends a `hold` drain (a `stop` drain cannot be cancelled: the agent is leaving). */
+  private cancelDrain(reason: string): boolean {
+    const d = this.drainState;
+    if (d === undefined || d.kind !== 'hold') return false;
+    this.drainState = undefined;
+    this.speaker?.undrain();
+    this.log.info('drain cancelled: routes re-advertised without GRACEFUL_SHUTDOWN', { reason });
+    this.recordDrainEvent(`drain cancelled (${reason}): routes re-advertised without GRACEFUL_SHUTDOWN`);
+    this.opts.metrics?.refresh();
+    return true;
+  }
+
+  private recordDrainEvent(message: string): void {
+    void this.opts.events?.record([{ involved: { kind: 'Node', name: this.opts.node }, reason: 'Draining', message }]);
+  }
+
+  /** Cordoned with drain-on-cordon: drain and hold; uncordoned: the cordon's drain ends. */
+  private checkCordon(): void {
+    const node = this.planner.state.nodes.get(this.opts.node);
+    const annotation = node?.annotations[DRAIN_ON_CORDON_ANNOTATION];
+    const enabled = annotation === 'true' || (annotation !== 'false' && this.opts.drainOnCordon === true);
+    const cordoned = enabled && node?.unschedulable === true;
+    if (cordoned && this.drainState === undefined && this.running) this.beginDrain('hold', 'node cordoned');
+    else if (!cordoned && this.drainState?.kind === 'hold' && this.drainState.reason === 'node cordoned') this.cancelDrain('node uncordoned');
+  }
 
   /** The API server went away or came back: nothing is withdrawn meanwhile, and the log says so. */
   private readonly onConnectionChange = (connected: boolean, st: SourceStatus): void => {
@@ -370,6 +440,8 @@ class AgentLoop {
       ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S, () => this.redistribution.request()) } : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
+    // A drain that began before the speaker existed (no IPv4 address yet) applies from its first session.
+    if (this.drainState !== undefined) s.drain();
     try {
       await s.start();
     } catch (e) {
@@ -508,6 +580,7 @@ class AgentLoop {
         if (kernelStatusJson(speaker, plan) === null) return undefined;
         return { learned: learnedRoutes(speaker), routes: kernelRoutesJson(speaker, plan).routes };
       },
+      ...(this.drainState !== undefined ? { draining: drainStatusJson(this.drainState, this.now().getTime()) } : {}),
     };
   }
 
@@ -559,6 +632,16 @@ class AgentLoop {
         return receivedFor(this.speaker, params.peer);
       case 'kernel':
         return kernelRoutesJson(this.speaker, this.applied ?? this.planner.plan);
+      case 'drain': {
+        if (params.cancel !== undefined && typeof params.cancel !== 'boolean') throw new ControlError('bad-params', '"cancel" must be a boolean');
+        if (params.cancel === true) {
+          const d = this.drainState;
+          if (d?.kind === 'stop') throw new ControlError('bad-params', `the agent is shutting down (${d.reason}): its drain cannot be cancelled`);
+          this.cancelDrain('tsbgp drain --cancel');
+        } else if (this.running) this.beginDrain('hold', 'tsbgp drain');
+        const d = this.drainState;
+        return { draining: d !== undefined ? drainStatusJson(d, this.now().getTime()) : null };
+      }
     }
   };
 
@@ -566,7 +649,10 @@ class AgentLoop {
 
   private readonly onSignal = (sig: NodeJS.Signals): void => {
     this.log.info(`received ${sig}`);
-    void this.stop();
+    const action = onSignalAction(sig === 'SIGINT' ? 'SIGINT' : 'SIGTERM', this.drainState, this.drainSeconds);
+    // No speaker yet (the first sync still waits, or no IPv4 address): nothing to drain.
+    if (action === 'stop-now' || !this.running || this.speaker === undefined) void this.stop();
+    else this.beginDrain('stop', sig);
   };
 
   readonly stop = async (): Promise<void> => {
@@ -580,8 +666,11 @@ class AgentLoop {
     this.planEvents?.close();
     await this.work;
     await this.control?.close();
-    // Graceful: peers keep our routes as stale while we are away (RFC 4724).
-    if (this.speaker) await this.speaker.stop({ message: SHUTDOWN_MESSAGE, graceful: true });
+    if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
+    const d = this.drainState;
+    // After a drain: Cease / Administrative Shutdown with why (RFC 9003); traffic has moved away.
+    // Without one (--drain-time 0): graceful, peers keep our routes as stale while we are away (RFC 4724).
+    if (this.speaker) await this.speaker.stop(d !== undefined ? { message: drainedMessage(d, this.now().getTime()) } : { message: SHUTDOWN_MESSAGE, graceful: true });
     this.resolveDone();
     return this.done;
   };
@@ -594,6 +683,7 @@ class AgentLoop {
       plan: this.applied,
       configErrors: currentErrors(this.snapshot()).length,
       source: source.status(),
+      ...(this.drainState !== undefined ? { draining: { remainingSeconds: remainingSeconds(this.drainState, this.now().getTime()) } } : {}),
     }));
     const origin = source.status();
     log.info('tsbgp agent starting', {
@@ -608,8 +698,9 @@ class AgentLoop {
         log.info('control socket listening', { path: opts.control });
       }
       if (opts.signals !== false) {
-        process.once('SIGTERM', this.onSignal);
-        process.once('SIGINT', this.onSignal);
+        // `on`, not `once`: a second SIGTERM (during the drain) stops at once.
+        process.on('SIGTERM', this.onSignal);
+        process.on('SIGINT', this.onSignal);
       }
       if (origin.kind === 'kubernetes') log.info('waiting for the first sync of the Kubernetes API', { server: origin.server });
       const started = source.start({

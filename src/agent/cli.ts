@@ -19,6 +19,7 @@ import { COMMAND_HELP, commandHelp, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
 import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
+import type { DrainStatusJson } from './drain.js';
 import { formatError, parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -35,6 +36,8 @@ commands:
            [--endpoint-status-dir DIR|none]  (Felix's workload status files, for BGPPeers with
            localWorkloadSelector; default $CALICO_ENDPOINT_STATUS_PATH_PREFIX/endpoint-status,
            else /var/run/calico/endpoint-status)
+           [--drain-time SECONDS] [--drain-on-cordon]  (RFC 8326 drain on SIGTERM, default 30 s;
+           0: no drain: docs/upgrades.md)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -43,6 +46,9 @@ commands:
   routes   [--peer IP | --received IP | --kernel] [--json] [--control SOCKET]
            what is advertised to each peer, and why; --received: what a peer sends us;
            --kernel: each route in the kernel (installed, or refused and why)
+  drain    [--cancel] [--json] [--control SOCKET]
+           re-advertise every route with GRACEFUL_SHUTDOWN (RFC 8326) and hold, sessions up,
+           until --cancel (docs/upgrades.md)
   explain  PREFIX|NAMESPACE/SERVICE [--json] [--control SOCKET]
            why a prefix or a Service's IPs are (or are not) advertised to each peer
   plan     --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]] [--strict] [--json]
@@ -108,6 +114,8 @@ const AGENT: Options = {
   'kernel-protocol': { type: 'string' },
   'kernel-metric': { type: 'string' },
   'kernel-writer': { type: 'string' },
+  'drain-time': { type: 'string' },
+  'drain-on-cordon': { type: 'boolean' },
 };
 /** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
 export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
@@ -115,6 +123,7 @@ export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   status: { ...JSON_FLAG, ...CONTROL },
   routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
+  drain: { ...JSON_FLAG, ...CONTROL, cancel: { type: 'boolean' } },
   plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' }, 'endpoint-status-dir': { type: 'string' } },
   version: {},
   help: {},
@@ -210,6 +219,9 @@ export interface AgentArgs {
   readonly kernel?: AgentKernelOptions;
   /** `--endpoint-status-dir`: Felix's workload status files (false: `none`). */
   readonly endpointStatusDir: string | false;
+  /** `--drain-time` seconds; `--drain-on-cordon`. */
+  readonly drainTime?: number;
+  readonly drainOnCordon?: boolean;
 }
 
 /** `--endpoint-status-dir DIR|none`; unset: confd's $CALICO_ENDPOINT_STATUS_PATH_PREFIX, else Calico's default. */
@@ -291,7 +303,15 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
     ...maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined),
     ...kernelFlags(cmd, values),
     endpointStatusDir: endpointStatusFlag(cmd, values['endpoint-status-dir'] as string | undefined, env),
+    ...drainFlags(cmd, values),
   };
+}
+
+/** --drain-time SECONDS (0 to 3600; 0: no drain) and --drain-on-cordon. */
+function drainFlags(cmd: string, values: Record<string, unknown>): { drainTime?: number; drainOnCordon?: boolean } {
+  const t = values['drain-time'] as string | undefined;
+  if (t !== undefined && (!/^\d+$/.test(t) || Number(t) > 3600)) throw new UsageError(`${cmd}: --drain-time must be 0 to 3600 seconds, got ${JSON.stringify(t)}`);
+  return { ...(t !== undefined ? { drainTime: Number(t) } : {}), ...(values['drain-on-cordon'] === true ? { drainOnCordon: true } : {}) };
 }
 
 const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
@@ -357,6 +377,8 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
             maxPrefixes: a.maxPrefixes,
             kernel: a.kernel,
             endpointStatusDir: a.endpointStatusDir,
+            drainTime: a.drainTime,
+            drainOnCordon: a.drainOnCordon,
           });
           await agent.done;
         } finally {
@@ -396,6 +418,16 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const params = typeof values.peer === 'string' ? { peer: values.peer } : {};
         const r = (await controlRequest(controlPath(values), 'routes', params)) as RoutesJson;
         print(values.json === true, r, () => renderRoutes(r));
+        return 0;
+      }
+      case 'drain': {
+        const { values } = parse(cmd, rest, COMMAND_FLAGS.drain, 'none');
+        const r = (await controlRequest(controlPath(values), 'drain', values.cancel === true ? { cancel: true } : {})) as { draining: DrainStatusJson | null };
+        print(values.json === true, r, () =>
+          r.draining === null
+            ? 'not draining\n'
+            : `draining (${r.draining.reason}) since ${r.draining.since}: ${r.draining.remainingSeconds > 0 ? `${r.draining.remainingSeconds} s of the drain time left` : 'drain time passed'}; then ${r.draining.then}\n`,
+        );
         return 0;
       }
       case 'explain': {

@@ -40,6 +40,11 @@ ${CONTROL}
                      Felix's workload endpoint-status files, for local workload peering (BGPPeers
                      with localWorkloadSelector); default $CALICO_ENDPOINT_STATUS_PATH_PREFIX/
                      endpoint-status, else /var/run/calico/endpoint-status; none: not read
+  --drain-time SECONDS  on SIGTERM, re-advertise every route with GRACEFUL_SHUTDOWN (RFC 8326)
+                     and keep the sessions up this long before closing them (default 30; 0: no
+                     drain, stop with graceful restart); a second SIGTERM, or SIGINT, stops at once
+  --drain-on-cordon  drain and hold while this node is cordoned (per node: the Node annotation
+                     tsbgp.io/drain-on-cordon "true" or "false" overrides): docs/upgrades.md
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock
@@ -87,6 +92,20 @@ ${CONTROL}
 example:
   tsbgp explain 198.18.0.0/16
   tsbgp explain yaobank/customer
+`,
+  drain: `usage: tsbgp drain [--cancel] [--json] [--control SOCKET]
+
+Moves traffic off this node without closing a session (RFC 8326 graceful
+shutdown): the agent re-advertises every route with the GRACEFUL_SHUTDOWN
+community (65535:0), and with LOCAL_PREF 0 to iBGP peers, so routers prefer
+the other nodes. The drain holds, sessions up, until --cancel; a SIGTERM then
+closes the sessions once the agent's drain time has passed.
+Prints the drain in force.
+
+options:
+  --cancel           end the drain: routes re-advertised without the community
+${JSON_FLAG}
+${CONTROL}
 `,
   plan: `usage: tsbgp plan --node NAME --manifests PATH... [--listen-port N] [--max-prefixes L[,A[,W%]]]
                   [--endpoint-status-dir DIR] [--strict] [--json]

@@ -32,6 +32,8 @@ export interface MetricsInput {
   readonly refusedExtra?: Readonly<Record<string, number>>;
   /** Where the configuration comes from, and whether it is reachable. */
   readonly source?: SourceStatus;
+  /** An RFC 8326 drain in progress (src/agent/drain.ts): seconds left (0 once routers are taken to have converged). */
+  readonly draining?: { readonly remainingSeconds: number };
 }
 
 export interface AgentMetricsOptions {
@@ -73,6 +75,8 @@ export class AgentMetrics {
   private readonly refused: Gauge<'reason'>;
   private readonly configErrors: Gauge;
   private readonly up: Gauge;
+  private readonly draining: Gauge;
+  private readonly drainRemaining: Gauge;
   private readonly reconcileSeconds: Histogram;
   private readonly updateSeconds: Histogram;
   private readonly watchRestarts: Counter<'resource'>;
@@ -172,8 +176,12 @@ export class AgentMetrics {
       registers,
     });
     for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
+    this.draining = new Gauge({ name: 'tsbgp_draining', help: '1 while the agent drains (RFC 8326 graceful shutdown: routes sent with GRACEFUL_SHUTDOWN)', registers });
+    this.drainRemaining = new Gauge({ name: 'tsbgp_drain_remaining_seconds', help: 'Seconds left of the drain time (0 when not draining or once passed)', registers });
     this.configErrors.set(0);
     this.up.set(0);
+    this.draining.set(0);
+    this.drainRemaining.set(0);
     this.bfd = new BfdMetrics(registers);
     if (opts.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }
@@ -256,6 +264,8 @@ export class AgentMetrics {
     if (!s) return;
     this.up.set(this.readiness().ready ? 1 : 0);
     this.configErrors.set(s.configErrors);
+    this.draining.set(s.draining !== undefined ? 1 : 0);
+    this.drainRemaining.set(s.draining?.remainingSeconds ?? 0);
     const byReason = new Map<string, number>(REFUSED_REASONS.map((r) => [r, 0]));
     for (const r of s.plan?.refused ?? []) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
     for (const [r, n] of Object.entries(s.refusedExtra ?? {})) byReason.set(r, (byReason.get(r) ?? 0) + n);

@@ -130,7 +130,9 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
     since: new Date(p.since),
     ...(p.info ? { detail: p.info } : {}),
   }));
-  const head = v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.';
+  const d = v.draining;
+  const draining = d ? `\nDraining (RFC 8326, ${d.reason}): ${d.remainingSeconds > 0 ? `${d.remainingSeconds} s left` : 'drain time passed'}, then ${d.then}.` : '';
+  const head = (v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.') + draining;
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];
   out.push(...renderBfd(v.peers));

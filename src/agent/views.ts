@@ -2,6 +2,7 @@
  * The stable JSON views of `tsbgp plan`, `routes` and `explain` (the contract
  * in docs/json-output.md), computed from a plan alone. Pure.
  */
+import type { DrainStatusJson } from './drain.js';
 import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { formatMaxPrefixLimit, toSessionConfig, type AdvertisedRoute, type PeerState, type PeerStatus, type SpeakerOptions } from '../speaker/index.js';
 import { kernelPlanJson, type KernelLive, type KernelPlanJson, type KernelStatusJson } from './kernel.js';
@@ -509,6 +510,8 @@ export interface StatusJson {
   readonly source: SourceJson;
   /** Kernel route programming (src/agent/kernel.ts); null when off (added compatibly to version 1). */
   readonly kernel?: KernelStatusJson | null;
+  /** Present while the agent drains (RFC 8326, src/agent/drain.ts; added compatibly to version 1). */
+  readonly draining?: DrainStatusJson;
 }
 
 export interface AdvertisedJson {
@@ -563,6 +566,8 @@ export interface AgentSnapshot {
   readonly kernelLive?: KernelLive;
   /** The agent's --max-prefixes (undefined: the default; null: none). */
   readonly maxPrefixes?: AgentMaxPrefixes | null;
+  /** The drain in progress, if any. */
+  readonly draining?: DrainStatusJson;
 }
 
 const failureJson = (f: ApplyFailure): ErrorJson => ({
@@ -612,6 +617,7 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     refused: s.planned.refused.map(refusedJson),
     source: sourceJson(s.source),
     ...(s.kernel !== undefined ? { kernel: s.kernel } : {}),
+    ...(s.draining !== undefined ? { draining: s.draining } : {}),
   };
 }
 

@@ -12,7 +12,8 @@ import type { Plan } from './plan-types.js';
  * carries the actions out.
  */
 
-export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'FilterMissing' | 'BadAnnotation';
+/** `Draining`: the agent started or ended an RFC 8326 drain (src/agent/drain.ts). */
+export type EventReason = 'NotAdvertised' | 'PeerRefused' | 'FilterMissing' | 'BadAnnotation' | 'Draining';
 
 export interface InvolvedObject {
   readonly kind: 'Service' | 'Node';

@@ -46,6 +46,8 @@ export interface Node {
   readonly routeReflectorClusterId?: string;
   readonly internalIPs: readonly Address[];
   readonly podCIDRs: readonly Prefix[];
+  /** `spec.unschedulable`: the node is cordoned (the agent may drain: src/agent/drain.ts). */
+  readonly unschedulable?: boolean;
 }
 
 export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';

@@ -61,6 +61,7 @@ export function validateNode(o: Obj, m: Meta, issues: Collector): Node {
     routeReflectorClusterId: rr === '' ? undefined : rr,
     internalIPs: compact(internalIPs),
     podCIDRs: compact(podCIDRs),
+    ...(spec.unschedulable === true ? { unschedulable: true } : {}),
   };
 }
 

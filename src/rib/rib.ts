@@ -15,6 +15,7 @@ import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type
 import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
+import { carriesGracefulShutdown } from './gshut.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -60,6 +61,15 @@ export interface PeerConfig {
    * counted in `refusedCount`); replacements and withdrawals still apply.
    */
   readonly maxRoutes?: Partial<Record<4 | 6, number>>;
+  /**
+   * RFC 8326 graceful shutdown toward this peer: everything it is sent carries
+   * GRACEFUL_SHUTDOWN (65535:0), and LOCAL_PREF 0 when it is an iBGP peer
+   * (src/rib/gshut.ts). Changing it moves the peer to another update group,
+   * which re-sends every route once with the new attributes.
+   */
+  readonly gracefulShutdown?: boolean;
+  /** RFC 8326 §4: routes received carrying GRACEFUL_SHUTDOWN get LOCAL_PREF 0 before import policy (default true). */
+  readonly honourGracefulShutdown?: boolean;
 }
 
 /** What the session negotiated, given when it reaches Established. */
@@ -184,7 +194,9 @@ export class Rib {
       peer.elig = { ...peer.elig, allowOwnAs: peer.cfg.allowOwnAs ?? 0 };
       this.clearBaseCache();
     }
-    if (importChanged || 'allowOwnAs' in changes) this.softReconfigure(peerId, now);
+    const honourChanged = 'honourGracefulShutdown' in changes;
+    if (honourChanged) this.clearBaseCache();
+    if (importChanged || 'allowOwnAs' in changes || honourChanged) this.softReconfigure(peerId, now);
     const session = peer.session;
     if (session === undefined || peer.group === undefined || this.groupKey(peer, session) === peer.group.key) return;
     const carried = this.leaveGroup(peer, now);
@@ -227,6 +239,7 @@ export class Rib {
           families: session.families,
           settings: this.exportSettings(peer),
           policy: c.exportPolicy,
+          gracefulShutdown: c.gracefulShutdown ?? false,
           peerRef: peer.ref,
           coalesce: this.coalesce,
         },
@@ -408,7 +421,9 @@ export class Rib {
     this.clearBaseCache();
     let base: AttrSet | null = pre;
     if (refusalReason(pre.attrs, peer.elig) !== undefined) base = null;
-    else if (peer.source.type === 'ebgp' && pre.attrs.localPref !== undefined) base = this.store.lookupOrCreate({ ...pre.attrs, localPref: undefined });
+    else if (peer.cfg.honourGracefulShutdown !== false && carriesGracefulShutdown(pre.attrs)) {
+      if (pre.attrs.localPref !== 0) base = this.store.lookupOrCreate({ ...pre.attrs, localPref: 0 });
+    } else if (peer.source.type === 'ebgp' && pre.attrs.localPref !== undefined) base = this.store.lookupOrCreate({ ...pre.attrs, localPref: undefined });
     c.pre = pre;
     c.peer = peer;
     c.base = base;
@@ -679,6 +694,7 @@ export class Rib {
       c.linkLocalV6?.toString(),
       this.policyId(c.exportPolicy),
       this.clusterIdAddr?.toString(),
+      c.gracefulShutdown ?? false,
     ]);
   }
 }

@@ -11,6 +11,7 @@ import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, type ExportSettings } from './export.js';
+import { withGracefulShutdown } from './gshut.js';
 import { policyRoute, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
@@ -118,6 +119,8 @@ export interface GroupConfig {
   readonly families: readonly (4 | 6)[];
   readonly settings: Omit<ExportSettings, 'members'>;
   readonly policy?: ExportPolicy;
+  /** RFC 8326: mark every route sent (after the export policy) with GRACEFUL_SHUTDOWN (src/rib/gshut.ts). */
+  readonly gracefulShutdown?: boolean;
   readonly peerRef: PeerRef;
   readonly coalesce: CoalesceOptions;
 }
@@ -160,6 +163,8 @@ export class UpdateGroup {
    * source's router ID does (reflection), see `exportCache`.
    */
   private exports: ExportCache = newExportCache(this.memberList);
+  /** Graceful shutdown: the marked set per exported set (the mark depends only on the set and the peer type). */
+  private readonly shutdownMarks = new WeakMap<AttrSet, AttrSet>();
 
   constructor(
     cfg: GroupConfig,
@@ -432,16 +437,39 @@ export class UpdateGroup {
       memo.lastOut = out;
     }
     // What the rules refuse (own routes, no-export as received, iBGP rules) never reaches the policy.
-    if (out === null || this.cfg.policy === undefined) return out;
-    // The export policy sees the route as the RIB holds it, before the session's rules (our AS
-    // prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
-    // what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
-    const res = this.cfg.policy(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
+    if (out !== null && this.cfg.policy !== undefined) out = this.applyPolicy(path, key, fam, out, held);
+    if (out === null || this.cfg.gracefulShutdown !== true) return out;
+    return this.shutdownMark(out, held);
+  }
+
+  /**
+   * The export policy sees the route as the RIB holds it, before the session's rules (our AS
+   * prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
+   * what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
+   */
+  private applyPolicy(path: Path, key: number | string, fam: 4 | 6, out: AttrSet, held: AttrSet[]): AttrSet | null {
+    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
     if (res.verdict === 'reject') return null;
     if (res.attrs === path.attrs.attrs) return out;
     const s = this.store.acquire(sentAttrs(path, res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));
     held.push(s);
     return s;
+  }
+
+  /** Last, after the export policy, so no policy undoes the drain (RFC 8326). */
+  private shutdownMark(set: AttrSet, held: AttrSet[]): AttrSet {
+    const kept = this.shutdownMarks.get(set);
+    if (kept !== undefined && kept.live) {
+      this.store.retain(kept);
+      held.push(kept);
+      return kept;
+    }
+    const attrs = withGracefulShutdown(set.attrs, this.cfg.settings.type);
+    if (attrs === set.attrs) return set;
+    const marked = this.store.acquire(attrs);
+    held.push(marked);
+    this.shutdownMarks.set(set, marked);
+    return marked;
   }
 
   /** The kept export results for one source and family (see `exports`), reset when what they depend on changed. */

@@ -2,6 +2,7 @@ import { CeaseSubcode, ErrorCode, OpenSubcode, type BgpError, Notify, type Messa
 import { retainsRoutes } from './graceful.js';
 import { negotiate, type Negotiated } from './negotiate.js';
 import { buildOpen, checkOpen, NO_OMISSIONS, omissionsAfter, type Omissions } from './open.js';
+import { withHardReset } from './graceful.js';
 import type { DownReason, FsmAction, FsmEvent, FsmEventType, SessionConfig, StateName, TimerName } from './types.js';
 
 /** RFC 4271 §8.2.2 "large value" for the hold timer until the peer's OPEN arrives. */
@@ -109,12 +110,19 @@ interface IdleOpts {
  */
 function toIdle(st: Step, o: IdleOpts): Transition {
   const f = st.fsm;
-  if (o.notify && f.connected) st.send(o.notify);
+  const wasEstablished = f.state === 'Established';
+  let notify = o.notify;
+  let reason = o.reason;
+  // RFC 8538: on an N-bit session the Ceases that must flush go as Hard Reset.
+  if (notify && wasEstablished && f.negotiated?.gracefulNotification) {
+    notify = withHardReset(notify);
+    if (reason.kind === 'notificationSent') reason = { ...reason, code: notify.code, subcode: notify.subcode };
+  }
+  if (notify && f.connected) st.send(notify);
   if (f.connected) st.emit({ type: 'disconnect' });
   for (const t of CONNECTION_TIMERS) st.stop(t);
-  const wasEstablished = f.state === 'Established';
   st.goto('Idle');
-  st.emit(wasEstablished ? { type: 'sessionDown', reason: o.reason } : { type: 'attemptFailed', reason: o.reason });
+  st.emit(wasEstablished ? { type: 'sessionDown', reason } : { type: 'attemptFailed', reason });
   const idle = f.config.idleHold;
   let delay = f.idleHoldTime;
   if (f.establishedAt !== undefined && st.now - f.establishedAt >= idle.stableAfter * 1000) delay = idle.initial;

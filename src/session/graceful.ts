@@ -1,4 +1,4 @@
-import type { AfiSafi } from '../wire/index.js';
+import { CeaseSubcode, ErrorCode, type AfiSafi, type NotificationMessage } from '../wire/index.js';
 import type { Negotiated } from './negotiate.js';
 import { sameFamily } from './negotiate.js';
 import type { DownReason, PeerTimerName } from './types.js';
@@ -33,11 +33,52 @@ export interface GrStep {
 
 const without = (list: readonly AfiSafi[], drop: readonly AfiSafi[]) => list.filter((f) => !drop.some((d) => sameFamily(d, f)));
 
-/** A session loss keeps routes only when GR was negotiated and the loss was not a NOTIFICATION or an operator stop. */
+/**
+ * RFC 8538 §5: the Cease subcodes that end a session for good, sent as Hard
+ * Reset when both sides set the N bit: a prefix limit, an administrative
+ * shutdown, a de-configured peer. The others (Administrative Reset among
+ * them: a restart, `stop({ graceful })`) go as they are, and the peer keeps
+ * our routes as stale.
+ */
+const HARD_CEASES: readonly number[] = [
+  CeaseSubcode.MAXIMUM_PREFIXES,
+  CeaseSubcode.ADMINISTRATIVE_SHUTDOWN,
+  CeaseSubcode.PEER_DECONFIGURED,
+  // BFD found the forwarding path dead (RFC 5882): keeping its routes as stale would defeat BFD.
+  CeaseSubcode.BFD_DOWN,
+];
+
+export const isHardReset = (code: number, subcode: number): boolean => code === ErrorCode.CEASE && subcode === CeaseSubcode.HARD_RESET;
+
+/** The NOTIFICATION to send on a session that negotiated the N bit: wrapped in Cease / Hard Reset (RFC 8538 §3) when it must flush. */
+export function withHardReset(m: NotificationMessage): NotificationMessage {
+  if (m.code !== ErrorCode.CEASE || !HARD_CEASES.includes(m.subcode)) return m;
+  const data = new Uint8Array(2 + m.data.length);
+  data[0] = m.code;
+  data[1] = m.subcode;
+  data.set(m.data, 2);
+  return { type: 'notification', code: ErrorCode.CEASE, subcode: CeaseSubcode.HARD_RESET, data };
+}
+
+/** The NOTIFICATION a Hard Reset carries (RFC 8538 §3), or undefined when `m` is none or too short. */
+export function hardResetInner(m: NotificationMessage): NotificationMessage | undefined {
+  if (!isHardReset(m.code, m.subcode) || m.data.length < 2) return undefined;
+  return { type: 'notification', code: m.data[0], subcode: m.data[1], data: m.data.subarray(2) };
+}
+
+/**
+ * A session loss keeps routes only when GR was negotiated and the loss was
+ * not an operator stop; a NOTIFICATION keeps them only when both sides set
+ * the N bit (RFC 8538) and it was not a Hard Reset.
+ */
 export function retainsRoutes(n: Negotiated | undefined, reason: DownReason): boolean {
   const gr = n?.gracefulRestart;
   if (!gr || gr.restartTime === 0 || gr.families.length === 0) return false;
-  return reason.kind === 'tcpFailed' || reason.kind === 'holdTimerExpired' || reason.kind === 'collision';
+  if (reason.kind === 'tcpFailed' || reason.kind === 'holdTimerExpired' || reason.kind === 'collision') return true;
+  if (!n!.gracefulNotification) return false;
+  if (reason.kind === 'sendHoldTimerExpired') return true;
+  if (reason.kind === 'notificationReceived' || reason.kind === 'notificationSent') return !isHardReset(reason.code, reason.subcode);
+  return false;
 }
 
 export function grSessionDown(gr: GrState, n: Negotiated | undefined, reason: DownReason): GrStep {

@@ -10,3 +10,4 @@ export { type Negotiated } from './negotiate.js';
 export { Peer, describeReason } from './peer.js';
 export { UnsupportedTransportError, assertTransportSupported, transportOptionsProblem } from './transport.js';
 export { DEFAULT_IDLE_HOLD, sessionConfig, validateSessionConfig, type DownReason, type SessionConfig } from './types.js';
+export { hardResetInner } from './graceful.js';

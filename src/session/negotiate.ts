@@ -25,6 +25,8 @@ export interface Negotiated {
   readonly addPathSend: readonly AfiSafi[];
   /** Present when both sides advertised graceful restart: the peer's view. */
   readonly gracefulRestart?: GracefulRestartPeer;
+  /** RFC 8538: both sides set the N bit (graceful restart across a NOTIFICATION other than Hard Reset). */
+  readonly gracefulNotification: boolean;
   /** Seconds; 0 means no hold timer and no keepalives. */
   readonly holdTime: number;
   readonly keepaliveTime: number;
@@ -75,6 +77,7 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
 
   let gracefulRestart: GracefulRestartPeer | undefined;
   const peerGr = peer.find((c) => c.kind === 'gracefulRestart');
+  const ourGr = our.find((c) => c.kind === 'gracefulRestart');
   if (peerGr && peerGr.kind === 'gracefulRestart' && has(our, 'gracefulRestart')) {
     gracefulRestart = {
       restartTime: peerGr.restartTime,
@@ -99,6 +102,7 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
     addPathReceive,
     addPathSend,
     gracefulRestart,
+    gracefulNotification: gracefulRestart !== undefined && gracefulRestart.notification && ourGr?.kind === 'gracefulRestart' && ourGr.notification,
     ...negotiateTimers(ours.holdTime, theirs.holdTime, keepalive),
     decode: { asn4, extendedMessage, addPathV4: v4(addPathReceive), addPathV6: v6(addPathReceive) },
     encode: { asn4, extendedMessage, addPathV4: v4(addPathSend), addPathV6: v6(addPathSend) },

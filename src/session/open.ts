@@ -71,7 +71,7 @@ function ourCapabilities(cfg: SessionConfig, restarting: boolean): Capability[] 
     caps.push({
       kind: 'gracefulRestart',
       restarting,
-      notification: false,
+      notification: gr.notification !== false,
       restartTime: gr.restartTime,
       // Forwarding flags only mean something while we are the restarting side.
       families: cfg.families.map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: restarting && preserved(f.afi, f.safi) })),

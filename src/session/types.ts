@@ -92,6 +92,13 @@ export interface GracefulRestartConfig {
   readonly stalePathTime: number;
   /** Families whose forwarding state we keep across our own restart. */
   readonly forwardingPreserved: readonly AfiSafi[];
+  /**
+   * RFC 8538 N bit (default true): with a peer that sets it too, a session
+   * ended by a NOTIFICATION other than Hard Reset keeps routes as stale like
+   * a lost connection, and the Ceases that must end it for good are sent as
+   * Hard Reset (src/session/graceful.ts).
+   */
+  readonly notification?: boolean;
 }
 
 /** Static configuration of one peer as the session layer sees it. */

@@ -88,10 +88,7 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
 export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
   const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
   const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
-  const gr =
-    o.gracefulRestart === false
-      ? undefined
-      : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families };
+  const gr = o.gracefulRestart === false ? undefined : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families, notification: o.gracefulRestart?.notification ?? true };
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,

@@ -11,7 +11,7 @@ import { networkInterfaces } from 'node:os';
 import { Rib, type PeerConfig, policyRoute, prefixFromKey, type SessionLink } from '../rib/index.js';
 import {
   realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
-  Peer, type DownReason
+  Peer, type DownReason, hardResetInner
 } from '../session/index.js';
 import {
   CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
@@ -24,6 +24,7 @@ import { SelectionDeferral } from './deferral.js';
 import { SpeakerBfd } from './bfd.js';
 import { transportHint } from './transport-hint.js';
 import { sessionLink } from './session-link.js';
+import { DrainSet } from './drain.js';
 import { blockCaps, limitState, PrefixLimits } from './max-prefix.js';
 import { PeerHealth } from './peer-status.js';
 import { SpeakerKernel, type KernelRouteView, type KernelStaticRoute, type SpeakerKernelApi } from './kernel.js';
@@ -42,6 +43,7 @@ import type {
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
+  SpeakerDrainApi,
   SpeakerEvents,
   SpeakerExplainApi,
   SpeakerPolicyApi,
@@ -101,7 +103,7 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
+export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -118,6 +120,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private readonly bfd: SpeakerBfd;
   /** Loc-RIB → kernel routing table (options.kernel). */
   private readonly kernel: SpeakerKernel | undefined;
+  /** RFC 8326: peers we send GRACEFUL_SHUTDOWN to (src/speaker/drain.ts). */
+  private readonly drains = new DrainSet();
 
   constructor(readonly options: SpeakerOptions) {
     super();
@@ -190,8 +194,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     this.deferralTimer = undefined;
     const entries = [...this.peers.values()];
     for (const e of entries) {
-      // Graceful: drop TCP without a NOTIFICATION, so GR peers keep our routes as stale.
-      if (opts.graceful) e.peer.dispose();
+      // Graceful: peers that negotiated the N bit (RFC 8538) get Cease / Administrative Reset, which
+      // keeps our routes as stale there and says why; the others a TCP close without a NOTIFICATION
+      // (RFC 4724 keeps routes only then). Not graceful: Administrative Shutdown (a Hard Reset on an
+      // N-bit session: the routes go).
+      if (opts.graceful && e.peer.negotiated?.gracefulNotification === true) e.peer.stop(ceaseNotification('ADMINISTRATIVE_RESET', opts.message));
+      else if (opts.graceful) e.peer.dispose();
       else e.peer.stop(ceaseNotification('ADMINISTRATIVE_SHUTDOWN', opts.message));
     }
     await Promise.all(entries.map((e) => e.peer.closed()));
@@ -277,6 +285,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       if (this.addressOwner(e.address) === e) this.listener?.addPeer(e.address, e.peer, opts);
       if (this.started && !this.stopped) e.peer.start(opts.passive ?? false);
     } else {
+      const honour = opts.honourGracefulShutdown ?? true;
+      const honourWas = e.opts.honourGracefulShutdown ?? true;
       e.opts = opts;
       if (e.ribAsn !== undefined) {
         this.rib.reconfigurePeer(
@@ -289,6 +299,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
             keepNextHop: opts.keepNextHop,
             allowOwnAs: opts.allowOwnAs,
             maxRoutes: blockCaps(opts.maxPrefixes),
+            ...(honour !== honourWas ? { honourGracefulShutdown: honour } : {}),
           },
           now,
         );
@@ -323,6 +334,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         this.syncBfd(next);
       }
     }
+    this.drains.forget(id);
     e.peer.stop(ceaseNotification('PEER_DECONFIGURED', opts.message));
     if (e.ribAsn !== undefined) this.rib.removePeer(id, this.scheduler.now());
     this.scheduleFlush();
@@ -332,6 +344,27 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
 
   setClusterId(clusterId: string | undefined): void {
     this.rib.setClusterId(clusterId, this.scheduler.now());
+    this.scheduleFlush();
+  }
+
+  // ------------------------------------------------------------ graceful shutdown (RFC 8326)
+
+  drain(opts: { readonly peers?: readonly string[] } = {}): void {
+    this.setDraining(true, opts.peers);
+  }
+
+  undrain(opts: { readonly peers?: readonly string[] } = {}): void {
+    this.setDraining(false, opts.peers);
+  }
+
+  private setDraining(on: boolean, peers: readonly string[] | undefined): void {
+    const ids = peers?.map((p) => this.entry(p).id);
+    const known = [...this.peers.keys()];
+    const changed = on ? this.drains.drain(ids, known) : this.drains.undrain(ids, known);
+    const now = this.scheduler.now();
+    // The update group re-sends the Adj-RIB-Out once, with the new attributes.
+    for (const id of changed) if (this.peers.get(id)!.ribAsn !== undefined) this.rib.reconfigurePeer(id, { gracefulShutdown: on }, now);
+    if (changed.length > 0) this.log('info', `${on ? 'draining' : 'no longer draining'} (RFC 8326 graceful shutdown): ${changed.join(', ')}`);
     this.scheduleFlush();
   }
 
@@ -534,6 +567,8 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       importPolicy,
       exportPolicy,
       maxRoutes: blockCaps(o.maxPrefixes),
+      gracefulShutdown: this.drains.has(e.id),
+      honourGracefulShutdown: o.honourGracefulShutdown ?? true,
     };
   }
 
@@ -673,6 +708,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       },
     };
     if (e.opts.description !== undefined) s.description = e.opts.description;
+    if (this.drains.has(e.id)) s.draining = true;
     if (e.lastError) s.lastError = e.lastError;
     const bfd = this.bfd.status(e.address);
     if (bfd) s.bfd = bfd;
@@ -702,7 +738,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
         endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
-        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime } } : {}),
+        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime, notification: n.gracefulNotification } } : {}),
       };
     }
     return s;
@@ -840,16 +876,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   private onNotification(e: PeerEntry, direction: 'sent' | 'received', m: NotificationMessage): void {
     // Collision resolution (Cease 7) is routine when both sides dial; it is not the peer's last error.
     if (m.code === ErrorCode.CEASE && m.subcode === CeaseSubcode.CONNECTION_COLLISION_RESOLUTION) return;
-    const message = communicationOf(m);
-    const name = describeNotification(m.code, m.subcode);
-    e.lastError = {
-      code: m.code,
-      subcode: m.subcode,
-      text: message !== undefined ? `${name}: "${message}"` : name,
-      ...(message !== undefined ? { message } : {}),
-      at: new Date(),
-      direction,
-    };
+    // RFC 8538 Hard Reset: name the NOTIFICATION it carries.
+    const inner = hardResetInner(m);
+    const message = communicationOf(inner ?? m);
+    const shown = inner ?? m;
+    const name = describeNotification(shown.code, shown.subcode);
+    e.lastError = { code: shown.code, subcode: shown.subcode, ...(inner ? { hardReset: true } : {}), text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
     e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }

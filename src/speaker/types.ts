@@ -129,8 +129,17 @@ export interface PeerOptions {
   /** Source address (and port) for the outgoing connection. */
   readonly localAddress?: string;
   readonly localPort?: number;
-  /** Graceful restart (RFC 4724); default on with 120 s. `false` disables. */
-  readonly gracefulRestart?: { readonly restartTime?: number } | false;
+  /**
+   * Graceful restart (RFC 4724); default on with 120 s. `false` disables.
+   * `notification` (default true): the RFC 8538 N bit, so a NOTIFICATION
+   * other than Hard Reset keeps routes as stale on both sides.
+   */
+  readonly gracefulRestart?: { readonly restartTime?: number; readonly notification?: boolean } | false;
+  /**
+   * RFC 8326 §4: routes from this peer carrying GRACEFUL_SHUTDOWN (65535:0)
+   * get LOCAL_PREF 0 before import policy, so any other path wins. Default true.
+   */
+  readonly honourGracefulShutdown?: boolean;
   readonly addPath?: 'receive' | 'send' | 'both';
   readonly routeReflectorClient?: boolean;
   /** eBGP: send the original next hop instead of ours. */
@@ -268,6 +277,8 @@ export interface FamilyCounters {
 
 export interface PeerStatus {
   readonly address: string;
+  /** RFC 8326 graceful shutdown: our routes go to this peer marked GRACEFUL_SHUTDOWN (see `drain`). */
+  readonly draining?: boolean;
   readonly port: number;
   readonly asn: number | 'any';
   readonly description?: string;
@@ -287,7 +298,8 @@ export interface PeerStatus {
     readonly enhancedRouteRefresh: boolean;
     readonly extendedMessage: boolean;
     readonly addPath: readonly { readonly family: FamilyName; readonly send: boolean; readonly receive: boolean }[];
-    readonly gracefulRestart?: { readonly restartTime: number };
+    /** `notification`: both sides set the RFC 8538 N bit. */
+    readonly gracefulRestart?: { readonly restartTime: number; readonly notification?: boolean };
     readonly peerAsn: number;
     readonly peerRouterId: string;
     /** Families whose End-of-RIB (RFC 4724) the peer has sent on this session: its initial table is complete. */
@@ -296,16 +308,10 @@ export interface PeerStatus {
   /**
    * The last NOTIFICATION sent or received (or a local failure). `text` is
    * describeNotification's name plus the RFC 9003 shutdown communication
-   * when there is one; `message` is that communication alone.
+   * when there is one; `message` is that communication alone. An RFC 8538
+   * Hard Reset (Cease 6/9) shows the NOTIFICATION it carries, with `hardReset`.
    */
-  readonly lastError?: {
-    readonly code: number;
-    readonly subcode: number;
-    readonly text: string;
-    readonly message?: string;
-    readonly at: Date;
-    readonly direction: 'sent' | 'received' | 'local';
-  };
+  readonly lastError?: { readonly code: number; readonly subcode: number; readonly hardReset?: boolean; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
   /** The peer's BFD session, when `bfd` is configured. */
@@ -387,6 +393,18 @@ export interface SpeakerApi {
   status(): readonly PeerStatus[];
   advertised(peer: string): readonly AdvertisedRoute[];
   received(peer?: string): readonly ReceivedRoute[];
+}
+
+/**
+ * RFC 8326 graceful shutdown without resetting sessions: the routes we send
+ * are re-sent with GRACEFUL_SHUTDOWN (65535:0), and toward iBGP peers with
+ * LOCAL_PREF 0, so routers move traffic away while our sessions still stand.
+ */
+export interface SpeakerDrainApi {
+  /** Drains `peers` (addresses), or every peer, now and added later, when absent. */
+  drain(opts?: { readonly peers?: readonly string[] }): void;
+  /** Stops draining `peers`, or every peer: routes are re-sent unmarked. */
+  undrain(opts?: { readonly peers?: readonly string[] }): void;
 }
 
 /**

@@ -162,9 +162,9 @@ describe('CLI flags', () => {
 
   it('an unknown command exits 2 with the usage; help and version exit 0', async () => {
     const bad = await run(['frobnicate']);
-    expect([bad.code, bad.stderr]).toEqual([2, 'tsbgp: unknown command "frobnicate"; commands: agent, status, routes, explain, plan, version, help\nrun \'tsbgp help\' for usage\n']);
+    expect([bad.code, bad.stderr]).toEqual([2, 'tsbgp: unknown command "frobnicate"; commands: agent, status, routes, explain, drain, plan, version, help\nrun \'tsbgp help\' for usage\n']);
     const typo = await run(['statsu']);
-    expect([typo.code, typo.stderr.split('\n')[0]]).toEqual([2, 'tsbgp: unknown command "statsu" (did you mean status?); commands: agent, status, routes, explain, plan, version, help']);
+    expect([typo.code, typo.stderr.split('\n')[0]]).toEqual([2, 'tsbgp: unknown command "statsu" (did you mean status?); commands: agent, status, routes, explain, drain, plan, version, help']);
     expect((await run(['help'])).stdout).toContain('explain  PREFIX|NAMESPACE/SERVICE');
     expect((await run(['version'])).stdout).toMatch(/^tsbgp \d+\.\d+\.\d+\n$/);
   });

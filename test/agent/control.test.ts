@@ -58,7 +58,7 @@ describe('control socket', () => {
     expect(replies).toEqual([
       { id: null, error: { code: 'bad-request', message: expect.stringContaining('request is not JSON') } },
       { id: null, error: { code: 'bad-request', message: 'request must be a JSON object with "method"' } },
-      { id: 7, error: { code: 'unknown-method', message: 'unknown method "reboot" (expected one of status, routes, explain, plan, received, kernel)' } },
+      { id: 7, error: { code: 'unknown-method', message: 'unknown method "reboot" (expected one of status, routes, explain, plan, received, kernel, drain)' } },
       { id: 8, error: { code: 'bad-params', message: 'request "params" must be an object' } },
       { id: 9, result: { ok: 'plan' } },
     ]);

@@ -27,7 +27,8 @@ export type Call =
   | { op: 'removePeer'; address: string }
   | { op: 'originate'; prefix: string; attrs?: RouteAttributes; options?: OriginateOptions }
   | { op: 'withdraw'; prefix: string }
-  | { op: 'setClusterId'; clusterId: string | undefined };
+  | { op: 'setClusterId'; clusterId: string | undefined }
+  | { op: 'drain' | 'undrain'; peers?: readonly string[] };
 
 const toPrefix = (p: Prefix | string) => (typeof p === 'string' ? Prefix.parse(p) : p);
 
@@ -143,6 +144,19 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     this.policies.set('*', config);
   }
   clusterId: string | undefined;
+  /** Whether every peer is draining (RFC 8326), as the agent last asked. */
+  draining = false;
+
+  drain(opts?: { readonly peers?: readonly string[] }): void {
+    this.calls.push({ op: 'drain', ...(opts?.peers ? { peers: opts.peers } : {}) });
+    if (!opts?.peers) this.draining = true;
+  }
+
+  undrain(opts?: { readonly peers?: readonly string[] }): void {
+    this.calls.push({ op: 'undrain', ...(opts?.peers ? { peers: opts.peers } : {}) });
+    if (!opts?.peers) this.draining = false;
+  }
+
   setClusterId(clusterId: string | undefined): void {
     this.calls.push({ op: 'setClusterId', clusterId });
     this.clusterId = clusterId;

@@ -61,7 +61,7 @@ describe('per-command help', () => {
 
   it('tsbgp help nosuch: exit 2 naming the commands', async () => {
     const r = await run(['help', 'nosuch']);
-    expect(r).toEqual({ code: 2, stdout: '', stderr: `tsbgp help: unknown command "nosuch" (commands: agent, status, routes, explain, plan, version, help)\nrun 'tsbgp help' for usage\n` });
+    expect(r).toEqual({ code: 2, stdout: '', stderr: `tsbgp help: unknown command "nosuch" (commands: agent, status, routes, explain, drain, plan, version, help)\nrun 'tsbgp help' for usage\n` });
   });
 });
 

@@ -448,7 +448,7 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
     const [bgpPort, httpPort] = [await freePort(), await freePort()];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', 'worker1', '--manifests', 'examples/yaobank/base', '--listen-port', String(bgpPort), '--control', join(dir, 'tsbgp.sock'), '--metrics', `127.0.0.1:${httpPort}`],
+      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', 'worker1', '--manifests', 'examples/yaobank/base', '--listen-port', String(bgpPort), '--control', join(dir, 'tsbgp.sock'), '--metrics', `127.0.0.1:${httpPort}`, '--drain-time', '0'],
       { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';

@@ -108,6 +108,27 @@ describe.skipIf(!available.ok)('tsbgp against FRR', () => {
       expectTsPrefixesOn(daemon, [s]);
     });
 
+    it('drain (RFC 8326): FRR sees every route with graceful-shutdown, LOCAL_PREF 0 over iBGP, without a session reset; undrain reverts', async () => {
+      const p = TS_ROUTES.find((r) => familyOf(r.prefix) === 'ipv4')!.prefix;
+      const ups = (s: Session) => Number(neighbor(s).connectionsEstablished ?? 0);
+      const before = SESSIONS.map(ups);
+      await run.ts.drain();
+      await until(() => {
+        const paths = daemon.learned([p]);
+        const e4 = paths.find((x) => x.session === 'e4');
+        const i4 = paths.find((x) => x.session === 'i4');
+        expect(e4?.communities).toContain('graceful-shutdown');
+        expect(i4?.communities).toContain('graceful-shutdown');
+        expect(i4?.localPref).toBe(0);
+      }, 15_000, 200);
+      expect(SESSIONS.map(ups)).toEqual(before);
+      await run.ts.drain(true);
+      await until(() => {
+        for (const x of daemon.learned([p])) expect(x.communities).not.toContain('graceful-shutdown');
+      }, 15_000, 200);
+      expect(SESSIONS.map(ups)).toEqual(before);
+    });
+
     it("a withdrawal removes tsbgp's route from FRR's RIB and kernel", async () => {
       await withdrawal(run, daemon);
     });

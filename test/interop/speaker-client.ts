@@ -184,6 +184,11 @@ export class SpeakerProcess {
     return this.request({ cmd: 'removePeer', address, message });
   }
 
+  /** RFC 8326: re-send every route with GRACEFUL_SHUTDOWN (`undo`: without). */
+  drain(undo = false): Promise<unknown> {
+    return this.request({ cmd: 'drain', undo });
+  }
+
   /** Cease to every peer and exit. */
   async stop(opts: { message?: string; graceful?: boolean } = {}): Promise<void> {
     if (!this.alive) return;

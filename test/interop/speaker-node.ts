@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { BgpSpeaker } from '../../src/speaker/speaker.js';
-import type { PeerStatus, SpeakerApi } from '../../src/speaker/types.js';
+import type { PeerStatus, SpeakerApi, SpeakerDrainApi } from '../../src/speaker/types.js';
 import { expandRange, type NodeConfig, type Reply, type Request, type WireEvent } from './speaker-protocol.js';
 
 /** Optional extras a BgpSpeaker may offer beyond SpeakerApi. */
@@ -26,7 +26,7 @@ interface SpeakerExtras {
   requestRouteRefresh?(peer: string, family?: string): unknown;
   refresh?(peer: string, family?: string): unknown;
 }
-export type Speaker = SpeakerApi & SpeakerExtras & { definePolicy?(name: string, def: unknown): void };
+export type Speaker = SpeakerApi & SpeakerExtras & { definePolicy?(name: string, def: unknown): void } & Partial<SpeakerDrainApi>;
 
 /** What a program built on this node adds: setup before the peers, and its own commands. */
 export interface NodeHooks {
@@ -111,6 +111,11 @@ async function handle(sp: Speaker, req: Request, hooks: NodeHooks): Promise<unkn
       return true;
     case 'stop':
       await sp.stop({ message: req.message, graceful: req.graceful });
+      return true;
+    case 'drain':
+      if (!sp.drain || !sp.undrain) throw new Error('this speaker cannot drain');
+      if (req.undo === true) sp.undrain();
+      else sp.drain();
       return true;
   }
 }

@@ -44,6 +44,8 @@ export type Request = { readonly id: number } & (
   | { readonly cmd: 'updatePeer'; readonly peer: PeerOptions }
   | { readonly cmd: 'removePeer'; readonly address: string; readonly message?: string }
   | { readonly cmd: 'stop'; readonly message?: string; readonly graceful?: boolean }
+  /** RFC 8326 graceful shutdown of every peer (undo: false). */
+  | { readonly cmd: 'drain'; readonly undo?: boolean }
 );
 
 export type Reply = { readonly id: number; readonly ok: true; readonly result: unknown } | { readonly id: number; readonly ok: false; readonly error: string };

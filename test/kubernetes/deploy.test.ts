@@ -4,6 +4,7 @@
  * real endpoints, and the image holds what package.json publishes. So the
  * manifests cannot drift from the CLI again.
  */
+import { DEFAULT_DRAIN_SECONDS } from '../../src/agent/drain.js';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +69,14 @@ describe('deploy/daemonset.yaml against the CLI', () => {
     const metricsPort = c.ports.find((p: { name: string }) => p.name === 'metrics').containerPort;
     // Probes come from the kubelet to the node address (host network, pod IP = node IP): the node's own address, not every interface.
     expect(a.metrics).toEqual({ host: '192.0.2.7', port: metricsPort });
+  });
+
+  it('terminationGracePeriodSeconds covers the drain time (RFC 8326) with room to close the sessions', () => {
+    const env = containerEnv();
+    const args = (c.args as string[]).map((x) => x.replace(/\$\(([A-Z_]+)\)/g, (_, n: string) => env[n] ?? `$(${n})`));
+    const drain = parseAgentArgs(args.slice(1), env).drainTime ?? DEFAULT_DRAIN_SECONDS;
+    expect(drain).toBeGreaterThan(0);
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(drain + 10);
   });
 
   it('the control socket (TSBGP_CONTROL) lies on a writable volume of the read-only container', () => {

@@ -56,8 +56,14 @@ describe('our OPEN', () => {
   it('advertises R bit and forwarding flags only when restarting', () => {
     const c = cfg({ families: [{ afi: 1, safi: 1 }, { afi: 2, safi: 1 }], gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [{ afi: 1, safi: 1 }] } });
     const gr = (r: boolean) => openCapabilities(buildOpen(c, NO_OMISSIONS, r)).find((x) => x.kind === 'gracefulRestart');
-    expect(gr(true)).toEqual({ kind: 'gracefulRestart', restarting: true, notification: false, restartTime: 120, families: [{ afi: 1, safi: 1, forwardingPreserved: true }, { afi: 2, safi: 1, forwardingPreserved: false }] });
+    expect(gr(true)).toEqual({ kind: 'gracefulRestart', restarting: true, notification: true, restartTime: 120, families: [{ afi: 1, safi: 1, forwardingPreserved: true }, { afi: 2, safi: 1, forwardingPreserved: false }] });
     expect(gr(false)).toMatchObject({ restarting: false, families: [{ forwardingPreserved: false }, { forwardingPreserved: false }] });
+  });
+  it('sets the N bit (RFC 8538) unless gracefulRestart.notification is false', () => {
+    const gr = (notification?: boolean) =>
+      openCapabilities(buildOpen(cfg({ gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [], ...(notification !== undefined ? { notification } : {}) } }), NO_OMISSIONS, false)).find((x) => x.kind === 'gracefulRestart');
+    expect(gr()).toMatchObject({ notification: true });
+    expect(gr(false)).toMatchObject({ notification: false });
   });
   it('omits refused capabilities (2/7) and every optional parameter (2/4)', () => {
     const c = cfg({ extendedMessage: true });

@@ -87,7 +87,9 @@ describe('IPv6 next hops and families', () => {
     await eventually('peerDown event', () => events.some((e) => e.startsWith('down')));
     expect(events).toContain('up 127.0.0.1 65000');
     expect(events).toContain('OpenConfirm→Established');
-    expect(events.find((e) => e.startsWith('down'))).toContain('NOTIFICATION 6/2 received');
+    // Both speakers set the RFC 8538 N bit: the Administrative Shutdown arrives as Hard Reset (6/9).
+    expect(events.find((e) => e.startsWith('down'))).toContain('NOTIFICATION 6/9 received');
+    expect(b.status()[0].lastError).toMatchObject({ code: 6, subcode: 2, hardReset: true, message: 'bye' });
   });
 });
 
