@@ -3,7 +3,7 @@ import { Writer } from './buffer.js';
 import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
-import { attributesSize, decodeAttributeBlock, encodeAttributes } from './attributes/block.js';
+import { attributesSize, decodeAttributeBlock, encodeAttributes, type DecodedBlock } from './attributes/block.js';
 import { attributeName, type Mutable } from './attributes/descriptors.js';
 import { decodeV4Prefixes, prefixesSize, writePrefixes, type NlriSite } from './nlri.js';
 import type { AttributeIssue, MpUnreach, PathAttributes, UpdateMessage } from './types.js';
@@ -58,7 +58,7 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
   const withdrawn: Prefix[] = [];
   const withdrawnIds: number[] | null = addPath ? [] : null;
   decodeV4Prefixes(body, 2, 2 + wLen, addPath, withdrawn, withdrawnIds, WITHDRAWN_SITE);
-  const block = decodeAttributeBlock(body, aStart, aEnd, ctx, opts.peer);
+  const block = cachedBlock(body, aStart, aEnd, ctx, opts.peer);
   const nlri: Prefix[] = [];
   const nlriIds: number[] | null = addPath ? [] : null;
   decodeV4Prefixes(body, aEnd, size, addPath, nlri, nlriIds, NLRI_SITE);
@@ -76,6 +76,49 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
   if (withdraw) treatAsWithdraw(msg, attrs, ctx, issues);
   if (issues.length > 0) msg.issues = issues;
   return msg;
+}
+
+/**
+ * Attribute blocks seen before, keyed by their raw bytes (and what changes
+ * how those bytes read: 4-octet ASNs, the peer's kind), as BIRD's attribute
+ * hash: a speaker sending a table repeats a few thousand blocks over many
+ * UPDATEs, and a repeat is neither parsed again nor, downstream, hashed and
+ * compared again (the result is frozen, and AttrStore remembers a frozen
+ * input it has interned). Only clean blocks are kept: no issue, no
+ * MP_REACH/MP_UNREACH (those carry NLRI). Bounded: emptied when full.
+ */
+const BLOCK_CACHE_MAX = 8192;
+/** Blocks longer than this are decoded each time (a key that size costs about what it saves). */
+const BLOCK_CACHE_BYTES = 1024;
+const blockCache = new Map<string, DecodedBlock>();
+
+function cachedBlock(body: Uint8Array, start: number, end: number, ctx: CodecContext, peer: UpdateDecodeOptions['peer']): DecodedBlock {
+  if (end - start > BLOCK_CACHE_BYTES || end === start) return decodeAttributeBlock(body, start, end, ctx, peer);
+  const key = (ctx.asn4 ? '4' : '2') + (peer === undefined ? '-' : peer[0]) + latin1(body, start, end);
+  const hit = blockCache.get(key);
+  if (hit !== undefined) return { attrs: hit.attrs, issues: [], withdraw: false };
+  const block = decodeAttributeBlock(body, start, end, ctx, peer);
+  if (block.issues.length > 0 || block.withdraw || block.attrs.mpReach !== undefined || block.attrs.mpUnreach !== undefined) return block;
+  if (blockCache.size >= BLOCK_CACHE_MAX) blockCache.clear();
+  const frozen = deepFreeze(block.attrs);
+  blockCache.set(key, { attrs: frozen, issues: [], withdraw: false });
+  return { attrs: frozen, issues: [], withdraw: false };
+}
+
+/** For tests: forget every cached block. */
+export function clearAttributeBlockCache(): void {
+  blockCache.clear();
+}
+
+function latin1(b: Uint8Array, start: number, end: number): string {
+  return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1');
+}
+
+/** Typed arrays (unknown attributes' bytes, copies of the receive buffer) cannot be frozen: read-only by contract. */
+function deepFreeze<T>(v: T): T {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v) || ArrayBuffer.isView(v)) return v;
+  for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  return Object.freeze(v);
 }
 
 /**
