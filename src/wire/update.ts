@@ -88,30 +88,52 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
  * MP_REACH/MP_UNREACH (those carry NLRI). Bounded: emptied when full.
  */
 const BLOCK_CACHE_MAX = 8192;
-/** Blocks longer than this are decoded each time (a key that size costs about what it saves). */
+/** Blocks longer than this are decoded each time. */
 const BLOCK_CACHE_BYTES = 1024;
-const blockCache = new Map<string, DecodedBlock>();
+interface CachedBlock {
+  /** A copy of the block's bytes, and how they were read. */
+  readonly bytes: Uint8Array;
+  readonly asn4: boolean;
+  readonly peer: UpdateDecodeOptions['peer'];
+  readonly attrs: PathAttributes;
+}
+/** By a hash of the bytes (FNV-1a): no string is built per UPDATE, a hit is one pass over the bytes to compare. */
+const blockCache = new Map<number, CachedBlock | CachedBlock[]>();
+let blockCacheSize = 0;
 
 function cachedBlock(body: Uint8Array, start: number, end: number, ctx: CodecContext, peer: UpdateDecodeOptions['peer']): DecodedBlock {
   if (end - start > BLOCK_CACHE_BYTES || end === start) return decodeAttributeBlock(body, start, end, ctx, peer);
-  const key = (ctx.asn4 ? '4' : '2') + (peer === undefined ? '-' : peer[0]) + latin1(body, start, end);
-  const hit = blockCache.get(key);
-  if (hit !== undefined) return { attrs: hit.attrs, issues: [], withdraw: false };
+  let h = 0x811c9dc5 ^ (end - start);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ body[i], 0x01000193);
+  const slot = blockCache.get(h);
+  if (slot !== undefined) {
+    if (Array.isArray(slot)) {
+      for (const c of slot) if (sameBlock(c, body, start, end, ctx.asn4, peer)) return { attrs: c.attrs, issues: [], withdraw: false };
+    } else if (sameBlock(slot, body, start, end, ctx.asn4, peer)) return { attrs: slot.attrs, issues: [], withdraw: false };
+  }
   const block = decodeAttributeBlock(body, start, end, ctx, peer);
   if (block.issues.length > 0 || block.withdraw || block.attrs.mpReach !== undefined || block.attrs.mpUnreach !== undefined) return block;
-  if (blockCache.size >= BLOCK_CACHE_MAX) blockCache.clear();
-  const frozen = deepFreeze(block.attrs);
-  blockCache.set(key, { attrs: frozen, issues: [], withdraw: false });
-  return { attrs: frozen, issues: [], withdraw: false };
+  if (blockCacheSize >= BLOCK_CACHE_MAX) clearAttributeBlockCache();
+  const entry: CachedBlock = { bytes: body.slice(start, end), asn4: ctx.asn4, peer, attrs: deepFreeze(block.attrs) };
+  const now = blockCache.get(h);
+  if (now === undefined) blockCache.set(h, entry);
+  else if (Array.isArray(now)) now.push(entry);
+  else blockCache.set(h, [now, entry]);
+  blockCacheSize++;
+  return { attrs: entry.attrs, issues: [], withdraw: false };
+}
+
+function sameBlock(c: CachedBlock, body: Uint8Array, start: number, end: number, asn4: boolean, peer: UpdateDecodeOptions['peer']): boolean {
+  const b = c.bytes;
+  if (b.length !== end - start || c.asn4 !== asn4 || c.peer !== peer) return false;
+  for (let i = 0; i < b.length; i++) if (b[i] !== body[start + i]) return false;
+  return true;
 }
 
 /** For tests: forget every cached block. */
 export function clearAttributeBlockCache(): void {
   blockCache.clear();
-}
-
-function latin1(b: Uint8Array, start: number, end: number): string {
-  return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1');
+  blockCacheSize = 0;
 }
 
 /** Typed arrays (unknown attributes' bytes, copies of the receive buffer) cannot be frozen: read-only by contract. */
