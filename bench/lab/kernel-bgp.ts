@@ -244,7 +244,11 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     writeFileSync(monFile, '');
     const monOut = openSync(monFile, 'w');
     // rtnl-monitor.ts: `ip -ts -o monitor route`'s lines from a socket whose buffer is not capped by rmem_max.
-    const mon = spawn('chrt', ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)], { stdio: ['pipe', monOut, 'pipe'], cwd: join(HERE, '..', '..') });
+    // KBGP_MONITOR=ip: iproute2's own, as before (to compare the two instruments' cost).
+    const monArgs = process.env.KBGP_MONITOR === 'ip'
+      ? ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route']
+      : ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)];
+    const mon = spawn('chrt', monArgs, { stdio: ['pipe', monOut, 'pipe'], cwd: join(HERE, '..', '..') });
     closeSync(monOut);
     started.push(mon);
     const watch = new RouteWatch(monFile, () => must('ip', ['-n', d, '-o', '-4', 'route', 'show', 'table', 'main']));
