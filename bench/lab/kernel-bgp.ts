@@ -21,9 +21,10 @@
  *         zebra, both started in the namespace (`-N`);
  *       tsbgp: the library BgpSpeaker with the `kernel` option (KernelFib,
  *         its default writer), an accept-all import policy (RFC 8212);
- *   - the count: `ip -ts -o monitor route`'s lines from rtnl-monitor.ts in
- *     the daemon's namespace (iproute2's own buffer is capped by
- *     net.core.rmem_max; ours, SO_RCVBUFFORCE, is 256 MiB), started (and seen
+ *   - the count: an `ip -ts -o monitor route` in the daemon's namespace
+ *     (its buffer is capped by net.core.rmem_max; KBGP_MONITOR=rtnl runs
+ *     rtnl-monitor.ts instead, the same lines from a 256 MiB SO_RCVBUFFORCE
+ *     buffer, measured to cost the daemons more CPU), started (and seen
  *     to report a probe route) before the sessions, at a real-time priority
  *     (`chrt -f 10`) and writing into a file, so that it keeps up with the
  *     kernel; should it overrun anyway (ENOBUFS) the view is read again from
@@ -244,10 +245,11 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     writeFileSync(monFile, '');
     const monOut = openSync(monFile, 'w');
     // rtnl-monitor.ts: `ip -ts -o monitor route`'s lines from a socket whose buffer is not capped by rmem_max.
-    // KBGP_MONITOR=ip: iproute2's own, as before (to compare the two instruments' cost).
-    const monArgs = process.env.KBGP_MONITOR === 'ip'
-      ? ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route']
-      : ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)];
+    // iproute2's own by default: measured cheaper than rtnl-monitor.ts (docs/performance.md, issue 31), its
+    // overruns survived by the resync below. KBGP_MONITOR=rtnl: ours, with a buffer rmem_max does not cap.
+    const monArgs = process.env.KBGP_MONITOR === 'rtnl'
+      ? ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)]
+      : ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route'];
     const mon = spawn('chrt', monArgs, { stdio: ['pipe', monOut, 'pipe'], cwd: join(HERE, '..', '..') });
     closeSync(monOut);
     started.push(mon);
