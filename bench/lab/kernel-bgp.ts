@@ -21,11 +21,15 @@
  *         zebra, both started in the namespace (`-N`);
  *       tsbgp: the library BgpSpeaker with the `kernel` option (KernelFib,
  *         its default writer), an accept-all import policy (RFC 8212);
- *   - the count: an `ip -ts -o monitor route` in the daemon's namespace,
- *     started (and seen to report a probe route) before the sessions, at a
- *     real-time priority (`chrt -f 10`) and writing into a file, so that it
- *     keeps up with the kernel (a listener that falls behind loses
- *     notifications, ENOBUFS; anything on its stderr fails the row); this
+ *   - the count: an `ip -ts -o monitor route` in the daemon's namespace
+ *     (its buffer is capped by net.core.rmem_max; KBGP_MONITOR=rtnl runs
+ *     rtnl-monitor.ts instead, the same lines from a 256 MiB SO_RCVBUFFORCE
+ *     buffer, measured to cost the daemons more CPU), started (and seen
+ *     to report a probe route) before the sessions, at a real-time priority
+ *     (`chrt -f 10`) and writing into a file, so that it keeps up with the
+ *     kernel; should it overrun anyway (ENOBUFS) the view is read again from
+ *     a dump (route-view.ts) instead of failing the row, and every row is
+ *     confirmed by a dump at the end (`ip route`); this
  *     process reads the file and keeps, per prefix in 198.18.0.0/15 of the
  *     main table, how many next hops the kernel last announced. Install: from
  *     the first feeder's session reaching Established (its `peerUp` event, as
@@ -37,10 +41,12 @@
 import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import type { Reply, WireEvent } from '../../test/interop/speaker-protocol.js';
 import { compiledNode } from './routers.js';
+import { isOverrun, parseRouteLine, RouteView } from './route-view.js';
 import type { BenchNodeConfig } from './tsbgp-node.js';
 
 type Child = ChildProcessByStdio<Writable, Readable, null>;
@@ -109,29 +115,44 @@ class Node {
   }
 }
 
+const HERE = dirname(fileURLToPath(import.meta.url));
+/** The count's receive buffer (SO_RCVBUFFORCE; the kernel doubles it): room for a 1M-route burst it falls behind on. */
+const MONITOR_BUFFER = 256 << 20;
+
 /**
- * The kernel's view, from `ip -ts -o monitor route` lines: next hops per
- * prefix of ours in the main table, and how many have two. The monitor runs
- * at a real-time priority and writes into a file (no pipe to block it, so it
- * keeps up with the kernel and loses nothing); this process reads the file
- * every 20 ms, and `when(test)` resolves with the timestamp `ip` gave the
- * first line after which test() holds (wall clock, ms).
+ * The kernel's view (route-view.ts), from `ip -ts -o monitor route` lines.
+ * The monitor runs at a real-time priority and writes into a file (no pipe
+ * to block it, so it keeps up with the kernel as well as it can); this
+ * process reads the file every 20 ms, and `when(test)` resolves with the
+ * timestamp `ip` gave the first line after which test() holds (wall clock,
+ * ms). When the monitor reports an overrun (its buffer is capped, see
+ * route-view.ts) the view is read again from a dump, and a test that then
+ * holds resolves with the time the dump was read: later than the kernel got
+ * there, never earlier.
  */
 class RouteWatch {
-  readonly hops = new Map<string, number>();
-  two = 0;
-  /** Notifications about the benchmark's prefixes (a route written twice, one next hop then two, counts twice). */
-  events = 0;
-  probed = false;
+  readonly view = new RouteView((dst) => dst.startsWith('198.1'));
   private checks: { test: () => boolean; resolve: (t: number) => void; reject: (e: Error) => void }[] = [];
   private error: string | undefined;
   private readonly fd: number;
   private readonly buf = Buffer.alloc(1 << 20);
   private pending = '';
   private readonly timer: NodeJS.Timeout;
-  constructor(file: string) {
+  constructor(file: string, private readonly dump: () => string) {
     this.fd = openSync(file, 'r');
     this.timer = setInterval(() => this.drain(), 20);
+  }
+  get hops(): Map<string, number> {
+    return this.view.hops;
+  }
+  get two(): number {
+    return this.view.two;
+  }
+  get events(): number {
+    return this.view.events;
+  }
+  get probed(): boolean {
+    return this.view.probed;
   }
   close(): void {
     clearInterval(this.timer);
@@ -144,39 +165,25 @@ class RouteWatch {
       const text = this.pending + this.buf.toString('utf8', 0, n);
       const lines = text.split('\n');
       this.pending = lines.pop()!;
-      for (const l of lines) this.line(l);
+      for (const l of lines) {
+        this.view.line(l);
+        if (this.checks.length > 0) this.check(parseRouteLine(l)?.at);
+      }
     }
   }
-  private line(raw: string): void {
-    // "[2026-12-04T17:46:45.141511] Deleted 198.18.0.1 \tnexthop via … \tnexthop via …"
-    if (!raw.startsWith('[')) return;
-    const close = raw.indexOf('] ');
-    const at = new Date(raw.slice(1, close)).getTime() + Number(`0.${raw.slice(close - 3, close)}`);
-    let line = raw.slice(close + 2);
-    const deleted = line.startsWith('Deleted ');
-    if (deleted) line = line.slice(8);
-    const sp = line.indexOf(' ');
-    const dst = sp < 0 ? line : line.slice(0, sp);
-    if (dst === '203.0.113.99') this.probed = true;
-    else if (dst.startsWith('198.1') && !line.includes(' table ')) {
-      this.events++;
-      const before = this.hops.get(dst) ?? 0;
-      let after = 0;
-      if (!deleted) {
-        for (let i = line.indexOf('nexthop via'); i >= 0; i = line.indexOf('nexthop via', i + 11)) after++;
-        if (after === 0 && line.includes(' via ')) after = 1;
-      }
-      if (deleted) this.hops.delete(dst);
-      else this.hops.set(dst, after);
-      this.two += (after === 2 ? 1 : 0) - (before === 2 ? 1 : 0);
-    }
-    if (this.checks.length > 0) {
-      this.checks = this.checks.filter((c) => {
-        if (!c.test()) return true;
-        c.resolve(at);
-        return false;
-      });
-    }
+  /** The monitor lost notifications: everything it printed so far, then the kernel's own table. */
+  lost(): void {
+    this.drain();
+    this.view.resync(this.dump());
+    this.check(Date.now());
+  }
+  private check(at: number | undefined): void {
+    if (at === undefined) return;
+    this.checks = this.checks.filter((c) => {
+      if (!c.test()) return true;
+      c.resolve(at);
+      return false;
+    });
   }
   fail(why: string): void {
     this.error ??= why;
@@ -237,15 +244,26 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     const monFile = join(dir, 'monitor.txt');
     writeFileSync(monFile, '');
     const monOut = openSync(monFile, 'w');
-    const mon = spawn('chrt', ['-f', '10', 'ip', '-ts', '-rcvbuf', String(8 << 20), '-n', d, '-o', 'monitor', 'route'], { stdio: ['pipe', monOut, 'pipe'] });
+    // rtnl-monitor.ts: `ip -ts -o monitor route`'s lines from a socket whose buffer is not capped by rmem_max.
+    // iproute2's own by default: measured cheaper than rtnl-monitor.ts (docs/performance.md, issue 31), its
+    // overruns survived by the resync below. KBGP_MONITOR=rtnl: ours, with a buffer rmem_max does not cap.
+    const monArgs = process.env.KBGP_MONITOR === 'rtnl'
+      ? ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)]
+      : ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route'];
+    const mon = spawn('chrt', monArgs, { stdio: ['pipe', monOut, 'pipe'], cwd: join(HERE, '..', '..') });
     closeSync(monOut);
     started.push(mon);
-    const watch = new RouteWatch(monFile);
+    const watch = new RouteWatch(monFile, () => must('ip', ['-n', d, '-o', '-4', 'route', 'show', 'table', 'main']));
     watches.push(watch);
-    // Anything on its stderr (e.g. "No buffer space available": notifications lost) ends the row: the count would be wrong.
-    mon.stderr!.on('data', (b: Buffer) => watch.fail(`ip monitor: ${b.toString().trim()}`));
+    // "No buffer space available": the kernel dropped notifications anyway; the view is read again from a
+    // dump. Anything else on its stderr ends the row.
+    mon.stderr!.on('data', (b: Buffer) => {
+      const text = b.toString().trim();
+      if (isOverrun(text)) watch.lost();
+      else watch.fail(`ip monitor: ${text}`);
+    });
     // A probe route added and deleted until the monitor reports it (a route replaced by the same one is not announced).
-    await until('ip monitor to start', 10_000, () => {
+    await until('the route monitor to start', 60_000, () => {
       spawnSync('ip', ['-n', d, 'route', 'add', '203.0.113.99/32', 'dev', 'd0']);
       spawnSync('ip', ['-n', d, 'route', 'del', '203.0.113.99/32', 'dev', 'd0']);
       return watch.probed;
@@ -358,6 +376,7 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
     note += `; kernel notifications per prefix: install ${(inEvents / n).toFixed(2)}, withdraw ${((watch.events - inEvents) / n).toFixed(2)}`;
+    if (watch.view.resyncs > 0) note += `; the monitor overran ${watch.view.resyncs} times (the view read again from a dump each time; the notification counts are then low)`;
     const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
     if (tsbgp && inCounts) {

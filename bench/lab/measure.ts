@@ -27,6 +27,8 @@ export interface RunPlan {
   readonly log: (s: string) => void;
   /** Log every poll (count over time). */
   readonly trace?: boolean;
+  /** Do not wake the observer at each poll (LAB_NO_WAKE=1: to show BIRD's wait, see BIRD_BATCH). */
+  readonly noWake?: boolean;
 }
 
 export interface Runs {
@@ -82,6 +84,11 @@ export async function measure(p: RunPlan): Promise<Runs> {
           up = Math.min(...st.map((s) => s.since));
           upLast = Math.max(...st.map((s) => s.since));
         }
+      } else if (!p.noWake) {
+        // Keep the observer (a BIRD sender in 4 and 4b) awake: BIRD 2.0's main loop sleeps in poll() for up
+        // to 3 s when it has no event and no timer due (sysdep/unix/io.c), and its last partial export batch
+        // sometimes waits for that wake-up; a control-socket command is a wake-up (BIRD_BATCH below).
+        await p.observer.birdc('show', 'status');
       }
       n = await p.receiver.received();
       if (p.trace) p.log(`    ${((Date.now() - enabled) / 1000).toFixed(2)} s after enabling: ${n} routes${up !== undefined ? `, up at ${((up - enabled) / 1000).toFixed(2)} s` : ''}`);
@@ -116,6 +123,9 @@ export interface Summary {
   heapMb?: number;
   idleRssMb: number;
   idleHeapMb?: number;
+  /** Every measured run, in order (seconds; to `bulk`). */
+  each: readonly number[];
+  eachBulk: readonly number[];
 }
 
 export function summarize(r: Runs): Summary {
@@ -127,7 +137,15 @@ export function summarize(r: Runs): Summary {
     heapMb: r.heap.length ? median(r.heap) / 1e6 : undefined,
     idleRssMb: r.idle.rss / 1e6,
     idleHeapMb: r.idle.heap !== undefined ? r.idle.heap / 1e6 : undefined,
+    each: r.seconds,
+    eachBulk: r.bulkSeconds,
   };
+}
+
+/** Each measured run's seconds (a median hides a bimodal daemon): "0.23, 3.24, … (all but the last batch: 0.21, …)". */
+export function eachRun(s: Summary): string {
+  const f = (xs: readonly number[]) => xs.map((x) => x.toFixed(2)).join(', ');
+  return `${f(s.each)}${s.eachBulk.length > 0 ? ` (all but the sender's last partial batch: ${f(s.eachBulk)})` : ''}`;
 }
 
 /** Polls a sender until its table is loaded (before any session is up). */
@@ -160,11 +178,16 @@ export interface LabParts {
 }
 
 /**
- * BIRD exports a table in batches of 256 routes, and in every run here the
- * last, partial batch (1,040,000 mod 256 = 128 routes) reached the receiver
- * 2.5–3 s after all the others, whatever the receiver (BIRD and tsbgp alike;
- * `--trace` shows it). The tables also give the time to everything but that
- * batch, so what the receiver does is not hidden behind the sender's wait.
+ * BIRD exports a table in batches of 256 routes, and in some runs the last,
+ * partial batch (100,000 mod 256 = 160 routes; 1,040,000 mod 256 = 128)
+ * reached the receiver ~3 s after all the others, whatever the device (BIRD
+ * and tsbgp alike; `--trace` shows the count stuck at 99,840): the sending
+ * BIRD's main loop had gone to sleep in poll() with its 3 s cap (BIRD 2.0
+ * sysdep/unix/io.c: no event queued, no timer due) and did the rest on
+ * waking. Nothing in the measured sessions wakes it (the device sends it
+ * nothing), so each poll now wakes it with a control-socket command
+ * (`measure`; LAB_NO_WAKE=1 leaves it asleep). The tables still give the
+ * time to everything but that batch.
  */
 export const BIRD_BATCH = 256;
 
@@ -177,7 +200,7 @@ export async function labScenario(o: LabOptions, what: string, spec: LabSpec, p:
       const node = (name: string): Router => routers.get(name)!;
       await waitLoaded(node(p.sender), p.target, o.log);
       const bulk = p.birdSender && p.target % BIRD_BATCH !== 0 ? p.target - (p.target % BIRD_BATCH) : undefined;
-      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, bulk, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log, trace: o.trace });
+      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, bulk, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log, trace: o.trace, noWake: process.env.LAB_NO_WAKE === '1' });
       out = summarize(runs);
     } finally {
       await teardown();

@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { BIRD_BATCH, labScenario, type Summary } from './measure.js';
+import { BIRD_BATCH, eachRun, labScenario, type Summary } from './measure.js';
 import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
 import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
@@ -59,6 +59,7 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     notes: [
       'Goal: tsbgp ahead of GoBGP and FRR. Ratios below 1 mean tsbgp is faster / smaller.',
       'Device: tsbgp (library BgpSpeaker, best path, accept-all export policy), BIRD (import all, export all), FRR (`bgp no-rib`, `advertisement-interval 0`), GoBGP (default policies). Routes: the first N of the synthetic IPv4 table (prefix-length mix, attribute sets as in scenario 3).',
+      ...sizes.flatMap((n, i) => Object.entries(results[i]).map(([k, s]) => `Each run, ${fmtCount(n)} routes through ${LABEL[k as Kind]} (s): ${eachRun(s)}.`)),
       ...commonNotes(o, 'propagate'),
     ],
   });

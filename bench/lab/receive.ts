@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { emit } from '../report.js';
-import { BIRD_BATCH, labScenario, type Summary } from './measure.js';
+import { BIRD_BATCH, eachRun, labScenario, type Summary } from './measure.js';
 import { byKind, COLUMNS, commonNotes, fmtCount, kindRow, labOptions, type LabOptions, type MemoryRow } from './options.js';
 import { LABEL, linkAddress, type Kind, type LabSpec } from './routers.js';
 import { fullTable } from './table.js';
@@ -73,6 +73,8 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
       'Goal: tsbgp no slower than BIRD and within 1.5× of its memory. Ratios below 1 mean tsbgp is faster / smaller.',
       `The last four rows run tsbgp again under ${flag} (young generation capped at 2 MB per semi-space), the other daemons' figures repeated beside it.`,
       'Receivers keep the routes in their BGP tables only: BIRD without a kernel protocol, FRR with `bgp no-rib`, GoBGP without zebra, tsbgp (library BgpSpeaker, default import).',
+      ...Object.entries(results).map(([k, s]) => `Each run, ${LABEL[k as Kind]} (s): ${eachRun(s)}.`),
+      ...(small ? [`Each run, tsbgp under ${flag} (s): ${eachRun(small)}.`] : []),
       ...commonNotes(o, 'receive'),
     ],
   });

@@ -47,13 +47,24 @@ export class AttrStore {
     const known = this.byObject.get(attrs);
     if (known !== undefined && this.isLive(known)) return known;
     // Hash and compare the input as given (both ignore what normalize drops); copy only on a miss.
+    // A frozen input cannot change: remembered, its next intern is this lookup (the codec freezes the
+    // attribute blocks it caches by their raw bytes, so a repeated block is neither hashed nor compared).
+    const remember = Object.isFrozen(attrs);
     const hash = hashAttrs(attrs);
     const slot = this.byHash.get(hash);
     if (slot !== undefined) {
       if (slot instanceof AttrSet) {
-        if (attrsEqual(slot.attrs, attrs)) return slot;
+        if (attrsEqual(slot.attrs, attrs)) {
+          if (remember) this.byObject.set(attrs, slot);
+          return slot;
+        }
       } else {
-        for (const s of slot) if (attrsEqual(s.attrs, attrs)) return s;
+        for (const s of slot) {
+          if (attrsEqual(s.attrs, attrs)) {
+            if (remember) this.byObject.set(attrs, s);
+            return s;
+          }
+        }
       }
     }
     const frozen = deepFreeze(normalize(attrs));
@@ -62,6 +73,7 @@ export class AttrStore {
     else if (slot instanceof AttrSet) this.byHash.set(hash, [slot, set]);
     else slot.push(set);
     this.byObject.set(frozen, set);
+    if (remember) this.byObject.set(attrs, set);
     this.count++;
     return set;
   }

@@ -3,7 +3,7 @@ import { Writer } from './buffer.js';
 import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
-import { attributesSize, decodeAttributeBlock, encodeAttributes } from './attributes/block.js';
+import { attributesSize, decodeAttributeBlock, encodeAttributes, type DecodedBlock } from './attributes/block.js';
 import { attributeName, type Mutable } from './attributes/descriptors.js';
 import { decodeV4Prefixes, prefixesSize, writePrefixes, type NlriSite } from './nlri.js';
 import type { AttributeIssue, MpUnreach, PathAttributes, UpdateMessage } from './types.js';
@@ -58,7 +58,7 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
   const withdrawn: Prefix[] = [];
   const withdrawnIds: number[] | null = addPath ? [] : null;
   decodeV4Prefixes(body, 2, 2 + wLen, addPath, withdrawn, withdrawnIds, WITHDRAWN_SITE);
-  const block = decodeAttributeBlock(body, aStart, aEnd, ctx, opts.peer);
+  const block = cachedBlock(body, aStart, aEnd, ctx, opts.peer);
   const nlri: Prefix[] = [];
   const nlriIds: number[] | null = addPath ? [] : null;
   decodeV4Prefixes(body, aEnd, size, addPath, nlri, nlriIds, NLRI_SITE);
@@ -76,6 +76,71 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
   if (withdraw) treatAsWithdraw(msg, attrs, ctx, issues);
   if (issues.length > 0) msg.issues = issues;
   return msg;
+}
+
+/**
+ * Attribute blocks seen before, keyed by their raw bytes (and what changes
+ * how those bytes read: 4-octet ASNs, the peer's kind), as BIRD's attribute
+ * hash: a speaker sending a table repeats a few thousand blocks over many
+ * UPDATEs, and a repeat is neither parsed again nor, downstream, hashed and
+ * compared again (the result is frozen, and AttrStore remembers a frozen
+ * input it has interned). Only clean blocks are kept: no issue, no
+ * MP_REACH/MP_UNREACH (those carry NLRI). Bounded: emptied when full.
+ */
+const BLOCK_CACHE_MAX = 8192;
+/** Blocks longer than this are decoded each time. */
+const BLOCK_CACHE_BYTES = 1024;
+interface CachedBlock {
+  /** A copy of the block's bytes, and how they were read. */
+  readonly bytes: Uint8Array;
+  readonly asn4: boolean;
+  readonly peer: UpdateDecodeOptions['peer'];
+  readonly attrs: PathAttributes;
+}
+/** By a hash of the bytes (FNV-1a): no string is built per UPDATE, a hit is one pass over the bytes to compare. */
+const blockCache = new Map<number, CachedBlock | CachedBlock[]>();
+let blockCacheSize = 0;
+
+function cachedBlock(body: Uint8Array, start: number, end: number, ctx: CodecContext, peer: UpdateDecodeOptions['peer']): DecodedBlock {
+  if (end - start > BLOCK_CACHE_BYTES || end === start) return decodeAttributeBlock(body, start, end, ctx, peer);
+  let h = 0x811c9dc5 ^ (end - start);
+  for (let i = start; i < end; i++) h = Math.imul(h ^ body[i], 0x01000193);
+  const slot = blockCache.get(h);
+  if (slot !== undefined) {
+    if (Array.isArray(slot)) {
+      for (const c of slot) if (sameBlock(c, body, start, end, ctx.asn4, peer)) return { attrs: c.attrs, issues: [], withdraw: false };
+    } else if (sameBlock(slot, body, start, end, ctx.asn4, peer)) return { attrs: slot.attrs, issues: [], withdraw: false };
+  }
+  const block = decodeAttributeBlock(body, start, end, ctx, peer);
+  if (block.issues.length > 0 || block.withdraw || block.attrs.mpReach !== undefined || block.attrs.mpUnreach !== undefined) return block;
+  if (blockCacheSize >= BLOCK_CACHE_MAX) clearAttributeBlockCache();
+  const entry: CachedBlock = { bytes: body.slice(start, end), asn4: ctx.asn4, peer, attrs: deepFreeze(block.attrs) };
+  const now = blockCache.get(h);
+  if (now === undefined) blockCache.set(h, entry);
+  else if (Array.isArray(now)) now.push(entry);
+  else blockCache.set(h, [now, entry]);
+  blockCacheSize++;
+  return { attrs: entry.attrs, issues: [], withdraw: false };
+}
+
+function sameBlock(c: CachedBlock, body: Uint8Array, start: number, end: number, asn4: boolean, peer: UpdateDecodeOptions['peer']): boolean {
+  const b = c.bytes;
+  if (b.length !== end - start || c.asn4 !== asn4 || c.peer !== peer) return false;
+  for (let i = 0; i < b.length; i++) if (b[i] !== body[start + i]) return false;
+  return true;
+}
+
+/** For tests: forget every cached block. */
+export function clearAttributeBlockCache(): void {
+  blockCache.clear();
+  blockCacheSize = 0;
+}
+
+/** Typed arrays (unknown attributes' bytes, copies of the receive buffer) cannot be frozen: read-only by contract. */
+function deepFreeze<T>(v: T): T {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v) || ArrayBuffer.isView(v)) return v;
+  for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  return Object.freeze(v);
 }
 
 /**
