@@ -14,38 +14,31 @@
  */
 import { writeSync } from 'node:fs';
 import { libc } from '../../src/native/libc.js';
+import { AF_NETLINK, EINTR, ENOBUFS, NETLINK_ROUTE, SO_RCVBUF, SO_RCVBUFFORCE, SOCK_RAW, SOL_SOCKET } from '../../src/native/linux.js';
 import { decodeNotifications } from '../../src/kernel/rtnetlink.js';
 import { routeEventLine } from './route-view.js';
 
-const AF_NETLINK = 16;
-const SOCK_RAW = 3;
-const NETLINK_ROUTE = 0;
-const SOL_SOCKET = 1;
-const SO_RCVBUF = 8;
-const SO_RCVBUFFORCE = 33;
 const RTMGRP_IPV4_ROUTE = 0x40;
-const ENOBUFS = 105;
-const EINTR = 4;
 
 const want = Number(process.argv[2] ?? 256 << 20);
 const c = libc();
 const fd = c.socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 if (fd < 0) throw new Error(`socket(AF_NETLINK): ${c.strerror(c.errno())}`);
 const int = (v: number) => new Uint8Array(new Int32Array([v]).buffer);
-if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(want), 4) !== 0) throw new Error(`setsockopt(SO_RCVBUFFORCE, ${want}): ${c.strerror(c.errno())}`);
+if (c.setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, int(want)) !== 0) throw new Error(`setsockopt(SO_RCVBUFFORCE, ${want}): ${c.strerror(c.errno())}`);
 const got = new Uint8Array(4);
 if (c.getsockopt(fd, SOL_SOCKET, SO_RCVBUF, got, new Int32Array([4])) !== 0) throw new Error(`getsockopt(SO_RCVBUF): ${c.strerror(c.errno())}`);
 const sa = new Uint8Array(12);
 const v = new DataView(sa.buffer);
 v.setUint16(0, AF_NETLINK, true);
 v.setUint32(8, RTMGRP_IPV4_ROUTE, true);
-if (c.bind(fd, sa, 12) !== 0) throw new Error(`bind(AF_NETLINK): ${c.strerror(c.errno())}`);
+if (c.bind(fd, sa) !== 0) throw new Error(`bind(AF_NETLINK): ${c.strerror(c.errno())}`);
 writeSync(1, `# receive buffer ${new DataView(got.buffer).getInt32(0, true)} bytes\n`);
 
 const names = new Map<number, string>();
 const buf = new Uint8Array(1 << 20);
 for (;;) {
-  const n = c.recv(fd, buf, buf.length, 0);
+  const n = c.recv(fd, buf, 0);
   const at = performance.timeOrigin + performance.now();
   if (n < 0) {
     const e = c.errno();
