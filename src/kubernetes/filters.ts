@@ -286,6 +286,11 @@ function ruleRefText(r: Pick<RuleRef, 'filter' | 'list' | 'index'>): string {
 export interface FilterVerdict {
   /** `none`: no rule decided (the built-in export applies). */
   readonly verdict: 'accept' | 'reject' | 'none';
+  /**
+   * Set when a rule accepted: the route goes without its prefixAdvertisements
+   * communities (BIRD's `accept` ends the export filter before Calico adds them).
+   */
+  readonly withoutPrefixCommunities?: true;
   /** e.g. `BGPFilter no-customer exportV4[0] rejects`. */
   readonly reason: string;
 }
@@ -308,8 +313,13 @@ function literals(texts: readonly string[]): { communities: number[]; largeCommu
 
 /**
  * The peer's export filters over one route the node originates, with the
- * attributes the agent gives it (its communities; LOCAL_PREF from the
- * normal route priority when the plan has one).
+ * attributes its export policy sees: `communities` are those the route
+ * carries into the policy (a Service's own), never its prefixAdvertisements
+ * communities, which the agent adds after the policy as Calico's BIRD adds
+ * them after the BGPFilter functions (`RouteAttributes.exportCommunities`),
+ * so no rule matches them; LOCAL_PREF from the normal route priority when
+ * the plan has one. A route a rule accepts goes without them (BIRD's
+ * `accept` ends the filter): `withoutPrefixCommunities`.
  */
 export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = []): FilterVerdict {
   if (peer.filters.length === 0) return { verdict: 'none', reason: 'no BGPFilters' };
@@ -329,7 +339,8 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
       if (s.matched && (s.result === 'accept' || s.result === 'reject')) {
         const ref = cf.rules.get(s.statement);
         const where = ref ? ruleRefText(ref) : `policy ${p.policy} statement ${s.statement}`;
-        return { verdict: s.result, reason: `${where} ${s.result === 'accept' ? 'accepts' : 'rejects'}` };
+        if (s.result === 'reject') return { verdict: 'reject', reason: `${where} rejects` };
+        return { verdict: 'accept', reason: `${where} accepts`, withoutPrefixCommunities: true };
       }
   return { verdict: 'none', reason: `no rule of BGPFilter ${pc.filters.map((f) => f.name).join(', ')} matches` };
 }

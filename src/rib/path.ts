@@ -32,6 +32,14 @@ export interface Path {
   readonly attrs: AttrSet;
   /** ADD-PATH identifier as received (0 without ADD-PATH). */
   readonly pathId: number;
+  /**
+   * A local route only: `attrs` with communities added after the export
+   * policy (interned in the same store). The export policy sees `attrs`; what
+   * it lets through gets these communities too (export.ts `withLate`), as
+   * Calico's BIRD adds prefixAdvertisements communities after its BGPFilter
+   * functions. Absent when there are none.
+   */
+  readonly late?: AttrSet;
 }
 
 /** The RouteSource shape the policy engine expects. */

@@ -8,7 +8,7 @@ import { type CodecContext, type PathAttributes, type UpdateMessage, familyOfAfi
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
-import { exportRefusal, sentAttrs, type ExportSettings } from './export.js';
+import { exportRefusal, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { LOCAL_SOURCE, policySource, type Path, type PeerSource } from './path.js';
@@ -85,7 +85,8 @@ export interface ExportPreview {
   /** What the export policy sees: the route's attributes, before the session's rules. */
   readonly attrs?: PathAttributes;
   /** The attributes sent, from what the export policy returned (`attrs` without a policy). */
-  readonly send?: (policyAttrs: PathAttributes) => PathAttributes;
+  /** `decided`: a policy statement accepted (PolicyResult.decided): the path's late communities are not added. */
+  readonly send?: (policyAttrs: PathAttributes, decided?: boolean) => PathAttributes;
 }
 
 export interface InRouteView {
@@ -112,7 +113,8 @@ export class Rib {
   private readonly loc: LocRib;
   private readonly peers = new Map<string, PeerState>();
   private readonly groups = new Map<string, UpdateGroup>();
-  private readonly localPaths = new Map<AttrSet, { path: Path; count: number }>();
+  /** One shared Path per (attribute set, late attribute set) of local routes. */
+  private readonly localPaths = new Map<AttrSet, Map<AttrSet | undefined, { path: Path; count: number }>>();
   private readonly coalesce: CoalesceOptions;
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
@@ -436,17 +438,23 @@ export class Rib {
 
   // ------------------------------------------------------------ local routes
 
-  /** Originates `prefix` with `attrs` (replacing an earlier origination of it). */
-  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number): void {
+  /**
+   * Originates `prefix` with `attrs` (replacing an earlier origination of it).
+   * `late`: the attributes as sent, `attrs` plus communities added after the
+   * export policy (Path.late): the policy sees `attrs` only.
+   */
+  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, late?: PathAttributes | AttrSet): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    this.originateKey(keyOf(prefix), set, now);
+    const lateSet = late === undefined ? undefined : this.store.lookupOrCreate(late instanceof AttrSet ? late.attrs : late);
+    this.originateKey(keyOf(prefix), set, lateSet === set ? undefined : lateSet, now);
     this.store.dropIfUnused(set);
+    if (lateSet !== undefined) this.store.dropIfUnused(lateSet);
   }
 
   /** Originates many prefixes with one attribute set, interned once. */
   originateMany(prefixes: Iterable<Prefix>, attrs: PathAttributes | AttrSet, now: number): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    for (const p of prefixes) this.originateKey(keyOf(p), set, now);
+    for (const p of prefixes) this.originateKey(keyOf(p), set, undefined, now);
     this.store.dropIfUnused(set);
   }
 
@@ -455,25 +463,33 @@ export class Rib {
     const old = this.loc.find(key, LOCAL_SOURCE, 0);
     if (old === undefined) return;
     this.applyToLoc(key, null, LOCAL_SOURCE, 0, now);
-    this.releaseLocal(old.attrs);
+    this.releaseLocal(old);
   }
 
-  private originateKey(key: PrefixKey, set: AttrSet, now: number): void {
-    let lp = this.localPaths.get(set);
-    if (lp === undefined) this.localPaths.set(set, (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0 }, count: 0 }));
+  private originateKey(key: PrefixKey, set: AttrSet, late: AttrSet | undefined, now: number): void {
+    let byLate = this.localPaths.get(set);
+    if (byLate === undefined) this.localPaths.set(set, (byLate = new Map()));
+    let lp = byLate.get(late);
+    if (lp === undefined) byLate.set(late, (lp = { path: late === undefined ? { source: LOCAL_SOURCE, attrs: set, pathId: 0 } : { source: LOCAL_SOURCE, attrs: set, pathId: 0, late }, count: 0 }));
     const change = this.loc.upsert(key, lp.path);
     const old = this.loc.replaced;
     if (old === lp.path) return; // already originated with these attributes
     lp.count++;
     this.store.retain(set);
-    if (old !== undefined) this.releaseLocal(old.attrs);
+    if (late !== undefined) this.store.retain(late);
+    if (old !== undefined) this.releaseLocal(old);
     this.changed(key, change, now);
   }
 
-  private releaseLocal(set: AttrSet): void {
-    const lp = this.localPaths.get(set)!;
-    if (--lp.count === 0) this.localPaths.delete(set);
-    this.store.release(set);
+  private releaseLocal(path: Path): void {
+    const byLate = this.localPaths.get(path.attrs)!;
+    const lp = byLate.get(path.late)!;
+    if (--lp.count === 0) {
+      byLate.delete(path.late);
+      if (byLate.size === 0) this.localPaths.delete(path.attrs);
+    }
+    this.store.release(path.attrs);
+    if (path.late !== undefined) this.store.release(path.late);
   }
 
   // ------------------------------------------------------------ output
@@ -556,7 +572,7 @@ export class Rib {
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };
-    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs) => sentAttrs(best, policyAttrs, prefix.family, settings) };
+    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs, decided) => sentAttrs(best, decided === true ? policyAttrs : withLate(best, policyAttrs), prefix.family, settings) };
   }
 
   get locRibSize(): number {

@@ -78,8 +78,8 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     s.learn([felix('198.19.0.200/32', 'cali1'), felix('198.19.0.70/32', 'cali2'), felix('198.19.0.201/32', 'cali3', 512), felix('10.9.9.9/32', 'eth0')]);
     await agent.settled();
     expect(own()).toEqual([...before, '198.19.0.200/32', '198.19.0.201/32'].sort());
-    expect(s.routes.get('198.19.0.200/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 1024 });
-    expect(s.routes.get('198.19.0.201/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 512 });
+    expect(s.routes.get('198.19.0.200/32')!.attrs).toEqual({ origin: 'igp', localPref: 2147483647 - 1024 });
+    expect(s.routes.get('198.19.0.201/32')!.attrs).toEqual({ origin: 'igp', localPref: 2147483647 - 512 });
     const plan = (await controlRequest(control, 'plan')) as PlanJson;
     expect(plan.kernel.exported).toEqual(['198.19.0.200/32', '198.19.0.201/32']);
     expect(plan.kernel.learned!.map((r) => [r.prefix, r.exported, r.why])).toEqual([
