@@ -93,33 +93,48 @@ function changedFields(a: PeerOptions, b: PeerOptions): string[] {
 }
 
 /**
- * The attributes to originate a planned route with: standard communities
- * (literal, named or well-known values alike) into `communities`, large ones
- * (`aa:nn:mm`) into `largeCommunities`, each in the one text form the
- * speaker parses (src/wire/communities.ts). With the plan's normal route
+ * The attributes to originate a planned route with: its prefixAdvertisements
+ * communities as exportCommunities / exportLargeCommunities (added after the
+ * export policy), a Service's as communities / largeCommunities. With the plan's normal route
  * priority (Calico v3.32), LOCAL_PREF 2147483647 − it (src/kernel/metric.ts):
  * iBGP peers install the route with that metric.
  */
 export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonly v4: number; readonly v6: number }): RouteAttributes {
-  const communities: string[] = [];
-  const largeCommunities: string[] = [];
   const s = r.shaping;
-  for (const c of s?.communities ? [...r.communities, ...s.communities] : r.communities) {
-    const text = c.type === 'large' ? formatLargeCommunity(c.value) : formatCommunity(c.value);
-    const to = c.type === 'large' ? largeCommunities : communities;
-    if (!to.includes(text)) to.push(text);
-  }
+  // The prefixAdvertisements communities are added after the peer's export policy, as
+  // Calico's BIRD adds them after its BGPFilter functions (a BGPFilter rule never sees them);
+  // a Service's own communities are part of the route the policy sees.
+  const early = texts(s?.communities ?? []);
+  const late = texts(r.communities);
   // A Service's tsbgp.io/local-preference wins over the normal route priority's LOCAL_PREF.
   const localPref = s?.localPref ?? (normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined);
   const lb = s?.linkBandwidth;
   return {
     origin: 'igp',
-    communities,
-    ...(largeCommunities.length > 0 ? { largeCommunities } : {}),
+    communities: early.communities,
+    ...(early.largeCommunities.length > 0 ? { largeCommunities: early.largeCommunities } : {}),
+    ...(late.communities.length > 0 ? { exportCommunities: late.communities } : {}),
+    ...(late.largeCommunities.length > 0 ? { exportLargeCommunities: late.largeCommunities } : {}),
     ...(localPref !== undefined ? { localPref } : {}),
     ...(s?.med !== undefined ? { med: s.med } : {}),
     ...(lb ? { extendedCommunities: [formatExtendedCommunity(linkBandwidth(lb.asn, lb.bytesPerSecond))] } : {}),
   };
+}
+
+/**
+ * Standard communities (literal, named or well-known values alike) and large
+ * ones (`aa:nn:mm`) apart, each once, in the one text form the speaker parses
+ * (src/wire/communities.ts).
+ */
+function texts(values: PlannedRoute['communities']): { communities: string[]; largeCommunities: string[] } {
+  const communities: string[] = [];
+  const largeCommunities: string[] = [];
+  for (const c of values) {
+    const text = c.type === 'large' ? formatLargeCommunity(c.value) : formatCommunity(c.value);
+    const to = c.type === 'large' ? largeCommunities : communities;
+    if (!to.includes(text)) to.push(text);
+  }
+  return { communities, largeCommunities };
 }
 
 /**

@@ -97,12 +97,18 @@ function workloadPeers(plan: Plan): ReadonlySet<string> {
 }
 
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  return {
-    origin: 'igp',
-    communities: [...r.communities],
-    ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
-    ...(r.asPath ? { asPath: [...r.asPath] } : {}),
-  };
+  // A kernel route's communities are prefixAdvertisements ones: added after the export policy, as Calico's BIRD does.
+  if (r.from === 'kernel') {
+    const large = r.communities.filter((c) => c.split(':').length === 3);
+    const standard = r.communities.filter((c) => c.split(':').length !== 3);
+    return {
+      origin: 'igp',
+      ...(standard.length > 0 ? { exportCommunities: standard } : {}),
+      ...(large.length > 0 ? { exportLargeCommunities: large } : {}),
+      ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
+    };
+  }
+  return { origin: 'igp', communities: [...r.communities], ...(r.localPref !== undefined ? { localPref: r.localPref } : {}) };
 }
 
 /**

@@ -243,6 +243,20 @@ export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
 }
 
 /**
+ * The communities a peer's export policy sees on a planned route: a Service's
+ * own. Its prefixAdvertisements communities are added after the policy
+ * (reconcile.ts routeAttributes), as Calico's BIRD adds them after the BGPFilters.
+ */
+function policyCommunities(r: PlannedRoute): string[] {
+  return (r.shaping?.communities ?? []).map((c) => c.text);
+}
+
+/** The same for a redistributed route: a kernel route's communities are prefixAdvertisements ones (added after the policy); a local peer's are its own. */
+function redistributedPolicyCommunities(r: Redistributed): readonly string[] {
+  return r.from === 'kernel' ? [] : r.communities;
+}
+
+/**
  * The prefixes a peer gets: planned routes and redistributed ones the
  * built-in export accepts and the peer's BGPFilters do not reject, of the
  * peer's family.
@@ -253,9 +267,9 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept, iface?: string) => builtin && exportFilterVerdict(plan, peer, prefix, communities, iface).verdict !== 'reject';
   // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (service-policy.ts; explain says why).
   const leftOut = (r: PlannedRoute) => r.shaping?.peers !== undefined && !r.shaping.peers.includes(peer.id);
-  for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, r.communities.map((c) => c.text))) out.push(r.prefix);
+  for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, policyCommunities(r))) out.push(r.prefix);
   // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
-  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, r.communities, r.kernel !== undefined ? r.kernel.exported : undefined, redistributedIface(r))) out.push(r.prefix);
+  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, redistributedPolicyCommunities(r), r.kernel !== undefined ? r.kernel.exported : undefined, redistributedIface(r))) out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
 }
 
@@ -399,7 +413,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
     if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
     if (own?.shaping?.peers && !own.shaping.peers.includes(p.id)) return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
-    const fv = exportFilterVerdict(plan, p, prefix, own ? own.communities.map((c) => c.text) : (redis?.communities ?? []), own || !redis ? undefined : redistributedIface(redis));
+    const fv = exportFilterVerdict(plan, p, prefix, own ? policyCommunities(own) : redis ? redistributedPolicyCommunities(redis) : [], own || !redis ? undefined : redistributedIface(redis));
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
     if (!verdict.accept)
       return {

@@ -306,6 +306,11 @@ function ruleRefText(r: Pick<RuleRef, 'filter' | 'list' | 'index'>): string {
 export interface FilterVerdict {
   /** `none`: no rule decided (the built-in export applies). */
   readonly verdict: 'accept' | 'reject' | 'none';
+  /**
+   * Set when a rule accepted: the route goes without its prefixAdvertisements
+   * communities (BIRD's `accept` ends the export filter before Calico adds them).
+   */
+  readonly withoutPrefixCommunities?: true;
   /** e.g. `BGPFilter no-customer exportV4[0] rejects`. */
   readonly reason: string;
 }
@@ -328,8 +333,13 @@ function literals(texts: readonly string[]): { communities: number[]; largeCommu
 
 /**
  * The peer's export filters over one route the node originates, with the
- * attributes the agent gives it (its communities; LOCAL_PREF from the
- * normal route priority when the plan has one) and, for a route learned
+ * attributes its export policy sees: `communities` are those the route
+ * carries into the policy (a Service's own), never its prefixAdvertisements
+ * communities, which the agent adds after the policy as Calico's BIRD adds
+ * them after the BGPFilter functions (`RouteAttributes.exportCommunities`),
+ * so no rule matches them; LOCAL_PREF from the normal route priority when
+ * the plan has one. A route a rule accepts goes without them (BIRD's
+ * `accept` ends the filter): `withoutPrefixCommunities`; and, for a route learned
  * from the kernel, its device (`iface`, for `interface` rules).
  */
 export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefix, communities: readonly string[] = [], iface?: string): FilterVerdict {
@@ -350,7 +360,8 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
       if (s.matched && (s.result === 'accept' || s.result === 'reject')) {
         const ref = cf.rules.get(s.statement);
         const where = ref ? ruleRefText(ref) : `policy ${p.policy} statement ${s.statement}`;
-        return { verdict: s.result, reason: `${where} ${s.result === 'accept' ? 'accepts' : 'rejects'}` };
+        if (s.result === 'reject') return { verdict: 'reject', reason: `${where} rejects` };
+        return { verdict: 'accept', reason: `${where} accepts`, withoutPrefixCommunities: true };
       }
   return { verdict: 'none', reason: `no rule of BGPFilter ${pc.filters.map((f) => f.name).join(', ')} matches` };
 }

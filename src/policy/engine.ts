@@ -88,27 +88,29 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
 // Verdicts without a next-hop directive are shared per (verdict, attributes
 // object): a chain that only accepts or rejects allocates nothing per route.
 // Only stable attributes (the input's, or a memoized output) are cached here.
-const acceptResults = new WeakMap<PathAttributes, EvalResult>();
-const rejectResults = new WeakMap<PathAttributes, EvalResult>();
+// Per verdict, then by the chain's default (0) or a statement (1).
+const acceptResults = [new WeakMap<PathAttributes, EvalResult>(), new WeakMap<PathAttributes, EvalResult>()] as const;
+const rejectResults = [new WeakMap<PathAttributes, EvalResult>(), new WeakMap<PathAttributes, EvalResult>()] as const;
 
-function sharedResult(verdict: Verdict, attrs: PathAttributes): EvalResult {
-  const cache = verdict === 'accept' ? acceptResults : rejectResults;
+function sharedResult(verdict: Verdict, attrs: PathAttributes, decided: boolean): EvalResult {
+  const cache = (verdict === 'accept' ? acceptResults : rejectResults)[decided ? 1 : 0];
   let r = cache.get(attrs);
   if (r === undefined) {
-    r = Object.freeze({ verdict, attrs });
+    r = Object.freeze(decided ? { verdict, attrs, decided: true as const } : { verdict, attrs });
     cache.set(attrs, r);
   }
   return r;
 }
 
 // A plain function rather than a closure made per evaluation: keeps the hot path allocation-light.
-function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, stable: boolean, verdict: Verdict, reason: string): EvalResult {
+/** `decided`: a statement's accept or reject (PolicyResult.decided), not the chain's default. */
+function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, stable: boolean, verdict: Verdict, reason: string, decided = false): EvalResult {
   if (trace) {
     trace.verdict = verdict;
     trace.reason = reason;
   }
-  if (st.nextHopDirective === undefined && trace === null) return stable ? sharedResult(verdict, attrs) : { verdict, attrs };
-  const r: { verdict: Verdict; attrs: PathAttributes; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = { verdict, attrs };
+  if (st.nextHopDirective === undefined && trace === null) return stable ? sharedResult(verdict, attrs, decided) : decided ? { verdict, attrs, decided } : { verdict, attrs };
+  const r: { verdict: Verdict; attrs: PathAttributes; decided?: true; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = decided ? { verdict, attrs, decided } : { verdict, attrs };
   if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
   if (trace) r.trace = trace;
   return r;
@@ -180,6 +182,7 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
             stable,
             s.result,
             trace ? `policy "${pol.name}" statement "${s.name}" ${s.result === 'accept' ? 'accepted' : 'rejected'} the route` : '',
+            true,
           );
         case 'next-policy':
           break statements;

@@ -92,6 +92,34 @@ export function sentAttrs(path: Path, policyAttrs: PathAttributes, family: 4 | 6
   return kept === undefined ? out : { ...out, ...kept };
 }
 
+/**
+ * What the export policy made of `path` with the path's late communities
+ * (Path.late: those in the sent set and not in the policy's input) added
+ * after it, as BIRD adds Calico's prefixAdvertisements communities after the
+ * BGPFilter functions. `policyAttrs` itself when the path has none.
+ */
+export function withLate(path: Path, policyAttrs: PathAttributes): PathAttributes {
+  const late = path.late?.attrs;
+  if (late === undefined) return policyAttrs;
+  const base = path.attrs.attrs;
+  const communities = addMissing(policyAttrs.communities, late.communities, base.communities, (a, b) => a === b);
+  const largeCommunities = addMissing(policyAttrs.largeCommunities, late.largeCommunities, base.largeCommunities, (a, b) => a.global === b.global && a.local1 === b.local1 && a.local2 === b.local2);
+  if (communities === policyAttrs.communities && largeCommunities === policyAttrs.largeCommunities) return policyAttrs;
+  return { ...policyAttrs, ...(communities ? { communities } : {}), ...(largeCommunities ? { largeCommunities } : {}) };
+}
+
+/** `have` with each of `sent` that is not in `base` (a late one) and not yet in `have`; `have` itself when none. */
+function addMissing<T>(have: readonly T[] | undefined, sent: readonly T[] | undefined, base: readonly T[] | undefined, eq: (a: T, b: T) => boolean): readonly T[] | undefined {
+  if (sent === undefined) return have;
+  let out: T[] | undefined;
+  for (const c of sent) {
+    if (base?.some((b) => eq(b, c))) continue;
+    if ((out ?? have)?.some((h) => eq(h, c))) continue;
+    (out ??= [...(have ?? [])]).push(c);
+  }
+  return out ?? have;
+}
+
 /** The session's rules: own AS, LOCAL_PREF, MED, next hop, reflection attributes, unknown attributes. */
 function sessionAttrs(a: PathAttributes, src: PathSource, family: 4 | 6, s: ExportSettings): PathAttributes {
   const out: Mutable<PathAttributes> = { ...a };

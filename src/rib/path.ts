@@ -46,6 +46,14 @@ export interface Path {
    * the export policy sees it as `PolicyRoute.iface`.
    */
   readonly iface?: string;
+  /**
+   * A local route only: `attrs` with communities added after the export
+   * policy (interned in the same store). The export policy sees `attrs`; what
+   * it lets through gets these communities too (export.ts `withLate`), as
+   * Calico's BIRD adds prefixAdvertisements communities after its BGPFilter
+   * functions. Absent when there are none.
+   */
+  readonly late?: AttrSet;
 }
 
 /**

@@ -55,6 +55,12 @@ export interface PolicyResult {
   readonly verdict: Verdict;
   /** The attributes to use when accepted; the input object when unchanged (saves re-interning). */
   readonly attrs: PathAttributes;
+  /**
+   * True when a statement's accept or reject decided, absent when the chain's
+   * default did. On export, a route a statement accepted leaves the filter
+   * there (BIRD's `accept`): it gets no late communities (Path.late).
+   */
+  readonly decided?: true;
 }
 
 export type PolicyEvaluator = (route: PolicyRoute, ctx: PolicyContext) => PolicyResult;

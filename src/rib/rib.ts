@@ -8,7 +8,7 @@ import { type CodecContext, type PathAttributes, type UpdateMessage, familyOfAfi
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
-import { exportRefusal, sentAttrs, type ExportSettings } from './export.js';
+import { exportRefusal, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
@@ -97,7 +97,8 @@ export interface ExportPreview {
   /** What the export policy sees: the route's attributes, before the session's rules. */
   readonly attrs?: PathAttributes;
   /** The attributes sent, from what the export policy returned (`attrs` without a policy). */
-  readonly send?: (policyAttrs: PathAttributes) => PathAttributes;
+  /** `decided`: a policy statement accepted (PolicyResult.decided): the path's late communities are not added. */
+  readonly send?: (policyAttrs: PathAttributes, decided?: boolean) => PathAttributes;
 }
 
 export interface InRouteView {
@@ -124,8 +125,8 @@ export class Rib {
   private readonly loc: LocRib;
   private readonly peers = new Map<string, PeerState>();
   private readonly groups = new Map<string, UpdateGroup>();
-  /** Our own paths, one object per attribute set and interface ('' for none), shared by the prefixes originated with them. */
-  private readonly localPaths = new Map<AttrSet, Map<string, { path: Path; count: number }>>();
+  /** Our own paths, one object per (attribute set, late attribute set, interface ('' for none)), shared by the prefixes originated with them. */
+  private readonly localPaths = new Map<AttrSet, Map<AttrSet | undefined, Map<string, { path: Path; count: number }>>>();
   private readonly coalesce: CoalesceOptions;
   private readonly bestOpts: BestPathOptions;
   private readonly packer: Packer;
@@ -459,19 +460,23 @@ export class Rib {
 
   /**
    * Originates `prefix` with `attrs` (replacing an earlier origination of it).
-   * `iface`, the interface the route goes out of (never sent), is what export
-   * policies see as `PolicyRoute.iface`.
+   * `late`: the attributes as sent, `attrs` plus communities added after the
+   * export policy (Path.late): the policy sees `attrs` only. `iface`, the
+   * interface the route goes out of (never sent), is what export policies see
+   * as `PolicyRoute.iface`.
    */
-  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, iface?: string): void {
+  originate(prefix: Prefix, attrs: PathAttributes | AttrSet, now: number, late?: PathAttributes | AttrSet, iface?: string): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    this.originateKey(keyOf(prefix), set, now, iface);
+    const lateSet = late === undefined ? undefined : this.store.lookupOrCreate(late instanceof AttrSet ? late.attrs : late);
+    this.originateKey(keyOf(prefix), set, lateSet === set ? undefined : lateSet, now, iface);
     this.store.dropIfUnused(set);
+    if (lateSet !== undefined) this.store.dropIfUnused(lateSet);
   }
 
   /** Originates many prefixes with one attribute set, interned once. */
   originateMany(prefixes: Iterable<Prefix>, attrs: PathAttributes | AttrSet, now: number): void {
     const set = this.store.lookupOrCreate(attrs instanceof AttrSet ? attrs.attrs : attrs);
-    for (const p of prefixes) this.originateKey(keyOf(p), set, now);
+    for (const p of prefixes) this.originateKey(keyOf(p), set, undefined, now);
     this.store.dropIfUnused(set);
   }
 
@@ -483,28 +488,37 @@ export class Rib {
     this.releaseLocal(old);
   }
 
-  private originateKey(key: PrefixKey, set: AttrSet, now: number, iface?: string): void {
-    let bySet = this.localPaths.get(set);
-    if (bySet === undefined) this.localPaths.set(set, (bySet = new Map()));
-    let lp = bySet.get(iface ?? '');
-    if (lp === undefined) bySet.set(iface ?? '', (lp = { path: { source: LOCAL_SOURCE, attrs: set, pathId: 0, ...(iface !== undefined ? { iface } : {}) }, count: 0 }));
+  private originateKey(key: PrefixKey, set: AttrSet, late: AttrSet | undefined, now: number, iface?: string): void {
+    let byLate = this.localPaths.get(set);
+    if (byLate === undefined) this.localPaths.set(set, (byLate = new Map()));
+    let byIface = byLate.get(late);
+    if (byIface === undefined) byLate.set(late, (byIface = new Map()));
+    let lp = byIface.get(iface ?? '');
+    if (lp === undefined) {
+      const path: Path = { source: LOCAL_SOURCE, attrs: set, pathId: 0, ...(late !== undefined ? { late } : {}), ...(iface !== undefined ? { iface } : {}) };
+      byIface.set(iface ?? '', (lp = { path, count: 0 }));
+    }
     const change = this.loc.upsert(key, lp.path);
     const old = this.loc.replaced;
     if (old === lp.path) return; // already originated with these attributes
     lp.count++;
     this.store.retain(set);
+    if (late !== undefined) this.store.retain(late);
     if (old !== undefined) this.releaseLocal(old);
     this.changed(key, change, now);
   }
 
   private releaseLocal(path: Path): void {
-    const bySet = this.localPaths.get(path.attrs)!;
-    const lp = bySet.get(path.iface ?? '')!;
+    const byLate = this.localPaths.get(path.attrs)!;
+    const byIface = byLate.get(path.late)!;
+    const lp = byIface.get(path.iface ?? '')!;
     if (--lp.count === 0) {
-      bySet.delete(path.iface ?? '');
-      if (bySet.size === 0) this.localPaths.delete(path.attrs);
+      byIface.delete(path.iface ?? '');
+      if (byIface.size === 0) byLate.delete(path.late);
+      if (byLate.size === 0) this.localPaths.delete(path.attrs);
     }
     this.store.release(path.attrs);
+    if (path.late !== undefined) this.store.release(path.late);
   }
 
   // ------------------------------------------------------------ output
@@ -587,7 +601,7 @@ export class Rib {
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };
-    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs) => sentAttrs(best, policyAttrs, prefix.family, settings) };
+    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs, decided) => sentAttrs(best, decided === true ? policyAttrs : withLate(best, policyAttrs), prefix.family, settings) };
   }
 
   get locRibSize(): number {

@@ -10,7 +10,7 @@ import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
 import { endOfRib } from './eor.js';
-import { exportAttrs, sentAttrs, type ExportSettings } from './export.js';
+import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { withGracefulShutdown } from './gshut.js';
 import { policyRoute, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef } from './ports.js';
@@ -413,24 +413,26 @@ export class UpdateGroup {
   }
 
   private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
-    // The export rules do not look at the prefix: memoise per (family, source, attribute set).
+    // The export rules do not look at the prefix: memoise per (family, source, attribute set as sent).
+    // A local route with late communities (Path.late) goes through the rules with them.
+    const sent = path.late ?? path.attrs;
     let out: AttrSet | null | undefined;
     if (memo.lastPath === path && memo.lastFam === fam) out = memo.lastOut;
     else {
       const m = memo.byFamily[fam === 4 ? 0 : 1];
       let bySrc = m.get(path.source);
       if (bySrc === undefined) m.set(path.source, (bySrc = new Map()));
-      out = bySrc.get(path.attrs);
+      out = bySrc.get(sent);
       if (out === undefined) {
         const kept = this.exportCache(path.source, fam);
-        out = kept.get(path.attrs);
+        out = kept.get(sent);
         if (out === undefined || (out !== null && !out.live)) {
-          const attrs = exportAttrs(path, fam, { ...this.cfg.settings, members: this.memberList });
+          const attrs = exportAttrs(sent === path.attrs ? path : { source: path.source, attrs: sent, pathId: path.pathId }, fam, { ...this.cfg.settings, members: this.memberList });
           out = attrs === null ? null : this.store.acquire(attrs);
-          kept.set(path.attrs, out);
+          kept.set(sent, out);
         } else if (out !== null) this.store.retain(out);
         if (out !== null) held.push(out);
-        bySrc.set(path.attrs, out);
+        bySrc.set(sent, out);
       }
       memo.lastPath = path;
       memo.lastFam = fam;
@@ -444,14 +446,17 @@ export class UpdateGroup {
 
   /**
    * The export policy sees the route as the RIB holds it, before the session's rules (our AS
-   * prepended and LOCAL_PREF dropped toward eBGP, next hop self), as BIRD's export filters do;
-   * what it returns goes through the rules (sentAttrs). Unchanged, that is `out` again.
+   * prepended and LOCAL_PREF dropped toward eBGP, next hop self) and without its late
+   * communities, as BIRD's export filters do; what it returns gets the late communities and
+   * goes through the rules (sentAttrs). Unchanged, that is `out` again.
    */
   private applyPolicy(path: Path, key: number | string, fam: 4 | 6, out: AttrSet, held: AttrSet[]): AttrSet | null {
     const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
     if (res.verdict === 'reject') return null;
-    if (res.attrs === path.attrs.attrs) return out;
-    const s = this.store.acquire(sentAttrs(path, res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));
+    // A statement's accept ends the filter (BIRD's `accept`): the late communities are not added.
+    const late = path.late !== undefined && res.decided !== true;
+    if (res.attrs === path.attrs.attrs && (late || path.late === undefined)) return out;
+    const s = this.store.acquire(sentAttrs(path, late ? withLate(path, res.attrs) : res.attrs, fam, { ...this.cfg.settings, members: this.memberList }));
     held.push(s);
     return s;
   }

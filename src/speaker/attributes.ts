@@ -76,6 +76,23 @@ export function toPathAttributes(attrs: RouteAttributes, family: 4 | 6): PathAtt
   return out;
 }
 
+/**
+ * `attrs` split at the export policy: what the policy sees (`policy`, without
+ * exportCommunities / exportLargeCommunities) and, when there are late ones,
+ * what is sent (`sent`, those joined to communities / largeCommunities).
+ */
+export function splitLate(attrs: RouteAttributes | undefined): { policy: RouteAttributes | undefined; sent?: RouteAttributes } {
+  if (attrs === undefined || (attrs.exportCommunities === undefined && attrs.exportLargeCommunities === undefined)) return { policy: attrs };
+  const { exportCommunities = [], exportLargeCommunities = [], ...policy } = attrs;
+  if (exportCommunities.length === 0 && exportLargeCommunities.length === 0) return { policy };
+  const sent: RouteAttributes = {
+    ...policy,
+    communities: [...(policy.communities ?? []), ...exportCommunities.filter((c) => !(policy.communities ?? []).includes(c))],
+    largeCommunities: [...(policy.largeCommunities ?? []), ...exportLargeCommunities.filter((c) => !(policy.largeCommunities ?? []).includes(c))],
+  };
+  return { policy, sent };
+}
+
 const bigintText = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);
 
 /** Memoises toPathAttributes by the attributes' text; bounded so a long-running speaker does not grow it forever. */

@@ -51,7 +51,8 @@ export class PolicyRegistry {
       const chain = this.compiled.chain({ direction, policies: names }, where);
       ev = (route, ctx) => {
         const r = evaluate(chain, route, ctx);
-        return { verdict: r.verdict, attrs: r.attrs };
+        // `decided`: a statement's accept ends the export filter before late communities (src/rib/path.ts Path.late).
+        return r.decided === true ? { verdict: r.verdict, attrs: r.attrs, decided: true } : { verdict: r.verdict, attrs: r.attrs };
       };
       this.cache.set(key, ev);
     }

@@ -17,7 +17,7 @@ import {
   CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
   shutdownNotification, type NotificationMessage, type UpdateMessage
 } from '../wire/index.js';
-import { AttributeCache, describeRoute } from './attributes.js';
+import { AttributeCache, describeRoute, splitLate } from './attributes.js';
 import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './peer-config.js';
 import { PolicyRegistry } from './policies.js';
 import { SelectionDeferral } from './deferral.js';
@@ -400,7 +400,9 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void {
     const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
     if (options?.iface !== undefined && (typeof options.iface !== 'string' || options.iface === '')) throw new TypeError(`originate ${p.toString()}: iface must be a non-empty interface name, got ${JSON.stringify(options.iface)}`);
-    this.rib.originate(p, this.attrCache.get(attrs, p.family), this.scheduler.now(), options?.iface);
+    // Communities added after the export policy (RouteAttributes.exportCommunities) travel as the path's late set.
+    const { policy, sent } = splitLate(attrs);
+    this.rib.originate(p, this.attrCache.get(policy, p.family), this.scheduler.now(), sent !== undefined ? this.attrCache.get(sent, p.family) : undefined, options?.iface);
     this.scheduleFlush();
   }
 
@@ -484,7 +486,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.send(x.attrs)) };
     const sent = r.verdict === 'accept';
-    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, x.send(r.attrs)) } : {}), trace: r.trace };
+    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, x.send(r.attrs, r.decided)) } : {}), trace: r.trace };
   }
 
   // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)

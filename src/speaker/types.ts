@@ -89,6 +89,14 @@ export interface RouteAttributes {
   readonly nextHop?: string;
   /** ASNs to put after our own on eBGP (e.g. a prepend). */
   readonly asPath?: readonly number[];
+  /**
+   * Communities (as `communities`) added after the peer's export policy: the
+   * policy does not see them, every route it lets through carries them. Calico's
+   * BIRD adds prefixAdvertisements communities this way, after its BGPFilter functions.
+   */
+  readonly exportCommunities?: readonly (string | number)[];
+  /** Large communities (as `largeCommunities`) added after the export policy. */
+  readonly exportLargeCommunities?: readonly string[];
 }
 
 export interface PeerOptions {

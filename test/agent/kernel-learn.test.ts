@@ -78,8 +78,8 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     s.learn([felix('198.19.0.200/32', 'cali1'), felix('198.19.0.70/32', 'cali2'), felix('198.19.0.201/32', 'cali3', 512), felix('10.9.9.9/32', 'eth0')]);
     await agent.settled();
     expect(own()).toEqual([...before, '198.19.0.200/32', '198.19.0.201/32'].sort());
-    expect(s.routes.get('198.19.0.200/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 1024 });
-    expect(s.routes.get('198.19.0.201/32')!.attrs).toEqual({ origin: 'igp', communities: [], localPref: 2147483647 - 512 });
+    expect(s.routes.get('198.19.0.200/32')!.attrs).toEqual({ origin: 'igp', localPref: 2147483647 - 1024 });
+    expect(s.routes.get('198.19.0.201/32')!.attrs).toEqual({ origin: 'igp', localPref: 2147483647 - 512 });
     // Each carries its device into the speaker, for BGPFilter `interface` export rules (BIRD's ifname).
     expect([s.routes.get('198.19.0.200/32')!.iface, s.routes.get('198.19.0.201/32')!.iface]).toEqual(['cali1', 'cali3']);
     expect(before.map((k) => s.routes.get(k)!.iface)).toEqual(before.map(() => undefined)); // the node's own routes have none, as in Calico

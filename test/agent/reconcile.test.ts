@@ -75,7 +75,8 @@ describe('reconcile', () => {
 
   it('carries the communities of a re-originated route', () => {
     const ops = reconcile(plan([route('10.0.0.0/16', ['65000:1'])]), plan([route('10.0.0.0/16', ['65000:2', '65000:3'])]));
-    expect(ops.originate[0].attrs).toEqual({ origin: 'igp', communities: ['65000:2', '65000:3'] });
+    // prefixAdvertisements communities are added after the export policy (as Calico's BIRD adds them after the BGPFilters).
+    expect(ops.originate[0].attrs).toEqual({ origin: 'igp', communities: [], exportCommunities: ['65000:2', '65000:3'] });
   });
 
   it('a description-only change is an update naming only that field (no session reset)', () => {
@@ -202,7 +203,7 @@ const arbPlan = fc.tuple(arbRoutes, arbPeers).map(([r, p]) => plan(r, p));
 
 function speakerView(s: FakeSpeaker) {
   return {
-    routes: [...s.routes.entries()].map(([p, r]) => [p, r.attrs?.communities ?? []]).sort(),
+    routes: [...s.routes.entries()].map(([p, r]) => [p, [...(r.attrs?.communities ?? []), ...(r.attrs?.exportCommunities ?? [])]]).sort(),
     peers: [...s.peers.values()].sort((x, y) => (x.address < y.address ? -1 : 1)),
   };
 }

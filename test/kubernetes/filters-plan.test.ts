@@ -16,7 +16,7 @@ describe('BGPFilter verdicts over a plan (routes, plan, explain)', () => {
 
   it('filters in the peer’s order, first decisive rule wins, verdict names the rule', () => {
     expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.1.1/32'))).toEqual({ verdict: 'reject', reason: 'BGPFilter a exportV4[0] rejects' });
-    expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.0.0/16'))).toEqual({ verdict: 'accept', reason: 'BGPFilter b exportV4[0] accepts' });
+    expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.0.0/16'))).toEqual({ verdict: 'accept', reason: 'BGPFilter b exportV4[0] accepts', withoutPrefixCommunities: true });
     expect(exportFilterVerdict(pl, p, Prefix.parse('203.0.113.0/24'))).toEqual({ verdict: 'reject', reason: 'BGPFilter b exportV4[1] rejects' });
     expect(exportsTo(pl, p).map(String)).toEqual(['198.18.0.0/16']);
   });

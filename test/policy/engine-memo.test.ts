@@ -60,10 +60,16 @@ describe('shared results', () => {
     const a = evaluate(chain, route('192.0.2.0/24', attrs), imp);
     const b = evaluate(chain, route('198.51.100.0/24', attrs), imp);
     const r = evaluate(chain, route('10.0.0.0/8', attrs), imp);
-    expect(a).toEqual({ verdict: 'accept', attrs });
+    // Statements decided both (PolicyResult.decided).
+    expect(a).toEqual({ verdict: 'accept', attrs, decided: true });
     expect(b).toBe(a);
     expect(Object.isFrozen(a)).toBe(true);
-    expect(r).toEqual({ verdict: 'reject', attrs });
+    expect(r).toEqual({ verdict: 'reject', attrs, decided: true });
+    // The chain's default is shared apart from a statement's, and says nothing decided.
+    const none = cp.chain({ direction: 'import', policies: [] });
+    const d = evaluate(none, route('192.0.2.0/24', attrs), imp);
+    expect(d).toEqual({ verdict: 'accept', attrs });
+    expect(evaluate(none, route('198.51.100.0/24', attrs), imp)).toBe(d);
   });
 
   it('a next-hop directive is never lost to, nor leaked into, a shared result', () => {

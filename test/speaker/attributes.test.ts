@@ -1,7 +1,7 @@
 /** RouteAttributes (user terms) ↔ PathAttributes (wire terms): src/speaker/attributes.ts. */
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../../src/net/prefix.js';
-import { AttributeCache, describeRoute, RouteAttributeError, toPathAttributes } from '../../src/speaker/attributes.js';
+import { AttributeCache, describeRoute, RouteAttributeError, splitLate, toPathAttributes } from '../../src/speaker/attributes.js';
 import { WellKnownCommunity } from '../../src/wire/constants.js';
 
 describe('toPathAttributes', () => {
@@ -97,5 +97,18 @@ describe('describeRoute', () => {
   it('takes an IPv6 route’s next hop from MP_REACH', () => {
     const pa = toPathAttributes({ nextHop: '2001:db8::9' }, 6);
     expect(describeRoute(Prefix.parse('2001:db8:1::/48'), pa).nextHop).toBe('2001:db8::9');
+  });
+});
+
+describe('splitLate (communities added after the export policy)', () => {
+  it('the policy side drops exportCommunities/exportLargeCommunities; the sent side joins them, once each', () => {
+    expect(splitLate(undefined)).toEqual({ policy: undefined });
+    const plain = { communities: ['65000:1'] };
+    expect(splitLate(plain).policy).toBe(plain);
+    expect(splitLate({ localPref: 7, exportCommunities: [] })).toEqual({ policy: { localPref: 7 } });
+    const { policy, sent } = splitLate({ communities: ['65000:1'], exportCommunities: ['65000:100', '65000:1'], exportLargeCommunities: ['65000:1:2'], localPref: 7 });
+    expect(policy).toEqual({ communities: ['65000:1'], localPref: 7 });
+    expect(sent).toEqual({ communities: ['65000:1', '65000:100'], largeCommunities: ['65000:1:2'], localPref: 7 });
+    expect(toPathAttributes(sent!, 4).communities).toEqual([65000 * 65536 + 1, 65000 * 65536 + 100]);
   });
 });
