@@ -175,9 +175,9 @@ describe('§2 peerSelector peerings and route reflectors', () => {
   it('a reflector has no mesh; its non-RR iBGP peers are clients with its cluster ID; same-cluster RRs are not', () => {
     const p = planFor(rs(), 'rr1');
     expect(p.peers.map((x) => [x.address.toString(), x.from.name, x.routeReflectorClient, x.routeReflectorClusterId, x.passive])).toEqual([
-      ['192.0.2.2', 'rr-mesh', false, undefined, true],
-      ['192.0.2.10', 'rr-clients', true, '244.0.0.1', true],
-      ['192.0.2.11', 'rr-clients', true, '244.0.0.1', true],
+      ['192.0.2.2', 'rr-mesh', false, undefined, false],
+      ['192.0.2.10', 'rr-clients', true, '244.0.0.1', false],
+      ['192.0.2.11', 'rr-clients', true, '244.0.0.1', false],
     ]);
     expect(p.peers.every((x) => x.type !== 'node-to-node mesh')).toBe(true);
   });
