@@ -108,7 +108,12 @@ export function redistributedAttributes(r: Redistributed): RouteAttributes {
       ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
     };
   }
-  return { origin: 'igp', communities: [...r.communities], ...(r.localPref !== undefined ? { localPref: r.localPref } : {}) };
+  return {
+    origin: 'igp',
+    communities: [...r.communities],
+    ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
+    ...(r.asPath ? { asPath: [...r.asPath] } : {}),
+  };
 }
 
 /**

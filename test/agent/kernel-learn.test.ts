@@ -100,7 +100,7 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     s.learn([felix('198.19.0.201/32', 'cali4', 512)]);
     await agent.settled();
     expect(own()).toEqual([...before, '198.19.0.201/32'].sort());
-    expect(s.calls.filter((c) => c.op === 'originate').slice(originated)).toEqual([{ op: 'originate', prefix: '198.19.0.201/32', attrs: { origin: 'igp', communities: [], localPref: 2147483647 - 512 }, options: { iface: 'cali4' } }]);
+    expect(s.calls.filter((c) => c.op === 'originate').slice(originated)).toEqual([{ op: 'originate', prefix: '198.19.0.201/32', attrs: { origin: 'igp', localPref: 2147483647 - 512 }, options: { iface: 'cali4' } }]);
     expect(s.routes.get('198.19.0.201/32')!.iface).toBe('cali4');
     expect(s.calls.filter((c) => c.op === 'withdraw').map((c) => (c as { prefix: string }).prefix)).toEqual(['198.19.0.200/32']);
   });
