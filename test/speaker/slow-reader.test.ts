@@ -75,7 +75,8 @@ const queued = (sp: BgpSpeaker) => sp.status()[0].counters.sendQueueBytes ?? 0;
 async function churnUntilBlocked(sp: BgpSpeaker, churn: (med: number) => void): Promise<number> {
   for (let k = 1; k <= 20; k++) {
     churn(k);
-    await new Promise((r) => setTimeout(r, 300));
+    // the kernel buffers fill in real time: look often, move on to the next change after 300 ms without push-back
+    for (let t = 0; t < 300 && queued(sp) === 0; t += 20) await new Promise((r) => setTimeout(r, 20));
     if (queued(sp) > 0) return k + 1;
   }
   throw new Error(`the socket never pushed back after 20 full-table changes (queue ${queued(sp)})`);
