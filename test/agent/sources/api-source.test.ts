@@ -245,6 +245,10 @@ describe('KubernetesApiSource', () => {
     expect(st.lastError).toMatch(/ECONNREFUSED|socket|closed|connect/i);
     expect(h.state.all()).toEqual(before);
     expect(h.events).toHaveLength(8);
+    // Every retry is counted, per resource and in all: each resource fails again and again while the server is away.
+    await until(() => Object.values(h.source.status().resources).every((r) => r.failures >= 2), 5000, 'two failures of every resource');
+    const failing = h.source.status();
+    expect(failing.failures).toBe(Object.values(failing.resources).reduce((n, r) => n + r.failures, 0));
 
     // Changes "while down" (written straight to storage), then the server comes back with history compacted.
     h.server.apply(rawBgpPeer('tor', '192.168.1.1', 65099));
