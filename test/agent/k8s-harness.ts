@@ -123,6 +123,11 @@ export interface Cluster {
   readonly metrics: AgentMetrics;
   readonly logs: Record<string, unknown>[];
   readonly control: string;
+  /**
+   * The Events recorder's clock, driven by the test: the agent's own flush timer is left at a minute, so a
+   * count bump goes out only when the test moves this clock past the interval and calls `flush()`.
+   */
+  readonly events: { advance(ms: number): void; flush(): Promise<void> };
   /** Writes an object to the API server (ADDED/MODIFIED to the watches). */
   apply(o: Record<string, unknown>): void;
   remove(o: { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } }): void;
@@ -165,7 +170,8 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     cleanup.push(() => server.stop());
     const kc = loadKubeConfig({ kubeconfig: await server.writeKubeconfig() });
     const source = kubernetesSource(kc, { backoff: { initialMs: 20, maxMs: 200, jitter: 0.5 }, watchdogIntervalMs: 50 });
-    const events = kubernetesEvents(kc, source, { host: NODE, intervalMs: opts.eventsIntervalMs ?? 60_000 });
+    let eventsNow = Date.now();
+    const events = kubernetesEvents(kc, source, { host: NODE, intervalMs: opts.eventsIntervalMs ?? 60_000, now: () => eventsNow });
     const metrics = new AgentMetrics({ processMetrics: false });
     const logs: Record<string, unknown>[] = [];
     const control = join(await mkdtemp(join(tmpdir(), 'tsbgp-k8s-')), 'tsbgp.sock');
@@ -173,7 +179,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       node: NODE,
       source,
       events,
-      eventsFlushMs: Math.min(opts.eventsIntervalMs ?? 60_000, 60_000),
+      eventsFlushMs: 60_000,
       control,
       listenPort: 0,
       signals: false,
@@ -194,6 +200,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       metrics,
       logs,
       control,
+      events: { advance: (ms) => void (eventsNow += ms), flush: () => events.flush() },
       apply: (o) => void server.apply(o),
       remove: (o) => void server.remove(o.apiVersion, o.kind, o.metadata.name, o.metadata.namespace),
       routes,

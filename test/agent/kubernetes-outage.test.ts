@@ -41,7 +41,6 @@ async function metricsOf(c: { metrics: AgentMetrics }): Promise<{ server: Metric
 const POD = '10.244.1.0/24';
 const RANGE = '198.18.0.0/16';
 const WEB = '203.0.113.10/32';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MARKER = '198.18.0.61/32';
 
 /**
@@ -66,8 +65,11 @@ describe('Kubernetes API outage', () => {
 
     await c.server.stop();
     await until('disconnected', () => !c.agent.status().source.connected);
-    // Retries keep failing for a while: nothing moves.
-    await sleep(400);
+    // Retries keep failing (two more rounds of all eight resources, counted in status): nothing moves.
+    const failed = c.agent.status().source.failedRequests ?? 0;
+    await until('retries failed', () => (c.agent.status().source.failedRequests ?? 0) >= failed + 16);
+    // A withdraw these retries caused would still be on its way here; the marker check after the restart catches it.
+    await c.agent.settled();
     expect(c.router.log.slice(mark)).toEqual([]);
     expect(c.router.learned()).toEqual([POD, RANGE, WEB].sort());
     expect(c.router.session()).toMatchObject({ state: 'Established', since: session.since });
@@ -135,13 +137,17 @@ describe('Kubernetes Events from the agent', () => {
     const c = await cluster({ eventsIntervalMs: 100, extra: [service('web', { externalIPs: ['198.51.100.7'] }), endpointSlice('web-1', 'web', [NODE])] });
     await until('event created', () => c.server.list('events').length === 1);
     expect(c.server.list('events')[0]).toMatchObject({ reason: 'NotAdvertised', count: 1, involvedObject: { kind: 'Service', name: 'web' } });
-    // Unrelated churn: endpoints come and go, the refusal stays.
+    // Unrelated churn: endpoints come and go, the refusal stays. Each change is seen (logged) and reconciled on its own.
+    const changes = () => c.logs.filter((l) => l.msg === 'configuration changed').length;
     for (const nodes of [[NODE, 'worker2'], ['worker2'], [NODE]]) {
+      const seen = changes();
       c.apply(endpointSlice('web-1', 'web', nodes));
-      await sleep(50);
+      await until('change seen', () => changes() > seen);
+      await c.agent.settled();
     }
-    await c.agent.settled();
-    await sleep(250);
+    // The Events clock past the interval: a flush now sends any count bump the churn made.
+    c.events.advance(100);
+    await c.events.flush();
     expect(c.server.list('events')).toHaveLength(1);
     expect(c.server.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
     // The IP moves inside the allow-list, then out again: a second occurrence of the same Event.

@@ -138,6 +138,8 @@ export class FakeApiServer {
   failWatchesWith?: number;
   /** Answer watch requests this late (ms): a slow or distant API server. */
   watchDelayMs = 0;
+  /** Watch requests whose `watchDelayMs` is over (answered, or found abandoned by the client): tests wait on it. */
+  delayedWatchesDue = 0;
   /** Lists served as from the API server's watch cache (see the class comment). */
   watchCache = false;
   private faults: { fault: Fault; left: number }[] = [];
@@ -466,7 +468,10 @@ export class FakeApiServer {
       if (url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1') {
         if (this.failWatchesWith) return json(res, this.failWatchesWith, status(this.failWatchesWith, 'Forbidden', 'injected watch failure'));
         if (this.watchDelayMs > 0) {
-          setTimeout(() => { if (!res.destroyed) this.watch(r, namespace, url.searchParams, res); }, this.watchDelayMs);
+          setTimeout(() => {
+            this.delayedWatchesDue++;
+            if (!res.destroyed) this.watch(r, namespace, url.searchParams, res);
+          }, this.watchDelayMs);
           return;
         }
         return this.watch(r, namespace, url.searchParams, res);

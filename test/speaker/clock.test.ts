@@ -16,6 +16,9 @@ describe('injected scheduler', () => {
     clock.advance(0);
     await eventually('an isolated change at once', () => routeOf(b, '10.70.0.0/16'));
     // One right after it coalesces: it waits the 100 ms quiet window.
+    // The two real waits below stay on purpose: what they check is that no real-time timer (a setTimeout
+    // that bypassed the injected scheduler) sends this UPDATE, and only real time can make such a timer fire.
+    // No virtual clock or event can stand in for them; a loaded machine only makes them check less, never fail.
     a.originate('10.71.0.0/16');
     await sleep(100);
     expect(routeOf(b, '10.71.0.0/16')).toBeUndefined();

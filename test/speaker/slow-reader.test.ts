@@ -9,6 +9,7 @@
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BgpSpeaker } from '../../src/speaker/speaker.js';
+import type { SpeakerScheduler } from '../../src/index.js';
 import { LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { Framer } from '../../src/wire/framer.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
@@ -52,17 +53,54 @@ async function deafPeer(port: number): Promise<{ sock: Socket; keepalivesSent: (
   return { sock, keepalivesSent: () => sent };
 }
 
-async function speakerWithTable(n: number, sendHoldTime: number): Promise<{ sp: BgpSpeaker; churn: (med: number) => void }> {
-  const sp = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.1', listen: { addresses: ['127.0.0.1'], port: 0 } });
+/**
+ * The real clock, with a way to wait until the timers a change armed (its UPDATE flush) have fired or been
+ * cleared: then whatever that change queues is queued. (Timers armed later, such as a KEEPALIVE, are not waited for.)
+ */
+class TrackedScheduler implements SpeakerScheduler {
+  private seq = 0;
+  private readonly live = new Map<number, ReturnType<typeof setTimeout>>();
+  now(): number {
+    return performance.now();
+  }
+  setTimeout(fn: () => void, ms: number): number {
+    const id = ++this.seq;
+    this.live.set(id, setTimeout(() => (this.live.delete(id), fn()), ms));
+    return id;
+  }
+  clearTimeout(id: unknown): void {
+    clearTimeout(this.live.get(id as number));
+    this.live.delete(id as number);
+  }
+  mark(): number {
+    return this.seq;
+  }
+  /** Resolves once no timer armed in (from, to] is still pending. */
+  async fired(from: number, to: number): Promise<void> {
+    const pending = () => [...this.live.keys()].some((id) => id > from && id <= to);
+    await eventually('the change flushed', () => !pending(), 20_000);
+  }
+}
+
+async function speakerWithTable(n: number, sendHoldTime: number): Promise<{ sp: BgpSpeaker; churn: (med: number) => Promise<void> }> {
+  const scheduler = new TrackedScheduler();
+  const sp = new BgpSpeaker({ asn: 65000, routerId: '127.0.0.1', listen: { addresses: ['127.0.0.1'], port: 0 }, scheduler });
   const table = fullTable({ v4: n, v6: 0, sets: 500, seed: 3 });
   const list = [...routes(table, 4)];
-  const churn = (med: number) => {
+  const change = (med: number) => {
     for (const r of list) {
       const s = table.sets[r.set];
       sp.originate(r.prefix, { origin: s.origin, med: med * 1000 + r.set, communities: s.communities, largeCommunities: s.largeCommunities, asPath: s.asPath });
     }
   };
-  churn(0);
+  change(0);
+  // one change of every route, returning once its flush timer has run
+  const churn = async (med: number) => {
+    const mark = scheduler.mark();
+    change(med);
+    expect(scheduler.mark(), 'the change armed its UPDATE flush').toBeGreaterThan(mark);
+    await scheduler.fired(mark, scheduler.mark());
+  };
   sp.addPeer({ address: '127.0.0.3', asn: 65010, passive: true, families: ['ipv4'], holdTime: 90, sendHoldTime });
   await sp.start();
   cleanup.push(() => sp.stop());
@@ -72,10 +110,11 @@ async function speakerWithTable(n: number, sendHoldTime: number): Promise<{ sp: 
 const queued = (sp: BgpSpeaker) => sp.status()[0].counters.sendQueueBytes ?? 0;
 
 /** Changes every route until the kernel buffers are full and bytes wait in our queue; returns the next MED. */
-async function churnUntilBlocked(sp: BgpSpeaker, churn: (med: number) => void): Promise<number> {
+async function churnUntilBlocked(sp: BgpSpeaker, churn: (med: number) => Promise<void>): Promise<number> {
   for (let k = 1; k <= 20; k++) {
-    churn(k);
-    await new Promise((r) => setTimeout(r, 300));
+    await churn(k);
+    // the kernel buffers fill in real time: look often, move on to the next change after 300 ms without push-back
+    for (let t = 0; t < 300 && queued(sp) === 0; t += 20) await new Promise((r) => setTimeout(r, 20));
     if (queued(sp) > 0) return k + 1;
   }
   throw new Error(`the socket never pushed back after 20 full-table changes (queue ${queued(sp)})`);
@@ -91,8 +130,7 @@ describe('a peer that stops reading', () => {
     const afterDump = queued(sp);
     const sizes: number[] = [];
     for (let k = next; k < next + 8; k++) {
-      churn(k); // every route changes: on main each change queued another full table
-      await new Promise((r) => setTimeout(r, 300));
+      await churn(k); // every route changes: on main each change queued another full table
       sizes.push(queued(sp));
     }
     expect(sp.status()[0].state).toBe('Established');

@@ -73,6 +73,8 @@ export interface ResourceStatus {
   readonly connected: boolean;
   readonly synced: boolean;
   readonly watchRestarts: number;
+  /** Requests (list, watch) of this resource that failed since the start; every retry counts. */
+  readonly failures: number;
   readonly objects: number;
   readonly lastError?: string;
 }
@@ -93,6 +95,8 @@ export interface ApiSourceStatus {
   readonly resources: Readonly<Record<string, ResourceStatus>>;
   /** Per plural: watch (re)starts after the first one (drops, 410 relists, reconnects). */
   readonly watchRestarts: Readonly<Record<string, number>>;
+  /** Requests that failed since the start (discovery, lists, watches); every retry counts. */
+  readonly failures: number;
   readonly lastError?: string;
 }
 
@@ -123,6 +127,7 @@ class ResourceWatch {
   connected = false;
   synced = false;
   connects = 0;
+  failures = 0;
   lastError?: string;
   constructor(
     readonly def: WatchedResource,
@@ -138,6 +143,7 @@ export class KubernetesApiSource {
   private calicoApi?: CalicoApi;
   private lastSyncAt?: number;
   private lastError?: string;
+  private failures = 0;
   private closed = false;
   private connected = false;
   private since: number;
@@ -203,7 +209,7 @@ export class KubernetesApiSource {
     const watchRestarts: Record<string, number> = {};
     for (const w of this.watches) {
       const restarts = Math.max(0, w.connects - 1);
-      resources[w.def.plural] = { connected: w.connected, synced: w.synced, watchRestarts: restarts, objects: w.known.size, lastError: w.lastError };
+      resources[w.def.plural] = { connected: w.connected, synced: w.synced, watchRestarts: restarts, failures: w.failures, objects: w.known.size, lastError: w.lastError };
       watchRestarts[w.def.plural] = restarts;
     }
     return {
@@ -215,6 +221,7 @@ export class KubernetesApiSource {
       calicoApi: this.calicoApi,
       resources,
       watchRestarts,
+      failures: this.failures,
       lastError: this.lastError,
     };
   }
@@ -264,7 +271,11 @@ export class KubernetesApiSource {
     const message = err.message;
     const text = w ? `${w.def.plural}: ${message}` : message;
     this.lastError = text;
-    if (w) w.lastError = message;
+    this.failures++;
+    if (w) {
+      w.lastError = message;
+      w.failures++;
+    }
     this.opts.onError?.(err, w?.def.plural);
   }
 

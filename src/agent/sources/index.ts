@@ -176,6 +176,8 @@ export interface SourceStatus {
   readonly lastError: string | null;
   /** API watches restarted since the start (drops, timeouts, 410 relists); 0 for manifests. */
   readonly watchRestarts: number;
+  /** API requests (discovery, lists, watches) that failed since the start, every retry counted; absent for manifests. */
+  readonly failedRequests?: number;
 }
 
 export interface SourceSink {

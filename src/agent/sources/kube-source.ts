@@ -30,6 +30,7 @@ function toSourceStatus(s: ApiSourceStatus): SourceStatus {
     lastSyncAt: s.lastSyncAt === undefined ? null : new Date(s.lastSyncAt),
     lastError: s.lastError ?? null,
     watchRestarts: Object.values(s.watchRestarts).reduce((a, b) => a + b, 0),
+    failedRequests: s.failures,
   };
 }
 

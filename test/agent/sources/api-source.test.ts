@@ -180,7 +180,9 @@ describe('KubernetesApiSource', () => {
     await until(() => h.events.length === 10, 5000, 'pool adds');
     h.server.bookmark();
     const rv = String(h.server.resourceVersion);
-    await new Promise((r) => setTimeout(r, 30));
+    // The nodes loop has read the bookmark (it is private to the source: looked at here for where it resumes).
+    const loops = (h.source as unknown as { watches: { def: { plural: string }; lw: ListWatch }[] }).watches;
+    await until(() => loops.find((w) => w.def.plural === 'nodes')!.lw.resourceVersion === rv, 5000, 'the bookmark read');
     h.server.dropConnections({ clean: true, plural: 'nodes' });
     await until(() => h.server.openWatches('nodes') === 1, 5000, 'nodes re-watch');
     const watches = h.server.requests.filter((r) => r.path === '/api/v1/nodes' && r.query.watch === 'true');
@@ -243,6 +245,10 @@ describe('KubernetesApiSource', () => {
     expect(st.lastError).toMatch(/ECONNREFUSED|socket|closed|connect/i);
     expect(h.state.all()).toEqual(before);
     expect(h.events).toHaveLength(8);
+    // Every retry is counted, per resource and in all: each resource fails again and again while the server is away.
+    await until(() => Object.values(h.source.status().resources).every((r) => r.failures >= 2), 5000, 'two failures of every resource');
+    const failing = h.source.status();
+    expect(failing.failures).toBe(Object.values(failing.resources).reduce((n, r) => n + r.failures, 0));
 
     // Changes "while down" (written straight to storage), then the server comes back with history compacted.
     h.server.apply(rawBgpPeer('tor', '192.168.1.1', 65099));
@@ -333,14 +339,17 @@ describe('KubernetesApiSource.close', () => {
     const h = await setup();
     await watching(h);
     h.server.watchDelayMs = 400;
+    const mark = h.server.requests.length;
+    const lateWatches = () => h.server.requests.slice(mark).filter((r) => r.query.watch === 'true').length;
     const late = new KubernetesApiSource({ client: loadKubeConfig({ kubeconfig: await h.server.writeKubeconfig() }), onChange: () => undefined });
     late.start();
     await late.synced();
     // every list is done; every watch request waits for the server
     await late.close();
-    await until(() => h.server.openWatches() > 8, 3000, 'the late watches to open').catch(() => undefined);
-    await new Promise((r) => setTimeout(r, 300));
+    // the server has answered (or found abandoned) every late watch request that reached it; any it opened joined its watchers then
+    await until(() => lateWatches() > 0 && h.server.delayedWatchesDue === lateWatches(), 5000, 'the late watch requests answered');
     // only h's own 8 watches are left: the late ones were aborted as soon as they opened
+    await until(() => h.server.openWatches() === 8, 5000, 'only the first source watching');
     expect(h.server.openWatches()).toBe(8);
   });
 });

@@ -403,7 +403,8 @@ describe('ListWatch against the test API server', () => {
     await until(() => watchRequests().length === 1, 5000, 'watch asked');
     lw.stop();
     server.apply(rawNode('n1', '192.0.2.2'));
-    await new Promise((r) => setTimeout(r, 400));
+    // the server's delay is over: had the request not been abandoned, the watch would be open (and n1 on its way) now
+    await until(() => server.delayedWatchesDue === 1, 5000, 'the delayed watch answered');
     expect(server.openWatches()).toBe(0);
     expect(seen.events).toEqual([]);
     expect(seen.errors).toEqual([]);
