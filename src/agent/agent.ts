@@ -103,7 +103,7 @@ export interface NodeStatusSink {
 }
 
 /** Node annotation that turns drain-on-cordon on ("true") or off ("false") for that node, over --drain-on-cordon. */
-export const DRAIN_ON_CORDON_ANNOTATION = 'tsbgp.io/drain-on-cordon';
+const DRAIN_ON_CORDON_ANNOTATION = 'tsbgp.io/drain-on-cordon';
 
 export interface Agent {
   /** Resolves once the agent has stopped. */

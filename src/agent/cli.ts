@@ -144,7 +144,7 @@ function parse(cmd: string, args: string[], options: Options, positionals: 'none
  * positional arguments); the others ("Option '--node <value>' argument
  * missing") name the flag already and pass through.
  */
-export function flagError(message: string, options: Options): string {
+function flagError(message: string, options: Options): string {
   const flags = Object.keys(options).map((name) => `--${name}`);
   const unknown = /^Unknown option '([^']*)'/.exec(message);
   if (unknown) {

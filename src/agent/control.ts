@@ -8,7 +8,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
-export const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel', 'drain'] as const;
+const METHODS = ['status', 'routes', 'explain', 'plan', 'received', 'kernel', 'drain'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** Longest request line accepted; a client sending more is cut off. */

@@ -16,7 +16,7 @@ import { peerKey, plannedPeerKey } from './reconcile.js';
 const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 
 /** The planner's reasons for not advertising a Service IP; always exported, 0 when none. */
-export const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded', 'bad annotation', 'range only'] as const;
+const REFUSED_REASONS = ['outside allow-list', 'not-local', 'not ready', 'node excluded', 'bad annotation', 'range only'] as const;
 
 /** What the metrics read from the agent. */
 export interface MetricsInput {

@@ -48,7 +48,7 @@ function table(header: string[], rows: string[][]): string {
 }
 
 /** How wide `tsbgp status` draws its tables: the INFO column is cut to fit (`tsbgp status PEER` shows it whole). */
-export const STATUS_WIDTH = 120;
+const STATUS_WIDTH = 120;
 
 /** `text` cut to `width` characters, the last one an ellipsis when cut. */
 function fit(text: string, width: number): string {

@@ -51,7 +51,7 @@ export interface ShapingJson {
   readonly by: readonly string[];
 }
 
-export function shapingJson(s: RouteShaping): ShapingJson {
+function shapingJson(s: RouteShaping): ShapingJson {
   return {
     ...(s.communities ? { communities: s.communities.map((c) => c.text) } : {}),
     ...(s.med !== undefined ? { med: s.med } : {}),
@@ -201,7 +201,7 @@ export function refusalJson(r: PeerRefusal): ErrorJson {
   return { file: null, kind: r.kind, namespace: null, name: r.name, field: r.field || null, message: `peer ${r.address} (${r.id}) not started: ${r.message}` };
 }
 
-export function filterWarningJson(w: FilterWarning): ErrorJson {
+function filterWarningJson(w: FilterWarning): ErrorJson {
   return { file: null, kind: w.kind, namespace: null, name: w.name, field: w.field, message: w.message };
 }
 
@@ -274,7 +274,7 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
 }
 
 /** A peer's session settings as the speaker would run them: read from the options the agent hands it (`peerOptions`). */
-export function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'password' | 'ttlSecurity' | 'nextHopMode' | 'gracefulRestart' | 'keepaliveTime' | 'holdTime' | 'addPaths' | 'bfd' | 'numAllowedLocalASNumbers' | 'reachableBy'> {
+function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'password' | 'ttlSecurity' | 'nextHopMode' | 'gracefulRestart' | 'keepaliveTime' | 'holdTime' | 'addPaths' | 'bfd' | 'numAllowedLocalASNumbers' | 'reachableBy'> {
   const o = peerOptions(p);
   // The session layer's own reading of those options (its defaults for hold and restart time).
   const cfg = toSessionConfig(o, p.localAsn, '0.0.0.0');

@@ -6,7 +6,7 @@
 
 export type BfdStateName = 'AdminDown' | 'Down' | 'Init' | 'Up';
 export const STATE_NAMES: readonly BfdStateName[] = ['AdminDown', 'Down', 'Init', 'Up'];
-export const STATE_CODE: Record<BfdStateName, number> = { AdminDown: 0, Down: 1, Init: 2, Up: 3 };
+const STATE_CODE: Record<BfdStateName, number> = { AdminDown: 0, Down: 1, Init: 2, Up: 3 };
 
 /** Diagnostic codes (RFC 5880 §4.1). */
 export const Diag = {
@@ -57,7 +57,7 @@ export interface BfdPacket {
   readonly requiredMinEchoRx: number;
 }
 
-export const PACKET_LENGTH = 24;
+const PACKET_LENGTH = 24;
 
 export type DecodeResult = { readonly ok: true; readonly packet: BfdPacket } | { readonly ok: false; readonly reason: string };
 

@@ -37,10 +37,10 @@ export const SOCK_FILTER_SIZE = 8;
 export const ACCEPT_ALL = 0xffffffff;
 
 /** Offset of the TTL in the IPv4 header, of the Hop Limit in the IPv6 header. */
-export const TTL_OFFSET = { 4: 8, 6: 7 } as const;
+const TTL_OFFSET = { 4: 8, 6: 7 } as const;
 
 /** Single-hop BFD's required TTL / Hop Limit (RFC 5881 §5). */
-export const REQUIRED_TTL = 255;
+const REQUIRED_TTL = 255;
 
 /**
  * The filter for a socket of `family` (an IPv6-only socket for 6):

@@ -10,12 +10,12 @@ import type { Socket } from 'node:dgram';
 import { errnoText, libc, SO_ATTACH_FILTER, SOL_SOCKET } from '../native/index.js';
 import { encodeFilter, ttlFilter } from './ttl-filter.js';
 
-export const SO_MEMINFO = 55;
+const SO_MEMINFO = 55;
 /** Index of the socket's drop counter in SO_MEMINFO's u32 array (SK_MEMINFO_DROPS). */
-export const SK_MEMINFO_DROPS = 8;
+const SK_MEMINFO_DROPS = 8;
 const SK_MEMINFO_VARS = 9;
 
-export class TtlCheckError extends Error {
+class TtlCheckError extends Error {
   override readonly name = 'TtlCheckError';
 }
 
@@ -24,7 +24,7 @@ export class TtlCheckError extends Error {
  * handle under an internal symbol (the `_handle` getter is deprecated,
  * DEP0112, and warns); undefined when there is none.
  */
-export function dgramDescriptor(socket: Socket): number | undefined {
+function dgramDescriptor(socket: Socket): number | undefined {
   const sym = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'state symbol');
   const state = sym ? (socket as unknown as Record<symbol, { handle?: { fd?: number } } | undefined>)[sym] : undefined;
   const fd = state?.handle?.fd;

@@ -14,8 +14,8 @@ import { isIPv6 } from 'node:net';
 import type { BfdTransport } from './runtime.js';
 import { attachTtlFilter, kernelDrops } from './ttl-socket.js';
 
-export const BFD_PORT = 3784;
-export const SOURCE_PORTS: readonly [number, number] = [49152, 65535];
+const BFD_PORT = 3784;
+const SOURCE_PORTS: readonly [number, number] = [49152, 65535];
 
 export interface UdpOptions {
   /** Port to receive on (default 3784; 0 for an ephemeral one in tests). */

@@ -177,7 +177,7 @@ export class KnownObjects {
   }
 }
 
-export function deleteEvent(r: Resource): ResourceEvent {
+function deleteEvent(r: Resource): ResourceEvent {
   return { type: 'delete', kind: r.kind, name: r.name, namespace: 'namespace' in r ? r.namespace : undefined };
 }
 

@@ -250,7 +250,7 @@ function patchOf(key: string, s: Seen, now: number): EventAction {
 }
 
 /** 32-bit FNV-1a of a string, as 8 hex digits: a short stable name suffix. */
-export function fnv1a(text: string): string {
+function fnv1a(text: string): string {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

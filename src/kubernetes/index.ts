@@ -5,7 +5,7 @@ export * from './manifests.js';
 export * from './state.js';
 export * from './config.js';
 export * from './plan-types.js';
-export { plan, planGlobal, assemble, communitiesFor } from './plan.js';
+export { plan, planGlobal } from './plan.js';
 export { planService, type ServiceContribution, type ServiceContext } from './services.js';
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';

@@ -70,7 +70,7 @@ export const NO_LEARNING: KernelLearnPlan = { blocks: [], rejectInterfaces: [], 
 /** Felix's tunnel devices' routes (VXLAN `vxlan.calico`, WireGuard `wireguard.cali`). */
 const FELIX_TUNNELS = ['*.cali', '*.calico'];
 
-export const TUNNEL_DEVICE = 'tunl0';
+const TUNNEL_DEVICE = 'tunl0';
 
 /** `communities`: prefixAdvertisements with their names resolved (plan.ts), for the learned routes. */
 export function planKernel(state: ClusterState, node: Node | undefined, nodeName: string, cfg: EffectiveConfig, peers: readonly PlannedPeer[], communities: KernelLearnPlan['communities'] = []): KernelPlan {

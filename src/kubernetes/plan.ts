@@ -124,7 +124,7 @@ function compareStr(a: string, b: string): number {
 }
 
 /** Resolves prefixAdvertisements for one prefix (all matching entries, in order, no repeats). Unknown names are skipped (planGlobal reports them). */
-export function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly CommunityValue[] {
+function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly CommunityValue[] {
   // Most routes have none: the shared empty list, not one per route.
   if (cfg.prefixAdvertisements.length === 0) return none();
   const out: CommunityValue[] = [];
@@ -289,7 +289,7 @@ export function planFrom(g: GlobalPart, routes: readonly PlannedRoute[], refused
  * Builds the final plan from the global part and the per-service
  * contributions, sorted so that the same inputs always give the same plan.
  */
-export function assemble(g: GlobalPart, services: Iterable<ServiceContribution>): Plan {
+function assemble(g: GlobalPart, services: Iterable<ServiceContribution>): Plan {
   const index = new RouteIndex();
   const refused: RefusedIP[] = [];
   const errors: PlanError[] = [];

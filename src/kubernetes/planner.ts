@@ -265,7 +265,7 @@ export class Planner {
 }
 
 /** The same shaping from a Service's annotations and weighted ECMP (what the route's attributes and export policy come from). */
-export function sameShaping(a: PlannedRoute, b: PlannedRoute): boolean {
+function sameShaping(a: PlannedRoute, b: PlannedRoute): boolean {
   if (a.shaping === b.shaping) return true;
   if (a.shaping === undefined || b.shaping === undefined) return false;
   return JSON.stringify(a.shaping) === JSON.stringify(b.shaping);

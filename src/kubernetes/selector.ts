@@ -216,7 +216,7 @@ export function parseSelector(text: string): Selector {
   return { text, expr: new Parser(text, tokenize(text)).parseTop() };
 }
 
-export function matchesExpr(e: SelectorExpr, labels: Readonly<Record<string, string>>): boolean {
+function matchesExpr(e: SelectorExpr, labels: Readonly<Record<string, string>>): boolean {
   switch (e.op) {
     case 'all':
       return true;

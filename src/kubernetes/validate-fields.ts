@@ -241,7 +241,7 @@ export function communityValue(v: unknown, path: string): CommunityValue {
  * schema.ts declares. A field the schema does not declare with that type is
  * a programming error (a plain Error), never a user's.
  */
-export class SpecFields {
+class SpecFields {
   constructor(
     private readonly where: string,
     private readonly props: Readonly<Record<string, Field>>,

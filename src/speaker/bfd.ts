@@ -14,7 +14,7 @@ import { SLOW_TX_US, type BfdTimers, type BfdChange, type BfdDownRecord, type Bf
 import { PeerConfigError } from './peer-config-error.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 
-export const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });
+const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });
 
 /** PeerOptions.bfd → the FSM's timers (µs); undefined when off. Throws naming the field. */
 export function bfdTimers(o: PeerOptions['bfd'], where: string): BfdTimers | undefined {

@@ -161,7 +161,7 @@ export function parseExtendedCommunity(text: string): bigint {
 // ---------------------------------------------------------------- link bandwidth
 
 /** draft-ietf-idr-link-bandwidth (RFC 10005): subtype 0x04 of the two-octet-AS types. */
-export const LINK_BANDWIDTH_SUBTYPE = 0x04;
+const LINK_BANDWIDTH_SUBTYPE = 0x04;
 
 const f32 = new DataView(new ArrayBuffer(4));
 

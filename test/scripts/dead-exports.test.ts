@@ -40,3 +40,9 @@ describe('scripts/dead-exports.ts', () => {
     expect(deadExports(root)).toEqual(['src/wire/families.ts: dead', 'src/wire/families.ts: onlyDoor', 'src/wire/families.ts: make', 'src/wire/families.ts: Lonely']);
   });
 });
+
+describe('src/', () => {
+  it('exports nothing that no other module, test or the public API uses', () => {
+    expect(deadExports(join(import.meta.dirname, '../..'))).toEqual([]);
+  });
+});
