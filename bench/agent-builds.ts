@@ -30,7 +30,14 @@ export function agentEntries(argv: readonly string[] = process.argv): { entries:
     const v = argv[i + 1] ?? '';
     const eq = v.indexOf('=');
     if (eq < 1) throw new Error(`${a} wants LABEL=${a === '--entry' ? 'PATH' : 'FLAGS'}, got ${JSON.stringify(v)}`);
-    if (a === '--entry-flags') flagsFor.set(v.slice(0, eq), v.slice(eq + 1).split(/\s+/).filter(Boolean));
+    if (a === '--entry-flags')
+      flagsFor.set(
+        v.slice(0, eq),
+        v
+          .slice(eq + 1)
+          .split(/\s+/)
+          .filter(Boolean),
+      );
     else entries.push({ label: v.slice(0, eq), path: resolve(v.slice(eq + 1)), flags: [] });
   });
   for (const l of flagsFor.keys()) if (!entries.some((e) => e.label === l)) throw new Error(`--entry-flags ${l}=…: no --entry ${l}=PATH`);

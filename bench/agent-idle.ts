@@ -45,15 +45,36 @@ async function once(entry: string, entryFlags: readonly string[], i: number): Pr
   const control = join(dir, 'control.sock');
   const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...entryFlags, entry, 'agent', '--node', 'worker1', '--manifests', MANIFESTS, '--listen-port', String(port), '--control', control, '--log-level', 'warn', '--drain-time', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [
+      ...entryFlags,
+      entry,
+      'agent',
+      '--node',
+      'worker1',
+      '--manifests',
+      MANIFESTS,
+      '--listen-port',
+      String(port),
+      '--control',
+      control,
+      '--log-level',
+      'warn',
+      '--drain-time',
+      '0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let exited: string | undefined;
   child.on('exit', (code, sig) => (exited = `exited (${code ?? sig}): ${stderr.trim()}`));
   try {
-    for (let configured = false; !configured; ) {
+    for (let configured = false; !configured;) {
       if (exited) throw new Error(`agent ${exited}`);
-      if (performance.now() - t0 > 30_000) throw new Error(`timed out after 30 s waiting for the agent (${entry}) to answer status with its speaker configured`);
+      if (performance.now() - t0 > 30_000)
+        throw new Error(`timed out after 30 s waiting for the agent (${entry}) to answer status with its speaker configured`);
       try {
         const s = (await controlRequest(control, 'status', {}, 1000)) as { speaker: unknown; running: boolean };
         configured = s.running && s.speaker !== null;
@@ -86,7 +107,15 @@ for (let i = 0; i < RUNS; i++) {
 
 const rows = entries.map((e) => {
   const rs = results.get(e.label)!;
-  return [e.label, median(rs.map((r) => r.rssMb)), Math.min(...rs.map((r) => r.rssMb)), Math.max(...rs.map((r) => r.rssMb)), median(rs.map((r) => r.hwmMb)), Math.round(median(rs.map((r) => r.readyMs))), GOAL_MB];
+  return [
+    e.label,
+    median(rs.map((r) => r.rssMb)),
+    Math.min(...rs.map((r) => r.rssMb)),
+    Math.max(...rs.map((r) => r.rssMb)),
+    median(rs.map((r) => r.hwmMb)),
+    Math.round(median(rs.map((r) => r.readyMs))),
+    GOAL_MB,
+  ];
 });
 emit({
   suite: 'agent-idle',
@@ -102,7 +131,9 @@ emit({
 if (guarded) {
   const got = median(results.get('this tree')!.map((r) => r.rssMb));
   if (got > LIMIT_MB) {
-    console.error(`\nFAIL agent-idle: the agent's idle RSS on yaobank is ${got.toFixed(1)} MB, over its goal of ${GOAL_MB} MB by more than 25% (limit ${LIMIT_MB} MB).`);
+    console.error(
+      `\nFAIL agent-idle: the agent's idle RSS on yaobank is ${got.toFixed(1)} MB, over its goal of ${GOAL_MB} MB by more than 25% (limit ${LIMIT_MB} MB).`,
+    );
     process.exitCode = 1;
   } else {
     console.log(`agent-idle: idle RSS ${got.toFixed(1)} MB, within ${LIMIT_MB} MB (goal ${GOAL_MB} MB + 25%)`);

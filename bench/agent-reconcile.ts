@@ -47,7 +47,10 @@ import { startWirePeer } from './wire-peer.js';
 import { startApiServer, type Written } from './api-server.js';
 
 const quick = process.argv.includes('--quick');
-const given = process.argv.slice(2).filter((a) => /^\d+$/.test(a)).map(Number);
+const given = process.argv
+  .slice(2)
+  .filter((a) => /^\d+$/.test(a))
+  .map(Number);
 type SourceKind = 'files' | 'api';
 /** --api-only / --files-only: one source (profiling, comparisons). */
 const onlySource: SourceKind | undefined = process.argv.includes('--api-only') ? 'api' : process.argv.includes('--files-only') ? 'files' : undefined;
@@ -127,7 +130,8 @@ async function fileFeed(cluster: object[], n: number, probes: ReadonlySet<number
   await writeFile(probeFile, list([]));
   for (const f of burstFiles) await writeFile(f, list([]));
   await writeFile(join(base, 'cluster.json'), list(cluster));
-  for (let f = 0; f * PER_FILE < n; f++) await writeFile(join(base, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * PER_FILE, Math.min(n, (f + 1) * PER_FILE), probes));
+  for (let f = 0; f * PER_FILE < n; f++)
+    await writeFile(join(base, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * PER_FILE, Math.min(n, (f + 1) * PER_FILE), probes));
   return {
     agentSource: () => ({ manifests: [base, probeFile, ...burstFiles] }),
     probe: (_i, ready) => put(change, root, 'probes.json', list(ready)),
@@ -209,7 +213,12 @@ async function measure(n: number, loads: number, sourceKind: SourceKind): Promis
     // The router sends a table of its own, as a ToR may; the changes below are timed with it held.
     const tr = epochMs();
     peer.announce(ROUTER_ROUTES);
-    await until(`${ROUTER_ROUTES} routes from the router in the agent's speaker`, () => speaker!.status()[0].counters.prefixesAccepted >= ROUTER_ROUTES, 120_000, 5);
+    await until(
+      `${ROUTER_ROUTES} routes from the router in the agent's speaker`,
+      () => speaker!.status()[0].counters.prefixesAccepted >= ROUTER_ROUTES,
+      120_000,
+      5,
+    );
     const routerMs = epochMs() - tr;
     // Let the agent finish with them (its redistribution passes are spaced up to 1 s apart while routes stream in).
     await sleep(1500);
@@ -274,9 +283,38 @@ async function measure(n: number, loads: number, sourceKind: SourceKind): Promis
       burstAfterMs.push(last - tEnd);
       burstBatches.push(changedAt.filter((c, j) => j >= mark && c <= last).length);
       // BENCH_DEBUG=1: when each batch was planned and each UPDATE arrived, relative to the first write
-      if (process.env.BENCH_DEBUG) console.log(`burst ${k}: changes at ${changedAt.slice(mark).map((c) => (c - tb).toFixed(0)).join(' ')}; UPDATEs at ${peer.arrivals.slice(from).filter((a) => a.announced > 0).map((a) => `${(a.t - tb).toFixed(0)}(${a.announced})`).join(' ')}`);
+      if (process.env.BENCH_DEBUG)
+        console.log(
+          `burst ${k}: changes at ${changedAt
+            .slice(mark)
+            .map((c) => (c - tb).toFixed(0))
+            .join(' ')}; UPDATEs at ${peer.arrivals
+            .slice(from)
+            .filter((a) => a.announced > 0)
+            .map((a) => `${(a.t - tb).toFixed(0)}(${a.announced})`)
+            .join(' ')}`,
+        );
     }
-    return { services: n, source: sourceKind, loads, routes, routerMs, loadMs: median(loadTimes), fullMs: median(fulls), total, sourcePart, agent: agentPart, floor, burstMs: median(burstMs), burstSourceMs: median(burstSourceMs), burstUpdates: median(burstUpdates), burstBatches: median(burstBatches), burstAfterMs: median(burstAfterMs), heapMb: (mem.heapUsed + mem.external) / 1e6, rssMb: mem.rss / 1e6 };
+    return {
+      services: n,
+      source: sourceKind,
+      loads,
+      routes,
+      routerMs,
+      loadMs: median(loadTimes),
+      fullMs: median(fulls),
+      total,
+      sourcePart,
+      agent: agentPart,
+      floor,
+      burstMs: median(burstMs),
+      burstSourceMs: median(burstSourceMs),
+      burstUpdates: median(burstUpdates),
+      burstBatches: median(burstBatches),
+      burstAfterMs: median(burstAfterMs),
+      heapMb: (mem.heapUsed + mem.external) / 1e6,
+      rssMb: mem.rss / 1e6,
+    };
   } finally {
     await agent?.stop();
     await peer.stop();
@@ -289,7 +327,9 @@ for (const { n, source } of RUNS) {
   // Five loads (median) where they take seconds; one for the largest cluster, to stay in the time budget.
   const r = await measure(n, quick || n > 20_000 ? 1 : 5, source);
   results.push(r);
-  console.log(`${n} Services (${source}): ${r.routes} routes, first full advertisement ${r.fullMs.toFixed(0)} ms; change→wire p50 ${median(r.total).toFixed(1)} p99 ${percentile(r.total, 99).toFixed(1)} ms; agent part p50 ${median(r.agent).toFixed(1)} p99 ${percentile(r.agent, 99).toFixed(1)} ms`);
+  console.log(
+    `${n} Services (${source}): ${r.routes} routes, first full advertisement ${r.fullMs.toFixed(0)} ms; change→wire p50 ${median(r.total).toFixed(1)} p99 ${percentile(r.total, 99).toFixed(1)} ms; agent part p50 ${median(r.agent).toFixed(1)} p99 ${percentile(r.agent, 99).toFixed(1)} ms`,
+  );
   gc?.();
 }
 
@@ -299,7 +339,11 @@ const col = (f: (r: Result) => Cell): Cell[] => results.map(f);
 emit({
   suite: 'agent-reconcile',
   title: 'Agent reconcile: Services with EndpointSlices → UPDATEs on the wire',
-  columns: ['measure', ...results.map((r) => `${r.services.toLocaleString('en-US')} Services, ${r.source === 'files' ? 'manifest files' : 'Kubernetes API'}`), 'goal'],
+  columns: [
+    'measure',
+    ...results.map((r) => `${r.services.toLocaleString('en-US')} Services, ${r.source === 'files' ? 'manifest files' : 'Kubernetes API'}`),
+    'goal',
+  ],
   rows: [
     ['routes planned for the node', ...col((r) => r.routes), ''],
     ['first full advertisement, from start (ms)', ...col((r) => `${ms(r.fullMs)}${r.loads > 1 ? ` (median of ${r.loads})` : ' (1 run)'}`), ''],

@@ -39,11 +39,14 @@ const arg = (name: string): string | undefined => {
 };
 const RUNS = Number(arg('--runs') ?? (quick ? 1 : 3));
 type SourceKind = 'files' | 'api';
-const CASES: { source: SourceKind; n: number }[] = (arg('--cases') ?? (quick ? 'files:1000,api:1000' : 'files:10000,api:10000,files:100000')).split(',').map((c) => {
-  const [source, n] = c.split(':');
-  if ((source !== 'files' && source !== 'api') || !/^\d+$/.test(n ?? '')) throw new Error(`--cases wants files:N or api:N, comma-separated; got ${JSON.stringify(c)}`);
-  return { source, n: Number(n) };
-});
+const CASES: { source: SourceKind; n: number }[] = (arg('--cases') ?? (quick ? 'files:1000,api:1000' : 'files:10000,api:10000,files:100000'))
+  .split(',')
+  .map((c) => {
+    const [source, n] = c.split(':');
+    if ((source !== 'files' && source !== 'api') || !/^\d+$/.test(n ?? ''))
+      throw new Error(`--cases wants files:N or api:N, comma-separated; got ${JSON.stringify(c)}`);
+    return { source, n: Number(n) };
+  });
 /** --node-flags "--trace-gc ...": flags for the agent's node (profiling); --agent-log FILE: its stdout and stderr appended there. */
 const nodeFlagsArg = (arg('--node-flags') ?? '').split(/\s+/).filter(Boolean);
 const agentLog = arg('--agent-log');
@@ -84,7 +87,8 @@ async function filesCluster(dir: string, n: number, peer: WirePeer): Promise<Clu
   const base = join(dir, 'manifests');
   await mkdir(base);
   await writeFile(join(base, 'cluster.json'), list(clusterObjects({ routerAddress: ROUTER, routerPort: peer.port, routerAsn: 65000, asn: 64512 })));
-  for (let f = 0; f * PER_FILE < n; f++) await writeFile(join(base, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * PER_FILE, Math.min(n, (f + 1) * PER_FILE), new Set()));
+  for (let f = 0; f * PER_FILE < n; f++)
+    await writeFile(join(base, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * PER_FILE, Math.min(n, (f + 1) * PER_FILE), new Set()));
   return { args: ['--manifests', base], close: async () => undefined };
 }
 
@@ -105,7 +109,26 @@ async function once(entry: string, entryFlags: readonly string[], source: Source
     const port = 20_000 + ((process.pid * 7 + i * 13) % 30_000);
     const t0 = performance.now();
     const nodeFlags = [...entryFlags, ...nodeFlagsArg, ...(snapshotName ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
-    child = spawn(process.execPath, [...nodeFlags, entry, 'agent', '--node', 'worker1', ...cluster.args, '--listen-port', String(port), '--control', join(dir, 'control.sock'), '--log-level', 'warn', '--drain-time', '0'], { stdio: ['ignore', agentLog ? 'pipe' : 'ignore', 'pipe'], cwd: dir });
+    child = spawn(
+      process.execPath,
+      [
+        ...nodeFlags,
+        entry,
+        'agent',
+        '--node',
+        'worker1',
+        ...cluster.args,
+        '--listen-port',
+        String(port),
+        '--control',
+        join(dir, 'control.sock'),
+        '--log-level',
+        'warn',
+        '--drain-time',
+        '0',
+      ],
+      { stdio: ['ignore', agentLog ? 'pipe' : 'ignore', 'pipe'], cwd: dir },
+    );
     if (agentLog) child.stdout!.on('data', (d: Buffer) => appendFileSync(agentLog, d));
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
@@ -121,7 +144,7 @@ async function once(entry: string, entryFlags: readonly string[], source: Source
     await until(`${routes} routes at the receiver`, () => peer.announced() >= routes || alive(), 600_000, 20);
     const fullMs = peer.arrivals.at(-1)!.t - (performance.timeOrigin + t0);
     // Quiet for a second: the first advertisement is over.
-    for (let seen = -1; seen !== peer.arrivals.length; ) {
+    for (let seen = -1; seen !== peer.arrivals.length;) {
       seen = peer.arrivals.length;
       await sleep(1000);
       alive();
@@ -169,7 +192,9 @@ for (const c of CASES) {
       const key = `${e.label}|${c.source}:${c.n}`;
       const snap = snapshotDir && i === 0 ? `${e.label}-${c.source}-${c.n}`.replace(/[^\w.-]/g, '_') : undefined;
       const r = await once(e.path, e.flags, c.source, c.n, i, snap);
-      console.log(`${e.label}, ${c.n} Services (${c.source}): RSS ${r.rssMb.toFixed(1)} MB, peak ${r.hwmMb.toFixed(1)} MB, first advertisement ${(r.fullMs / 1000).toFixed(1)} s, CPU ${r.cpuS.toFixed(2)} s`);
+      console.log(
+        `${e.label}, ${c.n} Services (${c.source}): RSS ${r.rssMb.toFixed(1)} MB, peak ${r.hwmMb.toFixed(1)} MB, first advertisement ${(r.fullMs / 1000).toFixed(1)} s, CPU ${r.cpuS.toFixed(2)} s`,
+      );
       results.set(key, [...(results.get(key) ?? []), r]);
     }
   }
@@ -178,7 +203,15 @@ for (const c of CASES) {
 const rows = CASES.flatMap((c) =>
   entries.map((e) => {
     const rs = results.get(`${e.label}|${c.source}:${c.n}`)!;
-    return [`${c.n.toLocaleString('en-US')} Services, ${c.source === 'files' ? 'manifest files' : 'Kubernetes API'}`, e.label, Math.round(median(rs.map((r) => r.rssMb)) * 10) / 10, Math.round(median(rs.map((r) => r.hwmMb)) * 10) / 10, Math.round(median(rs.map((r) => r.fullMs))), Math.round(median(rs.map((r) => r.cpuS)) * 100) / 100, goalFor(c.n) ?? ''];
+    return [
+      `${c.n.toLocaleString('en-US')} Services, ${c.source === 'files' ? 'manifest files' : 'Kubernetes API'}`,
+      e.label,
+      Math.round(median(rs.map((r) => r.rssMb)) * 10) / 10,
+      Math.round(median(rs.map((r) => r.hwmMb)) * 10) / 10,
+      Math.round(median(rs.map((r) => r.fullMs))),
+      Math.round(median(rs.map((r) => r.cpuS)) * 100) / 100,
+      goalFor(c.n) ?? '',
+    ];
   }),
 );
 emit({

@@ -13,9 +13,7 @@ import { serviceObjects } from './cluster-fixture.js';
 
 type Obj = Record<string, unknown>;
 
-type ParentMessage =
-  | { type: 'init'; cluster: Obj[]; services: number; probes: number[] }
-  | { type: 'apply'; id: number; objects: Obj[] };
+type ParentMessage = { type: 'init'; cluster: Obj[]; services: number; probes: number[] } | { type: 'apply'; id: number; objects: Obj[] };
 
 type ChildMessage = { type: 'ready'; kubeconfig: string } | { type: 'applied'; id: number; t: number; tEnd: number };
 
@@ -34,7 +32,10 @@ export interface ApiServerProcess {
 
 /** Starts the server holding `cluster` and Services [0, services) with their slices, the `probes` not ready on the node. */
 export async function startApiServer(cluster: object[], services: number, probes: readonly number[]): Promise<ApiServerProcess> {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<number, (w: Written) => void>();
   let ready: ((kc: string) => void) | undefined;
   const kubeconfig = new Promise<string>((r) => (ready = r));

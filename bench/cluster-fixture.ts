@@ -23,7 +23,13 @@ export const lbIp = (i: number): string => dotted((LB_BASE + 1 + i) >>> 0);
 export const lbRoute = (i: number): string => `${lbIp(i)}/32`;
 
 export function clusterObjects(opts: { routerAddress: string; routerPort: number; routerAsn: number; asn: number }): object[] {
-  const node = (name: string, ip: string) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name }, spec: { podCIDRs: [name === NODE ? '10.244.1.0/24' : '10.244.2.0/24'] }, status: { addresses: [{ type: 'InternalIP', address: ip }] } });
+  const node = (name: string, ip: string) => ({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name },
+    spec: { podCIDRs: [name === NODE ? '10.244.1.0/24' : '10.244.2.0/24'] },
+    status: { addresses: [{ type: 'InternalIP', address: ip }] },
+  });
   return [
     node(NODE, '127.0.0.1'),
     node('worker2', '127.0.0.3'),
@@ -33,7 +39,12 @@ export function clusterObjects(opts: { routerAddress: string; routerPort: number
       metadata: { name: 'default' },
       spec: { asNumber: opts.asn, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: LB_RANGE }] },
     },
-    { apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'router' }, spec: { peerIP: `${opts.routerAddress}:${opts.routerPort}`, asNumber: opts.routerAsn } },
+    {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPPeer',
+      metadata: { name: 'router' },
+      spec: { peerIP: `${opts.routerAddress}:${opts.routerPort}`, asNumber: opts.routerAsn },
+    },
   ];
 }
 

@@ -56,7 +56,12 @@ function attrSet(): PathAttributes {
   };
   if (rand() < 0.3) a.med = Math.floor(rand() * 1000);
   if (rand() < 0.4) a.communities = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => ((asns[0] & 0xffff) * 65536 + Math.floor(rand() * 1000)) >>> 0);
-  if (rand() < 0.1) a.largeCommunities = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => ({ global: asns[0], local1: Math.floor(rand() * 100), local2: Math.floor(rand() * 100) }));
+  if (rand() < 0.1)
+    a.largeCommunities = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => ({
+      global: asns[0],
+      local1: Math.floor(rand() * 100),
+      local2: Math.floor(rand() * 100),
+    }));
   return a;
 }
 
@@ -104,7 +109,14 @@ function bytesOf(msgs: Uint8Array[]): number {
 const rows: Cell[][] = [];
 function report(what: string, ms: number, prefixes: number, bytes: number): void {
   const ns = (ms * 1e6) / prefixes;
-  rows.push([what, Math.round(ns * 10) / 10, Math.round(prefixes / ms / 10) / 100, Math.round(bytes / ms / 1000), Math.round(ms * 10) / 10, Math.round(lastCpu * 10) / 10]);
+  rows.push([
+    what,
+    Math.round(ns * 10) / 10,
+    Math.round(prefixes / ms / 10) / 100,
+    Math.round(bytes / ms / 1000),
+    Math.round(ms * 10) / 10,
+    Math.round(lastCpu * 10) / 10,
+  ]);
   console.log(
     `${what.padEnd(30)} ${ns.toFixed(1).padStart(7)} ns/prefix  ${(prefixes / ms / 1000).toFixed(2).padStart(6)} M prefixes/s  ${(bytes / ms / 1000).toFixed(0).padStart(5)} MB/s  (median ${ms.toFixed(1)} ms wall, ${lastCpu.toFixed(1)} ms CPU)`,
   );
@@ -128,9 +140,12 @@ const small: UpdateMessage = {
 };
 const smallBody = encodeUpdateBody(small, ctx);
 const ITER = quick ? 20_000 : 200_000;
-const perOp = (fn: () => void) => (time(RUNS, () => {
-  for (let i = 0; i < ITER; i++) fn();
-}) * 1e6) / ITER;
+const perOp = (fn: () => void) =>
+  (time(RUNS, () => {
+    for (let i = 0; i < ITER; i++) fn();
+  }) *
+    1e6) /
+  ITER;
 const decNs = perOp(() => void (sink += decodeUpdate(smallBody, ctx).nlri.length));
 const encNs = perOp(() => void (sink += encodeUpdateBody(small, ctx).length));
 const smallLine = `small UPDATE (1 prefix, 6 attributes, ${smallBody.length + 19} bytes): decode ${decNs.toFixed(0)} ns, encode ${encNs.toFixed(0)} ns`;
@@ -153,7 +168,6 @@ function count(d: UpdateMessage[]): number {
   return n;
 }
 
-
 // Decode throughput: each message decoded and counted, then dropped (keeping them is the RIB's cost, not the codec's).
 const decodeCount = (msgs: Uint8Array[]) => {
   for (let i = 0; i < msgs.length; i++) {
@@ -161,14 +175,34 @@ const decodeCount = (msgs: Uint8Array[]) => {
     sink += m.nlri.length + (m.attributes.mpReach?.nlri.length ?? 0);
   }
 };
-report('decode IPv4', time(RUNS, () => decodeCount(s.msgs4)), V4_COUNT, bytesOf(s.msgs4));
-report('decode IPv6', time(RUNS, () => decodeCount(s.msgs6)), V6_COUNT, bytesOf(s.msgs6));
+report(
+  'decode IPv4',
+  time(RUNS, () => decodeCount(s.msgs4)),
+  V4_COUNT,
+  bytesOf(s.msgs4),
+);
+report(
+  'decode IPv6',
+  time(RUNS, () => decodeCount(s.msgs6)),
+  V6_COUNT,
+  bytesOf(s.msgs6),
+);
 // Packing before any decoded table is kept, so it does not pay for a doubled heap.
 const packAll = (family: Prefix[][]) => {
   for (let i = 0; i < s.sets.length; i++) if (family[i].length > 0) sink += packUpdates(s.sets[i], family[i], ctx, { nextHopV6: s.nextHopV6 }).length;
 };
-report('pack IPv4 (packUpdates)', time(RUNS, () => packAll(s.v4)), V4_COUNT, bytesOf(s.msgs4));
-report('pack IPv6 (packUpdates)', time(RUNS, () => packAll(s.v6)), V6_COUNT, bytesOf(s.msgs6));
+report(
+  'pack IPv4 (packUpdates)',
+  time(RUNS, () => packAll(s.v4)),
+  V4_COUNT,
+  bytesOf(s.msgs4),
+);
+report(
+  'pack IPv6 (packUpdates)',
+  time(RUNS, () => packAll(s.v6)),
+  V6_COUNT,
+  bytesOf(s.msgs6),
+);
 const retained = time(RUNS, () => void (sink += decodeAll(s.msgs4).length));
 report('decode IPv4, results kept', retained, V4_COUNT, bytesOf(s.msgs4));
 
@@ -178,8 +212,18 @@ if (count(d4) !== V4_COUNT || count(d6) !== V6_COUNT) throw new Error('decoded p
 const encodeAll = (d: UpdateMessage[]) => {
   for (const m of d) sink += encodeUpdateBody(m, ctx).length;
 };
-report('encode IPv4 (encodeUpdateBody)', time(RUNS, () => encodeAll(d4)), V4_COUNT, bytesOf(s.msgs4));
-report('encode IPv6 (encodeUpdateBody)', time(RUNS, () => encodeAll(d6)), V6_COUNT, bytesOf(s.msgs6));
+report(
+  'encode IPv4 (encodeUpdateBody)',
+  time(RUNS, () => encodeAll(d4)),
+  V4_COUNT,
+  bytesOf(s.msgs4),
+);
+report(
+  'encode IPv6 (encodeUpdateBody)',
+  time(RUNS, () => encodeAll(d6)),
+  V6_COUNT,
+  bytesOf(s.msgs6),
+);
 
 console.log(smallLine);
 if (sink === 0) console.log('');

@@ -54,7 +54,12 @@ const suites = (named.length > 0 ? named : Object.keys(SUITES).filter((s) => !DE
   return missing.length === 0;
 });
 
-interface Emitted { suite: string; title: string; columns: string[]; rows: Cell[][] }
+interface Emitted {
+  suite: string;
+  title: string;
+  columns: string[];
+  rows: Cell[][];
+}
 /** key (suite | table | row | column) → build label → one value per round. */
 const figures = new Map<string, Map<string, number[]>>();
 const order: string[] = [];
@@ -68,7 +73,11 @@ try {
         const out = join(tmp, `${b.label}-${suite}-${r}.jsonl`);
         const args = [...NODE_ARGS, `bench/${suite}.ts`, ...(full ? SUITES[suite].full : SUITES[suite].quick)];
         const t0 = Date.now();
-        const p = spawnSync(process.execPath, args, { cwd: b.dir, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, BENCH_OUT: out, BENCH_QUICK: full ? '0' : '1' } });
+        const p = spawnSync(process.execPath, args, {
+          cwd: b.dir,
+          stdio: ['ignore', 'ignore', 'inherit'],
+          env: { ...process.env, BENCH_OUT: out, BENCH_QUICK: full ? '0' : '1' },
+        });
         console.log(`${suite} round ${r + 1} ${b.label}: ${((Date.now() - t0) / 1000).toFixed(1)} s${p.status === 0 ? '' : ` FAILED (exit ${p.status})`}`);
         if (p.status !== 0 || !existsSync(out)) continue;
         const seen = new Map<string, number>();
@@ -85,7 +94,7 @@ try {
               if ((i === 0 && typeof row[0] === 'string') || typeof c !== 'number' || !Number.isFinite(c) || !figure.test(t.columns[i])) return;
               const key = `${rowKey} | ${t.columns[i]}`;
               let byBuild = figures.get(key);
-              if (!byBuild) figures.set(key, (byBuild = new Map())), order.push(key);
+              if (!byBuild) (figures.set(key, (byBuild = new Map())), order.push(key));
               let xs = byBuild.get(b.label);
               if (!xs) byBuild.set(b.label, (xs = []));
               xs.push(c);
@@ -116,7 +125,18 @@ for (const key of order) {
   if (apart && far) beyond++;
   const [suite, table, row, column] = key.split(' | ');
   const span = (xs: number[]) => `${Number(Math.min(...xs).toPrecision(3))}–${Number(Math.max(...xs).toPrecision(3))}`;
-  rows.push([suite, table, row, column, mb, ma, mb === 0 ? 'n/a' : `${(ma / mb).toFixed(2)}×`, span(before), span(after), apart && far ? `beyond noise (after ${ma > mb ? 'higher' : 'lower'})` : 'noise']);
+  rows.push([
+    suite,
+    table,
+    row,
+    column,
+    mb,
+    ma,
+    mb === 0 ? 'n/a' : `${(ma / mb).toFixed(2)}×`,
+    span(before),
+    span(after),
+    apart && far ? `beyond noise (after ${ma > mb ? 'higher' : 'lower'})` : 'noise',
+  ]);
 }
 
 const table: BenchTable = {

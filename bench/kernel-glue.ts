@@ -94,4 +94,6 @@ const rs = [];
 for (let i = 0; i < RUNS; i++) rs.push(await once());
 const f = (x: number) => x.toFixed(0);
 console.log(JSON.stringify({ routes: N, turn: TURN, lag: LAG, runs: RUNS, install: rs.map((r) => f(r.add)), withdraw: rs.map((r) => f(r.del)) }));
-console.log(`install ${f(median(rs.map((r) => r.add)))} ms (${(rs[0].addOps / N).toFixed(2)} writes per prefix), withdraw ${f(median(rs.map((r) => r.del)))} ms (${(rs[0].delOps / N).toFixed(2)} writes per prefix); medians of ${RUNS}`);
+console.log(
+  `install ${f(median(rs.map((r) => r.add)))} ms (${(rs[0].addOps / N).toFixed(2)} writes per prefix), withdraw ${f(median(rs.map((r) => r.del)))} ms (${(rs[0].delOps / N).toFixed(2)} writes per prefix); medians of ${RUNS}`,
+);

@@ -56,7 +56,13 @@ emit({
   rows: rows.map((row, i) => {
     const rss = samples[i].map((s) => s.rss);
     const m = median(rss);
-    return [row.label, m.toFixed(1), `${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)}`, i === 0 ? '' : `+${(m - bare).toFixed(1)}`, median(samples[i].map((s) => s.heap)).toFixed(1)];
+    return [
+      row.label,
+      m.toFixed(1),
+      `${Math.min(...rss).toFixed(1)}-${Math.max(...rss).toFixed(1)}`,
+      i === 0 ? '' : `+${(m - bare).toFixed(1)}`,
+      median(samples[i].map((s) => s.heap)).toFixed(1),
+    ];
   }),
   notes: [`Median of ${RUNS} fresh processes per row, interleaved; RSS read 1.5 s after the import (process.memoryUsage()).`],
 });

@@ -21,15 +21,29 @@ function valid(raw: unknown): Resource {
 const ip = (base: number, i: number) => `${base >>> 24}.${(base >>> 16) & 255}.${((base >>> 8) + (i >> 8)) & 255}.${i & 255}`;
 const resources: Resource[] = [];
 for (let n = 0; n < NODES; n++) {
-  resources.push(valid({ apiVersion: 'v1', kind: 'Node', metadata: { name: `n${n}` }, status: { addresses: [{ type: 'InternalIP', address: `10.1.${n >> 8}.${n & 255}` }] } }));
-  resources.push(valid({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: `b${n}` }, spec: { node: `n${n}`, cidr: `198.19.${n}.0/26` } }));
+  resources.push(
+    valid({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: `n${n}` },
+      status: { addresses: [{ type: 'InternalIP', address: `10.1.${n >> 8}.${n & 255}` }] },
+    }),
+  );
+  resources.push(
+    valid({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: `b${n}` }, spec: { node: `n${n}`, cidr: `198.19.${n}.0/26` } }),
+  );
 }
 resources.push(
   valid({
     apiVersion: 'projectcalico.org/v3',
     kind: 'BGPConfiguration',
     metadata: { name: 'default' },
-    spec: { serviceClusterIPs: [{ cidr: '10.96.0.0/12' }], serviceExternalIPs: [{ cidr: '203.0.0.0/16' }], serviceLoadBalancerIPs: [{ cidr: '192.168.0.0/16' }], serviceLoadBalancerAggregation: 'Disabled' },
+    spec: {
+      serviceClusterIPs: [{ cidr: '10.96.0.0/12' }],
+      serviceExternalIPs: [{ cidr: '203.0.0.0/16' }],
+      serviceLoadBalancerIPs: [{ cidr: '192.168.0.0/16' }],
+      serviceLoadBalancerAggregation: 'Disabled',
+    },
   }),
 );
 const slice = (i: number, ready: boolean) =>
@@ -91,5 +105,7 @@ emit({
     ['Planner.apply: one EndpointSlice update, 51 runs', incr],
     [`Planner.applyAll: ${BATCH.toLocaleString('en-US')} new Services with their slices, 7 runs`, batch],
   ],
-  notes: ['Half the Services have externalTrafficPolicy Local; each has a cluster IP, an external IP and a load-balancer IP inside the allow-lists, and a slice of three endpoints on three nodes.'],
+  notes: [
+    'Half the Services have externalTrafficPolicy Local; each has a cluster IP, an external IP and a load-balancer IP inside the allow-lists, and a slice of three endpoints on three nodes.',
+  ],
 });

@@ -28,7 +28,8 @@ const N = i >= 0 ? Number(process.argv[i + 1]) : 100_000;
 const dir = mkdtempSync(join(tmpdir(), 'tsbgp-manifest-memory-'));
 try {
   writeFileSync(join(dir, 'cluster.json'), list(clusterObjects({ routerAddress: '127.0.0.2', routerPort: 179, routerAsn: 65000, asn: 64512 })));
-  for (let f = 0; f * 1000 < N; f++) writeFileSync(join(dir, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * 1000, Math.min(N, (f + 1) * 1000), new Set()));
+  for (let f = 0; f * 1000 < N; f++)
+    writeFileSync(join(dir, `services-${String(f).padStart(4, '0')}.json`), serviceList(f * 1000, Math.min(N, (f + 1) * 1000), new Set()));
   const used = () => {
     gc();
     gc();
@@ -62,7 +63,9 @@ try {
     title: `Agent heap by stage, ${N.toLocaleString('en-US')} Services from manifest files`,
     columns: ['stage', 'heap added (MB)', 'heap in use (MB)'],
     rows,
-    notes: [`\`node --expose-gc --import tsx bench/manifest-memory.ts --services ${N}\`: process.memoryUsage().heapUsed after two full GCs, once each stage's result is held (${plan.routes.length} routes, ${plan.refused.length} refused IPs). MB = 10^6 bytes.`],
+    notes: [
+      `\`node --expose-gc --import tsx bench/manifest-memory.ts --services ${N}\`: process.memoryUsage().heapUsed after two full GCs, once each stage's result is held (${plan.routes.length} routes, ${plan.refused.length} refused IPs). MB = 10^6 bytes.`,
+    ],
   });
 } finally {
   rmSync(dir, { recursive: true, force: true });

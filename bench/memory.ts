@@ -51,7 +51,8 @@ async function runCase(sessions: number, routes: number): Promise<CaseResult> {
   const sp = new BgpSpeaker({ asn: ASN, routerId: '127.0.5.1', listen: false });
   try {
     const base = await sample();
-    const add = (i: number) => sp.addPeer({ address: addresses[i], port: sink.ports[i], asn: ASN, localAddress: '127.0.5.1', families: ['ipv4'], connectRetryTime: 1 });
+    const add = (i: number) =>
+      sp.addPeer({ address: addresses[i], port: sink.ports[i], asn: ASN, localAddress: '127.0.5.1', families: ['ipv4'], connectRetryTime: 1 });
     const allUp = (n: number) => until(`${n} sessions up`, () => sink.up() === n && sp.status().every((s) => s.state === 'Established'), 30_000, 10);
     // The first session carries one-time costs (code, the first socket); the others show what one more costs.
     add(0);
@@ -86,13 +87,18 @@ const results: CaseResult[][] = [];
 for (const sessions of CASES) {
   const runs: CaseResult[] = [];
   for (let r = 0; r < RUNS; r++) {
-    const p = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--case', String(sessions), String(ROUTES)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', fileURLToPath(import.meta.url), '--case', String(sessions), String(ROUTES)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     if (p.status !== 0) throw new Error(`memory case ${sessions} sessions failed (exit ${p.status})`);
     runs.push(JSON.parse(p.stdout.trim().split('\n').at(-1)!) as CaseResult);
   }
   results.push(runs);
   const m = (f: (c: CaseResult) => number) => median(runs.map(f));
-  console.log(`${sessions} session(s), ${ROUTES} routes: heap ${(m((c) => c.full.heap) / 1e6).toFixed(1)} MB, RSS ${(m((c) => c.full.rss) / 1e6).toFixed(1)} MB, sent in ${m((c) => c.sendMs).toFixed(0)} ms`);
+  console.log(
+    `${sessions} session(s), ${ROUTES} routes: heap ${(m((c) => c.full.heap) / 1e6).toFixed(1)} MB, RSS ${(m((c) => c.full.rss) / 1e6).toFixed(1)} MB, sent in ${m((c) => c.sendMs).toFixed(0)} ms`,
+  );
 }
 
 const kb = (x: number) => Math.round(x / 100) / 10;
@@ -112,7 +118,15 @@ const rows = results.map((runs) => {
 emit({
   suite: 'memory',
   title: 'Memory: a speaker originating routes to its peers',
-  columns: ['case', 'heap per session (KB)', 'RSS per session (KB)', 'heap per advertised route (B)', 'RSS per advertised route (B)', 'process RSS (MB)', 'until every peer has them (ms)'],
+  columns: [
+    'case',
+    'heap per session (KB)',
+    'RSS per session (KB)',
+    'heap per advertised route (B)',
+    'RSS per advertised route (B)',
+    'process RSS (MB)',
+    'until every peer has them (ms)',
+  ],
   rows,
   notes: [
     `Median of ${RUNS} runs, each in a fresh process; heap is V8 heap plus external memory (typed arrays, buffers) after a full GC. Per session: with one session, what the first costs (one-time costs included); with more, what each further session costs. A route is a /24 with one shared attribute set, originated by this speaker; the receivers (raw BGP readers in another process, one TCP session each, iBGP) are not counted. Per route covers the RIB and the Adj-RIB-Out shared by the peers' update group.`,

@@ -101,7 +101,10 @@ emit({
     ['/healthz latency, median / max', `${f(median(health))} / ${f(Math.max(...health))} ms`],
     ['failed probes / session resets', `${failures} / ${resets}${resetReasons.length ? ` (${[...new Set(resetReasons)].join('; ')})` : ''}`],
     ['speaker.status() with the table in (what a scrape reads now)', `${statusUs.toFixed(1)} µs`],
-    ['received() + advertised() with the table in (what each scrape walked before)', `${walkMs.toFixed(0)} ms for ${walked.toLocaleString('en')} routes, loop blocked throughout`],
+    [
+      'received() + advertised() with the table in (what each scrape walked before)',
+      `${walkMs.toFixed(0)} ms for ${walked.toLocaleString('en')} routes, loop blocked throughout`,
+    ],
     ['event loop delay max during the receive', `${f(loopMaxDuring)} ms`],
     ['receiver RSS at the end', `${rss.toFixed(0)} MiB`],
   ],

@@ -45,7 +45,15 @@ for (let i = 0; i < ROUTES; i++) {
   routes.push({ prefix: Prefix.v4((rnd() & maskOf(len)) >>> 0, len), attrs: attrSets[rnd() % ATTR_SETS], source });
 }
 // Bogons-like prefix set: a handful of reject ranges; plus a customer set.
-const bogons = ['0.0.0.0/8{8,32}', '10.0.0.0/8{8,32}', '127.0.0.0/8{8,32}', '169.254.0.0/16{16,32}', '172.16.0.0/12{12,32}', '192.168.0.0/16{16,32}', '224.0.0.0/3{3,32}'];
+const bogons = [
+  '0.0.0.0/8{8,32}',
+  '10.0.0.0/8{8,32}',
+  '127.0.0.0/8{8,32}',
+  '169.254.0.0/16{16,32}',
+  '172.16.0.0/12{12,32}',
+  '192.168.0.0/16{16,32}',
+  '224.0.0.0/3{3,32}',
+];
 const compiled = compilePolicy({
   sets: { prefix: { bogons, long: ['0.0.0.0/0{25,32}'] }, community: { blackhole: ['65535:666'] } },
   policies: {
@@ -96,7 +104,7 @@ async function bench(label: string, chain: typeof modChain): Promise<Cell[]> {
     heapPerRoute = (h1 - h0) / routes.length;
   }
   const m = median(ms);
-  return [label, m, (routes.length / m) * 1e3 / 1e6, accepted, median(gcs), gc ? heapPerRoute : 'n/a (no --expose-gc)'];
+  return [label, m, ((routes.length / m) * 1e3) / 1e6, accepted, median(gcs), gc ? heapPerRoute : 'n/a (no --expose-gc)'];
 }
 emit({
   suite: 'policy',

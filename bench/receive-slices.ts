@@ -33,7 +33,13 @@ const NO_PACK: Packer = { packUpdates: () => [], packWithdrawals: () => [] };
 function stream(): Buffer {
   const parts: Uint8Array[] = [];
   for (let s = 0; s < SETS; s++) {
-    const attrs: PathAttributes = { origin: 0, asPath: [{ type: 2, asns: [65200, 65300 + (s % 50), 64512 + (s % 401)] }], nextHop: PEER, med: s % 7, communities: [(65200 * 65536 + s) >>> 0] };
+    const attrs: PathAttributes = {
+      origin: 0,
+      asPath: [{ type: 2, asns: [65200, 65300 + (s % 50), 64512 + (s % 401)] }],
+      nextHop: PEER,
+      med: s % 7,
+      communities: [(65200 * 65536 + s) >>> 0],
+    };
     const prefixes: Prefix[] = [];
     for (let i = s; i < N; i += SETS) prefixes.push(Prefix.v4((0x10000000 + i * 256) >>> 0, 24));
     parts.push(...packUpdates(attrs, prefixes, CTX));
@@ -48,10 +54,22 @@ async function pair(): Promise<[Socket, Socket, () => void]> {
   const accepted = new Promise<Socket>((r) => server.once('connection', r));
   const client = connect({ host: '127.0.0.1', port });
   const srv = await accepted;
-  return [client, srv, () => { client.destroy(); srv.destroy(); server.close(); }];
+  return [
+    client,
+    srv,
+    () => {
+      client.destroy();
+      srv.destroy();
+      server.close();
+    },
+  ];
 }
 
-interface Result { ms: number; stallMs: number; slices: number }
+interface Result {
+  ms: number;
+  stallMs: number;
+  slices: number;
+}
 
 async function run(bytes: Buffer, updates: number, sliceMs: number): Promise<Result> {
   const [client, srv, close] = await pair();
@@ -60,16 +78,24 @@ async function run(bytes: Buffer, updates: number, sliceMs: number): Promise<Res
   rib.peerUp(src, { ctx: CTX, families: [4], routerId: '192.0.2.1' }, 0);
   let got = 0;
   let done!: () => void;
-  const all = new Promise<void>((r) => { done = r; });
-  const conn = new BgpConnection(srv, {
-    onMessage: (m) => {
-      if (m.type !== 'update') return;
-      rib.ingest(src, m, 0);
-      if (++got === updates) done();
+  const all = new Promise<void>((r) => {
+    done = r;
+  });
+  const conn = new BgpConnection(
+    srv,
+    {
+      onMessage: (m) => {
+        if (m.type !== 'update') return;
+        rib.ingest(src, m, 0);
+        if (++got === updates) done();
+      },
+      onError: (e) => {
+        throw e;
+      },
+      onClose: () => {},
     },
-    onError: (e) => { throw e; },
-    onClose: () => {},
-  }, { sliceMs, codec: { decode: decodeMessage, encode: encodeMessage } });
+    { sliceMs, codec: { decode: decodeMessage, encode: encodeMessage } },
+  );
   conn.setContexts(CTX, CTX);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
@@ -86,19 +112,31 @@ async function run(bytes: Buffer, updates: number, sliceMs: number): Promise<Res
 const bytes = stream();
 let updates = 0;
 for (let o = 0; o < bytes.length; o += (bytes[o + 16] << 8) | bytes[o + 17]) updates++;
-const modes = [['sliced (5 ms, the default)', 5], ['unsliced (sliceMs Infinity)', Infinity]] as const;
+const modes = [
+  ['sliced (5 ms, the default)', 5],
+  ['unsliced (sliceMs Infinity)', Infinity],
+] as const;
 const res = new Map<string, Result[]>(modes.map(([name]) => [name, []]));
 await run(bytes, updates, 5); // warm-up
 for (let r = 0; r < RUNS; r++) for (const [name, ms] of r % 2 === 0 ? modes : [...modes].reverse()) res.get(name)!.push(await run(bytes, updates, ms));
 const rows = modes.map(([name]) => {
   const rs = res.get(name)!;
   const ms = median(rs.map((x) => x.ms));
-  return [name, Math.round(ms), Math.round(N / (ms / 1000)).toLocaleString('en-US'), Math.round(median(rs.map((x) => x.stallMs))), Math.round(Math.max(...rs.map((x) => x.stallMs))), Math.round(median(rs.map((x) => x.slices)))];
+  return [
+    name,
+    Math.round(ms),
+    Math.round(N / (ms / 1000)).toLocaleString('en-US'),
+    Math.round(median(rs.map((x) => x.stallMs))),
+    Math.round(Math.max(...rs.map((x) => x.stallMs))),
+    Math.round(median(rs.map((x) => x.slices))),
+  ];
 });
 emit({
   suite: 'receive-slices',
   title: `Receive ${N.toLocaleString('en-US')} routes over loopback TCP (${updates} UPDATEs, ${(bytes.length / 1e6).toFixed(1)} MB) into Rib.ingest: sliced vs unsliced`,
   columns: ['mode', 'wall (ms, median)', 'routes/s', 'longest loop stall (ms, median)', 'longest loop stall (ms, max)', 'slices (median)'],
   rows,
-  notes: [`Median of ${RUNS} runs each, alternating modes, in one process; the stream is written whole by the client socket in the same process. Loop stall from monitorEventLoopDelay (1 ms resolution).`],
+  notes: [
+    `Median of ${RUNS} runs each, alternating modes, in one process; the stream is written whole by the client socket in the same process. Loop stall from monitorEventLoopDelay (1 ms resolution).`,
+  ],
 });

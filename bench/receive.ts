@@ -98,7 +98,12 @@ function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
   const rss0 = process.memoryUsage().rss;
   const rib = new Rib({ localAsn: 65000, routerId: '192.0.2.1', packer: NO_PACK });
   const src = rib.addPeer({ address: family === 4 ? PEER_V4 : PEER_V6, asn: 65200 });
-  const dst = rib.addPeer({ address: Address.parse('10.1.0.2'), asn: 65100, localAddressV4: Address.parse('192.0.2.1'), localAddressV6: Address.parse('2001:db8::1') });
+  const dst = rib.addPeer({
+    address: Address.parse('10.1.0.2'),
+    asn: 65100,
+    localAddressV4: Address.parse('192.0.2.1'),
+    localAddressV6: Address.parse('2001:db8::1'),
+  });
   rib.peerUp(src, { ctx: CTX, families: [family], routerId: '10.255.1.1' }, 0);
   rib.peerUp(dst, { ctx: CTX, families: [family], routerId: '10.255.1.2' }, 0);
   rib.flushDue(10);
@@ -122,7 +127,10 @@ function run(family: 4 | 6, stream: Uint8Array, n: number): Result {
   // Whole process (Node itself and the packed stream included), with this RIB alive.
   const mu = process.memoryUsage();
   const rssMb = mu.rss / 1e6;
-  if (process.argv.includes('--verbose')) console.log(`  rss ${(mu.rss / 1e6).toFixed(0)} MB, heap total ${(mu.heapTotal / 1e6).toFixed(0)} MB, used ${(mu.heapUsed / 1e6).toFixed(0)} MB, array buffers ${(mu.arrayBuffers / 1e6).toFixed(0)} MB (before this run: rss ${(rss0 / 1e6).toFixed(0)} MB)`);
+  if (process.argv.includes('--verbose'))
+    console.log(
+      `  rss ${(mu.rss / 1e6).toFixed(0)} MB, heap total ${(mu.heapTotal / 1e6).toFixed(0)} MB, used ${(mu.heapUsed / 1e6).toFixed(0)} MB, array buffers ${(mu.arrayBuffers / 1e6).toFixed(0)} MB (before this run: rss ${(rss0 / 1e6).toFixed(0)} MB)`,
+    );
   if (rib.locRibSize !== n) throw new Error('RIB collected early');
   return { ms, cpuMs: (c1.user + c1.system) / 1000, bytesPerRoute, messages, rssMb };
 }
@@ -135,7 +143,11 @@ function streamFor(family: 4 | 6, n: number): Uint8Array {
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-receive-'));
   const file = join(dir, `v${family}.bin`);
   try {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--emit', String(family), String(n), file, ...(quick ? ['--quick'] : [])], { stdio: 'inherit' });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', fileURLToPath(import.meta.url), '--emit', String(family), String(n), file, ...(quick ? ['--quick'] : [])],
+      { stdio: 'inherit' },
+    );
     if (r.status !== 0) throw new Error(`packing the IPv${family} stream failed (exit ${r.status})`);
     return new Uint8Array(readFileSync(file));
   } finally {

@@ -78,7 +78,12 @@ function run(peers: number, plainAttrs = false, groups = 1): Result {
   const ids: string[] = [];
   for (let p = 0; p < peers; p++) {
     // A different per-peer local AS puts a peer in a different update group.
-    const id = rib.addPeer({ address: Address.v4((0x0a000000 + p + 1) >>> 0), asn: 65100, localAsn: 65000 - (p % groups), localAddressV4: Address.parse('192.0.2.1') });
+    const id = rib.addPeer({
+      address: Address.v4((0x0a000000 + p + 1) >>> 0),
+      asn: 65100,
+      localAsn: 65000 - (p % groups),
+      localAddressV4: Address.parse('192.0.2.1'),
+    });
     rib.peerUp(id, { ctx: { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }, families: [4], routerId: `10.255.0.${p + 1}` }, 0);
     ids.push(id);
   }
@@ -103,7 +108,8 @@ function run(peers: number, plainAttrs = false, groups = 1): Result {
     process.exit(1);
   }
   const t3 = performance.now();
-  if (rib.locRibSize !== N || (!realPacker && counter.prefixes !== N * groups)) throw new Error(`expected ${N} routes, got ${rib.locRibSize} / ${counter.prefixes}`);
+  if (rib.locRibSize !== N || (!realPacker && counter.prefixes !== N * groups))
+    throw new Error(`expected ${N} routes, got ${rib.locRibSize} / ${counter.prefixes}`);
   const messages = realPacker ? sends[0].messages.length : counter.messages;
   if (sends.length !== peers || rib.groupCount !== groups) throw new Error(`expected ${peers} sends in ${groups} groups`);
   plans.length = 0;
@@ -119,11 +125,27 @@ function run(peers: number, plainAttrs = false, groups = 1): Result {
 function medianRun(f: () => Result): Result {
   const rs = Array.from({ length: RUNS }, f);
   const m = (g: (r: Result) => number) => median(rs.map(g));
-  return { originateMs: m((r) => r.originateMs), planMs: m((r) => r.planMs), packMs: m((r) => r.packMs), messages: rs[0].messages, bytesPerRoute: m((r) => r.bytesPerRoute), cpuMs: m((r) => r.cpuMs) };
+  return {
+    originateMs: m((r) => r.originateMs),
+    planMs: m((r) => r.planMs),
+    packMs: m((r) => r.packMs),
+    messages: rs[0].messages,
+    bytesPerRoute: m((r) => r.bytesPerRoute),
+    cpuMs: m((r) => r.cpuMs),
+  };
 }
 
 const heapCell = (b: number): Cell => (gc ? b : 'n/a (no --expose-gc)');
-const row = (label: string, r: Result): Cell[] => [label, r.originateMs, r.planMs, r.packMs, r.originateMs + r.planMs + r.packMs, r.cpuMs, r.messages, heapCell(r.bytesPerRoute)];
+const row = (label: string, r: Result): Cell[] => [
+  label,
+  r.originateMs,
+  r.planMs,
+  r.packMs,
+  r.originateMs + r.planMs + r.packMs,
+  r.cpuMs,
+  r.messages,
+  heapCell(r.bytesPerRoute),
+];
 
 // --learned-only: just the last (info) figure.
 const learnedOnly = process.argv.includes('--learned-only');
@@ -145,7 +167,9 @@ if (!learnedOnly) {
     notes: [
       `Goals: total < 1000 ms for one peer; heap ≤ 100 B/route for the first peer and ≤ 10 B more per extra peer in the group (here ${gc ? ((ten.bytesPerRoute - one.bytesPerRoute) / 9).toFixed(1) : '?'} B per extra peer).`,
       `${SETS.toLocaleString('en')} attribute sets interleaved over the prefixes; ${RUNS > 1 ? `medians of ${RUNS} runs for the first two rows, one run for the others` : 'one run each'}. ` +
-        (realPacker ? 'UPDATEs encoded by src/wire/packer.ts (--count-only counts them instead).' : `UPDATEs counted at ${PER_MESSAGE} /24s per message, not encoded (--count-only).`) +
+        (realPacker
+          ? 'UPDATEs encoded by src/wire/packer.ts (--count-only counts them instead).'
+          : `UPDATEs counted at ${PER_MESSAGE} /24s per message, not encoded (--count-only).`) +
         ' Heap counts V8 heap and typed-array memory after a full GC; CPU is process CPU time for originate + plan.',
     ],
   });
@@ -189,5 +213,7 @@ emit({
   title: `${N.toLocaleString('en')} prefixes learned from one eBGP peer and planned toward another`,
   columns: ['ingest ms', 'total ms (ingest + plan)', 'CPU ms', 'heap B/route (Adj-RIB-In included)'],
   rows: [[learned.ingestMs, learned.ms, learned.cpuMs, heapCell(learned.bytesPerRoute)]],
-  notes: [`Decoded UPDATEs of ${PER_MESSAGE} prefixes handed to Rib.ingest (no framing or decoding: bench/receive.ts measures the whole receive path). One run.`],
+  notes: [
+    `Decoded UPDATEs of ${PER_MESSAGE} prefixes handed to Rib.ingest (no framing or decoding: bench/receive.ts measures the whole receive path). One run.`,
+  ],
 });

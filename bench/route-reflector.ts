@@ -64,7 +64,10 @@ try {
   for (const [p, f] of farms.entries()) {
     for (let c = 0; c < share; c++) {
       const k0 = (p * share + c) * each;
-      await f.originate(c, Array.from({ length: each }, (_, k) => bulk(k0 + k)));
+      await f.originate(
+        c,
+        Array.from({ length: each }, (_, k) => bulk(k0 + k)),
+      );
     }
   }
   await Promise.all(farms.map((f) => f.sync(ROUTES - each)));
@@ -99,7 +102,9 @@ try {
   const clientRoutes = per(sum(farmSessions), sum(farmRoutes), CLIENTS);
   const kb = (x: number) => Math.round(x / 100) / 10;
   const mb = (x: number) => Math.round(x / 1e5) / 10;
-  console.log(`${CLIENTS} clients up in ${upMs.toFixed(0)} ms; ${ROUTES} routes reflected to all in ${syncMs.toFixed(0)} ms; new route at all clients p50 ${median(reachAll).toFixed(1)} ms`);
+  console.log(
+    `${CLIENTS} clients up in ${upMs.toFixed(0)} ms; ${ROUTES} routes reflected to all in ${syncMs.toFixed(0)} ms; new route at all clients p50 ${median(reachAll).toFixed(1)} ms`,
+  );
   emit({
     suite: 'route-reflector',
     title: `Route reflector: ${CLIENTS} iBGP clients, ${ROUTES.toLocaleString('en-US')} routes`,
@@ -114,7 +119,11 @@ try {
       ['reflector: heap / RSS per route, all clients served (bytes)', `${Math.round(rrPerRoute.heap)} / ${Math.round(rrPerRoute.rss)}`, ''],
       ['reflector: heap / RSS in all (MB)', `${mb(rrRoutes.heap)} / ${mb(rrRoutes.rss)}`, ''],
       ['client: heap / RSS per speaker with its session (KB)', `${kb(clientSession.heap)} / ${kb(clientSession.rss)}`, ''],
-      [`client: heap / RSS per speaker for ${(ROUTES - each).toLocaleString('en-US')} received routes (KB)`, `${kb(clientRoutes.heap)} / ${kb(clientRoutes.rss)}`, ''],
+      [
+        `client: heap / RSS per speaker for ${(ROUTES - each).toLocaleString('en-US')} received routes (KB)`,
+        `${kb(clientRoutes.heap)} / ${kb(clientRoutes.rss)}`,
+        '',
+      ],
     ],
     notes: [
       `Clients are tsbgp speakers, ${share} per process in ${PROCESSES} processes, each on its own 127.0.3.x address; the reflector runs in the benchmark's process. Default coalescing (5 ms window) in the originating client and in the reflector. Heap is V8 heap plus external memory after a full GC; RSS deltas are coarse (the allocator keeps freed pages).`,

@@ -63,8 +63,18 @@ const block = (j: number) => `198.18.${(j * 64) >> 8}.${(j * 64) & 255}/26`;
 /** The cluster's resources, as the agent would read them (validated like manifests). */
 export function clusterResources(nodes: number, reflectors: number): Resource[] {
   const raw: unknown[] = [
-    { apiVersion: 'projectcalico.org/v3', kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { logSeverityScreen: 'Info', nodeToNodeMeshEnabled: false, asNumber: ASN, listenPort: PORT } },
-    { apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'peer-with-route-reflectors' }, spec: { nodeSelector: 'all()', peerSelector: "route-reflector == 'true'" } },
+    {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPConfiguration',
+      metadata: { name: 'default' },
+      spec: { logSeverityScreen: 'Info', nodeToNodeMeshEnabled: false, asNumber: ASN, listenPort: PORT },
+    },
+    {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPPeer',
+      metadata: { name: 'peer-with-route-reflectors' },
+      spec: { nodeSelector: 'all()', peerSelector: "route-reflector == 'true'" },
+    },
     { apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '198.18.0.0/16', blockSize: 26 } },
   ];
   for (let j = 0; j < nodes; j++) {
@@ -77,7 +87,12 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
       metadata: { name, labels: rr ? { 'route-reflector': 'true' } : {}, annotations: rr ? { 'projectcalico.org/RouteReflectorClusterID': CLUSTER_ID } : {} },
       status: { addresses: [{ type: 'InternalIP', address: ip }] },
     });
-    raw.push({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: `${name}-block` }, spec: { node: name, cidr: block(j), state: 'confirmed', deleted: 'false' } });
+    raw.push({
+      apiVersion: 'crd.projectcalico.org/v1',
+      kind: 'BlockAffinity',
+      metadata: { name: `${name}-block` },
+      spec: { node: name, cidr: block(j), state: 'confirmed', deleted: 'false' },
+    });
   }
   return raw.map((r) => {
     const v = validateObject(r, 'rr-scale');
@@ -89,33 +104,45 @@ export function clusterResources(nodes: number, reflectors: number): Resource[] 
 // ------------------------------------------------------------ a reflector process
 
 type RCmd = { cmd: 'start'; index: number; nodes: number; reflectors: number; coalesceMs?: number } | { cmd: 'usage' } | { cmd: 'watch'; range: string };
-type RReply = { type: 'ready'; peers: number; clients: number } | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number } | { type: 'watching' } | { type: 'error'; message: string };
+type RReply =
+  | { type: 'ready'; peers: number; clients: number }
+  | { type: 'usage'; rss: number; heap: number; cpuMs: number; groups: number }
+  | { type: 'watching' }
+  | { type: 'error'; message: string };
 
 function runReflector(): void {
   const send = (r: RReply) => void process.send?.(r);
   let speaker: BgpSpeaker | undefined;
   const gc = (globalThis as { gc?: () => void }).gc;
-  process.on('message', (c: RCmd) =>
-    void (async () => {
-      if (c.cmd === 'start') {
-        const p = plan(stateOf(clusterResources(c.nodes, c.reflectors)), `rr${c.index + 1}`);
-        if (p.errors.length > 0) throw new Error(p.errors.map((e) => e.message).join('; '));
-        speaker = new BgpSpeaker({ asn: p.node.asn, routerId: p.node.ipv4!.toString(), clusterId: p.node.routeReflectorClusterId, coalesceMs: c.coalesceMs, listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port } });
-        // The farm's clients dial and do not listen: the reflector waits for them (the plan has it dial, as the lower IP).
-        for (const peer of p.peers) speaker.addPeer({ ...peerOptions(peer), passive: peer.remoteNode?.startsWith('node') ?? false, connectRetryTime: 1 });
-        for (const r of p.routes) speaker.originate(r.prefix, {});
-        await speaker.start();
-        return send({ type: 'ready', peers: p.peers.length, clients: p.peers.filter((x) => x.routeReflectorClient).length });
-      }
-      if (c.cmd === 'usage') {
-        gc?.();
-        const m = process.memoryUsage();
-        const u = process.cpuUsage();
-        // The RIB's update groups (private to the speaker; read here to show that all clients share one).
-        const groups = (speaker as unknown as { rib?: { groupCount: number } } | undefined)?.rib?.groupCount ?? -1;
-        return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000, groups });
-      }
-    })().catch((e: Error) => send({ type: 'error', message: e.message })),
+  process.on(
+    'message',
+    (c: RCmd) =>
+      void (async () => {
+        if (c.cmd === 'start') {
+          const p = plan(stateOf(clusterResources(c.nodes, c.reflectors)), `rr${c.index + 1}`);
+          if (p.errors.length > 0) throw new Error(p.errors.map((e) => e.message).join('; '));
+          speaker = new BgpSpeaker({
+            asn: p.node.asn,
+            routerId: p.node.ipv4!.toString(),
+            clusterId: p.node.routeReflectorClusterId,
+            coalesceMs: c.coalesceMs,
+            listen: { addresses: [p.node.ipv4!.toString()], port: p.listen.port },
+          });
+          // The farm's clients dial and do not listen: the reflector waits for them (the plan has it dial, as the lower IP).
+          for (const peer of p.peers) speaker.addPeer({ ...peerOptions(peer), passive: peer.remoteNode?.startsWith('node') ?? false, connectRetryTime: 1 });
+          for (const r of p.routes) speaker.originate(r.prefix, {});
+          await speaker.start();
+          return send({ type: 'ready', peers: p.peers.length, clients: p.peers.filter((x) => x.routeReflectorClient).length });
+        }
+        if (c.cmd === 'usage') {
+          gc?.();
+          const m = process.memoryUsage();
+          const u = process.cpuUsage();
+          // The RIB's update groups (private to the speaker; read here to show that all clients share one).
+          const groups = (speaker as unknown as { rib?: { groupCount: number } } | undefined)?.rib?.groupCount ?? -1;
+          return send({ type: 'usage', rss: m.rss, heap: m.heapUsed + m.external, cpuMs: (u.user + u.system) / 1000, groups });
+        }
+      })().catch((e: Error) => send({ type: 'error', message: e.message })),
   );
   const quit = () => void (speaker?.stop() ?? Promise.resolve()).finally(() => process.exit(0));
   process.on('disconnect', quit);
@@ -240,7 +267,30 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     ].join('\n');
     writeFileSync(join(work, 'frr.conf'), conf + '\n');
     spawnSync('chown', ['-R', 'frr:frr', work]);
-    const r = spawnSync('/usr/lib/frr/bgpd', ['-d', '-Z', '-N', frrPathspace(index), '-f', join(work, 'frr.conf'), '-i', pidFile, '-l', address, '-p', String(PORT), '--vty_socket', work, '-A', '127.0.0.1', '-P', '0'], { encoding: 'utf8' });
+    const r = spawnSync(
+      '/usr/lib/frr/bgpd',
+      [
+        '-d',
+        '-Z',
+        '-N',
+        frrPathspace(index),
+        '-f',
+        join(work, 'frr.conf'),
+        '-i',
+        pidFile,
+        '-l',
+        address,
+        '-p',
+        String(PORT),
+        '--vty_socket',
+        work,
+        '-A',
+        '127.0.0.1',
+        '-P',
+        '0',
+      ],
+      { encoding: 'utf8' },
+    );
     if (r.status !== 0) throw new Error(`bgpd: ${r.stderr || r.stdout}`);
   }
   const readPid = () => (pid ||= Number(readFileSync(pidFile, 'utf8').trim()));
@@ -264,17 +314,31 @@ function daemonReflector(kind: 'bird' | 'frr', index: number, reflectors: number
     kill: () => void process.kill(readPid(), 'SIGKILL'),
     diagnose: (short) => {
       if (kind !== 'frr') return undefined;
-      const r = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', 'show bgp ipv4 unicast summary', '-c', 'show bgp update-groups statistics'], { encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', 'show bgp ipv4 unicast summary', '-c', 'show bgp update-groups statistics'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
       writeFileSync(join(work, 'diagnose.txt'), out);
       if (short.length > 0) {
-        const n = spawnSync('vtysh', ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`], { encoding: 'utf8', timeout: 30_000 });
+        const n = spawnSync(
+          'vtysh',
+          ['--vty_socket', work, '-d', 'bgpd', '-c', `show bgp neighbors ${short[0]}`, '-c', `show bgp neighbors ${short[0]} advertised-routes`],
+          { encoding: 'utf8', timeout: 30_000 },
+        );
         // The TCP connections between that client and this reflector, with their owners (the run's own namespace).
         const filter = `( src ${short[0]} and dst ${address} ) or ( src ${address} and dst ${short[0]} )`;
         const ss = spawnSync('ss', ['-tnpH', filter], { encoding: 'utf8' });
         const text = `${n.stdout ?? ''}${n.stderr ?? ''}\n--- ss -tnp ${filter}\n${ss.stdout ?? ''}${ss.stderr ?? ''}`;
         writeFileSync(join(work, 'diagnose-short.txt'), text);
-        console.error(`rr-scale frr rr${index + 1} on short client ${short[0]}: ${text.split('\n').filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l)).slice(0, 30).map((l) => l.trim()).join(' | ')}`);
+        console.error(
+          `rr-scale frr rr${index + 1} on short client ${short[0]}: ${text
+            .split('\n')
+            .filter((l) => /BGP state|Update group|Last reset|Prefix|Outq|Inq|Total number|Established|Sent|Rcvd/.test(l))
+            .slice(0, 30)
+            .map((l) => l.trim())
+            .join(' | ')}`,
+        );
       }
       const lines = out.split('\n');
       // The summary's header, then the neighbours' lines grouped by their PfxSnt (last-but-one column) and state/PfxRcd.
@@ -395,7 +459,11 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
   const { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS } = o;
   const CLIENTS = NODES - R;
   const reflectors = Array.from({ length: R }, (_, i) =>
-    impl === 'tsbgp' ? tsbgpReflector(i, NODES, R, undefined, o.reflectorCoalesceMs) : impl === 'tsbgp-before' ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts')) : daemonReflector(impl, i, R, o.dir),
+    impl === 'tsbgp'
+      ? tsbgpReflector(i, NODES, R, undefined, o.reflectorCoalesceMs)
+      : impl === 'tsbgp-before'
+        ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts'))
+        : daemonReflector(impl, i, R, o.dir),
   );
   const farms: Farm[] = [];
   const clients = Array.from({ length: CLIENTS }, (_, k) => clientAddress(k));
@@ -403,7 +471,8 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const step = (what: string) => console.error(`rr-scale ${impl}: ${what}`);
     const ready = await Promise.all(reflectors.map((r) => r.start()));
     step('reflectors started');
-    for (const [i, r] of ready.entries()) if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
+    for (const [i, r] of ready.entries())
+      if (impl.startsWith('tsbgp') && r.clients !== CLIENTS) throw new Error(`reflector ${i + 1} planned ${r.clients} clients, expected ${CLIENTS}`);
     // Memory (tsbgp: after a full GC in the reflector) only before any client and once converged; CPU per phase from /proc,
     // read before any GC, so that no measurement adds a GC to a phase or leaves its aftermath in the probes.
     const idle = await Promise.all(reflectors.map((r) => r.usage()));
@@ -439,7 +508,11 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     try {
       await Promise.all(farms.map((f) => f.sync(NODES - 1)));
     } catch (e) {
-      const short = /short clients: ([^;]*)/.exec((e as Error).message)?.[1].split(' ').filter((a) => /^\d/.test(a)) ?? [];
+      const short =
+        /short clients: ([^;]*)/
+          .exec((e as Error).message)?.[1]
+          .split(' ')
+          .filter((a) => /^\d/.test(a)) ?? [];
       for (const r of reflectors) {
         const d = r.diagnose?.(short);
         if (d) console.error(`rr-scale ${impl}: not converged: ${d}`);
@@ -472,13 +545,25 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const probe = async (k: number): Promise<number> => {
       const prefix = `203.0.113.${k + 1}/32`;
       arrivals.set(prefix, []);
-      lastByFarm.set(prefix, farms.map(() => 0));
+      lastByFarm.set(
+        prefix,
+        farms.map(() => 0),
+      );
       const f = farms[k % farms.length];
       const t = await f.originate(k % f.clients.length, [prefix]);
       await until(`${prefix} at ${CLIENTS - 1} clients`, () => arrivals.get(prefix)!.length >= CLIENTS - 1, 30_000, 1);
       await sleep(20);
-      const got = arrivals.get(prefix)!.map((x) => x - t).sort((a, b) => a - b);
-      if (process.env.RR_SCALE_FARM_ORDER) console.error(`rr-scale probe ${k}: last arrival per farm process (ms): ${lastByFarm.get(prefix)!.map((x) => Math.round(x - t)).join(' ')}`);
+      const got = arrivals
+        .get(prefix)!
+        .map((x) => x - t)
+        .sort((a, b) => a - b);
+      if (process.env.RR_SCALE_FARM_ORDER)
+        console.error(
+          `rr-scale probe ${k}: last arrival per farm process (ms): ${lastByFarm
+            .get(prefix)!
+            .map((x) => Math.round(x - t))
+            .join(' ')}`,
+        );
       firsts.push(got[0]);
       halves.push(got[Math.floor(got.length / 2)]);
       return got[got.length - 1];
@@ -486,7 +571,9 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     // The probes measure propagation through a settled cluster, not the clients' tail of converging.
     const allCpu = (rs: readonly Reflector[]) => () => farmCpu() + rs.reduce((sum, r) => sum + procUsage(r.pid()).cpuMs, 0);
     const quiet = await waitQuiet(allCpu(reflectors));
-    step(`quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`);
+    step(
+      `quiet after ${Math.round(quiet.ms)} ms (${(quiet.share * 100).toFixed(1)} % of a core over the last second${quiet.quiet ? '' : ', NOT below the rule'})${o.settleMs ? `; settling ${o.settleMs / 1e3} s more` : ''}`,
+    );
     await sleep(o.settleMs);
     const beforeProbes = reflectors.map((r) => r.cpuMs());
     const farmBeforeProbes = farmCpu();
@@ -500,17 +587,34 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     const farmProbed = farmCpu();
     const reachFirst = firsts.slice(2);
     const reachHalf = halves.slice(2);
-    step(`↳ first other client / half of them held it (ms): ${reachFirst.map((x, i) => `${Math.round(x)}/${Math.round(reachHalf[i])}`).join(' ')}; farm CPU for these probes ${farmProbed - farmBeforeProbes} ms`);
+    step(
+      `↳ first other client / half of them held it (ms): ${reachFirst.map((x, i) => `${Math.round(x)}/${Math.round(reachHalf[i])}`).join(' ')}; farm CPU for these probes ${farmProbed - farmBeforeProbes} ms`,
+    );
 
     // One reflector killed: the clients keep every block (from the others) and new routes still reach all.
     reflectors[R - 1].kill();
     const tk = performance.now();
     const remaining = reflectors.slice(0, R - 1);
-    await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address))));
+    await Promise.all(
+      farms.map((f) =>
+        f.sync(
+          NODES - 1,
+          remaining.map((r) => r.address),
+        ),
+      ),
+    );
     const afterKillMs = performance.now() - tk;
     // Probes measure the cluster with two reflectors, not the clients' handling of the loss: wait until every
     // client has seen its session to the dead reflector go down and the cluster is quiet, and leave out two warm-up probes as above.
-    await Promise.all(farms.map((f) => f.sync(NODES - 1, remaining.map((r) => r.address), [reflectors[R - 1].address])));
+    await Promise.all(
+      farms.map((f) =>
+        f.sync(
+          NODES - 1,
+          remaining.map((r) => r.address),
+          [reflectors[R - 1].address],
+        ),
+      ),
+    );
     const lossSeenMs = performance.now() - tk;
     const quietKilled = await waitQuiet(allCpu(remaining));
     await sleep(o.settleMs);
@@ -563,7 +667,15 @@ export interface Round {
   readonly loadStart: readonly number[];
   readonly loadEnd: readonly number[];
   readonly results: Partial<Record<Impl, Result | { error: string }>>;
-  readonly setup: { nodes: number; reflectors: number; probes: number; perProcess: number; connectRetry: number; reflectorCoalesceMs?: number; settleMs?: number };
+  readonly setup: {
+    nodes: number;
+    reflectors: number;
+    probes: number;
+    perProcess: number;
+    connectRetry: number;
+    reflectorCoalesceMs?: number;
+    settleMs?: number;
+  };
 }
 
 const ok = (r: Result | { error: string } | undefined): r is Result => r !== undefined && !('error' in r);
@@ -622,10 +734,14 @@ function roundTable(round: Round): void {
   const impls = [...round.order].sort((a, b) => Object.keys(NAMES).indexOf(a) - Object.keys(NAMES).indexOf(b));
   const round1 = (x: number) => Math.round(x * 10) / 10;
   const row = (label: string, f: (r: Result) => number | string, goal = ''): (string | number)[] => {
-    return [label, ...impls.map((i) => {
-      const r = round.results[i];
-      return ok(r) ? f(r) : `failed: ${r?.error.slice(0, 200) ?? 'not run'}`;
-    }), goal];
+    return [
+      label,
+      ...impls.map((i) => {
+        const r = round.results[i];
+        return ok(r) ? f(r) : `failed: ${r?.error.slice(0, 200) ?? 'not run'}`;
+      }),
+      goal,
+    ];
   };
   const quiet = (q: Quiet) => `${round1(q.ms / 1e3)} s${q.quiet ? '' : ` (not quiet: ${(q.share * 100).toFixed(1)} %)`}`;
   emit({
@@ -634,9 +750,15 @@ function roundTable(round: Round): void {
     columns: ['measure', ...impls.map((i) => `${NAMES[i]} as reflectors`), 'goal'],
     rows: [
       row(`every session up: ${CLIENTS} clients × ${R} reflectors (ms)`, (r) => Math.round(r.upMs)),
-      row(`↳ TCP connections the clients opened / sessions dialled more than once / longest farm event-loop stall (ms), connect retry ${round.setup.connectRetry} s`, (r) => `${r.farmStart.dials} / ${r.farmStart.redialled} / ${Math.round(r.farmStart.maxLoopStallMs)}`),
+      row(
+        `↳ TCP connections the clients opened / sessions dialled more than once / longest farm event-loop stall (ms), connect retry ${round.setup.connectRetry} s`,
+        (r) => `${r.farmStart.dials} / ${r.farmStart.redialled} / ${Math.round(r.farmStart.maxLoopStallMs)}`,
+      ),
       row(`every client holding every other node's block from every reflector (${NODES - 1} each) (ms)`, (r) => Math.round(r.convergeMs)),
-      row(`wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start ${round.setup.settleMs ? `${round.setup.settleMs / 1e3} s after it, for every implementation` : 'then'})`, (r) => quiet(r.quiet)),
+      row(
+        `wait until clients and reflectors use < ${QUIET_SHARE * 100} % of a core over ${QUIET_WINDOW_MS} ms (the probes start ${round.setup.settleMs ? `${round.setup.settleMs / 1e3} s after it, for every implementation` : 'then'})`,
+        (r) => quiet(r.quiet),
+      ),
       row(`one new /32 from a client → held by all ${CLIENTS - 1} other clients, p50 of ${PROBES} (ms)`, (r) => round1(median(r.reach))),
       row('↳ same, p99 (ms)', (r) => round1(percentile(r.reach, 99)), '≤ 1000'),
       row('↳ median of the first 10 / of the last 10 probes (ms)', (r) => `${round1(median(r.reach.slice(0, 10)))} / ${round1(median(r.reach.slice(-10)))}`),
@@ -645,15 +767,29 @@ function roundTable(round: Round): void {
       row('reflector CPU to bring its sessions up, largest (ms)', (r) => Math.round(r.cpuUpMs)),
       row('reflector CPU to converge, largest (ms; per client)', (r) => `${Math.round(r.cpuConvergeMs)}; ${round1(r.cpuConvergeMs / CLIENTS)}`),
       row(`reflector CPU during the ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuProbesMs)),
-      row(`client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / quiet wait and probes (ms)`, (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`),
-      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) => (r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '))),
-      row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) => Math.round(r.afterKillMs)),
-      row('↳ every client has seen its session to the killed reflector go down (ms after the kill); then the quiet wait', (r) => `${Math.round(r.lossSeenMs)}; ${quiet(r.quietKilled)}`),
-      row(`↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`, (r) => `${round1(median(r.reachKilled))} / ${round1(percentile(r.reachKilled, 99))}`, '≤ 1000'),
+      row(
+        `client farm CPU (all ${CLIENTS} clients, ${Math.ceil(CLIENTS / PER_PROCESS)} processes): sessions up / converge / quiet wait and probes (ms)`,
+        (r) => `${Math.round(r.farmCpuUpMs)} / ${Math.round(r.farmCpuConvergeMs)} / ${Math.round(r.farmCpuProbesMs)}`,
+      ),
+      row(`update groups in each reflector's RIB, converged (${CLIENTS} clients + ${R - 1} other reflectors)`, (r) =>
+        r.groups.every((g) => g === undefined) ? 'n/a' : r.groups.join(' / '),
+      ),
+      row(`one reflector killed: every client still holds all ${NODES - 1} blocks from each remaining reflector (checked, ms after the kill)`, (r) =>
+        Math.round(r.afterKillMs),
+      ),
+      row(
+        '↳ every client has seen its session to the killed reflector go down (ms after the kill); then the quiet wait',
+        (r) => `${Math.round(r.lossSeenMs)}; ${quiet(r.quietKilled)}`,
+      ),
+      row(
+        `↳ one new /32 → all ${CLIENTS - 1} other clients with ${R - 1} reflectors, p50 / p99 of ${PROBES} (ms)`,
+        (r) => `${round1(median(r.reachKilled))} / ${round1(percentile(r.reachKilled, 99))}`,
+        '≤ 1000',
+      ),
       row(`↳ CPU of a remaining reflector during those ${PROBES + 2} probes, largest (ms)`, (r) => Math.round(r.cpuKilledProbesMs)),
     ],
     notes: [
-      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector (connect retry ${round.setup.connectRetry} s), originating one /26.${round.setup.reflectorCoalesceMs !== undefined ? ` tsbgp reflectors' coalescing window ${round.setup.reflectorCoalesceMs} ms (--reflector-coalesce-ms).` : ''} All on ${NET === '127.0' ? '127.0.x.y' : '198.19.x.y (local in a namespace of the run\'s own)'} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process. Load: the 1/5/15-minute load averages at the round's start and end.`,
+      `tsbgp reflectors: tsbgp speakers, one process each, peers and routes from plan() of the documented setup (reverse peerings: each reflector plans its ${CLIENTS} clients itself). BIRD 2.0 and FRR 8.4 (bgpd without zebra) reflectors: configured as Calico configures BIRD for a reflector (rr client, rr cluster id ${CLUSTER_ID}, graceful restart, import/export all), clients accepted from dynamic neighbor ranges. Clients: tsbgp speakers, ${PER_PROCESS} per process, each peered with every reflector (connect retry ${round.setup.connectRetry} s), originating one /26.${round.setup.reflectorCoalesceMs !== undefined ? ` tsbgp reflectors' coalescing window ${round.setup.reflectorCoalesceMs} ms (--reflector-coalesce-ms).` : ''} All on ${NET === '127.0' ? '127.0.x.y' : "198.19.x.y (local in a namespace of the run's own)"} over real TCP, one machine (${cpus().length} cores, shared). RSS is the reflector process's (tsbgp: after a GC); CPU is user+system of the reflector process. Load: the 1/5/15-minute load averages at the round's start and end.`,
     ],
   });
 }
@@ -695,7 +831,10 @@ async function main(): Promise<void> {
   const summary = arg('summary', '');
   if (summary) {
     // --summary FILE: the rounds saved by earlier runs (--save FILE), e.g. one locked run per round.
-    const rounds = readFileSync(summary, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Round);
+    const rounds = readFileSync(summary, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Round);
     if (rounds.length === 0) throw new Error(`--summary ${summary}: no rounds in the file`);
     for (const r of rounds) roundTable(r);
     if (rounds.length > 1) summaryTable(rounds);
@@ -718,15 +857,27 @@ async function main(): Promise<void> {
   if (COALESCE !== undefined && !(COALESCE >= 0)) throw new Error(`--reflector-coalesce-ms wants milliseconds ≥ 0 (got ${arg('reflector-coalesce-ms', '')})`);
   const save = arg('save', '');
   const impls = arg('impl', NET === '127.0' ? 'tsbgp,bird' : 'tsbgp,bird,frr').split(',') as Impl[];
-  for (const i of impls) if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
-  if (impls.includes('tsbgp-before') && !(BEFORE && existsSync(join(BEFORE, 'bench/rr-scale.ts')))) throw new Error('--impl tsbgp-before wants --before DIR, a checkout of tsbgp with bench/rr-scale.ts');
-  if (impls.includes('frr') && NET === '127.0') throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
+  for (const i of impls)
+    if (!['tsbgp', 'tsbgp-before', 'bird', 'frr'].includes(i)) throw new Error(`--impl: unknown reflector ${i} (tsbgp, tsbgp-before, bird, frr)`);
+  if (impls.includes('tsbgp-before') && !(BEFORE && existsSync(join(BEFORE, 'bench/rr-scale.ts'))))
+    throw new Error('--impl tsbgp-before wants --before DIR, a checkout of tsbgp with bench/rr-scale.ts');
+  if (impls.includes('frr') && NET === '127.0')
+    throw new Error('--impl frr needs root: FRR refuses 127/8 next hops, so the run needs its own namespace with 198.19.0.0/16 (see the header)');
   if (NODES > 1024 || PROBES > 120 || R < 2) throw new Error('rr-scale: at most 1,024 nodes (one /26 each in a /16), 120 probes, at least 2 reflectors');
-  if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1 && Number.isInteger(FIRST) && FIRST >= 0)) throw new Error(`--rounds wants a whole number ≥ 1 (got ${arg('rounds', '1')}), --first-round one ≥ 1 (got ${arg('first-round', '1')})`);
+  if (!(Number.isInteger(ROUNDS) && ROUNDS >= 1 && Number.isInteger(FIRST) && FIRST >= 0))
+    throw new Error(`--rounds wants a whole number ≥ 1 (got ${arg('rounds', '1')}), --first-round one ≥ 1 (got ${arg('first-round', '1')})`);
   if (!(CONNECT_RETRY > 0)) throw new Error(`--connect-retry wants seconds > 0 (got ${arg('connect-retry', '5')})`);
   const dir = mkdtempSync(join(tmpdir(), 'tsbgp-rr-scale-'));
   chmodSync(dir, 0o755); // FRR's bgpd runs as user frr and writes its pid file below
-  const setup = { nodes: NODES, reflectors: R, probes: PROBES, perProcess: PER_PROCESS, connectRetry: CONNECT_RETRY, settleMs: SETTLE_S * 1000, ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}) };
+  const setup = {
+    nodes: NODES,
+    reflectors: R,
+    probes: PROBES,
+    perProcess: PER_PROCESS,
+    connectRetry: CONNECT_RETRY,
+    settleMs: SETTLE_S * 1000,
+    ...(COALESCE !== undefined ? { reflectorCoalesceMs: COALESCE } : {}),
+  };
   const rounds: Round[] = [];
   try {
     for (let n = FIRST; n < FIRST + ROUNDS; n++) {
@@ -739,9 +890,13 @@ async function main(): Promise<void> {
         try {
           const r = await scenario(impl, { ...setup, dir });
           results[impl] = r;
-          console.log(`${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`);
+          console.log(
+            `${impl}: up ${r.upMs.toFixed(0)} ms, converged ${r.convergeMs.toFixed(0)} ms, /32 p99 ${percentile(r.reach, 99).toFixed(1)} ms, killed-one p99 ${percentile(r.reachKilled, 99).toFixed(1)} ms, RSS ${(r.rss / 1e6).toFixed(1)} MB`,
+          );
           // Everything measured, in case a later scenario does not finish (the tables come at the end).
-          console.error(`rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`);
+          console.error(
+            `rr-scale ${impl} result: ${JSON.stringify({ ...r, reach: undefined, reachKilled: undefined, reachP50: median(r.reach), reachP99: percentile(r.reach, 99), killedP50: median(r.reachKilled), killedP99: percentile(r.reachKilled, 99) })}`,
+          );
         } catch (e) {
           // One implementation failing (e.g. clients that never converge) is a result of the round, not the end of the run.
           results[impl] = { error: (e as Error).message };
@@ -789,10 +944,18 @@ function inNamespace(): number {
   ip('netns', 'add', ns);
   ip('-n', ns, 'link', 'set', 'lo', 'up');
   ip('-n', ns, 'route', 'add', 'local', '198.19.0.0/16', 'dev', 'lo');
-  const r = spawnSync('ip', ['netns', 'exec', ns, process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2), '--in-netns'], {
-    stdio: 'inherit',
-    env: { ...process.env, RR_SCALE_RUN: String(process.pid), BENCH_COMMAND: process.env.BENCH_COMMAND ?? ['node --expose-gc --import tsx bench/rr-scale.ts', ...process.argv.slice(2)].join(' ') },
-  });
+  const r = spawnSync(
+    'ip',
+    ['netns', 'exec', ns, process.execPath, ...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2), '--in-netns'],
+    {
+      stdio: 'inherit',
+      env: {
+        ...process.env,
+        RR_SCALE_RUN: String(process.pid),
+        BENCH_COMMAND: process.env.BENCH_COMMAND ?? ['node --expose-gc --import tsx bench/rr-scale.ts', ...process.argv.slice(2)].join(' '),
+      },
+    },
+  );
   return r.status ?? 1;
 }
 

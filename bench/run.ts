@@ -11,7 +11,9 @@ const only = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const suites = Object.keys(SUITES).filter((s) => only.length === 0 || only.includes(s));
 
 console.log(`# tsbgp benchmarks ${quick ? '(quick)' : ''}`);
-console.log(`node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`);
+console.log(
+  `node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString()}`,
+);
 // Every suite appends its tables here (bench/report.ts); perf-readme reads it.
 const out = process.env.BENCH_OUT ?? `bench/results/${quick ? 'quick' : 'bench'}.jsonl`;
 mkdirSync('bench/results', { recursive: true });
@@ -30,7 +32,10 @@ for (const suite of suites) {
   const t0 = performance.now();
   // The command recorded with each table (scripts/perf-readme.ts prints it).
   const command = `npm run bench -- ${quick ? '--quick ' : ''}${suite}`;
-  const r = spawnSync(process.execPath, args, { stdio: 'inherit', env: { ...process.env, BENCH_OUT: out, BENCH_COMMAND: command, BENCH_QUICK: quick ? '1' : '0' } });
+  const r = spawnSync(process.execPath, args, {
+    stdio: 'inherit',
+    env: { ...process.env, BENCH_OUT: out, BENCH_COMMAND: command, BENCH_QUICK: quick ? '1' : '0' },
+  });
   console.log(`(${suite}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   if (r.status !== 0) {
     console.error(`benchmark ${suite} failed (exit ${r.status})`);

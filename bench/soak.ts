@@ -16,7 +16,9 @@ import { parseArgs } from 'node:util';
 import { emit } from './report.js';
 import { TableSender } from './table-sender-client.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, routes: { type: 'string' }, 'cycle-s': { type: 'string' }, 'duration-s': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean' }, routes: { type: 'string' }, 'cycle-s': { type: 'string' }, 'duration-s': { type: 'string' } },
+});
 const quick = values.quick === true;
 const routes = Number(values.routes ?? (quick ? 100_000 : 1_000_000));
 const cycleS = Number(values['cycle-s'] ?? 60);
@@ -24,7 +26,9 @@ const durationS = Number(values['duration-s'] ?? (quick ? cycleS : 600));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const sender = await TableSender.start(routes, '127.0.0.1', '127.0.0.2', { timeoutMs: 600_000 });
-const node = spawn(process.execPath, ['--import', 'tsx', join(dirname(fileURLToPath(import.meta.url)), 'soak-node.ts'), String(sender.port)], { stdio: ['pipe', 'pipe', 'inherit'] });
+const node = spawn(process.execPath, ['--import', 'tsx', join(dirname(fileURLToPath(import.meta.url)), 'soak-node.ts'), String(sender.port)], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
 const events: { event: string; reason?: string; at: number }[] = [];
 /** The node's longest event-loop stall: overall (from the first table on) and in the current cycle. */
 const loopMax = { all: 0, cycle: 0, gcCycle: 0 };
@@ -39,8 +43,7 @@ const metricsPort = await new Promise<number>((resolve) => {
       loopMax.all = Math.max(loopMax.all, m.loopMaxMs);
       loopMax.cycle = Math.max(loopMax.cycle, m.loopMaxMs);
       loopMax.gcCycle = Math.max(loopMax.gcCycle, m.gcMaxMs ?? 0);
-    }
-    else events.push({ event: m.event!, reason: m.reason, at: Date.now() });
+    } else events.push({ event: m.event!, reason: m.reason, at: Date.now() });
   });
 });
 const base = `http://127.0.0.2:${metricsPort}`;
@@ -110,14 +113,22 @@ for (let c = 1; c <= cycles; c++) {
   if (announced) await announced;
   const full = await probe('/metrics', 10_000);
   if (full.ok) lastBody = full.body;
-  const atFull = { rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1 };
+  const atFull = {
+    rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20),
+    received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1,
+  };
   const w0 = Date.now();
   await sender.command('withdraw');
   senderMs.push({ withdraw: Date.now() - w0, announce: announceMs });
   await sleep(Math.max(0, cycleStart + cycleS * 1000 - Date.now()));
   const r = await probe('/metrics', 10_000);
   if (r.ok) lastBody = r.body;
-  rss.push({ cycle: c, rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20), received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1, full: atFull });
+  rss.push({
+    cycle: c,
+    rssMiB: Math.round((gauge(lastBody, 'process_resident_memory_bytes') ?? 0) / 2 ** 20),
+    received: gauge(lastBody, 'tsbgp_bgp_prefixes_received', '{peer="127.0.0.1",family="ipv4"}') ?? -1,
+    full: atFull,
+  });
   const a0 = Date.now();
   announced = sender.command('announce').then(() => {
     announceMs = Date.now() - a0;
@@ -151,7 +162,9 @@ emit({
     ['node: longest event-loop stall per cycle (ms)', loopPerCycle.join(', ')],
     ['node: longest GC pause per cycle (ms)', gcPerCycle.join(', ')],
   ],
-  notes: ['The router is tsbgp itself (bench/table-sender.ts) in another process over loopback; the node is a speaker with the agent metrics server (bench/soak-node.ts), hold time 90 s. The machine may be shared: figures are noisy.'],
+  notes: [
+    'The router is tsbgp itself (bench/table-sender.ts) in another process over loopback; the node is a speaker with the agent metrics server (bench/soak-node.ts), hold time 90 s. The machine may be shared: figures are noisy.',
+  ],
 });
 node.stdin!.end();
 await sender.stop();

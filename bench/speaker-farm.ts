@@ -86,7 +86,10 @@ const SYNC_MS = Number(process.env.FARM_SYNC_MS ?? 280_000);
 export function startFarm(clients: readonly string[]): Farm {
   // FARM_CPU_PROF=<folder>: a V8 CPU profile of each farm process (written when it stops).
   const prof = process.env.FARM_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.FARM_CPU_PROF] : [];
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], { execArgv: ['--expose-gc', '--import', 'tsx', ...prof], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child'], {
+    execArgv: ['--expose-gc', '--import', 'tsx', ...prof],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const waiting = new Map<Reply['type'], ((r: Reply) => void)[]>();
   let onRoute: ((prefix: string, client: string, t: number) => void) | undefined;
   let failure: string | undefined;
@@ -109,7 +112,11 @@ export function startFarm(clients: readonly string[]): Farm {
     clients,
     pid: child.pid!,
     start: async (asn, target, connectRetryTime = 5) => {
-      const { type: _, ...r } = await ask({ cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients, connectRetryTime }, 'ready', 300_000);
+      const { type: _, ...r } = await ask(
+        { cmd: 'start', asn, targets: Array.isArray(target) ? target : [target], clients, connectRetryTime },
+        'ready',
+        300_000,
+      );
       return r;
     },
     originate: async (client, prefixes) => (await ask({ cmd: 'originate', client, prefixes }, 'originated')).t,
@@ -160,7 +167,8 @@ function runChild(): void {
         loop.enable();
         for (const address of c.clients) {
           const s = new BgpSpeaker({ asn: c.asn, routerId: address, listen: false });
-          for (const t of c.targets) s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: c.connectRetryTime });
+          for (const t of c.targets)
+            s.addPeer({ address: t.address, port: t.port, asn: c.asn, localAddress: address, families: ['ipv4'], connectRetryTime: c.connectRetryTime });
           await s.start();
           speakers.push(s);
           addresses.push(address);
@@ -175,7 +183,10 @@ function runChild(): void {
         loop.disable();
         const total = [...dials.values()].reduce((a, b) => a + b, 0);
         // Every session dials at least once: fewer counted means the wrapper did not see the session shell's dials.
-        if (total < speakers.length * c.targets.length) throw new Error(`speaker farm: counted ${total} TCP connections for ${speakers.length * c.targets.length} sessions (the net.connect wrapper did not take)`);
+        if (total < speakers.length * c.targets.length)
+          throw new Error(
+            `speaker farm: counted ${total} TCP connections for ${speakers.length * c.targets.length} sessions (the net.connect wrapper did not take)`,
+          );
         const again = [...dials.values()].filter((n) => n > 1).length;
         return send({ type: 'ready', dials: total, redialled: again, redialledClients: redialledClients(), maxLoopStallMs: loop.max / 1e6 });
       }
@@ -191,7 +202,13 @@ function runChild(): void {
             `every farm speaker holding ${c.routes} routes`,
             () =>
               speakers.every((s) =>
-                s.status().every((p) => (c.down?.includes(p.address) ? p.state !== 'Established' : (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes)),
+                s
+                  .status()
+                  .every((p) =>
+                    c.down?.includes(p.address)
+                      ? p.state !== 'Established'
+                      : (c.from && !c.from.includes(p.address)) || p.counters.prefixesAccepted >= c.routes,
+                  ),
               ),
             SYNC_MS,
             20,
@@ -222,7 +239,10 @@ function runChild(): void {
   };
   /** Per target: sessions not Established, sessions short of `routes` and the fewest accepted (and received), UPDATEs in, the last error seen (what a sync timeout reports). */
   const shortfall = (routes: number, from?: readonly string[]): string => {
-    const per = new Map<string, { down: number; short: number; fewest: number; fewestReceived: number; updatesIn: number; errors: number; lastError?: string }>();
+    const per = new Map<
+      string,
+      { down: number; short: number; fewest: number; fewestReceived: number; updatesIn: number; errors: number; lastError?: string }
+    >();
     const shortClients = new Set<string>();
     for (const [i, s] of speakers.entries())
       for (const p of s.status()) {
@@ -242,7 +262,10 @@ function runChild(): void {
           t.lastError = `${p.lastError.direction} ${p.lastError.text}`;
         }
       }
-    const each = [...per].map(([a, t]) => `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`);
+    const each = [...per].map(
+      ([a, t]) =>
+        `${a}: ${t.down} not Established, ${t.short} short (fewest accepted ${t.fewest}, received ${t.fewestReceived}), ${t.updatesIn} UPDATEs in, ${t.errors} with an error${t.lastError ? ` (last: ${t.lastError})` : ''}`,
+    );
     const again = new Set(redialledClients());
     const shortAgain = [...shortClients].filter((a) => again.has(a)).length;
     return `${each.join('; ')}; short clients: ${[...shortClients].slice(0, 20).join(' ')}${shortClients.size > 20 ? ' …' : ''}; ${shortAgain} of the ${shortClients.size} short clients had a session dialled more than once (of ${again.size} such clients in this farm)`;

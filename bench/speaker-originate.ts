@@ -37,7 +37,9 @@ const runs = [];
 for (let i = 0; i < RUNS; i++) runs.push(await once());
 const orig = median(runs.map((r) => r.originateMs));
 const total = median(runs.map((r) => r.totalMs));
-console.log(`${N} originations: originate() calls ${orig.toFixed(1)} ms, until all received ${total.toFixed(1)} ms, ${runs[0].updates} UPDATEs (median of ${RUNS})`);
+console.log(
+  `${N} originations: originate() calls ${orig.toFixed(1)} ms, until all received ${total.toFixed(1)} ms, ${runs[0].updates} UPDATEs (median of ${RUNS})`,
+);
 emit({
   suite: 'speaker-originate',
   title: `Originate ${N.toLocaleString('en-US')} routes through a BgpSpeaker to another over loopback`,
@@ -46,5 +48,7 @@ emit({
     ['originate() calls', orig, Math.round((orig * 1e6) / N)],
     ['until the receiving speaker holds them all', total, Math.round((total * 1e6) / N)],
   ],
-  notes: [`/24s sharing one attribute set, iBGP, both speakers in one process; ${runs[0].updates} UPDATEs; median of ${RUNS} runs after a warm-up. Across processes and against BIRD, GoBGP, FRR: scenario 3 (bench:lab).`],
+  notes: [
+    `/24s sharing one attribute set, iBGP, both speakers in one process; ${runs[0].updates} UPDATEs; median of ${RUNS} runs after a warm-up. Across processes and against BIRD, GoBGP, FRR: scenario 3 (bench:lab).`,
+  ],
 });

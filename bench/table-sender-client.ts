@@ -24,17 +24,30 @@ export class TableSender {
   ) {}
 
   /** Resolves once the sender listens (its table originated). `prefix` runs it under a wrapper, e.g. `ip netns exec NS`. */
-  static async start(routes: number, listen: string, peer: string, opts: { peerAsn?: number; prefix?: readonly string[]; timeoutMs?: number } = {}): Promise<TableSender> {
+  static async start(
+    routes: number,
+    listen: string,
+    peer: string,
+    opts: { peerAsn?: number; prefix?: readonly string[]; timeoutMs?: number } = {},
+  ): Promise<TableSender> {
     const args = ['--import', 'tsx', SCRIPT, String(routes), listen, peer, String(opts.peerAsn ?? 64512)];
     const [cmd, ...pre] = opts.prefix ?? [];
-    const child = cmd ? spawn(cmd, [...pre, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }) : spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = cmd
+      ? spawn(cmd, [...pre, process.execPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     const lines = createInterface({ input: child.stdout! });
     const port = await new Promise<number>((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`table sender did not start within ${opts.timeoutMs ?? 120_000} ms: ${err}`)), opts.timeoutMs ?? 120_000);
-      child.once('exit', (code) => { clearTimeout(t); reject(new Error(`table sender exited (${code}): ${err}`)); });
-      lines.once('line', (l) => { clearTimeout(t); resolve((JSON.parse(l) as { port: number }).port); });
+      child.once('exit', (code) => {
+        clearTimeout(t);
+        reject(new Error(`table sender exited (${code}): ${err}`));
+      });
+      lines.once('line', (l) => {
+        clearTimeout(t);
+        resolve((JSON.parse(l) as { port: number }).port);
+      });
     });
     const s = new TableSender(child, port);
     s.stderr = err;

@@ -35,7 +35,13 @@ for (const r of routes(table, 4)) {
   prefixes.push(Prefix.parse(r.prefix));
   setOf.push(r.set);
 }
-const attrs: RouteAttributes[] = table.sets.map((s) => ({ origin: s.origin, med: s.med, communities: s.communities, largeCommunities: s.largeCommunities, asPath: s.asPath }));
+const attrs: RouteAttributes[] = table.sets.map((s) => ({
+  origin: s.origin,
+  med: s.med,
+  communities: s.communities,
+  largeCommunities: s.largeCommunities,
+  asPath: s.asPath,
+}));
 const announce = () => {
   for (let i = 0; i < prefixes.length; i++) sp.originate(prefixes[i], attrs[setOf[i]]);
 };
@@ -56,7 +62,9 @@ rl.on('line', (line) => {
     return;
   }
   const st = sp.status()[0];
-  process.stdout.write(`${JSON.stringify({ done: cmd, state: st?.state, advertised: st?.counters.prefixesAdvertised, sendQueueBytes: st?.counters.sendQueueBytes })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ done: cmd, state: st?.state, advertised: st?.counters.prefixesAdvertised, sendQueueBytes: st?.counters.sendQueueBytes })}\n`,
+  );
 });
 rl.on('close', () => {
   void sp.stop().then(() => process.exit(0));

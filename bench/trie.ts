@@ -35,10 +35,37 @@ function pick(weights: [number, number][]): number {
 
 // Rough shape of the 2025 global tables (share of prefixes per length).
 const V4_LENGTHS: [number, number][] = [
-  [8, 0.002], [12, 0.03], [13, 0.1], [14, 0.3], [15, 0.5], [16, 1.3], [17, 0.8], [18, 1.3], [19, 2.5], [20, 4], [21, 5], [22, 11], [23, 10], [24, 63],
+  [8, 0.002],
+  [12, 0.03],
+  [13, 0.1],
+  [14, 0.3],
+  [15, 0.5],
+  [16, 1.3],
+  [17, 0.8],
+  [18, 1.3],
+  [19, 2.5],
+  [20, 4],
+  [21, 5],
+  [22, 11],
+  [23, 10],
+  [24, 63],
 ];
 const V6_LENGTHS: [number, number][] = [
-  [28, 0.5], [29, 3], [30, 0.5], [32, 11], [33, 0.5], [34, 0.5], [36, 3], [40, 5], [44, 6], [45, 0.5], [46, 1.5], [47, 1.5], [48, 58], [56, 1], [64, 1],
+  [28, 0.5],
+  [29, 3],
+  [30, 0.5],
+  [32, 11],
+  [33, 0.5],
+  [34, 0.5],
+  [36, 3],
+  [40, 5],
+  [44, 6],
+  [45, 0.5],
+  [46, 1.5],
+  [47, 1.5],
+  [48, 58],
+  [56, 1],
+  [64, 1],
 ];
 
 /** Operations per second: the median of `runs` timed runs, by wall clock and by process CPU time (the machine is shared). */
@@ -175,8 +202,20 @@ console.log(`cidr-matcher built in ${Date.now() - t0} ms (answers contains(), no
 const CM_N = quick ? 10 : 20;
 const v4Text = Array.from(v4Addrs.subarray(0, CM_N), (v) => Address.v4(v).toString());
 const v6Text = v6Addrs.slice(0, CM_N / 2).map(String);
-const theirV4 = rate(`cidr-matcher contains(string), IPv4 (sample of ${v4Text.length})`, v4Text.length, () => v4Text.filter((a) => cm4.contains(a)).length, 3, 0);
-const theirV6 = rate(`cidr-matcher contains(string), IPv6 (sample of ${v6Text.length})`, v6Text.length, () => v6Text.filter((a) => cm6.contains(a)).length, 3, 0);
+const theirV4 = rate(
+  `cidr-matcher contains(string), IPv4 (sample of ${v4Text.length})`,
+  v4Text.length,
+  () => v4Text.filter((a) => cm4.contains(a)).length,
+  3,
+  0,
+);
+const theirV6 = rate(
+  `cidr-matcher contains(string), IPv6 (sample of ${v6Text.length})`,
+  v6Text.length,
+  () => v6Text.filter((a) => cm6.contains(a)).length,
+  3,
+  0,
+);
 // Same answers on the shared inputs, as a sanity check of the comparison.
 for (const a of v4Text) if (cm4.contains(a) !== (v4.lookup(Address.parse(a)) !== undefined)) throw new Error(`disagree on ${a}`);
 const v4Name = `IPv4, ${v4.size.toLocaleString('en')} prefixes`;

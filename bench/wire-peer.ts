@@ -43,7 +43,8 @@ export interface Arrival {
 /** Parent → child: send `count` /24s (10.0.0.0/24 upward) on session `s`. */
 type ParentMessage = { type: 'announce'; s: number; count: number };
 
-type ChildMessage = { type: 'listening'; ports: number[] } | { type: 'up'; s: number; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; s: number; reason: string };
+type ChildMessage =
+  { type: 'listening'; ports: number[] } | { type: 'up'; s: number; t: number } | { type: 'update'; u: Arrival } | { type: 'down'; s: number; reason: string };
 
 const PROBE_LIMIT = 64;
 
@@ -70,7 +71,10 @@ export interface WirePeer {
 /** Forks the receiver listening on `address` (or each of several; port 0: any), AS `asn`. */
 export async function startWirePeer(address: string | readonly string[], asn: number, bgpId = '127.255.255.254'): Promise<WirePeer> {
   const addresses = typeof address === 'string' ? [address] : address;
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child', String(asn), bgpId, ...addresses], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--child', String(asn), bgpId, ...addresses], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const arrivals: Arrival[] = [];
   const up = new Set<number>();
   const down = new Map<number, string>();
@@ -102,15 +106,20 @@ export async function startWirePeer(address: string | readonly string[], asn: nu
     async waitPrefix(prefix, kind, from, timeoutMs) {
       let found: number | undefined;
       let i = from;
-      await until(`${kind === 'a' ? 'announcement' : 'withdrawal'} of ${prefix}`, () => {
-        for (; i < arrivals.length; i++) {
-          if (arrivals[i][kind]?.includes(prefix)) {
-            found = arrivals[i].t;
-            return true;
+      await until(
+        `${kind === 'a' ? 'announcement' : 'withdrawal'} of ${prefix}`,
+        () => {
+          for (; i < arrivals.length; i++) {
+            if (arrivals[i][kind]?.includes(prefix)) {
+              found = arrivals[i].t;
+              return true;
+            }
           }
-        }
-        return check();
-      }, timeoutMs, 1);
+          return check();
+        },
+        timeoutMs,
+        1,
+      );
       return found!;
     },
     async stop() {
@@ -128,7 +137,14 @@ function runChild(asn: number, bgpId: string, addresses: readonly string[]): voi
   const endOfRib = frameMessage(MessageType.UPDATE, new Uint8Array(4));
   const open = frameMessage(
     MessageType.OPEN,
-    encodeOpenBody(buildOpen({ asn, holdTime: 90, bgpId, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }] })),
+    encodeOpenBody(
+      buildOpen({
+        asn,
+        holdTime: 90,
+        bgpId,
+        capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }, { kind: 'routeRefresh' }],
+      }),
+    ),
   );
   const sockets = new Map<number, net.Socket>();
   process.on('message', (m: ParentMessage) => {

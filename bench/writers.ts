@@ -107,7 +107,8 @@ function packWithSmartBuffer(block: Uint8Array, prefixes: readonly Prefix[]): Ui
 const same = (a: Uint8Array[], b: Uint8Array[]) => a.length === b.length && a.every((m, k) => Buffer.compare(m, b[k]) === 0);
 for (const s of sets.slice(0, 20)) {
   const ref = packUpdates(s.attrs, s.prefixes, ctx);
-  if (!same(packWithWriter(s.block, s.prefixes), ref) || !same(packWithSmartBuffer(s.block, s.prefixes), ref)) throw new Error('the packing loops disagree with packUpdates');
+  if (!same(packWithWriter(s.block, s.prefixes), ref) || !same(packWithSmartBuffer(s.block, s.prefixes), ref))
+    throw new Error('the packing loops disagree with packUpdates');
 }
 
 type Loop = (s: (typeof sets)[number]) => Uint8Array[];

@@ -164,7 +164,8 @@ async function main(): Promise<number> {
 
     router = new BgpSpeaker({ asn: 65000, routerId: ROUTER, listen: { addresses: [ROUTER], port } });
     await router.start();
-    for (const n of NODES) router.addPeer({ address: n.ip, port, asn: 64512, localAddress: ROUTER, families: ['ipv4'], connectRetryTime: 1, idleHoldTime: 1, description: n.name });
+    for (const n of NODES)
+      router.addPeer({ address: n.ip, port, asn: 64512, localAddress: ROUTER, families: ['ipv4'], connectRetryTime: 1, idleHoldTime: 1, description: n.name });
 
     const logFile = join(dir, 'agents.log');
     for (const n of NODES) {

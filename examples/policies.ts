@@ -23,7 +23,11 @@ b.definePolicies({
     'from-a': {
       statements: [
         { name: 'no-blackhole', conditions: { communitySet: { set: 'blackhole' } }, actions: { result: 'reject' } },
-        { name: 'customers', conditions: { prefixSet: { set: 'customers' } }, actions: { localPref: 200, community: { add: ['65002:100'] }, result: 'accept' } },
+        {
+          name: 'customers',
+          conditions: { prefixSet: { set: 'customers' } },
+          actions: { localPref: 200, community: { add: ['65002:100'] }, result: 'accept' },
+        },
         { name: 'rest', actions: { result: 'reject' } },
       ],
     },

@@ -24,7 +24,9 @@ a.once('peerUp', (peer) => console.log(`A: session with ${peer.address} (AS ${pe
 a.originate('203.0.113.0/24', { communities: ['65001:100'], largeCommunities: ['65001:1:2'], med: 10 });
 
 const route = await received;
-console.log(`B: received ${route.prefix} from ${route.peer} next hop ${route.nextHop} AS path ${route.asPath.join(' ')} communities ${route.communities.join(',')} large ${route.largeCommunities.join(',')} med ${route.med}`);
+console.log(
+  `B: received ${route.prefix} from ${route.peer} next hop ${route.nextHop} AS path ${route.asPath.join(' ')} communities ${route.communities.join(',')} large ${route.largeCommunities.join(',')} med ${route.med}`,
+);
 
 await a.stop({ message: 'example finished' });
 await b.stop();

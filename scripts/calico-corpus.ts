@@ -74,7 +74,13 @@ export function runCase(tree: CalicoTree, c: Case, masterDefaults = false): Case
 
 function main(): number {
   const { values } = parseArgs({
-    options: { calico: { type: 'string' }, case: { type: 'string' }, json: { type: 'boolean' }, verbose: { type: 'boolean' }, 'master-defaults': { type: 'boolean' } },
+    options: {
+      calico: { type: 'string' },
+      case: { type: 'string' },
+      json: { type: 'boolean' },
+      verbose: { type: 'boolean' },
+      'master-defaults': { type: 'boolean' },
+    },
   });
   if (!values.calico) {
     process.stderr.write('usage: node --import tsx scripts/calico-corpus.ts --calico PATH [--case SUBSTRING] [--json] [--verbose] [--master-defaults]\n');

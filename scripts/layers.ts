@@ -140,7 +140,10 @@ export function importsOf(file: string, text: string, root: string): Edge[] {
   const out: Edge[] = [];
   const add = (spec: string, typeOnly: boolean, dynamic: boolean): void => {
     if (!spec.startsWith('.')) return;
-    const to = relative(root, resolve(dirname(file), spec)).split(sep).join('/').replace(/\.js$/, '.ts');
+    const to = relative(root, resolve(dirname(file), spec))
+      .split(sep)
+      .join('/')
+      .replace(/\.js$/, '.ts');
     out.push({ from, to, typeOnly, dynamic });
   };
   const visit = (n: ts.Node): void => {
@@ -148,7 +151,8 @@ export function importsOf(file: string, text: string, root: string): Edge[] {
       const c = n.importClause;
       const named = c?.namedBindings && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined;
       // `import { type A, type B }` is erased like `import type`; a bare `import './x.js'` runs.
-      const allTypes = c !== undefined && (c.isTypeOnly || (c.name === undefined && named !== undefined && named.length > 0 && named.every((s) => s.isTypeOnly)));
+      const allTypes =
+        c !== undefined && (c.isTypeOnly || (c.name === undefined && named !== undefined && named.length > 0 && named.every((s) => s.isTypeOnly)));
       add(n.moduleSpecifier.text, allTypes, false);
     } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
       const named = n.exportClause && ts.isNamedExports(n.exportClause) ? n.exportClause.elements : undefined;

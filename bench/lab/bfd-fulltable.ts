@@ -29,22 +29,49 @@ const spec: LabSpec = {
   name: 'bfd-full',
   links,
   routers: [
-    { node: 's1', kind: 'bird', role: 'sender', asn: 4200000001, routerId: '192.0.2.1', bfd: { thread: true }, table: fullTable({ v4: n, v6: 0, sets: 1, seed: 4, plain24: true }), sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: 4200000003, downstream: true, disabled: true }] },
-    { node: 'r1', kind: 'tsbgp', role: 'receiver', asn: 4200000003, routerId: '192.0.2.3', bfd: { thread: !inline }, sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: 4200000001, downstream: false }] },
+    {
+      node: 's1',
+      kind: 'bird',
+      role: 'sender',
+      asn: 4200000001,
+      routerId: '192.0.2.1',
+      bfd: { thread: true },
+      table: fullTable({ v4: n, v6: 0, sets: 1, seed: 4, plain24: true }),
+      sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: 4200000003, downstream: true, disabled: true }],
+    },
+    {
+      node: 'r1',
+      kind: 'tsbgp',
+      role: 'receiver',
+      asn: 4200000003,
+      routerId: '192.0.2.3',
+      bfd: { thread: !inline },
+      sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: 4200000001, downstream: false }],
+    },
   ],
 };
 
-interface RunResult { run: number; seconds: number; bfdDowns: number; bgpResets: number; birdBfdNotUp: number; loop: { maxMs: number; p99Ms: number; meanMs: number } }
+interface RunResult {
+  run: number;
+  seconds: number;
+  bfdDowns: number;
+  bgpResets: number;
+  birdBfdNotUp: number;
+  loop: { maxMs: number; p99Ms: number; meanMs: number };
+}
 
 cleanupStale();
-log(`BFD 300 ms × 3 through a ${n.toLocaleString('en')}-route receive, tsbgp's BFD ${inline ? 'INLINE on the main thread' : 'in its worker thread'}, ${runs} runs`);
+log(
+  `BFD 300 ms × 3 through a ${n.toLocaleString('en')}-route receive, tsbgp's BFD ${inline ? 'INLINE on the main thread' : 'in its worker thread'}, ${runs} runs`,
+);
 const { routers, teardown } = await startLab(spec, log);
 const results: RunResult[] = [];
 try {
   const bird = routers.get('s1')!;
   const ts = routers.get('r1')!.ts!;
   const peerAddr = at('s1', 'r1');
-  const birdBfdUp = async (): Promise<boolean> => /\bUp\b/.test((await bird.birdc('show', 'bfd', 'sessions')).split('\n').find((l) => l.includes(at('r1', 's1'))) ?? '');
+  const birdBfdUp = async (): Promise<boolean> =>
+    /\bUp\b/.test((await bird.birdc('show', 'bfd', 'sessions')).split('\n').find((l) => l.includes(at('r1', 's1'))) ?? '');
   for (let run = 1; run <= runs; run++) {
     await bird.birdc('enable', 'p_r1_4');
     const t0 = Date.now();
@@ -76,9 +103,18 @@ try {
     await new Promise((r) => setTimeout(r, 1000));
     st = await ts.peer(peerAddr);
     if (!(await birdBfdUp())) birdBfdNotUp++;
-    const r: RunResult = { run, seconds, bfdDowns: (st.bfd?.counters?.downTransitions ?? 0) - downs0, bgpResets: String(st.since) !== since0 || st.state !== 'Established' ? 1 : 0, birdBfdNotUp, loop };
+    const r: RunResult = {
+      run,
+      seconds,
+      bfdDowns: (st.bfd?.counters?.downTransitions ?? 0) - downs0,
+      bgpResets: String(st.since) !== since0 || st.state !== 'Established' ? 1 : 0,
+      birdBfdNotUp,
+      loop,
+    };
     results.push(r);
-    log(`run ${run}: ${st.counters.prefixesReceived.toLocaleString('en')} routes in ${seconds.toFixed(1)} s; BFD downs ${r.bfdDowns}, BGP resets ${r.bgpResets}, BIRD BFD seen not Up ${birdBfdNotUp}×; main-thread event-loop delay max ${loop.maxMs.toFixed(0)} ms, p99 ${loop.p99Ms.toFixed(0)} ms`);
+    log(
+      `run ${run}: ${st.counters.prefixesReceived.toLocaleString('en')} routes in ${seconds.toFixed(1)} s; BFD downs ${r.bfdDowns}, BGP resets ${r.bgpResets}, BIRD BFD seen not Up ${birdBfdNotUp}×; main-thread event-loop delay max ${loop.maxMs.toFixed(0)} ms, p99 ${loop.p99Ms.toFixed(0)} ms`,
+    );
     await bird.birdc('disable', 'p_r1_4');
     const tEmpty = Date.now();
     while ((await ts.peer(peerAddr)).counters.prefixesReceived > 0 && Date.now() - tEmpty < 300_000) await new Promise((r) => setTimeout(r, 500));

@@ -47,11 +47,41 @@ const spec: LabSpec = {
   name: 'bfd-load',
   links,
   routers: [
-    { node: 's1', kind: 'bird', role: 'sender', asn: 4200000001, routerId: '192.0.2.1', table: fullTable({ v4: n, v6: 0, sets: 1, seed: 4, plain24: true }), sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: TS_ASN, downstream: true, disabled: true }] },
-    { node: 'f1', kind: 'frr', role: 'sender', asn: 4200000002, routerId: '192.0.2.2', bfd: { thread: true }, sessions: [{ name: 'p_r1_4', family: 4, local: at('f1', 'r1'), remote: at('r1', 'f1'), remoteAsn: TS_ASN, downstream: true }] },
-    { node: 'b1', kind: 'bird', role: 'sender', asn: 4200000004, routerId: '192.0.2.4', bfd: { thread: true }, sessions: [{ name: 'p_r1_4', family: 4, local: at('b1', 'r1'), remote: at('r1', 'b1'), remoteAsn: TS_ASN, downstream: true }] },
     {
-      node: 'r1', kind: 'tsbgp', role: 'receiver', asn: TS_ASN, routerId: '192.0.2.3', bfd: { thread: true }, sessions: [
+      node: 's1',
+      kind: 'bird',
+      role: 'sender',
+      asn: 4200000001,
+      routerId: '192.0.2.1',
+      table: fullTable({ v4: n, v6: 0, sets: 1, seed: 4, plain24: true }),
+      sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: TS_ASN, downstream: true, disabled: true }],
+    },
+    {
+      node: 'f1',
+      kind: 'frr',
+      role: 'sender',
+      asn: 4200000002,
+      routerId: '192.0.2.2',
+      bfd: { thread: true },
+      sessions: [{ name: 'p_r1_4', family: 4, local: at('f1', 'r1'), remote: at('r1', 'f1'), remoteAsn: TS_ASN, downstream: true }],
+    },
+    {
+      node: 'b1',
+      kind: 'bird',
+      role: 'sender',
+      asn: 4200000004,
+      routerId: '192.0.2.4',
+      bfd: { thread: true },
+      sessions: [{ name: 'p_r1_4', family: 4, local: at('b1', 'r1'), remote: at('r1', 'b1'), remoteAsn: TS_ASN, downstream: true }],
+    },
+    {
+      node: 'r1',
+      kind: 'tsbgp',
+      role: 'receiver',
+      asn: TS_ASN,
+      routerId: '192.0.2.3',
+      bfd: { thread: true },
+      sessions: [
         { name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: 4200000001, downstream: false, bfd: false },
         { name: 'p_f1_4', family: 4, local: at('r1', 'f1'), remote: at('f1', 'r1'), remoteAsn: 4200000002, downstream: false },
         { name: 'p_b1_4', family: 4, local: at('r1', 'b1'), remote: at('b1', 'r1'), remoteAsn: 4200000004, downstream: false },
@@ -60,9 +90,17 @@ const spec: LabSpec = {
   ],
 };
 
-interface Side { downs: number; notUpSeen: number }
+interface Side {
+  downs: number;
+  notUpSeen: number;
+}
 const result = {
-  scenario: 'bfd-load', routes: n, seconds, stress, tableRounds: 0, tableSecondsEach: [] as number[],
+  scenario: 'bfd-load',
+  routes: n,
+  seconds,
+  stress,
+  tableRounds: 0,
+  tableSecondsEach: [] as number[],
   tsbgp: { frr: { bfdDowns: 0, bgpResets: 0, maxTimerLateMs: 0 }, bird: { bfdDowns: 0, bgpResets: 0, maxTimerLateMs: 0 }, lastDowns: [] as unknown[] },
   frr: { downs: 0, notUpSeen: 0 } as Side,
   bird: { downs: 0, notUpSeen: 0 } as Side,
@@ -70,7 +108,9 @@ const result = {
 };
 
 cleanupStale();
-log(`BFD 300 ms × 3, tsbgp with FRR and BIRD, ${seconds} s while tsbgp takes in ${n.toLocaleString('en')} routes again and again${stress ? ', stress-ng --cpu 2 beside it' : ''}`);
+log(
+  `BFD 300 ms × 3, tsbgp with FRR and BIRD, ${seconds} s while tsbgp takes in ${n.toLocaleString('en')} routes again and again${stress ? ', stress-ng --cpu 2 beside it' : ''}`,
+);
 const { lab, routers, teardown } = await startLab(spec, log);
 let stressor: ChildProcess | undefined;
 let ok = false;
@@ -97,14 +137,17 @@ try {
   const t0 = Date.now();
   for (;;) {
     const [f, b] = [await ts.peer(FRR), await ts.peer(BIRD)];
-    const fast = (s: typeof f): boolean => s.state === 'Established' && s.bfd?.state === 'Up' && s.bfd.remoteState === 'Up' && s.bfd.detectionTimeMs === 900 && s.bfd.txIntervalMs === 300;
+    const fast = (s: typeof f): boolean =>
+      s.state === 'Established' && s.bfd?.state === 'Up' && s.bfd.remoteState === 'Up' && s.bfd.detectionTimeMs === 900 && s.bfd.txIntervalMs === 300;
     if (fast(f) && fast(b) && (await frrPeer()).status === 'up' && (await birdSession())?.state === 'Up') break;
     if (Date.now() - t0 > 120_000) throw new Error(`BFD not Up at 300 ms × 3 after 120 s: FRR ${JSON.stringify(f.bfd)}, BIRD ${JSON.stringify(b.bfd)}`);
     await sleep(200);
   }
   log(`BFD Up with FRR and BIRD at 300 ms × 3 in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const base = { f: await ts.peer(FRR), b: await ts.peer(BIRD), frr: await frrPeer(), bird: await birdSession() };
-  log(`at the start: FRR's session-down counter ${base.frr.down}, BIRD's session since ${base.bird?.since}; tsbgp's BFD downs before the load (bring-up): FRR ${base.f.bfd?.counters?.downTransitions}, BIRD ${base.b.bfd?.counters?.downTransitions}`);
+  log(
+    `at the start: FRR's session-down counter ${base.frr.down}, BIRD's session since ${base.bird?.since}; tsbgp's BFD downs before the load (bring-up): FRR ${base.f.bfd?.counters?.downTransitions}, BIRD ${base.b.bfd?.counters?.downTransitions}`,
+  );
 
   // 2. the load
   if (stress) {
@@ -119,7 +162,10 @@ try {
       const [fr, bs] = await Promise.all([frrPeer().catch(() => undefined), birdSession().catch(() => undefined)]);
       if (fr && fr.status !== 'up') result.frr.notUpSeen++;
       if (bs && bs.state !== 'Up') result.bird.notUpSeen++;
-      if (bs && bs.since !== lastBirdSince) { result.bird.downs += bs.state === 'Up' ? 0 : 1; lastBirdSince = bs.since; }
+      if (bs && bs.since !== lastBirdSince) {
+        result.bird.downs += bs.state === 'Up' ? 0 : 1;
+        lastBirdSince = bs.since;
+      }
       await sleep(1000);
     }
   })();
@@ -131,7 +177,9 @@ try {
     if (Date.now() >= end) break;
     result.tableSecondsEach.push(Math.round((Date.now() - tr) / 100) / 10);
     result.tableRounds++;
-    log(`table ${result.tableRounds} in ${result.tableSecondsEach.at(-1)} s; tsbgp BFD downs so far: FRR ${((await ts.peer(FRR)).bfd?.counters?.downTransitions ?? 0) - (base.f.bfd?.counters?.downTransitions ?? 0)}, BIRD ${((await ts.peer(BIRD)).bfd?.counters?.downTransitions ?? 0) - (base.b.bfd?.counters?.downTransitions ?? 0)}`);
+    log(
+      `table ${result.tableRounds} in ${result.tableSecondsEach.at(-1)} s; tsbgp BFD downs so far: FRR ${((await ts.peer(FRR)).bfd?.counters?.downTransitions ?? 0) - (base.f.bfd?.counters?.downTransitions ?? 0)}, BIRD ${((await ts.peer(BIRD)).bfd?.counters?.downTransitions ?? 0) - (base.b.bfd?.counters?.downTransitions ?? 0)}`,
+    );
     await birdc('s1', 'disable', 'p_r1_4');
     while (Date.now() < end && (await ts.peer(SENDER)).counters.prefixesReceived > 0) await sleep(500);
   }
@@ -140,7 +188,10 @@ try {
   // one more detection time for a down being detected right now
   await sleep(1500);
   const fin = { f: await ts.peer(FRR), b: await ts.peer(BIRD), frr: await frrPeer(), bird: await birdSession() };
-  for (const [k, a, b] of [['frr', base.f, fin.f], ['bird', base.b, fin.b]] as const) {
+  for (const [k, a, b] of [
+    ['frr', base.f, fin.f],
+    ['bird', base.b, fin.b],
+  ] as const) {
     result.tsbgp[k] = {
       bfdDowns: (b.bfd?.counters?.downTransitions ?? 0) - (a.bfd?.counters?.downTransitions ?? 0),
       bgpResets: String(a.since) !== String(b.since) || b.state !== 'Established' ? 1 : 0,
@@ -152,7 +203,13 @@ try {
   if (fin.bird?.since !== lastBirdSince && fin.bird?.state !== 'Up') result.bird.downs++;
   if (fin.bird?.since !== base.bird?.since && result.bird.downs === 0) result.bird.downs = 1; // a down and back between two looks
   result.loadAverage = (await import('node:os')).loadavg().map((x) => Math.round(x * 10) / 10);
-  ok = result.tsbgp.frr.bfdDowns === 0 && result.tsbgp.bird.bfdDowns === 0 && result.tsbgp.frr.bgpResets === 0 && result.tsbgp.bird.bgpResets === 0 && result.frr.downs === 0 && result.bird.downs === 0;
+  ok =
+    result.tsbgp.frr.bfdDowns === 0 &&
+    result.tsbgp.bird.bfdDowns === 0 &&
+    result.tsbgp.frr.bgpResets === 0 &&
+    result.tsbgp.bird.bgpResets === 0 &&
+    result.frr.downs === 0 &&
+    result.bird.downs === 0;
 } finally {
   stressor?.kill('SIGTERM');
   await teardown();

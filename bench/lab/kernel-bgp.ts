@@ -63,7 +63,11 @@ const FEEDERS = ['192.0.2.7', '192.0.2.8'] as const;
 const DUT_ASN = 64500;
 const FEED_ASN = 64512;
 
-export interface BgpRowResult { add: number; del: number; note: string }
+export interface BgpRowResult {
+  add: number;
+  del: number;
+  note: string;
+}
 
 /** A speaker-node child over its stdio: requests, replies, events. */
 class Node {
@@ -71,7 +75,10 @@ class Node {
   private readonly waiting = new Map<number, (r: Reply) => void>();
   private readonly listeners: ((e: WireEvent, at: number) => void)[] = [];
   readonly events: (WireEvent & { at: number })[] = [];
-  constructor(readonly child: Child, readonly name: string) {
+  constructor(
+    readonly child: Child,
+    readonly name: string,
+  ) {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const at = Date.now();
       let msg: Reply | WireEvent;
@@ -138,7 +145,10 @@ class RouteWatch {
   private readonly buf = Buffer.alloc(1 << 20);
   private pending = '';
   private readonly timer: NodeJS.Timeout;
-  constructor(file: string, private readonly dump: () => string) {
+  constructor(
+    file: string,
+    private readonly dump: () => string,
+  ) {
     this.fd = openSync(file, 'r');
     this.timer = setInterval(() => this.drain(), 20);
   }
@@ -192,8 +202,21 @@ class RouteWatch {
   when(test: () => boolean, timeoutMs: number, what: string): Promise<number> {
     if (this.error !== undefined) return Promise.reject(new Error(this.error));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (kernel: ${this.hops.size} prefixes, ${this.two} with 2 next hops)`)), timeoutMs);
-      this.checks.push({ test, resolve: (t) => { clearTimeout(timer); resolve(t); }, reject: (e) => { clearTimeout(timer); reject(e); } });
+      const timer = setTimeout(
+        () => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (kernel: ${this.hops.size} prefixes, ${this.two} with 2 next hops)`)),
+        timeoutMs,
+      );
+      this.checks.push({
+        test,
+        resolve: (t) => {
+          clearTimeout(timer);
+          resolve(t);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
     });
   }
 }
@@ -247,9 +270,10 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     // rtnl-monitor.ts: `ip -ts -o monitor route`'s lines from a socket whose buffer is not capped by rmem_max.
     // iproute2's own by default: measured cheaper than rtnl-monitor.ts (docs/performance.md, issue 31), its
     // overruns survived by the resync below. KBGP_MONITOR=rtnl: ours, with a buffer rmem_max does not cap.
-    const monArgs = process.env.KBGP_MONITOR === 'rtnl'
-      ? ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)]
-      : ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route'];
+    const monArgs =
+      process.env.KBGP_MONITOR === 'rtnl'
+        ? ['-f', '10', 'ip', 'netns', 'exec', d, process.execPath, '--import', 'tsx', join(HERE, 'rtnl-monitor.ts'), String(MONITOR_BUFFER)]
+        : ['-f', '10', 'ip', '-ts', '-rcvbuf', String(MONITOR_BUFFER), '-n', d, '-o', 'monitor', 'route'];
     const mon = spawn('chrt', monArgs, { stdio: ['pipe', monOut, 'pipe'], cwd: join(HERE, '..', '..') });
     closeSync(monOut);
     started.push(mon);
@@ -263,18 +287,25 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
       else watch.fail(`ip monitor: ${text}`);
     });
     // A probe route added and deleted until the monitor reports it (a route replaced by the same one is not announced).
-    await until('the route monitor to start', 60_000, () => {
-      spawnSync('ip', ['-n', d, 'route', 'add', '203.0.113.99/32', 'dev', 'd0']);
-      spawnSync('ip', ['-n', d, 'route', 'del', '203.0.113.99/32', 'dev', 'd0']);
-      return watch.probed;
-    }, 100);
+    await until(
+      'the route monitor to start',
+      60_000,
+      () => {
+        spawnSync('ip', ['-n', d, 'route', 'add', '203.0.113.99/32', 'dev', 'd0']);
+        spawnSync('ip', ['-n', d, 'route', 'del', '203.0.113.99/32', 'dev', 'd0']);
+        return watch.probed;
+      },
+      100,
+    );
 
     // The daemon under test, passive to both feeders.
     const script = compiledNode();
     const nodeProc = (ns: string, name: string, cfg: BenchNodeConfig, nodeArgs: readonly string[] = []): Node => {
       const file = join(dir, `${name}.json`);
       writeFileSync(file, JSON.stringify(cfg));
-      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--max-old-space-size=4096', ...nodeArgs, script, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--max-old-space-size=4096', ...nodeArgs, script, file], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       started.push(child);
       if (child.pid) track.push(child.pid);
       return new Node(child, name);
@@ -285,13 +316,19 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     if (daemon === 'bird') {
       const conf = join(dir, 'bird.conf');
       const sock = join(dir, 'bird.ctl');
-      writeFileSync(conf, [
-        `router id ${DUT};`,
-        'protocol device { scan time 60; }',
-        'protocol kernel k1 { ipv4 { import none; export all; }; merge paths on; scan time 3600; }',
-        ...FEEDERS.map((f, i) => `protocol bgp f${i} { local ${DUT} as ${DUT_ASN}; neighbor ${f} as ${FEED_ASN}; passive on; graceful restart off; ipv4 { import all; export none; }; }`),
-        '',
-      ].join('\n'));
+      writeFileSync(
+        conf,
+        [
+          `router id ${DUT};`,
+          'protocol device { scan time 60; }',
+          'protocol kernel k1 { ipv4 { import none; export all; }; merge paths on; scan time 3600; }',
+          ...FEEDERS.map(
+            (f, i) =>
+              `protocol bgp f${i} { local ${DUT} as ${DUT_ASN}; neighbor ${f} as ${FEED_ASN}; passive on; graceful restart off; ipv4 { import all; export none; }; }`,
+          ),
+          '',
+        ].join('\n'),
+      );
       const pidFile = join(dir, 'bird.pid');
       must('ip', ['netns', 'exec', d, 'bird', '-c', conf, '-s', sock, '-P', pidFile]);
       await until('bird control socket', 60_000, () => spawnSync('birdc', ['-s', sock, 'show', 'status']).status === 0, 100);
@@ -303,19 +340,22 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
       mkdirSync(etc, { recursive: true });
       mkdirSync(varRun, { recursive: true });
       const conf = join(etc, 'frr.conf');
-      writeFileSync(conf, [
-        'frr defaults traditional',
-        'hostname kbgp',
-        `router bgp ${DUT_ASN}`,
-        ` bgp router-id ${DUT}`,
-        ' no bgp ebgp-requires-policy',
-        ...FEEDERS.flatMap((f) => [` neighbor ${f} remote-as ${FEED_ASN}`, ` neighbor ${f} passive`]),
-        ' address-family ipv4 unicast',
-        '  maximum-paths 2',
-        ' exit-address-family',
-        'exit',
-        '',
-      ].join('\n'));
+      writeFileSync(
+        conf,
+        [
+          'frr defaults traditional',
+          'hostname kbgp',
+          `router bgp ${DUT_ASN}`,
+          ` bgp router-id ${DUT}`,
+          ' no bgp ebgp-requires-policy',
+          ...FEEDERS.flatMap((f) => [` neighbor ${f} remote-as ${FEED_ASN}`, ` neighbor ${f} passive`]),
+          ' address-family ipv4 unicast',
+          '  maximum-paths 2',
+          ' exit-address-family',
+          'exit',
+          '',
+        ].join('\n'),
+      );
       writeFileSync(join(etc, 'daemons'), 'zebra=yes\nbgpd=yes\nvtysh_enable=yes\n');
       writeFileSync(join(etc, 'vtysh.conf'), 'service integrated-vtysh-config\n');
       must('chown', ['-R', 'frr:frr', etc, varRun]);
@@ -345,19 +385,28 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     }
 
     // The feeders: routes originated, no peer yet.
-    const feeders = FEEDERS.map((f, i) => nodeProc(p, `feeder${i}`, {
-      speaker: { asn: FEED_ASN, routerId: f, listen: false },
-      peers: [],
-      ranges: [{ range: { start: '198.18.0.0', length: 32, count: n } }],
-      verbose: false,
-      bench: {},
-    } satisfies BenchNodeConfig));
+    const feeders = FEEDERS.map((f, i) =>
+      nodeProc(p, `feeder${i}`, {
+        speaker: { asn: FEED_ASN, routerId: f, listen: false },
+        peers: [],
+        ranges: [{ range: { start: '198.18.0.0', length: 32, count: n } }],
+        verbose: false,
+        bench: {},
+      } satisfies BenchNodeConfig),
+    );
     for (const f of feeders) {
       const e = await f.waitEvent((x) => x.event === 'ready' || x.event === 'fatal', 300_000, 'feeder ready');
       if (e.event === 'fatal') throw new Error(`${f.name}: ${e.error}`);
     }
     const up = feeders.map((f) => f.waitEvent((e) => e.event === 'peerUp', 120_000, 'session Established'));
-    await Promise.all(feeders.map((f, i) => f.request({ cmd: 'addPeer', peer: { address: DUT, asn: DUT_ASN, localAddress: FEEDERS[i], families: ['ipv4'], connectRetryTime: 1, gracefulRestart: false } })));
+    await Promise.all(
+      feeders.map((f, i) =>
+        f.request({
+          cmd: 'addPeer',
+          peer: { address: DUT, asn: DUT_ASN, localAddress: FEEDERS[i], families: ['ipv4'], connectRetryTime: 1, gracefulRestart: false },
+        }),
+      ),
+    );
     const ups = await Promise.all(up);
     const t0 = Math.min(...ups.map((e) => e.at));
     const added = await watch.when(() => watch.two === n, 600_000, `all ${n} routes with two next hops`);
@@ -369,15 +418,19 @@ export async function bgpRow(daemon: BgpDaemon, n: number, base: string, work: s
     if (watch.hops.size !== n) throw new Error(`${daemon}: the monitor saw ${watch.hops.size} prefixes, expected ${n}`);
 
     // tsbgp: how many kernel writes the install took, in how many batches (KernelFib's counters).
-    const fibCounts = async (): Promise<{ written: number; batches: number }> => ((await tsbgp!.request({ cmd: 'ext', name: 'kernel' })) as { counters: { written: number; batches: number } }).counters;
+    const fibCounts = async (): Promise<{ written: number; batches: number }> =>
+      ((await tsbgp!.request({ cmd: 'ext', name: 'kernel' })) as { counters: { written: number; batches: number } }).counters;
     const inCounts = tsbgp ? await fibCounts() : undefined;
     const t1 = Date.now();
     await Promise.all(feeders.map((f) => f.request({ cmd: 'withdrawRange', range: { start: '198.18.0.0', length: 32, count: n } })));
     const gone = await watch.when(() => watch.hops.size === 0, 600_000, 'every route deleted');
     const del = gone - t1;
     note += `; kernel notifications per prefix: install ${(inEvents / n).toFixed(2)}, withdraw ${((watch.events - inEvents) / n).toFixed(2)}`;
-    if (watch.view.resyncs > 0) note += `; the monitor overran ${watch.view.resyncs} times (the view read again from a dump each time; the notification counts are then low)`;
-    const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main']).split('\n').filter((l) => l.startsWith('198.')).length;
+    if (watch.view.resyncs > 0)
+      note += `; the monitor overran ${watch.view.resyncs} times (the view read again from a dump each time; the notification counts are then low)`;
+    const left = must('ip', ['-n', d, '-4', 'route', 'show', 'table', 'main'])
+      .split('\n')
+      .filter((l) => l.startsWith('198.')).length;
     if (left !== 0) throw new Error(`${daemon}: ${left} routes left in the kernel after withdrawing`);
     if (tsbgp && inCounts) {
       const outCounts = await fibCounts();

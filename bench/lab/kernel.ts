@@ -75,14 +75,19 @@ const SET = argOf('--set') ?? 'v4-32';
 if (!['v4-32', 'v4-all', 'v6'].includes(SET)) throw new Error(`--set must be v4-32, v4-all or v6, got ${SET}`);
 const V6 = SET === 'v6';
 const N = SET === 'v4-all' ? 262_143 : Number(argOf('--routes') ?? (V6 ? 1_040_000 : 100_000));
-if (SET === 'v4-all' && argOf('--routes') !== undefined && Number(argOf('--routes')) !== N) throw new Error('--set v4-all is every prefix /15–/32 of 198.18.0.0/15: 262,143 routes, no --routes');
-if (SET === 'v4-32' && !(Number.isInteger(N) && N > 0 && N <= 131_072)) throw new Error(`--routes must be 1..131072 (/32s inside 198.18.0.0/15), got ${argOf('--routes')}`);
-if (V6 && !(Number.isInteger(N) && N > 0 && N <= 0xffff0000)) throw new Error(`--routes must be 1..${0xffff0000} (/64s inside 2001:db8::/32 below 2001:db8:ffff::/48), got ${argOf('--routes')}`);
+if (SET === 'v4-all' && argOf('--routes') !== undefined && Number(argOf('--routes')) !== N)
+  throw new Error('--set v4-all is every prefix /15–/32 of 198.18.0.0/15: 262,143 routes, no --routes');
+if (SET === 'v4-32' && !(Number.isInteger(N) && N > 0 && N <= 131_072))
+  throw new Error(`--routes must be 1..131072 (/32s inside 198.18.0.0/15), got ${argOf('--routes')}`);
+if (V6 && !(Number.isInteger(N) && N > 0 && N <= 0xffff0000))
+  throw new Error(`--routes must be 1..${0xffff0000} (/64s inside 2001:db8::/32 below 2001:db8:ffff::/48), got ${argOf('--routes')}`);
 const RUNS = Number(argOf('--runs') ?? 1);
 if (!(Number.isInteger(RUNS) && RUNS >= 1 && RUNS <= 15)) throw new Error(`--runs must be 1..15, got ${argOf('--runs')}`);
 const BGP = ['bird-bgp', 'frr-bgp', 'tsbgp-bgp'] as const;
 const ALL = ['floor', 'monitor', 'tsbgp', 'tsbgp-1t', 'tsbgp-ip', 'netlink', 'netlink-1t', 'bird', 'frr', ...BGP] as const;
-const only = new Set((argOf('--only') ?? `floor,monitor,tsbgp,tsbgp-1t,tsbgp-ip,netlink,netlink-1t,bird${SET === 'v4-32' ? `,${BGP.join(',')}` : ''}`).split(','));
+const only = new Set(
+  (argOf('--only') ?? `floor,monitor,tsbgp,tsbgp-1t,tsbgp-ip,netlink,netlink-1t,bird${SET === 'v4-32' ? `,${BGP.join(',')}` : ''}`).split(','),
+);
 for (const o of only) if (!(ALL as readonly string[]).includes(o)) throw new Error(`--only: unknown row "${o}" (known: ${ALL.join(', ')})`);
 if (only.has('frr') && SET !== 'v4-32') throw new Error('--only …,frr: the FRR row takes --set v4-32 only');
 for (const b of BGP) if (only.has(b) && SET !== 'v4-32') throw new Error(`--only …,${b}: the rows fed by BGP take --set v4-32 only`);
@@ -100,19 +105,24 @@ function makePrefixes(): string[] {
     return out;
   }
   // Canonical text (what the kernel's dumps print), as routing hands prefixes to KernelFib.
-  return Array.from({ length: N }, (_, i) => Prefix.parse(`2001:db8:${(Math.floor(i / 65536)).toString(16)}:${(i % 65536).toString(16)}::/64`).toString());
+  return Array.from({ length: N }, (_, i) => Prefix.parse(`2001:db8:${Math.floor(i / 65536).toString(16)}:${(i % 65536).toString(16)}::/64`).toString());
 }
 const prefixes = makePrefixes();
 if (prefixes.length !== N) throw new Error(`internal: ${prefixes.length} prefixes for ${N}`);
 const FAM = V6 ? '-6' : '-4';
 const GW = V6 ? ['2001:db8:ffff::7', '2001:db8:ffff::8'] : ['192.0.2.7', '192.0.2.8'];
 const METRIC = V6 ? 1024 : 0; // the kernel's default per family (KernelFib's too)
-const DESC = SET === 'v4-32' ? `${N.toLocaleString('en')} IPv4 /32s` : SET === 'v4-all' ? `${N.toLocaleString('en')} IPv4 prefixes (every /15–/32 in 198.18.0.0/15)` : `${N.toLocaleString('en')} IPv6 /64s`;
+const DESC =
+  SET === 'v4-32'
+    ? `${N.toLocaleString('en')} IPv4 /32s`
+    : SET === 'v4-all'
+      ? `${N.toLocaleString('en')} IPv4 prefixes (every /15–/32 in 198.18.0.0/15)`
+      : `${N.toLocaleString('en')} IPv6 /64s`;
 /** Our test routes in the kernel's main table (of one protocol, or any). */
 const count = (proto?: string) => {
   const out = ip('-n', ns, FAM, 'route', 'show', 'table', '254', ...(proto !== undefined ? ['proto', proto] : []));
   let n = 0;
-  for (let at = 0; at < out.length; ) {
+  for (let at = 0; at < out.length;) {
     const nl = out.indexOf('\n', at);
     const line = out.slice(at, nl < 0 ? out.length : nl);
     if (V6 ? line.startsWith('2001:db8:') && !line.startsWith('2001:db8:ffff::') : line.startsWith('198.')) n++;
@@ -120,9 +130,20 @@ const count = (proto?: string) => {
   }
   return n;
 };
-const cpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
-interface Row { who: string; add: number; del: number; addCpu?: number; delCpu?: number; note?: string; bgp?: boolean }
+interface Row {
+  who: string;
+  add: number;
+  del: number;
+  addCpu?: number;
+  delCpu?: number;
+  note?: string;
+  bgp?: boolean;
+}
 const rows: Row[] = [];
 const pids: number[] = [];
 
@@ -168,7 +189,14 @@ async function kernelFib(writer: 'netlink' | 'iproute2', who: string, writerThre
   // Where node's own time goes: the pure plan, and the rest (formatting, piping, the monitor's lines).
   let planMs = 0;
   const plan = fib.core.plan.bind(fib.core);
-  fib.core.plan = () => { const t = performance.now(); try { return plan(); } finally { planMs += performance.now() - t; } };
+  fib.core.plan = () => {
+    const t = performance.now();
+    try {
+      return plan();
+    } finally {
+      planMs += performance.now() - t;
+    }
+  };
   // The pipelined plan (writer thread): the time inside each piece's planning.
   const pieces = fib.core.planPieces.bind(fib.core);
   fib.core.planPieces = function* (size: number) {
@@ -228,14 +256,23 @@ async function netlink(thread: boolean): Promise<void> {
     const a = await w.write(routes.map((route) => ({ op: 'replace', route })));
     const add = performance.now() - t;
     const addCpu = cpuMs() - c0;
-    if (failed(a).length > 0 || count('12') !== N) throw new Error(`netlink: ${failed(a).length} refused (${failed(a)[0]}), ${count('12')} routes installed, expected ${N}`);
+    if (failed(a).length > 0 || count('12') !== N)
+      throw new Error(`netlink: ${failed(a).length} refused (${failed(a)[0]}), ${count('12')} routes installed, expected ${N}`);
     c0 = cpuMs();
     t = performance.now();
     const d = await w.write(routes.map((route) => ({ op: 'delete', route })));
     const del = performance.now() - t;
     const delCpu = cpuMs() - c0;
-    if (failed(d).length > 0 || count('12') !== 0) throw new Error(`netlink: ${failed(d).length} deletes refused (${failed(d)[0]}), ${count('12')} routes left`);
-    rows.push({ who: `rtnetlink writer alone (NetlinkWriter${thread ? ', its thread' : ', main thread'})`, add, del, addCpu, delCpu, note: `encoding, socket and acknowledgements only: no plan, no monitor; ${thread ? 'send() on the writer thread' : 'everything on the main thread'}` });
+    if (failed(d).length > 0 || count('12') !== 0)
+      throw new Error(`netlink: ${failed(d).length} deletes refused (${failed(d)[0]}), ${count('12')} routes left`);
+    rows.push({
+      who: `rtnetlink writer alone (NetlinkWriter${thread ? ', its thread' : ', main thread'})`,
+      add,
+      del,
+      addCpu,
+      delCpu,
+      note: `encoding, socket and acknowledgements only: no plan, no monitor; ${thread ? 'send() on the writer thread' : 'everything on the main thread'}`,
+    });
   } finally {
     w.close();
   }
@@ -287,7 +324,10 @@ async function frr(): Promise<void> {
   mkdirSync(varRun, { recursive: true });
   try {
     const conf = join(etc, 'frr.conf');
-    writeFileSync(conf, ['frr defaults traditional', 'hostname kbench', ...prefixes.flatMap((p) => [`ip route ${p} 192.0.2.7`, `ip route ${p} 192.0.2.8`]), ''].join('\n'));
+    writeFileSync(
+      conf,
+      ['frr defaults traditional', 'hostname kbench', ...prefixes.flatMap((p) => [`ip route ${p} 192.0.2.7`, `ip route ${p} 192.0.2.8`]), ''].join('\n'),
+    );
     writeFileSync(join(etc, 'daemons'), 'zebra=yes\nstaticd=yes\nvtysh_enable=yes\n');
     writeFileSync(join(etc, 'vtysh.conf'), 'service integrated-vtysh-config\n');
     execFileSync('chown', ['-R', 'frr:frr', etc, varRun]);
@@ -321,7 +361,12 @@ async function frr(): Promise<void> {
     const del = performance.now() - t;
     await until('FRR: the kernel emptied', 60_000, () => count() === 0, 200);
     process.kill(daemons.zebra, 'SIGTERM');
-    rows.push({ who: 'FRR zebra (staticd routes)', add, del, note: `install includes staticd reading its N×2 \`ip route\` lines; zebra ${frrVersion()}, kernel nexthop groups: ${kernelNhg ?? 'unknown'}` });
+    rows.push({
+      who: 'FRR zebra (staticd routes)',
+      add,
+      del,
+      note: `install includes staticd reading its N×2 \`ip route\` lines; zebra ${frrVersion()}, kernel nexthop groups: ${kernelNhg ?? 'unknown'}`,
+    });
   } finally {
     rmSync(etc, { recursive: true, force: true });
     rmSync(varRun, { recursive: true, force: true });
@@ -355,7 +400,11 @@ function teardown(): void {
   rmSync(`/etc/frr/${ns}`, { recursive: true, force: true });
   rmSync(`/var/run/frr/${ns}`, { recursive: true, force: true });
 }
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { teardown(); process.exit(130); });
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(sig, () => {
+    teardown();
+    process.exit(130);
+  });
 
 async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
@@ -402,7 +451,16 @@ async function main(): Promise<void> {
     const med = whos.map((who) => {
       const rs = rows.filter((r) => r.who === who);
       const m = (f: (r: Row) => number | undefined) => (rs.every((r) => f(r) !== undefined) ? median(rs.map((r) => f(r)!)) : undefined);
-      return { who: rs.length < RUNS ? `${who} (${rs.length} of ${RUNS} runs)` : who, n: rs.length, add: m((r) => r.add)!, del: m((r) => r.del)!, addCpu: m((r) => r.addCpu), delCpu: m((r) => r.delCpu), note: rs[0].note, bgp: rs[0].bgp === true };
+      return {
+        who: rs.length < RUNS ? `${who} (${rs.length} of ${RUNS} runs)` : who,
+        n: rs.length,
+        add: m((r) => r.add)!,
+        del: m((r) => r.del)!,
+        addCpu: m((r) => r.addCpu),
+        delCpu: m((r) => r.delCpu),
+        note: rs[0].note,
+        bgp: rs[0].bgp === true,
+      };
     });
     const floorRow = med.find((r) => r.who.endsWith('(floor)'));
     const x = (a: number, b: number | undefined) => (b ? `${(a / b).toFixed(2)}×` : 'n/a');
@@ -416,8 +474,28 @@ async function main(): Promise<void> {
       emit({
         suite: SET === 'v4-32' ? 'kernel' : `kernel-${SET}`,
         title: `Kernel FIB: ${DESC}, two ECMP next hops each, installed and withdrawn`,
-        columns: ['who', 'install (s)', 'withdraw (s)', 'install / floor', 'withdraw / floor', 'install / BIRD', 'withdraw / BIRD', 'node CPU install (s)', 'node CPU withdraw (s)'],
-        rows: direct.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, floorRow?.add), x(r.del, floorRow?.del), x(r.add, birdRow?.add), x(r.del, birdRow?.del), sec(r.addCpu), sec(r.delCpu)]),
+        columns: [
+          'who',
+          'install (s)',
+          'withdraw (s)',
+          'install / floor',
+          'withdraw / floor',
+          'install / BIRD',
+          'withdraw / BIRD',
+          'node CPU install (s)',
+          'node CPU withdraw (s)',
+        ],
+        rows: direct.map((r) => [
+          r.who,
+          sec(r.add),
+          sec(r.del),
+          x(r.add, floorRow?.add),
+          x(r.del, floorRow?.del),
+          x(r.add, birdRow?.add),
+          x(r.del, birdRow?.del),
+          sec(r.addCpu),
+          sec(r.delCpu),
+        ]),
         notes: [
           `${runsNote}, into a scratch namespace's main table (veth next hops); every row ends by counting the routes in the kernel (untimed). ${loadNote}`,
           'floor: `ip -force -batch` of the same lines; + monitor: the same with an `ip -o monitor route` listening; tsbgp KernelFib: setRoute for every prefix until flushed() (the plan, the writer, its rtnetlink listener — with the iproute2 writer the listener decodes every echo); with the rtnetlink writer its thread send()s (the kernel installs on the other core) while the main thread plans and encodes the next piece, `writerThread: false` does it all on the main thread; rtnetlink writer alone: NetlinkWriter.write of the same operations, with its thread and without; BIRD 2: `protocol static` (two `via`s) enabled/disabled, `protocol kernel` with `merge paths on`, clock until it reports N / 0 exported. Details: src/kernel/README.md.',
@@ -436,11 +514,13 @@ async function main(): Promise<void> {
         columns: ['who', 'install (s)', 'withdraw (s)', 'install / fastest', 'withdraw / fastest', 'install / floor', 'withdraw / floor'],
         rows: [
           ...fed.map((r) => [r.who, sec(r.add), sec(r.del), x(r.add, fa), x(r.del, fd), x(r.add, floorRow?.add), x(r.del, floorRow?.del)]),
-          ...(floorRow ? [[`${floorRow.who}, no BGP (the same routes written directly)`, sec(floorRow.add), sec(floorRow.del), '—', '—', '1.00×', '1.00×']] : []),
+          ...(floorRow
+            ? [[`${floorRow.who}, no BGP (the same routes written directly)`, sec(floorRow.add), sec(floorRow.del), '—', '—', '1.00×', '1.00×']]
+            : []),
         ],
         notes: [
           `${runsNote}. ${loadNote}`,
-          'Each row: fresh namespaces (the daemon at 192.0.2.1, two peers at 192.0.2.7 and .8 on one veth); the peers are tsbgp speakers (AS 64512 both), each originating the same /32s in 198.18.0.0/15 with itself as next hop, and connect to the daemon (AS 64500, passive) at the same moment. Counted the same way for every row: an `ip -ts -o monitor route` in the daemon\'s namespace (real-time priority, into a file; its buffer is capped by net.core.rmem_max, so after an overrun the view is read again from a dump instead of failing the row, and every row is confirmed by a dump; KBGP_MONITOR=rtnl counts with bench/lab/rtnl-monitor.ts, a 256 MiB SO_RCVBUFFORCE buffer), its lines parsed here, each event timed by `ip`\'s timestamp: install from the first session Established (the peer\'s event, read here) until all N are in the main table with two next hops; withdraw from telling both peers to withdraw everything until all N are deleted; then checked with `ip route` (untimed). BIRD 2: `protocol kernel` with `merge paths on`; FRR: bgpd with `maximum-paths 2`, zebra; tsbgp: BgpSpeaker with the `kernel` option. Details: bench/lab/kernel-bgp.ts, src/kernel/README.md.',
+          "Each row: fresh namespaces (the daemon at 192.0.2.1, two peers at 192.0.2.7 and .8 on one veth); the peers are tsbgp speakers (AS 64512 both), each originating the same /32s in 198.18.0.0/15 with itself as next hop, and connect to the daemon (AS 64500, passive) at the same moment. Counted the same way for every row: an `ip -ts -o monitor route` in the daemon's namespace (real-time priority, into a file; its buffer is capped by net.core.rmem_max, so after an overrun the view is read again from a dump instead of failing the row, and every row is confirmed by a dump; KBGP_MONITOR=rtnl counts with bench/lab/rtnl-monitor.ts, a 256 MiB SO_RCVBUFFORCE buffer), its lines parsed here, each event timed by `ip`'s timestamp: install from the first session Established (the peer's event, read here) until all N are in the main table with two next hops; withdraw from telling both peers to withdraw everything until all N are deleted; then checked with `ip route` (untimed). BIRD 2: `protocol kernel` with `merge paths on`; FRR: bgpd with `maximum-paths 2`, zebra; tsbgp: BgpSpeaker with the `kernel` option. Details: bench/lab/kernel-bgp.ts, src/kernel/README.md.",
           ...fed.filter((r) => r.note).map((r) => `${r.who}: ${r.note}`),
           ...failed.filter((f) => BGP.some((b) => f.startsWith(`${b}:`))).map((f) => `FAILED ${f}`),
         ],

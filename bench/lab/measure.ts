@@ -91,20 +91,28 @@ export async function measure(p: RunPlan): Promise<Runs> {
         await p.observer.birdc('show', 'status');
       }
       n = await p.receiver.received();
-      if (p.trace) p.log(`    ${((Date.now() - enabled) / 1000).toFixed(2)} s after enabling: ${n} routes${up !== undefined ? `, up at ${((up - enabled) / 1000).toFixed(2)} s` : ''}`);
+      if (p.trace)
+        p.log(
+          `    ${((Date.now() - enabled) / 1000).toFixed(2)} s after enabling: ${n} routes${up !== undefined ? `, up at ${((up - enabled) / 1000).toFixed(2)} s` : ''}`,
+        );
       if (p.bulk !== undefined && bulkAt === 0 && n >= p.bulk) bulkAt = Date.now();
       if (n >= p.target && up !== undefined) {
         done = Date.now();
         break;
       }
-      if (Date.now() > deadline) throw new Error(`${label}: ${n} of ${p.target} routes at ${p.receiver.spec.node} after ${timeout / 1000} s (session ${up === undefined ? 'not up' : 'up'})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${label}: ${n} of ${p.target} routes at ${p.receiver.spec.node} after ${timeout / 1000} s (session ${up === undefined ? 'not up' : 'up'})`,
+        );
       await sleep(p.pollMs);
     }
     if (n !== p.target) p.log(`  note: ${p.receiver.spec.node} counts ${n} routes, expected ${p.target}`);
     const mem = p.weigh.memory();
     const heap = await p.weigh.heapUsed();
     const s = (done - up!) / 1000;
-    p.log(`  ${label}: ${s.toFixed(2)} s (sessions up ${((up! - enabled) / 1000).toFixed(1)}–${((upLast - enabled) / 1000).toFixed(1)} s after enabling), peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`);
+    p.log(
+      `  ${label}: ${s.toFixed(2)} s (sessions up ${((up! - enabled) / 1000).toFixed(1)}–${((upLast - enabled) / 1000).toFixed(1)} s after enabling), peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`,
+    );
     if (i < p.warmup) continue;
     out.seconds.push(s);
     if (bulkAt) out.bulkSeconds.push((bulkAt - up!) / 1000);
@@ -200,7 +208,20 @@ export async function labScenario(o: LabOptions, what: string, spec: LabSpec, p:
       const node = (name: string): Router => routers.get(name)!;
       await waitLoaded(node(p.sender), p.target, o.log);
       const bulk = p.birdSender && p.target % BIRD_BATCH !== 0 ? p.target - (p.target % BIRD_BATCH) : undefined;
-      const runs = await measure({ observer: node(p.observer), sessions: p.sessions, receiver: node(p.receiver), target: p.target, bulk, weigh: node(p.weigh), runs: o.runs, warmup: o.warmup, pollMs: o.pollMs, log: o.log, trace: o.trace, noWake: process.env.LAB_NO_WAKE === '1' });
+      const runs = await measure({
+        observer: node(p.observer),
+        sessions: p.sessions,
+        receiver: node(p.receiver),
+        target: p.target,
+        bulk,
+        weigh: node(p.weigh),
+        runs: o.runs,
+        warmup: o.warmup,
+        pollMs: o.pollMs,
+        log: o.log,
+        trace: o.trace,
+        noWake: process.env.LAB_NO_WAKE === '1',
+      });
       out = summarize(runs);
     } finally {
       await teardown();

@@ -24,7 +24,6 @@ export interface LabOptions {
   readonly limits: string[];
 }
 
-
 export function labOptions(argv: readonly string[]): LabOptions {
   const quick = argv.includes('--quick');
   const value = (flag: string): string | undefined => {

@@ -35,16 +35,47 @@ export async function originate(o: LabOptions): Promise<MemoryRow[]> {
       links,
       routers: [
         {
-          node: 's1', kind, role: 'sender', asn: S_ASN, routerId: '192.0.2.1', table,
-          sessions: ([4, 6] as const).map((f) => ({ name: `p_r1_${f}`, family: f, local: at('s1', 'r1', f), remote: at('r1', 's1', f), remoteAsn: R_ASN, downstream: true })),
+          node: 's1',
+          kind,
+          role: 'sender',
+          asn: S_ASN,
+          routerId: '192.0.2.1',
+          table,
+          sessions: ([4, 6] as const).map((f) => ({
+            name: `p_r1_${f}`,
+            family: f,
+            local: at('s1', 'r1', f),
+            remote: at('r1', 's1', f),
+            remoteAsn: R_ASN,
+            downstream: true,
+          })),
         },
         {
-          node: 'r1', kind: 'bird', role: 'receiver', asn: R_ASN, routerId: '192.0.2.3',
-          sessions: ([4, 6] as const).map((f) => ({ name: `p_s1_${f}`, family: f, local: at('r1', 's1', f), remote: at('s1', 'r1', f), remoteAsn: S_ASN, downstream: false, disabled: true })),
+          node: 'r1',
+          kind: 'bird',
+          role: 'receiver',
+          asn: R_ASN,
+          routerId: '192.0.2.3',
+          sessions: ([4, 6] as const).map((f) => ({
+            name: `p_s1_${f}`,
+            family: f,
+            local: at('r1', 's1', f),
+            remote: at('s1', 'r1', f),
+            remoteAsn: S_ASN,
+            downstream: false,
+            disabled: true,
+          })),
         },
       ],
     };
-    const r = await labScenario(o, `originate/${kind}`, lab, { sender: 's1', observer: 'r1', sessions: ['p_s1_4', 'p_s1_6'], receiver: 'r1', weigh: 's1', target: total });
+    const r = await labScenario(o, `originate/${kind}`, lab, {
+      sender: 's1',
+      observer: 'r1',
+      sessions: ['p_s1_4', 'p_s1_6'],
+      receiver: 'r1',
+      weigh: 's1',
+      target: total,
+    });
     if (r) results[kind] = r;
   }
   const v = (f: (s: Summary) => number | undefined): Partial<Record<Kind, number>> => byKind(results, f);
@@ -52,16 +83,27 @@ export async function originate(o: LabOptions): Promise<MemoryRow[]> {
     suite: 'lab/originate',
     title: `Originate a full table to a BIRD receiver (${fmtCount(spec.v4)} IPv4 + ${fmtCount(spec.v6)} IPv6 prefixes, ${fmtCount(spec.sets)} attribute sets)`,
     columns: COLUMNS,
-    rows: [kindRow('time from session up to the last prefix in BIRD (s)', v((s) => s.seconds)), kindRow('sender peak RSS during the run (MB)', v((s) => s.peakMb))],
+    rows: [
+      kindRow(
+        'time from session up to the last prefix in BIRD (s)',
+        v((s) => s.seconds),
+      ),
+      kindRow(
+        'sender peak RSS during the run (MB)',
+        v((s) => s.peakMb),
+      ),
+    ],
     notes: [
-      'Goal: tsbgp faster than GoBGP and FRR, within 1.5× of BIRD; peak RSS within 2× of BIRD\'s. Ratios below 1 mean tsbgp is faster / smaller.',
+      "Goal: tsbgp faster than GoBGP and FRR, within 1.5× of BIRD; peak RSS within 2× of BIRD's. Ratios below 1 mean tsbgp is faster / smaller.",
       'Senders: tsbgp originate() before start(); BIRD static protocols (one per attribute set); FRR `network … route-map`; GoBGP `gobgp mrt inject` of the same table. Sessions: one IPv4, one IPv6, eBGP.',
       ...commonNotes(o, 'originate'),
     ],
   });
   return [
     { label: `advertised (3): sender peak RSS per route, whole process (bytes)`, values: v((s) => (s.peakMb * 1e6) / total) },
-    ...(results.tsbgp?.heapMb !== undefined ? [{ label: 'advertised (3): tsbgp V8 heap per route after GC, whole heap (bytes)', values: { tsbgp: (results.tsbgp.heapMb * 1e6) / total } }] : []),
+    ...(results.tsbgp?.heapMb !== undefined
+      ? [{ label: 'advertised (3): tsbgp V8 heap per route after GC, whole heap (bytes)', values: { tsbgp: (results.tsbgp.heapMb * 1e6) / total } }]
+      : []),
   ];
 }
 

@@ -29,10 +29,20 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     results[i] = {};
     for (const kind of o.kinds) {
       o.log(`propagate: ${fmtCount(n)} routes through ${LABEL[kind]}`);
-      const links: LabSpec['links'] = [['s1', 'd1', '198.51.100', '2001:db8:51'], ['d1', 'r1', '203.0.113', '2001:db8:113']];
+      const links: LabSpec['links'] = [
+        ['s1', 'd1', '198.51.100', '2001:db8:51'],
+        ['d1', 'r1', '203.0.113', '2001:db8:113'],
+      ];
       const at = (node: string, peer: string): string => linkAddress({ links }, node, peer, 4);
-      const session = (node: string, peer: string, asn: number, downstream: boolean, disabled = false) =>
-        ({ name: `p_${peer}_4`, family: 4 as const, local: at(node, peer), remote: at(peer, node), remoteAsn: asn, downstream, disabled });
+      const session = (node: string, peer: string, asn: number, downstream: boolean, disabled = false) => ({
+        name: `p_${peer}_4`,
+        family: 4 as const,
+        local: at(node, peer),
+        remote: at(peer, node),
+        remoteAsn: asn,
+        downstream,
+        disabled,
+      });
       const lab: LabSpec = {
         name: 'bench-prop',
         links,
@@ -42,7 +52,15 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
           { node: 'r1', kind: 'bird', role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [session('r1', 'd1', D_ASN, false)] },
         ],
       };
-      const r = await labScenario(o, `propagate ${n}/${kind}`, lab, { sender: 's1', observer: 's1', sessions: ['p_d1_4'], receiver: 'r1', weigh: 'd1', target: n, birdSender: true });
+      const r = await labScenario(o, `propagate ${n}/${kind}`, lab, {
+        sender: 's1',
+        observer: 's1',
+        sessions: ['p_d1_4'],
+        receiver: 'r1',
+        weigh: 'd1',
+        target: n,
+        birdSender: true,
+      });
       if (r) results[i][kind] = r;
     }
   }
@@ -52,9 +70,18 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     title: 'Propagate: BIRD sender → device under test → BIRD receiver (IPv4, eBGP both sides)',
     columns: COLUMNS,
     rows: sizes.flatMap((n, i) => [
-      kindRow(`${fmtCount(n)} routes: time from session up to the last route at the receiver (s)`, v(i, (s) => s.seconds)),
-      kindRow(`${fmtCount(n)} routes: … to all but the BIRD sender's last partial batch of ${BIRD_BATCH} (s)`, v(i, (s) => s.bulkSeconds)),
-      kindRow(`${fmtCount(n)} routes: device peak RSS during the run (MB)`, v(i, (s) => s.peakMb)),
+      kindRow(
+        `${fmtCount(n)} routes: time from session up to the last route at the receiver (s)`,
+        v(i, (s) => s.seconds),
+      ),
+      kindRow(
+        `${fmtCount(n)} routes: … to all but the BIRD sender's last partial batch of ${BIRD_BATCH} (s)`,
+        v(i, (s) => s.bulkSeconds),
+      ),
+      kindRow(
+        `${fmtCount(n)} routes: device peak RSS during the run (MB)`,
+        v(i, (s) => s.peakMb),
+      ),
     ]),
     notes: [
       'Goal: tsbgp ahead of GoBGP and FRR. Ratios below 1 mean tsbgp is faster / smaller.',
@@ -64,7 +91,12 @@ export async function propagate(o: LabOptions): Promise<MemoryRow[]> {
     ],
   });
   const last = sizes.length - 1;
-  return [{ label: `propagated (4, ${fmtCount(sizes[last])} routes): device RSS per route with the table in place, whole process (bytes)`, values: v(last, (s) => (s.rssMb * 1e6) / sizes[last]) }];
+  return [
+    {
+      label: `propagated (4, ${fmtCount(sizes[last])} routes): device RSS per route with the table in place, whole process (bytes)`,
+      values: v(last, (s) => (s.rssMb * 1e6) / sizes[last]),
+    },
+  ];
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await propagate(labOptions(process.argv.slice(2)));

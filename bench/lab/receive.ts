@@ -43,11 +43,35 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
       name: 'bench-recv',
       links,
       routers: [
-        { node: 's1', kind: 'bird', role: 'sender', asn: S_ASN, routerId: '192.0.2.1', table, sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: R_ASN, downstream: true, disabled: true }] },
-        { node: 'r1', kind, nodeArgs, role: 'receiver', asn: R_ASN, routerId: '192.0.2.3', sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: S_ASN, downstream: false }] },
+        {
+          node: 's1',
+          kind: 'bird',
+          role: 'sender',
+          asn: S_ASN,
+          routerId: '192.0.2.1',
+          table,
+          sessions: [{ name: 'p_r1_4', family: 4, local: at('s1', 'r1'), remote: at('r1', 's1'), remoteAsn: R_ASN, downstream: true, disabled: true }],
+        },
+        {
+          node: 'r1',
+          kind,
+          nodeArgs,
+          role: 'receiver',
+          asn: R_ASN,
+          routerId: '192.0.2.3',
+          sessions: [{ name: 'p_s1_4', family: 4, local: at('r1', 's1'), remote: at('s1', 'r1'), remoteAsn: S_ASN, downstream: false }],
+        },
       ],
     };
-    const r = await labScenario(o, `receive/${kind}${variant}`, lab, { sender: 's1', observer: 's1', sessions: ['p_r1_4'], receiver: 'r1', weigh: 'r1', target: n, birdSender: true });
+    const r = await labScenario(o, `receive/${kind}${variant}`, lab, {
+      sender: 's1',
+      observer: 's1',
+      sessions: ['p_r1_4'],
+      receiver: 'r1',
+      weigh: 'r1',
+      target: n,
+      birdSender: true,
+    });
     if (r && nodeArgs) small = r;
     else if (r) results[kind] = r;
   }
@@ -60,14 +84,38 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
     title: `Receive a full table from a BIRD sender (${fmtCount(n)} IPv4 /24s)`,
     columns: COLUMNS,
     rows: [
-      kindRow('time from Established to the whole table in the RIB (s)', v((s) => s.seconds)),
-      kindRow(`… to all but the BIRD sender's last partial batch of ${BIRD_BATCH} (${fmtCount(n - (n % BIRD_BATCH))} routes) (s)`, v((s) => s.bulkSeconds)),
-      kindRow('receiver peak RSS during the run (MB)', v((s) => s.peakMb)),
-      kindRow('receiver RSS with the table in place (MB)', v((s) => s.rssMb)),
-      kindRow(`tsbgp under ${flag}: time from Established to the whole table (s)`, vSmall((s) => s.seconds)),
-      kindRow(`tsbgp under ${flag}: … to all but the last partial batch (s)`, vSmall((s) => s.bulkSeconds)),
-      kindRow(`tsbgp under ${flag}: receiver peak RSS during the run (MB)`, vSmall((s) => s.peakMb)),
-      kindRow(`tsbgp under ${flag}: receiver RSS with the table in place (MB)`, vSmall((s) => s.rssMb)),
+      kindRow(
+        'time from Established to the whole table in the RIB (s)',
+        v((s) => s.seconds),
+      ),
+      kindRow(
+        `… to all but the BIRD sender's last partial batch of ${BIRD_BATCH} (${fmtCount(n - (n % BIRD_BATCH))} routes) (s)`,
+        v((s) => s.bulkSeconds),
+      ),
+      kindRow(
+        'receiver peak RSS during the run (MB)',
+        v((s) => s.peakMb),
+      ),
+      kindRow(
+        'receiver RSS with the table in place (MB)',
+        v((s) => s.rssMb),
+      ),
+      kindRow(
+        `tsbgp under ${flag}: time from Established to the whole table (s)`,
+        vSmall((s) => s.seconds),
+      ),
+      kindRow(
+        `tsbgp under ${flag}: … to all but the last partial batch (s)`,
+        vSmall((s) => s.bulkSeconds),
+      ),
+      kindRow(
+        `tsbgp under ${flag}: receiver peak RSS during the run (MB)`,
+        vSmall((s) => s.peakMb),
+      ),
+      kindRow(
+        `tsbgp under ${flag}: receiver RSS with the table in place (MB)`,
+        vSmall((s) => s.rssMb),
+      ),
     ],
     notes: [
       'Goal: tsbgp no slower than BIRD and within 1.5× of its memory. Ratios below 1 mean tsbgp is faster / smaller.',
@@ -79,9 +127,18 @@ export async function receive(o: LabOptions): Promise<MemoryRow[]> {
     ],
   });
   return [
-    { label: `received (4b, ${fmtCount(n)} routes): RSS growth per route, table in place minus idle (bytes)`, values: v((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n) },
-    { label: `received (4b), tsbgp under ${flag}: RSS growth per route, table in place minus idle (bytes)`, values: vSmall((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n) },
-    { label: `received (4b): tsbgp V8 heap growth per route after GC (bytes)`, values: v((s) => (s.heapMb !== undefined && s.idleHeapMb !== undefined ? ((s.heapMb - s.idleHeapMb) * 1e6) / n : undefined)) },
+    {
+      label: `received (4b, ${fmtCount(n)} routes): RSS growth per route, table in place minus idle (bytes)`,
+      values: v((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n),
+    },
+    {
+      label: `received (4b), tsbgp under ${flag}: RSS growth per route, table in place minus idle (bytes)`,
+      values: vSmall((s) => ((s.rssMb - s.idleRssMb) * 1e6) / n),
+    },
+    {
+      label: `received (4b): tsbgp V8 heap growth per route after GC (bytes)`,
+      values: v((s) => (s.heapMb !== undefined && s.idleHeapMb !== undefined ? ((s.heapMb - s.idleHeapMb) * 1e6) / n : undefined)),
+    },
   ];
 }
 

@@ -129,7 +129,14 @@ export function ipStamp(epochMs: number): string {
  * A decoded route notification as a line `parseRouteLine` reads the same as
  * `ip -ts -o monitor route`'s (a /32 without its length, as ip prints it).
  */
-export function routeEventLine(epochMs: number, e: { readonly deleted: boolean; readonly table: number; readonly route: { readonly prefix: string; readonly nexthops: readonly { readonly via?: string; readonly dev?: string }[] } }): string {
+export function routeEventLine(
+  epochMs: number,
+  e: {
+    readonly deleted: boolean;
+    readonly table: number;
+    readonly route: { readonly prefix: string; readonly nexthops: readonly { readonly via?: string; readonly dev?: string }[] };
+  },
+): string {
   const dst = e.route.prefix.endsWith('/32') ? e.route.prefix.slice(0, -3) : e.route.prefix;
   const hop = (h: { via?: string; dev?: string }) => `${h.via !== undefined ? `via ${h.via} ` : ''}${h.dev !== undefined ? `dev ${h.dev} ` : ''}`;
   const hops = e.route.nexthops.length === 1 ? hop(e.route.nexthops[0]) : e.route.nexthops.map((h) => `\tnexthop ${hop(h)}`).join('');

@@ -42,7 +42,24 @@ let compiled: string | undefined;
 export function compiledNode(): string {
   if (compiled) return compiled;
   const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const args = ['--noCheck', '--skipLibCheck', '--outDir', NODE_OUT, '--rootDir', ROOT, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', join(HERE, 'tsbgp-node.ts'), join(ROOT, 'src', 'bfd', 'worker.ts')];
+  const args = [
+    '--noCheck',
+    '--skipLibCheck',
+    '--outDir',
+    NODE_OUT,
+    '--rootDir',
+    ROOT,
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+    '--types',
+    'node',
+    join(HERE, 'tsbgp-node.ts'),
+    join(ROOT, 'src', 'bfd', 'worker.ts'),
+  ];
   const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`compiling bench/lab/tsbgp-node.ts failed: ${r.stdout}${r.stderr}`);
   return (compiled = join(NODE_OUT, 'bench', 'lab', 'tsbgp-node.js'));
@@ -138,7 +155,13 @@ function birdConfig(r: RouterSpec): string {
 function frrConfig(r: RouterSpec): string {
   const lines = ['frr defaults traditional', `hostname ${r.node}`, '! routes stay in bgpd: nothing goes to zebra or a kernel table', 'bgp no-rib', '!'];
   if (r.bfd) lines.push('bfd', ' profile fast', '  receive-interval 300', '  transmit-interval 300', '  detect-multiplier 3', ' !', '!');
-  lines.push(`router bgp ${r.asn}`, ` bgp router-id ${r.routerId}`, ' no bgp ebgp-requires-policy', ' no bgp network import-check', ' no bgp default ipv4-unicast');
+  lines.push(
+    `router bgp ${r.asn}`,
+    ` bgp router-id ${r.routerId}`,
+    ' no bgp ebgp-requires-policy',
+    ' no bgp network import-check',
+    ' no bgp default ipv4-unicast',
+  );
   for (const s of r.sessions) {
     lines.push(` neighbor ${s.remote} remote-as ${s.remoteAsn}`, ` neighbor ${s.remote} timers connect 1`, ` neighbor ${s.remote} advertisement-interval 0`);
     if (r.bfd && s.bfd !== false) lines.push(` neighbor ${s.remote} bfd profile fast`);
@@ -230,7 +253,11 @@ function procStatus(pid: number): { name: string; hwm: number; rss: number } | u
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     const field = (k: string): string | undefined => new RegExp(`^${k}:\\s+(.*)$`, 'm').exec(text)?.[1];
-    return { name: field('Name') ?? '', hwm: Number(field('VmHWM')?.replace(' kB', '') ?? NaN) * 1024, rss: Number(field('VmRSS')?.replace(' kB', '') ?? NaN) * 1024 };
+    return {
+      name: field('Name') ?? '',
+      hwm: Number(field('VmHWM')?.replace(' kB', '') ?? NaN) * 1024,
+      rss: Number(field('VmRSS')?.replace(' kB', '') ?? NaN) * 1024,
+    };
   } catch {
     return undefined;
   }
@@ -259,7 +286,11 @@ export class Router {
       return r;
     }
     // --expose-gc: the heap figure is taken after a full collection; TSBGP_NODE_ARGS adds flags (--cpu-prof …)
-    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), { script: compiledNode(), nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(spec.nodeArgs ?? []), ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])], timeoutMs: 300_000 });
+    const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), {
+      script: compiledNode(),
+      nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(spec.nodeArgs ?? []), ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+      timeoutMs: 300_000,
+    });
     return new Router(spec, lab, ts);
   }
 
@@ -270,7 +301,10 @@ export class Router {
     const dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-mrt-`));
     try {
       const file = join(dir, 'table.mrt');
-      const [nh4, nh6] = [this.spec.sessions.find((s) => s.family === 4)?.local ?? ORIGIN_NH[4], this.spec.sessions.find((s) => s.family === 6)?.local ?? ORIGIN_NH[6]];
+      const [nh4, nh6] = [
+        this.spec.sessions.find((s) => s.family === 4)?.local ?? ORIGIN_NH[4],
+        this.spec.sessions.find((s) => s.family === 6)?.local ?? ORIGIN_NH[6],
+      ];
       const all = [...routes(t)].map((r) => ({ prefix: r.prefix, set: t.sets[r.set] }));
       for (let attempt = 0; ; attempt++) {
         // `mrt inject` loses the last few hundred paths it reads: end the file with a padding of
@@ -297,12 +331,16 @@ export class Router {
     } catch (e) {
       if (Date.now() - t0 < limitMs) throw e;
       const t = this.spec.table!;
-      throw new DaemonLimit(`FRR did not load ${t.v4.addr.length + t.v6.hi.length} \`network … route-map\` statements over ${t.sets.length} route maps in ${limitMs / 60_000} min`);
+      throw new DaemonLimit(
+        `FRR did not load ${t.v4.addr.length + t.v6.hi.length} \`network … route-map\` statements over ${t.sets.length} route maps in ${limitMs / 60_000} min`,
+      );
     }
   }
 
   private async gobgpRibSize(family: 4 | 6): Promise<number> {
-    const j = JSON.parse(await nsExec(this.ns, ['gobgp', '-p', '50051', '-j', 'global', 'rib', 'summary', '-a', `ipv${family}`])) as { num_destination?: number };
+    const j = JSON.parse(await nsExec(this.ns, ['gobgp', '-p', '50051', '-j', 'global', 'rib', 'summary', '-a', `ipv${family}`])) as {
+      num_destination?: number;
+    };
     return j.num_destination ?? 0;
   }
 
@@ -344,7 +382,8 @@ export class Router {
       case 'bird': {
         // protocol statistics: a counter, where `show route count` walks the table
         let n = 0;
-        for (const s of up) n += [...(await this.birdc('show', 'protocols', 'all', s.name)).matchAll(/Routes:\s+(\d+) imported/g)].reduce((k, m) => k + Number(m[1]), 0);
+        for (const s of up)
+          n += [...(await this.birdc('show', 'protocols', 'all', s.name)).matchAll(/Routes:\s+(\d+) imported/g)].reduce((k, m) => k + Number(m[1]), 0);
         return n;
       }
       case 'frr': {
@@ -354,7 +393,9 @@ export class Router {
       case 'gobgp': {
         let n = 0;
         for (const s of up) {
-          const j = JSON.parse(await nsExec(this.ns, ['gobgp', '-p', '50051', '-j', 'neighbor', s.remote])) as { afi_safis?: { state?: { accepted?: number; received?: number } }[] };
+          const j = JSON.parse(await nsExec(this.ns, ['gobgp', '-p', '50051', '-j', 'neighbor', s.remote])) as {
+            afi_safis?: { state?: { accepted?: number; received?: number } }[];
+          };
           n += (j.afi_safis ?? []).reduce((k, a) => k + (a.state?.accepted ?? a.state?.received ?? 0), 0);
         }
         return n;
@@ -369,7 +410,8 @@ export class Router {
     const res: { name: string; established: boolean; since: number }[] = [];
     for (const m of out.matchAll(/^(\S+)\s+BGP\s+\S+\s+(\S+)\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})\s*(\S*)/gm)) {
       // BIRD prints local time; Date parses "YYYY-MM-DDTHH:MM:SS.mmm" as local time too
-      if (names.includes(m[1])) res.push({ name: m[1], established: m[2] === 'up' && m[4] === 'Established', since: new Date(m[3].replace(' ', 'T')).getTime() });
+      if (names.includes(m[1]))
+        res.push({ name: m[1], established: m[2] === 'up' && m[4] === 'Established', since: new Date(m[3].replace(' ', 'T')).getTime() });
     }
     return res;
   }

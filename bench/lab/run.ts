@@ -54,7 +54,10 @@ if (memory.length) {
     title: 'Memory per route, from the lab runs above',
     columns: COLUMNS,
     rows: memory.map((m) => kindRow(m.label, m.values)),
-    notes: ['Resident set from /proc/PID/status of the daemon\'s own processes (FRR: zebra + bgpd), heap from V8 after a full GC (tsbgp only).', ...commonNotes(o)],
+    notes: [
+      "Resident set from /proc/PID/status of the daemon's own processes (FRR: zebra + bgpd), heap from V8 after a full GC (tsbgp only).",
+      ...commonNotes(o),
+    ],
   });
 }
 for (const f of o.failures) console.error(`failed: ${f}`);

@@ -43,20 +43,75 @@ function picker(weights: readonly (readonly [number, number])[]): (u: number) =>
 }
 
 // Roughly the shape of today's tables (share of prefixes per length, in ‰).
-const V4_LENGTHS = picker([[24, 600], [23, 95], [22, 125], [21, 50], [20, 45], [19, 30], [18, 15], [17, 10], [16, 18], [15, 4], [14, 3], [13, 2], [12, 1], [11, 1], [10, 1]]);
-const V6_LENGTHS = picker([[48, 530], [32, 110], [44, 60], [40, 50], [36, 30], [29, 30], [46, 30], [47, 25], [42, 25], [45, 20], [56, 20], [33, 15], [34, 15], [38, 15], [64, 10], [28, 10], [30, 5]]);
+const V4_LENGTHS = picker([
+  [24, 600],
+  [23, 95],
+  [22, 125],
+  [21, 50],
+  [20, 45],
+  [19, 30],
+  [18, 15],
+  [17, 10],
+  [16, 18],
+  [15, 4],
+  [14, 3],
+  [13, 2],
+  [12, 1],
+  [11, 1],
+  [10, 1],
+]);
+const V6_LENGTHS = picker([
+  [48, 530],
+  [32, 110],
+  [44, 60],
+  [40, 50],
+  [36, 30],
+  [29, 30],
+  [46, 30],
+  [47, 25],
+  [42, 25],
+  [45, 20],
+  [56, 20],
+  [33, 15],
+  [34, 15],
+  [38, 15],
+  [64, 10],
+  [28, 10],
+  [30, 5],
+]);
 
 /** Space never used for table prefixes: private, special, and the lab's own link and loopback ranges. */
 function v4Excluded(addr: number): boolean {
   const a = addr >>> 24;
   const b = (addr >>> 16) & 255;
-  return a === 0 || a === 10 || a === 127 || a >= 224 || (a === 100 && b >= 64 && b < 128) || (a === 169 && b === 254) ||
-    (a === 172 && b >= 16 && b < 32) || (a === 192 && (b === 168 || b === 0)) || (a === 198 && (b === 18 || b === 19 || b === 51)) || (a === 203 && b === 0);
+  return (
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    a >= 224 ||
+    (a === 100 && b >= 64 && b < 128) ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b < 32) ||
+    (a === 192 && (b === 168 || b === 0)) ||
+    (a === 198 && (b === 18 || b === 19 || b === 51)) ||
+    (a === 203 && b === 0)
+  );
 }
 
 function attrSets(n: number, next: () => number): AttrSet[] {
-  const origin = picker([[0, 85], [2, 14], [1, 1]]);
-  const hops = picker([[1, 5], [2, 25], [3, 35], [4, 20], [5, 10], [6, 5]]);
+  const origin = picker([
+    [0, 85],
+    [2, 14],
+    [1, 1],
+  ]);
+  const hops = picker([
+    [1, 5],
+    [2, 25],
+    [3, 35],
+    [4, 20],
+    [5, 10],
+    [6, 5],
+  ]);
   const transit = Array.from({ length: 40 }, () => 1000 + Math.floor(next() * 60000));
   const sets: AttrSet[] = [];
   for (let s = 0; s < n; s++) {
@@ -87,18 +142,21 @@ export function fullTable(spec: TableSpec): FullTable {
 
   const v4 = { addr: new Uint32Array(spec.v4), len: new Uint8Array(spec.v4), set: new Uint16Array(spec.v4) };
   const seen = new Set<number>();
-  for (let i = 0; i < spec.v4; ) {
+  for (let i = 0; i < spec.v4;) {
     if (spec.plain24) {
       // consecutive /24s from 11.0.0.0 on, skipping excluded space
       const addr = (((11 << 24) >>> 0) + (i + seen.size) * 256) >>> 0;
-      if (v4Excluded(addr)) { seen.add(addr); continue; }
+      if (v4Excluded(addr)) {
+        seen.add(addr);
+        continue;
+      }
       v4.addr[i] = addr;
       v4.len[i] = 24;
       i++;
       continue;
     }
     const len = V4_LENGTHS(next());
-    const addr = (Math.floor(next() * 2 ** 32) & (len === 0 ? 0 : (0xffffffff << (32 - len)))) >>> 0;
+    const addr = (Math.floor(next() * 2 ** 32) & (len === 0 ? 0 : 0xffffffff << (32 - len))) >>> 0;
     if (v4Excluded(addr)) continue;
     const key = addr * 64 + len;
     if (seen.has(key)) continue;
@@ -111,11 +169,11 @@ export function fullTable(spec: TableSpec): FullTable {
 
   const v6 = { hi: new Uint32Array(spec.v6), lo: new Uint32Array(spec.v6), len: new Uint8Array(spec.v6), set: new Uint16Array(spec.v6) };
   const seen6 = new Set<string>();
-  for (let i = 0; i < spec.v6; ) {
+  for (let i = 0; i < spec.v6;) {
     const len = V6_LENGTHS(next());
     // 2000::/3, minus 2001:db8::/32 (the lab's own links)
     let hi = ((0x20000000 | Math.floor(next() * 2 ** 29)) & (0xffffffff << (32 - Math.min(32, len)))) >>> 0;
-    const lo = len <= 32 ? 0 : ((Math.floor(next() * 2 ** 32) & (len === 64 ? 0xffffffff : ~(0xffffffff >>> (len - 32)))) >>> 0);
+    const lo = len <= 32 ? 0 : (Math.floor(next() * 2 ** 32) & (len === 64 ? 0xffffffff : ~(0xffffffff >>> (len - 32)))) >>> 0;
     if (hi === 0x20010db8) continue;
     hi >>>= 0;
     const key = `${hi}:${lo}:${len}`;
@@ -140,7 +198,10 @@ export function v6Prefix(hi: number, lo: number, len: number): string {
   // trailing zero groups (and the four implicit ones) compress to "::"
   let n = 4;
   while (n > 0 && g[n - 1] === 0) n--;
-  return `${g.slice(0, n).map((x) => x.toString(16)).join(':')}::/${len}`;
+  return `${g
+    .slice(0, n)
+    .map((x) => x.toString(16))
+    .join(':')}::/${len}`;
 }
 
 /** Every route as text with its set index, IPv4 first. */

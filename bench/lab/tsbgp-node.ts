@@ -43,34 +43,35 @@ const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 
-if (main) runSpeakerNode(process.argv[2], {
-  setup(sp, cfg) {
-    const b = (cfg as BenchNodeConfig).bench;
-    if (b.acceptAll) sp.definePolicy!(ACCEPT_ALL, { statements: [{ actions: { result: 'accept' } }] });
-  },
-  beforeStart(sp, cfg) {
-    const spec = (cfg as BenchNodeConfig).bench.table;
-    if (!spec) return;
-    const t = fullTable(spec);
-    const attrs = t.sets.map(toRouteAttributes);
-    for (let i = 0; i < t.v4.addr.length; i++) sp.originate(Prefix.v4(t.v4.addr[i], t.v4.len[i]), attrs[t.v4.set[i]]);
-    for (let i = 0; i < t.v6.hi.length; i++) sp.originate(Prefix.v6(t.v6.hi[i], t.v6.lo[i], 0, 0, t.v6.len[i]), attrs[t.v6.set[i]]);
-    // the generator's garbage is not the speaker's: collect it before anything is measured
-    (globalThis as { gc?: () => void }).gc?.();
-  },
-  commands: {
-    /** Event-loop delay since the last call, ms: max, p99, mean; then reset. */
-    loopDelay: () => {
-      const r = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6, meanMs: loop.mean / 1e6 };
-      loop.reset();
-      return r;
+if (main)
+  runSpeakerNode(process.argv[2], {
+    setup(sp, cfg) {
+      const b = (cfg as BenchNodeConfig).bench;
+      if (b.acceptAll) sp.definePolicy!(ACCEPT_ALL, { statements: [{ actions: { result: 'accept' } }] });
     },
-    /** The kernel side's status (KernelFib: enabled, writer, route counts), when the speaker has the kernel option. */
-    kernel: (sp) => (sp as { kernelStatus?: () => unknown }).kernelStatus?.() ?? null,
-    /** V8 heap in use after a full collection (the node runs with --expose-gc). */
-    heap: () => {
+    beforeStart(sp, cfg) {
+      const spec = (cfg as BenchNodeConfig).bench.table;
+      if (!spec) return;
+      const t = fullTable(spec);
+      const attrs = t.sets.map(toRouteAttributes);
+      for (let i = 0; i < t.v4.addr.length; i++) sp.originate(Prefix.v4(t.v4.addr[i], t.v4.len[i]), attrs[t.v4.set[i]]);
+      for (let i = 0; i < t.v6.hi.length; i++) sp.originate(Prefix.v6(t.v6.hi[i], t.v6.lo[i], 0, 0, t.v6.len[i]), attrs[t.v6.set[i]]);
+      // the generator's garbage is not the speaker's: collect it before anything is measured
       (globalThis as { gc?: () => void }).gc?.();
-      return process.memoryUsage().heapUsed;
     },
-  },
-}).catch(fatal);
+    commands: {
+      /** Event-loop delay since the last call, ms: max, p99, mean; then reset. */
+      loopDelay: () => {
+        const r = { maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6, meanMs: loop.mean / 1e6 };
+        loop.reset();
+        return r;
+      },
+      /** The kernel side's status (KernelFib: enabled, writer, route counts), when the speaker has the kernel option. */
+      kernel: (sp) => (sp as { kernelStatus?: () => unknown }).kernelStatus?.() ?? null,
+      /** V8 heap in use after a full collection (the node runs with --expose-gc). */
+      heap: () => {
+        (globalThis as { gc?: () => void }).gc?.();
+        return process.memoryUsage().heapUsed;
+      },
+    },
+  }).catch(fatal);

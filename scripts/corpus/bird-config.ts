@@ -216,7 +216,11 @@ export interface BirdPeer {
 }
 
 /** A filter: `all`, `none`, a named filter, or an inline body. */
-export type FilterRef = { readonly kind: 'all' } | { readonly kind: 'none' } | { readonly kind: 'named'; readonly name: string } | { readonly kind: 'inline'; readonly body: readonly Tok[] };
+export type FilterRef =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'none' }
+  | { readonly kind: 'named'; readonly name: string }
+  | { readonly kind: 'inline'; readonly body: readonly Tok[] };
 
 function filterRef(s: Setting): FilterRef {
   if (s.body) return { kind: 'inline', body: s.body };
@@ -354,7 +358,12 @@ function same(a: string, b: string): boolean {
 }
 
 function glob(s: string, pattern: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(s);
 }
 

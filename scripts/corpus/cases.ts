@@ -44,10 +44,16 @@ export class CalicoTree {
   /** Every file path under `dir`. */
   list(dir: string): string[] {
     if (this.bare) {
-      this.listing ??= execFileSync('git', ['-C', this.root, 'ls-tree', '-r', '--name-only', 'HEAD', 'confd/tests'], { maxBuffer: 64 << 20 }).toString().split('\n').filter(Boolean);
+      this.listing ??= execFileSync('git', ['-C', this.root, 'ls-tree', '-r', '--name-only', 'HEAD', 'confd/tests'], { maxBuffer: 64 << 20 })
+        .toString()
+        .split('\n')
+        .filter(Boolean);
       return this.listing.filter((p) => p.startsWith(`${dir}/`));
     }
-    const out = execFileSync('find', [join(this.root, dir), '-type', 'f'], { maxBuffer: 64 << 20 }).toString().split('\n').filter(Boolean);
+    const out = execFileSync('find', [join(this.root, dir), '-type', 'f'], { maxBuffer: 64 << 20 })
+      .toString()
+      .split('\n')
+      .filter(Boolean);
     return out.map((p) => p.slice(this.root.length + 1));
   }
 }
@@ -128,11 +134,21 @@ function setSecrets(list: [string, Record<string, string>][]): (objs: Map<string
 }
 
 function deadlock(objs: Map<string, Obj>): void {
-  objs.set('BGPConfiguration//default', { apiVersion: 'projectcalico.org/v3', kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { nodeToNodeMeshEnabled: false } });
+  objs.set('BGPConfiguration//default', {
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'BGPConfiguration',
+    metadata: { name: 'default' },
+    spec: { nodeToNodeMeshEnabled: false },
+  });
   objs.set('Secret/kube-system/my-secrets-1', secret('my-secrets-1', { a: 'password-a' }));
   for (let i = 1; i <= 99; i++) {
     const n = `dl-node${i}`;
-    objs.set(`Node//${n}`, { apiVersion: 'projectcalico.org/v3', kind: 'Node', metadata: { name: n, labels: { node: 'yes' } }, spec: { bgp: { ipv4Address: `10.24.0.${i}/24` } } });
+    objs.set(`Node//${n}`, {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'Node',
+      metadata: { name: n, labels: { node: 'yes' } },
+      spec: { bgp: { ipv4Address: `10.24.0.${i}/24` } },
+    });
     objs.set(`BGPPeer//dl-bgppeer-${i}`, {
       apiVersion: 'projectcalico.org/v3',
       kind: 'BGPPeer',
@@ -163,13 +179,23 @@ function specialRecipes(): Record<string, Recipe> {
     'mesh/password/step3': { ...mp, edit: setSecrets([['my-secrets-1', { a: 'new-password-a' }]]) },
     'password/step1': pw,
     'password/step2': { ...pw, edit: setSecrets([['my-secrets-1', { b: 'password-b' }]]) },
-    'password/step3': { ...pw, edit: setSecrets([['my-secrets-1', { b: 'password-b', a: 'password-a' }], ['my-secrets-2', { c: 'password-c' }]]) },
+    'password/step3': {
+      ...pw,
+      edit: setSecrets([
+        ['my-secrets-1', { b: 'password-b', a: 'password-a' }],
+        ['my-secrets-2', { c: 'password-c' }],
+      ]),
+    },
     'password/step4': { ...pw, edit: setSecrets([['my-secrets-1', { b: 'password-b', a: 'password-a' }]]) },
     'password/step5': { ...pw, edit: setSecrets([['my-secrets-1', { b: 'new-password-b', a: 'new-password-a' }]]) },
     'password/step6': { ...pw, edit: setSecrets([['my-secrets-1', { b: 'new-password-b' }]]) },
     'password-deadlock': { inputs: [], node: 'dl-node1', noAffinities: true, edit: deadlock },
     'bgpfilter/node_mesh/priority1': { inputs: ['bgpfilter/node_mesh'], noAffinities: true },
-    'bgpfilter/node_mesh/priority2': { inputs: ['bgpfilter/node_mesh'], noAffinities: true, edit: editSpec('BGPConfiguration', 'default', (s) => (s.ipv4NormalRoutePriority = 5000)) },
+    'bgpfilter/node_mesh/priority2': {
+      inputs: ['bgpfilter/node_mesh'],
+      noAffinities: true,
+      edit: editSpec('BGPConfiguration', 'default', (s) => (s.ipv4NormalRoutePriority = 5000)),
+    },
     'bgpfilter/node_mesh/priority3': {
       inputs: ['bgpfilter/node_mesh'],
       noAffinities: true,
@@ -256,7 +282,9 @@ export function labelValue(v: unknown): string {
  */
 export function toManifests(objs: readonly Obj[]): Obj[] {
   return objs.map((raw) => {
-    const o = raw.metadata?.labels ? { ...raw, metadata: { ...raw.metadata, labels: Object.fromEntries(Object.entries(raw.metadata.labels).map(([k, v]) => [k, labelValue(v)])) } } : raw;
+    const o = raw.metadata?.labels
+      ? { ...raw, metadata: { ...raw.metadata, labels: Object.fromEntries(Object.entries(raw.metadata.labels).map(([k, v]) => [k, labelValue(v)])) } }
+      : raw;
     if (o.kind === 'Node' && o.apiVersion === 'projectcalico.org/v3') {
       const bgp = o.spec?.bgp ?? {};
       const annotations: Record<string, string> = { ...(o.metadata?.annotations ?? {}) };
@@ -268,7 +296,11 @@ export function toManifests(objs: readonly Obj[]): Obj[] {
       return {
         apiVersion: 'v1',
         kind: 'Node',
-        metadata: { name, labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name, ...(o.metadata?.labels ?? {}) }, annotations },
+        metadata: {
+          name,
+          labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name, ...(o.metadata?.labels ?? {}) },
+          annotations,
+        },
         spec: {},
         status: { addresses: bgp.ipv4Address ? [{ type: 'InternalIP', address: String(bgp.ipv4Address).split('/')[0] }] : [] },
       };

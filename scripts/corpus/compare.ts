@@ -96,7 +96,10 @@ export function birdView(files: Record<string, string>, probes: readonly string[
     if (runner.hasFilter('calico_kernel_programming')) {
       const kp = { kind: 'named' as const, name: 'calico_kernel_programming' };
       for (const probe of probes.filter((p) => fam(p) === f)) {
-        for (const [where, nh] of [['inside', inside[f]], ['outside', OUTSIDE[f]]] as const) {
+        for (const [where, nh] of [
+          ['inside', inside[f]],
+          ['outside', OUTSIDE[f]],
+        ] as const) {
           if (nh === undefined) continue;
           const r = bgpRoute(probe, nh);
           kernel.push(`${probe} via ${where} → ${kernelOutcome(runner.run(kp, r), r)}`);
@@ -155,17 +158,22 @@ export function tsbgpView(plan: Plan, json: PlanJson, probes: readonly string[],
   if (k) {
     for (const probe of probes) {
       const f = fam(probe);
-      for (const [where, nh] of [['inside', inside[f]], ['outside', OUTSIDE[f]]] as const) {
+      for (const [where, nh] of [
+        ['inside', inside[f]],
+        ['outside', OUTSIDE[f]],
+      ] as const) {
         if (nh === undefined) continue;
         const rule = k.rules.find((r) => fam(r.prefix) === f && prefixWithin(probe, r.prefix));
         let outcome = 'programmed';
         if (rule?.action === 'reject') outcome = 'not programmed';
-        else if (rule?.action === 'accept' && rule.tunnel && !(rule.tunnel.unlessWithin ?? []).some((w) => prefixWithin(nh, w))) outcome = `programmed via ${rule.tunnel.dev}`;
+        else if (rule?.action === 'accept' && rule.tunnel && !(rule.tunnel.unlessWithin ?? []).some((w) => prefixWithin(nh, w)))
+          outcome = `programmed via ${rule.tunnel.dev}`;
         kernel.push(`${probe} via ${where} → ${outcome}`);
       }
     }
     for (const s of k.statics) kernel.push(`static ${s.prefix} ${'blackhole' in s ? 'blackhole' : `via ${s.via}`}`);
-    for (const f of [4, 6] as const) if (inside[f] !== undefined) kernel.push(`priority v${f} ${f === 4 ? k.normalRoutePriority.v4 : k.normalRoutePriority.v6}`);
+    for (const f of [4, 6] as const)
+      if (inside[f] !== undefined) kernel.push(`priority v${f} ${f === 4 ? k.normalRoutePriority.v4 : k.normalRoutePriority.v6}`);
   }
   return { peers, sent, routes: plan.routes.map((r) => r.prefix.toString()).sort(), kernel: kernel.sort(), allowed };
 }

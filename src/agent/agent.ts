@@ -25,14 +25,34 @@ import { DEFAULT_ENDPOINT_STATUS_DIR, withEndpointStatus } from './sources/workl
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
 import { observedScheduler, realScheduler, UpdateProbe } from './update-probe.js';
 import { withSessions } from './explain-sessions.js';
-import { DEFAULT_DRAIN_SECONDS, drainedMessage, drainStatusJson, onSignalAction, remainingSeconds, startDrain, type DrainKind, type DrainState } from './drain.js';
+import {
+  DEFAULT_DRAIN_SECONDS,
+  drainedMessage,
+  drainStatusJson,
+  onSignalAction,
+  remainingSeconds,
+  startDrain,
+  type DrainKind,
+  type DrainState,
+} from './drain.js';
 import { listenHint } from './help.js';
 import { receivedFor } from './received-view.js';
 import { SessionLog } from './session-log.js';
 import type { NodeStatusInput } from './node-status.js';
 import {
-  agentPlanJson, currentErrors, explain, formatError, NoSuchPeer, planErrorJson, refusalJson, routesJson,
-  statusJson, type AgentSnapshot, type ErrorJson, type RoutesJson, type StatusJson
+  agentPlanJson,
+  currentErrors,
+  explain,
+  formatError,
+  NoSuchPeer,
+  planErrorJson,
+  refusalJson,
+  routesJson,
+  statusJson,
+  type AgentSnapshot,
+  type ErrorJson,
+  type RoutesJson,
+  type StatusJson,
 } from './views.js';
 
 export type { AdvertisedJson, RoutesJson, StatusJson, StatusPeerJson } from './views.js';
@@ -119,7 +139,8 @@ export interface Agent {
 }
 
 function describeEvent(ev: ClusterEvent): string {
-  if (ev.type === 'workload') return `${ev.endpoint ? 'update' : 'delete'} endpoint status ${ev.file}${ev.endpoint?.bgpPeerName ? ` (BGPPeer ${ev.endpoint.bgpPeerName})` : ''}`;
+  if (ev.type === 'workload')
+    return `${ev.endpoint ? 'update' : 'delete'} endpoint status ${ev.file}${ev.endpoint?.bgpPeerName ? ` (BGPPeer ${ev.endpoint.bgpPeerName})` : ''}`;
   if (ev.type === 'delete') return `delete ${ev.kind} ${ev.namespace ? `${ev.namespace}/` : ''}${ev.name}`;
   const r = ev.resource;
   return `${ev.type} ${r.kind} ${'namespace' in r ? `${r.namespace}/` : ''}${r.name}`;
@@ -189,12 +210,18 @@ class AgentLoop {
     this.log = opts.logger ?? createLogger({ level: opts.logLevel ?? 'info', now: this.now });
     this.startedAt = this.now();
     const base = opts.source ?? manifestSource(opts.manifests ?? [], { debounceMs: opts.debounceMs ?? 100, now: this.now });
-    this.source = opts.endpointStatusDir === false ? base : withEndpointStatus(base, opts.endpointStatusDir ?? DEFAULT_ENDPOINT_STATUS_DIR, { debounceMs: opts.debounceMs ?? 100 });
+    this.source =
+      opts.endpointStatusDir === false
+        ? base
+        : withEndpointStatus(base, opts.endpointStatusDir ?? DEFAULT_ENDPOINT_STATUS_DIR, { debounceMs: opts.debounceMs ?? 100 });
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
     this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
     this.sessionLog = new SessionLog(this.log);
-    this.probe = new UpdateProbe(() => this.speaker?.status() ?? [], () => this.now().getTime());
+    this.probe = new UpdateProbe(
+      () => this.speaker?.status() ?? [],
+      () => this.now().getTime(),
+    );
     this.redistribution = new Redistribution(
       { enqueue: (step) => void this.enqueue(step), setTimer: (fn, ms) => setTimeout(fn, ms).unref(), now: () => performance.now() },
       () => this.redistribute(),
@@ -258,13 +285,19 @@ class AgentLoop {
     const now = this.now().getTime();
     const was = this.drainState;
     if (was !== undefined && (was.kind === kind || was.kind === 'stop')) return was;
-    const d: DrainState = was !== undefined ? { ...was, kind, reason: `${reason} (draining since ${was.reason})` } : startDrain(kind, reason, now, this.drainSeconds);
+    const d: DrainState =
+      was !== undefined ? { ...was, kind, reason: `${reason} (draining since ${was.reason})` } : startDrain(kind, reason, now, this.drainSeconds);
     this.drainState = d;
     if (was === undefined) {
       this.speaker?.drain();
-      this.recordDrainEvent(`draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled'}`);
+      this.recordDrainEvent(
+        `draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled'}`,
+      );
     }
-    this.log.warn(kind === 'stop' ? 'draining before shutdown (RFC 8326 graceful shutdown)' : 'draining (RFC 8326 graceful shutdown), holding', { reason, drainSeconds: Math.max(0, Math.round((d.until - now) / 1000)) });
+    this.log.warn(kind === 'stop' ? 'draining before shutdown (RFC 8326 graceful shutdown)' : 'draining (RFC 8326 graceful shutdown), holding', {
+      reason,
+      drainSeconds: Math.max(0, Math.round((d.until - now) / 1000)),
+    });
     if (kind === 'stop') {
       if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
       this.drainTimer = setTimeout(() => void this.stop(), Math.max(0, d.until - now));
@@ -340,7 +373,10 @@ class AgentLoop {
     const filterFailures = [...this.defineFilters(speaker, plan), ...this.defineServicePolicy(speaker, plan)];
     const ops = reconcile(this.applied, plan, { maxPrefixes: this.opts.maxPrefixes === null ? undefined : (this.opts.maxPrefixes ?? defaultMaxPrefixes()) });
     // A prefix leaving the plan but still received from a local peer is handed over, not withdrawn.
-    const keep = ops.withdraw.length > 0 ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan), learnedRoutes(speaker)).map((r) => r.prefix.toString())) : new Set<string>();
+    const keep =
+      ops.withdraw.length > 0
+        ? new Set(desiredRedistribution(plan, this.localReceived(speaker, plan), learnedRoutes(speaker)).map((r) => r.prefix.toString()))
+        : new Set<string>();
     const withdraw = ops.withdraw.filter((p: Prefix) => !keep.has(p.toString()));
     for (const r of ops.originate) this.redistribution.forget(r.prefix);
     const awaitUpdate = this.opts.metrics !== undefined && ops.originate.length + withdraw.length > 0 && this.probe.arm();
@@ -371,7 +407,8 @@ class AgentLoop {
     // for a pass), and on the plan's peers, allow-list and withdrawals (a
     // hand-over). A Service change that only originates leaves all that as it
     // was: no pass over what the local peers sent.
-    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || before.kernel !== plan.kernel || ops.withdraw.length > 0) await this.redistribute();
+    if (!before || before.peers !== plan.peers || before.exportAllowList !== plan.exportAllowList || before.kernel !== plan.kernel || ops.withdraw.length > 0)
+      await this.redistribute();
     this.opts.metrics?.reconciled({ awaitUpdate });
   }
 
@@ -418,7 +455,10 @@ class AgentLoop {
     const speakerOpts: SpeakerOptions = {
       asn: plan.node.asn,
       routerId: plan.node.ipv4.toString(),
-      listen: { port: opts.listenPort ?? plan.listen.port, ...(plan.listen.address ? { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String) } : {}) },
+      listen: {
+        port: opts.listenPort ?? plan.listen.port,
+        ...(plan.listen.address ? { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String) } : {}),
+      },
       ...(plan.node.routeReflectorClusterId ? { clusterId: plan.node.routeReflectorClusterId } : {}),
       // As calico-node runs BIRD (-R): every start may be a restart (a crash, an
       // upgrade), so peers holding our routes as stale keep them until our
@@ -437,7 +477,9 @@ class AgentLoop {
       coalesceMs: 1,
       log: (level, msg, fields) => this.log.log(level, msg, { component: 'speaker', ...fields }),
       ...(opts.metrics ? { scheduler: observedScheduler(realScheduler, () => this.afterSpeakerTimer()) } : {}),
-      ...(opts.kernel ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S, () => this.redistribution.request()) } : {}),
+      ...(opts.kernel
+        ? { kernel: kernelSpeakerOptions(opts.kernel, plan, opts.selectionDeferralTime ?? AGENT_SELECTION_DEFERRAL_S, () => this.redistribution.request()) }
+        : {}),
     };
     const s = opts.speakerFactory(speakerOpts);
     // A drain that began before the speaker existed (no IPv4 address yet) applies from its first session.
@@ -542,7 +584,14 @@ class AgentLoop {
     const ops = this.redistribution.next(applied, this.localReceived(speaker, applied), learnedRoutes(speaker));
     for (const r of ops.originate) {
       speaker.originate(r.prefix, redistributedAttributes(r), redistributedOptions(r));
-      if (r.kernel !== undefined) this.log.info('advertising a route learned from the kernel', { prefix: r.prefix.toString(), dev: r.kernel.dev, protocol: r.kernel.protocol, metric: r.kernel.metric, why: r.kernel.why });
+      if (r.kernel !== undefined)
+        this.log.info('advertising a route learned from the kernel', {
+          prefix: r.prefix.toString(),
+          dev: r.kernel.dev,
+          protocol: r.kernel.protocol,
+          metric: r.kernel.metric,
+          why: r.kernel.why,
+        });
       else this.log.info('re-advertising a route from a local peer', { prefix: r.prefix.toString(), peer: r.from });
     }
     for (const p of ops.withdraw) {
@@ -670,7 +719,8 @@ class AgentLoop {
     const d = this.drainState;
     // After a drain: Cease / Administrative Shutdown with why (RFC 9003); traffic has moved away.
     // Without one (--drain-time 0): graceful, peers keep our routes as stale while we are away (RFC 4724).
-    if (this.speaker) await this.speaker.stop(d !== undefined ? { message: drainedMessage(d, this.now().getTime()) } : { message: SHUTDOWN_MESSAGE, graceful: true });
+    if (this.speaker)
+      await this.speaker.stop(d !== undefined ? { message: drainedMessage(d, this.now().getTime()) } : { message: SHUTDOWN_MESSAGE, graceful: true });
     this.resolveDone();
     return this.done;
   };
@@ -716,7 +766,8 @@ class AgentLoop {
       await this.work;
       if (this.running && this.startError) throw this.startError;
       // CalicoNodeStatus answers start once the configuration is in; they never hold up the start.
-      if (this.running && opts.nodeStatus) void Promise.resolve(opts.nodeStatus.start(() => this.nodeStatusInput())).catch((e: Error) => log.warn(`CalicoNodeStatus: ${e.message}`));
+      if (this.running && opts.nodeStatus)
+        void Promise.resolve(opts.nodeStatus.start(() => this.nodeStatusInput())).catch((e: Error) => log.warn(`CalicoNodeStatus: ${e.message}`));
     } catch (e) {
       await this.stop();
       throw e;

@@ -16,8 +16,14 @@ export interface BfdJson {
   readonly lastDiag: string | null;
   /** The last time the session left Up (issue 32): times ISO 8601; `pathFailure` false when the BGP session was kept (the remote went AdminDown or restarted its session). */
   readonly lastDown: {
-    readonly at: string; readonly upSince: string; readonly diag: string; readonly remoteState: string; readonly remoteDiag: string;
-    readonly lastPacketAt: string | null; readonly detectionTimeMs: number; readonly pathFailure: boolean;
+    readonly at: string;
+    readonly upSince: string;
+    readonly diag: string;
+    readonly remoteState: string;
+    readonly remoteDiag: string;
+    readonly lastPacketAt: string | null;
+    readonly detectionTimeMs: number;
+    readonly pathFailure: boolean;
   } | null;
   readonly error: string | null;
   /** RFC 5881 §5: received TTL 255 enforced (a kernel socket filter), or why not; datagrams the kernel dropped on the BFD sockets (all peers). */
@@ -33,12 +39,18 @@ export function bfdJson(b: PeerBfdStatus): BfdJson {
     remoteMultiplier: b.remoteMultiplier ?? null,
     desired: b.desired,
     lastDiag: b.lastDiag.code === 0 ? null : b.lastDiag.text,
-    lastDown: b.lastDown ? {
-      at: b.lastDown.at.toISOString(), upSince: b.lastDown.upSince.toISOString(), diag: b.lastDown.diag.text,
-      remoteState: b.lastDown.remoteState, remoteDiag: b.lastDown.remoteDiag.text,
-      lastPacketAt: b.lastDown.lastPacketAt?.toISOString() ?? null, detectionTimeMs: b.lastDown.detectionTimeMs,
-      pathFailure: !b.lastDown.remoteAdminDown && !b.lastDown.remoteRestarted,
-    } : null,
+    lastDown: b.lastDown
+      ? {
+          at: b.lastDown.at.toISOString(),
+          upSince: b.lastDown.upSince.toISOString(),
+          diag: b.lastDown.diag.text,
+          remoteState: b.lastDown.remoteState,
+          remoteDiag: b.lastDown.remoteDiag.text,
+          lastPacketAt: b.lastDown.lastPacketAt?.toISOString() ?? null,
+          detectionTimeMs: b.lastDown.detectionTimeMs,
+          pathFailure: !b.lastDown.remoteAdminDown && !b.lastDown.remoteRestarted,
+        }
+      : null,
     error: b.error ?? null,
     receivedTtl: b.receivedTtl
       ? { checked: b.receivedTtl.checked, reason: b.receivedTtl.reason ?? null, kernelDrops: b.receivedTtl.kernelDrops ?? null }
@@ -53,10 +65,17 @@ export function renderBfd(peers: readonly { readonly address: string; readonly b
   const line = ({ address, bfd: b }: { address: string; bfd?: BfdJson }): string => {
     const x = b!;
     if (x.state === 'Unavailable') return `  ${address}: BFD unavailable: ${x.error ?? 'unknown reason'}`;
-    const nego = x.detectionTimeMs > 0 ? `tx ${x.txIntervalMs} ms, detect ${x.detectionTimeMs} ms (remote ×${x.remoteMultiplier})` : `tx ${x.txIntervalMs} ms, not heard from yet`;
+    const nego =
+      x.detectionTimeMs > 0
+        ? `tx ${x.txIntervalMs} ms, detect ${x.detectionTimeMs} ms (remote ×${x.remoteMultiplier})`
+        : `tx ${x.txIntervalMs} ms, not heard from yet`;
     const d = x.lastDown;
     const heard = d?.lastPacketAt ? `, last packet ${Date.parse(d.at) - Date.parse(d.lastPacketAt)} ms before` : '';
-    const last = d ? `; last down: ${d.diag} at ${d.at} (remote ${d.remoteState}: ${d.remoteDiag}${heard}${d.pathFailure ? '' : '; BGP kept'})` : x.lastDiag ? `; last down: ${x.lastDiag}` : '';
+    const last = d
+      ? `; last down: ${d.diag} at ${d.at} (remote ${d.remoteState}: ${d.remoteDiag}${heard}${d.pathFailure ? '' : '; BGP kept'})`
+      : x.lastDiag
+        ? `; last down: ${x.lastDiag}`
+        : '';
     return `  ${address}: ${x.state}${x.remoteState ? ` (remote ${x.remoteState})` : ''}, ${nego}; wanted ${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${last}`;
   };
   // one process-wide fact, shown once

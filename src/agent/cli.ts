@@ -124,7 +124,14 @@ export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
   routes: { ...JSON_FLAG, ...CONTROL, peer: { type: 'string' }, received: { type: 'string' }, kernel: { type: 'boolean' } },
   explain: { ...JSON_FLAG, ...CONTROL },
   drain: { ...JSON_FLAG, ...CONTROL, cancel: { type: 'boolean' } },
-  plan: { ...MANIFESTS, ...JSON_FLAG, 'listen-port': { type: 'string' }, 'max-prefixes': { type: 'string' }, strict: { type: 'boolean' }, 'endpoint-status-dir': { type: 'string' } },
+  plan: {
+    ...MANIFESTS,
+    ...JSON_FLAG,
+    'listen-port': { type: 'string' },
+    'max-prefixes': { type: 'string' },
+    strict: { type: 'boolean' },
+    'endpoint-status-dir': { type: 'string' },
+  },
   version: {},
   help: {},
 };
@@ -203,9 +210,7 @@ function metricsFlag(cmd: string, text: string | undefined) {
 }
 
 export type AgentSource =
-  | { readonly kind: 'manifests'; readonly paths: string[] }
-  | { readonly kind: 'kubeconfig'; readonly path: string }
-  | { readonly kind: 'in-cluster' };
+  { readonly kind: 'manifests'; readonly paths: string[] } | { readonly kind: 'kubeconfig'; readonly path: string } | { readonly kind: 'in-cluster' };
 
 export interface AgentArgs {
   readonly node: string;
@@ -252,9 +257,7 @@ function kernelFlags(cmd: string, values: Record<string, unknown>): { kernel?: A
   const table = tableText === undefined ? undefined : /^\d+$/.test(tableText) ? Number(tableText) : tableText;
   const writer = values['kernel-writer'] as string | undefined;
   if (writer !== undefined && !(KERNEL_WRITERS as readonly string[]).includes(writer))
-    throw new UsageError(
-      `${cmd}: --kernel-writer must be ${KERNEL_WRITERS.map((w) => `"${w}"`).join(' or ')}, got ${JSON.stringify(writer)}`,
-    );
+    throw new UsageError(`${cmd}: --kernel-writer must be ${KERNEL_WRITERS.map((w) => `"${w}"`).join(' or ')}, got ${JSON.stringify(writer)}`);
   if (on !== 'on') {
     if (protocol !== undefined || metric !== undefined || table !== undefined || writer !== undefined)
       throw new UsageError(`${cmd}: --kernel-table/--kernel-protocol/--kernel-metric/--kernel-writer need --kernel on`);
@@ -288,11 +291,7 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
   if (given.length > 1) throw new UsageError(`${cmd}: ${given.join(' and ')} are exclusive: give exactly one source`);
   if (kubeconfig === '') throw new UsageError(`${cmd}: --kubeconfig must name a file`);
   const source: AgentSource =
-    paths.length > 0
-      ? { kind: 'manifests', paths }
-      : kubeconfig !== undefined
-        ? { kind: 'kubeconfig', path: kubeconfig }
-        : { kind: 'in-cluster' };
+    paths.length > 0 ? { kind: 'manifests', paths } : kubeconfig !== undefined ? { kind: 'kubeconfig', path: kubeconfig } : { kind: 'in-cluster' };
   return {
     node,
     source,
@@ -310,7 +309,8 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
 /** --drain-time SECONDS (0 to 3600; 0: no drain) and --drain-on-cordon. */
 function drainFlags(cmd: string, values: Record<string, unknown>): { drainTime?: number; drainOnCordon?: boolean } {
   const t = values['drain-time'] as string | undefined;
-  if (t !== undefined && (!/^\d+$/.test(t) || Number(t) > 3600)) throw new UsageError(`${cmd}: --drain-time must be 0 to 3600 seconds, got ${JSON.stringify(t)}`);
+  if (t !== undefined && (!/^\d+$/.test(t) || Number(t) > 3600))
+    throw new UsageError(`${cmd}: --drain-time must be 0 to 3600 seconds, got ${JSON.stringify(t)}`);
   return { ...(t !== undefined ? { drainTime: Number(t) } : {}), ...(values['drain-on-cordon'] === true ? { drainOnCordon: true } : {}) };
 }
 
@@ -479,7 +479,9 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       }
       default: {
         const guess = closest(cmd, Object.keys(COMMAND_HELP));
-        err(`tsbgp: unknown command ${JSON.stringify(cmd)}${guess ? ` (did you mean ${guess}?)` : ''}; commands: ${Object.keys(COMMAND_HELP).join(', ')}\nrun 'tsbgp help' for usage\n`);
+        err(
+          `tsbgp: unknown command ${JSON.stringify(cmd)}${guess ? ` (did you mean ${guess}?)` : ''}; commands: ${Object.keys(COMMAND_HELP).join(', ')}\nrun 'tsbgp help' for usage\n`,
+        );
         return 2;
       }
     }

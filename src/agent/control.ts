@@ -55,9 +55,7 @@ async function checkSocketFolder(dir: string): Promise<void> {
   if (!st.isDirectory()) throw new Error(`control socket folder ${dir} is not a directory`);
   const uid = myUid();
   if (st.uid !== uid && st.uid !== 0)
-    throw new Error(
-      `control socket folder ${dir} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to put the socket there`,
-    );
+    throw new Error(`control socket folder ${dir} belongs to uid ${st.uid}, not to this user (uid ${uid}) or root: refusing to put the socket there`);
   const sticky = (st.mode & 0o1000) !== 0;
   if ((st.mode & 0o022) !== 0 && !sticky)
     throw new Error(

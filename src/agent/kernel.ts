@@ -37,7 +37,13 @@ export interface KernelStatusJson {
   readonly programClusterRoutes: string | null;
 }
 
-const EMPTY: KernelPlan = { programClusterRoutes: 'Enabled', normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY }, rules: [], statics: [], learn: NO_LEARNING };
+const EMPTY: KernelPlan = {
+  programClusterRoutes: 'Enabled',
+  normalRoutePriority: { v4: NORMAL_ROUTE_PRIORITY, v6: NORMAL_ROUTE_PRIORITY },
+  rules: [],
+  statics: [],
+  learn: NO_LEARNING,
+};
 
 /**
  * The speaker's kernel options: the plan's rules and statics, Calico v3.32's
@@ -159,15 +165,7 @@ export function kernelRoutesJson(s: SpeakerApi | undefined, plan: Plan): KernelR
   entries.sort((a, b) => a.p.compare(b.p));
   const routes = entries.map(({ e }): KernelRouteJson => {
     const state =
-      e.refused !== undefined
-        ? 'refused'
-        : e.source === undefined
-          ? e.stale
-            ? 'stale'
-            : 'removing'
-          : e.installed.length > 0
-            ? 'installed'
-            : 'pending';
+      e.refused !== undefined ? 'refused' : e.source === undefined ? (e.stale ? 'stale' : 'removing') : e.installed.length > 0 ? 'installed' : 'pending';
     return {
       prefix: e.prefix,
       source: e.source ?? null,
@@ -197,8 +195,9 @@ export function kernelRoutesText(v: KernelRoutesJson): string {
       .map(
         (k) =>
           `${k.type === 'unicast' ? '' : `${k.type} `}metric ${k.metric}` +
-            `${k.nexthops.map((h) => `${h.via !== null ? ` via ${h.via}` : ''}${h.dev !== null ? ` dev ${h.dev}` : ''}` +
-              `${h.onlink ? ' onlink' : ''}`).join(',')}`,
+          `${k.nexthops
+            .map((h) => `${h.via !== null ? ` via ${h.via}` : ''}${h.dev !== null ? ` dev ${h.dev}` : ''}` + `${h.onlink ? ' onlink' : ''}`)
+            .join(',')}`,
       )
       .join('; ');
     const why = r.reason !== null ? `${route ? ' — ' : ''}${r.refusedBy === 'kernel' ? 'kernel: ' : ''}${r.reason}` : '';
@@ -222,7 +221,13 @@ export interface KernelPlanJson {
   readonly programClusterRoutes: string;
   readonly normalRoutePriority: { readonly v4: number; readonly v6: number };
   /** In order; the first covering rule decides, anything no rule covers is programmed as routing chose it. */
-  readonly rules: readonly { readonly prefix: string; readonly action: 'accept' | 'reject'; readonly tunnel: string | null; readonly unlessWithin: readonly string[]; readonly why: string | null }[];
+  readonly rules: readonly {
+    readonly prefix: string;
+    readonly action: 'accept' | 'reject';
+    readonly tunnel: string | null;
+    readonly unlessWithin: readonly string[];
+    readonly why: string | null;
+  }[];
   /** This node's blocks (not /32 or /128) as blackholes. */
   readonly blackholes: readonly string[];
   /** Routes to peers (BGPPeer reachableBy). */
@@ -241,7 +246,15 @@ export interface KernelPlanJson {
   /** The learned routes advertised (also in `redistributed`). */
   readonly exported: readonly string[] | null;
   /** Routes in the kernel's table of tsbgp's protocol, with the peers they come from. */
-  readonly programmed: readonly { readonly prefix: string; readonly source: 'bgp' | 'static' | null; readonly state: KernelRouteJson['state']; readonly peers: readonly string[]; readonly nexthops: readonly string[] }[] | null;
+  readonly programmed:
+    | readonly {
+        readonly prefix: string;
+        readonly source: 'bgp' | 'static' | null;
+        readonly state: KernelRouteJson['state'];
+        readonly peers: readonly string[];
+        readonly nexthops: readonly string[];
+      }[]
+    | null;
 }
 
 /** The live part of KernelPlanJson, from a running agent. */
@@ -258,9 +271,17 @@ export function kernelPlanJson(plan: Plan, live?: KernelLive): KernelPlanJson {
   return {
     programClusterRoutes: kp.programClusterRoutes,
     normalRoutePriority: { ...kp.normalRoutePriority },
-    rules: kp.rules.map((r) => ({ prefix: r.prefix, action: r.action, tunnel: r.action === 'accept' && r.tunnel ? r.tunnel.dev : null, unlessWithin: r.action === 'accept' && r.tunnel ? [...(r.tunnel.unlessWithin ?? [])] : [], why: r.why ?? null })),
+    rules: kp.rules.map((r) => ({
+      prefix: r.prefix,
+      action: r.action,
+      tunnel: r.action === 'accept' && r.tunnel ? r.tunnel.dev : null,
+      unlessWithin: r.action === 'accept' && r.tunnel ? [...(r.tunnel.unlessWithin ?? [])] : [],
+      why: r.why ?? null,
+    })),
     blackholes: kp.statics.flatMap((s) => ('blackhole' in s ? [s.prefix] : [])),
-    statics: kp.statics.flatMap((s) => ('via' in s ? [{ prefix: s.prefix, via: s.via, why: reachable.has(s.prefix) ? `reachableBy of ${reachable.get(s.prefix)!.id}` : 'static route' }] : [])),
+    statics: kp.statics.flatMap((s) =>
+      'via' in s ? [{ prefix: s.prefix, via: s.via, why: reachable.has(s.prefix) ? `reachableBy of ${reachable.get(s.prefix)!.id}` : 'static route' }] : [],
+    ),
     aggregation: learn.blocks.map((b) => ({ block: b.prefix.toString(), from: b.name, hostBlock: b.prefix.length === b.prefix.maxLength })),
     learn: {
       enabled: live ? true : null,
@@ -268,9 +289,21 @@ export function kernelPlanJson(plan: Plan, live?: KernelLive): KernelPlanJson {
       ignoredInterfaces: [...learn.ignoredInterfaces],
       directInterfaces: [...learn.directExcluded.map((x) => `-"${x}"`), '"*"'].join(', '),
     },
-    learned: live ? [...live.learned].sort((a, b) => a.prefix.compare(b.prefix) || a.metric - b.metric).map((r) => learnedJson(r, kernelExport(plan, r))) : null,
+    learned: live
+      ? [...live.learned].sort((a, b) => a.prefix.compare(b.prefix) || a.metric - b.metric).map((r) => learnedJson(r, kernelExport(plan, r)))
+      : null,
     exported: exported ?? null,
-    programmed: live?.routes ? live.routes.map((r) => ({ prefix: r.prefix, source: r.source, state: r.state, peers: [...r.peers], nexthops: r.installed.flatMap((k) => k.nexthops.map((h) => `${h.via ?? ''}${h.dev !== null ? `${h.via !== null ? ' ' : ''}dev ${h.dev}` : ''}${h.onlink ? ' onlink' : ''}` || k.type)) })) : null,
+    programmed: live?.routes
+      ? live.routes.map((r) => ({
+          prefix: r.prefix,
+          source: r.source,
+          state: r.state,
+          peers: [...r.peers],
+          nexthops: r.installed.flatMap((k) =>
+            k.nexthops.map((h) => `${h.via ?? ''}${h.dev !== null ? `${h.via !== null ? ' ' : ''}dev ${h.dev}` : ''}${h.onlink ? ' onlink' : ''}` || k.type),
+          ),
+        }))
+      : null,
   };
 }
 
@@ -280,5 +313,14 @@ function kernelExportsOf(plan: Plan, learned: readonly LearnedRoute[]): string[]
 
 /** One learned route and the verdict on it, as the JSON views show it. */
 export function learnedJson(r: LearnedRoute, v: { readonly accept: boolean; readonly reason: string }): LearnedJson {
-  return { prefix: r.prefix.toString(), source: r.source, protocol: r.protocol, type: r.type, dev: r.dev ?? null, metric: r.metric, exported: v.accept, why: v.reason };
+  return {
+    prefix: r.prefix.toString(),
+    source: r.source,
+    protocol: r.protocol,
+    type: r.type,
+    dev: r.dev ?? null,
+    metric: r.metric,
+    exported: v.accept,
+    why: v.reason,
+  };
 }

@@ -176,8 +176,16 @@ export class AgentMetrics {
       registers,
     });
     for (const r of REFUSED_REASONS) this.refused.set({ reason: r }, 0);
-    this.draining = new Gauge({ name: 'tsbgp_draining', help: '1 while the agent drains (RFC 8326 graceful shutdown: routes sent with GRACEFUL_SHUTDOWN)', registers });
-    this.drainRemaining = new Gauge({ name: 'tsbgp_drain_remaining_seconds', help: 'Seconds left of the drain time (0 when not draining or once passed)', registers });
+    this.draining = new Gauge({
+      name: 'tsbgp_draining',
+      help: '1 while the agent drains (RFC 8326 graceful shutdown: routes sent with GRACEFUL_SHUTDOWN)',
+      registers,
+    });
+    this.drainRemaining = new Gauge({
+      name: 'tsbgp_drain_remaining_seconds',
+      help: 'Seconds left of the drain time (0 when not draining or once passed)',
+      registers,
+    });
     this.configErrors.set(0);
     this.up.set(0);
     this.draining.set(0);
@@ -236,7 +244,8 @@ export class AgentMetrics {
     if (s.source && !s.source.synced)
       return {
         ready: false,
-        reason: `waiting for the first ${s.source.kind === 'kubernetes' ? 'sync of the Kubernetes API' : 'load of the manifests'}` +
+        reason:
+          `waiting for the first ${s.source.kind === 'kubernetes' ? 'sync of the Kubernetes API' : 'load of the manifests'}` +
           `${s.source.lastError ? ` (${s.source.lastError})` : ''}`,
       };
     if (!s.speaker) return { ready: false, reason: 'BGP speaker not started' };

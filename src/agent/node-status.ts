@@ -34,7 +34,8 @@ export interface NodeStatusRequest {
   readonly currentStatus: unknown;
 }
 
-export type ReadRequest = { readonly ok: true; readonly name: string; readonly request: NodeStatusRequest } | { readonly ok: false; readonly name: string; readonly error: string };
+export type ReadRequest =
+  { readonly ok: true; readonly name: string; readonly request: NodeStatusRequest } | { readonly ok: false; readonly name: string; readonly error: string };
 
 /** A CalicoNodeStatus object as the API serves it → the request, or an error naming the field. */
 export function readNodeStatusRequest(raw: unknown): ReadRequest {
@@ -49,7 +50,8 @@ export function readNodeStatusRequest(raw: unknown): ReadRequest {
   if (!Array.isArray(classesRaw)) return fail('spec.classes: expected a list of Agent, BGP, Routes');
   const classes: NodeStatusClass[] = [];
   for (const [i, c] of classesRaw.entries()) {
-    if (!NODE_STATUS_CLASSES.includes(c as NodeStatusClass)) return fail(`spec.classes[${i}]: ${JSON.stringify(c)} is not one of ${NODE_STATUS_CLASSES.join(', ')}`);
+    if (!NODE_STATUS_CLASSES.includes(c as NodeStatusClass))
+      return fail(`spec.classes[${i}]: ${JSON.stringify(c)} is not one of ${NODE_STATUS_CLASSES.join(', ')}`);
     if (classes.includes(c as NodeStatusClass)) return fail(`spec.classes[${i}]: ${JSON.stringify(c)} is listed twice`);
     classes.push(c as NodeStatusClass);
   }
@@ -126,7 +128,12 @@ export function birdTime(d: Date): string {
 
 // Calico's BGPPeerType has no value for a local workload peer (calico-node lists BIRD's Mesh_, Node_ and
 // Global_ protocols only), so those peers are left out of the status, as calico-node leaves them out.
-const PEER_TYPE: Record<PeerType, CalicoNodePeerJson['type'] | undefined> = { 'node-to-node mesh': 'NodeMesh', 'node specific': 'NodePeer', global: 'GlobalPeer', 'local workload': undefined };
+const PEER_TYPE: Record<PeerType, CalicoNodePeerJson['type'] | undefined> = {
+  'node-to-node mesh': 'NodeMesh',
+  'node specific': 'NodePeer',
+  global: 'GlobalPeer',
+  'local workload': undefined,
+};
 
 const family = (address: string): 4 | 6 => (address.includes(':') ? 6 : 4);
 const orNull = <T>(xs: readonly T[]): readonly T[] | null => (xs.length > 0 ? xs : null);
@@ -218,7 +225,11 @@ export function statusPatch(written: unknown, next: NodeStatusJson, now: Date): 
  * whose spec changed is answered now; after that, once per
  * `updatePeriodSeconds` (never, for 0). `last` is what was decided before.
  */
-export function reportSchedule(last: { readonly specKey: string; readonly at: number } | undefined, request: Pick<NodeStatusRequest, 'specKey' | 'updatePeriodSeconds'>, now: number): { readonly now: boolean; readonly nextInMs?: number } {
+export function reportSchedule(
+  last: { readonly specKey: string; readonly at: number } | undefined,
+  request: Pick<NodeStatusRequest, 'specKey' | 'updatePeriodSeconds'>,
+  now: number,
+): { readonly now: boolean; readonly nextInMs?: number } {
   const periodMs = request.updatePeriodSeconds * 1000;
   if (!last || last.specKey !== request.specKey) return { now: true, ...(periodMs > 0 ? { nextInMs: periodMs } : {}) };
   if (periodMs === 0) return { now: false };

@@ -142,8 +142,9 @@ export function renderPeerDetail(p: StatusPeerJson, now: Date): string {
   lines.push(
     `  Prefixes:         ${d.prefixes.received} received, ${d.prefixes.accepted} accepted (import policy), ${d.prefixes.advertised} advertised`,
     `  Messages:         ${d.messages.in} in (${d.messages.updatesIn} UPDATEs), ${d.messages.out} out (${d.messages.updatesOut} UPDATEs)`,
-    `  Last error:       ${d.lastError ? `${d.lastError.direction === 'local' ? '' : `${d.lastError.direction} `}` +
-      `${d.lastError.text} at ${d.lastError.at}` : 'none'}`,
+    `  Last error:       ${
+      d.lastError ? `${d.lastError.direction === 'local' ? '' : `${d.lastError.direction} `}` + `${d.lastError.text} at ${d.lastError.at}` : 'none'
+    }`,
     '',
   );
   return lines.join('\n');

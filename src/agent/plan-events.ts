@@ -25,7 +25,12 @@ export class PlanEvents {
   /** Records the events this plan calls for that the previous one did not; resolves when written. */
   update(state: ClusterState, plan: Plan, refusals: readonly PeerRefusal[]): Promise<void> {
     // The planner's refusals are in the plan already; add the agent's own (e.g. a filter that does not compile).
-    const desired = eventsFromPlan(plan, this.node, effectiveConfig(state, this.node), refusals.filter((r) => !r.byPlanner));
+    const desired = eventsFromPlan(
+      plan,
+      this.node,
+      effectiveConfig(state, this.node),
+      refusals.filter((r) => !r.byPlanner),
+    );
     const fresh = newlyDesired(this.last, desired);
     this.last = desired;
     return fresh.length > 0 ? this.sink.record(fresh) : Promise.resolve();

@@ -103,7 +103,16 @@ export function receivedFor(speaker: SpeakerApi | undefined, peer: unknown): Rec
   if (typeof peer !== 'string') throw new ControlError('bad-params', '"peer" must be a peer address');
   if (!speaker) throw new ControlError('unavailable', 'the BGP speaker is not running');
   const st = speaker.status().find((s) => s.address === peer);
-  if (!st) throw new ControlError('bad-params', `no peer ${peer} (peers: ${speaker.status().map((s) => s.address).join(', ') || 'none'})`);
+  if (!st)
+    throw new ControlError(
+      'bad-params',
+      `no peer ${peer} (peers: ${
+        speaker
+          .status()
+          .map((s) => s.address)
+          .join(', ') || 'none'
+      })`,
+    );
   // A speaker without the pre-import view (a test fake): what import accepted, each as received.
   const routes =
     typeof (speaker as Partial<WithImport>).receivedBeforeImport === 'function'

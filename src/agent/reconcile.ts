@@ -53,7 +53,12 @@ export interface ReconcileOptions {
 }
 
 /** The speaker's view of a planned peer. */
-export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefixes'], filters: readonly BGPFilter[] = [], servicePolicyActive = false): PeerOptions {
+export function peerOptions(
+  p: PlannedPeer,
+  maxPrefixes?: PeerOptions['maxPrefixes'],
+  filters: readonly BGPFilter[] = [],
+  servicePolicyActive = false,
+): PeerOptions {
   const o: {
     -readonly [K in keyof PeerOptions]: PeerOptions[K];
   } = {
@@ -82,7 +87,8 @@ export function peerOptions(p: PlannedPeer, maxPrefixes?: PeerOptions['maxPrefix
   // The chains of the peer's family (src/kubernetes/filters.ts); empty when none of its filters acts on it.
   // The Service routing policy (service-policy.ts) goes first in every export chain while any Service uses it.
   if (p.filters.length > 0) o.importPolicies = [...peerChain(p, 'import', filters).policies];
-  if (p.filters.length > 0 || servicePolicyActive) o.exportPolicies = withServicePolicy(p.filters.length > 0 ? [...peerChain(p, 'export', filters).policies] : [], servicePolicyActive);
+  if (p.filters.length > 0 || servicePolicyActive)
+    o.exportPolicies = withServicePolicy(p.filters.length > 0 ? [...peerChain(p, 'export', filters).policies] : [], servicePolicyActive);
   return o;
 }
 
@@ -107,7 +113,9 @@ export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonl
   const early = texts(s?.communities ?? []);
   const late = texts(r.communities);
   // A Service's tsbgp.io/local-preference wins over the normal route priority's LOCAL_PREF.
-  const localPref = s?.localPref ?? (normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined);
+  const localPref =
+    s?.localPref ??
+    (normalRoutePriority !== undefined ? localPrefForMetric(r.prefix.family === 4 ? normalRoutePriority.v4 : normalRoutePriority.v6) : undefined);
   const lb = s?.linkBandwidth;
   return {
     origin: 'igp',
@@ -183,7 +191,12 @@ export function runnablePeers(plan: Plan | undefined): { peers: Map<string, Plan
     const key = plannedPeerKey(p);
     const other = peers.get(key);
     if (other) {
-      refused.push({ ...base, field: 'spec.peerIP', message: `address ${address} port ${p.port} is already peered by ${other.id}; one session per address and port`, byPlanner: false });
+      refused.push({
+        ...base,
+        field: 'spec.peerIP',
+        message: `address ${address} port ${p.port} is already peered by ${other.id}; one session per address and port`,
+        byPlanner: false,
+      });
       continue;
     }
     peers.set(key, p);

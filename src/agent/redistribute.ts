@@ -49,7 +49,11 @@ function computeLocalPeers(plan: Plan): Set<string> {
   // A pod on this node peering by localWorkloadSelector is local too: Calico's BIRD exports what it gets from one
   // to the other peers through the same built-in export (calico_export_to_bgp_peers).
   const runnable = [...runnablePeers(plan).peers.values()];
-  return new Set(runnable.filter((p) => p.type === 'local workload' || (isLocalPeer(plan, p.address.toString()) && !nodes.has(p.address.toString()))).map((p) => p.address.toString()));
+  return new Set(
+    runnable
+      .filter((p) => p.type === 'local workload' || (isLocalPeer(plan, p.address.toString()) && !nodes.has(p.address.toString())))
+      .map((p) => p.address.toString()),
+  );
 }
 
 /**
@@ -81,7 +85,13 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
   if (learned.length > 0) {
     for (const k of kernelExports(plan, learned)) {
       if (byPrefix.has(k.prefix.key)) continue;
-      out.push({ prefix: k.prefix, from: 'kernel', communities: (k.verdict.communities ?? []).map((c) => c.text), kernel: learnedJson(k.route, k.verdict), ...(k.verdict.localPref !== undefined ? { localPref: k.verdict.localPref } : {}) });
+      out.push({
+        prefix: k.prefix,
+        from: 'kernel',
+        communities: (k.verdict.communities ?? []).map((c) => c.text),
+        kernel: learnedJson(k.route, k.verdict),
+        ...(k.verdict.localPref !== undefined ? { localPref: k.verdict.localPref } : {}),
+      });
     }
   }
   return out.sort((a, b) => a.prefix.compare(b.prefix));

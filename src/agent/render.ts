@@ -12,7 +12,11 @@ function section(title: string, lines: string[], empty: string): string[] {
 
 function tail(v: PlanJson): string[] {
   return [
-    ...section('REFUSED (not advertised)', v.refused.map((r) => `${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`), 'none'),
+    ...section(
+      'REFUSED (not advertised)',
+      v.refused.map((r) => `${r.service} ${r.source} ${r.ip}: ${r.reason} (${r.message})`),
+      'none',
+    ),
     ...section('ERRORS', v.errors.map(formatError), 'none'),
     ...(v.warnings.length > 0 ? section('WARNINGS', v.warnings.map(formatError), 'none') : []),
   ];
@@ -42,9 +46,9 @@ export function renderPlan(v: PlanJson): string {
       v.peers.map(
         (p) =>
           `${p.address}:${p.port} AS ${p.asn} ${p.type}` +
-            `${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}` +
-            `${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ` +
-            `${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
+          `${p.routeReflectorClusterId ? ` rr-client (cluster ${p.routeReflectorClusterId})` : ''}` +
+          `${p.passive ? ' passive' : ''}${p.refused ? ' NOT STARTED' : ''} ← ${p.origin}  max-prefixes ` +
+          `${p.maxPrefixes.limit}${p.maxPrefixes.from === 'annotation' ? ' (tsbgp.io/max-prefixes)' : ''}  exports: ${p.exports.join(', ') || '-'}`,
       ),
       'none',
     ),
@@ -63,13 +67,21 @@ export function renderRoutes(v: RoutesJson): string {
     if (pending.length > 0) {
       out.push(
         p.state === 'Established'
-          ? '  pending: planned, not sent yet (after a start the agent holds its routes until its peers\' End-of-RIB, at most 15 s)'
+          ? "  pending: planned, not sent yet (after a start the agent holds its routes until its peers' End-of-RIB, at most 15 s)"
           : `  pending: the session is ${p.state ?? 'not running'}; these are sent once it is Established`,
       );
       for (const prefix of pending) out.push(`  ${prefix}  (pending)`);
     }
     for (const a of p.advertised) {
-      const attrs = [a.nextHop ? `next hop ${a.nextHop}` : '', a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '', a.med !== null ? `MED ${a.med}` : '', a.localPref !== null ? `local pref ${a.localPref}` : '', a.communities.length ? `communities ${a.communities.join(' ')}` : '', a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '', a.extendedCommunities.length ? `extended ${a.extendedCommunities.join(' ')}` : '']
+      const attrs = [
+        a.nextHop ? `next hop ${a.nextHop}` : '',
+        a.asPath.length ? `AS path ${a.asPath.join(' ')}` : '',
+        a.med !== null ? `MED ${a.med}` : '',
+        a.localPref !== null ? `local pref ${a.localPref}` : '',
+        a.communities.length ? `communities ${a.communities.join(' ')}` : '',
+        a.largeCommunities.length ? `large ${a.largeCommunities.join(' ')}` : '',
+        a.extendedCommunities.length ? `extended ${a.extendedCommunities.join(' ')}` : '',
+      ]
         .filter(Boolean)
         .join(', ');
       const why = (a.reasons as { text?: string }[]).map((r) => r.text ?? JSON.stringify(r)).join('; ');
@@ -97,7 +109,8 @@ export function renderExplain(v: ExplainJson): string {
     out.push(`  built-in export: ${p.export.accept ? 'accept' : 'reject'} (${p.export.reason})`);
     out.push(`  allow-list: ${p.allowList.map((a) => `${a.kind} ${a.name} ${a.cidr}`).join(', ') || 'no entry contains it'}`);
     // `sent` (explain-sessions.ts): the agent knows the session; offline (`plan`) it does not.
-    const verdict = (peer: (typeof p.peers)[number]) => (!peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, pending' : 'exported');
+    const verdict = (peer: (typeof p.peers)[number]) =>
+      !peer.exported ? 'not exported' : 'sent' in peer && peer.sent === false ? 'exported, pending' : 'exported';
     for (const peer of p.peers) out.push(`  → ${peer.address} (${peer.type}): ${verdict(peer)}: ${peer.why}`);
     out.push('');
   }
@@ -113,8 +126,10 @@ export function renderSource(src: SourceJson, now: Date): string {
   if (!src.synced)
     return `Configuration: ${api}: waiting for the first sync since ${src.since} (${ago(new Date(src.since), now)}); nothing is advertised yet.${err}`;
   if (!src.connected)
-    return `Configuration: ${api}: UNREACHABLE since ${src.since} (` +
-      `${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`;
+    return (
+      `Configuration: ${api}: UNREACHABLE since ${src.since} (` +
+      `${ago(new Date(src.since), now)}); still advertising the last known configuration${src.lastSyncAt ? ` (listed ${src.lastSyncAt})` : ''}.${err}`
+    );
   return `Configuration: ${api}: connected and synced since ${src.since}; ${src.watchRestarts} watch restart${src.watchRestarts === 1 ? '' : 's'}.`;
 }
 
@@ -131,7 +146,9 @@ export function renderStatusJson(v: StatusJson, now: Date): string {
     ...(p.info ? { detail: p.info } : {}),
   }));
   const d = v.draining;
-  const draining = d ? `\nDraining (RFC 8326, ${d.reason}): ${d.remainingSeconds > 0 ? `${d.remainingSeconds} s left` : 'drain time passed'}, then ${d.then}.` : '';
+  const draining = d
+    ? `\nDraining (RFC 8326, ${d.reason}): ${d.remainingSeconds > 0 ? `${d.remainingSeconds} s left` : 'drain time passed'}, then ${d.then}.`
+    : '';
   const head = (v.running ? `tsbgp agent is running (node ${v.node}).` : 'tsbgp agent is stopping.') + draining;
   // An agent older than the `source` field answers without it.
   const out = [renderStatus(rows, now, v.source ? `${head}\n${renderSource(v.source, now)}` : head)];

@@ -50,10 +50,19 @@ export function servicePolicy(plan: Plan): ServicePolicy {
       const addrs = g.peers.map((id) => address.get(id)).filter((a): a is string => a !== undefined);
       if (addrs.length > 0) {
         neighbor[`${set}-peers`] = addrs;
-        statements.push({ name: `${set}-peers`, conditions: { prefixSet: { set }, neighborSet: { set: `${set}-peers`, match: 'invert' } }, actions: { result: 'reject' } });
+        statements.push({
+          name: `${set}-peers`,
+          conditions: { prefixSet: { set }, neighborSet: { set: `${set}-peers`, match: 'invert' } },
+          actions: { result: 'reject' },
+        });
       } else statements.push({ name: `${set}-peers`, conditions: { prefixSet: { set } }, actions: { result: 'reject' } });
     }
-    if (g.prepend) statements.push({ name: `${set}-prepend`, conditions: { prefixSet: { set }, peerType: 'ebgp', routeSource: 'local' }, actions: { asPathPrepend: { asn: 'self', count: g.prepend } } });
+    if (g.prepend)
+      statements.push({
+        name: `${set}-prepend`,
+        conditions: { prefixSet: { set }, peerType: 'ebgp', routeSource: 'local' },
+        actions: { asPathPrepend: { asn: 'self', count: g.prepend } },
+      });
     i++;
   }
   const config: PolicyConfigDef = { sets: { prefix, neighbor }, policies: { [SERVICE_POLICY]: { statements } } };

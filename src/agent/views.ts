@@ -7,8 +7,22 @@ import { defaultMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
 import { formatMaxPrefixLimit, toSessionConfig, type AdvertisedRoute, type PeerState, type PeerStatus, type SpeakerOptions } from '../speaker/index.js';
 import { kernelPlanJson, type KernelLive, type KernelPlanJson, type KernelStatusJson } from './kernel.js';
 import {
-  builtinExport, exportFilterVerdict, filterChainJson, filterWarnings, formatIssue, type ExportVerdict, type FilterChainJson, type FilterVerdict,
-  type FilterWarning, type ManifestIssue, type Plan, type PlanError, type PlannedPeer, type PlannedRoute, type RouteReason, type RouteShaping,
+  builtinExport,
+  exportFilterVerdict,
+  filterChainJson,
+  filterWarnings,
+  formatIssue,
+  type ExportVerdict,
+  type FilterChainJson,
+  type FilterVerdict,
+  type FilterWarning,
+  type ManifestIssue,
+  type Plan,
+  type PlanError,
+  type PlannedPeer,
+  type PlannedRoute,
+  type RouteReason,
+  type RouteShaping,
   type Service,
 } from '../kubernetes/index.js';
 import { formatExtendedCommunity, linkBandwidth } from '../wire/index.js';
@@ -59,7 +73,13 @@ function shapingJson(s: RouteShaping): ShapingJson {
     ...(s.prepend !== undefined ? { prepend: s.prepend } : {}),
     ...(s.peers ? { peers: [...s.peers] } : {}),
     ...(s.linkBandwidth
-      ? { linkBandwidth: { community: formatExtendedCommunity(linkBandwidth(s.linkBandwidth.asn, s.linkBandwidth.bytesPerSecond)), endpoints: s.linkBandwidth.endpoints, bytesPerSecond: s.linkBandwidth.bytesPerSecond } }
+      ? {
+          linkBandwidth: {
+            community: formatExtendedCommunity(linkBandwidth(s.linkBandwidth.asn, s.linkBandwidth.bytesPerSecond)),
+            endpoints: s.linkBandwidth.endpoints,
+            bytesPerSecond: s.linkBandwidth.bytesPerSecond,
+          },
+        }
       : {}),
     by: [...s.by],
   };
@@ -264,17 +284,39 @@ function redistributedPolicyCommunities(r: Redistributed): readonly string[] {
 export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly Redistributed[] = []): Prefix[] {
   const fam = peer.address.family;
   const out: Prefix[] = [];
-  const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept, iface?: string) => builtin && exportFilterVerdict(plan, peer, prefix, communities, iface).verdict !== 'reject';
+  const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept, iface?: string) =>
+    builtin && exportFilterVerdict(plan, peer, prefix, communities, iface).verdict !== 'reject';
   // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (service-policy.ts; explain says why).
   const leftOut = (r: PlannedRoute) => r.shaping?.peers !== undefined && !r.shaping.peers.includes(peer.id);
   for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, policyCommunities(r))) out.push(r.prefix);
   // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
-  for (const r of redistributed) if (r.prefix.family === fam && !out.some((p) => p.equals(r.prefix)) && passes(r.prefix, redistributedPolicyCommunities(r), r.kernel !== undefined ? r.kernel.exported : undefined, redistributedIface(r))) out.push(r.prefix);
+  for (const r of redistributed)
+    if (
+      r.prefix.family === fam &&
+      !out.some((p) => p.equals(r.prefix)) &&
+      passes(r.prefix, redistributedPolicyCommunities(r), r.kernel !== undefined ? r.kernel.exported : undefined, redistributedIface(r))
+    )
+      out.push(r.prefix);
   return out.sort((a, b) => a.compare(b));
 }
 
 /** A peer's session settings as the speaker would run them: read from the options the agent hands it (`peerOptions`). */
-function sessionJson(p: PlannedPeer): Pick<PeerJson, 'sourceAddress' | 'password' | 'ttlSecurity' | 'nextHopMode' | 'gracefulRestart' | 'keepaliveTime' | 'holdTime' | 'addPaths' | 'bfd' | 'numAllowedLocalASNumbers' | 'reachableBy'> {
+function sessionJson(
+  p: PlannedPeer,
+): Pick<
+  PeerJson,
+  | 'sourceAddress'
+  | 'password'
+  | 'ttlSecurity'
+  | 'nextHopMode'
+  | 'gracefulRestart'
+  | 'keepaliveTime'
+  | 'holdTime'
+  | 'addPaths'
+  | 'bfd'
+  | 'numAllowedLocalASNumbers'
+  | 'reachableBy'
+> {
   const o = peerOptions(p);
   // The session layer's own reading of those options (its defaults for hold and restart time).
   const cfg = toSessionConfig(o, p.localAsn, '0.0.0.0');
@@ -300,19 +342,40 @@ function peerOrigin(p: PlannedPeer): string {
   return p.origin === 'reverse' ? `reverse of BGPPeer ${p.from.name}` : `BGPPeer ${p.from.name}`;
 }
 
-export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; redistributed?: readonly Redistributed[]; listenPort?: number; maxPrefixes?: AgentMaxPrefixes | null; kernel?: KernelLive } = {}): PlanJson {
+export function planJson(
+  plan: Plan,
+  opts: {
+    issues?: readonly ManifestIssue[];
+    redistributed?: readonly Redistributed[];
+    listenPort?: number;
+    maxPrefixes?: AgentMaxPrefixes | null;
+    kernel?: KernelLive;
+  } = {},
+): PlanJson {
   const agentLimit = formatMaxPrefixLimit(opts.maxPrefixes === null ? null : (opts.maxPrefixes ?? defaultMaxPrefixes())?.ipv4);
   const { peers: running, refused: refusals } = runnablePeers(plan);
   const redistributed = opts.redistributed ?? [];
   const issues = opts.issues ?? [];
   return {
     version: JSON_VERSION,
-    node: { name: plan.node.name, asn: plan.node.asn, ipv4: n(plan.node.ipv4?.toString()), ipv6: n(plan.node.ipv6?.toString()), listenPort: opts.listenPort ?? plan.listen.port },
+    node: {
+      name: plan.node.name,
+      asn: plan.node.asn,
+      ipv4: n(plan.node.ipv4?.toString()),
+      ipv6: n(plan.node.ipv6?.toString()),
+      listenPort: opts.listenPort ?? plan.listen.port,
+    },
     routerId: n(plan.node.ipv4?.toString()),
     listen: { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String), port: opts.listenPort ?? plan.listen.port },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),
-    redistributed: redistributed.map((r) => ({ prefix: r.prefix.toString(), from: r.from, communities: [...r.communities], export: r.kernel !== undefined ? { accept: r.kernel.exported, reason: r.kernel.why } : builtinExport(plan, r.prefix), kernel: r.kernel ?? null })),
+    redistributed: redistributed.map((r) => ({
+      prefix: r.prefix.toString(),
+      from: r.from,
+      communities: [...r.communities],
+      export: r.kernel !== undefined ? { accept: r.kernel.exported, reason: r.kernel.why } : builtinExport(plan, r.prefix),
+      kernel: r.kernel ?? null,
+    })),
     peers: plan.peers.map((p) => {
       const runs = running.get(plannedPeerKey(p)) === p;
       return {
@@ -335,7 +398,11 @@ export function planJson(plan: Plan, opts: { issues?: readonly ManifestIssue[]; 
       };
     }),
     refused: plan.refused.map(refusedJson),
-    errors: [...issues.filter((i) => i.severity === 'error').map(issueJson), ...plan.errors.map(planErrorJson), ...refusals.filter((r) => !r.byPlanner).map(refusalJson)],
+    errors: [
+      ...issues.filter((i) => i.severity === 'error').map(issueJson),
+      ...plan.errors.map(planErrorJson),
+      ...refusals.filter((r) => !r.byPlanner).map(refusalJson),
+    ],
     warnings: [...issues.filter((i) => i.severity === 'warning').map(issueJson), ...filterWarnings(plan).map(filterWarningJson)],
     ignored: issues.filter((i) => i.severity === 'ignored').map(issueJson),
     kernel: kernelPlanJson(plan, opts.kernel),
@@ -407,13 +474,29 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
   const peers = plan.peers.map((p): ExplainPeerJson => {
     const base = { address: p.address.toString(), type: p.type };
     if (running.get(plannedPeerKey(p)) !== p) {
-      const why = refusals.filter((r) => r.id === p.id).map((r) => r.message).join('; ') || 'peer not started';
+      const why =
+        refusals
+          .filter((r) => r.id === p.id)
+          .map((r) => r.message)
+          .join('; ') || 'peer not started';
       return { ...base, exported: false, why: `peer not started: ${why}` };
     }
     if (p.address.family !== prefix.family) return { ...base, exported: false, why: `IPv${prefix.family} prefix, IPv${p.address.family} session` };
-    if (!own && !redis) return { ...base, exported: false, why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node' };
-    if (own?.shaping?.peers && !own.shaping.peers.includes(p.id)) return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
-    const fv = exportFilterVerdict(plan, p, prefix, own ? policyCommunities(own) : redis ? redistributedPolicyCommunities(redis) : [], own || !redis ? undefined : redistributedIface(redis));
+    if (!own && !redis)
+      return {
+        ...base,
+        exported: false,
+        why: coveredBy.length > 0 ? `not advertised itself; covered by ${coveredBy.map((r) => r.prefix).join(', ')}` : 'not planned on this node',
+      };
+    if (own?.shaping?.peers && !own.shaping.peers.includes(p.id))
+      return { ...base, exported: false, why: `left out by the Service's ${own.shaping.by.filter((b) => b.startsWith('tsbgp.io/peer')).join(', ')}` };
+    const fv = exportFilterVerdict(
+      plan,
+      p,
+      prefix,
+      own ? policyCommunities(own) : redis ? redistributedPolicyCommunities(redis) : [],
+      own || !redis ? undefined : redistributedIface(redis),
+    );
     if (fv.verdict === 'reject') return { ...base, exported: false, filter: fv, why: `${fv.reason}` };
     if (!verdict.accept)
       return {
@@ -435,8 +518,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     summary = advertised
       ? `re-advertised from local peer ${redis.from}: ${verdict.reason}`
       : `received from local peer ${redis.from} but not exported: ${verdict.reason}`;
-  else if (refused.length > 0)
-    summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
+  else if (refused.length > 0) summary = `not advertised: ${refused.map((r) => `${r.service} ${r.source} ${r.ip} ${r.reason} (${r.message})`).join('; ')}`;
   else if (coveredBy.length > 0)
     summary = `not advertised as ${prefix}; covered by ${coveredBy.map((r) => `${r.prefix} (${r.reasons.map((x) => x.text).join('; ')})`).join(', ')}`;
   else summary = 'not advertised: no Service, pool block or range on this node plans it';
@@ -484,10 +566,7 @@ export function explain(
   const prefixes = mine.map((r) => explainPrefix(plan, r.prefix, redistributed));
   let summary: string;
   if (prefixes.length > 0 || refused.length > 0) {
-    const parts = [
-      ...prefixes.map((p) => `${p.prefix}: ${p.summary}`),
-      ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`),
-    ];
+    const parts = [...prefixes.map((p) => `${p.prefix}: ${p.summary}`), ...refused.map((r) => `${r.ip}: not advertised (${r.reason}: ${r.message})`)];
     summary = parts.join('\n');
   } else if (service) {
     const s = service(q.namespace, q.name);
@@ -599,7 +678,9 @@ export function currentErrors(s: AgentSnapshot): ErrorJson[] {
   return [
     ...s.issues.filter((i) => i.severity === 'error').map(issueJson),
     ...plan.errors.map(planErrorJson),
-    ...runnablePeers(plan).refused.filter((r) => !r.byPlanner).map(refusalJson),
+    ...runnablePeers(plan)
+      .refused.filter((r) => !r.byPlanner)
+      .map(refusalJson),
     ...s.failures.map(failureJson),
     ...s.restartNeeded,
   ];
@@ -616,7 +697,18 @@ export function statusJson(s: AgentSnapshot): StatusJson {
     const p = s.planned.peers.find((x) => x.id === r.id)!;
     if (seen.has(plannedPeerKey(p))) continue;
     seen.add(plannedPeerKey(p));
-    peers.push({ id: r.id, address: r.address, port: p.port, asn: p.asn, family: p.address.family, type: p.type, state: 'Idle', since: s.startedAt.toISOString(), info: `Not started: ${r.message}`, refused: true });
+    peers.push({
+      id: r.id,
+      address: r.address,
+      port: p.port,
+      asn: p.asn,
+      family: p.address.family,
+      type: p.type,
+      state: 'Idle',
+      since: s.startedAt.toISOString(),
+      info: `Not started: ${r.message}`,
+      refused: true,
+    });
   }
   const so = s.speakerOptions;
   return {
@@ -638,7 +730,16 @@ export function statusJson(s: AgentSnapshot): StatusJson {
 /** `tsbgp plan` as the control socket answers it: the planner's plan, with every current error. */
 export function agentPlanJson(s: AgentSnapshot): PlanJson {
   const kernel = s.kernelLive;
-  return { ...planJson(s.planned, { issues: s.issues, redistributed: s.redistributed, listenPort: s.listenPort, maxPrefixes: s.maxPrefixes, ...(kernel !== undefined ? { kernel } : {}) }), errors: currentErrors(s) };
+  return {
+    ...planJson(s.planned, {
+      issues: s.issues,
+      redistributed: s.redistributed,
+      listenPort: s.listenPort,
+      maxPrefixes: s.maxPrefixes,
+      ...(kernel !== undefined ? { kernel } : {}),
+    }),
+    errors: currentErrors(s),
+  };
 }
 
 /** `tsbgp routes PEER` named a peer the plan does not have. */
@@ -662,22 +763,23 @@ export function routesJson(s: AgentSnapshot, peer?: string): RoutesJson {
       const advertised = p.refused ? [] : s.advertised(peerKey(p.address, p.port));
       const sent = new Set(advertised.map((a) => a.prefix.toString()));
       return {
-      ...p,
-      state: live.get(peerKey(p.address, p.port))?.state ?? null,
-      pending: p.exports.filter((x) => !sent.has(x)),
-      advertised: advertised.map((a) => ({
-            prefix: a.prefix.toString(),
-            nextHop: a.nextHop ?? null,
-            asPath: [...a.asPath],
-            med: a.med ?? null,
-            localPref: a.localPref ?? null,
-            communities: [...a.communities],
-            largeCommunities: [...a.largeCommunities],
-            extendedCommunities: [...(a.extendedCommunities ?? [])],
-            reasons: reasonsFor(a.prefix),
-          })),
+        ...p,
+        state: live.get(peerKey(p.address, p.port))?.state ?? null,
+        pending: p.exports.filter((x) => !sent.has(x)),
+        advertised: advertised.map((a) => ({
+          prefix: a.prefix.toString(),
+          nextHop: a.nextHop ?? null,
+          asPath: [...a.asPath],
+          med: a.med ?? null,
+          localPref: a.localPref ?? null,
+          communities: [...a.communities],
+          largeCommunities: [...a.largeCommunities],
+          extendedCommunities: [...(a.extendedCommunities ?? [])],
+          reasons: reasonsFor(a.prefix),
+        })),
       };
     });
-  if (peer !== undefined && peers.length === 0) throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
+  if (peer !== undefined && peers.length === 0)
+    throw new NoSuchPeer(`no planned peer ${peer} (peers: ${base.peers.map((p) => p.address).join(', ') || 'none'})`);
   return { ...base, errors: currentErrors(s), peers };
 }

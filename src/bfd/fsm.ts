@@ -74,24 +74,24 @@ export type BfdEvent =
 export type BfdAction =
   | { readonly type: 'send'; readonly packet: BfdPacket }
   | {
-    readonly type: 'stateChange';
-    readonly from: BfdStateName;
-    readonly to: BfdStateName;
-    readonly diag: number;
-    /** The remote signalled AdminDown: RFC 5882 §3.2, not a failure of the path. */
-    readonly remoteAdminDown: boolean;
-    /**
-     * Up → Down because the remote's control plane restarted its session, not
-     * because the path failed: a new session of the remote (another My
-     * Discriminator, Your Discriminator 0) says Down, or the remote says Down
-     * with diagnostic 3 "Neighbor Signaled Session Down" although we did not
-     * (every packet of ours since we went Up said Up). FRR's bfdd does both
-     * when bgpd re-registers a session: the old one says Down with diag 3 as
-     * it is freed, the new one starts in Down. The packet proves the path
-     * alive, so clients keep their sessions, as for AdminDown.
-     */
-    readonly remoteRestarted: boolean;
-  }
+      readonly type: 'stateChange';
+      readonly from: BfdStateName;
+      readonly to: BfdStateName;
+      readonly diag: number;
+      /** The remote signalled AdminDown: RFC 5882 §3.2, not a failure of the path. */
+      readonly remoteAdminDown: boolean;
+      /**
+       * Up → Down because the remote's control plane restarted its session, not
+       * because the path failed: a new session of the remote (another My
+       * Discriminator, Your Discriminator 0) says Down, or the remote says Down
+       * with diagnostic 3 "Neighbor Signaled Session Down" although we did not
+       * (every packet of ours since we went Up said Up). FRR's bfdd does both
+       * when bgpd re-registers a session: the old one says Down with diag 3 as
+       * it is freed, the new one starts in Down. The packet proves the path
+       * alive, so clients keep their sessions, as for AdminDown.
+       */
+      readonly remoteRestarted: boolean;
+    }
   /** The negotiated TX interval or detection time changed (status). */
   | { readonly type: 'timersChanged' }
   | { readonly type: 'discard'; readonly reason: string };
@@ -104,13 +104,15 @@ export interface BfdStepResult {
 export function validateTimers(t: BfdTimers): string | undefined {
   const us = (v: number) => Number.isInteger(v) && v >= 1 && v <= 0xffffffff;
   if (!us(t.desiredMinTx)) return `desiredMinTx must be 1..4294967295 µs, got ${t.desiredMinTx}`;
-  if (!(Number.isInteger(t.requiredMinRx) && t.requiredMinRx >= 0 && t.requiredMinRx <= 0xffffffff)) return `requiredMinRx must be 0..4294967295 µs, got ${t.requiredMinRx}`;
+  if (!(Number.isInteger(t.requiredMinRx) && t.requiredMinRx >= 0 && t.requiredMinRx <= 0xffffffff))
+    return `requiredMinRx must be 0..4294967295 µs, got ${t.requiredMinRx}`;
   if (!(Number.isInteger(t.detectMult) && t.detectMult >= 1 && t.detectMult <= 255)) return `detectMult must be 1..255, got ${t.detectMult}`;
   return undefined;
 }
 
 export function createSession(localDiscr: number, timers: BfdTimers): BfdSession {
-  if (!(Number.isInteger(localDiscr) && localDiscr >= 1 && localDiscr <= 0xffffffff)) throw new RangeError(`local discriminator must be 1..4294967295, got ${localDiscr}`);
+  if (!(Number.isInteger(localDiscr) && localDiscr >= 1 && localDiscr <= 0xffffffff))
+    throw new RangeError(`local discriminator must be 1..4294967295, got ${localDiscr}`);
   const bad = validateTimers(timers);
   if (bad !== undefined) throw new RangeError(bad);
   const adv = advertised(timers, 'Down');
@@ -166,7 +168,11 @@ class Step {
   readonly actions: BfdAction[] = [];
   private readonly before: { tx: number; detect: number };
 
-  constructor(s: BfdSession, readonly now: number, readonly random: () => number) {
+  constructor(
+    s: BfdSession,
+    readonly now: number,
+    readonly random: () => number,
+  ) {
     this.s = { ...s };
     this.before = { tx: txInterval(s), detect: detectionTime(s) };
   }
@@ -260,7 +266,7 @@ class Step {
     else if (s.nextTx === undefined || s.nextTx <= this.now) this.sendNow();
     else {
       // A shorter interval (the remote lowered its RX, we went Up) applies now, not after the old one.
-      const soonest = this.now + (txInterval(s) / 1000);
+      const soonest = this.now + txInterval(s) / 1000;
       if (soonest < s.nextTx) s.nextTx = this.now + jittered(txInterval(s), s.timers.detectMult, this.random);
     }
     if (txInterval(s) !== this.before.tx || detectionTime(s) !== this.before.detect) this.actions.push({ type: 'timersChanged' });

@@ -16,10 +16,16 @@ export class BfdHost {
   private loggedDrops = 0;
   private dropsLoggedAt = -Infinity;
 
-  constructor(opts: UdpOptions, private readonly post: (m: FromWorker) => void) {
+  constructor(
+    opts: UdpOptions,
+    private readonly post: (m: FromWorker) => void,
+  ) {
     const log = (level: 'info' | 'warning' | 'error', msg: string): void => post({ type: 'log', level, msg });
     this.udp = new UdpTransport({ ...opts, log }, (bytes, from) => this.runtime.receive(bytes, from));
-    this.runtime = new BfdRuntime(this.udp, realScheduler, (change) => post({ type: 'change', change }), Math.random, Date.now, { log, defer: (f) => setImmediate(f) });
+    this.runtime = new BfdRuntime(this.udp, realScheduler, (change) => post({ type: 'change', change }), Math.random, Date.now, {
+      log,
+      defer: (f) => setImmediate(f),
+    });
   }
 
   async start(): Promise<void> {
@@ -37,9 +43,12 @@ export class BfdHost {
   handle(m: ToWorker): void {
     try {
       switch (m.op) {
-        case 'add': return this.runtime.add(m.spec);
-        case 'update': return this.runtime.update(m.spec);
-        case 'remove': return this.runtime.remove(m.peer);
+        case 'add':
+          return this.runtime.add(m.spec);
+        case 'update':
+          return this.runtime.update(m.spec);
+        case 'remove':
+          return this.runtime.remove(m.peer);
         case 'stop': {
           void this.stop().then(() => this.post({ type: 'stopped' }));
           return;
@@ -64,7 +73,9 @@ export class BfdHost {
     if (key === this.lastStats) return;
     this.lastStats = key;
     this.post({
-      type: 'stats', sessions, discarded: this.runtime.discardedUnmatched,
+      type: 'stats',
+      sessions,
+      discarded: this.runtime.discardedUnmatched,
       ...(this.runtime.lastDiscard !== undefined ? { lastDiscard: this.runtime.lastDiscard } : {}),
       ...(kernelDrops !== undefined ? { kernelDrops } : {}),
     });
@@ -75,8 +86,14 @@ export class BfdHost {
     if (total === undefined || total <= this.loggedDrops) return;
     const now = Date.now();
     if (now - this.dropsLoggedAt < 60_000) return;
-    const what = this.udp.ttlCheck.checked ? 'a TTL / Hop Limit other than 255 (RFC 5881 §5: sent from further than one hop), or a full receive buffer' : 'a full receive buffer';
-    this.post({ type: 'log', level: 'warning', msg: `BFD: the kernel dropped ${total - this.loggedDrops} datagrams to the BFD port (${total} since start): ${what}` });
+    const what = this.udp.ttlCheck.checked
+      ? 'a TTL / Hop Limit other than 255 (RFC 5881 §5: sent from further than one hop), or a full receive buffer'
+      : 'a full receive buffer';
+    this.post({
+      type: 'log',
+      level: 'warning',
+      msg: `BFD: the kernel dropped ${total - this.loggedDrops} datagrams to the BFD port (${total} since start): ${what}`,
+    });
     this.loggedDrops = total;
     this.dropsLoggedAt = now;
   }

@@ -65,7 +65,14 @@ export function encodePacket(p: BfdPacket): Uint8Array {
   const b = new Uint8Array(PACKET_LENGTH);
   const v = new DataView(b.buffer);
   b[0] = (1 << 5) | (p.diag & 0x1f);
-  b[1] = (STATE_CODE[p.state] << 6) | (p.poll ? 0x20 : 0) | (p.final ? 0x10 : 0) | (p.cpi ? 0x08 : 0) | (p.auth ? 0x04 : 0) | (p.demand ? 0x02 : 0) | (p.multipoint ? 0x01 : 0);
+  b[1] =
+    (STATE_CODE[p.state] << 6) |
+    (p.poll ? 0x20 : 0) |
+    (p.final ? 0x10 : 0) |
+    (p.cpi ? 0x08 : 0) |
+    (p.auth ? 0x04 : 0) |
+    (p.demand ? 0x02 : 0) |
+    (p.multipoint ? 0x01 : 0);
   b[2] = p.detectMult;
   b[3] = PACKET_LENGTH;
   v.setUint32(4, p.myDiscr >>> 0);
@@ -90,7 +97,8 @@ export function decodePacket(buf: Uint8Array): DecodeResult {
   const flags = buf[1];
   const auth = (flags & 0x04) !== 0;
   const length = buf[3];
-  if (length < (auth ? 26 : PACKET_LENGTH)) return { ok: false, reason: `Length field ${length} is below the minimum (${auth ? 26 : 24}${auth ? ' with the A bit' : ''})` };
+  if (length < (auth ? 26 : PACKET_LENGTH))
+    return { ok: false, reason: `Length field ${length} is below the minimum (${auth ? 26 : 24}${auth ? ' with the A bit' : ''})` };
   if (length > buf.length) return { ok: false, reason: `Length field ${length} exceeds the ${buf.length}-byte datagram` };
   const detectMult = buf[2];
   if (detectMult === 0) return { ok: false, reason: 'Detect Mult is zero' };

@@ -6,7 +6,18 @@
  * sockets live (the BFD worker thread, or inline); the decisions are fsm.ts's.
  */
 import type { Scheduler } from '../session/index.js';
-import { bfdStep, createSession, detectionTime, nextDeadline, txInterval, validateTimers, type BfdAction, type BfdEvent, type BfdSession, type BfdTimers } from './fsm.js';
+import {
+  bfdStep,
+  createSession,
+  detectionTime,
+  nextDeadline,
+  txInterval,
+  validateTimers,
+  type BfdAction,
+  type BfdEvent,
+  type BfdSession,
+  type BfdTimers,
+} from './fsm.js';
 import { decodePacket, describeDiag, encodePacket, type BfdStateName } from './packet.js';
 
 /** One session as status shows it. Times in ms. */
@@ -257,7 +268,9 @@ export class BfdRuntime {
             // the packet that took us down (if one did) is not "the last one heard before"
             const heard = ev.type === 'rx' ? e.prevRxAt : e.lastRxAt;
             e.lastDown = {
-              at: wall, upSince, to: a.to,
+              at: wall,
+              upSince,
+              to: a.to,
               diag: { code: a.diag, text: describeDiag(a.diag) },
               // a detection expiry forgets the remote: what it said last is the session's before the step
               remoteState: ev.type === 'rx' ? r.session.remoteState : before.remoteState,
@@ -270,7 +283,12 @@ export class BfdRuntime {
           }
           this.logChange(e, before, a, ev);
           // One report per step: the latest state, from the first `from`.
-          change = { from: change?.from ?? a.from, remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false), remoteRestarted: a.remoteRestarted || (change?.remoteRestarted ?? false), status: this.statusOf(e) };
+          change = {
+            from: change?.from ?? a.from,
+            remoteAdminDown: a.remoteAdminDown || (change?.remoteAdminDown ?? false),
+            remoteRestarted: a.remoteRestarted || (change?.remoteRestarted ?? false),
+            status: this.statusOf(e),
+          };
           break;
         }
         case 'timersChanged':
@@ -288,19 +306,22 @@ export class BfdRuntime {
     this.clearTimer(e);
     if (at === undefined) return;
     e.timerAt = at;
-    e.timer = this.scheduler.setTimeout(() => {
-      e.timer = undefined;
-      e.timerAt = undefined;
-      if (this.byPeer.get(e.spec.peer) !== e) return;
-      const now = this.scheduler.now();
-      e.counters.maxTimerLateMs = Math.max(e.counters.maxTimerLateMs, Math.round(now - at));
-      const detect = e.session.detectAt;
-      if (detect === undefined || now < detect || !this.opts.defer) return this.feed(e, { type: 'timer' });
-      // The detection time seems to have passed: read what arrived meanwhile first.
-      this.opts.defer(() => {
-        if (this.byPeer.get(e.spec.peer) === e) this.feed(e, { type: 'timer' });
-      });
-    }, Math.max(0, at - this.scheduler.now()));
+    e.timer = this.scheduler.setTimeout(
+      () => {
+        e.timer = undefined;
+        e.timerAt = undefined;
+        if (this.byPeer.get(e.spec.peer) !== e) return;
+        const now = this.scheduler.now();
+        e.counters.maxTimerLateMs = Math.max(e.counters.maxTimerLateMs, Math.round(now - at));
+        const detect = e.session.detectAt;
+        if (detect === undefined || now < detect || !this.opts.defer) return this.feed(e, { type: 'timer' });
+        // The detection time seems to have passed: read what arrived meanwhile first.
+        this.opts.defer(() => {
+          if (this.byPeer.get(e.spec.peer) === e) this.feed(e, { type: 'timer' });
+        });
+      },
+      Math.max(0, at - this.scheduler.now()),
+    );
   }
 
   /** One line per state change: both sides' state and diagnostic, and how long ago the remote was last heard. */
@@ -311,13 +332,17 @@ export class BfdRuntime {
     const now = this.scheduler.now();
     const heard = ev.type === 'rx' ? e.prevRxAt : e.lastRxAt;
     const ago = heard === undefined ? 'nothing received before' : `previous packet received ${Math.round(now - heard)} ms before`;
-    const remote = ev.type === 'rx'
-      ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
-      : `remote last said ${before.remoteState} (diag ${before.remoteDiag} ${describeDiag(before.remoteDiag)})`;
+    const remote =
+      ev.type === 'rx'
+        ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
+        : `remote last said ${before.remoteState} (diag ${before.remoteDiag} ${describeDiag(before.remoteDiag)})`;
     const cause = ev.type === 'rx' ? 'on a packet' : ev.type === 'timer' ? 'on the timer' : `on ${ev.type}`;
     const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteRestarted ? 'warning' : 'info';
     const note = a.remoteRestarted ? ' (the remote restarted its session: not a path failure)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
-    log(level, `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`);
+    log(
+      level,
+      `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`,
+    );
   }
 
   private clearTimer(e: Entry): void {

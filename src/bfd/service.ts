@@ -52,8 +52,19 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
     this.starting ??= new Promise<void>((resolve, reject) => {
       let settled = false;
       const onMessage = (m: FromWorker): void => {
-        if (m.type === 'ready' && !settled) { settled = true; this.readyPorts = m.ports; this.ttlCheck = m.ttl; resolve(); return; }
-        if (m.type === 'error' && !settled) { settled = true; this.failure = m.message; reject(new Error(m.message)); return; }
+        if (m.type === 'ready' && !settled) {
+          settled = true;
+          this.readyPorts = m.ports;
+          this.ttlCheck = m.ttl;
+          resolve();
+          return;
+        }
+        if (m.type === 'error' && !settled) {
+          settled = true;
+          this.failure = m.message;
+          reject(new Error(m.message));
+          return;
+        }
         this.onMessage(m);
       };
       const data: BfdWorkerData = { port: this.opts.port, peerPort: this.opts.peerPort, listen: this.opts.listen };
@@ -68,14 +79,20 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
       w.on('error', (e) => {
         this.failure = `BFD worker failed: ${e.message}`;
         this.opts.log?.('error', this.failure);
-        if (!settled) { settled = true; reject(new Error(this.failure)); }
+        if (!settled) {
+          settled = true;
+          reject(new Error(this.failure));
+        }
       });
       w.on('exit', (code) => {
         this.stoppedWaiter?.();
         if (!this.stopped) {
           this.failure ??= `BFD worker exited (code ${code})`;
           this.opts.log?.('error', this.failure);
-          if (!settled) { settled = true; reject(new Error(this.failure)); }
+          if (!settled) {
+            settled = true;
+            reject(new Error(this.failure));
+          }
         }
       });
     });
@@ -119,9 +136,13 @@ export class BfdService extends EventEmitter<BfdServiceEvents> {
     }
     const w = this.worker;
     if (!w) return;
-    const exited = new Promise<void>((resolve) => { this.stoppedWaiter = resolve; });
+    const exited = new Promise<void>((resolve) => {
+      this.stoppedWaiter = resolve;
+    });
     const done = new Promise<void>((resolve) => {
-      w.on('message', (m: FromWorker) => { if (m.type === 'stopped') resolve(); });
+      w.on('message', (m: FromWorker) => {
+        if (m.type === 'stopped') resolve();
+      });
       const t = setTimeout(resolve, 1000);
       t.unref?.();
     });

@@ -54,7 +54,10 @@ export class UdpTransport implements BfdTransport {
   sendErrors = 0;
   lastError: string | undefined;
 
-  constructor(private readonly opts: UdpOptions, private readonly onPacket: (bytes: Uint8Array, from: string) => void) {}
+  constructor(
+    private readonly opts: UdpOptions,
+    private readonly onPacket: (bytes: Uint8Array, from: string) => void,
+  ) {}
 
   /** Binds the receive sockets. Throws (naming the address and port) if none can be bound. */
   async start(): Promise<void> {
@@ -67,7 +70,10 @@ export class UdpTransport implements BfdTransport {
       try {
         await new Promise<void>((resolve, reject) => {
           s.once('error', reject);
-          s.bind({ address, port: this.opts.port ?? BFD_PORT, exclusive: true }, () => { s.off('error', reject); resolve(); });
+          s.bind({ address, port: this.opts.port ?? BFD_PORT, exclusive: true }, () => {
+            s.off('error', reject);
+            resolve();
+          });
         });
       } catch (e) {
         s.close();
@@ -90,7 +96,10 @@ export class UdpTransport implements BfdTransport {
     if (this.rx.length === 0) throw new Error(errors.join('; '));
     this.ttlCheck = unchecked.length === 0 ? { checked: true } : { checked: false, reason: unchecked.join('; ') };
     if (!this.ttlCheck.checked) {
-      this.opts.log?.('warning', `BFD: the received TTL is not checked (RFC 5881 §5 wants 255), packets from further than one hop are accepted: ${this.ttlCheck.reason}`);
+      this.opts.log?.(
+        'warning',
+        `BFD: the received TTL is not checked (RFC 5881 §5 wants 255), packets from further than one hop are accepted: ${this.ttlCheck.reason}`,
+      );
     }
   }
 
@@ -132,7 +141,10 @@ export class UdpTransport implements BfdTransport {
       socket.once('error', onError);
       socket.bind({ address: local ?? (family === 6 ? '::' : '0.0.0.0'), port: sport, exclusive: true }, () => {
         socket.off('error', onError);
-        socket.on('error', (e) => { this.sendErrors++; this.lastError = `BFD to ${peer}: ${e.message}`; });
+        socket.on('error', (e) => {
+          this.sendErrors++;
+          this.lastError = `BFD to ${peer}: ${e.message}`;
+        });
         // RFC 5881 §5: TTL / Hop Limit 255 on every packet we send.
         socket.setTTL(255);
         t.ready = true;
@@ -151,7 +163,10 @@ export class UdpTransport implements BfdTransport {
     }
     try {
       t.socket.send(bytes, t.port, peer, (err) => {
-        if (err) { this.sendErrors++; this.lastError = `BFD to ${peer}: ${err.message}`; }
+        if (err) {
+          this.sendErrors++;
+          this.lastError = `BFD to ${peer}: ${err.message}`;
+        }
       });
     } catch (err) {
       this.sendErrors++;
@@ -165,7 +180,13 @@ export class UdpTransport implements BfdTransport {
     this.tx.delete(peer);
     // Let a last queued send (AdminDown) go out first.
     t.closed = true;
-    setImmediate(() => { try { t.socket.close(); } catch { /* already closed */ } });
+    setImmediate(() => {
+      try {
+        t.socket.close();
+      } catch {
+        /* already closed */
+      }
+    });
   }
 
   async stop(): Promise<void> {

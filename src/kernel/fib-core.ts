@@ -29,11 +29,8 @@ export interface FibCoreOptions {
   readonly restarting?: boolean;
 }
 
-
 type Resolved =
-  | { readonly ok: true; readonly route: KernelRoute; readonly partial?: string }
-  | { readonly ok: false; readonly reason: string }
-  | { readonly ok: 'pending' };
+  { readonly ok: true; readonly route: KernelRoute; readonly partial?: string } | { readonly ok: false; readonly reason: string } | { readonly ok: 'pending' };
 
 export class FibCore {
   readonly ecmp: number;
@@ -100,7 +97,10 @@ export class FibCore {
   constructor(opts: FibCoreOptions = {}) {
     const ecmp = opts.ecmp ?? 16;
     if (!Number.isInteger(ecmp) || ecmp < 1 || ecmp > 256) throw new RangeError(`kernel ecmp must be 1..256 next hops, got ${ecmp}`);
-    for (const [k, v] of [['metricV4', opts.metricV4], ['metricV6', opts.metricV6]] as const) {
+    for (const [k, v] of [
+      ['metricV4', opts.metricV4],
+      ['metricV6', opts.metricV6],
+    ] as const) {
       if (v !== undefined && !(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) throw new RangeError(`kernel ${k} must be 0..4294967295, got ${v}`);
     }
     this.ecmp = ecmp;
@@ -434,7 +434,6 @@ export class FibCore {
     }
   }
 
-
   private planSlot(s: Slot, ops: KernelOp[], deletes: KernelOp[]): void {
     // A slot forgotten since it was touched: nothing was left in it (a slot made again for the prefix is in the next plan).
     if (s.dead) return;
@@ -517,7 +516,6 @@ export class FibCore {
     }
   }
 
-
   /** One desired route → the kernel route to write, or why not. */
   resolve(prefix: string, want: DesiredRoute): Resolved {
     const metric = want.metric ?? (isV6(prefix) ? this.metricV6 : this.metricV4);
@@ -528,10 +526,6 @@ export class FibCore {
     const route: KernelRoute = { prefix, type: 'unicast', metric, nexthops: r.hops };
     return r.partial !== undefined ? { ok: true, route, partial: r.partial } : { ok: true, route };
   }
-
-
-
-
 
   // ------------------------------------------------------------ views (O(1) or O(refused))
 
@@ -590,8 +584,17 @@ export class FibCore {
       const refused = this.refused.get(prefix);
       if (source === undefined && s.have === undefined && refused === undefined) continue;
       const note = this.notes.get(prefix);
-      const peers = source === 'bgp' && s.bgp?.kind === 'unicast' ? [...new Set(s.bgp.gateways.flatMap((g) => (g.peer !== undefined ? [g.peer] : [])))] : undefined;
-      yield { prefix, source, installed: this.installedFor(prefix), stale: s.stale, ...(refused !== undefined ? { refused } : {}), ...(note !== undefined ? { note } : {}), ...(peers !== undefined ? { peers } : {}) };
+      const peers =
+        source === 'bgp' && s.bgp?.kind === 'unicast' ? [...new Set(s.bgp.gateways.flatMap((g) => (g.peer !== undefined ? [g.peer] : [])))] : undefined;
+      yield {
+        prefix,
+        source,
+        installed: this.installedFor(prefix),
+        stale: s.stale,
+        ...(refused !== undefined ? { refused } : {}),
+        ...(note !== undefined ? { note } : {}),
+        ...(peers !== undefined ? { peers } : {}),
+      };
     }
   }
 }
@@ -645,8 +648,6 @@ function isV6(prefix: string): boolean {
   return prefix.includes(':');
 }
 
-
-
 /** One prefix's kernel side: who wants it (`source`; none: installed and no longer wanted, or adopted), what is in the kernel, and why not. */
 export interface KernelEntry {
   readonly prefix: string;
@@ -683,11 +684,6 @@ export function orderOps(ops: KernelOp[]): KernelOp[] {
   for (let len = byLength.length - 1; len >= 0; len--) if (byLength[len] !== undefined) for (const op of byLength[len]) replaces.push(op);
   return replaces;
 }
-
-
-
-
-
 
 /** One prefix's routes of ours in the kernel: one route, or (several metrics) an array of them, one per metric. */
 type Installed = KernelRoute | KernelRoute[];
@@ -745,8 +741,11 @@ function sameInstalled(a: Installed, b: Installed): boolean {
 function sameDesired(a: DesiredRoute | undefined, b: DesiredRoute): boolean {
   if (a === undefined || a.kind !== b.kind) return false;
   if (a.kind === 'blackhole' || b.kind === 'blackhole') return true;
-  return a.gateways.length === b.gateways.length && a.gateways.every((g, i) => {
-    const h = b.gateways[i];
-    return g.address === h.address && g.dev === h.dev && g.onlink === h.onlink && g.peer === h.peer;
-  });
+  return (
+    a.gateways.length === b.gateways.length &&
+    a.gateways.every((g, i) => {
+      const h = b.gateways[i];
+      return g.address === h.address && g.dev === h.dev && g.onlink === h.onlink && g.peer === h.peer;
+    })
+  );
 }

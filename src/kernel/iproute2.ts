@@ -39,7 +39,8 @@ function canonicalPrefix(dst: string, family: 4 | 6): string | undefined {
 /** One `ip -batch` line. */
 export function formatOp(op: KernelOp, table: number, protocol: number): string {
   const r = op.route;
-  const head = `route ${op.op === 'replace' ? 'replace' : 'del'}` +
+  const head =
+    `route ${op.op === 'replace' ? 'replace' : 'del'}` +
     `${r.type === 'unicast' ? '' : ` ${r.type === 'other' ? 'unicast' : r.type}`} ${r.prefix} table ${table} proto ${protocol} metric ${r.metric}`;
   if (op.op === 'delete' || r.type !== 'unicast') return head;
   if (r.nexthops.length === 1) return `${head}${hop(r.nexthops[0])}`;
@@ -87,7 +88,8 @@ export function parseLearnedDump(text: string, family: 4 | 6, ours: number): Lea
     const prefix = canonicalPrefix(r.dst ?? '', family);
     if (prefix === undefined) continue;
     const type = routeType(r.type);
-    const nexthops = r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
+    const nexthops =
+      r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
     out.push({ source: 'kernel', protocol, route: { prefix, type, metric: r.metric ?? 0, nexthops: sortNextHops(nexthops) } });
   }
   return out;
@@ -109,11 +111,7 @@ export function parseRouteDump(text: string, family: 4 | 6): KernelRoute[] {
     if (prefix === undefined) continue;
     const type = routeType(r.type);
     const nexthops =
-      r.nexthops !== undefined
-        ? r.nexthops.map(jsonHop)
-        : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast')
-          ? [jsonHop(r)]
-          : [];
+      r.nexthops !== undefined ? r.nexthops.map(jsonHop) : r.gateway !== undefined || (r.dev !== undefined && type === 'unicast') ? [jsonHop(r)] : [];
     out.push({ prefix, type, metric: r.metric ?? 0, nexthops: sortNextHops(nexthops) });
   }
   return out;
@@ -227,9 +225,9 @@ function parseMonitorLineFully(line: string): MonitorEvent {
       if (v === 'inet' || v === 'inet6') i++;
       cur.via = tok[++i];
     } else if (t === 'dev') cur.dev = tok[++i];
-    else if (t === 'table') table = tableNumber(v) ?? -1, i++;
-    else if (t === 'proto') protocol = Number(v), i++;
-    else if (t === 'metric') metric = Number(v), i++;
+    else if (t === 'table') ((table = tableNumber(v) ?? -1), i++);
+    else if (t === 'proto') ((protocol = Number(v)), i++);
+    else if (t === 'metric') ((metric = Number(v)), i++);
     else if (t === 'onlink') cur.onlink = true;
     else if (t === 'weight' || t === 'scope' || t === 'src' || t === 'pref' || t === 'mtu' || t === 'expires' || t === 'realm' || t === 'realms') i++;
   }

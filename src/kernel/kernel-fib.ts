@@ -201,13 +201,8 @@ export class KernelFib {
     this.nsArgs = opts.netns !== undefined ? ['-n', opts.netns] : [];
     if (opts.writer !== undefined && opts.writer !== 'netlink' && opts.writer !== 'iproute2')
       throw new RangeError(`kernel writer must be "netlink" or "iproute2", got ${JSON.stringify(opts.writer)}`);
-    if (
-      opts.listenerBuffer !== undefined &&
-      (!Number.isInteger(opts.listenerBuffer) || opts.listenerBuffer < 1024 || opts.listenerBuffer > 1 << 30)
-    )
-      throw new RangeError(
-        `kernel listener buffer must be a whole number of bytes from 1024 to ${1 << 30}, got ${JSON.stringify(opts.listenerBuffer)}`,
-      );
+    if (opts.listenerBuffer !== undefined && (!Number.isInteger(opts.listenerBuffer) || opts.listenerBuffer < 1024 || opts.listenerBuffer > 1 << 30))
+      throw new RangeError(`kernel listener buffer must be a whole number of bytes from 1024 to ${1 << 30}, got ${JSON.stringify(opts.listenerBuffer)}`);
     if (opts.listener !== undefined && opts.listener !== 'netlink' && opts.listener !== 'iproute2')
       throw new RangeError(`kernel listener must be "netlink" or "iproute2", got ${JSON.stringify(opts.listener)}`);
   }
@@ -235,14 +230,18 @@ export class KernelFib {
     await this.refreshConnected();
     await this.resync();
     if (this.opts.learn) await this.readLearned();
-    if (this.scanMs > 0) this.scanTimer = setInterval(() => { this.resyncWanted = true; this.schedule(); }, this.scanMs);
+    if (this.scanMs > 0)
+      this.scanTimer = setInterval(() => {
+        this.resyncWanted = true;
+        this.schedule();
+      }, this.scanMs);
     this.scanTimer?.unref?.();
     this.log(
       'info',
       `kernel programming on: table ${this.table}, protocol ${this.protocol}, written through ` +
         `${this.writer.kind === 'netlink' ? 'rtnetlink' : 'ip -batch'}, watched through ` +
-          `${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}` +
-            `${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`,
+        `${this.listener?.kind === 'netlink' ? 'rtnetlink' : 'ip monitor'}` +
+        `${this.core.isRestarting ? `, ${this.core.counts.stale} route(s) adopted until the restart ends` : ''}`,
     );
   }
 
@@ -302,7 +301,7 @@ export class KernelFib {
   private async chooseWriter(): Promise<RouteWriter | string> {
     const noPermission = (ipWhy: string): string =>
       `no permission to change routes (CAP_NET_ADMIN missing${hasNetAdmin() === false ? ' in this process and' : ''} for ` +
-        `${this.ip}: ${ipWhy}); run as root or grant the capability`;
+      `${this.ip}: ${ipWhy}); run as root or grant the capability`;
     const ip = new IpBatchWriter((a, l) => this.run(a, l), this.nsArgs, this.table, this.protocol);
     if (this.opts.writer === 'iproute2') {
       const ipWhy = await this.ipRefusal();
@@ -320,8 +319,9 @@ export class KernelFib {
           this.log('debug', 'kernel: the rtnetlink writer thread did not start: writing from the main thread');
         return nl;
       }
-      note = (`this process may not write routes over netlink (${why}; CAP_NET_ADMIN` +
-        `${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`);
+      note =
+        `this process may not write routes over netlink (${why}; CAP_NET_ADMIN` +
+        `${hasNetAdmin() === false ? ' missing here' : ''}), but ip may: writing through ip -batch`;
     } catch (err) {
       note = `cannot write routes over netlink from this process (${err instanceof Error ? err.message : String(err)}): writing through ip -batch`;
     }
@@ -453,7 +453,12 @@ export class KernelFib {
     let failure: { error: unknown } | undefined;
     try {
       for (const piece of this.core.planPieces(PIECE)) {
-        if (piece.length > 0) applying.push(this.apply(piece).catch((error: unknown) => { failure ??= { error }; }));
+        if (piece.length > 0)
+          applying.push(
+            this.apply(piece).catch((error: unknown) => {
+              failure ??= { error };
+            }),
+          );
         // The next piece is planned once this one is handed on: the thread has a window of chunks to send meanwhile.
         await w.accepting();
         if (failure !== undefined || this.stopped) break;
@@ -476,7 +481,9 @@ export class KernelFib {
       } finally {
         // Our own Deleted events may still be in the monitor's pipe: forget them a little later.
         const mine = this.deleting;
-        setTimeout(() => { if (this.deleting === mine) this.deleting = new Set(); }, 1000).unref();
+        setTimeout(() => {
+          if (this.deleting === mine) this.deleting = new Set();
+        }, 1000).unref();
       }
     }
     if (this.stopped) return;
@@ -589,7 +596,14 @@ export class KernelFib {
   /** With `learn`: the routes of other programs in our table, then the connected networks (empty without `learn`). */
   learned(): LearnedKernelRoute[] {
     if (!this.opts.learn) return [];
-    return [...this.others.values(), ...this.connectedNow.map((c): LearnedKernelRoute => ({ source: 'direct', protocol: 2, route: { prefix: c.prefix, type: 'unicast', metric: 0, nexthops: [{ dev: c.dev }] } }))];
+    return [
+      ...this.others.values(),
+      ...this.connectedNow.map((c): LearnedKernelRoute => ({
+        source: 'direct',
+        protocol: 2,
+        route: { prefix: c.prefix, type: 'unicast', metric: 0, nexthops: [{ dev: c.dev }] },
+      })),
+    ];
   }
 
   private async lookup(addresses: string[]): Promise<void> {

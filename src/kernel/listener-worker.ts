@@ -12,8 +12,22 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import {
-  AF_NETLINK, CLONE_NEWNET, EAGAIN, EINTR, ENOBUFS, libc, MSG_DONTWAIT, NETLINK_ROUTE, O_RDONLY_CLOEXEC, SO_ATTACH_FILTER,
-  SO_RCVBUF, SO_RCVBUFFORCE, SO_RCVTIMEO, SOCK_CLOEXEC, SOCK_RAW, SOL_SOCKET,
+  AF_NETLINK,
+  CLONE_NEWNET,
+  EAGAIN,
+  EINTR,
+  ENOBUFS,
+  libc,
+  MSG_DONTWAIT,
+  NETLINK_ROUTE,
+  O_RDONLY_CLOEXEC,
+  SO_ATTACH_FILTER,
+  SO_RCVBUF,
+  SO_RCVBUFFORCE,
+  SO_RCVTIMEO,
+  SOCK_CLOEXEC,
+  SOCK_RAW,
+  SOL_SOCKET,
 } from '../native/index.js';
 import { dropSenderFilter, LISTENER_GROUPS, othersMessages } from './rtnetlink.js';
 
@@ -44,7 +58,9 @@ const BURST = 256 * 1024;
 function run(port: NonNullable<typeof parentPort>, data: ListenerWorkerData): void {
   const post = (m: FromListener, transfer?: ArrayBuffer[]) => port.postMessage(m, transfer);
   const c = libc();
-  const fail = (what: string) => { throw new Error(`${what}: ${c.strerror(c.errno())}`); };
+  const fail = (what: string) => {
+    throw new Error(`${what}: ${c.strerror(c.errno())}`);
+  };
   if (data.netns !== undefined) {
     const file = `/var/run/netns/${data.netns}`;
     const ns = c.open(file, O_RDONLY_CLOEXEC);

@@ -27,8 +27,26 @@
  */
 import type { Worker } from 'node:worker_threads';
 import {
-  AF_NETLINK, CLONE_NEWNET, EAGAIN, EINTR, errnoReason, libc, MSG_DONTWAIT, NETLINK_CAP_ACK, NETLINK_EXT_ACK, NETLINK_ROUTE, O_RDONLY_CLOEXEC,
-  SO_RCVBUF, SO_RCVBUFFORCE, SO_SNDBUF, SOCK_CLOEXEC, SOCK_RAW, SOL_NETLINK, SOL_SOCKET, startModuleWorker, type Libc,
+  AF_NETLINK,
+  CLONE_NEWNET,
+  EAGAIN,
+  EINTR,
+  errnoReason,
+  libc,
+  MSG_DONTWAIT,
+  NETLINK_CAP_ACK,
+  NETLINK_EXT_ACK,
+  NETLINK_ROUTE,
+  O_RDONLY_CLOEXEC,
+  SO_RCVBUF,
+  SO_RCVBUFFORCE,
+  SO_SNDBUF,
+  SOCK_CLOEXEC,
+  SOCK_RAW,
+  SOL_NETLINK,
+  SOL_SOCKET,
+  startModuleWorker,
+  type Libc,
 } from '../native/index.js';
 import { formatOp, parseBatchErrors } from './iproute2.js';
 import { parseAckDetails, RouteEncoder, type Ack } from './rtnetlink.js';
@@ -73,7 +91,6 @@ export class IpBatchWriter implements RouteWriter {
 
   close(): void {}
 }
-
 
 /** Requests per send() at most: each refusal is a small skb (under 1 KiB) charged against the receive buffer, which must hold a chunk's. */
 export const CHUNK = 256;
@@ -244,7 +261,12 @@ export class NetlinkWriter implements RouteWriter {
       return false;
     }
     const ready = await new Promise<boolean>((resolve) => {
-      const early = (m: FromWriter) => { if (m.type === 'ready') { w.off('message', early); resolve(true); } };
+      const early = (m: FromWriter) => {
+        if (m.type === 'ready') {
+          w.off('message', early);
+          resolve(true);
+        }
+      };
       w.on('message', early);
       w.once('error', () => resolve(false));
       w.once('exit', () => resolve(false));

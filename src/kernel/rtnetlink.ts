@@ -257,11 +257,14 @@ export function parseAckDetails(buf: Uint8Array, into: Map<number, Ack> = new Ma
       if (errno !== 0 && flags & NLM_F_ACK_TLVS && len >= 36) {
         // After the error code: the request's header (all of the request unless capped), then attributes.
         const echoed = flags & NLM_F_CAPPED ? 16 : b.readUInt32LE(at + 20);
-        for (let t = at + 20 + align(echoed); t + 4 <= at + len; ) {
+        for (let t = at + 20 + align(echoed); t + 4 <= at + len;) {
           const alen = b.readUInt16LE(t);
           if (alen < 4 || t + alen > at + len) break;
           if ((b.readUInt16LE(t + 2) & 0x3fff) === NLMSGERR_ATTR_MSG) {
-            const text = b.toString('utf8', t + 4, t + alen).replace(/\0.*$/s, '').trim();
+            const text = b
+              .toString('utf8', t + 4, t + alen)
+              .replace(/\0.*$/s, '')
+              .trim();
             if (text !== '') message = text;
           }
           t += align(alen);
@@ -389,7 +392,7 @@ export function decodeNotifications(buf: Uint8Array, names: Map<number, string>)
     else if ((type === RTM_NEWLINK || type === RTM_DELLINK) && len >= 32) {
       const index = b.readInt32LE(body + 4);
       let name: string | undefined;
-      for (let t = body + 16; t + 4 <= end; ) {
+      for (let t = body + 16; t + 4 <= end;) {
         const alen = b.readUInt16LE(t);
         if (alen < 4 || t + alen > end) break;
         if ((b.readUInt16LE(t + 2) & 0x3fff) === IFLA_IFNAME) name = b.toString('utf8', t + 4, t + alen).replace(/\0.*$/s, '');
@@ -437,7 +440,7 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
   let via: string | undefined;
   let oif: number | undefined;
   let hops: readonly NextHop[] | undefined;
-  for (let t = at + 12; t + 4 <= end; ) {
+  for (let t = at + 12; t + 4 <= end;) {
     const alen = b.readUInt16LE(t);
     if (alen < 4 || t + alen > end) break;
     const v = t + 4;
@@ -468,11 +471,11 @@ function decodeRoute(b: Buffer, at: number, end: number, deleted: boolean, names
         }
         const built: NextHop[] = [];
         const indexes: number[] = [];
-        for (let h = v; h + 8 <= t + alen; ) {
+        for (let h = v; h + 8 <= t + alen;) {
           const hlen = b.readUInt16LE(h);
           if (hlen < 8 || h + hlen > t + alen) break;
           let hvia: string | undefined;
-          for (let x = h + 8; x + 4 <= h + hlen; ) {
+          for (let x = h + 8; x + 4 <= h + hlen;) {
             const xlen = b.readUInt16LE(x);
             if (xlen < 4 || x + xlen > h + hlen) break;
             const xt = b.readUInt16LE(x + 2) & 0x3fff;

@@ -39,8 +39,7 @@ export interface Gateway {
 
 /** What should be in the kernel for one prefix (`metric`: this route's own, else the FIB's for its family). */
 export type DesiredRoute =
-  | { readonly kind: 'unicast'; readonly gateways: readonly Gateway[]; readonly metric?: number }
-  | { readonly kind: 'blackhole'; readonly metric?: number };
+  { readonly kind: 'unicast'; readonly gateways: readonly Gateway[]; readonly metric?: number } | { readonly kind: 'blackhole'; readonly metric?: number };
 
 /** A directly connected network (the kernel's `proto kernel` routes). */
 export interface ConnectedRoute {
@@ -49,13 +48,9 @@ export interface ConnectedRoute {
 }
 
 /** The kernel's own answer to "how do I reach this address" (`ip route get`), for recursive next hops. */
-export type Lookup =
-  | { readonly ok: true; readonly via?: string; readonly dev: string }
-  | { readonly ok: false; readonly reason: string };
+export type Lookup = { readonly ok: true; readonly via?: string; readonly dev: string } | { readonly ok: false; readonly reason: string };
 
-export type KernelOp =
-  | { readonly op: 'replace'; readonly route: KernelRoute }
-  | { readonly op: 'delete'; readonly route: KernelRoute };
+export type KernelOp = { readonly op: 'replace'; readonly route: KernelRoute } | { readonly op: 'delete'; readonly route: KernelRoute };
 
 /** Why a desired route is not in the kernel. */
 export interface Refusal {

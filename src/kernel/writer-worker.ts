@@ -23,9 +23,7 @@ export interface WriterWorkerData {
 }
 
 /** To the writer thread. */
-export type ToWriter =
-  | { readonly type: 'chunk'; readonly id: number; readonly bytes: ArrayBuffer }
-  | { readonly type: 'close' };
+export type ToWriter = { readonly type: 'chunk'; readonly id: number; readonly bytes: ArrayBuffer } | { readonly type: 'close' };
 
 /** From the writer thread. */
 export type FromWriter =
@@ -42,7 +40,6 @@ export type FromWriter =
       readonly uncertain: boolean;
     }
   | { readonly type: 'closed' };
-
 
 function run(port: NonNullable<typeof parentPort>, data: WriterWorkerData): void {
   const c = libc();

@@ -86,10 +86,18 @@ export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowLis
   }
   for (const w of filterWarnings(plan)) {
     if (!w.peer) continue;
-    out.push({ involved: { kind: 'Node', name: nodeName }, reason: 'FilterMissing', message: `${w.kind} ${w.name} (peer ${w.peer.address} AS ${w.peer.asn}) ${w.field}: ${w.message.replace(/^peer \S+: /, '')}` });
+    out.push({
+      involved: { kind: 'Node', name: nodeName },
+      reason: 'FilterMissing',
+      message: `${w.kind} ${w.name} (peer ${w.peer.address} AS ${w.peer.asn}) ${w.field}: ${w.message.replace(/^peer \S+: /, '')}`,
+    });
   }
   for (const r of others) {
-    out.push({ involved: { kind: 'Node', name: nodeName }, reason: 'PeerRefused', message: `${r.kind} ${r.name} (peer ${r.address}) is refused: ${r.field ? `${r.field}: ` : ''}${r.message}` });
+    out.push({
+      involved: { kind: 'Node', name: nodeName },
+      reason: 'PeerRefused',
+      message: `${r.kind} ${r.name} (peer ${r.address}) is refused: ${r.field ? `${r.field}: ` : ''}${r.message}`,
+    });
   }
   return out;
 }
@@ -194,7 +202,18 @@ export class EventDeduper {
         actions.push({
           type: 'create',
           key,
-          event: { name, namespace, involved: e.involved, reason: e.reason, message: e.message, count: 1, firstTimestamp: now, lastTimestamp: now, component: this.opts.component ?? 'tsbgp', host: this.opts.host },
+          event: {
+            name,
+            namespace,
+            involved: e.involved,
+            reason: e.reason,
+            message: e.message,
+            count: 1,
+            firstTimestamp: now,
+            lastTimestamp: now,
+            component: this.opts.component ?? 'tsbgp',
+            host: this.opts.host,
+          },
         });
         continue;
       }

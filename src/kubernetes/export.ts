@@ -51,7 +51,8 @@ export function builtinExport(plan: Plan, prefix: Prefix): ExportVerdict {
   const refl = reflected.find((r) => r.prefix.contains(prefix));
   if (refl) return { accept: true, reason: `route reflector: inside ${refl.field} ${refl.prefix}` };
   const pool = pools.find((p) => p.cidr.contains(prefix));
-  if (pool) return { accept: true, reason: `inside IPPool ${pool.name} (${pool.cidr})${pool.disabled ? ', a disabled pool used as an export allow-list' : ''}` };
+  if (pool)
+    return { accept: true, reason: `inside IPPool ${pool.name} (${pool.cidr})${pool.disabled ? ', a disabled pool used as an export allow-list' : ''}` };
   return { accept: false, reason: 'not inside any IP pool or service range' };
 }
 
@@ -109,7 +110,11 @@ export function kernelExport(plan: Plan, r: LearnedRoute): LearnedVerdict {
   if (r.type === 'other') return { accept: false, reason: 'not a unicast, blackhole, unreachable or prohibit route' };
   if (r.source === 'direct') {
     const skip = r.dev !== undefined ? learn.directExcluded.find((p) => interfaceMatches(p, r.dev!)) : undefined;
-    if (skip !== undefined) return { accept: false, reason: `connected network of ${r.dev}, excluded by "${skip}"${learn.ignoredInterfaces.includes(skip) ? ' (ignoredInterfaces)' : ''}` };
+    if (skip !== undefined)
+      return {
+        accept: false,
+        reason: `connected network of ${r.dev}, excluded by "${skip}"${learn.ignoredInterfaces.includes(skip) ? ' (ignoredInterfaces)' : ''}`,
+      };
   }
   const { pools, serviceRanges, reflected } = plan.exportAllowList;
   const hidden = pools.find((p) => p.disableBGPExport && p.cidr.contains(prefix));
@@ -121,11 +126,22 @@ export function kernelExport(plan: Plan, r: LearnedRoute): LearnedVerdict {
   const nrp = prefix.family === 4 ? k.normalRoutePriority.v4 : k.normalRoutePriority.v6;
   // Calico's export filter: krt_metric, else the normal route priority; LOCAL_PREF = 2147483647 − it.
   const metric = r.metric > 0 && r.source === 'kernel' ? Math.min(r.metric, BIRD_INT_MAX) : nrp;
-  const yes = (reason: string): LearnedVerdict => ({ accept: true, reason, localPref: BIRD_INT_MAX - metric, communities: communitiesOf(learn.communities, prefix) });
+  const yes = (reason: string): LearnedVerdict => ({
+    accept: true,
+    reason,
+    localPref: BIRD_INT_MAX - metric,
+    communities: communitiesOf(learn.communities, prefix),
+  });
   for (const b of learn.blocks) {
     if (!b.prefix.contains(prefix)) continue;
-    if (b.prefix.length === prefix.length) return yes(b.prefix.length === b.prefix.maxLength ? `the ${b.prefix.length === 32 ? '/32' : '/128'} block of ${b.name}: advertised while the kernel holds a route to it` : `the block of ${b.name}`);
-    if (metric < nrp) return yes(`inside the block ${b.prefix} of ${b.name}, with metric ${metric} below the normal route priority ${nrp} (elevated: a live migration)`);
+    if (b.prefix.length === prefix.length)
+      return yes(
+        b.prefix.length === b.prefix.maxLength
+          ? `the ${b.prefix.length === 32 ? '/32' : '/128'} block of ${b.name}: advertised while the kernel holds a route to it`
+          : `the block of ${b.name}`,
+      );
+    if (metric < nrp)
+      return yes(`inside the block ${b.prefix} of ${b.name}, with metric ${metric} below the normal route priority ${nrp} (elevated: a live migration)`);
     return { accept: false, reason: `more specific than the local block ${b.prefix}, which is exported instead` };
   }
   const range = serviceRanges.find((x) => x.prefix.contains(prefix));
@@ -133,11 +149,17 @@ export function kernelExport(plan: Plan, r: LearnedRoute): LearnedVerdict {
   const refl = reflected.find((x) => x.prefix.contains(prefix));
   if (refl) return yes(`route reflector: inside ${refl.field} ${refl.prefix}`);
   const pool = pools.find((p) => p.cidr.contains(prefix));
-  if (pool) return yes(`inside IPPool ${pool.name} (${pool.cidr}) and outside this node's blocks${pool.disabled ? ' (a disabled pool, used as an export allow-list)' : ''}`);
+  if (pool)
+    return yes(
+      `inside IPPool ${pool.name} (${pool.cidr}) and outside this node's blocks${pool.disabled ? ' (a disabled pool, used as an export allow-list)' : ''}`,
+    );
   return { accept: false, reason: 'not inside any IP pool or service range' };
 }
 
-function communitiesOf(list: readonly { readonly prefix: Prefix; readonly communities: readonly CommunityValue[] }[], prefix: Prefix): readonly CommunityValue[] {
+function communitiesOf(
+  list: readonly { readonly prefix: Prefix; readonly communities: readonly CommunityValue[] }[],
+  prefix: Prefix,
+): readonly CommunityValue[] {
   const out: CommunityValue[] = [];
   for (const e of list) if (e.prefix.contains(prefix)) for (const c of e.communities) if (!out.some((x) => x.text === c.text)) out.push(c);
   return out;

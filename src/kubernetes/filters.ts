@@ -39,7 +39,16 @@
  */
 import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/index.js';
 import type { Prefix } from '../net/index.js';
-import { compilePolicy, explain, type ActionsDef, type CompiledPolicies, type ConditionsDef, type PolicyConfigDef, type PolicyDef, type StatementDef } from '../policy/index.js';
+import {
+  compilePolicy,
+  explain,
+  type ActionsDef,
+  type CompiledPolicies,
+  type ConditionsDef,
+  type PolicyConfigDef,
+  type PolicyDef,
+  type StatementDef,
+} from '../policy/index.js';
 import { formatCommunity, formatLargeCommunity, parseCommunityLiteral, type LargeCommunity } from '../wire/index.js';
 import type { Plan, PlannedPeer } from './plan-types.js';
 import type { BGPFilter, CommunityValue, FilterOperation, FilterRule } from './resources.js';
@@ -91,7 +100,12 @@ export function localPrefForPriority(priority: number): number {
   return BIRD_INT_MAX - priority;
 }
 
-type Sets = { prefix: Record<string, string[]>; community: Record<string, string[]>; largeCommunity: Record<string, string[]>; asPath: Record<string, string[]> };
+type Sets = {
+  prefix: Record<string, string[]>;
+  community: Record<string, string[]>;
+  largeCommunity: Record<string, string[]>;
+  asPath: Record<string, string[]>;
+};
 
 /** The prefix-length window of an In/NotIn rule, as Calico computes it: from max(cidr length, min) to min(family maximum, max). */
 export function prefixWindow(rule: FilterRule): { min: number; max: number } | undefined {
@@ -271,7 +285,10 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
   // `interface` rules: tsbgp knows a route's interface when it came from the kernel (its device) or over BGP with a
   // next hop on the session's network; a peer that passes on other routers' next hops may send it routes without one.
   for (const f of plan.filters) {
-    const offLink = plan.peers.filter((p) => !p.refused && p.filters.includes(f.name)).map(offLinkNextHops).find((why) => why !== undefined);
+    const offLink = plan.peers
+      .filter((p) => !p.refused && p.filters.includes(f.name))
+      .map(offLinkNextHops)
+      .find((why) => why !== undefined);
     if (offLink === undefined) continue;
     for (const list of FILTER_LISTS)
       f[list].forEach((r, i) => {
@@ -353,7 +370,10 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
   const nrp = plan.kernel?.normalRoutePriority;
   const localPref = nrp !== undefined ? localPrefForMetric(prefix.family === 4 ? nrp.v4 : nrp.v6) : undefined;
   const attrs = { origin: 0 as const, asPath: [], ...literals(communities), ...(localPref !== undefined ? { localPref } : {}) };
-  const ctx = { peer: { address: peer.address, asn: peer.asn, type: peer.asn === peer.localAsn ? ('ibgp' as const) : ('ebgp' as const), localAsn: peer.localAsn }, direction: 'export' as const };
+  const ctx = {
+    peer: { address: peer.address, asn: peer.asn, type: peer.asn === peer.localAsn ? ('ibgp' as const) : ('ebgp' as const), localAsn: peer.localAsn },
+    direction: 'export' as const,
+  };
   const r = explain(chain, { prefix, attrs, source: { kind: 'local' }, ...(iface !== undefined ? { iface } : {}) }, ctx);
   for (const p of r.trace.policies)
     for (const s of p.statements)
@@ -368,7 +388,8 @@ export function exportFilterVerdict(plan: Plan, peer: PlannedPeer, prefix: Prefi
 
 // ---------- the chains as JSON (`tsbgp plan --json` importChain/exportChain) ----------
 
-export type FilterOperationJson = { readonly addCommunity: string } | { readonly prependASPath: readonly number[] } | { readonly setPriority: number; readonly localPref: number };
+export type FilterOperationJson =
+  { readonly addCommunity: string } | { readonly prependASPath: readonly number[] } | { readonly setPriority: number; readonly localPref: number };
 
 /** A rule as written, with the prefix-length window it matches and priorities with their LOCAL_PREF. */
 export interface FilterRuleJson {

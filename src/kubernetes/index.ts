@@ -9,8 +9,26 @@ export { plan, planGlobal } from './plan.js';
 export { planService, type ServiceContribution, type ServiceContext } from './services.js';
 export { planPeers } from './peers.js';
 export { Planner, diffPlans, newlyRefused } from './planner.js';
-export { builtinExport, kernelExport, kernelExports, plannedRoute, type ExportVerdict, type KernelExport, type LearnedRoute, type LearnedVerdict } from './export.js';
-export { exportFilterVerdict, filterChainJson, filterWarnings, peerChain, planFilters, type FilterChainJson, type FilterVerdict, type FilterWarning } from './filters.js';
+export {
+  builtinExport,
+  kernelExport,
+  kernelExports,
+  plannedRoute,
+  type ExportVerdict,
+  type KernelExport,
+  type LearnedRoute,
+  type LearnedVerdict,
+} from './export.js';
+export {
+  exportFilterVerdict,
+  filterChainJson,
+  filterWarnings,
+  peerChain,
+  planFilters,
+  type FilterChainJson,
+  type FilterVerdict,
+  type FilterWarning,
+} from './filters.js';
 export { closest } from './schema.js';
 export { DEFAULT_BACKOFF, KnownObjects, backoffDelay, type BackoffOptions, type KnownStep } from './api-known.js';
 export { EventDeduper, eventObject, eventsFromPlan, newlyDesired, type DeduperOptions, type DesiredEvent, type EventAction, type EventSink } from './events.js';

@@ -73,12 +73,23 @@ const FELIX_TUNNELS = ['*.cali', '*.calico'];
 const TUNNEL_DEVICE = 'tunl0';
 
 /** `communities`: prefixAdvertisements with their names resolved (plan.ts), for the learned routes. */
-export function planKernel(state: ClusterState, node: Node | undefined, nodeName: string, cfg: EffectiveConfig, peers: readonly PlannedPeer[], communities: KernelLearnPlan['communities'] = []): KernelPlan {
+export function planKernel(
+  state: ClusterState,
+  node: Node | undefined,
+  nodeName: string,
+  cfg: EffectiveConfig,
+  peers: readonly PlannedPeer[],
+  communities: KernelLearnPlan['communities'] = [],
+): KernelPlan {
   const global = state.bgpConfigurations.get('default');
   const pcr = global?.programClusterRoutes ?? 'Enabled';
   const normalRoutePriority = { v4: global?.ipv4NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY, v6: global?.ipv6NormalRoutePriority ?? NORMAL_ROUTE_PRIORITY };
   const rules: KernelRule[] = [];
-  for (const [field, list] of [['serviceClusterIPs', cfg.serviceClusterIPs], ['serviceExternalIPs', cfg.serviceExternalIPs], ['serviceLoadBalancerIPs', cfg.serviceLoadBalancerIPs]] as const) {
+  for (const [field, list] of [
+    ['serviceClusterIPs', cfg.serviceClusterIPs],
+    ['serviceExternalIPs', cfg.serviceExternalIPs],
+    ['serviceLoadBalancerIPs', cfg.serviceLoadBalancerIPs],
+  ] as const) {
     for (const p of list) rules.push({ prefix: p.toString(), action: 'reject', why: `service CIDR (BGPConfiguration ${field})` });
   }
   const subnet = node?.ipv4Address !== undefined ? Prefix.containing(node.ipv4Address.address, node.ipv4Address.length ?? 32).toString() : undefined;
@@ -94,13 +105,23 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
     }
     const ipip = pool.cidr.family === 4 && pool.ipipMode !== 'Never';
     if (ipip) {
-      if (pcr === 'Disabled' || pcr === 'EnabledNoEncapOnly') rules.push({ prefix, action: 'reject', why: `${name} uses IPIP and programClusterRoutes is ${pcr}` });
-      else rules.push({ prefix, action: 'accept', tunnel: { dev: TUNNEL_DEVICE, ...(pool.ipipMode === 'CrossSubnet' ? { unlessWithin: subnet !== undefined ? [subnet] : [] } : {}) }, why: `${name} IPIP ${pool.ipipMode}` });
-    } else if (pcr === 'Disabled' || pcr === 'EnabledIPIPOnly') rules.push({ prefix, action: 'reject', why: `${name} has no encapsulation and programClusterRoutes is ${pcr}` });
+      if (pcr === 'Disabled' || pcr === 'EnabledNoEncapOnly')
+        rules.push({ prefix, action: 'reject', why: `${name} uses IPIP and programClusterRoutes is ${pcr}` });
+      else
+        rules.push({
+          prefix,
+          action: 'accept',
+          tunnel: { dev: TUNNEL_DEVICE, ...(pool.ipipMode === 'CrossSubnet' ? { unlessWithin: subnet !== undefined ? [subnet] : [] } : {}) },
+          why: `${name} IPIP ${pool.ipipMode}`,
+        });
+    } else if (pcr === 'Disabled' || pcr === 'EnabledIPIPOnly')
+      rules.push({ prefix, action: 'reject', why: `${name} has no encapsulation and programClusterRoutes is ${pcr}` });
     else rules.push({ prefix, action: 'accept', why: `${name}, no encapsulation` });
   }
   const statics: KernelStaticRoute[] = [];
-  const own = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed').map((a) => ({ prefix: a.cidr, name: `BlockAffinity ${a.name}` }));
+  const own = [...state.blockAffinities.values()]
+    .filter((a) => a.node === nodeName && a.state === 'confirmed')
+    .map((a) => ({ prefix: a.cidr, name: `BlockAffinity ${a.name}` }));
   if (own.length === 0) for (const c of node?.podCIDRs ?? []) own.push({ prefix: c, name: `Node ${nodeName} spec.podCIDRs` });
   own.sort((a, b) => a.prefix.compare(b.prefix));
   const isHost = (p: Prefix) => p.length === p.maxLength;
@@ -114,8 +135,18 @@ export function planKernel(state: ClusterState, node: Node | undefined, nodeName
   const ipipByBird = pcr === 'Enabled' || pcr === 'EnabledIPIPOnly';
   const rejectInterfaces = [
     { pattern: 'bpf*.cali', why: 'a route of the eBPF dataplane, local to the node' },
-    ...FELIX_TUNNELS.map((pattern) => ({ pattern, why: 'a route Felix programs through its tunnel device (Calico sends these to eBGP peers only; tsbgp advertises to every peer, so to none)' })),
-    ...(ipipByBird ? [] : [{ pattern: TUNNEL_DEVICE, why: `a route Felix programs through tunl0 (programClusterRoutes is ${pcr}; Calico sends these to eBGP peers only, tsbgp to none)` }]),
+    ...FELIX_TUNNELS.map((pattern) => ({
+      pattern,
+      why: 'a route Felix programs through its tunnel device (Calico sends these to eBGP peers only; tsbgp advertises to every peer, so to none)',
+    })),
+    ...(ipipByBird
+      ? []
+      : [
+          {
+            pattern: TUNNEL_DEVICE,
+            why: `a route Felix programs through tunl0 (programClusterRoutes is ${pcr}; Calico sends these to eBGP peers only, tsbgp to none)`,
+          },
+        ]),
   ];
   const ignoredInterfaces = global?.ignoredInterfaces ?? [];
   const learn: KernelLearnPlan = {

@@ -20,7 +20,8 @@ export interface LoadResult {
 }
 
 /** What a file with no documents at all says (0 bytes, blank, or only comments). */
-const EMPTY_FILE_MESSAGE = 'no documents (empty, or only comments): a truncated or half-written file is not a deletion, so its last valid resources stay in force; to remove them, write an empty list (apiVersion: v1, kind: List, items: []) or, in a folder, delete the file';
+const EMPTY_FILE_MESSAGE =
+  'no documents (empty, or only comments): a truncated or half-written file is not a deletion, so its last valid resources stay in force; to remove them, write an empty list (apiVersion: v1, kind: List, items: []) or, in a folder, delete the file';
 
 /**
  * Validates the texts of one load (read by the shell) into a `LoadResult`.
@@ -104,12 +105,20 @@ export function parseManifestText(text: string, file?: string): { objects: Sourc
       value = load(doc.text, { schema: CORE_SCHEMA, filename: file });
     } catch (e) {
       if (!(e instanceof YAMLException)) throw e;
-      issues.push({ severity: 'error', file, message: `YAML document ${i + 1}: ${e.reason}${e.mark ? ` at ${position(doc, e.mark, i === docs.length - 1)}` : ''}` });
+      issues.push({
+        severity: 'error',
+        file,
+        message: `YAML document ${i + 1}: ${e.reason}${e.mark ? ` at ${position(doc, e.mark, i === docs.length - 1)}` : ''}`,
+      });
       return;
     }
     // Aliases share one object: a small text can stand for a huge tree ("billion laughs").
     if (expandsBeyond(value, MAX_EXPANSION_PER_CHAR * doc.text.length + 10_000)) {
-      issues.push({ severity: 'error', file, message: `YAML document ${i + 1}: its aliases expand to more than ${MAX_EXPANSION_PER_CHAR} values per character of text; refusing it` });
+      issues.push({
+        severity: 'error',
+        file,
+        message: `YAML document ${i + 1}: its aliases expand to more than ${MAX_EXPANSION_PER_CHAR} values per character of text; refusing it`,
+      });
       return;
     }
     add(value);
@@ -181,7 +190,10 @@ function expandsBeyond(value: unknown, limit: number): boolean {
  * invalid, or whose file no longer parses, keeps its last valid version. An
  * invalid edit never replaces a valid running configuration.
  */
-export function mergeWithPrevious(previous: ReadonlyMap<string, { resource: Resource; file?: string }>, next: LoadResult): Map<string, { resource: Resource; file?: string }> {
+export function mergeWithPrevious(
+  previous: ReadonlyMap<string, { resource: Resource; file?: string }>,
+  next: LoadResult,
+): Map<string, { resource: Resource; file?: string }> {
   const out = new Map<string, { resource: Resource; file?: string }>();
   for (const r of next.resources) out.set(keyOf(r), { resource: r, file: next.files.get(keyOf(r)) });
   for (const [key, old] of previous) {

@@ -76,10 +76,11 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
   const mine = { 4: nodeAddress(self, 4), 6: nodeAddress(self, 6) };
   const nodes = byName(state.nodes.values());
   const nodeByIP = new Map<string, Node>();
-  for (const n of nodes) for (const f of [4, 6] as const) {
-    const a = nodeAddress(n, f);
-    if (a && !nodeByIP.has(a.toString())) nodeByIP.set(a.toString(), n);
-  }
+  for (const n of nodes)
+    for (const f of [4, 6] as const) {
+      const a = nodeAddress(n, f);
+      if (a && !nodeByIP.has(a.toString())) nodeByIP.set(a.toString(), n);
+    }
 
   const out = new Map<string, PlannedPeer>();
   const put = (peer: PlannedPeer) => {
@@ -89,7 +90,11 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     // Two explicit peerings to one address: the first (by name) wins, and the other is reported.
     // Implied ones are not the user's words: the first by name wins quietly.
     else if (rank(peer) === rank(prev) && peer.origin !== 'reverse' && peer.from.name !== prev.from.name) {
-      errors.push({ kind: peer.from.kind, name: peer.from.name, message: `peering to ${key.replace('|', ' port ')} is already defined by ${prev.from.kind} ${prev.from.name}; ignored` });
+      errors.push({
+        kind: peer.from.kind,
+        name: peer.from.name,
+        message: `peering to ${key.replace('|', ' port ')} is already defined by ${prev.from.kind} ${prev.from.name}; ignored`,
+      });
     }
   };
 
@@ -159,7 +164,12 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
     const local = mine[remoteAddress.family];
     const refusedSettings: Refusal[] = [];
     if (!local) {
-      errors.push({ kind: 'BGPPeer', name: p.name, field: 'spec.peerIP', message: `node ${self.name} has no IPv${remoteAddress.family} address to peer with ${remoteAddress} from` });
+      errors.push({
+        kind: 'BGPPeer',
+        name: p.name,
+        field: 'spec.peerIP',
+        message: `node ${self.name} has no IPv${remoteAddress.family} address to peer with ${remoteAddress} from`,
+      });
       return undefined;
     }
     const pw = password(p.password);
@@ -222,7 +232,8 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
         const asn = p.asNumber ?? cfg.asNumber;
         const sessionLocalAsn = p.localASNumber ?? localAsn;
         const refusedSettings: Refusal[] = [];
-        if (missing.length > 0) refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
+        if (missing.length > 0)
+          refusedSettings.push({ field: 'spec.filters', message: `BGPFilter ${missing.join(', ')} not found; the peering is refused until it exists` });
         out.push({
           id: `Local_Workload_${ipId(address)}`,
           address,
@@ -286,12 +297,27 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
         const remote = nodeAddress(n, f);
         if (!remote || !mine[f]) continue;
         // The far side speaks with a peerIP BGPPeer's localASNumber when it sets one, else with its own AS.
-        add(session(p, { type: 'node specific', origin: 'reverse', passive: false }, remote, listenPortOf(state, n.name), (p.peerIP ? p.localASNumber : undefined) ?? nodeAsn(n, cfg), n));
+        add(
+          session(
+            p,
+            { type: 'node specific', origin: 'reverse', passive: false },
+            remote,
+            listenPortOf(state, n.name),
+            (p.peerIP ? p.localASNumber : undefined) ?? nodeAsn(n, cfg),
+            n,
+          ),
+        );
       }
     }
   }
   for (const peer of out.values()) {
-    for (const r of peer.refusedSettings) errors.push({ kind: peer.from.kind === 'Node' ? 'BGPConfiguration' : 'BGPPeer', name: peer.from.kind === 'Node' ? 'default' : peer.from.name, field: r.field, message: `peer ${peer.address}: ${r.message}` });
+    for (const r of peer.refusedSettings)
+      errors.push({
+        kind: peer.from.kind === 'Node' ? 'BGPConfiguration' : 'BGPPeer',
+        name: peer.from.kind === 'Node' ? 'default' : peer.from.name,
+        field: r.field,
+        message: `peer ${peer.address}: ${r.message}`,
+      });
   }
   return [...out.values()].sort((a, b) => a.address.compare(b.address) || a.port - b.port);
 }

@@ -30,7 +30,8 @@ function serviceRanges(cfg: EffectiveConfig): { prefix: Prefix; field: (typeof R
   const out: { prefix: Prefix; field: (typeof RANGE_FIELDS)[number] }[] = [];
   for (const p of cfg.serviceClusterIPs) out.push({ prefix: p, field: 'serviceClusterIPs' });
   for (const p of cfg.serviceExternalIPs) if (p.length !== p.maxLength) out.push({ prefix: p, field: 'serviceExternalIPs' });
-  if (cfg.aggregation === 'Enabled') for (const p of cfg.serviceLoadBalancerIPs) if (p.length !== p.maxLength) out.push({ prefix: p, field: 'serviceLoadBalancerIPs' });
+  if (cfg.aggregation === 'Enabled')
+    for (const p of cfg.serviceLoadBalancerIPs) if (p.length !== p.maxLength) out.push({ prefix: p, field: 'serviceLoadBalancerIPs' });
   return out;
 }
 
@@ -52,7 +53,9 @@ function podBlocks(state: ClusterState, node: Node | undefined, nodeName: string
   const exported = (p: Prefix) => !blocked.some((pool) => pool.cidr.contains(p));
   const affs = [...state.blockAffinities.values()].filter((a) => a.node === nodeName && a.state === 'confirmed');
   if (affs.length > 0) {
-    return affs.filter((a) => exported(a.cidr) && a.cidr.length !== a.cidr.maxLength).map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
+    return affs
+      .filter((a) => exported(a.cidr) && a.cidr.length !== a.cidr.maxLength)
+      .map((a) => ({ prefix: a.cidr, reason: { kind: 'BlockAffinity', name: a.name, field: 'spec.cidr' } }));
   }
   return (node?.podCIDRs ?? []).filter(exported).map((p) => ({ prefix: p, reason: { kind: 'Node', name: nodeName, field: 'spec.podCIDRs' } }));
 }
@@ -90,7 +93,11 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
     config,
     serviceContext: { nodeName, excluded, config, messages: nodeMessages(nodeName), peers, bgpPeers: state.bgpPeers, ranges: ranges.map((r) => r.prefix), asn },
     node: summary,
-    listen: { port: config.listenPort, address: config.bindMode === 'NodeIP' ? ipv4 : undefined, ...(config.bindMode === 'NodeIP' && summary.ipv6 ? { addressV6: summary.ipv6 } : {}) },
+    listen: {
+      port: config.listenPort,
+      address: config.bindMode === 'NodeIP' ? ipv4 : undefined,
+      ...(config.bindMode === 'NodeIP' && summary.ipv6 ? { addressV6: summary.ipv6 } : {}),
+    },
     routes,
     peers,
     filters,
@@ -143,7 +150,10 @@ function communitiesFor(prefix: Prefix, cfg: EffectiveConfig): readonly Communit
 
 /** prefixAdvertisements with their names resolved (unknown names left out: planGlobal reports them), for routes learned from the kernel. */
 function prefixCommunities(cfg: EffectiveConfig): { prefix: Prefix; communities: CommunityValue[] }[] {
-  return cfg.prefixAdvertisements.map((pa) => ({ prefix: pa.cidr, communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined) }));
+  return cfg.prefixAdvertisements.map((pa) => ({
+    prefix: pa.cidr,
+    communities: pa.communities.map((c) => resolveCommunity(c, cfg)).filter((c): c is CommunityValue => c !== undefined),
+  }));
 }
 
 function resolveCommunity(c: string, cfg: EffectiveConfig): CommunityValue | undefined {
@@ -170,7 +180,9 @@ function communityErrors(cfg: EffectiveConfig): PlanError[] {
 
 /** Service errors in a stable order: namespace, name, field. */
 export function sortServiceErrors(errors: PlanError[]): PlanError[] {
-  return errors.sort((a, b) => compareStr(a.namespace ?? '', b.namespace ?? '') || compareStr(a.name ?? '', b.name ?? '') || compareStr(a.field ?? '', b.field ?? ''));
+  return errors.sort(
+    (a, b) => compareStr(a.namespace ?? '', b.namespace ?? '') || compareStr(a.name ?? '', b.name ?? '') || compareStr(a.field ?? '', b.field ?? ''),
+  );
 }
 
 export function compareRefused(a: RefusedIP, b: RefusedIP): number {
@@ -199,7 +211,10 @@ export function mergeShaping(reasons: readonly RouteReason[]): RouteShaping | un
     if (v !== undefined) out[k] = v;
   }
   if (all.every((s) => s?.peers !== undefined)) out.peers = [...new Set(some.flatMap((s) => s.peers!))].sort();
-  const lb = some.map((s) => s.linkBandwidth).filter((x) => x !== undefined).sort((a, b) => b.bytesPerSecond - a.bytesPerSecond)[0];
+  const lb = some
+    .map((s) => s.linkBandwidth)
+    .filter((x) => x !== undefined)
+    .sort((a, b) => b.bytesPerSecond - a.bytesPerSecond)[0];
   if (lb) out.linkBandwidth = lb;
   return out;
 }

@@ -8,7 +8,8 @@ import { ClusterState, serviceKey, type ClusterEvent } from './state.js';
 const SPLICE_LIMIT = 32;
 
 /** Orders refused IPs by Service first, so one Service's entries are contiguous. */
-const byService = (r: RefusedIP, namespace: string, name: string): number => (r.namespace < namespace ? -1 : r.namespace > namespace ? 1 : r.name < name ? -1 : r.name > name ? 1 : 0);
+const byService = (r: RefusedIP, namespace: string, name: string): number =>
+  r.namespace < namespace ? -1 : r.namespace > namespace ? 1 : r.name < name ? -1 : r.name > name ? 1 : 0;
 
 /**
  * The incremental planner. A Service or EndpointSlice event recomputes only
@@ -74,7 +75,8 @@ export class Planner {
         touched.add(serviceKey(ns, ev.type === 'delete' ? ev.name : ev.resource.name));
       } else if (kind === 'EndpointSlice') {
         if (prev?.kind === 'EndpointSlice' && prev.serviceName) touched.add(serviceKey(prev.namespace, prev.serviceName));
-        if (ev.type !== 'delete' && ev.resource.kind === 'EndpointSlice' && ev.resource.serviceName) touched.add(serviceKey(ev.resource.namespace, ev.resource.serviceName));
+        if (ev.type !== 'delete' && ev.resource.kind === 'EndpointSlice' && ev.resource.serviceName)
+          touched.add(serviceKey(ev.resource.namespace, ev.resource.serviceName));
       } else if (kind === 'BGPConfiguration' || (kind === 'Node' && (ev.type === 'delete' ? ev.name : ev.resource.name) === this.nodeName)) {
         // Allow-lists, aggregation, or this node's exclusion label: every service decision may change.
         scope = 2;
@@ -196,8 +198,7 @@ export class Planner {
       if (prev && next) {
         if (!sameShaping(prev, next)) changed.push(next);
         this.sorted[at.i] = next;
-      }
-      else if (prev) (removed.push(prev), drop.add(at.i));
+      } else if (prev) (removed.push(prev), drop.add(at.i));
       else if (next) added.push(next);
     }
     const insert = added.slice().sort((a, b) => a.prefix.compare(b.prefix));

@@ -224,9 +224,7 @@ export interface FilterRule {
 }
 
 export type FilterOperation =
-  | { readonly addCommunity: CommunityValue }
-  | { readonly prependASPath: { readonly prefix: readonly number[] } }
-  | { readonly setPriority: number };
+  { readonly addCommunity: CommunityValue } | { readonly prependASPath: { readonly prefix: readonly number[] } } | { readonly setPriority: number };
 
 export interface BGPFilter {
   readonly kind: 'BGPFilter';
@@ -262,7 +260,17 @@ export interface Secret {
 export type Resource = Node | Service | EndpointSlice | BGPConfiguration | BGPPeer | IPPool | BGPFilter | BlockAffinity | Secret;
 export type ResourceKind = Resource['kind'];
 
-export const RESOURCE_KINDS: readonly ResourceKind[] = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity', 'Secret'];
+export const RESOURCE_KINDS: readonly ResourceKind[] = [
+  'Node',
+  'Service',
+  'EndpointSlice',
+  'BGPConfiguration',
+  'BGPPeer',
+  'IPPool',
+  'BGPFilter',
+  'BlockAffinity',
+  'Secret',
+];
 
 /** Kinds that live in a namespace; the others are cluster-scoped. */
 export function isNamespaced(kind: ResourceKind): boolean {

@@ -15,7 +15,14 @@ export type Field =
   | { readonly t: 'boolean'; readonly doc?: string }
   | { readonly t: 'intOrString'; readonly doc?: string }
   | { readonly t: 'array'; readonly items: Field; readonly minItems?: number; readonly maxItems?: number; readonly doc?: string }
-  | { readonly t: 'object'; readonly props: Readonly<Record<string, Field>>; readonly required?: readonly string[]; readonly maxProperties?: number; readonly minProperties?: number; readonly doc?: string };
+  | {
+      readonly t: 'object';
+      readonly props: Readonly<Record<string, Field>>;
+      readonly required?: readonly string[];
+      readonly maxProperties?: number;
+      readonly minProperties?: number;
+      readonly doc?: string;
+    };
 
 const str = (doc?: string): Field => ({ t: 'string', doc });
 const oneOf = (values: readonly string[], doc?: string): Field => ({ t: 'string', enum: values, doc });
@@ -82,8 +89,15 @@ export const KINDS: readonly Kind[] = [
       nodeMeshMaxRestartTime: duration,
       bindMode: oneOf(['None', 'NodeIP']),
       logSeverityScreen: oneOf(['Trace', 'Debug', 'Info', 'Warning', 'Error', 'Fatal']),
-      programClusterRoutes: oneOf(['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'], 'Which IP pools\' routes tsbgp programs into the kernel (default Enabled).'),
-      ipv4NormalRoutePriority: int(1, 2147483646, 'Felix\'s metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.'),
+      programClusterRoutes: oneOf(
+        ['Enabled', 'Disabled', 'EnabledIPIPOnly', 'EnabledNoEncapOnly'],
+        "Which IP pools' routes tsbgp programs into the kernel (default Enabled).",
+      ),
+      ipv4NormalRoutePriority: int(
+        1,
+        2147483646,
+        "Felix's metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.",
+      ),
       ipv6NormalRoutePriority: int(1, 2147483646, 'The same for IPv6 (default 1024).'),
       ignoredInterfaces: list(str('Interface name or pattern (* and ?) whose connected networks tsbgp does not advertise.')),
     }) as Kind['spec'],
@@ -123,7 +137,10 @@ export const KINDS: readonly Kind[] = [
         disabled: bool(),
         disableBGPExport: bool(),
         nodeSelector: selector,
-        ipipMode: oneOf(['Never', 'Always', 'CrossSubnet'], 'IPIP encapsulation: routes of an Always pool go via tunl0; CrossSubnet only toward other subnets.'),
+        ipipMode: oneOf(
+          ['Never', 'Always', 'CrossSubnet'],
+          'IPIP encapsulation: routes of an Always pool go via tunl0; CrossSubnet only toward other subnets.',
+        ),
         vxlanMode: oneOf(['Never', 'Always', 'CrossSubnet'], 'VXLAN encapsulation: Felix programs these routes, tsbgp does not.'),
       },
       ['cidr'],
@@ -137,7 +154,10 @@ export const KINDS: readonly Kind[] = [
   {
     kind: 'BlockAffinity',
     plural: 'blockaffinities',
-    spec: obj({ node: str(), cidr, state: oneOf(['confirmed', 'pending', 'pendingDeletion']), deleted: str('"true" while the block is released.') }, ['node', 'cidr']) as Kind['spec'],
+    spec: obj({ node: str(), cidr, state: oneOf(['confirmed', 'pending', 'pendingDeletion']), deleted: str('"true" while the block is released.') }, [
+      'node',
+      'cidr',
+    ]) as Kind['spec'],
   },
 ];
 
@@ -148,10 +168,18 @@ export const KINDS: readonly Kind[] = [
  * that sets them gets a warning saying tsbgp does not do that — unless it sets
  * Calico's `default`, which is what tsbgp does anyway.
  */
-export const CALICO_ONLY: Readonly<Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>> = {
+export const CALICO_ONLY: Readonly<
+  Record<string, Readonly<Record<string, { readonly kind: 'unused' | 'unsupported'; readonly why: string; readonly default?: string }>>>
+> = {
   BGPConfiguration: {
-    localWorkloadPeeringIPV4: { kind: 'unused', why: 'Felix puts it on the host side of each peering workload\'s interface; tsbgp waits for the workload to connect and answers on the address it dialled' },
-    localWorkloadPeeringIPV6: { kind: 'unused', why: 'Felix puts it on the host side of each peering workload\'s interface; tsbgp waits for the workload to connect and answers on the address it dialled' },
+    localWorkloadPeeringIPV4: {
+      kind: 'unused',
+      why: "Felix puts it on the host side of each peering workload's interface; tsbgp waits for the workload to connect and answers on the address it dialled",
+    },
+    localWorkloadPeeringIPV6: {
+      kind: 'unused',
+      why: "Felix puts it on the host side of each peering workload's interface; tsbgp waits for the workload to connect and answers on the address it dialled",
+    },
   },
   BGPPeer: {
     restartMode: { kind: 'unsupported', why: 'only RFC 4724 graceful restart is supported (no long-lived graceful restart)', default: 'GracefulRestart' },

@@ -52,12 +52,24 @@ export type Resolved = { readonly ok: true; readonly value: SecretValue } | { re
  * key or empty value is a reason to refuse the peering (Calico renders no
  * password then, and the session would run unprotected).
  */
-export function resolveSecretRef(secrets: ReadonlyMap<string, { readonly data: Readonly<Record<string, SecretValue>> }>, namespace: string, ref: SecretKeyRef): Resolved {
+export function resolveSecretRef(
+  secrets: ReadonlyMap<string, { readonly data: Readonly<Record<string, SecretValue>> }>,
+  namespace: string,
+  ref: SecretKeyRef,
+): Resolved {
   const s = secrets.get(`${namespace}/${ref.name}`);
   const what = `Secret ${namespace}/${ref.name}`;
-  if (!s) return { ok: false, message: `${what} not found; the peering is refused until it exists (running without the password would leave the session unprotected)` };
+  if (!s)
+    return {
+      ok: false,
+      message: `${what} not found; the peering is refused until it exists (running without the password would leave the session unprotected)`,
+    };
   const v = Object.hasOwn(s.data, ref.key) ? s.data[ref.key] : undefined;
-  if (!v) return { ok: false, message: `${what} has no key "${ref.key}"; the peering is refused until it does (running without the password would leave the session unprotected)` };
+  if (!v)
+    return {
+      ok: false,
+      message: `${what} has no key "${ref.key}"; the peering is refused until it does (running without the password would leave the session unprotected)`,
+    };
   const text = v.reveal();
   if (text === '') return { ok: false, message: `${what} key "${ref.key}" is empty; the peering is refused` };
   const bytes = Buffer.byteLength(text, 'utf8');

@@ -33,10 +33,7 @@ export class SelectorError extends Error {
 }
 
 type Token =
-  | { t: 'ident'; v: string; pos: number }
-  | { t: 'string'; v: string; pos: number }
-  | { t: 'punct'; v: string; pos: number }
-  | { t: 'end'; pos: number };
+  { t: 'ident'; v: string; pos: number } | { t: 'string'; v: string; pos: number } | { t: 'punct'; v: string; pos: number } | { t: 'end'; pos: number };
 
 const KEY_CHAR = /[A-Za-z0-9_.\/-]/;
 

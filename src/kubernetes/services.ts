@@ -99,7 +99,13 @@ function baseShaping(svc: Service, r: ServiceRouting, ctx: ServiceContext, error
     const p = r.peers;
     for (const name of p.names) {
       if (ctx.bgpPeers && !ctx.bgpPeers.has(name)) {
-        errors.push({ kind: 'Service', namespace: svc.namespace, name: svc.name, field: 'metadata.annotations.tsbgp.io/peers', message: `BGPPeer ${JSON.stringify(name)} does not exist` });
+        errors.push({
+          kind: 'Service',
+          namespace: svc.namespace,
+          name: svc.name,
+          field: 'metadata.annotations.tsbgp.io/peers',
+          message: `BGPPeer ${JSON.stringify(name)} does not exist`,
+        });
       }
     }
     out.peers = (ctx.peers ?? [])
@@ -140,7 +146,8 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
   // Only status IPs are real assignments (Calico #11917 read spec.loadBalancerIP instead).
   for (const ip of svc.loadBalancerIngressIPs) {
     const entry = allowEntry(config.serviceLoadBalancerIPs, ip);
-    if (!entry) refuse(ip, 'loadBalancerIP', 'outside allow-list', `load-balancer IP ${ip} is not inside any serviceLoadBalancerIPs CIDR of BGPConfiguration default`);
+    if (!entry)
+      refuse(ip, 'loadBalancerIP', 'outside allow-list', `load-balancer IP ${ip} is not inside any serviceLoadBalancerIPs CIDR of BGPConfiguration default`);
     else candidates.push({ ip, source: 'loadBalancerIP', singleEntry: isHostRoute(entry) ? entry : undefined });
   }
   if (candidates.length === 0) return contribution(routes, refused, errors);
@@ -166,7 +173,10 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
       ? {
           ...(base ?? { by: [] }),
           linkBandwidth: { asn, endpoints: facts.localReady, bytesPerSecond: facts.localReady * BYTES_PER_ENDPOINT },
-          by: [...(base?.by ?? []), `weighted ECMP (${routing.weightedEcmp !== undefined ? 'tsbgp.io/weighted-ecmp' : 'BGPConfiguration default tsbgp.io/weighted-ecmp'}): ${facts.localReady} ready local endpoint${facts.localReady === 1 ? '' : 's'}`],
+          by: [
+            ...(base?.by ?? []),
+            `weighted ECMP (${routing.weightedEcmp !== undefined ? 'tsbgp.io/weighted-ecmp' : 'BGPConfiguration default tsbgp.io/weighted-ecmp'}): ${facts.localReady} ready local endpoint${facts.localReady === 1 ? '' : 's'}`,
+          ],
         }
       : undefined;
   const add = (c: Candidate, rule: string) => {

@@ -1,16 +1,4 @@
-import type {
-  BGPConfiguration,
-  BGPFilter,
-  BGPPeer,
-  BlockAffinity,
-  Secret,
-  EndpointSlice,
-  IPPool,
-  Node,
-  Resource,
-  ResourceKind,
-  Service,
-} from './resources.js';
+import type { BGPConfiguration, BGPFilter, BGPPeer, BlockAffinity, Secret, EndpointSlice, IPPool, Node, Resource, ResourceKind, Service } from './resources.js';
 import { isNamespaced, keyOf, resourceKey } from './resources.js';
 import type { LocalWorkloadEndpoint } from './workloads.js';
 
@@ -89,7 +77,17 @@ export class ClusterState {
   /** Every resource, in a stable order (for snapshots and tests). */
   all(): Resource[] {
     const out: Resource[] = [];
-    for (const m of [this.nodes, this.services, this.endpointSlices, this.bgpConfigurations, this.bgpPeers, this.ipPools, this.bgpFilters, this.blockAffinities, this.secrets]) {
+    for (const m of [
+      this.nodes,
+      this.services,
+      this.endpointSlices,
+      this.bgpConfigurations,
+      this.bgpPeers,
+      this.ipPools,
+      this.bgpFilters,
+      this.blockAffinities,
+      this.secrets,
+    ]) {
       out.push(...(m as Map<string, Resource>).values());
     }
     return out.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));

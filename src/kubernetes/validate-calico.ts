@@ -8,7 +8,19 @@
  */
 import type { Address, Family, Prefix } from '../net/index.js';
 import { CLUSTER_WEIGHTED_ECMP, parseBool } from './service-routing.js';
-import { CALICO_ANNOTATIONS, type BGPConfiguration, type BGPFilter, type BGPPeer, type BlockAffinity, type BlockState, type CommunityValue, type FilterOperation, type FilterRule, type IPPool, type PrefixAdvertisement } from './resources.js';
+import {
+  CALICO_ANNOTATIONS,
+  type BGPConfiguration,
+  type BGPFilter,
+  type BGPPeer,
+  type BlockAffinity,
+  type BlockState,
+  type CommunityValue,
+  type FilterOperation,
+  type FilterRule,
+  type IPPool,
+  type PrefixAdvertisement,
+} from './resources.js';
 import { ALL } from './selector.js';
 import { parseMaxPrefixSpec } from '../speaker/index.js';
 import {
@@ -47,15 +59,18 @@ const AFFINITY = specFields('BlockAffinity');
  */
 function cidrList(spec: Obj, key: string, issues: Collector): Prefix[] {
   const out: Prefix[] = [];
-  issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (e, i) => {
-    const p = `spec.${key}[${i}]`;
-    const entry = asObj(e, p);
-    if (entry.cidr === undefined || entry.cidr === null || entry.cidr === '') {
-      issues.warn(`${p}.cidr`, 'empty entry (no cidr); ignored, as Calico ignores it');
-      return;
-    }
-    out.push(prefixValue(entry.cidr, `${p}.cidr`));
-  });
+  issues.each(
+    issues.soft(() => asList(spec[key], `spec.${key}`), []),
+    (e, i) => {
+      const p = `spec.${key}[${i}]`;
+      const entry = asObj(e, p);
+      if (entry.cidr === undefined || entry.cidr === null || entry.cidr === '') {
+        issues.warn(`${p}.cidr`, 'empty entry (no cidr); ignored, as Calico ignores it');
+        return;
+      }
+      out.push(prefixValue(entry.cidr, `${p}.cidr`));
+    },
+  );
   return out;
 }
 
@@ -66,16 +81,23 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
   const spec = asObj(o.spec, 'spec');
   if (m.name.startsWith('node.')) {
     for (const f of Object.keys(spec)) {
-      if (!PER_NODE_FIELDS.has(f) && spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored in a node-specific BGPConfiguration (Calico reads it from default only; a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)');
+      if (!PER_NODE_FIELDS.has(f) && spec[f] !== undefined && spec[f] !== null)
+        issues.warn(
+          `spec.${f}`,
+          'ignored in a node-specific BGPConfiguration (Calico reads it from default only; a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)',
+        );
     }
   }
-  const communities = issues.each(issues.soft(() => asList(spec.communities, 'spec.communities'), []), (e, i) => {
-    const p = `spec.communities[${i}]`;
-    const entry = asObj(e, p);
-    const name = reqStr(entry, 'name', `${p}.`);
-    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new FieldError(`${p}.name`, `community names use letters, digits, "-" and "_", got ${JSON.stringify(name)}`);
-    return { name, value: communityValue(entry.value, `${p}.value`) };
-  });
+  const communities = issues.each(
+    issues.soft(() => asList(spec.communities, 'spec.communities'), []),
+    (e, i) => {
+      const p = `spec.communities[${i}]`;
+      const entry = asObj(e, p);
+      const name = reqStr(entry, 'name', `${p}.`);
+      if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new FieldError(`${p}.name`, `community names use letters, digits, "-" and "_", got ${JSON.stringify(name)}`);
+      return { name, value: communityValue(entry.value, `${p}.value`) };
+    },
+  );
   const seen = new Set<string>();
   communities.forEach((c, i) => {
     if (seen.has(c.name)) issues.report(`spec.communities[${i}].name`, `duplicate community name ${JSON.stringify(c.name)}`);
@@ -84,22 +106,27 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
   const prefixAdvertisements =
     spec.prefixAdvertisements === undefined || spec.prefixAdvertisements === null
       ? undefined
-      : issues.each(issues.soft(() => asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements'), []), (e, i): PrefixAdvertisement => {
-          const p = `spec.prefixAdvertisements[${i}]`;
-          const entry = asObj(e, p);
-          if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
-          const cidr = prefixValue(entry.cidr, `${p}.cidr`);
-          const list = issues.each(asList(entry.communities, `${p}.communities`), (c, j) => {
-            const cp = `${p}.communities[${j}]`;
-            if (typeof c !== 'string' || c === '') throw new FieldError(cp, `expected a community name or "aa:nn" literal, got ${typeName(c)}`);
-            const lit = parseCommunityLiteral(c);
-            if (lit instanceof Error) throw new FieldError(cp, lit.message);
-            if (lit === undefined && m.name === 'default' && !seen.has(c)) throw new FieldError(cp, `community name ${JSON.stringify(c)} is not defined in spec.communities`);
-            return c;
-          });
-          return { cidr, communities: list };
-        });
-  const asNumber = spec.asNumber === undefined || spec.asNumber === null ? undefined : issues.soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), undefined);
+      : issues.each(
+          issues.soft(() => asList(spec.prefixAdvertisements, 'spec.prefixAdvertisements'), []),
+          (e, i): PrefixAdvertisement => {
+            const p = `spec.prefixAdvertisements[${i}]`;
+            const entry = asObj(e, p);
+            if (entry.cidr === undefined) throw new FieldError(`${p}.cidr`, 'is required');
+            const cidr = prefixValue(entry.cidr, `${p}.cidr`);
+            const list = issues.each(asList(entry.communities, `${p}.communities`), (c, j) => {
+              const cp = `${p}.communities[${j}]`;
+              if (typeof c !== 'string' || c === '') throw new FieldError(cp, `expected a community name or "aa:nn" literal, got ${typeName(c)}`);
+              const lit = parseCommunityLiteral(c);
+              if (lit instanceof Error) throw new FieldError(cp, lit.message);
+              if (lit === undefined && m.name === 'default' && !seen.has(c))
+                throw new FieldError(cp, `community name ${JSON.stringify(c)} is not defined in spec.communities`);
+              return c;
+            });
+            return { cidr, communities: list };
+          },
+        );
+  const asNumber =
+    spec.asNumber === undefined || spec.asNumber === null ? undefined : issues.soft(() => asNumberValue(spec.asNumber, 'spec.asNumber'), undefined);
   return {
     kind: 'BGPConfiguration',
     name: m.name,
@@ -108,7 +135,8 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
     serviceClusterIPs: cidrList(spec, 'serviceClusterIPs', issues),
     serviceExternalIPs: cidrList(spec, 'serviceExternalIPs', issues),
     serviceLoadBalancerIPs: cidrList(spec, 'serviceLoadBalancerIPs', issues),
-    serviceLoadBalancerAggregation: issues.soft(() => CONF.enum<BGPConfiguration['serviceLoadBalancerAggregation']>(spec, 'serviceLoadBalancerAggregation', 'spec.'), undefined) ?? 'Enabled',
+    serviceLoadBalancerAggregation:
+      issues.soft(() => CONF.enum<BGPConfiguration['serviceLoadBalancerAggregation']>(spec, 'serviceLoadBalancerAggregation', 'spec.'), undefined) ?? 'Enabled',
     communities,
     prefixAdvertisements,
     listenPort: issues.soft(() => CONF.int(spec, 'listenPort', 'spec.'), undefined),
@@ -119,10 +147,14 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
     programClusterRoutes: issues.soft(() => CONF.enum<NonNullable<BGPConfiguration['programClusterRoutes']>>(spec, 'programClusterRoutes', 'spec.'), undefined),
     ipv4NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv4NormalRoutePriority', 'spec.'), undefined),
     ipv6NormalRoutePriority: issues.soft(() => CONF.int(spec, 'ipv6NormalRoutePriority', 'spec.'), undefined),
-    ignoredInterfaces: issues.each(issues.soft(() => asList(spec.ignoredInterfaces, 'spec.ignoredInterfaces'), []), (f, i) => {
-      if (typeof f !== 'string' || f === '') throw new FieldError(`spec.ignoredInterfaces[${i}]`, `expected an interface name or pattern, got ${typeName(f)}`);
-      return f;
-    }),
+    ignoredInterfaces: issues.each(
+      issues.soft(() => asList(spec.ignoredInterfaces, 'spec.ignoredInterfaces'), []),
+      (f, i) => {
+        if (typeof f !== 'string' || f === '')
+          throw new FieldError(`spec.ignoredInterfaces[${i}]`, `expected an interface name or pattern, got ${typeName(f)}`);
+        return f;
+      },
+    ),
     ...weightedEcmpAnnotation(m, issues),
   };
 }
@@ -171,14 +203,30 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     // Calico's CRD rules: the peers are the selected pods, in the AS the BGPPeer gives.
     if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'must be empty when spec.localWorkloadSelector is set');
     if (peerSelector) throw new FieldError('spec.peerSelector', 'must be empty when spec.localWorkloadSelector is set');
-    if (asNumber === undefined) throw new FieldError('spec.asNumber', 'is required when spec.localWorkloadSelector is set (the workloads\' AS)');
+    if (asNumber === undefined) throw new FieldError('spec.asNumber', "is required when spec.localWorkloadSelector is set (the workloads' AS)");
     // confd builds a workload peer from the address, asNumber, localASNumber and filters only: the rest is left out, as Calico leaves it out.
-    for (const f of ['password', 'sourceAddress', 'nextHopMode', 'keepOriginalNextHop', 'maxRestartTime', 'keepaliveTime', 'numAllowedLocalASNumbers', 'ttlSecurity', 'reachableBy', 'failureDetectionMode'] as const) {
-      if (spec[f] !== undefined && spec[f] !== null && spec[f] !== 'None' && spec[f] !== false) issues.warn(`spec.${f}`, 'ignored with spec.localWorkloadSelector, as Calico ignores it: a workload peering takes only asNumber, localASNumber and filters');
+    for (const f of [
+      'password',
+      'sourceAddress',
+      'nextHopMode',
+      'keepOriginalNextHop',
+      'maxRestartTime',
+      'keepaliveTime',
+      'numAllowedLocalASNumbers',
+      'ttlSecurity',
+      'reachableBy',
+      'failureDetectionMode',
+    ] as const) {
+      if (spec[f] !== undefined && spec[f] !== null && spec[f] !== 'None' && spec[f] !== false)
+        issues.warn(
+          `spec.${f}`,
+          'ignored with spec.localWorkloadSelector, as Calico ignores it: a workload peering takes only asNumber, localASNumber and filters',
+        );
     }
   } else if (peerSelector) {
     if (peerIPText !== undefined) throw new FieldError('spec.peerIP', 'cannot be set together with spec.peerSelector');
-    if (asNumber !== undefined) throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
+    if (asNumber !== undefined)
+      throw new FieldError('spec.asNumber', 'cannot be set together with spec.peerSelector (the remote AS comes from the selected node)');
   } else if (peerSelector === undefined && localWorkloadSelector === undefined) {
     // Without asNumber the peer is taken to be in the cluster's AS (BGPConfiguration default), as Calico does.
     if (peerIPText === undefined) throw new FieldError('spec.peerIP', 'is required when spec.peerSelector is not set');
@@ -186,18 +234,25 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   if (peerSelector) {
     // Calico's API takes these with a peerSelector and confd leaves them out (each node speaks its own AS): so does tsbgp, saying so.
     for (const f of ['localASNumber', 'numAllowedLocalASNumbers'] as const) {
-      if (spec[f] !== undefined && spec[f] !== null) issues.warn(`spec.${f}`, 'ignored with spec.peerSelector, as Calico ignores it: a peering between nodes uses each node\'s own AS');
+      if (spec[f] !== undefined && spec[f] !== null)
+        issues.warn(`spec.${f}`, "ignored with spec.peerSelector, as Calico ignores it: a peering between nodes uses each node's own AS");
     }
   }
   const nextHopMode = issues.soft(() => PEER.enum<NonNullable<BGPPeer['nextHopMode']>>(spec, 'nextHopMode', 'spec.'), null);
   const keepOriginalNextHop = issues.soft(() => PEER.bool(spec, 'keepOriginalNextHop', 'spec.'), undefined) ?? false;
   if (keepOriginalNextHop && nextHopMode && nextHopMode !== 'Keep') {
-    throw new FieldError('spec.keepOriginalNextHop', `contradicts spec.nextHopMode ${nextHopMode} (keepOriginalNextHop is the deprecated form of nextHopMode Keep)`);
+    throw new FieldError(
+      'spec.keepOriginalNextHop',
+      `contradicts spec.nextHopMode ${nextHopMode} (keepOriginalNextHop is the deprecated form of nextHopMode Keep)`,
+    );
   }
-  const filters = issues.each(issues.soft(() => asList(spec.filters, 'spec.filters'), []), (f, i) => {
-    if (typeof f !== 'string' || f === '') throw new FieldError(`spec.filters[${i}]`, `expected a BGPFilter name, got ${typeName(f)}`);
-    return f;
-  });
+  const filters = issues.each(
+    issues.soft(() => asList(spec.filters, 'spec.filters'), []),
+    (f, i) => {
+      if (typeof f !== 'string' || f === '') throw new FieldError(`spec.filters[${i}]`, `expected a BGPFilter name, got ${typeName(f)}`);
+      return f;
+    },
+  );
   const reachable = issues.soft(() => PEER.str(spec, 'reachableBy', 'spec.'), undefined);
   const failureDetectionMode = issues.soft(() => PEER.enum<BGPPeer['failureDetectionMode']>(spec, 'failureDetectionMode', 'spec.'), undefined) ?? 'None';
   // BFD timers: tsbgp.io/bfd-* annotations named after MetalLB's BFDProfile (Calico's BGPPeer CRD drops unknown spec fields).
@@ -209,7 +264,8 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
       return intValue(Number(v), `metadata.annotations.${key}`, min, max);
     }, dflt);
   const passive = m.annotations[CALICO_ANNOTATIONS.bfdPassiveMode];
-  if (passive !== undefined && passive !== 'true' && passive !== 'false') issues.report(`metadata.annotations.${CALICO_ANNOTATIONS.bfdPassiveMode}`, `expected "true" or "false", got ${JSON.stringify(passive)}`);
+  if (passive !== undefined && passive !== 'true' && passive !== 'false')
+    issues.report(`metadata.annotations.${CALICO_ANNOTATIONS.bfdPassiveMode}`, `expected "true" or "false", got ${JSON.stringify(passive)}`);
   const bfd = {
     receiveInterval: annInt(CALICO_ANNOTATIONS.bfdReceiveInterval, 10, 60_000, 300),
     transmitInterval: annInt(CALICO_ANNOTATIONS.bfdTransmitInterval, 10, 60_000, 300),
@@ -232,7 +288,8 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
   const reachableBy = reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined;
   // As Calico: reachableBy needs a peerIP (its CRD rule), of the same family (confd skips the peer otherwise).
   if (reachable && peerIPText === undefined && !localWorkloadSelector) issues.report('spec.reachableBy', 'needs spec.peerIP (the gateway toward that address)');
-  if (reachableBy && peerIP && reachableBy.family !== peerIP.address.family) issues.report('spec.reachableBy', `${reachableBy} is IPv${reachableBy.family} but spec.peerIP ${peerIP.address} is IPv${peerIP.address.family}`);
+  if (reachableBy && peerIP && reachableBy.family !== peerIP.address.family)
+    issues.report('spec.reachableBy', `${reachableBy} is IPv${reachableBy.family} but spec.peerIP ${peerIP.address} is IPv${peerIP.address.family}`);
   return {
     kind: 'BGPPeer',
     name: m.name,
@@ -244,7 +301,10 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     asNumber: asNumber ?? undefined,
     peerSelector: peerSelector ?? undefined,
     localWorkloadSelector: localWorkloadSelector ?? undefined,
-    localASNumber: spec.localASNumber === undefined || spec.localASNumber === null ? undefined : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
+    localASNumber:
+      spec.localASNumber === undefined || spec.localASNumber === null
+        ? undefined
+        : issues.soft(() => asNumberValue(spec.localASNumber, 'spec.localASNumber'), undefined),
     password: issues.soft(() => secretRef(spec.password, 'spec.password'), undefined),
     sourceAddress: issues.soft(() => PEER.enum<BGPPeer['sourceAddress']>(spec, 'sourceAddress', 'spec.'), undefined) ?? 'UseNodeIP',
     nextHopMode: nextHopMode ?? undefined,
@@ -284,7 +344,11 @@ export function validateIPPool(o: Obj, m: Meta, issues: Collector): IPPool {
 /** Calico's check of a rule's `interface`: an interface name or a glob of one (`*`), at most 15 characters. */
 function filterInterface(v: string | undefined, path: string): string | undefined {
   if (v === undefined || v === '') return undefined;
-  if (v !== '*' && !/^[a-zA-Z0-9_.*-]{1,15}$/.test(v)) throw new FieldError(path, `expected an interface name or a glob of one (letters, digits, "_", ".", "-", "*"; at most 15 characters), got ${JSON.stringify(v)}`);
+  if (v !== '*' && !/^[a-zA-Z0-9_.*-]{1,15}$/.test(v))
+    throw new FieldError(
+      path,
+      `expected an interface name or a glob of one (letters, digits, "_", ".", "-", "*"; at most 15 characters), got ${JSON.stringify(v)}`,
+    );
   return v;
 }
 
@@ -302,7 +366,8 @@ function validateFilterRule(v: unknown, path: string, family: Family, issues: Co
   if (r.prefixLength !== undefined && r.prefixLength !== null) {
     if (!cidr) throw new FieldError(`${p}prefixLength`, 'needs cidr to be set');
     // Calico would write `net = [ cidr{min,max} ]`, which compares a prefix with a prefix set.
-    if (matchOperator === 'Equal' || matchOperator === 'NotEqual') throw new FieldError(`${p}prefixLength`, `applies to matchOperator In or NotIn, not ${matchOperator}`);
+    if (matchOperator === 'Equal' || matchOperator === 'NotEqual')
+      throw new FieldError(`${p}prefixLength`, `applies to matchOperator In or NotIn, not ${matchOperator}`);
     const pl = asObj(r.prefixLength, `${p}prefixLength`);
     const max = family === 4 ? 32 : 128;
     const mn = optInt(pl, 'min', `${p}prefixLength.`, 0, max);
@@ -320,20 +385,30 @@ function validateFilterRule(v: unknown, path: string, family: Family, issues: Co
     }, undefined);
   }
   const asPathPrefix =
-    r.asPathPrefix === undefined ? undefined : issues.each(issues.soft(() => asList(r.asPathPrefix, `${p}asPathPrefix`), []), (a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`));
-  const operations = issues.each(issues.soft(() => asList(r.operations, `${p}operations`), []), (e, i): FilterOperation => {
-    const op = asObj(e, `${p}operations[${i}]`);
-    const q = `${p}operations[${i}].`;
-    const keys = Object.keys(op);
-    if (keys.length !== 1) throw new FieldError(`${p}operations[${i}]`, `expected exactly one of addCommunity, prependASPath, setPriority, got ${keys.length}`);
-    if (op.addCommunity !== undefined) return { addCommunity: communityValue(asObj(op.addCommunity, `${q}addCommunity`).value, `${q}addCommunity.value`) };
-    if (op.prependASPath !== undefined) {
-      const pp = asObj(op.prependASPath, `${q}prependASPath`);
-      return { prependASPath: { prefix: asList(pp.prefix, `${q}prependASPath.prefix`).map((a, j) => asNumberValue(a, `${q}prependASPath.prefix[${j}]`)) } };
-    }
-    if (op.setPriority !== undefined) return { setPriority: intValue(asObj(op.setPriority, `${q}setPriority`).value, `${q}setPriority.value`, ...SET_PRIORITY.range('value')) };
-    throw new FieldError(`${q}${keys[0]}`, `unknown operation (expected addCommunity, prependASPath or setPriority)`);
-  });
+    r.asPathPrefix === undefined
+      ? undefined
+      : issues.each(
+          issues.soft(() => asList(r.asPathPrefix, `${p}asPathPrefix`), []),
+          (a, i) => asNumberValue(a, `${p}asPathPrefix[${i}]`),
+        );
+  const operations = issues.each(
+    issues.soft(() => asList(r.operations, `${p}operations`), []),
+    (e, i): FilterOperation => {
+      const op = asObj(e, `${p}operations[${i}]`);
+      const q = `${p}operations[${i}].`;
+      const keys = Object.keys(op);
+      if (keys.length !== 1)
+        throw new FieldError(`${p}operations[${i}]`, `expected exactly one of addCommunity, prependASPath, setPriority, got ${keys.length}`);
+      if (op.addCommunity !== undefined) return { addCommunity: communityValue(asObj(op.addCommunity, `${q}addCommunity`).value, `${q}addCommunity.value`) };
+      if (op.prependASPath !== undefined) {
+        const pp = asObj(op.prependASPath, `${q}prependASPath`);
+        return { prependASPath: { prefix: asList(pp.prefix, `${q}prependASPath.prefix`).map((a, j) => asNumberValue(a, `${q}prependASPath.prefix[${j}]`)) } };
+      }
+      if (op.setPriority !== undefined)
+        return { setPriority: intValue(asObj(op.setPriority, `${q}setPriority`).value, `${q}setPriority.value`, ...SET_PRIORITY.range('value')) };
+      throw new FieldError(`${q}${keys[0]}`, `unknown operation (expected addCommunity, prependASPath or setPriority)`);
+    },
+  );
   if (operations.length > 0 && action !== 'Accept') throw new FieldError(`${p}operations`, 'only allowed when action is Accept');
   return {
     action,
@@ -353,8 +428,18 @@ function validateFilterRule(v: unknown, path: string, family: Family, issues: Co
 export function validateBGPFilter(o: Obj, m: Meta, issues: Collector): BGPFilter {
   const spec = asObj(o.spec, 'spec');
   const rules = (key: 'exportV4' | 'importV4' | 'exportV6' | 'importV6', family: Family) =>
-    issues.each(issues.soft(() => asList(spec[key], `spec.${key}`), []), (r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family, issues));
-  return { kind: 'BGPFilter', name: m.name, exportV4: rules('exportV4', 4), importV4: rules('importV4', 4), exportV6: rules('exportV6', 6), importV6: rules('importV6', 6) };
+    issues.each(
+      issues.soft(() => asList(spec[key], `spec.${key}`), []),
+      (r, i) => validateFilterRule(r, `spec.${key}[${i}]`, family, issues),
+    );
+  return {
+    kind: 'BGPFilter',
+    name: m.name,
+    exportV4: rules('exportV4', 4),
+    importV4: rules('importV4', 4),
+    exportV6: rules('exportV6', 6),
+    importV6: rules('importV6', 6),
+  };
 }
 
 export function validateBlockAffinity(o: Obj, m: Meta, issues: Collector): BlockAffinity {

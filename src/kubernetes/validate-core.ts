@@ -4,7 +4,20 @@ import type { Endpoint, EndpointAddressType, EndpointSlice, InterfaceAddress, La
 import { SecretValue } from './secrets.js';
 import { compact } from './compact.js';
 import { CALICO_ANNOTATIONS, SERVICE_NAME_LABEL } from './resources.js';
-import { addressValue, asList, asNumberValue, asObj, FieldError, optBool, optEnum, optStr, prefixValue, typeName, type Collector, type Obj } from './validate-fields.js';
+import {
+  addressValue,
+  asList,
+  asNumberValue,
+  asObj,
+  FieldError,
+  optBool,
+  optEnum,
+  optStr,
+  prefixValue,
+  typeName,
+  type Collector,
+  type Obj,
+} from './validate-fields.js';
 
 /** What every validator gets from metadata. */
 export interface Meta {
@@ -32,13 +45,20 @@ export function validateNode(o: Obj, m: Meta, issues: Collector): Node {
     return { address, length: Number(len) };
   };
   const internalIPs: Address[] = [];
-  issues.each(issues.soft(() => asList(status.addresses, 'status.addresses'), []), (e, i) => {
-    const p = `status.addresses[${i}]`;
-    const entry = asObj(e, p);
-    if (optStr(entry, 'type', `${p}.`) === 'InternalIP') internalIPs.push(addressValue(entry.address, `${p}.address`));
-  });
-  const podCIDRs = issues.each(issues.soft(() => asList(spec.podCIDRs, 'spec.podCIDRs'), []), (c, i) => prefixValue(c, `spec.podCIDRs[${i}]`));
-  if (podCIDRs.length === 0 && typeof spec.podCIDR === 'string' && spec.podCIDR !== '') issues.soft(() => podCIDRs.push(prefixValue(spec.podCIDR, 'spec.podCIDR')), 0);
+  issues.each(
+    issues.soft(() => asList(status.addresses, 'status.addresses'), []),
+    (e, i) => {
+      const p = `status.addresses[${i}]`;
+      const entry = asObj(e, p);
+      if (optStr(entry, 'type', `${p}.`) === 'InternalIP') internalIPs.push(addressValue(entry.address, `${p}.address`));
+    },
+  );
+  const podCIDRs = issues.each(
+    issues.soft(() => asList(spec.podCIDRs, 'spec.podCIDRs'), []),
+    (c, i) => prefixValue(c, `spec.podCIDRs[${i}]`),
+  );
+  if (podCIDRs.length === 0 && typeof spec.podCIDR === 'string' && spec.podCIDR !== '')
+    issues.soft(() => podCIDRs.push(prefixValue(spec.podCIDR, 'spec.podCIDR')), 0);
   const asText = a[CALICO_ANNOTATIONS.asNumber];
   const rr = a[CALICO_ANNOTATIONS.rrClusterId];
   if (rr !== undefined && rr !== '') {
@@ -48,14 +68,21 @@ export function validateNode(o: Obj, m: Meta, issues: Collector): Node {
     } catch {
       // not an address at all: reported below
     }
-    if (!v4) issues.report(`metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`, `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`);
+    if (!v4)
+      issues.report(
+        `metadata.annotations.${CALICO_ANNOTATIONS.rrClusterId}`,
+        `a route reflector cluster ID is a dotted-quad IPv4 value, got ${JSON.stringify(rr)}`,
+      );
   }
   return {
     kind: 'Node',
     name: m.name,
     labels: m.labels,
     annotations: m.annotations,
-    asNumber: asText === undefined || asText === '' ? undefined : issues.soft(() => asNumberValue(asText, `metadata.annotations.${CALICO_ANNOTATIONS.asNumber}`), undefined),
+    asNumber:
+      asText === undefined || asText === ''
+        ? undefined
+        : issues.soft(() => asNumberValue(asText, `metadata.annotations.${CALICO_ANNOTATIONS.asNumber}`), undefined),
     ipv4Address: issues.soft(() => ifAddr(CALICO_ANNOTATIONS.ipv4Address, 4), undefined),
     ipv6Address: issues.soft(() => ifAddr(CALICO_ANNOTATIONS.ipv6Address, 6), undefined),
     routeReflectorClusterId: rr === '' ? undefined : rr,
@@ -75,27 +102,41 @@ export function validateService(o: Obj, m: Meta, issues: Collector): Service {
   let clusterIPs: Address[] = [];
   const listed = asList(spec.clusterIPs, 'spec.clusterIPs');
   const single = optStr(spec, 'clusterIP', 'spec.');
-  const texts: { v: unknown; path: string }[] = listed.length > 0 ? listed.map((v, i) => ({ v, path: `spec.clusterIPs[${i}]` })) : single ? [{ v: single, path: 'spec.clusterIP' }] : [];
+  const texts: { v: unknown; path: string }[] =
+    listed.length > 0 ? listed.map((v, i) => ({ v, path: `spec.clusterIPs[${i}]` })) : single ? [{ v: single, path: 'spec.clusterIP' }] : [];
   if (texts.some((t) => t.v === 'None')) headless = true;
-  else clusterIPs = issues.each(texts.filter((t) => t.v !== ''), (t) => addressValue(t.v, t.path));
+  else
+    clusterIPs = issues.each(
+      texts.filter((t) => t.v !== ''),
+      (t) => addressValue(t.v, t.path),
+    );
   if (single && listed.length > 0 && single !== 'None' && single !== listed[0]) {
     issues.report('spec.clusterIP', `must equal spec.clusterIPs[0] (${JSON.stringify(listed[0])}), got ${JSON.stringify(single)}`);
   }
-  const externalIPs = issues.each(issues.soft(() => asList(spec.externalIPs, 'spec.externalIPs'), []), (v, i) => addressValue(v, `spec.externalIPs[${i}]`));
+  const externalIPs = issues.each(
+    issues.soft(() => asList(spec.externalIPs, 'spec.externalIPs'), []),
+    (v, i) => addressValue(v, `spec.externalIPs[${i}]`),
+  );
   const lb = issues.soft(() => asObj(status.loadBalancer, 'status.loadBalancer'), {});
   const loadBalancerIngressIPs: Address[] = [];
-  issues.each(issues.soft(() => asList(lb.ingress, 'status.loadBalancer.ingress'), []), (e, i) => {
-    const p = `status.loadBalancer.ingress[${i}]`;
-    const entry = asObj(e, p);
-    const ip = optStr(entry, 'ip', `${p}.`);
-    if (ip) loadBalancerIngressIPs.push(addressValue(ip, `${p}.ip`));
-  });
+  issues.each(
+    issues.soft(() => asList(lb.ingress, 'status.loadBalancer.ingress'), []),
+    (e, i) => {
+      const p = `status.loadBalancer.ingress[${i}]`;
+      const entry = asObj(e, p);
+      const ip = optStr(entry, 'ip', `${p}.`);
+      if (ip) loadBalancerIngressIPs.push(addressValue(ip, `${p}.ip`));
+    },
+  );
   const specLb = issues.soft(() => optStr(spec, 'loadBalancerIP', 'spec.'), undefined);
-  const ipFamilies = issues.each(issues.soft(() => asList(spec.ipFamilies, 'spec.ipFamilies'), []), (f, i): Family => {
-    if (f === 'IPv4') return 4;
-    if (f === 'IPv6') return 6;
-    throw new FieldError(`spec.ipFamilies[${i}]`, `unknown value ${JSON.stringify(f)} (expected one of IPv4, IPv6)`);
-  });
+  const ipFamilies = issues.each(
+    issues.soft(() => asList(spec.ipFamilies, 'spec.ipFamilies'), []),
+    (f, i): Family => {
+      if (f === 'IPv4') return 4;
+      if (f === 'IPv6') return 6;
+      throw new FieldError(`spec.ipFamilies[${i}]`, `unknown value ${JSON.stringify(f)} (expected one of IPv4, IPv6)`);
+    },
+  );
   if (ipFamilies.length === 0) {
     for (const a of clusterIPs) if (!ipFamilies.includes(a.family)) ipFamilies.push(a.family);
     if (ipFamilies.length === 0) ipFamilies.push(4);
@@ -150,14 +191,22 @@ export function validateEndpointSlice(o: Obj, m: Meta, issues: Collector): Endpo
     return endpointOf(optStr(entry, 'nodeName', `${p}.`), optBool(cond, 'ready', `${p}.conditions.`) !== false);
   });
   const svc = m.labels[SERVICE_NAME_LABEL];
-  return { kind: 'EndpointSlice', namespace: m.namespace ?? 'default', name: m.name, serviceName: svc === '' ? undefined : svc, addressType, endpoints: compact(endpoints) };
+  return {
+    kind: 'EndpointSlice',
+    namespace: m.namespace ?? 'default',
+    name: m.name,
+    serviceName: svc === '' ? undefined : svc,
+    addressType,
+    endpoints: compact(endpoints),
+  };
 }
 
 /** `data` (base64) and `stringData` (plain, wins, as the API server merges it); values as UTF-8 text, never in a message. */
 export function validateSecret(o: Obj, m: Meta): Secret {
   const data: Record<string, SecretValue> = {};
   for (const [k, v] of Object.entries(asObj(o.data, 'data'))) {
-    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0) throw new FieldError(`data.${k}`, 'expected a base64 string (the value is not shown)');
+    if (typeof v !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(v) || v.length % 4 !== 0)
+      throw new FieldError(`data.${k}`, 'expected a base64 string (the value is not shown)');
     data[k] = new SecretValue(Buffer.from(v, 'base64').toString('utf8'));
   }
   for (const [k, v] of Object.entries(asObj(o.stringData, 'stringData'))) {

@@ -64,7 +64,6 @@ export class Collector {
   }
 }
 
-
 export type Obj = Record<string, unknown>;
 
 export function typeName(v: unknown): string {
@@ -178,7 +177,8 @@ export function asNumberValue(v: unknown, path: string): number {
     const m = /^(\d+)(?:\.(\d+))?$/.exec(v.trim());
     if (!m) throw new FieldError(path, `expected an AS number, got ${JSON.stringify(v)}`);
     const n = m[2] === undefined ? Number(m[1]) : Number(m[1]) * 65536 + Number(m[2]);
-    if (m[2] !== undefined && (Number(m[1]) > 65535 || Number(m[2]) > 65535)) throw new FieldError(path, `asdot parts must be 0 to 65535, got ${JSON.stringify(v)}`);
+    if (m[2] !== undefined && (Number(m[1]) > 65535 || Number(m[2]) > 65535))
+      throw new FieldError(path, `asdot parts must be 0 to 65535, got ${JSON.stringify(v)}`);
     return intValue(n, path, 1, 0xffffffff);
   }
   return intValue(v, path, 1, 0xffffffff);
@@ -289,7 +289,8 @@ export function specFields(kind: string, ...path: string[]): SpecFields {
   if (!k) throw new Error(`schema.ts has no kind ${kind}`);
   let f: Field = k.spec;
   for (const step of path) {
-    const next: Field | undefined = step === '[]' ? (f.t === 'array' ? f.items : undefined) : f.t === 'object' && Object.hasOwn(f.props, step) ? f.props[step] : undefined;
+    const next: Field | undefined =
+      step === '[]' ? (f.t === 'array' ? f.items : undefined) : f.t === 'object' && Object.hasOwn(f.props, step) ? f.props[step] : undefined;
     if (!next) throw new Error(`schema.ts: ${kind} spec has no ${path.join('.')}`);
     f = next;
   }

@@ -130,7 +130,9 @@ export function validateObject(raw: unknown, file?: string): ValidationResult {
   }
   // A typo elsewhere in the spec is often the cause ("matchOperater" leaves matchOperator unset).
   const typos = unknownFields(kind, o.spec).filter((u) => u.severity === 'warning');
-  const issues = errors.map((e, i) => issueAt(e.path, i === 0 && typos.length ? `${e.message} (also: ${typos.map((u) => `${u.path}: ${u.message}`).join('; ')})` : e.message));
+  const issues = errors.map((e, i) =>
+    issueAt(e.path, i === 0 && typos.length ? `${e.message} (also: ${typos.map((u) => `${u.path}: ${u.message}`).join('; ')})` : e.message),
+  );
   return { ok: false, issue: issues[0], issues, key: resourceKey(kind, name, namespace) };
 }
 
@@ -189,7 +191,15 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
     const key = resourceKey(res.kind, res.name, ns);
     if (files.has(key)) {
       const first = files.get(key);
-      issues.push({ severity: 'error', file, kind: res.kind, namespace: ns, name: res.name, path: 'metadata.name', message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}` });
+      issues.push({
+        severity: 'error',
+        file,
+        kind: res.kind,
+        namespace: ns,
+        name: res.name,
+        path: 'metadata.name',
+        message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}`,
+      });
       continue;
     }
     files.set(key, file);

@@ -85,7 +85,8 @@ export function parseEndpointStatus(file: string, text: string): LocalWorkloadEn
   } catch (e) {
     throw new EndpointStatusError(file, undefined, text.trim() === '' ? 'empty (being written?)' : `not JSON: ${(e as Error).message}`);
   }
-  if (o === null || typeof o !== 'object' || Array.isArray(o)) throw new EndpointStatusError(file, undefined, `expected a JSON object, got ${Array.isArray(o) ? 'a list' : o === null ? 'null' : typeof o}`);
+  if (o === null || typeof o !== 'object' || Array.isArray(o))
+    throw new EndpointStatusError(file, undefined, `expected a JSON object, got ${Array.isArray(o) ? 'a list' : o === null ? 'null' : typeof o}`);
   const r = o as Record<string, unknown>;
   const ifaceName = optString(r, 'ifaceName', file);
   const mac = optString(r, 'mac', file);

@@ -140,7 +140,7 @@ function formatV6(words: number[]): string {
   for (const w of words) groups.push(w >>> 16, w & 0xffff);
   let bestStart = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

@@ -141,12 +141,12 @@ export class Prefix {
     const otherLen = other instanceof Prefix ? other.length : other.family === 4 ? 32 : 128;
     if (otherLen < this.length) return false;
     const len = this.length;
-    if (((other.w0 & wordMask(len)) >>> 0) !== this.w0) return false;
+    if ((other.w0 & wordMask(len)) >>> 0 !== this.w0) return false;
     if (this.family === 4) return true;
     return (
-      ((other.w1 & wordMask(len - 32)) >>> 0) === this.w1 &&
-      ((other.w2 & wordMask(len - 64)) >>> 0) === this.w2 &&
-      ((other.w3 & wordMask(len - 96)) >>> 0) === this.w3
+      (other.w1 & wordMask(len - 32)) >>> 0 === this.w1 &&
+      (other.w2 & wordMask(len - 64)) >>> 0 === this.w2 &&
+      (other.w3 & wordMask(len - 96)) >>> 0 === this.w3
     );
   }
 
@@ -163,9 +163,7 @@ export class Prefix {
 
   /** Address order, then shorter first; IPv4 before IPv6. */
   compare(other: Prefix): number {
-    return (
-      this.family - other.family || this.w0 - other.w0 || this.w1 - other.w1 || this.w2 - other.w2 || this.w3 - other.w3 || this.length - other.length
-    );
+    return this.family - other.family || this.w0 - other.w0 || this.w1 - other.w1 || this.w2 - other.w2 || this.w3 - other.w3 || this.length - other.length;
   }
 
   toString(): string {

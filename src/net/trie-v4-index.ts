@@ -170,4 +170,3 @@ export class V4Index<T> {
     }
   }
 }
-

@@ -92,13 +92,7 @@ function matchesFrom<V>(n: Node<V>, from: number, w0: number, w1: number, w2: nu
 
 function truncate(family: Family, w0: number, w1: number, w2: number, w3: number, len: number): Prefix {
   if (family === 4) return Prefix.v4((w0 & wordMask(len)) >>> 0, len);
-  return Prefix.v6(
-    (w0 & wordMask(len)) >>> 0,
-    (w1 & wordMask(len - 32)) >>> 0,
-    (w2 & wordMask(len - 64)) >>> 0,
-    (w3 & wordMask(len - 96)) >>> 0,
-    len,
-  );
+  return Prefix.v6((w0 & wordMask(len)) >>> 0, (w1 & wordMask(len - 32)) >>> 0, (w2 & wordMask(len - 64)) >>> 0, (w3 & wordMask(len - 96)) >>> 0, len);
 }
 
 /**

@@ -1,7 +1,15 @@
 import { Address } from '../net/index.js';
 import {
-  type AsPathSegment, type LargeCommunity, type PathAttributes, formatCommunity, formatExtendedCommunity, formatLargeCommunity,
-  linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity
+  type AsPathSegment,
+  type LargeCommunity,
+  type PathAttributes,
+  formatCommunity,
+  formatExtendedCommunity,
+  formatLargeCommunity,
+  linkBandwidthOf,
+  parseCommunity,
+  parseExtendedCommunity,
+  parseLargeCommunity,
 } from '../wire/index.js';
 import { parseCommunityPattern, parseExtPattern, parseLargePattern, PolicyError } from './communities.js';
 import type { ActionsDef, CommunityActionDef } from './definitions.js';
@@ -57,9 +65,7 @@ function communityOps(where: string, def: CommunityActionDef): Modification {
   for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
   const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseCommunity);
   const remove =
-    def.remove === undefined
-      ? undefined
-      : new CommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseCommunityPattern));
+    def.remove === undefined ? undefined : new CommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseCommunityPattern));
   const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseCommunity);
   return {
     apply: (a) => {
@@ -80,9 +86,7 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
   for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
   const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseLargeCommunity);
   const remove =
-    def.remove === undefined
-      ? undefined
-      : new LargeCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseLargePattern));
+    def.remove === undefined ? undefined : new LargeCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseLargePattern));
   const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseLargeCommunity);
   return {
     apply: (a) => {
@@ -94,7 +98,7 @@ function largeOps(where: string, def: CommunityActionDef): Modification {
     attrsOnly: true,
     describe: (b, a) =>
       `large communities [${(b.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}] → [` +
-        `${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}]`,
+      `${(a.largeCommunities ?? []).map(formatLargeCommunity).join(' ')}]`,
   };
 }
 
@@ -102,9 +106,11 @@ function extOps(where: string, def: CommunityActionDef): Modification {
   if (typeof def !== 'object' || def === null) throw new PolicyError(where, 'must be { replace?, remove?, add? }');
   for (const k of Object.keys(def)) if (!COMMUNITY_OP_KEYS.has(k)) throw new PolicyError(`${where}.${k}`, 'unknown operation (known: replace, remove, add)');
   const replace = def.replace === undefined ? undefined : parsed(`${where}.replace`, list(`${where}.replace`, def.replace), parseExtendedCommunity);
-  const remove = def.remove === undefined ? undefined : new ExtCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseExtPattern));
+  const remove =
+    def.remove === undefined ? undefined : new ExtCommunitySet('(remove)', parsed(`${where}.remove`, list(`${where}.remove`, def.remove), parseExtPattern));
   const add = def.add === undefined ? undefined : parsed(`${where}.add`, list(`${where}.add`, def.add), parseExtendedCommunity);
-  if (add && add.filter((c) => linkBandwidthOf(c) !== undefined).length > 1) throw new PolicyError(`${where}.add`, 'holds more than one link bandwidth ("lb:…"); a route carries one');
+  if (add && add.filter((c) => linkBandwidthOf(c) !== undefined).length > 1)
+    throw new PolicyError(`${where}.add`, 'holds more than one link bandwidth ("lb:…"); a route carries one');
   const addsBandwidth = add?.some((c) => linkBandwidthOf(c) !== undefined) ?? false;
   return {
     apply: (a) => {

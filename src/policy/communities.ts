@@ -2,7 +2,16 @@
  * Community patterns of defined sets and set actions. The values themselves
  * are read and written by the one text form in src/wire/communities.ts.
  */
-import { communityPair, decimal, formatLargeCommunity, linkBandwidthOf, parseCommunity, parseExtendedCommunity, parseLargeCommunity, type LargeCommunity } from '../wire/index.js';
+import {
+  communityPair,
+  decimal,
+  formatLargeCommunity,
+  linkBandwidthOf,
+  parseCommunity,
+  parseExtendedCommunity,
+  parseLargeCommunity,
+  type LargeCommunity,
+} from '../wire/index.js';
 
 /** A definition that cannot be used; `where` names policy, statement and field. */
 export class PolicyError extends Error {

@@ -12,7 +12,20 @@ export interface Condition {
 }
 
 const CONDITION_KEYS = new Set([
-  'prefixSet', 'family', 'neighborSet', 'peerType', 'routeSource', 'communitySet', 'largeCommunitySet', 'extCommunitySet', 'asPathSet', 'nextHopSet', 'med', 'localPref', 'asPathLength', 'interface',
+  'prefixSet',
+  'family',
+  'neighborSet',
+  'peerType',
+  'routeSource',
+  'communitySet',
+  'largeCommunitySet',
+  'extCommunitySet',
+  'asPathSet',
+  'nextHopSet',
+  'med',
+  'localPref',
+  'asPathLength',
+  'interface',
 ]);
 
 /** A glob (`*`, `?`) as an anchored regular expression; every other character is literal. */
@@ -37,8 +50,7 @@ function setRef<M extends string>(
   sets: Map<string, unknown>,
   kind: string,
 ): { set: string; match: M } {
-  if (typeof ref !== 'object' || ref === null)
-    throw new PolicyError(where, `must be { set: "<name>", match?: ${allowed.map((a) => `"${a}"`).join(' | ')} }`);
+  if (typeof ref !== 'object' || ref === null) throw new PolicyError(where, `must be { set: "<name>", match?: ${allowed.map((a) => `"${a}"`).join(' | ')} }`);
   if (typeof ref.set !== 'string') throw new PolicyError(`${where}.set`, 'must name a set');
   if (!sets.has(ref.set))
     throw new PolicyError(
@@ -92,15 +104,13 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
     const ns = sets.neighbor.get(set)!;
     const inv = match === 'invert';
     const addr =
-      of === 'peer'
-        ? (_r: PolicyRoute, ctx: PolicyContext) => ctx.peer.address
-        : (r: PolicyRoute) => (r.source.kind === 'peer' ? r.source.address : undefined);
+      of === 'peer' ? (_r: PolicyRoute, ctx: PolicyContext) => ctx.peer.address : (r: PolicyRoute) => (r.source.kind === 'peer' ? r.source.address : undefined);
     out.push({
       name: `${of === 'peer' ? 'neighbour' : 'source peer'} ${inv ? 'not in' : 'in'} set "${set}"`,
       test: (r, _a, ctx) => ns.has(addr(r, ctx)) !== inv,
       describe: (r, _a, ctx) =>
         `${of === 'peer' ? 'neighbour' : 'source peer'} ${addr(r, ctx)?.toString() ?? '(none: local route)'} ` +
-          `${ns.has(addr(r, ctx)) ? 'is' : 'is not'} in neighbor set "${set}"`,
+        `${ns.has(addr(r, ctx)) ? 'is' : 'is not'} in neighbor set "${set}"`,
     });
   }
   if (def.peerType !== undefined) {
@@ -161,7 +171,7 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
       test: (_r, a) => test(a),
       describe: (_r, a) =>
         `extended communities [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] ` +
-          `${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
+        `${test(a) ? 'match' : 'do not match'} ${match} of set "${set}"`,
     });
   }
   if (def.asPathSet !== undefined) {
@@ -203,13 +213,17 @@ export function compileConditions(where: string, def: ConditionsDef | undefined,
   if (def.localPref !== undefined) numeric('localPref', 'LOCAL_PREF', (a) => a.localPref ?? 100);
   if (def.asPathLength !== undefined) numeric('asPathLength', 'AS path length', (a) => asPathLength(a.asPath));
   if (def.interface !== undefined) {
-    if (typeof def.interface !== 'string' || def.interface === '') throw new PolicyError(w('interface'), `must be a non-empty interface name or glob, got ${JSON.stringify(def.interface)}`);
+    if (typeof def.interface !== 'string' || def.interface === '')
+      throw new PolicyError(w('interface'), `must be a non-empty interface name or glob, got ${JSON.stringify(def.interface)}`);
     const glob = def.interface;
     const re = globRegExp(glob);
     out.push({
       name: `interface ~ "${glob}"`,
       test: (r) => r.iface !== undefined && re.test(r.iface),
-      describe: (r) => (r.iface === undefined ? `route has no interface, so it does not match "${glob}"` : `interface ${r.iface} ${re.test(r.iface) ? 'matches' : 'does not match'} "${glob}"`),
+      describe: (r) =>
+        r.iface === undefined
+          ? `route has no interface, so it does not match "${glob}"`
+          : `interface ${r.iface} ${re.test(r.iface) ? 'matches' : 'does not match'} "${glob}"`,
     });
   }
   return out;

@@ -73,8 +73,7 @@ export function compilePolicy(def: PolicyConfigDef): CompiledPolicies {
       const sw = `${pw} statement ${i}${s?.name ? ` (${JSON.stringify(s.name)})` : ''}`;
       if (typeof s !== 'object' || s === null) throw new PolicyError(sw, 'must be an object');
       for (const k of Object.keys(s))
-        if (!['name', 'conditions', 'actions'].includes(k))
-          throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
+        if (!['name', 'conditions', 'actions'].includes(k)) throw new PolicyError(`${sw}.${k}`, 'unknown field (known: name, conditions, actions)');
       const conditions = compileConditions(`${sw} conditions`, s.conditions, sets);
       const { result, mods } = compileActions(`${sw} actions`, s.actions);
       const memo = mods.length > 0 && mods.every((m) => m.attrsOnly === true) ? new WeakMap<PathAttributes, PathAttributes>() : null;
@@ -109,8 +108,11 @@ function finish(trace: Trace | null, st: ModState, attrs: PathAttributes, stable
     trace.verdict = verdict;
     trace.reason = reason;
   }
-  if (st.nextHopDirective === undefined && trace === null) return stable ? sharedResult(verdict, attrs, decided) : decided ? { verdict, attrs, decided } : { verdict, attrs };
-  const r: { verdict: Verdict; attrs: PathAttributes; decided?: true; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = decided ? { verdict, attrs, decided } : { verdict, attrs };
+  if (st.nextHopDirective === undefined && trace === null)
+    return stable ? sharedResult(verdict, attrs, decided) : decided ? { verdict, attrs, decided } : { verdict, attrs };
+  const r: { verdict: Verdict; attrs: PathAttributes; decided?: true; nextHopDirective?: 'self' | 'unchanged'; trace?: Trace } = decided
+    ? { verdict, attrs, decided }
+    : { verdict, attrs };
   if (st.nextHopDirective !== undefined) r.nextHopDirective = st.nextHopDirective;
   if (trace) r.trace = trace;
   return r;
@@ -193,14 +195,7 @@ function run(chain: CompiledChain, route: PolicyRoute, ctx: PolicyContext, trace
   }
   if (chain.direction === 'import') return finish(trace, st, attrs, stable, 'accept', 'no policy decided: import default accept');
   if (route.source.kind === 'local')
-    return finish(
-      trace,
-      st,
-      attrs,
-      stable,
-      chain.localDefault,
-      trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '',
-    );
+    return finish(trace, st, attrs, stable, chain.localDefault, trace ? `no policy decided: default ${chain.localDefault} for locally originated routes` : '');
   if (ctx.peer.type === 'ebgp')
     return finish(trace, st, attrs, stable, 'reject', 'RFC 8212 default reject: no policy accepted this learned route toward an eBGP peer');
   return finish(trace, st, attrs, stable, 'accept', 'no policy decided: export default accept toward an iBGP peer');

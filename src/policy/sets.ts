@@ -72,8 +72,7 @@ export class LargeCommunitySet {
   all(list: readonly LargeCommunity[] | undefined): boolean {
     const l = list ?? [];
     for (const m of this.members) {
-      const ok =
-        m.kind === 'exact' ? l.some((c) => c.global === m.value.global && c.local1 === m.value.local1 && c.local2 === m.value.local2) : l.some(m.test);
+      const ok = m.kind === 'exact' ? l.some((c) => c.global === m.value.global && c.local1 === m.value.local1 && c.local2 === m.value.local2) : l.some(m.test);
       if (!ok) return false;
     }
     return true;

@@ -103,13 +103,23 @@ export function withLate(path: Path, policyAttrs: PathAttributes): PathAttribute
   if (late === undefined) return policyAttrs;
   const base = path.attrs.attrs;
   const communities = addMissing(policyAttrs.communities, late.communities, base.communities, (a, b) => a === b);
-  const largeCommunities = addMissing(policyAttrs.largeCommunities, late.largeCommunities, base.largeCommunities, (a, b) => a.global === b.global && a.local1 === b.local1 && a.local2 === b.local2);
+  const largeCommunities = addMissing(
+    policyAttrs.largeCommunities,
+    late.largeCommunities,
+    base.largeCommunities,
+    (a, b) => a.global === b.global && a.local1 === b.local1 && a.local2 === b.local2,
+  );
   if (communities === policyAttrs.communities && largeCommunities === policyAttrs.largeCommunities) return policyAttrs;
   return { ...policyAttrs, ...(communities ? { communities } : {}), ...(largeCommunities ? { largeCommunities } : {}) };
 }
 
 /** `have` with each of `sent` that is not in `base` (a late one) and not yet in `have`; `have` itself when none. */
-function addMissing<T>(have: readonly T[] | undefined, sent: readonly T[] | undefined, base: readonly T[] | undefined, eq: (a: T, b: T) => boolean): readonly T[] | undefined {
+function addMissing<T>(
+  have: readonly T[] | undefined,
+  sent: readonly T[] | undefined,
+  base: readonly T[] | undefined,
+  eq: (a: T, b: T) => boolean,
+): readonly T[] | undefined {
   if (sent === undefined) return have;
   let out: T[] | undefined;
   for (const c of sent) {

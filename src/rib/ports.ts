@@ -14,8 +14,7 @@ export type PeerType = 'ebgp' | 'ibgp';
 
 /** Where a route came from. */
 export type RouteSource =
-  | { readonly kind: 'local' }
-  | { readonly kind: 'peer'; readonly address: Address; readonly asn: number; readonly type: PeerType; readonly routerId?: string };
+  { readonly kind: 'local' } | { readonly kind: 'peer'; readonly address: Address; readonly asn: number; readonly type: PeerType; readonly routerId?: string };
 
 /** What a policy sees of one route. Policies never mutate it. */
 export interface PolicyRoute {

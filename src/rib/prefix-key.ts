@@ -25,7 +25,7 @@ export function keyOf(p: Prefix): PrefixKey {
     return V6_BASE + top * 2 + 2 ** (48 - p.length);
   }
   if (p.length === 32) return TWO32 + p.w0;
-  return (p.w0 | (1 << (31 - p.length))) | 0;
+  return p.w0 | (1 << (31 - p.length)) | 0;
 }
 
 export function prefixFromKey(key: PrefixKey): Prefix {
@@ -55,7 +55,6 @@ function v6FromNumber(v: number): Prefix {
   const w0 = Math.floor(top / TWO16);
   return Prefix.v6(w0, ((top - w0 * TWO16) << 16) >>> 0, 0, 0, 48 - tz);
 }
-
 
 /**
  * Keys in a canonical order (IPv4 by address for one length, /32 after the

@@ -438,7 +438,10 @@ export class Rib {
     const policy = peer.cfg.importPolicy;
     if (policy === undefined) return this.store.retain(base);
     const iface = linkIface(peer.source, base.attrs);
-    const route = iface !== undefined ? { prefix, attrs: base.attrs, source: policySource(peer.source), iface } : { prefix, attrs: base.attrs, source: policySource(peer.source) };
+    const route =
+      iface !== undefined
+        ? { prefix, attrs: base.attrs, source: policySource(peer.source), iface }
+        : { prefix, attrs: base.attrs, source: policySource(peer.source) };
     const res = policy(route, { peer: peer.ref, direction: 'import' });
     if (res.verdict === 'reject') return null;
     return res.attrs === base.attrs ? this.store.retain(base) : this.store.acquire(res.attrs);
@@ -601,7 +604,12 @@ export class Rib {
     const settings = { ...this.exportSettings(peer), members: peer.group?.memberIds() ?? [peerId] };
     const refusal = exportRefusal(best, settings);
     if (refusal !== undefined) return { ...base, best, refusal };
-    return { ...base, best, attrs: best.attrs.attrs, send: (policyAttrs, decided) => sentAttrs(best, decided === true ? policyAttrs : withLate(best, policyAttrs), prefix.family, settings) };
+    return {
+      ...base,
+      best,
+      attrs: best.attrs.attrs,
+      send: (policyAttrs, decided) => sentAttrs(best, decided === true ? policyAttrs : withLate(best, policyAttrs), prefix.family, settings),
+    };
   }
 
   get locRibSize(): number {

@@ -427,7 +427,10 @@ export class UpdateGroup {
         const kept = this.exportCache(path.source, fam);
         out = kept.get(sent);
         if (out === undefined || (out !== null && !out.live)) {
-          const attrs = exportAttrs(sent === path.attrs ? path : { source: path.source, attrs: sent, pathId: path.pathId }, fam, { ...this.cfg.settings, members: this.memberList });
+          const attrs = exportAttrs(sent === path.attrs ? path : { source: path.source, attrs: sent, pathId: path.pathId }, fam, {
+            ...this.cfg.settings,
+            members: this.memberList,
+          });
           out = attrs === null ? null : this.store.acquire(attrs);
           kept.set(sent, out);
         } else if (out !== null) this.store.retain(out);

@@ -1,7 +1,16 @@
 import type { Socket } from 'node:net';
 import {
-  MAX_EXTENDED_MESSAGE, MAX_MESSAGE, LEGACY_CONTEXT, type CodecContext, BgpError, Framer, decodeMessage,
-  encodeMessage, type Message, type MessageKind, Notify
+  MAX_EXTENDED_MESSAGE,
+  MAX_MESSAGE,
+  LEGACY_CONTEXT,
+  type CodecContext,
+  BgpError,
+  Framer,
+  decodeMessage,
+  encodeMessage,
+  type Message,
+  type MessageKind,
+  Notify,
 } from '../wire/index.js';
 
 export interface Codec {
@@ -136,7 +145,11 @@ export class BgpConnection {
     this.turnStarted = false;
   };
 
-  constructor(readonly socket: Socket, private readonly handlers: ConnectionHandlers, private readonly opts: ConnectionOptions = {}) {
+  constructor(
+    readonly socket: Socket,
+    private readonly handlers: ConnectionHandlers,
+    private readonly opts: ConnectionOptions = {},
+  ) {
     this.codec = opts.codec ?? WIRE_CODEC;
     this.sliceMs = opts.sliceMs ?? DEFAULT_SLICE_MS;
     socket.setNoDelay(true);
@@ -144,7 +157,9 @@ export class BgpConnection {
     if (ka > 0) socket.setKeepAlive(true, ka);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.flush());
-    socket.on('error', () => { /* 'close' follows and reports it */ });
+    socket.on('error', () => {
+      /* 'close' follows and reports it */
+    });
     socket.on('close', () => {
       this.closed = true;
       if (this.lingerTimer) clearTimeout(this.lingerTimer);

@@ -52,7 +52,10 @@ export function createFsm(config: SessionConfig, opts: { restarting?: boolean; o
 /** Builder threading the FSM value and the action list through one transition. */
 class Step {
   readonly actions: FsmAction[] = [];
-  constructor(public fsm: Fsm, readonly now: number) {}
+  constructor(
+    public fsm: Fsm,
+    readonly now: number,
+  ) {}
   set(patch: Partial<Fsm>): this {
     this.fsm = { ...this.fsm, ...patch };
     return this;
@@ -185,9 +188,14 @@ function errorFail(st: Step, err: BgpError): Transition {
 }
 
 function fsmError(st: Step, ev: FsmEventType): Transition {
-  const sub = st.fsm.state === 'OpenSent' ? 'UNEXPECTED_IN_OPENSENT'
-    : st.fsm.state === 'OpenConfirm' ? 'UNEXPECTED_IN_OPENCONFIRM'
-    : st.fsm.state === 'Established' ? 'UNEXPECTED_IN_ESTABLISHED' : 'UNSPECIFIED';
+  const sub =
+    st.fsm.state === 'OpenSent'
+      ? 'UNEXPECTED_IN_OPENSENT'
+      : st.fsm.state === 'OpenConfirm'
+        ? 'UNEXPECTED_IN_OPENCONFIRM'
+        : st.fsm.state === 'Established'
+          ? 'UNEXPECTED_IN_ESTABLISHED'
+          : 'UNSPECIFIED';
   return notifyFail(st, Notify.fsm(sub), `unexpected ${ev} in ${st.fsm.state}`);
 }
 
@@ -252,11 +260,17 @@ function peerNotification(st: Step, m: NotificationMessage, failure: boolean): T
 }
 
 const isTimerEvent = (t: FsmEventType): TimerName | undefined =>
-  t === 'ConnectRetryTimer_Expires' ? 'ConnectRetry'
-  : t === 'HoldTimer_Expires' ? 'Hold'
-  : t === 'KeepaliveTimer_Expires' ? 'Keepalive'
-  : t === 'DelayOpenTimer_Expires' ? 'DelayOpen'
-  : t === 'IdleHoldTimer_Expires' ? 'IdleHold' : undefined;
+  t === 'ConnectRetryTimer_Expires'
+    ? 'ConnectRetry'
+    : t === 'HoldTimer_Expires'
+      ? 'Hold'
+      : t === 'KeepaliveTimer_Expires'
+        ? 'Keepalive'
+        : t === 'DelayOpenTimer_Expires'
+          ? 'DelayOpen'
+          : t === 'IdleHoldTimer_Expires'
+            ? 'IdleHold'
+            : undefined;
 
 /**
  * The RFC 4271 §8.2.2 transition function. Pure: `now` (ms) only stamps
@@ -274,12 +288,18 @@ export function transition(fsm: Fsm, ev: FsmEvent, now: number): Transition {
   }
   const st = new Step(fsm, now);
   switch (fsm.state) {
-    case 'Idle': return idle(st, ev);
-    case 'Connect': return connectOrActive(st, ev);
-    case 'Active': return connectOrActive(st, ev);
-    case 'OpenSent': return openSent(st, ev);
-    case 'OpenConfirm': return openConfirm(st, ev);
-    case 'Established': return established(st, ev);
+    case 'Idle':
+      return idle(st, ev);
+    case 'Connect':
+      return connectOrActive(st, ev);
+    case 'Active':
+      return connectOrActive(st, ev);
+    case 'OpenSent':
+      return openSent(st, ev);
+    case 'OpenConfirm':
+      return openConfirm(st, ev);
+    case 'Established':
+      return established(st, ev);
   }
 }
 
@@ -297,8 +317,10 @@ function idle(st: Step, ev: FsmEvent): Transition {
       // Damping: while IdleHold runs, automatic starts wait for it.
       if (st.fsm.timers.IdleHold !== undefined) return st.done();
       return start(st, false);
-    case 'IdleHoldTimer_Expires': return start(st, false);
-    default: return st.done(); // §8.2.2: everything else is ignored in Idle
+    case 'IdleHoldTimer_Expires':
+      return start(st, false);
+    default:
+      return st.done(); // §8.2.2: everything else is ignored in Idle
   }
 }
 
@@ -306,13 +328,15 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
   const f = st.fsm;
   const delayOpenRunning = f.timers.DelayOpen !== undefined;
   switch (ev.type) {
-    case 'ManualStart': case 'AutomaticStart':
-    case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
+    case 'ManualStart':
+    case 'AutomaticStart':
+    case 'ManualStart_with_PassiveTcpEstablishment':
+    case 'AutomaticStart_with_PassiveTcpEstablishment':
     case 'TcpConnection_Valid':
     case 'SendHoldTimer_Expires': // nothing was sent on this connection yet
       return st.done();
     case 'ManualStop': {
-      const notify = delayOpenRunning ? ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN') : undefined;
+      const notify = delayOpenRunning ? (ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN')) : undefined;
       return toIdle(st, { reason: { kind: 'manualStop' }, notify, failure: false, manual: true });
     }
     case 'ConnectRetryTimer_Expires':
@@ -361,9 +385,13 @@ function connectOrActive(st: Step, ev: FsmEvent): Transition {
  */
 function connectedCommon(st: Step, ev: FsmEvent): Transition | undefined {
   switch (ev.type) {
-    case 'ManualStart': case 'AutomaticStart':
-    case 'ManualStart_with_PassiveTcpEstablishment': case 'AutomaticStart_with_PassiveTcpEstablishment':
-    case 'TcpConnection_Valid': case 'TcpConnection_Acknowledged': case 'TcpConnectionConfirmed':
+    case 'ManualStart':
+    case 'AutomaticStart':
+    case 'ManualStart_with_PassiveTcpEstablishment':
+    case 'AutomaticStart_with_PassiveTcpEstablishment':
+    case 'TcpConnection_Valid':
+    case 'TcpConnection_Acknowledged':
+    case 'TcpConnectionConfirmed':
       return st.done();
     case 'ManualStop':
       return toIdle(st, { reason: { kind: 'manualStop' }, notify: ev.notification ?? Notify.cease('ADMINISTRATIVE_SHUTDOWN'), failure: false, manual: true });
@@ -373,7 +401,8 @@ function connectedCommon(st: Step, ev: FsmEvent): Transition | undefined {
       return sendHoldExpired(st);
     case 'HoldTimer_Expires':
       return toIdle(st, { reason: { kind: 'holdTimerExpired' }, notify: Notify.holdTimerExpired(), failure: true });
-    case 'BGPHeaderErr': case 'BGPOpenMsgErr':
+    case 'BGPHeaderErr':
+    case 'BGPOpenMsgErr':
       return errorFail(st, ev.error);
     case 'OpenCollisionDump':
       return toIdle(st, { reason: { kind: 'collision' }, notify: Notify.cease('CONNECTION_COLLISION_RESOLUTION'), failure: true });
@@ -431,13 +460,16 @@ function openConfirm(st: Step, ev: FsmEvent): Transition {
 
 function established(st: Step, ev: FsmEvent): Transition {
   const n = st.fsm.negotiated!;
-  const heard = () => { if (n.holdTime > 0) st.start('Hold', n.holdTime); };
+  const heard = () => {
+    if (n.holdTime > 0) st.start('Hold', n.holdTime);
+  };
   switch (ev.type) {
     case 'KeepaliveTimer_Expires':
       return st.send({ type: 'keepalive' }).start('Keepalive', n.keepaliveTime).done();
     case 'TcpConnectionFails':
       return fail(st, { kind: 'tcpFailed' });
-    case 'NotifMsgVerErr': case 'NotifMsg':
+    case 'NotifMsgVerErr':
+    case 'NotifMsg':
       return peerNotification(st, ev.message, true);
     case 'KeepAliveMsg':
       heard();
@@ -467,11 +499,16 @@ function notificationEvent(message: NotificationMessage): FsmEvent {
 /** Maps a decoded message to its §8.1 event. */
 export function messageEvent(m: Message): FsmEvent {
   switch (m.type) {
-    case 'open': return { type: 'BGPOpen', message: m };
-    case 'keepalive': return { type: 'KeepAliveMsg' };
-    case 'update': return { type: 'UpdateMsg', message: m };
-    case 'notification': return notificationEvent(m);
-    case 'routeRefresh': return { type: 'RouteRefresh', message: m };
+    case 'open':
+      return { type: 'BGPOpen', message: m };
+    case 'keepalive':
+      return { type: 'KeepAliveMsg' };
+    case 'update':
+      return { type: 'UpdateMsg', message: m };
+    case 'notification':
+      return notificationEvent(m);
+    case 'routeRefresh':
+      return { type: 'RouteRefresh', message: m };
   }
 }
 

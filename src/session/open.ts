@@ -1,6 +1,15 @@
 import {
-  AS_TRANS, BGP_VERSION, CapabilityCode, ErrorCode, OpenSubcode, encodeCapabilities, capabilitiesOf, openAsn,
-  BgpError, type Capability, type OpenMessage
+  AS_TRANS,
+  BGP_VERSION,
+  CapabilityCode,
+  ErrorCode,
+  OpenSubcode,
+  encodeCapabilities,
+  capabilitiesOf,
+  openAsn,
+  BgpError,
+  type Capability,
+  type OpenMessage,
 } from '../wire/index.js';
 import type { SessionConfig } from './types.js';
 
@@ -15,16 +24,26 @@ export const NO_OMISSIONS: Omissions = Object.freeze({ codes: [], allOptional: f
 
 export function capabilityCode(cap: Capability): number {
   switch (cap.kind) {
-    case 'multiprotocol': return CapabilityCode.MULTIPROTOCOL;
-    case 'routeRefresh': return CapabilityCode.ROUTE_REFRESH;
-    case 'enhancedRouteRefresh': return CapabilityCode.ENHANCED_ROUTE_REFRESH;
-    case 'extendedMessage': return CapabilityCode.EXTENDED_MESSAGE;
-    case 'fourOctetAs': return CapabilityCode.FOUR_OCTET_AS;
-    case 'gracefulRestart': return CapabilityCode.GRACEFUL_RESTART;
-    case 'addPath': return CapabilityCode.ADD_PATH;
-    case 'extendedNextHop': return CapabilityCode.EXTENDED_NEXT_HOP;
-    case 'fqdn': return CapabilityCode.FQDN;
-    case 'unknown': return cap.code;
+    case 'multiprotocol':
+      return CapabilityCode.MULTIPROTOCOL;
+    case 'routeRefresh':
+      return CapabilityCode.ROUTE_REFRESH;
+    case 'enhancedRouteRefresh':
+      return CapabilityCode.ENHANCED_ROUTE_REFRESH;
+    case 'extendedMessage':
+      return CapabilityCode.EXTENDED_MESSAGE;
+    case 'fourOctetAs':
+      return CapabilityCode.FOUR_OCTET_AS;
+    case 'gracefulRestart':
+      return CapabilityCode.GRACEFUL_RESTART;
+    case 'addPath':
+      return CapabilityCode.ADD_PATH;
+    case 'extendedNextHop':
+      return CapabilityCode.EXTENDED_NEXT_HOP;
+    case 'fqdn':
+      return CapabilityCode.FQDN;
+    case 'unknown':
+      return cap.code;
   }
 }
 

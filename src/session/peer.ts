@@ -1,7 +1,13 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import {
-  type CeaseSubcode, type BgpError, type AfiSafi, type Message, type NotificationMessage,
-  type RouteRefreshMessage, type UpdateMessage, Notify
+  type CeaseSubcode,
+  type BgpError,
+  type AfiSafi,
+  type Message,
+  type NotificationMessage,
+  type RouteRefreshMessage,
+  type UpdateMessage,
+  Notify,
 } from '../wire/index.js';
 import { realScheduler, type Scheduler } from './clock.js';
 import { BgpConnection, type Codec, type MessageStats, type UpdateRun } from './connection.js';
@@ -133,7 +139,7 @@ export class Peer {
   /** Bytes of ours the established connection's peer has not taken yet (our queue plus the socket's buffer). */
   get queuedBytes(): number {
     const up = establishedConn(this.session);
-    return up ? this.conns.get(up.id)?.queuedBytes ?? 0 : 0;
+    return up ? (this.conns.get(up.id)?.queuedBytes ?? 0) : 0;
   }
 
   /**
@@ -147,7 +153,7 @@ export class Peer {
   /** The established connection can take an UPDATE without queueing. */
   get writable(): boolean {
     const up = establishedConn(this.session);
-    return up ? this.conns.get(up.id)?.writable ?? false : false;
+    return up ? (this.conns.get(up.id)?.writable ?? false) : false;
   }
 
   start(passive = false): void {
@@ -179,8 +185,19 @@ export class Peer {
     const pending = [...this.sockets];
     if (pending.length === 0) return;
     await Promise.race([
-      Promise.all(pending.map((x) => new Promise<void>((resolve) => { if (!this.sockets.has(x)) resolve(); else x.once('close', () => resolve()); }))),
-      new Promise<void>((resolve) => { const t = setTimeout(resolve, timeoutMs); t.unref?.(); }),
+      Promise.all(
+        pending.map(
+          (x) =>
+            new Promise<void>((resolve) => {
+              if (!this.sockets.has(x)) resolve();
+              else x.once('close', () => resolve());
+            }),
+        ),
+      ),
+      new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, timeoutMs);
+        t.unref?.();
+      }),
     ]);
   }
 
@@ -273,26 +290,32 @@ export class Peer {
     this.sockets.add(socket);
     socket.once('close', () => this.sockets.delete(socket));
     let acknowledged = !outgoing;
-    const c: BgpConnection = new BgpConnection(socket, {
-      onMessage: (m) => {
-        if (m.type === 'notification' && this.conns.get(id) === c) this.hooks.onNotification?.('received', m);
-        this.connEvent(id, c, messageEvent(m));
+    const c: BgpConnection = new BgpConnection(
+      socket,
+      {
+        onMessage: (m) => {
+          if (m.type === 'notification' && this.conns.get(id) === c) this.hooks.onNotification?.('received', m);
+          this.connEvent(id, c, messageEvent(m));
+        },
+        onError: (err: BgpError) => {
+          if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
+          this.connEvent(id, c, errorEvent(err));
+        },
+        onClose: () => {
+          if (this.conns.get(id) !== c) return;
+          this.conns.delete(id);
+          this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
+        },
+        onDrain: () => {
+          this.stopSendHold(id);
+          if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.();
+        },
+        onBlocked: () => {
+          if (this.conns.get(id) === c) this.watchSendHold(id, c);
+        },
       },
-      onError: (err: BgpError) => {
-        if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
-        this.connEvent(id, c, errorEvent(err));
-      },
-      onClose: () => {
-        if (this.conns.get(id) !== c) return;
-        this.conns.delete(id);
-        this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
-      },
-      onDrain: () => {
-        this.stopSendHold(id);
-        if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.();
-      },
-      onBlocked: () => { if (this.conns.get(id) === c) this.watchSendHold(id, c); },
-    }, { codec: this.options.codec, stats: this.stats });
+      { codec: this.options.codec, stats: this.stats },
+    );
     if (outgoing) {
       socket.once('connect', () => {
         acknowledged = true;
@@ -371,17 +394,20 @@ export class Peer {
   private arm(key: string, deadline: number, ev: PeerEvent): void {
     const fireAt = deadline;
     const t = { handle: undefined as unknown, fireAt, deadline, ev };
-    t.handle = this.scheduler.setTimeout(() => {
-      if (this.timers.get(key) !== t) return;
-      const rest = t.deadline - this.scheduler.now();
-      if (rest > 0) {
-        // Restarted meanwhile: wait for the rest.
-        this.arm(key, t.deadline, t.ev);
-        return;
-      }
-      this.timers.delete(key);
-      this.dispatch(t.ev);
-    }, Math.max(0, fireAt - this.scheduler.now()));
+    t.handle = this.scheduler.setTimeout(
+      () => {
+        if (this.timers.get(key) !== t) return;
+        const rest = t.deadline - this.scheduler.now();
+        if (rest > 0) {
+          // Restarted meanwhile: wait for the rest.
+          this.arm(key, t.deadline, t.ev);
+          return;
+        }
+        this.timers.delete(key);
+        this.dispatch(t.ev);
+      },
+      Math.max(0, fireAt - this.scheduler.now()),
+    );
     this.timers.set(key, t);
   }
 
@@ -479,10 +505,13 @@ export class Peer {
       case 'endOfRib':
         this.hooks.onEndOfRib?.(a.family);
         return;
-      case 'markStale': case 'purgeStale': case 'flushRoutes':
+      case 'markStale':
+      case 'purgeStale':
+      case 'flushRoutes':
         this.hooks.onRib?.(a);
         return;
-      case 'accept': case 'refuse':
+      case 'accept':
+      case 'refuse':
         return;
     }
   }
@@ -490,10 +519,15 @@ export class Peer {
 
 export function describeReason(r: DownReason): string {
   switch (r.kind) {
-    case 'notificationReceived': return `NOTIFICATION ${r.code}/${r.subcode} received`;
-    case 'notificationSent': return `NOTIFICATION ${r.code}/${r.subcode} sent (${r.message})`;
-    case 'sendHoldTimerExpired': return 'send hold timer expired (the peer stopped reading)';
-    case 'unexpected': return `unexpected ${r.event}`;
-    default: return r.kind;
+    case 'notificationReceived':
+      return `NOTIFICATION ${r.code}/${r.subcode} received`;
+    case 'notificationSent':
+      return `NOTIFICATION ${r.code}/${r.subcode} sent (${r.message})`;
+    case 'sendHoldTimerExpired':
+      return 'send hold timer expired (the peer stopped reading)';
+    case 'unexpected':
+      return `unexpected ${r.event}`;
+    default:
+      return r.kind;
   }
 }

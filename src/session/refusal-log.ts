@@ -30,15 +30,20 @@ export class RefusalLog {
   private readonly from = new Map<string, number>();
   private timer: unknown;
 
-  constructor(private readonly log: (line: string) => void, o: RefusalLogOptions = {}) {
+  constructor(
+    private readonly log: (line: string) => void,
+    o: RefusalLogOptions = {},
+  ) {
     this.perWindow = o.perWindow ?? 5;
     this.windowMs = o.windowMs ?? 60_000;
     this.now = o.now ?? Date.now;
-    this.setTimer = o.setTimeout ?? ((fn, ms) => {
-      const t = setTimeout(fn, ms);
-      t.unref?.();
-      return t;
-    });
+    this.setTimer =
+      o.setTimeout ??
+      ((fn, ms) => {
+        const t = setTimeout(fn, ms);
+        t.unref?.();
+        return t;
+      });
     this.clearTimer = o.clearTimeout ?? ((h) => clearTimeout(h as ReturnType<typeof setTimeout>));
   }
 
@@ -57,10 +62,13 @@ export class RefusalLog {
     this.suppressed++;
     const key = this.from.has(remote) || this.from.size < MAX_ADDRESSES ? remote : 'other addresses';
     this.from.set(key, (this.from.get(key) ?? 0) + 1);
-    this.timer ??= this.setTimer(() => {
-      this.timer = undefined;
-      this.flush();
-    }, Math.max(0, this.windowStart + this.windowMs - now));
+    this.timer ??= this.setTimer(
+      () => {
+        this.timer = undefined;
+        this.flush();
+      },
+      Math.max(0, this.windowStart + this.windowMs - now),
+    );
   }
 
   /** Logs the summary of what was suppressed, and starts a new window. */
@@ -68,7 +76,11 @@ export class RefusalLog {
     if (this.timer !== undefined) this.clearTimer(this.timer);
     this.timer = undefined;
     if (this.suppressed > 0) {
-      const top = [...this.from].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([a, n]) => `${a} ×${n}`).join(', ');
+      const top = [...this.from]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 5)
+        .map(([a, n]) => `${a} ×${n}`)
+        .join(', ');
       const secs = Math.round((this.now() - (this.windowStart ?? this.now())) / 1000);
       this.log(`${this.suppressed} more connection(s) refused in the last ${secs} s from ${this.from.size} address(es) not logged one by one: ${top}`);
     }

@@ -67,7 +67,10 @@ export function establishedConn(s: PeerSession): ConnSlot | undefined {
 
 class PeerStepper {
   readonly actions: PeerAction[] = [];
-  constructor(public s: PeerSession, readonly now: number) {}
+  constructor(
+    public s: PeerSession,
+    readonly now: number,
+  ) {}
 
   slot(id: number): ConnSlot | undefined {
     return this.s.conns.find((c) => c.id === id);

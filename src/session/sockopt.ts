@@ -93,9 +93,7 @@ export function setListenerKey(server: Server, peer: Address, password: string |
 export function setListenerTtlSecurity(server: Server): void {
   const fd = descriptorOf(server, 'TTL security on the listener');
   const opts =
-    familyOfServer(server) === 4
-      ? ttlOptions(4, { multihopTtl: 255 })
-      : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
+    familyOfServer(server) === 4 ? ttlOptions(4, { multihopTtl: 255 }) : [...ttlOptions(4, { multihopTtl: 255 }), ...ttlOptions(6, { multihopTtl: 255 })];
   for (const x of opts) set(fd, x.level, x.name, intBytes(x.value), `setsockopt(${x.label}=255) on the listener`);
   set(fd, SOL_TCP, TCP_SAVE_SYN, intBytes(1), 'setsockopt(TCP_SAVE_SYN) on the listener');
 }

@@ -48,7 +48,9 @@ export function assertTransportSupported(o: TransportOptions, peer: string): voi
     o.password ? 'a TCP-MD5 password (TCP_MD5SIG)' : undefined,
     (o.ttlSecurity ?? 0) > 0 ? 'TTL security (IP_TTL, IP_MINTTL)' : undefined,
     o.multihopTtl !== undefined ? `an outgoing TTL (multihop ${o.multihopTtl})` : undefined,
-  ].filter((x) => x !== undefined).join(' and ');
+  ]
+    .filter((x) => x !== undefined)
+    .join(' and ');
   throw new UnsupportedTransportError(
     `peer ${peer}: ${what} is configured, but socket options cannot be set on this platform (` +
       `${reason}); remove it or protect the session another way (IPsec, a filtering firewall)`,

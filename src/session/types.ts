@@ -1,6 +1,15 @@
 import {
-  type AddPathMode, type AfiSafi, type Capability, type NotificationMessage, type OpenMessage,
-  type RouteRefreshMessage, type UpdateMessage, type Message, type BgpError, type CeaseSubcode, UNICAST
+  type AddPathMode,
+  type AfiSafi,
+  type Capability,
+  type NotificationMessage,
+  type OpenMessage,
+  type RouteRefreshMessage,
+  type UpdateMessage,
+  type Message,
+  type BgpError,
+  type CeaseSubcode,
+  UNICAST,
 } from '../wire/index.js';
 import type { Negotiated } from './negotiate.js';
 
@@ -157,7 +166,9 @@ const DOTTED_QUAD = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\
 
 /** Checks a config before any session uses it; the error names the field. */
 export function validateSessionConfig(c: SessionConfig): SessionConfig {
-  const bad = (field: string, why: string): never => { throw new SessionConfigError(`session config: ${field} ${why}`); };
+  const bad = (field: string, why: string): never => {
+    throw new SessionConfigError(`session config: ${field} ${why}`);
+  };
   const asn = (n: number) => Number.isInteger(n) && n >= 1 && n <= 0xffffffff;
   if (!asn(c.localAs)) bad('localAs', `must be an AS number 1..4294967295, got ${c.localAs}`);
   if (c.peerAs !== 'any' && !asn(c.peerAs)) bad('peerAs', `must be an AS number 1..4294967295 or 'any', got ${c.peerAs}`);

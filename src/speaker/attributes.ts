@@ -4,7 +4,16 @@
  * originations sharing attributes builds one PathAttributes object per family.
  */
 import { Address, type Prefix } from '../net/index.js';
-import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, parseCommunity, parseExtendedCommunity, parseLargeCommunity, UNICAST, type PathAttributes } from '../wire/index.js';
+import {
+  formatCommunity,
+  formatExtendedCommunity,
+  formatLargeCommunity,
+  parseCommunity,
+  parseExtendedCommunity,
+  parseLargeCommunity,
+  UNICAST,
+  type PathAttributes,
+} from '../wire/index.js';
 import type { AdvertisedRoute, RouteAttributes } from './types.js';
 
 const ORIGIN = { igp: 0, egp: 1, incomplete: 2 } as const;

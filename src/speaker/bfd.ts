@@ -20,16 +20,24 @@ const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });
 export function bfdTimers(o: PeerOptions['bfd'], where: string): BfdTimers | undefined {
   if (o === undefined || o === false) return undefined;
   if (o === true) return bfdTimers({}, where);
-  if (typeof o !== 'object' || o === null) throw new PeerConfigError(`${where}: bfd must be false or { minRx, minTx, multiplier, passive }, got ${JSON.stringify(o)}`);
+  if (typeof o !== 'object' || o === null)
+    throw new PeerConfigError(`${where}: bfd must be false or { minRx, minTx, multiplier, passive }, got ${JSON.stringify(o)}`);
   const ms = (v: unknown, field: string, dflt: number): number => {
     const x = v ?? dflt;
-    if (typeof x !== 'number' || !Number.isFinite(x) || x < 1 || x > 60_000) throw new PeerConfigError(`${where}: bfd.${field} must be 1..60000 ms, got ${JSON.stringify(v)}`);
+    if (typeof x !== 'number' || !Number.isFinite(x) || x < 1 || x > 60_000)
+      throw new PeerConfigError(`${where}: bfd.${field} must be 1..60000 ms, got ${JSON.stringify(v)}`);
     return Math.round(x * 1000);
   };
   const mult = o.multiplier ?? BFD_DEFAULTS.multiplier;
-  if (!Number.isInteger(mult) || mult < 1 || mult > 255) throw new PeerConfigError(`${where}: bfd.multiplier must be 1..255, got ${JSON.stringify(o.multiplier)}`);
+  if (!Number.isInteger(mult) || mult < 1 || mult > 255)
+    throw new PeerConfigError(`${where}: bfd.multiplier must be 1..255, got ${JSON.stringify(o.multiplier)}`);
   if (o.passive !== undefined && typeof o.passive !== 'boolean') throw new PeerConfigError(`${where}: bfd.passive must be true or false`);
-  return { desiredMinTx: ms(o.minTx, 'minTx', BFD_DEFAULTS.minTx), requiredMinRx: ms(o.minRx, 'minRx', BFD_DEFAULTS.minRx), detectMult: mult, passive: o.passive ?? false };
+  return {
+    desiredMinTx: ms(o.minTx, 'minTx', BFD_DEFAULTS.minTx),
+    requiredMinRx: ms(o.minRx, 'minRx', BFD_DEFAULTS.minRx),
+    detectMult: mult,
+    passive: o.passive ?? false,
+  };
 }
 
 /** The runtime's record of the last down (epoch ms) as status shows it (Dates). */
@@ -51,13 +59,21 @@ export class SpeakerBfd {
   private failure: string | undefined;
   private readonly specs = new Map<string, BfdSessionSpec>();
 
-  constructor(private readonly options: SpeakerOptions['bfd'], private readonly hooks: SpeakerBfdHooks) {}
+  constructor(
+    private readonly options: SpeakerOptions['bfd'],
+    private readonly hooks: SpeakerBfdHooks,
+  ) {}
 
   /** Adds, updates (new timers go through Poll/Final: no flap) or removes the peer's BFD session. */
   sync(peerId: string, o: PeerOptions): void {
     const timers = bfdTimers(o.bfd, `peer ${peerId}`);
     if (timers === undefined) return this.remove(peerId);
-    const spec: BfdSessionSpec = { peer: peerId, timers, ...(o.localAddress !== undefined ? { local: o.localAddress } : {}), ...(this.options?.peerPort !== undefined ? { port: this.options.peerPort } : {}) };
+    const spec: BfdSessionSpec = {
+      peer: peerId,
+      timers,
+      ...(o.localAddress !== undefined ? { local: o.localAddress } : {}),
+      ...(this.options?.peerPort !== undefined ? { port: this.options.peerPort } : {}),
+    };
     const old = this.specs.get(peerId);
     if (old && JSON.stringify(old) === JSON.stringify(spec)) return;
     this.specs.set(peerId, spec);
@@ -77,12 +93,27 @@ export class SpeakerBfd {
     const s = this.service?.status(peerId);
     // A worker that died after starting is as unavailable as one that never started.
     this.failure ??= this.service?.failure;
-    const desired = { minTxMs: spec.timers.desiredMinTx / 1000, minRxMs: spec.timers.requiredMinRx / 1000, multiplier: spec.timers.detectMult, passive: spec.timers.passive ?? false };
+    const desired = {
+      minTxMs: spec.timers.desiredMinTx / 1000,
+      minRxMs: spec.timers.requiredMinRx / 1000,
+      multiplier: spec.timers.detectMult,
+      passive: spec.timers.passive ?? false,
+    };
     const ttl = this.service?.ttlCheck;
     const drops = this.service?.kernelDrops;
-    const receivedTtl = ttl === undefined ? undefined : { checked: ttl.checked, ...(ttl.checked ? {} : { reason: ttl.reason }), ...(drops !== undefined ? { kernelDrops: drops } : {}) };
+    const receivedTtl =
+      ttl === undefined
+        ? undefined
+        : { checked: ttl.checked, ...(ttl.checked ? {} : { reason: ttl.reason }), ...(drops !== undefined ? { kernelDrops: drops } : {}) };
     if (this.failure !== undefined || !s) {
-      return { state: this.failure !== undefined ? 'Unavailable' : 'Down', ...(this.failure !== undefined ? { error: this.failure } : {}), desired, txIntervalMs: Math.max(spec.timers.desiredMinTx, SLOW_TX_US) / 1000, detectionTimeMs: 0, lastDiag: { code: 0, text: 'No Diagnostic' } };
+      return {
+        state: this.failure !== undefined ? 'Unavailable' : 'Down',
+        ...(this.failure !== undefined ? { error: this.failure } : {}),
+        desired,
+        txIntervalMs: Math.max(spec.timers.desiredMinTx, SLOW_TX_US) / 1000,
+        detectionTimeMs: 0,
+        lastDiag: { code: 0, text: 'No Diagnostic' },
+      };
     }
     return {
       state: s.state,
@@ -135,7 +166,10 @@ export class SpeakerBfd {
         return;
       }
       if (c.remoteRestarted) {
-        this.hooks.log('info', `peer ${id}: BFD: the remote restarted its BFD session (a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`);
+        this.hooks.log(
+          'info',
+          `peer ${id}: BFD: the remote restarted its BFD session (a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`,
+        );
         return;
       }
       this.hooks.log('warning', `peer ${id}: BFD session down (${c.status.lastDiag.text}): taking the BGP session down`);

@@ -9,9 +9,19 @@
  */
 import { Address, Prefix } from '../net/index.js';
 import {
-  KernelFib, type KernelFibOptions, type KernelStatus, type KernelEntry, metricForLocalPref, KernelRules,
-  type Compiled as RuleHandle, type KernelRule, type DesiredRoute, type Gateway, type KernelRoute,
-  type LearnedKernelRoute, type Refusal
+  KernelFib,
+  type KernelFibOptions,
+  type KernelStatus,
+  type KernelEntry,
+  metricForLocalPref,
+  KernelRules,
+  type Compiled as RuleHandle,
+  type KernelRule,
+  type DesiredRoute,
+  type Gateway,
+  type KernelRoute,
+  type LearnedKernelRoute,
+  type Refusal,
 } from '../kernel/index.js';
 import { policyRoute, type Path, type ExportPolicy, type PeerRef, type RibOptions } from '../rib/index.js';
 import type { Negotiated } from '../session/index.js';
@@ -22,8 +32,7 @@ import type { SpeakerScheduler } from './types.js';
 
 /** A static route programmed into the kernel (BIRD's `protocol static`): a blackhole, or via a gateway. */
 export type KernelStaticRoute =
-  | { readonly prefix: string; readonly blackhole: true }
-  | { readonly prefix: string; readonly via: string; readonly dev?: string; readonly onlink?: boolean };
+  { readonly prefix: string; readonly blackhole: true } | { readonly prefix: string; readonly via: string; readonly dev?: string; readonly onlink?: boolean };
 
 export interface KernelOptions extends KernelFibOptions {
   /** Named policies (definePolicies) choosing what goes into the kernel; none: every learned best path. Locally originated routes never do. */
@@ -121,8 +130,7 @@ export class SpeakerKernel {
     this.started = true;
     await this.fib.start();
     const t = this.opts.restartTime ?? this.speaker.restartTime;
-    if (this.fib.core.isRestarting)
-      this.timer = this.speaker.scheduler.setTimeout(() => this.end(`restart time (${t} s) expired`), t * 1000);
+    if (this.fib.core.isRestarting) this.timer = this.speaker.scheduler.setTimeout(() => this.end(`restart time (${t} s) expired`), t * 1000);
     this.check();
   }
 
@@ -158,8 +166,7 @@ export class SpeakerKernel {
     const rule = this.rules.decider(prefix);
     const family = prefix.family;
     let list = this.memo.get(first.attrs);
-    if (list !== undefined)
-      for (const m of list) if (m.family === family && m.rule === rule && sameSet(m.rest, multipath, n)) return m.route;
+    if (list !== undefined) for (const m of list) if (m.family === family && m.rule === rule && sameSet(m.rest, multipath, n)) return m.route;
     const route = this.compute(prefix, multipath, rule);
     const rest: object[] = [];
     for (const p of multipath) if (p.source.kind === 'peer') rest.push(...(rest.length === 0 ? [p.source] : [p.attrs, p.source]));
@@ -229,9 +236,7 @@ export class SpeakerKernel {
         if (this.rules.match(p)?.action !== 'reject') m.set(p.toString(), { kind: 'blackhole' });
       } else {
         if (typeof r.via !== 'string') throw new Error(`kernel static route ${i} (${r.prefix}): needs "via" or "blackhole: true"`);
-        const out = this.rules.apply(p, [
-          { address: r.via, ...(r.dev !== undefined ? { dev: r.dev } : {}), ...(r.onlink ? { onlink: true } : {}) },
-        ]);
+        const out = this.rules.apply(p, [{ address: r.via, ...(r.dev !== undefined ? { dev: r.dev } : {}), ...(r.onlink ? { onlink: true } : {}) }]);
         if (out.ok) m.set(p.toString(), { kind: 'unicast', gateways: out.gateways });
       }
     });
@@ -275,11 +280,7 @@ export class SpeakerKernel {
     this.timer = undefined;
     if (!this.fib.core.isRestarting) return;
     const waiting = this.deferral.waitingFor();
-    this.log(
-      waiting.length > 0 ? 'warning' : 'info',
-      `kernel: restart over: ${why}`,
-      waiting.length > 0 ? { stillWaitingFor: waiting } : undefined,
-    );
+    this.log(waiting.length > 0 ? 'warning' : 'info', `kernel: restart over: ${why}`, waiting.length > 0 ? { stillWaitingFor: waiting } : undefined);
     this.fib.endRestart();
   }
 

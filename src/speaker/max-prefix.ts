@@ -176,7 +176,8 @@ export class PrefixLimits {
         {
           type: 'refresh',
           family,
-          message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
+          message:
+            `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
             `${l.limit}: asking the peer for its routes again (ROUTE-REFRESH) to take the ${waiting} refused`,
         },
       ];
@@ -187,9 +188,10 @@ export class PrefixLimits {
       {
         type: 'log',
         level: 'warning',
-        message: `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
+        message:
+          `peer ${this.peer}: ${fam} prefixes down to ${received} of limit ` +
           `${l.limit}, but the peer does not support route refresh: the ` +
-            `${waiting} refused routes stay refused until the peer announces them again or the session restarts`,
+          `${waiting} refused routes stay refused until the peer announces them again or the session restarts`,
       },
     ];
   }
@@ -217,7 +219,8 @@ export class PrefixLimits {
         {
           type: 'log',
           level: 'warning',
-          message: `peer ${this.peer}: ${fam} prefixes at ${received} of limit ${l.limit} (warning threshold ` +
+          message:
+            `peer ${this.peer}: ${fam} prefixes at ${received} of limit ${l.limit} (warning threshold ` +
             `${l.warningThreshold ?? DEFAULT_WARNING_THRESHOLD}%)`,
         },
       ];
@@ -236,15 +239,19 @@ export class PrefixLimits {
           {
             type: 'log',
             level: 'error',
-            message: `peer ${this.peer}: ${fam} prefix limit ${l.limit} reached: refusing new ` +
+            message:
+              `peer ${this.peer}: ${fam} prefix limit ${l.limit} reached: refusing new ` +
               `${fam} routes from this peer (action block; refused so far shown in status and metrics); the session and our advertisements stay up`,
           },
         ];
       case 'restart': {
         const restartAfter = l.restartAfter ?? DEFAULT_RESTART_AFTER;
-        const message = `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ` +
-          `${l.limit}: closing the session (Cease 6/1), reconnecting in ${restartAfter} s`;
-        return [{ type: 'log', level: 'error', message }, { type: 'teardown', family, data: maxPrefixData(family, l.limit), restartAfter, message }];
+        const message =
+          `peer ${this.peer}: ${fam} prefixes ${received} exceed the limit ` + `${l.limit}: closing the session (Cease 6/1), reconnecting in ${restartAfter} s`;
+        return [
+          { type: 'log', level: 'error', message },
+          { type: 'teardown', family, data: maxPrefixData(family, l.limit), restartAfter, message },
+        ];
       }
     }
   }

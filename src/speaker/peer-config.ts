@@ -4,8 +4,13 @@
  */
 import { Address } from '../net/index.js';
 import {
-  canonicalRemote, assertTransportSupported, transportOptionsProblem, DEFAULT_IDLE_HOLD, sessionConfig,
-  validateSessionConfig, type SessionConfig
+  canonicalRemote,
+  assertTransportSupported,
+  transportOptionsProblem,
+  DEFAULT_IDLE_HOLD,
+  sessionConfig,
+  validateSessionConfig,
+  type SessionConfig,
 } from '../session/index.js';
 import { UNICAST, type AfiSafi } from '../wire/index.js';
 import { validateMaxPrefixes } from './max-prefix.js';
@@ -36,7 +41,8 @@ export function parsePeerKey(text: string): { address: string; port?: number } {
   const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([0-9.]+):(\d{1,5})$/.exec(s);
   const address = m ? canonicalRemote(m[1]) : undefined;
   const port = m ? Number(m[2]) : 0;
-  if (address === undefined || port < 1 || port > 65535) throw new PeerConfigError(`peer address ${JSON.stringify(text)} is not an IP address (or address:port)`);
+  if (address === undefined || port < 1 || port > 65535)
+    throw new PeerConfigError(`peer address ${JSON.stringify(text)} is not an IP address (or address:port)`);
   return { address, port };
 }
 
@@ -88,7 +94,15 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
 export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
   const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
   const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
-  const gr = o.gracefulRestart === false ? undefined : { restartTime: o.gracefulRestart?.restartTime ?? 120, stalePathTime: 360, forwardingPreserved: families, notification: o.gracefulRestart?.notification ?? true };
+  const gr =
+    o.gracefulRestart === false
+      ? undefined
+      : {
+          restartTime: o.gracefulRestart?.restartTime ?? 120,
+          stalePathTime: 360,
+          forwardingPreserved: families,
+          notification: o.gracefulRestart?.notification ?? true,
+        };
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,
@@ -113,8 +127,23 @@ export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: st
  */
 export function sessionKey(o: PeerOptions): string {
   return JSON.stringify([
-    o.port ?? 179, o.asn, o.localAsn, o.families ?? ['ipv4', 'ipv6'], o.holdTime, o.keepaliveTime, o.connectRetryTime,
-    o.passive ?? false, o.localAddress, o.localPort, o.gracefulRestart, o.addPath, o.routeReflectorClient ?? false,
-    o.extendedMessage ?? false, o.idleHoldTime, o.sendHoldTime, o.password || undefined, o.ttlSecurity || undefined,
+    o.port ?? 179,
+    o.asn,
+    o.localAsn,
+    o.families ?? ['ipv4', 'ipv6'],
+    o.holdTime,
+    o.keepaliveTime,
+    o.connectRetryTime,
+    o.passive ?? false,
+    o.localAddress,
+    o.localPort,
+    o.gracefulRestart,
+    o.addPath,
+    o.routeReflectorClient ?? false,
+    o.extendedMessage ?? false,
+    o.idleHoldTime,
+    o.sendHoldTime,
+    o.password || undefined,
+    o.ttlSecurity || undefined,
   ]);
 }

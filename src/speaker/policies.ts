@@ -5,8 +5,17 @@
  * speaker gives to the RIB (soft reconfiguration, no session reset).
  */
 import {
-  compilePolicy, evaluate, explain, type CompiledPolicies, type EvalResult, type PolicyContext,
-  type PolicyRoute, type Trace, type DefinedSetsDef, type PolicyConfigDef, type PolicyDef
+  compilePolicy,
+  evaluate,
+  explain,
+  type CompiledPolicies,
+  type EvalResult,
+  type PolicyContext,
+  type PolicyRoute,
+  type Trace,
+  type DefinedSetsDef,
+  type PolicyConfigDef,
+  type PolicyDef,
 } from '../policy/index.js';
 import type { PolicyEvaluator } from '../rib/index.js';
 

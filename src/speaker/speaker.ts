@@ -10,12 +10,29 @@ import type { PolicyConfigDef, PolicyDef } from '../policy/index.js';
 import { networkInterfaces } from 'node:os';
 import { Rib, type PeerConfig, policyRoute, prefixFromKey, type SessionLink } from '../rib/index.js';
 import {
-  realScheduler, joinUpdates, type UpdateRun, canonicalRemote, Listener, type Negotiated, describeReason,
-  Peer, type DownReason, hardResetInner
+  realScheduler,
+  joinUpdates,
+  type UpdateRun,
+  canonicalRemote,
+  Listener,
+  type Negotiated,
+  describeReason,
+  Peer,
+  type DownReason,
+  hardResetInner,
 } from '../session/index.js';
 import {
-  CeaseSubcode, ErrorCode, familyName, familyOfAfi, UNICAST, unicastFamily, describeNotification, Notify,
-  shutdownNotification, type NotificationMessage, type UpdateMessage
+  CeaseSubcode,
+  ErrorCode,
+  familyName,
+  familyOfAfi,
+  UNICAST,
+  unicastFamily,
+  describeNotification,
+  Notify,
+  shutdownNotification,
+  type NotificationMessage,
+  type UpdateMessage,
 } from '../wire/index.js';
 import { AttributeCache, describeRoute, splitLate } from './attributes.js';
 import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './peer-config.js';
@@ -103,7 +120,10 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
-export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi {
+export class BgpSpeaker
+  extends EventEmitter<SpeakerEvents>
+  implements SpeakerApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi
+{
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
   private readonly attrCache = new AttributeCache();
@@ -259,7 +279,7 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const address = parsePeerKey(opts.address).address;
     const at = [...this.peers.values()].filter((x) => x.address === address);
     const e = this.findPeer(address, opts.port ?? 179) ?? (at.length === 1 ? at[0] : undefined);
-    if (!e) throw new Error(`peer ${peerId(opts.address, at.length > 1 ? opts.port ?? 179 : undefined)} is not configured (use addPeer)`);
+    if (!e) throw new Error(`peer ${peerId(opts.address, at.length > 1 ? (opts.port ?? 179) : undefined)} is not configured (use addPeer)`);
     const id = e.id;
     validatePeerOptions(opts, this.options.asn, this.options.routerId);
     const asn = typeof opts.asn === 'number' ? opts.asn : e.ribAsn;
@@ -399,10 +419,17 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
    */
   originate(prefix: Prefix | string, attrs?: RouteAttributes, options?: OriginateOptions): void {
     const p = typeof prefix === 'string' ? Prefix.parse(prefix) : prefix;
-    if (options?.iface !== undefined && (typeof options.iface !== 'string' || options.iface === '')) throw new TypeError(`originate ${p.toString()}: iface must be a non-empty interface name, got ${JSON.stringify(options.iface)}`);
+    if (options?.iface !== undefined && (typeof options.iface !== 'string' || options.iface === ''))
+      throw new TypeError(`originate ${p.toString()}: iface must be a non-empty interface name, got ${JSON.stringify(options.iface)}`);
     // Communities added after the export policy (RouteAttributes.exportCommunities) travel as the path's late set.
     const { policy, sent } = splitLate(attrs);
-    this.rib.originate(p, this.attrCache.get(policy, p.family), this.scheduler.now(), sent !== undefined ? this.attrCache.get(sent, p.family) : undefined, options?.iface);
+    this.rib.originate(
+      p,
+      this.attrCache.get(policy, p.family),
+      this.scheduler.now(),
+      sent !== undefined ? this.attrCache.get(sent, p.family) : undefined,
+      options?.iface,
+    );
     this.scheduleFlush();
   }
 
@@ -480,13 +507,20 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     if (e.ribAsn === undefined) return { peer: e.id, sent: false, reason: "the peer's AS is not known yet (asn 'any' before its first OPEN)" };
     const x = this.rib.exportPreview(e.id, p);
     const down = x.established ? '' : ' (once the session is up)';
-    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined || x.send === undefined) return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
+    if (x.refusal !== undefined || x.best === undefined || x.attrs === undefined || x.send === undefined)
+      return { peer: e.id, sent: false, reason: `${x.refusal ?? 'no route'}${down}` };
     const ebgp = x.peer.type === 'ebgp';
     const route = policyRoute(p, x.best, x.attrs);
     const r = this.policies.explain('export', e.opts.exportPolicies ?? [], ebgp, route, { peer: x.peer, direction: 'export' });
     if (r === undefined) return { peer: e.id, sent: x.established, reason: `no export policy: sent${down}`, route: describeRoute(p, x.send(x.attrs)) };
     const sent = r.verdict === 'accept';
-    return { peer: e.id, sent: sent && x.established, reason: `${r.trace.reason}${down}`, ...(sent ? { route: describeRoute(p, x.send(r.attrs, r.decided)) } : {}), trace: r.trace };
+    return {
+      peer: e.id,
+      sent: sent && x.established,
+      reason: `${r.trace.reason}${down}`,
+      ...(sent ? { route: describeRoute(p, x.send(r.attrs, r.decided)) } : {}),
+      trace: r.trace,
+    };
   }
 
   // ------------------------------------------------------------ kernel (src/speaker/kernel.ts)
@@ -615,35 +649,60 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       sendHoldTime: e.opts.sendHoldTime,
       hooks: {
         // The socket took what was queued: what this peer is owed (it fell behind) goes out now.
-        onDrain: () => this.guard(e, () => {
-          if (e.peer !== peer || e.ribAsn === undefined) return;
-          this.rib.peerWritable(e.id, this.scheduler.now());
-          this.scheduleFlush();
-        }),
+        onDrain: () =>
+          this.guard(e, () => {
+            if (e.peer !== peer || e.ribAsn === undefined) return;
+            this.rib.peerWritable(e.id, this.scheduler.now());
+            this.scheduleFlush();
+          }),
         // Hooks of a replaced shell (after a reset) no longer speak for the peer.
-        onStateChange: (from) => this.guard(e, () => { if (e.peer === peer) this.onStateChange(e, from); }),
-        onUp: (n) => this.guard(e, () => { if (e.peer === peer) this.onUp(e, n); }),
-        onDown: (reason) => this.guard(e, () => { if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason); }),
-        onUpdate: (m) => this.guard(e, () => { if (e.peer === peer) this.onUpdate(e, m); }),
-        onRouteRefresh: (m) => this.guard(e, () => {
-          if (e.peer !== peer || e.ribAsn === undefined) return;
-          const fam = unicastFamily(m);
-          if (fam === undefined || m.subtype !== 0) return;
-          this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
-          this.scheduleFlush();
-        }),
-        onRib: (a) => this.guard(e, () => { if (e.peer === peer) this.onGracefulRestart(e, a); }),
-        onEndOfRib: (f) => this.guard(e, () => {
-          if (e.peer !== peer) return;
-          const fam = unicastFamily(f);
-          if (fam) e.eorIn.add(familyName(fam));
-          this.deferral?.endOfRib(e.id, f);
-          this.kernel?.endOfRib(e.id, f);
-          this.checkDeferral();
-        }),
-        onNotification: (direction, m) => this.guard(e, () => { if (e.peer === peer) this.onNotification(e, direction, m); }),
-        onConnectError: (err) => { if (e.peer === peer) e.health.connectFailed(err, new Date()); },
-        onAttemptFailed: (reason) => { if (e.peer === peer) e.health.attemptFailed(reason, new Date()); },
+        onStateChange: (from) =>
+          this.guard(e, () => {
+            if (e.peer === peer) this.onStateChange(e, from);
+          }),
+        onUp: (n) =>
+          this.guard(e, () => {
+            if (e.peer === peer) this.onUp(e, n);
+          }),
+        onDown: (reason) =>
+          this.guard(e, () => {
+            if (e.peer === peer || this.peers.get(e.id) !== e) this.onDown(e, reason);
+          }),
+        onUpdate: (m) =>
+          this.guard(e, () => {
+            if (e.peer === peer) this.onUpdate(e, m);
+          }),
+        onRouteRefresh: (m) =>
+          this.guard(e, () => {
+            if (e.peer !== peer || e.ribAsn === undefined) return;
+            const fam = unicastFamily(m);
+            if (fam === undefined || m.subtype !== 0) return;
+            this.rib.routeRefresh(e.id, this.scheduler.now(), fam);
+            this.scheduleFlush();
+          }),
+        onRib: (a) =>
+          this.guard(e, () => {
+            if (e.peer === peer) this.onGracefulRestart(e, a);
+          }),
+        onEndOfRib: (f) =>
+          this.guard(e, () => {
+            if (e.peer !== peer) return;
+            const fam = unicastFamily(f);
+            if (fam) e.eorIn.add(familyName(fam));
+            this.deferral?.endOfRib(e.id, f);
+            this.kernel?.endOfRib(e.id, f);
+            this.checkDeferral();
+          }),
+        onNotification: (direction, m) =>
+          this.guard(e, () => {
+            if (e.peer === peer) this.onNotification(e, direction, m);
+          }),
+        onConnectError: (err) => {
+          if (e.peer === peer) e.health.connectFailed(err, new Date());
+        },
+        onAttemptFailed: (reason) => {
+          if (e.peer === peer) e.health.attemptFailed(reason, new Date());
+        },
         log: (line) => this.log('debug', line),
       },
     });
@@ -723,7 +782,11 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
       s.local = { address: canonicalRemote(ep.localAddress) ?? ep.localAddress, port: ep.localPort };
     }
     if (n) {
-      const names = (list: readonly { afi: number; safi: number }[]) => list.map(unicastFamily).filter((x) => x !== undefined).map(familyName);
+      const names = (list: readonly { afi: number; safi: number }[]) =>
+        list
+          .map(unicastFamily)
+          .filter((x) => x !== undefined)
+          .map(familyName);
       const families = names(n.families);
       s.negotiated = {
         families,
@@ -733,10 +796,12 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
         routeRefresh: n.routeRefresh,
         enhancedRouteRefresh: n.enhancedRouteRefresh,
         extendedMessage: n.extendedMessage,
-        addPath: families.map((f) => {
-          const afi = f === 'ipv4' ? 1 : 2;
-          return { family: f, send: n.addPathSend.some((x) => x.afi === afi), receive: n.addPathReceive.some((x) => x.afi === afi) };
-        }).filter((x) => x.send || x.receive),
+        addPath: families
+          .map((f) => {
+            const afi = f === 'ipv4' ? 1 : 2;
+            return { family: f, send: n.addPathSend.some((x) => x.afi === afi), receive: n.addPathReceive.some((x) => x.afi === afi) };
+          })
+          .filter((x) => x.send || x.receive),
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
         endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
@@ -860,7 +925,10 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
   /** Max-prefix: compares the peer's counts (O(1)) with its limits and acts (src/speaker/max-prefix.ts). */
   private checkLimits(e: PeerEntry): void {
     if (e.opts.maxPrefixes === undefined || e.ribAsn === undefined) return;
-    for (const [name, f] of [['ipv4', 4], ['ipv6', 6]] as const) {
+    for (const [name, f] of [
+      ['ipv4', 4],
+      ['ipv6', 6],
+    ] as const) {
       const c = this.rib.adjRibInCounts(e.id, f);
       for (const a of e.limits.check(name, c.received, this.rib.refusedCount(e.id, f), e.peer.negotiated?.routeRefresh === true)) {
         if (a.type === 'log') this.log(a.level, a.message, { peer: e.id, family: name });
@@ -883,7 +951,15 @@ export class BgpSpeaker extends EventEmitter<SpeakerEvents> implements SpeakerAp
     const message = communicationOf(inner ?? m);
     const shown = inner ?? m;
     const name = describeNotification(shown.code, shown.subcode);
-    e.lastError = { code: shown.code, subcode: shown.subcode, ...(inner ? { hardReset: true } : {}), text: message !== undefined ? `${name}: "${message}"` : name, ...(message !== undefined ? { message } : {}), at: new Date(), direction };
+    e.lastError = {
+      code: shown.code,
+      subcode: shown.subcode,
+      ...(inner ? { hardReset: true } : {}),
+      text: message !== undefined ? `${name}: "${message}"` : name,
+      ...(message !== undefined ? { message } : {}),
+      at: new Date(),
+      direction,
+    };
     e.health.notification(direction, e.lastError.text, e.lastError.at);
     this.log(direction === 'received' ? 'warning' : 'info', `peer ${e.id}: NOTIFICATION ${direction}: ${e.lastError.text}`);
   }

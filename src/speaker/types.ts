@@ -232,7 +232,15 @@ export interface PeerBfdStatus {
   readonly localDiscriminator?: number;
   readonly remoteDiscriminator?: number;
   /** maxTimerLateMs: the latest the BFD thread ran this session's timer after its deadline (a busy or starved thread). */
-  readonly counters?: { readonly stateChanges: number; readonly upTransitions: number; readonly downTransitions: number; readonly packetsIn: number; readonly packetsOut: number; readonly discarded: number; readonly maxTimerLateMs?: number };
+  readonly counters?: {
+    readonly stateChanges: number;
+    readonly upTransitions: number;
+    readonly downTransitions: number;
+    readonly packetsIn: number;
+    readonly packetsOut: number;
+    readonly discarded: number;
+    readonly maxTimerLateMs?: number;
+  };
   /**
    * RFC 5881 §5: whether received packets must carry TTL / Hop Limit 255 (a
    * kernel socket filter drops the others), or why not; `kernelDrops`: the
@@ -319,7 +327,15 @@ export interface PeerStatus {
    * when there is one; `message` is that communication alone. An RFC 8538
    * Hard Reset (Cease 6/9) shows the NOTIFICATION it carries, with `hardReset`.
    */
-  readonly lastError?: { readonly code: number; readonly subcode: number; readonly hardReset?: boolean; readonly text: string; readonly message?: string; readonly at: Date; readonly direction: 'sent' | 'received' | 'local' };
+  readonly lastError?: {
+    readonly code: number;
+    readonly subcode: number;
+    readonly hardReset?: boolean;
+    readonly text: string;
+    readonly message?: string;
+    readonly at: Date;
+    readonly direction: 'sent' | 'received' | 'local';
+  };
   /** Our end of the established TCP session. */
   readonly local?: { readonly address: string; readonly port: number };
   /** The peer's BFD session, when `bfd` is configured. */

@@ -143,7 +143,9 @@ export function encodeCapability(cap: Capability, w: Writer): void {
       for (const f of cap.families) {
         checkUint(f.afi, 0xffff, 'graceful restart AFI');
         checkUint(f.safi, 0xff, 'graceful restart SAFI');
-        w.u16(f.afi).u8(f.safi).u8(f.forwardingPreserved ? 0x80 : 0);
+        w.u16(f.afi)
+          .u8(f.safi)
+          .u8(f.forwardingPreserved ? 0x80 : 0);
       }
       return;
     }

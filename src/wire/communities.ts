@@ -177,7 +177,8 @@ function float32Bits(n: number): number {
 
 /** A bandwidth in bytes per second: a non-negative decimal ("125000", "1.5e9") that fits an IEEE single (rounded to the nearest one). */
 function bandwidthValue(text: string, part: string): number {
-  if (!/^[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$/.test(part)) throw new ParseError(text, `link bandwidth (${JSON.stringify(part)} is not a non-negative decimal number of bytes per second)`);
+  if (!/^[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?$/.test(part))
+    throw new ParseError(text, `link bandwidth (${JSON.stringify(part)} is not a non-negative decimal number of bytes per second)`);
   const n = Number(part);
   if (!Number.isFinite(Math.fround(n))) throw new ParseError(text, `link bandwidth (${part} bytes per second does not fit an IEEE single-precision float)`);
   return n;
@@ -191,7 +192,8 @@ function bandwidthValue(text: string, part: string): number {
  */
 export function linkBandwidth(asn: number, bytesPerSecond: number, transitive = false): bigint {
   if (!Number.isInteger(asn) || asn < 0 || asn > 0xffff) throw new RangeError(`link bandwidth AS must be 0..65535 (a four-octet AS goes as 23456), got ${asn}`);
-  if (!(bytesPerSecond >= 0) || !Number.isFinite(Math.fround(bytesPerSecond))) throw new RangeError(`link bandwidth must be a finite, non-negative number of bytes per second, got ${bytesPerSecond}`);
+  if (!(bytesPerSecond >= 0) || !Number.isFinite(Math.fround(bytesPerSecond)))
+    throw new RangeError(`link bandwidth must be a finite, non-negative number of bytes per second, got ${bytesPerSecond}`);
   const hi = ((transitive ? 0x00 : 0x40) << 24) | (LINK_BANDWIDTH_SUBTYPE << 16) | asn;
   return (BigInt(hi >>> 0) << 32n) | BigInt(float32Bits(bytesPerSecond) >>> 0);
 }
@@ -207,5 +209,5 @@ export function linkBandwidthOf(value: bigint): { asn: number; bytesPerSecond: n
 
 /** RFC 4360 §2: the T bit (0x40 of the type octet) set means the community must not leave the AS. */
 export function isNonTransitive(value: bigint): boolean {
-  return (BigInt.asUintN(64, value) >> 56n & 0x40n) !== 0n;
+  return ((BigInt.asUintN(64, value) >> 56n) & 0x40n) !== 0n;
 }

@@ -12,19 +12,23 @@ export { frameMessage, writeHeader } from './header.js';
 export { decodeMessage, encodeMessage } from './message.js';
 export { decodeOpen, encodeOpenBody, buildOpen, openAsn, capabilitiesOf, type OpenOptions } from './open.js';
 export { decodeCapabilities, decodeCapability, encodeCapability, encodeCapabilities } from './capabilities.js';
-export {
-  decodeNotification,
-  encodeNotificationBody,
-  describeNotification,
-  shutdownNotification,
-  shutdownCommunication,
-} from './notification.js';
+export { decodeNotification, encodeNotificationBody, describeNotification, shutdownNotification, shutdownCommunication } from './notification.js';
 export { decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.js';
 export { decodeUpdate, encodeUpdateBody } from './update.js';
 export { packUpdates, packWithdrawals } from './packer.js';
 export {
-  communityPair, decimal, formatCommunity, formatExtendedCommunity, formatLargeCommunity, isNonTransitive, linkBandwidth, linkBandwidthOf,
-  parseCommunity, parseCommunityLiteral, parseExtendedCommunity, parseLargeCommunity
+  communityPair,
+  decimal,
+  formatCommunity,
+  formatExtendedCommunity,
+  formatLargeCommunity,
+  isNonTransitive,
+  linkBandwidth,
+  linkBandwidthOf,
+  parseCommunity,
+  parseCommunityLiteral,
+  parseExtendedCommunity,
+  parseLargeCommunity,
 } from './communities.js';
 export { UNICAST, familyName, familyOfAfi, unicastFamily } from './families.js';
 export { Notify } from './notification.js';

@@ -213,7 +213,7 @@ export function writePrefixes(
   for (let i = from; i < to; i++) {
     const p = prefixes[i];
     if (p.family !== family) throw new Error(`cannot encode ${p.toString()} in an IPv${family} prefix list`);
-    o = writePrefix(buf, o, p, addPath, ids !== undefined ? ids[i] ?? 0 : 0);
+    o = writePrefix(buf, o, p, addPath, ids !== undefined ? (ids[i] ?? 0) : 0);
   }
   return o;
 }

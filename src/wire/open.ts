@@ -45,17 +45,12 @@ export function decodeOpen(body: Uint8Array): OpenMessage {
     end = start + optLen;
   }
   if (end > body.length)
-    throw BgpError.open(
-      'UNSPECIFIC',
-      `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`,
-    );
+    throw BgpError.open('UNSPECIFIC', `optional parameters length ${end - start} overruns the OPEN body (${body.length - start} byte(s) present)`);
   if (end < body.length) throw BgpError.open('UNSPECIFIC', `${body.length - end} byte(s) after the optional parameters`);
 
   const params = decodeParams(body, start, end, extended ? 2 : 1);
   const bgpId = formatV4(id);
-  return extended
-    ? { type: 'open', version, myAs, holdTime, bgpId, params, extendedParams: true }
-    : { type: 'open', version, myAs, holdTime, bgpId, params };
+  return extended ? { type: 'open', version, myAs, holdTime, bgpId, params, extendedParams: true } : { type: 'open', version, myAs, holdTime, bgpId, params };
 }
 
 function decodeParams(b: Uint8Array, off: number, end: number, lenWidth: 1 | 2): OptionalParameter[] {
@@ -66,10 +61,7 @@ function decodeParams(b: Uint8Array, off: number, end: number, lenWidth: 1 | 2):
     const len = lenWidth === 1 ? b[off + 1] : u16(b, off + 1);
     off += 1 + lenWidth;
     if (off + len > end)
-      throw BgpError.open(
-        'UNSPECIFIC',
-        `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`,
-      );
+      throw BgpError.open('UNSPECIFIC', `optional parameter ${type} length ${len} overruns the optional parameters (${end - off} byte(s) left)`);
     // RFC 5492 leaves capabilities (2) as the only parameter in use; type 1 (authentication) is deprecated.
     if (type !== CAPABILITIES_PARAM) throw BgpError.open('UNSUPPORTED_OPTIONAL_PARAMETER', `unsupported optional parameter type ${type}`);
     params.push({ type: CAPABILITIES_PARAM, capabilities: decodeCapabilities(b, off, off + len) });

@@ -228,7 +228,7 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
       o = openMessage(buf, start, lay, lead, blockAt);
       used = 0;
     }
-    o = fastV4 ? writeV4(buf, o, p.length, p.w0) : fastV6 ? writeV6(buf, o, p) : writePrefix(buf, o, p, addPath, ids !== undefined ? ids[i] ?? 0 : 0);
+    o = fastV4 ? writeV4(buf, o, p.length, p.w0) : fastV6 ? writeV6(buf, o, p) : writePrefix(buf, o, p, addPath, ids !== undefined ? (ids[i] ?? 0) : 0);
     used += size;
   }
   closeMessage(buf, start, o, lay, out, blockAt);
@@ -253,12 +253,7 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   if (has4) {
     if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
     out.push(
-      ...pack(
-        prefixes,
-        opts.pathIds,
-        { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx },
-        limit,
-      ),
+      ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx }, limit),
     );
   }
   if (has6) {

@@ -26,8 +26,7 @@ export interface OpenMessage {
 }
 
 export type OptionalParameter =
-  | { readonly type: 2; readonly capabilities: readonly Capability[] }
-  | { readonly type: number; readonly value: Uint8Array; readonly capabilities?: undefined };
+  { readonly type: 2; readonly capabilities: readonly Capability[] } | { readonly type: number; readonly value: Uint8Array; readonly capabilities?: undefined };
 
 export interface AfiSafi {
   readonly afi: number;

@@ -150,12 +150,7 @@ function deepFreeze<T>(v: T): T {
  * reported as malformed is not reported again.
  */
 function checkMandatory(a: PathAttributes, classic: boolean, peer: UpdateDecodeOptions['peer'], issues: AttributeIssue[]): boolean {
-  if (
-    a.origin !== undefined &&
-    a.asPath !== undefined &&
-    (!classic || a.nextHop !== undefined) &&
-    (peer !== 'internal' || a.localPref !== undefined)
-  )
+  if (a.origin !== undefined && a.asPath !== undefined && (!classic || a.nextHop !== undefined) && (peer !== 'internal' || a.localPref !== undefined))
     return false;
   const missing: number[] = [];
   if (a.origin === undefined) missing.push(AttrType.ORIGIN);

@@ -78,12 +78,17 @@ describe('runAgent with a fake speaker', () => {
     await cp(join(yb, 'steps/01-service-cluster-ips.yaml'), join(h.overlay, 'config.yaml'));
     // How fast is bench/agent-reconcile.ts's business; here only that it arrives (honest slack for a loaded machine).
     await within(10_000, () => s.routes.has('198.18.0.0/16'));
-    expect(h.logs.find((l) => l.msg === 'configuration changed' && JSON.stringify(l.changes) === JSON.stringify(['update BGPConfiguration default']))).toBeDefined();
+    expect(
+      h.logs.find((l) => l.msg === 'configuration changed' && JSON.stringify(l.changes) === JSON.stringify(['update BGPConfiguration default'])),
+    ).toBeDefined();
     expect(h.logs.find((l) => l.msg === 'applied configuration to the speaker')).toMatchObject({ originated: ['198.18.0.0/16'], withdrawn: [] });
 
     // Host bits set: invalid. The running configuration (with the /16) stays.
     const calls = s.calls.length;
-    await writeFile(join(h.overlay, 'config.yaml'), 'apiVersion: projectcalico.org/v3\nkind: BGPConfiguration\nmetadata: {name: default}\nspec:\n  serviceClusterIPs: [{cidr: 198.18.0.1/16}]\n');
+    await writeFile(
+      join(h.overlay, 'config.yaml'),
+      'apiVersion: projectcalico.org/v3\nkind: BGPConfiguration\nmetadata: {name: default}\nspec:\n  serviceClusterIPs: [{cidr: 198.18.0.1/16}]\n',
+    );
     // (A reload between writeFile's truncation and its write would also log the empty file: look for the resource's error.)
     const invalidConfig = (l: Record<string, unknown>) => l.level === 'error' && String(l.msg).includes('invalid manifest') && l.kind === 'BGPConfiguration';
     await within(10_000, () => h.logs.some(invalidConfig));
@@ -142,7 +147,10 @@ describe('runAgent with a fake speaker', () => {
     const r = JSON.parse((await run(['routes', '--json', '--peer', '192.0.2.20', '--control', h.control])).stdout) as RoutesJson;
     expect(r.peers.map((p) => p.address)).toEqual(['192.0.2.20']);
     expect(r.peers[0].advertised).toEqual([
-      expect.objectContaining({ prefix: '198.19.0.64/26', reasons: [expect.objectContaining({ kind: 'BlockAffinity', text: expect.stringContaining('IPPool default-ipv4-ippool') })] }),
+      expect.objectContaining({
+        prefix: '198.19.0.64/26',
+        reasons: [expect.objectContaining({ kind: 'BlockAffinity', text: expect.stringContaining('IPPool default-ipv4-ippool') })],
+      }),
     ]);
     const badPeer = await run(['routes', '--peer', '10.9.9.9', '--control', h.control]);
     expect([badPeer.code, badPeer.stderr.includes('no planned peer 10.9.9.9')]).toEqual([1, true]);
@@ -161,7 +169,10 @@ describe('runAgent with a fake speaker', () => {
 
   it('re-advertises routes from a local peer when the built-in export accepts them, and withdraws them when lost', async () => {
     const h = await start();
-    await writeFile(join(h.overlay, 'metallb.yaml'), 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: metallb}\nspec: {node: worker1, peerIP: 127.0.0.1, asNumber: 64512}\n');
+    await writeFile(
+      join(h.overlay, 'metallb.yaml'),
+      'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: metallb}\nspec: {node: worker1, peerIP: 127.0.0.1, asNumber: 64512}\n',
+    );
     await within(10_000, () => h.speaker().peers.has('127.0.0.1'));
     await h.agent.settled();
     const s = h.speaker();
@@ -173,7 +184,15 @@ describe('runAgent with a fake speaker', () => {
     expect(routesOf(s)).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
     expect(s.routes.get('198.19.200.5/32')!.attrs).toEqual({ origin: 'igp', communities: ['65000:7'] });
     const r = h.agent.routes('192.0.2.20');
-    expect(r.redistributed).toEqual([{ prefix: '198.19.200.5/32', from: '127.0.0.1', communities: ['65000:7'], export: { accept: true, reason: 'inside IPPool default-ipv4-ippool (198.19.0.0/16)' }, kernel: null }]);
+    expect(r.redistributed).toEqual([
+      {
+        prefix: '198.19.200.5/32',
+        from: '127.0.0.1',
+        communities: ['65000:7'],
+        export: { accept: true, reason: 'inside IPPool default-ipv4-ippool (198.19.0.0/16)' },
+        kernel: null,
+      },
+    ]);
     expect(r.peers[0].exports).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
     expect(h.agent.explain('198.19.200.5/32').summary).toContain('re-advertised from local peer 127.0.0.1');
     s.lose('127.0.0.1', '198.19.200.5/32');
@@ -184,7 +203,8 @@ describe('runAgent with a fake speaker', () => {
   it('a prefix leaving the plan while a local peer still sends it is handed over without a withdrawal', async () => {
     const h = await start();
     const metallb = 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: metallb}\nspec: {node: worker1, peerIP: 127.0.0.1, asNumber: 64512}\n';
-    const block = '---\napiVersion: crd.projectcalico.org/v1\nkind: BlockAffinity\nmetadata: {name: extra}\nspec: {node: worker1, cidr: 198.19.1.0/26, state: confirmed}\n';
+    const block =
+      '---\napiVersion: crd.projectcalico.org/v1\nkind: BlockAffinity\nmetadata: {name: extra}\nspec: {node: worker1, cidr: 198.19.1.0/26, state: confirmed}\n';
     await writeFile(join(h.overlay, 'extra.yaml'), metallb + block);
     await within(10_000, () => h.speaker().routes.has('198.19.1.0/26') && h.speaker().peers.has('127.0.0.1'));
     const s = h.speaker();
@@ -213,7 +233,7 @@ describe('runAgent start-up failures', () => {
   it('a node becoming a route reflector (label and annotation) is re-planned live: only the sessions whose role changes reset', async () => {
     // Calico's documented setup, with the mesh still on: worker1 becomes the reflector.
     const docs = [
-      'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: peer-with-route-reflectors}\nspec:\n  nodeSelector: all()\n  peerSelector: route-reflector == \'true\'\n',
+      "apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: peer-with-route-reflectors}\nspec:\n  nodeSelector: all()\n  peerSelector: route-reflector == 'true'\n",
       'apiVersion: v1\nkind: Node\nmetadata:\n  name: worker1\n  labels: {kubernetes.io/hostname: worker1, route-reflector: "true"}\n  annotations: {projectcalico.org/RouteReflectorClusterID: 244.0.0.1}\nspec: {podCIDRs: [10.244.1.0/24]}\nstatus:\n  addresses: [{type: InternalIP, address: 192.0.2.10}]\n',
     ].join('---\n');
     const rr = await start('worker1');
@@ -227,14 +247,20 @@ describe('runAgent start-up failures', () => {
     await rr.agent.settled();
     await client.agent.settled();
     const resets = (calls: typeof rs.calls, was: Map<string, PeerOptions>) =>
-      calls.filter((c) => c.op === 'updatePeer').filter((c) => c.op === 'updatePeer' && sessionKey(c.opts) !== sessionKey(was.get(c.opts.address)!)).map((c) => (c as { opts: PeerOptions }).opts.address);
+      calls
+        .filter((c) => c.op === 'updatePeer')
+        .filter((c) => c.op === 'updatePeer' && sessionKey(c.opts) !== sessionKey(was.get(c.opts.address)!))
+        .map((c) => (c as { opts: PeerOptions }).opts.address);
     // The reflector: cluster ID set live; its two mesh peers become its clients (a session setting: they reset); the router is untouched.
     const rrCalls = rs.calls.slice(rrMark);
     expect(rrCalls.filter((c) => c.op === 'setClusterId')).toEqual([{ op: 'setClusterId', clusterId: '244.0.0.1' }]);
     expect(resets(rrCalls, before.rr).sort()).toEqual(['192.0.2.11', '192.0.2.12']);
     expect(rrCalls.filter((c) => (c.op === 'addPeer' || c.op === 'updatePeer') && c.opts.address === '192.0.2.20')).toEqual([]);
     expect(rrCalls.filter((c) => c.op === 'addPeer' || c.op === 'removePeer')).toEqual([]);
-    expect(rs.peers.get('192.0.2.11')).toMatchObject({ routeReflectorClient: true, description: 'Reverse_peer-with-route-reflectors_192_0_2_11 (node specific)' });
+    expect(rs.peers.get('192.0.2.11')).toMatchObject({
+      routeReflectorClient: true,
+      description: 'Reverse_peer-with-route-reflectors_192_0_2_11 (node specific)',
+    });
     // A client: its mesh session to worker1 is now the BGPPeer's, with nothing that resets it; the rest untouched.
     const clientCalls = cs.calls.slice(clientMark);
     expect(clientCalls.filter((c) => c.op === 'updatePeer').map((c) => (c as { opts: PeerOptions }).opts.address)).toEqual(['192.0.2.10']);
@@ -260,7 +286,14 @@ describe('runAgent start-up failures', () => {
         },
       });
     await expect(
-      runAgent({ node: 'worker1', manifests: [join(yb, 'base')], control: join(dir, 's.sock'), signals: false, logger: createLogger({ write: (l) => void logs.push(l) }), speakerFactory: failing }),
+      runAgent({
+        node: 'worker1',
+        manifests: [join(yb, 'base')],
+        control: join(dir, 's.sock'),
+        signals: false,
+        logger: createLogger({ write: (l) => void logs.push(l) }),
+        speakerFactory: failing,
+      }),
     ).rejects.toThrow('cannot start the BGP speaker: listen EADDRINUSE');
     expect(logs.some((l) => l.includes('tsbgp agent shutting down'))).toBe(true);
   });
@@ -269,10 +302,21 @@ describe('runAgent start-up failures', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-agent-'));
     await cp(join(yb, 'base', 'calico.yaml'), join(dir, 'calico.yaml'));
     let speaker: FakeSpeaker | undefined;
-    const agent = await runAgent({ node: 'worker1', manifests: [dir], control: false, signals: false, debounceMs: 50, logger: createLogger({ write: () => undefined }), speakerFactory: (o) => (speaker = new FakeSpeaker(o)) });
+    const agent = await runAgent({
+      node: 'worker1',
+      manifests: [dir],
+      control: false,
+      signals: false,
+      debounceMs: 50,
+      logger: createLogger({ write: () => undefined }),
+      speakerFactory: (o) => (speaker = new FakeSpeaker(o)),
+    });
     running.push(agent);
     expect(speaker).toBeUndefined();
-    expect(agent.status()).toMatchObject({ speaker: null, errors: [expect.objectContaining({ kind: 'Node', message: expect.stringContaining('node worker1 is not in the cluster state') })] });
+    expect(agent.status()).toMatchObject({
+      speaker: null,
+      errors: [expect.objectContaining({ kind: 'Node', message: expect.stringContaining('node worker1 is not in the cluster state') })],
+    });
     await cp(join(yb, 'base', 'nodes.yaml'), join(dir, 'nodes.yaml'));
     await within(10_000, () => speaker?.routes.has('198.19.0.64/26') ?? false);
     expect(agent.status().speaker).toEqual({ asn: 64512, routerId: '192.0.2.10', listenPort: 179 });

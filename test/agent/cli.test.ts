@@ -26,12 +26,30 @@ function expectedRoutes(step: number, node: NodeName): string[] {
   return r.sort(cmpPrefix);
 }
 function cmpPrefix(a: string, b: string): number {
-  const num = (p: string) => p.split('/')[0].split('.').reduce((x, o) => x * 256 + Number(o), 0);
+  const num = (p: string) =>
+    p
+      .split('/')[0]
+      .split('.')
+      .reduce((x, o) => x * 256 + Number(o), 0);
   return num(a) - num(b) || Number(a.split('/')[1]) - Number(b.split('/')[1]);
 }
 
 function assertShape(v: PlanJson): void {
-  expect(Object.keys(v).sort()).toEqual(['errors', 'exportPolicy', 'ignored', 'kernel', 'listen', 'node', 'peers', 'redistributed', 'refused', 'routerId', 'routes', 'version', 'warnings']);
+  expect(Object.keys(v).sort()).toEqual([
+    'errors',
+    'exportPolicy',
+    'ignored',
+    'kernel',
+    'listen',
+    'node',
+    'peers',
+    'redistributed',
+    'refused',
+    'routerId',
+    'routes',
+    'version',
+    'warnings',
+  ]);
   expect(v.routerId).toBe(v.node.ipv4);
   expect(v.listen).toEqual({ addresses: [], port: v.node.listenPort });
   expect(v.version).toBe(1);
@@ -45,13 +63,45 @@ function assertShape(v: PlanJson): void {
   }
   for (const p of v.peers) {
     expect(Object.keys(p).sort()).toEqual([
-      'addPaths', 'address', 'asn', 'bfd', 'exportChain', 'exports', 'filters', 'gracefulRestart', 'holdTime', 'id', 'importChain', 'keepaliveTime', 'localAsn', 'maxPrefixes',
-      'nextHopMode', 'numAllowedLocalASNumbers', 'origin', 'passive', 'password', 'port', 'reachableBy', 'refused', 'routeReflectorClusterId', 'sourceAddress', 'ttlSecurity', 'type',
+      'addPaths',
+      'address',
+      'asn',
+      'bfd',
+      'exportChain',
+      'exports',
+      'filters',
+      'gracefulRestart',
+      'holdTime',
+      'id',
+      'importChain',
+      'keepaliveTime',
+      'localAsn',
+      'maxPrefixes',
+      'nextHopMode',
+      'numAllowedLocalASNumbers',
+      'origin',
+      'passive',
+      'password',
+      'port',
+      'reachableBy',
+      'refused',
+      'routeReflectorClusterId',
+      'sourceAddress',
+      'ttlSecurity',
+      'type',
     ]);
     // Every peer of the lab: from the node's address, Calico's defaults (BIRD: ttl security off, graceful restart 120 s, no add paths).
     expect([p.sourceAddress, p.ttlSecurity, p.gracefulRestart, p.addPaths, p.holdTime]).toEqual([v.node.ipv4, null, { restartTime: 120 }, 'off', 90]);
-    expect(p.maxPrefixes).toEqual({ limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/), from: expect.stringMatching(/^(annotation|agent)$/) });
-    expect([p.importChain.otherwise, p.exportChain.otherwise, Array.isArray(p.exportChain.filters), Array.isArray(p.exportChain.skipped)]).toEqual(['accept', 'builtin', true, true]);
+    expect(p.maxPrefixes).toEqual({
+      limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/),
+      from: expect.stringMatching(/^(annotation|agent)$/),
+    });
+    expect([p.importChain.otherwise, p.exportChain.otherwise, Array.isArray(p.exportChain.filters), Array.isArray(p.exportChain.skipped)]).toEqual([
+      'accept',
+      'builtin',
+      true,
+      true,
+    ]);
     expect(['global', 'node specific', 'node-to-node mesh']).toContain(p.type);
     expect(typeof p.port).toBe('number');
   }
@@ -80,7 +130,15 @@ describe('tsbgp plan over examples/yaobank', () => {
         expect(v.warnings).toEqual([]);
         if (step === 4 && node !== 'worker1') {
           expect(v.refused).toEqual([
-            { service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: `externalTrafficPolicy=Local and no endpoint runs on node ${node}` },
+            {
+              service: 'yaobank/customer',
+              namespace: 'yaobank',
+              name: 'customer',
+              ip: '203.0.113.10',
+              source: 'externalIP',
+              reason: 'not-local',
+              message: `externalTrafficPolicy=Local and no endpoint runs on node ${node}`,
+            },
           ]);
         } else expect(v.refused).toEqual([]);
       });
@@ -90,7 +148,15 @@ describe('tsbgp plan over examples/yaobank', () => {
   it('step 2, worker1: the /32 names the Service and rule that caused it; the block names its pool', async () => {
     const v = JSON.parse((await run(['plan', '--node', 'worker1', '--json', '--manifests', ...layers(2)])).stdout) as PlanJson;
     expect(v.routes.find((r) => r.prefix === '198.18.217.62/32')!.reasons).toEqual([
-      { kind: 'Service', namespace: 'yaobank', name: 'customer', ip: '198.18.217.62', source: 'clusterIP', rule: 'externalTrafficPolicy=Local with a ready local endpoint', text: 'Service yaobank/customer clusterIP 198.18.217.62: externalTrafficPolicy=Local with a ready local endpoint' },
+      {
+        kind: 'Service',
+        namespace: 'yaobank',
+        name: 'customer',
+        ip: '198.18.217.62',
+        source: 'clusterIP',
+        rule: 'externalTrafficPolicy=Local with a ready local endpoint',
+        text: 'Service yaobank/customer clusterIP 198.18.217.62: externalTrafficPolicy=Local with a ready local endpoint',
+      },
     ]);
     expect(v.routes.find((r) => r.prefix === '198.19.0.64/26')!.reasons[0].text).toContain('IPPool default-ipv4-ippool');
   });
@@ -104,12 +170,17 @@ describe('tsbgp plan over examples/yaobank', () => {
 
   it('invalid manifests: exit 1, each error with file, kind, name and field, the valid rest still planned', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-plan-'));
-    await writeFile(join(dir, 'bad.yaml'), 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: bad}\nspec: {peerIP: 300.1.1.1, asNumber: 65000}\n');
+    await writeFile(
+      join(dir, 'bad.yaml'),
+      'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: bad}\nspec: {peerIP: 300.1.1.1, asNumber: 65000}\n',
+    );
     const res = await run(['plan', '--node', 'worker1', '--json', '--manifests', join(yb, 'base'), '--manifests', dir]);
     expect(res.code).toBe(1);
     const v = JSON.parse(res.stdout) as PlanJson;
     assertShape(v);
-    expect(v.errors).toEqual([{ file: join(dir, 'bad.yaml'), kind: 'BGPPeer', namespace: null, name: 'bad', field: 'spec.peerIP', message: expect.stringContaining('300') }]);
+    expect(v.errors).toEqual([
+      { file: join(dir, 'bad.yaml'), kind: 'BGPPeer', namespace: null, name: 'bad', field: 'spec.peerIP', message: expect.stringContaining('300') },
+    ]);
     expect(v.routes.map((r) => r.prefix)).toEqual(['198.19.0.64/26']);
     expect(res.stderr).toContain('spec.peerIP');
   });
@@ -139,7 +210,10 @@ describe('tsbgp plan over examples/yaobank', () => {
 
 describe('CLI flags', () => {
   it.each([
-    [['plan', '--bogus'], 'plan: unknown flag --bogus; its flags: --node, --manifests, --json, --listen-port, --max-prefixes, --strict, --endpoint-status-dir\n'],
+    [
+      ['plan', '--bogus'],
+      'plan: unknown flag --bogus; its flags: --node, --manifests, --json, --listen-port, --max-prefixes, --strict, --endpoint-status-dir\n',
+    ],
     [['plan', '--nod', 'w'], 'plan: unknown flag --nod (did you mean --node?)'],
     [['status', '--jsn'], 'status: unknown flag --jsn (did you mean --json?); its flags: --json, --control\n'],
     [['routes', 'x'], 'routes: unexpected argument "x": this command takes flags only'],
@@ -162,9 +236,15 @@ describe('CLI flags', () => {
 
   it('an unknown command exits 2 with the usage; help and version exit 0', async () => {
     const bad = await run(['frobnicate']);
-    expect([bad.code, bad.stderr]).toEqual([2, 'tsbgp: unknown command "frobnicate"; commands: agent, status, routes, explain, drain, plan, version, help\nrun \'tsbgp help\' for usage\n']);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'tsbgp: unknown command "frobnicate"; commands: agent, status, routes, explain, drain, plan, version, help\nrun \'tsbgp help\' for usage\n',
+    ]);
     const typo = await run(['statsu']);
-    expect([typo.code, typo.stderr.split('\n')[0]]).toEqual([2, 'tsbgp: unknown command "statsu" (did you mean status?); commands: agent, status, routes, explain, drain, plan, version, help']);
+    expect([typo.code, typo.stderr.split('\n')[0]]).toEqual([
+      2,
+      'tsbgp: unknown command "statsu" (did you mean status?); commands: agent, status, routes, explain, drain, plan, version, help',
+    ]);
     expect((await run(['help'])).stdout).toContain('explain  PREFIX|NAMESPACE/SERVICE');
     expect((await run(['version'])).stdout).toMatch(/^tsbgp \d+\.\d+\.\d+\n$/);
   });
@@ -177,9 +257,15 @@ describe('CLI flags', () => {
   });
 
   it('runs as a process: node --import tsx src/agent/main.ts plan … (exit code and JSON)', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--node', 'worker1', '--json', '--manifests', ...layers(4)], { cwd: root });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--node', 'worker1', '--json', '--manifests', ...layers(4)],
+      { cwd: root },
+    );
     expect((JSON.parse(stdout) as PlanJson).routes.map((r) => r.prefix)).toEqual(expectedRoutes(4, 'worker1'));
-    const bad = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--nod', 'x'], { cwd: root }).catch((e: { code: number; stderr: string }) => e);
+    const bad = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'plan', '--nod', 'x'], { cwd: root }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect('code' in bad && bad.code).toBe(2);
     // Two Node.js processes compiling TypeScript: seconds each on a loaded machine.
   }, 300_000);

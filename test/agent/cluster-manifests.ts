@@ -33,7 +33,12 @@ export function clusterManifests(c: ClusterSketch): string {
       ...(c.podCIDRs ? { spec: { podCIDRs: c.podCIDRs } } : {}),
       status: { addresses: [{ type: 'InternalIP', address: c.nodeAddress }] },
     },
-    ...(c.pools ?? []).map((cidr, i) => ({ apiVersion: calico, kind: 'IPPool', metadata: { name: i === 0 ? 'pool' : `pool-${i}` }, spec: { cidr, blockSize: 26 } })),
+    ...(c.pools ?? []).map((cidr, i) => ({
+      apiVersion: calico,
+      kind: 'IPPool',
+      metadata: { name: i === 0 ? 'pool' : `pool-${i}` },
+      spec: { cidr, blockSize: 26 },
+    })),
     { apiVersion: calico, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, ...c.bgp } },
     ...(c.more ?? []),
     ...Object.entries(c.peers ?? {}).map(([name, spec]) => ({ apiVersion: calico, kind: 'BGPPeer', metadata: { name }, spec })),

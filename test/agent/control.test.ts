@@ -150,6 +150,8 @@ describe('control socket permissions (issue 14 §5c)', () => {
     const s = await startControlServer(path, () => 'impostor table');
     servers.push(s);
     await chown(path, 12345, 12345);
-    await expect(controlRequest(path, 'status')).rejects.toThrow(`control socket ${path} belongs to uid 12345, not to this user (uid 0) or root: refusing to talk to it`);
+    await expect(controlRequest(path, 'status')).rejects.toThrow(
+      `control socket ${path} belongs to uid 12345, not to this user (uid 0) or root: refusing to talk to it`,
+    );
   });
 });

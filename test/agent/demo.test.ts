@@ -36,7 +36,11 @@ function runDemo(): Promise<{ code: number | null; out: string }> {
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    child.on('error', (e: NodeJS.ErrnoException) => reject(e.code === 'ENOENT' && cmd === 'setpriv' ? new Error('running the demo without capabilities as root needs setpriv (Debian package util-linux)') : e));
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(
+        e.code === 'ENOENT' && cmd === 'setpriv' ? new Error('running the demo without capabilities as root needs setpriv (Debian package util-linux)') : e,
+      ),
+    );
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, out });
@@ -80,7 +84,12 @@ describe('npm run demo', () => {
     const { execFile } = await import('node:child_process');
     const { promisify } = await import('node:util');
     const { stdout } = await promisify(execFile)(SETPRIV[0], [...SETPRIV.slice(1), 'grep', '^Cap', '/proc/self/status']);
-    expect(stdout.trim().split('\n').map((l) => l.split(/\s+/)[1])).toEqual(['0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000']);
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(['0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000', '0000000000000000']);
   });
 
   it('walks the lab steps; the router sees pod blocks, the ranges via all nodes, the Local /32s via worker1 only', async () => {

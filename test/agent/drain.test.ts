@@ -26,7 +26,13 @@ describe('drain state (pure)', () => {
     expect(remainingSeconds(d, 1_000)).toBe(30);
     expect(remainingSeconds(d, 30_500)).toBe(1);
     expect(remainingSeconds(d, 99_000)).toBe(0);
-    expect(drainStatusJson(d, 11_000)).toEqual({ kind: 'stop', reason: 'SIGTERM', since: new Date(1_000).toISOString(), remainingSeconds: 20, then: 'close sessions and exit' });
+    expect(drainStatusJson(d, 11_000)).toEqual({
+      kind: 'stop',
+      reason: 'SIGTERM',
+      since: new Date(1_000).toISOString(),
+      remainingSeconds: 20,
+      then: 'close sessions and exit',
+    });
     expect(drainStatusJson(startDrain('hold', 'tsbgp drain', 0, 5), 0).then).toBe('hold until cancelled');
     expect(() => startDrain('stop', 'x', 0, -1)).toThrow(/drain time must be a non-negative number of seconds, got -1/);
     expect(DEFAULT_DRAIN_SECONDS).toBe(30);
@@ -156,7 +162,9 @@ describe('tsbgp drain (control socket)', () => {
     expect(s.draining).toBe(false);
     await writeFile(
       nodes,
-      original.replace('  name: worker1\n', "  name: worker1\n  annotations:\n    tsbgp.io/drain-on-cordon: 'true'\n").replace('spec:\n  podCIDRs: [10.244.1.0/24]', 'spec:\n  unschedulable: true\n  podCIDRs: [10.244.1.0/24]'),
+      original
+        .replace('  name: worker1\n', "  name: worker1\n  annotations:\n    tsbgp.io/drain-on-cordon: 'true'\n")
+        .replace('spec:\n  podCIDRs: [10.244.1.0/24]', 'spec:\n  unschedulable: true\n  podCIDRs: [10.244.1.0/24]'),
     );
     await until('drained by annotation', () => s.draining);
   });

@@ -17,7 +17,8 @@ export function parseExposition(text: string): { samples: Sample[]; types: Map<s
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)(?: \d+)?$/.exec(line);
     if (!m) throw new Error(`not an exposition line: ${JSON.stringify(line)}`);
     const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    for (const l of (m[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[l[1]] = l[2].replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
     // Go's ParseFloat, which Prometheus uses, takes NaN in any case (prom-client writes "Nan").
     const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : m[3].toLowerCase() === 'nan' ? NaN : Number(m[3]);
     if (Number.isNaN(value) && m[3].toLowerCase() !== 'nan') throw new Error(`bad value in ${JSON.stringify(line)}`);

@@ -111,7 +111,16 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
         description: o.description,
         state: s.state,
         since: s.since,
-        counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0, prefixesReceived: 0, prefixesAccepted: 0, prefixesAdvertised: this.routes.size, families: this.familyCounts(o.address) },
+        counters: {
+          messagesIn: 0,
+          messagesOut: 0,
+          updatesIn: 0,
+          updatesOut: 0,
+          prefixesReceived: 0,
+          prefixesAccepted: 0,
+          prefixesAdvertised: this.routes.size,
+          families: this.familyCounts(o.address),
+        },
       };
     });
   }

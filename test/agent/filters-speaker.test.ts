@@ -17,7 +17,14 @@ const manifests = (routerPort: number, rejectCidr: string, peerFilters = ['no-ex
     nodeAddress: agent,
     pools: ['198.19.0.0/16'],
     bgp: { serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }] },
-    more: [{ apiVersion: 'projectcalico.org/v3', kind: 'BGPFilter', metadata: { name: 'no-external' }, spec: { exportV4: [{ action: 'Reject', matchOperator: 'Equal', cidr: rejectCidr }] } }],
+    more: [
+      {
+        apiVersion: 'projectcalico.org/v3',
+        kind: 'BGPFilter',
+        metadata: { name: 'no-external' },
+        spec: { exportV4: [{ action: 'Reject', matchOperator: 'Equal', cidr: rejectCidr }] },
+      },
+    ],
     peers: { router: { peerIP: `${router}:${routerPort}`, asNumber: 65000, filters: peerFilters } },
   });
 
@@ -78,7 +85,12 @@ describe('BGPFilters on a real speaker', () => {
           { action: 'Reject', interface: 'eth*' },
           // The node's routes carry the normal route priority (1024) as LOCAL_PREF; toward this eBGP router too, as the policy runs before the session drops it.
           { action: 'Reject', matchOperator: 'Equal', cidr: '198.19.0.0/16', priority: 1024 },
-          { action: 'Accept', matchOperator: 'Equal', cidr: '203.0.113.0/24', operations: [{ addCommunity: { value: '65000:7' } }, { addCommunity: { value: '65000:1:2' } }, { prependASPath: { prefix: [64999, 64998] } }] },
+          {
+            action: 'Accept',
+            matchOperator: 'Equal',
+            cidr: '203.0.113.0/24',
+            operations: [{ addCommunity: { value: '65000:7' } }, { addCommunity: { value: '65000:1:2' } }, { prependASPath: { prefix: [64999, 64998] } }],
+          },
         ],
       },
     };
@@ -96,9 +108,16 @@ describe('BGPFilters on a real speaker', () => {
     expect(agent.status().peers[0]).toMatchObject({ state: 'Established', refused: false });
     expect((agent.status().warnings ?? []).filter((w) => w.kind === 'BGPFilter')).toEqual([]);
     expect(learned()).toEqual(['198.18.0.0/16', '203.0.113.0/24']);
-    expect(agent.explain('198.19.0.0/16').prefixes[0].peers[0]).toMatchObject({ exported: false, filter: { verdict: 'reject', reason: 'BGPFilter ops exportV4[1] rejects' } });
+    expect(agent.explain('198.19.0.0/16').prefixes[0].peers[0]).toMatchObject({
+      exported: false,
+      filter: { verdict: 'reject', reason: 'BGPFilter ops exportV4[1] rejects' },
+    });
     const got = router.received('127.0.0.35').find((r) => r.prefix.toString() === '203.0.113.0/24')!;
-    expect({ asPath: got.asPath, communities: got.communities, large: got.largeCommunities }).toEqual({ asPath: [64512, 64999, 64998], communities: ['65000:7'], large: ['65000:1:2'] });
+    expect({ asPath: got.asPath, communities: got.communities, large: got.largeCommunities }).toEqual({
+      asPath: [64512, 64999, 64998],
+      communities: ['65000:7'],
+      large: ['65000:1:2'],
+    });
     const plain = router.received('127.0.0.35').find((r) => r.prefix.toString() === '198.18.0.0/16')!;
     expect({ asPath: plain.asPath, communities: plain.communities }).toEqual({ asPath: [64512], communities: [] });
   }, 20_000);

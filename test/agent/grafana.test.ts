@@ -7,8 +7,17 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AgentMetrics } from '../../src/agent/metrics.js';
 
-interface Target { readonly expr: string; readonly datasource?: { uid: string } }
-interface Panel { readonly type: string; readonly title: string; readonly targets?: Target[]; readonly datasource?: { type: string; uid: string }; readonly panels?: Panel[] }
+interface Target {
+  readonly expr: string;
+  readonly datasource?: { uid: string };
+}
+interface Panel {
+  readonly type: string;
+  readonly title: string;
+  readonly targets?: Target[];
+  readonly datasource?: { type: string; uid: string };
+  readonly panels?: Panel[];
+}
 const dashboard = JSON.parse(readFileSync(new URL('../../deploy/grafana/tsbgp-dashboard.json', import.meta.url), 'utf8')) as {
   title: string;
   uid: string;
@@ -26,7 +35,24 @@ const exprs = [
 /** The agent's registry with every metric registered, the Kubernetes API ones included. */
 async function exported(): Promise<Map<string, string[]>> {
   const m = new AgentMetrics();
-  m.attach(() => ({ running: true, speaker: undefined, plan: undefined, configErrors: 0, source: { kind: 'kubernetes', paths: [], server: 'https://192.0.2.1:6443', calicoApi: null, connected: true, synced: true, since: new Date(0), lastSyncAt: null, lastError: null, watchRestarts: 0 } }));
+  m.attach(() => ({
+    running: true,
+    speaker: undefined,
+    plan: undefined,
+    configErrors: 0,
+    source: {
+      kind: 'kubernetes',
+      paths: [],
+      server: 'https://192.0.2.1:6443',
+      calicoApi: null,
+      connected: true,
+      synced: true,
+      since: new Date(0),
+      lastSyncAt: null,
+      lastError: null,
+      watchRestarts: 0,
+    },
+  }));
   await m.metrics();
   const out = new Map<string, string[]>();
   for (const metric of await m.registry.getMetricsAsJSON()) {
@@ -78,7 +104,16 @@ describe('deploy/grafana/tsbgp-dashboard.json', () => {
       }
     }
     // What the dashboard is for: sessions, prefixes, refused advertisements, reconcile latency, API watch health.
-    for (const m of ['tsbgp_bgp_session_state', 'tsbgp_bgp_prefixes_advertised', 'tsbgp_bgp_prefixes_received', 'tsbgp_routes_refused', 'tsbgp_reconcile_duration_seconds', 'tsbgp_update_latency_seconds', 'tsbgp_kubernetes_api_connected', 'tsbgp_kubernetes_watch_restarts_total']) {
+    for (const m of [
+      'tsbgp_bgp_session_state',
+      'tsbgp_bgp_prefixes_advertised',
+      'tsbgp_bgp_prefixes_received',
+      'tsbgp_routes_refused',
+      'tsbgp_reconcile_duration_seconds',
+      'tsbgp_update_latency_seconds',
+      'tsbgp_kubernetes_api_connected',
+      'tsbgp_kubernetes_watch_restarts_total',
+    ]) {
       expect(used, m).toContain(m);
     }
   });

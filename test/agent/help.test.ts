@@ -34,7 +34,12 @@ describe('per-command help', () => {
     expect(flagsIn(entry!)).toEqual(parser);
     // A flag that takes a value shows one (--node NAME, --kernel on|off); a switch shows none.
     const takesValue = (flag: string) => new RegExp(`--${flag} ([A-Z]|[a-z]+\\|)`).test(COMMAND_HELP[cmd]);
-    expect(Object.keys(COMMAND_FLAGS[cmd]).filter(takesValue).sort()).toEqual(Object.entries(COMMAND_FLAGS[cmd]).filter(([, o]) => o.type === 'string').map(([f]) => f).sort());
+    expect(Object.keys(COMMAND_FLAGS[cmd]).filter(takesValue).sort()).toEqual(
+      Object.entries(COMMAND_FLAGS[cmd])
+        .filter(([, o]) => o.type === 'string')
+        .map(([f]) => f)
+        .sort(),
+    );
   });
 
   it.each(commands)('tsbgp %s: the examples in its help parse', (cmd) => {
@@ -56,12 +61,19 @@ describe('per-command help', () => {
 
   it('tsbgp agent --help does not start an agent, even with other flags', async () => {
     const r = await run(['agent', '--node', 'x', '--help']);
-    expect([r.code, r.stdout.split('\n')[0]]).toEqual([0, 'usage: tsbgp agent [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster) [options]']);
+    expect([r.code, r.stdout.split('\n')[0]]).toEqual([
+      0,
+      'usage: tsbgp agent [--node NAME] (--manifests PATH... | --kubeconfig PATH | --in-cluster) [options]',
+    ]);
   });
 
   it('tsbgp help nosuch: exit 2 naming the commands', async () => {
     const r = await run(['help', 'nosuch']);
-    expect(r).toEqual({ code: 2, stdout: '', stderr: `tsbgp help: unknown command "nosuch" (commands: agent, status, routes, explain, drain, plan, version, help)\nrun 'tsbgp help' for usage\n` });
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `tsbgp help: unknown command "nosuch" (commands: agent, status, routes, explain, drain, plan, version, help)\nrun 'tsbgp help' for usage\n`,
+    });
   });
 });
 
@@ -89,7 +101,9 @@ describe('tsbgp agent when port 179 is refused', () => {
 
 describe('examples/yaobank/steps', () => {
   const yb = fileURLToPath(new URL('../../examples/yaobank/', import.meta.url));
-  const steps = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) => join(yb, 'steps', `${s}.yaml`));
+  const steps = ['01-service-cluster-ips', '02-customer-local', '03-service-external-ips', '04-customer-external-ip'].map((s) =>
+    join(yb, 'steps', `${s}.yaml`),
+  );
 
   it('apply as layers in order, as the example README says: no errors', async () => {
     const r = await run(['plan', '--node', 'worker1', '--manifests', join(yb, 'base'), ...steps]);

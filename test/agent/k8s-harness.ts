@@ -37,7 +37,13 @@ export function bgpConfiguration(spec: Record<string, unknown> = {}) {
     apiVersion: CRD,
     kind: 'BGPConfiguration',
     metadata: { name: 'default' },
-    spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], serviceExternalIPs: [{ cidr: '203.0.113.10/32' }], ...spec },
+    spec: {
+      asNumber: 64512,
+      nodeToNodeMeshEnabled: false,
+      serviceClusterIPs: [{ cidr: '198.18.0.0/16' }],
+      serviceExternalIPs: [{ cidr: '203.0.113.10/32' }],
+      ...spec,
+    },
   };
 }
 
@@ -45,12 +51,21 @@ export function bgpPeer(name: string, peerIP: string, spec: Record<string, unkno
   return { apiVersion: CRD, kind: 'BGPPeer', metadata: { name }, spec: { peerIP, asNumber: 65000, ...spec } };
 }
 
-export function service(name: string, spec: { clusterIP?: string; externalIPs?: string[]; externalTrafficPolicy?: 'Cluster' | 'Local'; type?: string }, namespace = 'default') {
+export function service(
+  name: string,
+  spec: { clusterIP?: string; externalIPs?: string[]; externalTrafficPolicy?: 'Cluster' | 'Local'; type?: string },
+  namespace = 'default',
+) {
   return {
     apiVersion: 'v1',
     kind: 'Service',
     metadata: { name, namespace },
-    spec: { type: spec.type ?? 'LoadBalancer', clusterIP: spec.clusterIP ?? '10.96.0.10', externalIPs: spec.externalIPs ?? [], externalTrafficPolicy: spec.externalTrafficPolicy ?? 'Cluster' },
+    spec: {
+      type: spec.type ?? 'LoadBalancer',
+      clusterIP: spec.clusterIP ?? '10.96.0.10',
+      externalIPs: spec.externalIPs ?? [],
+      externalTrafficPolicy: spec.externalTrafficPolicy ?? 'Cluster',
+    },
     status: { loadBalancer: {} },
   };
 }

@@ -26,7 +26,15 @@ const yb = fileURLToPath(new URL('../../examples/yaobank/base/', import.meta.url
 class KernelFake extends FakeSpeaker {
   learned: LearnedKernelRoute[] = [];
   kernelStatus(): KernelStatus {
-    return { enabled: true, table: 254, protocol: 12, restarting: false, routes: { desired: 0, installed: 0, refused: 0, stale: 0 }, refused: [], counters: { written: 0, batches: 0, failed: 0, resyncs: 0, putBack: 0, foreign: 0, lost: 0 } };
+    return {
+      enabled: true,
+      table: 254,
+      protocol: 12,
+      restarting: false,
+      routes: { desired: 0, installed: 0, refused: 0, stale: 0 },
+      refused: [],
+      counters: { written: 0, batches: 0, failed: 0, resyncs: 0, putBack: 0, foreign: 0, lost: 0 },
+    };
   }
   kernelRoute(): undefined {
     return undefined;
@@ -46,7 +54,11 @@ class KernelFake extends FakeSpeaker {
   }
 }
 
-const felix = (prefix: string, dev: string, metric = 1024): LearnedKernelRoute => ({ source: 'kernel', protocol: 3, route: { prefix, type: 'unicast', metric, nexthops: [{ dev }] } });
+const felix = (prefix: string, dev: string, metric = 1024): LearnedKernelRoute => ({
+  source: 'kernel',
+  protocol: 3,
+  route: { prefix, type: 'unicast', metric, nexthops: [{ dev }] },
+});
 
 const running: Agent[] = [];
 afterEach(async () => {
@@ -54,7 +66,7 @@ afterEach(async () => {
 });
 
 describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)', () => {
-  it('a pod with an IP from another node\'s block: advertised with LOCAL_PREF 2147483647 − metric, withdrawn when its route goes; one in the own block: not', async () => {
+  it("a pod with an IP from another node's block: advertised with LOCAL_PREF 2147483647 − metric, withdrawn when its route goes; one in the own block: not", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-klearn-'));
     let speaker: KernelFake | undefined;
     const control = join(dir, 'tsbgp.sock');
@@ -88,11 +100,14 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     expect(plan.kernel.learned!.map((r) => [r.prefix, r.exported, r.why])).toEqual([
       ['10.9.9.9/32', false, 'not inside any IP pool or service range'],
       ['198.19.0.70/32', false, 'more specific than the local block 198.19.0.64/26, which is exported instead'],
-      ['198.19.0.200/32', true, 'inside IPPool default-ipv4-ippool (198.19.0.0/16) and outside this node\'s blocks'],
-      ['198.19.0.201/32', true, 'inside IPPool default-ipv4-ippool (198.19.0.0/16) and outside this node\'s blocks'],
+      ['198.19.0.200/32', true, "inside IPPool default-ipv4-ippool (198.19.0.0/16) and outside this node's blocks"],
+      ['198.19.0.201/32', true, "inside IPPool default-ipv4-ippool (198.19.0.0/16) and outside this node's blocks"],
     ]);
     expect(plan.kernel.learn.enabled).toBe(true);
-    expect(plan.redistributed.filter((r) => r.from === 'kernel').map((r) => [r.prefix, r.kernel?.dev, r.export.accept])).toEqual([['198.19.0.200/32', 'cali1', true], ['198.19.0.201/32', 'cali3', true]]);
+    expect(plan.redistributed.filter((r) => r.from === 'kernel').map((r) => [r.prefix, r.kernel?.dev, r.export.accept])).toEqual([
+      ['198.19.0.200/32', 'cali1', true],
+      ['198.19.0.201/32', 'cali3', true],
+    ]);
     // every peer is sent it
     for (const p of plan.peers.filter((x) => !x.refused)) expect(p.exports).toContain('198.19.0.200/32');
     // the pod goes: its route goes; the other moves to another interface: originated again with it
@@ -100,7 +115,9 @@ describe('the agent advertises the kernel routes Calico would (borrowed pod IPs)
     s.learn([felix('198.19.0.201/32', 'cali4', 512)]);
     await agent.settled();
     expect(own()).toEqual([...before, '198.19.0.201/32'].sort());
-    expect(s.calls.filter((c) => c.op === 'originate').slice(originated)).toEqual([{ op: 'originate', prefix: '198.19.0.201/32', attrs: { origin: 'igp', localPref: 2147483647 - 512 }, options: { iface: 'cali4' } }]);
+    expect(s.calls.filter((c) => c.op === 'originate').slice(originated)).toEqual([
+      { op: 'originate', prefix: '198.19.0.201/32', attrs: { origin: 'igp', localPref: 2147483647 - 512 }, options: { iface: 'cali4' } },
+    ]);
     expect(s.routes.get('198.19.0.201/32')!.iface).toBe('cali4');
     expect(s.calls.filter((c) => c.op === 'withdraw').map((c) => (c as { prefix: string }).prefix)).toEqual(['198.19.0.200/32']);
   });

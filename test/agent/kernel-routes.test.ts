@@ -12,17 +12,36 @@ import { peerOptions } from '../../src/agent/reconcile.js';
 import { peer, plan } from './plans.js';
 
 const path = (nh: string, localPref?: number): Path =>
-  ({ source: { kind: 'peer', id: nh, address: Address.parse(nh), asn: 64512, type: 'ibgp', rrClient: false }, attrs: { attrs: { nextHop: Address.parse(nh), ...(localPref !== undefined ? { localPref } : {}) } }, pathId: 0 }) as unknown as Path;
+  ({
+    source: { kind: 'peer', id: nh, address: Address.parse(nh), asn: 64512, type: 'ibgp', rrClient: false },
+    attrs: { attrs: { nextHop: Address.parse(nh), ...(localPref !== undefined ? { localPref } : {}) } },
+    pathId: 0,
+  }) as unknown as Path;
 
 /** A speaker whose kernel side is a real SpeakerKernel over a simulated kernel (the FIB shell is never started). */
 function speakerWithKernel(dump: KernelRoute[]): { api: SpeakerApi; sk: SpeakerKernel; settle: () => void; k: SimKernel } {
-  const sk = new SpeakerKernel({ metricFromLocalPref: true, statics: [{ prefix: '198.19.0.0/26', blackhole: true }], rules: [{ prefix: '198.19.64.0/18', action: 'accept', tunnel: { dev: 'tunl0' }, why: 'IPIP' }] } as KernelOptions, new PolicyRegistry(), { asn: 64512, scheduler: { setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: () => {} } as never, () => {});
+  const sk = new SpeakerKernel(
+    {
+      metricFromLocalPref: true,
+      statics: [{ prefix: '198.19.0.0/26', blackhole: true }],
+      rules: [{ prefix: '198.19.64.0/18', action: 'accept', tunnel: { dev: 'tunl0' }, why: 'IPIP' }],
+    } as KernelOptions,
+    new PolicyRegistry(),
+    { asn: 64512, scheduler: { setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: () => {} } as never,
+    () => {},
+  );
   const k = new SimKernel();
   for (const r of dump) k.table.set(SimKernel.key(r), r);
   sk.fib.core.setConnected([{ prefix: '192.0.2.0/24', dev: 'eth0' }], k.links);
   sk.fib.core.kernelTable(k.routes());
   const status = () => ({ ...sk.fib.status(), enabled: true, table: 254 });
-  const api = { kernelStatus: status, kernelRoute: () => undefined, kernelRoutes: () => sk.routes(), setKernelRules: () => {}, setKernelStatics: () => {} } as unknown as SpeakerApi;
+  const api = {
+    kernelStatus: status,
+    kernelRoute: () => undefined,
+    kernelRoutes: () => sk.routes(),
+    setKernelRules: () => {},
+    setKernelStatics: () => {},
+  } as unknown as SpeakerApi;
   return { api, sk, k, settle: () => void converge(sk.fib.core, k) };
 }
 
@@ -43,7 +62,16 @@ describe('tsbgp routes --kernel', () => {
       ['198.51.100.0/24', 'pending', 'bgp'], // waiting for the kernel's lookup of a next hop on no connected network
       ['203.0.113.0/24', 'stale', null],
     ]);
-    expect(v.routes[1].installed).toEqual([{ type: 'unicast', metric: 1024, nexthops: [{ via: '192.0.2.12', dev: 'eth0', onlink: false }, { via: '192.0.2.13', dev: 'eth0', onlink: false }] }]);
+    expect(v.routes[1].installed).toEqual([
+      {
+        type: 'unicast',
+        metric: 1024,
+        nexthops: [
+          { via: '192.0.2.12', dev: 'eth0', onlink: false },
+          { via: '192.0.2.13', dev: 'eth0', onlink: false },
+        ],
+      },
+    ]);
     expect(v.routes[2]).toMatchObject({ reason: 'interface tunl0 does not exist (next hop 192.0.2.12)', refusedBy: 'resolve', installed: [] });
     expect(v.routes[3]).toMatchObject({ reason: null, installed: [] });
     const text = kernelRoutesText(v);
@@ -68,25 +96,39 @@ describe('tsbgp routes --kernel', () => {
     expect(kernelRoutesText({ version: 1, status: null, routes: [] })).toBe('Kernel routes: off (agent started without --kernel on)\n');
   });
 
-  it('IPv6 routes never arrive over an IPv4 session (or the reverse): one family per session, as Calico\'s bird and bird6', () => {
+  it("IPv6 routes never arrive over an IPv4 session (or the reverse): one family per session, as Calico's bird and bird6", () => {
     expect(peerOptions(peer('192.0.2.20')).families).toEqual(['ipv4']);
     expect(peerOptions(peer('2001:db8::20')).families).toEqual(['ipv6']);
   });
 });
 
 describe('`tsbgp status` kernel lines', () => {
-  const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 4, stale: 0, refused: [{ prefix: '198.19.64.0/26', reason: 'Network is unreachable (Nexthop has invalid gateway)' }], refusedCount: 1, programClusterRoutes: 'Enabled' };
+  const base = {
+    enabled: true,
+    error: null,
+    table: 254,
+    protocol: 12,
+    restarting: false,
+    installed: 3,
+    desired: 4,
+    stale: 0,
+    refused: [{ prefix: '198.19.64.0/26', reason: 'Network is unreachable (Nexthop has invalid gateway)' }],
+    refusedCount: 1,
+    programClusterRoutes: 'Enabled',
+  };
   it('say why routes go through ip -batch when rtnetlink was wanted, and nothing when it is used', () => {
     expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null, listener: 'netlink', listenerNote: null })).toEqual([
       'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 4 wanted, 1 refused',
       '  refused 198.19.64.0/26: Network is unreachable (Nexthop has invalid gateway)',
     ]);
-    const note = 'cannot write routes over netlink from this process (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): writing through ip -batch';
+    const note =
+      'cannot write routes over netlink from this process (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): writing through ip -batch';
     expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note, listener: 'netlink', listenerNote: null })[1]).toBe(`  ${note}`);
   });
 
   it('say why changes are heard through ip monitor when rtnetlink was wanted', () => {
-    const note = 'cannot listen to the kernel over netlink (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): watching through ip monitor';
+    const note =
+      'cannot listen to the kernel over netlink (cannot load the FFI package koffi and libc on linux/s390x: no prebuilt): watching through ip monitor';
     expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null, listener: 'iproute2', listenerNote: note })).toEqual([
       'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 4 wanted, 1 refused',
       `  ${note}`,

@@ -17,15 +17,24 @@ const agentArgs = (...extra: string[]) => ['--node', 'worker1', '--manifests', b
 describe('tsbgp agent --kernel-writer', () => {
   it('netlink or iproute2 with --kernel on; absent: the kernel FIB chooses (netlink)', () => {
     expect(parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', 'iproute2')).kernel).toEqual({ writer: 'iproute2' });
-    expect(parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', 'netlink', '--kernel-table', '100')).kernel).toEqual({ writer: 'netlink', table: 100 });
+    expect(parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', 'netlink', '--kernel-table', '100')).kernel).toEqual({
+      writer: 'netlink',
+      table: 100,
+    });
     expect(parseAgentArgs(agentArgs('--kernel', 'on')).kernel).toEqual({});
   });
 
   it('an unknown writer is a usage error naming the flag and the values it takes', async () => {
-    expect(() => parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', 'rtnl'))).toThrow(new UsageError('agent: --kernel-writer must be "netlink" or "iproute2", got "rtnl"'));
+    expect(() => parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', 'rtnl'))).toThrow(
+      new UsageError('agent: --kernel-writer must be "netlink" or "iproute2", got "rtnl"'),
+    );
     expect(() => parseAgentArgs(agentArgs('--kernel', 'on', '--kernel-writer', ''))).toThrow('--kernel-writer must be "netlink" or "iproute2", got ""');
     const r = await run(['agent', ...agentArgs('--kernel', 'on', '--kernel-writer', 'NETLINK')]);
-    expect(r).toEqual({ code: 2, stdout: '', stderr: 'tsbgp agent: --kernel-writer must be "netlink" or "iproute2", got "NETLINK"\nrun \'tsbgp help\' for usage\n' });
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'tsbgp agent: --kernel-writer must be "netlink" or "iproute2", got "NETLINK"\nrun \'tsbgp help\' for usage\n',
+    });
   });
 
   it('needs --kernel on, as the other kernel flags', () => {
@@ -45,7 +54,10 @@ describe('tsbgp agent --kernel-writer', () => {
       seen.push(o);
       return Object.assign(new FakeSpeaker(o), { start: () => Promise.reject(new Error('not this time')) });
     };
-    const r = await run(['agent', ...agentArgs('--kernel', 'on', '--kernel-writer', 'iproute2', '--control', join(dir, 's.sock'))], { speakerFactory, log: () => undefined });
+    const r = await run(['agent', ...agentArgs('--kernel', 'on', '--kernel-writer', 'iproute2', '--control', join(dir, 's.sock'))], {
+      speakerFactory,
+      log: () => undefined,
+    });
     expect(r.code).toBe(1);
     expect(seen).toHaveLength(1);
     expect(seen[0].kernel).toMatchObject({ writer: 'iproute2', metricFromLocalPref: true });
@@ -53,18 +65,43 @@ describe('tsbgp agent --kernel-writer', () => {
 
   it('the speaker hands it to its KernelFib (which checks it)', () => {
     // A writer the CLI would refuse, passed to the library directly: KernelFib's own check names it.
-    expect(() => new BgpSpeaker({ asn: 64512, routerId: '192.0.2.1', listen: false, kernel: { writer: 'rtnl' as never } })).toThrow('kernel writer must be "netlink" or "iproute2", got "rtnl"');
+    expect(() => new BgpSpeaker({ asn: 64512, routerId: '192.0.2.1', listen: false, kernel: { writer: 'rtnl' as never } })).toThrow(
+      'kernel writer must be "netlink" or "iproute2", got "rtnl"',
+    );
     expect(() => new BgpSpeaker({ asn: 64512, routerId: '192.0.2.1', listen: false, kernel: { writer: 'iproute2' } })).not.toThrow();
   });
 });
 
 describe('`tsbgp status` names the kernel writer in use', () => {
-  const base = { enabled: true, error: null, table: 254, protocol: 12, restarting: false, installed: 3, desired: 3, stale: 0, refused: [], refusedCount: 0, programClusterRoutes: 'Enabled', listener: 'netlink' as const, listenerNote: null };
+  const base = {
+    enabled: true,
+    error: null,
+    table: 254,
+    protocol: 12,
+    restarting: false,
+    installed: 3,
+    desired: 3,
+    stale: 0,
+    refused: [],
+    refusedCount: 0,
+    programClusterRoutes: 'Enabled',
+    listener: 'netlink' as const,
+    listenerNote: null,
+  };
   it('netlink, iproute2 (with the note why when rtnetlink was wanted), nothing while off', () => {
-    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual(['Kernel routes: table 254, proto 12, writer netlink: 3 installed of 3 wanted, 0 refused']);
-    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: null })).toEqual(['Kernel routes: table 254, proto 12, writer iproute2: 3 installed of 3 wanted, 0 refused']);
+    expect(kernelStatusText({ ...base, writer: 'netlink', writerNote: null })).toEqual([
+      'Kernel routes: table 254, proto 12, writer netlink: 3 installed of 3 wanted, 0 refused',
+    ]);
+    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: null })).toEqual([
+      'Kernel routes: table 254, proto 12, writer iproute2: 3 installed of 3 wanted, 0 refused',
+    ]);
     const note = 'this process may not write routes over netlink (Operation not permitted; CAP_NET_ADMIN missing here), but ip may: writing through ip -batch';
-    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note })).toEqual(['Kernel routes: table 254, proto 12, writer iproute2: 3 installed of 3 wanted, 0 refused', `  ${note}`]);
-    expect(kernelStatusText({ ...base, enabled: false, error: 'no permission', writer: null, writerNote: null })).toEqual(['Kernel routes: OFF: no permission']);
+    expect(kernelStatusText({ ...base, writer: 'iproute2', writerNote: note })).toEqual([
+      'Kernel routes: table 254, proto 12, writer iproute2: 3 installed of 3 wanted, 0 refused',
+      `  ${note}`,
+    ]);
+    expect(kernelStatusText({ ...base, enabled: false, error: 'no permission', writer: null, writerNote: null })).toEqual([
+      'Kernel routes: OFF: no permission',
+    ]);
   });
 });

@@ -49,7 +49,9 @@ describe('tsbgp agent source flags', () => {
   it('--in-cluster outside a cluster and a missing kubeconfig are errors naming the flag (exit 1)', async () => {
     const outside = await run(['agent', '--node', 'w', '--in-cluster'], { env: {} });
     expect(outside.code).toBe(1);
-    expect(outside.stderr).toBe('tsbgp agent: --in-cluster: not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given\n');
+    expect(outside.stderr).toBe(
+      'tsbgp agent: --in-cluster: not running in a cluster (KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT unset) and no --kubeconfig given\n',
+    );
     const missing = await run(['agent', '--node', 'w', '--kubeconfig', '/nonexistent/kubeconfig'], { env: {} });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^tsbgp agent: --kubeconfig \/nonexistent\/kubeconfig: .*ENOENT/);
@@ -75,7 +77,11 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
     const [bgpPort, httpPort] = [await freePort(), await freePort()];
     const env: NodeJS.ProcessEnv = { ...process.env, NODENAME: NODE, TSBGP_CONTROL: control };
     delete env.CALICO_K8S_NODE_REF;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--kubeconfig', kubeconfig, '--listen-port', String(bgpPort), `--metrics=127.0.0.1:${httpPort}`], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--kubeconfig', kubeconfig, '--listen-port', String(bgpPort), `--metrics=127.0.0.1:${httpPort}`],
+      { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
@@ -85,7 +91,11 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
       const t0 = Date.now();
       while (!ready) {
         if (Date.now() - t0 > 120_000) throw new Error(`not ready within 120 s; stderr: ${err}`);
-        ready = (await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) === 200;
+        ready =
+          (await fetch(`${url}/readyz`).then(
+            (r) => r.status,
+            () => 0,
+          )) === 200;
         if (!ready) await new Promise((r) => setTimeout(r, 100));
       }
       // `tsbgp status` finds the socket through TSBGP_CONTROL, as `kubectl exec` in the DaemonSet does.
@@ -97,8 +107,15 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
       expect(m.get('tsbgp_kubernetes_api_connected')).toBe(1);
       expect(m.get('tsbgp_routes_refused', { reason: 'outside allow-list' })).toBe(1);
       await until('NotAdvertised event', () => server!.list('events').length === 1, 5000);
-      expect(server.list('events')[0]).toMatchObject({ reason: 'NotAdvertised', involvedObject: { kind: 'Service', name: 'web' }, source: { component: 'tsbgp', host: NODE } });
-      const logs = err.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; source?: string });
+      expect(server.list('events')[0]).toMatchObject({
+        reason: 'NotAdvertised',
+        involvedObject: { kind: 'Service', name: 'web' },
+        source: { component: 'tsbgp', host: NODE },
+      });
+      const logs = err
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { msg: string; source?: string });
       expect(logs.find((l) => l.msg === 'tsbgp agent starting')).toMatchObject({ source: 'kubernetes' });
     } finally {
       child.kill('SIGTERM');
@@ -112,7 +129,11 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
     const kubeconfig = await server.writeKubeconfig();
     await server.stop();
     const dir = await mkdtemp(join(tmpdir(), 'tsbgp-k8s-cli-'));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', NODE, '--kubeconfig', kubeconfig, '--control', join(dir, 'tsbgp.sock')], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', NODE, '--kubeconfig', kubeconfig, '--control', join(dir, 'tsbgp.sock')],
+      { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let err = '';
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
@@ -124,7 +145,10 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(Date.now() - t0).toBeLessThan(5000);
-    const msgs = err.trim().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+    const msgs = err
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(msgs).toEqual(expect.arrayContaining(['waiting for the first sync of the Kubernetes API', 'received SIGTERM', 'tsbgp agent shutting down']));
   }, 180_000);
 });

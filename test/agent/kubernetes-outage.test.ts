@@ -19,7 +19,19 @@ import { BgpSpeaker } from '../../src/speaker/speaker.js';
 import { FakeApiServer } from '../kubernetes/fake-apiserver.js';
 import { run } from './cli-helpers.js';
 import { scrapeUrl } from './exposition.js';
-import { bgpConfiguration, bgpPeer, endpointSlice, node, NODE, Router, service, startCluster, until, type Cluster, type ClusterOptions } from './k8s-harness.js';
+import {
+  bgpConfiguration,
+  bgpPeer,
+  endpointSlice,
+  node,
+  NODE,
+  Router,
+  service,
+  startCluster,
+  until,
+  type Cluster,
+  type ClusterOptions,
+} from './k8s-harness.js';
 
 const cleanup: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -80,7 +92,11 @@ describe('Kubernetes API outage', () => {
     expect(json.source.lastError).toMatch(/ECONNREFUSED|socket|closed|connect/i);
     expect(Date.parse(json.source.since)).toBeLessThanOrEqual(Date.now());
     const text = (await run(['status', '--control', c.control])).stdout;
-    expect(text).toMatch(new RegExp(`Configuration: Kubernetes API ${c.server.url} \\(crd\\.projectcalico\\.org/v1\\): UNREACHABLE since ${json.source.since.replace(/\./g, '\\.')} \\(\\d+s\\); still advertising the last known configuration`));
+    expect(text).toMatch(
+      new RegExp(
+        `Configuration: Kubernetes API ${c.server.url} \\(crd\\.projectcalico\\.org/v1\\): UNREACHABLE since ${json.source.since.replace(/\./g, '\\.')} \\(\\d+s\\); still advertising the last known configuration`,
+      ),
+    );
     expect(text).toMatch(/127\.0\.0\.2 +\| global +\| up /);
     // Still ready (documented in docs/metrics.md), and saying why.
     const ready = await fetch(`${m.url}/readyz`);
@@ -89,7 +105,9 @@ describe('Kubernetes API outage', () => {
     const down = await scrapeUrl(`${m.url}/metrics`);
     expect(down.get('tsbgp_kubernetes_api_connected')).toBe(0);
     expect(down.get('tsbgp_agent_ready')).toBe(1);
-    expect(c.logs.filter((l) => String(l.msg).startsWith('Kubernetes API unreachable'))).toEqual([expect.objectContaining({ level: 'warning', server: c.server.url, lastError: expect.any(String) })]);
+    expect(c.logs.filter((l) => String(l.msg).startsWith('Kubernetes API unreachable'))).toEqual([
+      expect.objectContaining({ level: 'warning', server: c.server.url, lastError: expect.any(String) }),
+    ]);
     // Repeated connection failures are logged once per resource, not once per retry.
     const errors = c.logs.filter((l) => String(l.msg).startsWith('Kubernetes API: services:'));
     expect(errors.length).toBeGreaterThanOrEqual(1);
@@ -104,12 +122,16 @@ describe('Kubernetes API outage', () => {
     await c.routes([POD, RANGE, WEB, '198.18.0.60/32']);
     await until('all watching again', () => c.server.openWatches() === 8);
     await marker(c, [POD, RANGE, WEB, '198.18.0.60/32']);
-    expect(c.router.log.slice(mark)).toEqual([{ type: 'announce', prefix: '198.18.0.60/32' }, { type: 'announce', prefix: MARKER }]);
+    expect(c.router.log.slice(mark)).toEqual([
+      { type: 'announce', prefix: '198.18.0.60/32' },
+      { type: 'announce', prefix: MARKER },
+    ]);
     expect(c.router.session()).toMatchObject({ state: 'Established', since: session.since });
     expect(c.logs.filter((l) => String(l.msg).startsWith('Kubernetes API reachable again'))).toHaveLength(1);
     const up = await scrapeUrl(`${m.url}/metrics`);
     expect(up.get('tsbgp_kubernetes_api_connected')).toBe(1);
-    for (const r of ['nodes', 'services', 'endpointslices', 'bgppeers']) expect(up.get('tsbgp_kubernetes_watch_restarts_total', { resource: r })).toBeGreaterThanOrEqual(1);
+    for (const r of ['nodes', 'services', 'endpointslices', 'bgppeers'])
+      expect(up.get('tsbgp_kubernetes_watch_restarts_total', { resource: r })).toBeGreaterThanOrEqual(1);
     expect(up.get('tsbgp_kubernetes_api_last_sync_timestamp_seconds')).toBeGreaterThan(Date.parse(json.source.since) / 1000);
     expect(c.agent.status().source.watchRestarts).toBeGreaterThanOrEqual(8);
   });
@@ -127,7 +149,10 @@ describe('Kubernetes API outage', () => {
     await until('all watching again', () => c.server.openWatches() === 8);
     await marker(c, [POD, RANGE]);
     expect(lists()).toBeGreaterThan(listed);
-    expect(c.router.log.slice(mark)).toEqual([{ type: 'withdraw', prefix: WEB }, { type: 'announce', prefix: MARKER }]);
+    expect(c.router.log.slice(mark)).toEqual([
+      { type: 'withdraw', prefix: WEB },
+      { type: 'announce', prefix: MARKER },
+    ]);
     expect(c.agent.status().source).toMatchObject({ connected: true, synced: true });
   });
 });
@@ -169,7 +194,9 @@ describe('latency metrics with real sessions', () => {
     const before = await scrapeUrl(`${m.url}/metrics`);
     c.apply(service('web', { externalIPs: ['203.0.113.10'] }));
     await c.routes([POD, RANGE, WEB]);
-    await expect.poll(async () => (await scrapeUrl(`${m.url}/metrics`)).get('tsbgp_update_latency_seconds_count')).toBe((before.get('tsbgp_update_latency_seconds_count') ?? 0) + 1);
+    await expect
+      .poll(async () => (await scrapeUrl(`${m.url}/metrics`)).get('tsbgp_update_latency_seconds_count'))
+      .toBe((before.get('tsbgp_update_latency_seconds_count') ?? 0) + 1);
     const after = await scrapeUrl(`${m.url}/metrics`);
     expect(after.get('tsbgp_reconcile_duration_seconds_count')).toBe((before.get('tsbgp_reconcile_duration_seconds_count') ?? 0) + 1);
     // The UPDATE leaves after the speaker calls (coalescing), and within a second here.
@@ -196,7 +223,16 @@ describe('first sync', () => {
     const m = await metricsOf({ metrics });
     const control = join(await mkdtemp(join(tmpdir(), 'tsbgp-k8s-')), 'tsbgp.sock');
     const source = kubernetesSource(loadKubeConfig({ kubeconfig }), { backoff: { initialMs: 20, maxMs: 100, jitter: 0.5 } });
-    const starting = runAgent({ node: NODE, source, control, listenPort: 0, signals: false, logger: createLogger({ write: () => undefined }), speakerFactory: (o) => new BgpSpeaker(o), metrics });
+    const starting = runAgent({
+      node: NODE,
+      source,
+      control,
+      listenPort: 0,
+      signals: false,
+      logger: createLogger({ write: () => undefined }),
+      speakerFactory: (o) => new BgpSpeaker(o),
+      metrics,
+    });
     let agent: Agent | undefined;
     cleanup.push(async () => (await starting).stop());
     void starting.then((a) => (agent = a));

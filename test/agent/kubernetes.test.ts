@@ -4,7 +4,23 @@
  * follows add, update and delete of every watched kind.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { bgpConfiguration, bgpFilter, bgpPeer, blockAffinity, CRD, endpointSlice, ipPool, node, NODE, Router, service, startCluster, until, type Cluster, type ClusterOptions } from './k8s-harness.js';
+import {
+  bgpConfiguration,
+  bgpFilter,
+  bgpPeer,
+  blockAffinity,
+  CRD,
+  endpointSlice,
+  ipPool,
+  node,
+  NODE,
+  Router,
+  service,
+  startCluster,
+  until,
+  type Cluster,
+  type ClusterOptions,
+} from './k8s-harness.js';
 
 const clusters: Cluster[] = [];
 const routers: Router[] = [];
@@ -58,7 +74,11 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await c.routes([POD, RANGE]);
     await until('NotAdvertised event', () => c.server.list('events').length === 1);
     const ev = c.server.list('events')[0];
-    expect(ev).toMatchObject({ reason: 'NotAdvertised', type: 'Warning', involvedObject: { kind: 'Service', name: 'web', namespace: 'default', uid: c.server.get('v1', 'Service', 'web', 'default')!.metadata.uid } });
+    expect(ev).toMatchObject({
+      reason: 'NotAdvertised',
+      type: 'Warning',
+      involvedObject: { kind: 'Service', name: 'web', namespace: 'default', uid: c.server.get('v1', 'Service', 'web', 'default')!.metadata.uid },
+    });
     expect(ev.message).toBe('external IP 198.51.100.7 is not advertised: outside the allow-list BGPConfiguration serviceExternalIPs [203.0.113.10/32]');
     expect(c.agent.status().refused).toEqual([expect.objectContaining({ ip: '198.51.100.7', reason: 'outside allow-list' })]);
     c.remove(web);
@@ -127,7 +147,12 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await until('router2 session gone', () => r2.session()?.state !== 'Established');
     await until('PeerRefused event', () => c.server.list('events').length === 1);
     const ev = c.server.list('events')[0];
-    expect(ev).toMatchObject({ reason: 'PeerRefused', metadata: { namespace: 'default' }, involvedObject: { kind: 'Node', name: NODE, uid: c.server.get('v1', 'Node', NODE)!.metadata.uid }, source: { component: 'tsbgp', host: NODE } });
+    expect(ev).toMatchObject({
+      reason: 'PeerRefused',
+      metadata: { namespace: 'default' },
+      involvedObject: { kind: 'Node', name: NODE, uid: c.server.get('v1', 'Node', NODE)!.metadata.uid },
+      source: { component: 'tsbgp', host: NODE },
+    });
     expect(ev.message).toMatch(/^BGPPeer router2 \(peer 127\.0\.0\.3 AS 65000\) is refused: spec\.password: Secret kube-system\/bgp not found/);
     expect(c.agent.status().peers.find((p) => p.address === '127.0.0.3')).toMatchObject({ refused: true, state: 'Idle' });
     c.remove(bgpPeer('router2', ''));
@@ -143,10 +168,20 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     await r2.speaker.start();
     routers.push(r2);
     // another Secret in the namespace, never asked for
-    c.server.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unrelated', namespace: 'kube-system' }, data: { x: Buffer.from('nope').toString('base64') } });
+    c.server.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'unrelated', namespace: 'kube-system' },
+      data: { x: Buffer.from('nope').toString('base64') },
+    });
     c.apply(bgpPeer('router2', `127.0.0.3:${r2.port}`, { password: { secretKeyRef: { name: 'bgp', key: 'router2' } } }));
     await until('refused for the missing Secret', () => c.agent.status().peers.some((p) => p.address === '127.0.0.3' && p.refused));
-    const secret = (pw: string) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'bgp', namespace: 'kube-system' }, data: { router2: Buffer.from(pw).toString('base64') } });
+    const secret = (pw: string) => ({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'bgp', namespace: 'kube-system' },
+      data: { router2: Buffer.from(pw).toString('base64') },
+    });
     c.server.apply(secret('pw-Alpha-77'));
     await until('started with the password', () => c.agent.status().peers.some((p) => p.address === '127.0.0.3' && !p.refused));
     // the Secrets were read by name only, in kube-system
@@ -154,7 +189,10 @@ describe('agent + Kubernetes API + BgpSpeaker', () => {
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.every((r) => r.path === '/api/v1/namespaces/kube-system/secrets' && r.query.fieldSelector === 'metadata.name=bgp')).toBe(true);
     c.server.apply(secret('pw-Bravo-88'));
-    const rekeyed = (l: object) => ((l as { peersUpdated?: { peer: string; changed: string[] }[] }).peersUpdated ?? []).some((u) => u.peer === '127.0.0.3' && u.changed.includes('password'));
+    const rekeyed = (l: object) =>
+      ((l as { peersUpdated?: { peer: string; changed: string[] }[] }).peersUpdated ?? []).some(
+        (u) => u.peer === '127.0.0.3' && u.changed.includes('password'),
+      );
     expect(c.logs.some(rekeyed)).toBe(false);
     await until('the rotated key reached the speaker (updatePeer, password changed)', () => c.logs.some(rekeyed));
     expect(JSON.stringify(c.logs)).not.toContain('pw-Alpha-77');

@@ -30,7 +30,14 @@ function reach(entry: string): Map<string, string[]> {
   while (queue.length > 0) {
     const file = queue.shift()!;
     for (const spec of staticImports(join(ROOT, file))) {
-      const target = spec.startsWith('.') ? relative(ROOT, join(dirname(join(ROOT, file)), spec)).replace(/\.js$/, '.ts') : spec.startsWith('node:') ? undefined : spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+      const target = spec.startsWith('.')
+        ? relative(ROOT, join(dirname(join(ROOT, file)), spec)).replace(/\.js$/, '.ts')
+        : spec.startsWith('node:')
+          ? undefined
+          : spec
+              .split('/')
+              .slice(0, spec.startsWith('@') ? 2 : 1)
+              .join('/');
       if (target === undefined || seen.has(target)) continue;
       seen.set(target, [...seen.get(file)!, target]);
       if (spec.startsWith('.')) queue.push(target);

@@ -39,7 +39,14 @@ describe('logger', () => {
 describe('ChangeMemo: log when changed', () => {
   it('changed() is true for the first value of a topic and for each different one, per topic', () => {
     const m = new ChangeMemo();
-    expect([m.changed('a', [1]), m.changed('a', [1]), m.changed('b', [1]), m.changed('a', [2]), m.changed('a', [1]), m.changed('a', [1])]).toEqual([true, false, true, true, true, false]);
+    expect([m.changed('a', [1]), m.changed('a', [1]), m.changed('b', [1]), m.changed('a', [2]), m.changed('a', [1]), m.changed('a', [1])]).toEqual([
+      true,
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
   it('added() gives the items not in the previous list of the topic', () => {
     const m = new ChangeMemo();

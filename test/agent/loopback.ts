@@ -46,7 +46,10 @@ export interface LoopbackAgent {
 }
 
 /** `tsbgp agent --node worker1` on a real speaker, reading `manifests` from a file of its own. */
-export async function startAgent(manifests: string, opts: Partial<Omit<AgentOptions, 'control' | 'manifests'>> & { logLevel?: 'debug' | 'error'; control?: boolean } = {}): Promise<LoopbackAgent> {
+export async function startAgent(
+  manifests: string,
+  opts: Partial<Omit<AgentOptions, 'control' | 'manifests'>> & { logLevel?: 'debug' | 'error'; control?: boolean } = {},
+): Promise<LoopbackAgent> {
   const { logLevel = 'error', control = false, ...rest } = opts;
   const dir = await mkdtemp(join(tmpdir(), 'tsbgp-loopback-'));
   const file = join(dir, 'cluster.yaml');
@@ -68,4 +71,8 @@ export async function startAgent(manifests: string, opts: Partial<Omit<AgentOpti
 }
 
 /** The prefixes `router` holds from `agentAddress`, sorted. */
-export const learnedBy = (router: BgpSpeaker, agentAddress: string) => (): string[] => router.received(agentAddress).map((r) => r.prefix.toString()).sort();
+export const learnedBy = (router: BgpSpeaker, agentAddress: string) => (): string[] =>
+  router
+    .received(agentAddress)
+    .map((r) => r.prefix.toString())
+    .sort();

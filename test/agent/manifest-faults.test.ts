@@ -87,7 +87,9 @@ describe('manifest mode keeps the last valid state', () => {
     await seen;
     await h.agent.settled();
     expect(h.routes()).toEqual([SERVICE_RANGE, POD_BLOCK]);
-    expect(h.agent.status().errors).toEqual([expect.objectContaining({ file, message: expect.stringContaining('expected a resource (a map with apiVersion and kind), got string') })]);
+    expect(h.agent.status().errors).toEqual([
+      expect.objectContaining({ file, message: expect.stringContaining('expected a resource (a map with apiVersion and kind), got string') }),
+    ]);
 
     seen = h.logged(invalid('is required'));
     await writeFile(join(base, 'calico.yaml'), 'note: the router config moved\n');
@@ -136,7 +138,12 @@ describe('manifest mode keeps the last valid state', () => {
     expect(h.routes()).toEqual([SERVICE_RANGE, POD_BLOCK]);
     expect(h.speaker()!.calls.filter((c) => c.op === 'withdraw' || c.op === 'removePeer' || c.op === 'stop')).toEqual([]);
     const st = h.agent.status();
-    expect(st.errors).toEqual([expect.objectContaining({ file: svc, message: expect.stringContaining('cannot read: ENOENT: keeping the 1 resource last loaded from it until it returns') })]);
+    expect(st.errors).toEqual([
+      expect.objectContaining({
+        file: svc,
+        message: expect.stringContaining('cannot read: ENOENT: keeping the 1 resource last loaded from it until it returns'),
+      }),
+    ]);
     expect(st.source.lastError).toContain(`${svc}: cannot read: ENOENT`);
 
     // The whole tree too: base/ and the folder above both gone.
@@ -166,7 +173,9 @@ describe('manifest mode keeps the last valid state', () => {
     const later = join(dir, 'not', 'yet');
     const h = await start([later]);
     expect(h.speaker()).toBeUndefined();
-    expect(h.agent.status().errors).toEqual(expect.arrayContaining([expect.objectContaining({ file: later, message: expect.stringContaining('cannot read: ENOENT') })]));
+    expect(h.agent.status().errors).toEqual(
+      expect.arrayContaining([expect.objectContaining({ file: later, message: expect.stringContaining('cannot read: ENOENT') })]),
+    );
     const staging = await folder();
     await cp(join(yb, 'base'), join(staging, 'yet'), { recursive: true });
     const seen = h.logged((l) => l.msg === 'BGP speaker started');

@@ -17,14 +17,17 @@ const worker = node('worker1', '192.0.2.10');
 const noMesh = bgpConfig({ nodeToNodeMeshEnabled: false });
 
 describe('BGPPeer tsbgp.io/max-prefixes', () => {
-  it('sets that peer\'s limit, over the agent\'s --max-prefixes; other peers keep the agent\'s', () => {
+  it("sets that peer's limit, over the agent's --max-prefixes; other peers keep the agent's", () => {
     const p = planFor([worker, noMesh, tor({ 'tsbgp.io/max-prefixes': '50000,restart,90%' }), tor({}, 'other', '192.0.2.2')], 'worker1');
     expect(p.errors).toEqual([]);
     const byName = new Map(p.peers.map((x) => [x.from?.name, x]));
     expect(byName.get('tor')!.maxPrefixes).toEqual({ limit: 50000, action: 'restart', warningThreshold: 90 });
     expect(byName.get('other')!.maxPrefixes).toBeUndefined();
     const agent = parseMaxPrefixes('3000,warn');
-    expect(peerOptions(byName.get('tor')!, agent).maxPrefixes).toEqual({ ipv4: { limit: 50000, action: 'restart', warningThreshold: 90 }, ipv6: { limit: 50000, action: 'restart', warningThreshold: 90 } });
+    expect(peerOptions(byName.get('tor')!, agent).maxPrefixes).toEqual({
+      ipv4: { limit: 50000, action: 'restart', warningThreshold: 90 },
+      ipv6: { limit: 50000, action: 'restart', warningThreshold: 90 },
+    });
     expect(peerOptions(byName.get('other')!, agent).maxPrefixes).toEqual(agent);
     expect(peerOptions(byName.get('other')!, defaultMaxPrefixes()).maxPrefixes).toEqual(defaultMaxPrefixes());
   });
@@ -42,14 +45,22 @@ describe('BGPPeer tsbgp.io/max-prefixes', () => {
       ['100,block,150%', 'WARN% "150%" is not a percentage 1-100'],
       ['0,block', 'LIMIT 0 (no limit) takes no ACTION or WARN%'],
     ]) {
-      const r = validateObject({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'x', annotations: { 'tsbgp.io/max-prefixes': value } }, spec: { peerIP: '192.0.2.1', asNumber: 65000 } }, 'x.yaml');
+      const r = validateObject(
+        {
+          apiVersion: 'projectcalico.org/v3',
+          kind: 'BGPPeer',
+          metadata: { name: 'x', annotations: { 'tsbgp.io/max-prefixes': value } },
+          spec: { peerIP: '192.0.2.1', asNumber: 65000 },
+        },
+        'x.yaml',
+      );
       expect(r.ok).toBe(false);
       if (r.ok) continue;
       expect(r.issues).toEqual([expect.objectContaining({ path: 'metadata.annotations.tsbgp.io/max-prefixes', message: expect.stringContaining(why) })]);
     }
   });
 
-  it('tsbgp plan shows each peer\'s limit and where it comes from', () => {
+  it("tsbgp plan shows each peer's limit and where it comes from", () => {
     const p = planFor([worker, noMesh, tor({ 'tsbgp.io/max-prefixes': '500,warn,50' }), tor({}, 'other', '192.0.2.2')], 'worker1');
     const view = planJson(p);
     const by = new Map(view.peers.map((x) => [x.address, x.maxPrefixes]));

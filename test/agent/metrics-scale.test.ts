@@ -42,7 +42,9 @@ describe('metrics during a full-table receive', () => {
     metrics.attach(() => ({ running: true, speaker: receiver, configErrors: 0 }));
     // Scrapes come every few milliseconds here, far above the endpoint's rate limit (tested in metrics.test.ts): no limit in this test.
     const unlimited = { burst: 1e9, perSecond: 1e9 };
-    const server: MetricsServer = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, undefined, { limits: { metrics: unlimited, probes: unlimited } });
+    const server: MetricsServer = await startMetricsServer(metrics, { host: '127.0.0.1', port: 0 }, undefined, {
+      limits: { metrics: unlimited, probes: unlimited },
+    });
     stops.push(() => server.close());
     await receiver.start();
     stops.push(() => receiver.stop());

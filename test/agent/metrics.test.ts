@@ -47,7 +47,13 @@ const count = (prefixes: readonly string[], fam: 4 | 6) => prefixes.filter((x) =
 class StateSpeaker {
   readonly peers = new Map<string, FakePeer>();
   add(address: string): FakePeer {
-    const p: FakePeer = { state: 'Idle', since: new Date(0), counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 }, advertised: [], received: [] };
+    const p: FakePeer = {
+      state: 'Idle',
+      since: new Date(0),
+      counters: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
+      advertised: [],
+      received: [],
+    };
     this.peers.set(address, p);
     return p;
   }
@@ -75,7 +81,9 @@ class StateSpeaker {
   }
   received(peerAddr?: string): readonly ReceivedRoute[] {
     const out: ReceivedRoute[] = [];
-    for (const [a, p] of this.peers) if (peerAddr === undefined || a === peerAddr) for (const x of p.received) out.push({ peer: a, prefix: Prefix.parse(x), asPath: [], communities: [], largeCommunities: [], best: true, stale: false });
+    for (const [a, p] of this.peers)
+      if (peerAddr === undefined || a === peerAddr)
+        for (const x of p.received) out.push({ peer: a, prefix: Prefix.parse(x), asPath: [], communities: [], largeCommunities: [], best: true, stale: false });
     return out;
   }
 }
@@ -99,7 +107,10 @@ async function serve(metrics: AgentMetrics): Promise<MetricsServer> {
 async function harness() {
   let clock = Date.parse('2026-12-02T10:00:00Z');
   const speaker = new StateSpeaker();
-  const state: { running: boolean; speaker?: StateSpeaker; plan?: Plan; configErrors: number; refusedExtra?: Record<string, number>; source?: SourceStatus } = { running: true, configErrors: 0 };
+  const state: { running: boolean; speaker?: StateSpeaker; plan?: Plan; configErrors: number; refusedExtra?: Record<string, number>; source?: SourceStatus } = {
+    running: true,
+    configErrors: 0,
+  };
   const metrics = new AgentMetrics({ now: () => clock });
   const server = await serve(metrics);
   return {
@@ -218,7 +229,10 @@ describe('AgentMetrics over HTTP', () => {
     for (const reason of ['outside allow-list', 'not-local', 'not ready', 'node excluded']) expect(m.get('tsbgp_routes_refused', { reason })).toBe(0);
     expect(m.get('tsbgp_config_errors')).toBe(0);
 
-    h.state.plan = { ...plan([]), refused: [refusedIP('203.0.113.10', 'not-local'), refusedIP('203.0.113.11', 'not-local'), refusedIP('198.51.100.1', 'outside allow-list')] };
+    h.state.plan = {
+      ...plan([]),
+      refused: [refusedIP('203.0.113.10', 'not-local'), refusedIP('203.0.113.11', 'not-local'), refusedIP('198.51.100.1', 'outside allow-list')],
+    };
     h.state.refusedExtra = { 'rejected by filter': 3 };
     h.state.configErrors = 2;
     m = await scrape(h.server);
@@ -296,12 +310,26 @@ describe('AgentMetrics over HTTP', () => {
   it('with the Kubernetes API: not ready before the first sync, still ready (saying why) while unreachable; API series only then', async () => {
     const h = await harness();
     const since = new Date('2026-12-02T09:59:00Z');
-    const api: SourceStatus = { kind: 'kubernetes', paths: [], server: 'https://10.96.0.1:443', calicoApi: null, connected: false, synced: false, since, lastSyncAt: null, lastError: 'nodes: connect ECONNREFUSED', watchRestarts: 0 };
+    const api: SourceStatus = {
+      kind: 'kubernetes',
+      paths: [],
+      server: 'https://10.96.0.1:443',
+      calicoApi: null,
+      connected: false,
+      synced: false,
+      since,
+      lastSyncAt: null,
+      lastError: 'nodes: connect ECONNREFUSED',
+      watchRestarts: 0,
+    };
     h.state.source = { ...api, kind: 'manifests', server: null, connected: true, synced: true };
     h.attach();
     expect((await scrape(h.server)).get('tsbgp_kubernetes_api_connected')).toBeUndefined();
     h.state.source = api;
-    expect(await get(h.server, '/readyz')).toMatchObject({ status: 503, body: 'waiting for the first sync of the Kubernetes API (nodes: connect ECONNREFUSED)\n' });
+    expect(await get(h.server, '/readyz')).toMatchObject({
+      status: 503,
+      body: 'waiting for the first sync of the Kubernetes API (nodes: connect ECONNREFUSED)\n',
+    });
     let m = await scrape(h.server);
     expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_kubernetes_api_last_sync_timestamp_seconds')]).toEqual([0, 0]);
     h.state.speaker = h.speaker;
@@ -311,7 +339,10 @@ describe('AgentMetrics over HTTP', () => {
     m = await scrape(h.server);
     expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_kubernetes_api_last_sync_timestamp_seconds')]).toEqual([1, since.getTime() / 1000]);
     h.state.source = { ...api, synced: true, connected: false, since, lastSyncAt: since };
-    expect(await get(h.server, '/readyz')).toMatchObject({ status: 200, body: 'ok: serving the last known configuration; Kubernetes API unreachable since 2026-12-02T09:59:00.000Z\n' });
+    expect(await get(h.server, '/readyz')).toMatchObject({
+      status: 200,
+      body: 'ok: serving the last known configuration; Kubernetes API unreachable since 2026-12-02T09:59:00.000Z\n',
+    });
     expect(await get(h.server, '/healthz')).toMatchObject({ status: 200 });
     m = await scrape(h.server);
     expect([m.get('tsbgp_kubernetes_api_connected'), m.get('tsbgp_agent_ready')]).toEqual([0, 1]);
@@ -386,7 +417,9 @@ describe('--metrics ADDR:PORT', () => {
 
   it('an address already in use is a clear error', async () => {
     const first = await serve(new AgentMetrics({ processMetrics: false }));
-    await expect(startMetricsServer(new AgentMetrics({ processMetrics: false }), { host: '127.0.0.1', port: first.address.port })).rejects.toThrow(`--metrics: cannot listen on 127.0.0.1:${first.address.port}`);
+    await expect(startMetricsServer(new AgentMetrics({ processMetrics: false }), { host: '127.0.0.1', port: first.address.port })).rejects.toThrow(
+      `--metrics: cannot listen on 127.0.0.1:${first.address.port}`,
+    );
   });
 
   it('listens on IPv6 loopback', async () => {
@@ -448,7 +481,24 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
     const [bgpPort, httpPort] = [await freePort(), await freePort()];
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--node', 'worker1', '--manifests', 'examples/yaobank/base', '--listen-port', String(bgpPort), '--control', join(dir, 'tsbgp.sock'), '--metrics', `127.0.0.1:${httpPort}`, '--drain-time', '0'],
+      [
+        '--import',
+        'tsx',
+        'src/agent/main.ts',
+        'agent',
+        '--node',
+        'worker1',
+        '--manifests',
+        'examples/yaobank/base',
+        '--listen-port',
+        String(bgpPort),
+        '--control',
+        join(dir, 'tsbgp.sock'),
+        '--metrics',
+        `127.0.0.1:${httpPort}`,
+        '--drain-time',
+        '0',
+      ],
       { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';
@@ -460,7 +510,10 @@ describe('tsbgp agent --metrics (a real process, the real speaker)', () => {
       let ready = 0;
       while (ready !== 200) {
         if (Date.now() - t0 > 120_000) throw new Error(`not ready within 120 s; stderr: ${err}`);
-        ready = await fetch(`${url}/readyz`).then((r) => r.status, () => 0);
+        ready = await fetch(`${url}/readyz`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       const m = new Scrape(parseExposition(await (await fetch(`${url}/metrics`)).text()).samples, new Map());
@@ -486,7 +539,14 @@ describe('two sessions to one address on different ports', () => {
     const two = (port: number, updatesIn: number): PeerStatus => ({ ...one, port, state: 'Established', counters: { ...one.counters, updatesIn } });
     const speaker = { status: (): readonly PeerStatus[] => [two(150, 3), two(166, 5), { ...lone, port: 1790 }] };
     h.state.speaker = speaker as unknown as StateSpeaker;
-    h.state.plan = plan([], [peer('192.0.2.20', { port: 150 }), peer('192.0.2.20', { port: 166, id: 'Global_q_192.0.2.20', type: 'node specific' }), peer('192.0.2.30', { port: 1790 })]);
+    h.state.plan = plan(
+      [],
+      [
+        peer('192.0.2.20', { port: 150 }),
+        peer('192.0.2.20', { port: 166, id: 'Global_q_192.0.2.20', type: 'node specific' }),
+        peer('192.0.2.30', { port: 1790 }),
+      ],
+    );
     h.attach();
     const m = await scrape(h.server);
     expect(m.get('tsbgp_bgp_session_state', { peer: '192.0.2.20:150', type: 'global', state: 'Established' })).toBe(1);

@@ -60,7 +60,11 @@ describe('CalicoNodeStatus requests', () => {
 
   it('a change of the spec is a new request; a change of status or metadata is not', () => {
     const a = request({ node: 'n1', classes: ['BGP'], updatePeriodSeconds: 10 });
-    const b = readNodeStatusRequest({ metadata: { name: 'ask-n1', resourceVersion: '9' }, spec: { node: 'n1', classes: ['BGP'], updatePeriodSeconds: 10 }, status: { bgp: {} } });
+    const b = readNodeStatusRequest({
+      metadata: { name: 'ask-n1', resourceVersion: '9' },
+      spec: { node: 'n1', classes: ['BGP'], updatePeriodSeconds: 10 },
+      status: { bgp: {} },
+    });
     const c = request({ node: 'n1', classes: ['BGP', 'Agent'], updatePeriodSeconds: 10 });
     expect(a.ok && b.ok && c.ok).toBe(true);
     if (a.ok && b.ok && c.ok) {
@@ -73,7 +77,13 @@ describe('CalicoNodeStatus requests', () => {
 describe('the status answered', () => {
   it('Agent: the speaker as both daemons, times as BIRD prints them', () => {
     const s = nodeStatus(INPUT, ['Agent']);
-    const d = { state: 'Ready', version: 'tsbgp 1.2.3', routerID: '192.0.2.1', lastBootTime: '2026-03-01 10:00:00', lastReconfigurationTime: '2026-03-01 10:00:05' };
+    const d = {
+      state: 'Ready',
+      version: 'tsbgp 1.2.3',
+      routerID: '192.0.2.1',
+      lastBootTime: '2026-03-01 10:00:00',
+      lastReconfigurationTime: '2026-03-01 10:00:05',
+    };
     expect(s).toEqual({ agent: { birdV4: d, birdV6: d } });
     expect(nodeStatus({ ...INPUT, running: false }, ['Agent']).agent?.birdV4).toEqual({ state: 'NotReady', version: 'tsbgp 1.2.3' });
   });

@@ -105,7 +105,18 @@ describe('tsbgp status', () => {
       errors: [],
       warnings: [],
       refused: [],
-      source: { kind: 'manifests', paths: ['cluster/'], server: null, calicoApi: null, connected: true, synced: true, since: at('00:58:00').toISOString(), lastSyncAt: at('00:58:00').toISOString(), lastError: null, watchRestarts: 0 },
+      source: {
+        kind: 'manifests',
+        paths: ['cluster/'],
+        server: null,
+        calicoApi: null,
+        connected: true,
+        synced: true,
+        since: at('00:58:00').toISOString(),
+        lastSyncAt: at('00:58:00').toISOString(),
+        lastError: null,
+        watchRestarts: 0,
+      },
     };
     expect(renderStatusJson(v, now)).toBe(
       [
@@ -130,10 +141,24 @@ describe('tsbgp status', () => {
 
 describe('tsbgp routes --received PEER', () => {
   it('every route as received, and what import policy made of it', () => {
-    const route = (prefix: string, extra: object = {}) => ({ prefix: Prefix.parse(prefix), nextHop: '192.0.2.20', asPath: [65000], origin: 'igp' as const, communities: [], largeCommunities: [], peer: '192.0.2.20', best: false, stale: false, ...extra });
+    const route = (prefix: string, extra: object = {}) => ({
+      prefix: Prefix.parse(prefix),
+      nextHop: '192.0.2.20',
+      asPath: [65000],
+      origin: 'igp' as const,
+      communities: [],
+      largeCommunities: [],
+      peer: '192.0.2.20',
+      best: false,
+      stale: false,
+      ...extra,
+    });
     const v = receivedJson('192.0.2.20', 'Established', [
       { route: route('198.51.100.0/24'), accepted: route('198.51.100.0/24', { best: true }) },
-      { route: route('203.0.113.0/25', { communities: ['65000:1'] }), accepted: route('203.0.113.0/25', { communities: ['65000:1', '64512:100'], localPref: 200, best: true }) },
+      {
+        route: route('203.0.113.0/25', { communities: ['65000:1'] }),
+        accepted: route('203.0.113.0/25', { communities: ['65000:1', '64512:100'], localPref: 200, best: true }),
+      },
       { route: route('192.0.2.128/25') },
     ]);
     expect(v.counts).toEqual({ received: 3, accepted: 2, rejected: 1 });
@@ -150,7 +175,11 @@ describe('tsbgp routes --received PEER', () => {
       ].join('\n'),
     );
     expect(renderReceived(receivedJson('192.0.2.30', 'Active', []))).toBe(
-      ['routes received from 192.0.2.30 (Active): 0 received, 0 accepted, 0 rejected by import policy', '  nothing received (the session is not established)', ''].join('\n'),
+      [
+        'routes received from 192.0.2.30 (Active): 0 received, 0 accepted, 0 rejected by import policy',
+        '  nothing received (the session is not established)',
+        '',
+      ].join('\n'),
     );
   });
 });

@@ -18,8 +18,11 @@ it('a large plan --json through a pipe to a slow reader arrives whole, and the e
   const dir = await mkdtemp(join(tmpdir(), 'tsbgp-pipe-'));
   const base = join(root, 'examples/yaobank/base');
   for (const f of await readdir(base)) await copyFile(join(base, f), join(dir, f));
-  const services = Array.from({ length: 3000 }, (_, i) =>
-    `apiVersion: v1\nkind: Service\nmetadata: { name: svc${i}, namespace: bulk }\nspec:\n  type: ClusterIP\n  clusterIP: 198.19.${Math.floor(i / 250)}.${(i % 250) + 1}\n  externalIPs: [203.0.113.${(i % 250) + 1}]\n  ports: [{ port: 80, targetPort: 80 }]\n`);
+  const services = Array.from(
+    { length: 3000 },
+    (_, i) =>
+      `apiVersion: v1\nkind: Service\nmetadata: { name: svc${i}, namespace: bulk }\nspec:\n  type: ClusterIP\n  clusterIP: 198.19.${Math.floor(i / 250)}.${(i % 250) + 1}\n  externalIPs: [203.0.113.${(i % 250) + 1}]\n  ports: [{ port: 80, targetPort: 80 }]\n`,
+  );
   await writeFile(join(dir, 'bulk.yaml'), services.join('---\n'));
   const argv = ['plan', '--node', 'worker1', '--json', '--manifests', dir];
   const inProcess = await run(argv);

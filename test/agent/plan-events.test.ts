@@ -23,9 +23,20 @@ const base = [
   svc('inside', { clusterIP: '10.96.0.5', externalIPs: ['203.0.113.9'] }),
   slice('inside-1', 'inside', [{ node: 'worker1' }]),
 ];
-const outside = [svc('outside', { ns: 'shop', clusterIP: '10.96.0.6', externalIPs: ['198.51.100.7'] }), slice('outside-1', 'outside', [{ node: 'worker1' }], { ns: 'shop' })];
+const outside = [
+  svc('outside', { ns: 'shop', clusterIP: '10.96.0.6', externalIPs: ['198.51.100.7'] }),
+  slice('outside-1', 'outside', [{ node: 'worker1' }], { ns: 'shop' }),
+];
 const tor = peer('tor', { peerIP: '192.0.2.1', asNumber: 65001, password: { secretKeyRef: { name: 'bgp', key: 'tor' } } });
-const agentRefusal: PeerRefusal = { id: 'Global_edge', address: '192.0.2.2', kind: 'BGPPeer', name: 'edge', field: 'spec.filters', message: 'BGPFilter f cannot be compiled', byPlanner: false };
+const agentRefusal: PeerRefusal = {
+  id: 'Global_edge',
+  address: '192.0.2.2',
+  kind: 'BGPPeer',
+  name: 'edge',
+  field: 'spec.filters',
+  message: 'BGPFilter f cannot be compiled',
+  byPlanner: false,
+};
 
 const summary = (sink: RecordingSink) => sink.recorded.map((batch) => batch.map((e) => `${e.involved.kind}/${e.involved.name} ${e.reason}`));
 
@@ -50,7 +61,15 @@ describe('PlanEvents', () => {
     const sink = new RecordingSink();
     const pe = new PlanEvents(sink, 'worker1');
     const resources = [...base, tor];
-    const plannerRefusal: PeerRefusal = { id: 'Global_tor', address: '192.0.2.1', kind: 'BGPPeer', name: 'tor', field: 'spec.password', message: 'TCP MD5', byPlanner: true };
+    const plannerRefusal: PeerRefusal = {
+      id: 'Global_tor',
+      address: '192.0.2.1',
+      kind: 'BGPPeer',
+      name: 'tor',
+      field: 'spec.password',
+      message: 'TCP MD5',
+      byPlanner: true,
+    };
     await pe.update(stateOf(resources), planFor(resources, 'worker1'), [plannerRefusal, agentRefusal]);
     const events = sink.recorded.flat();
     expect(events.map((e) => [e.involved.kind, e.involved.name, e.reason])).toEqual([

@@ -55,13 +55,43 @@ describe('reconcile', () => {
   const b = peer('192.0.2.30', { type: 'node-to-node mesh', id: 'Mesh_w2_192.0.2.30', from: { kind: 'Node', name: 'w2' } });
 
   it.each([
-    ['first plan adds everything', undefined, plan([route('10.0.0.0/16', ['65000:1'])], [a]), { add: ['192.0.2.20'], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] }],
-    ['identical plans: nothing', plan([route('10.0.0.0/16')], [a, b]), plan([route('10.0.0.0/16')], [a, b]), { add: [], update: [], remove: [], originate: [], withdraw: [] }],
-    ['a route goes, another comes', plan([route('10.0.0.0/16')], [a]), plan([route('10.1.0.0/16')], [a]), { add: [], update: [], remove: [], originate: ['10.1.0.0/16'], withdraw: ['10.0.0.0/16'] }],
-    ['communities changed: re-originate only', plan([route('10.0.0.0/16', ['65000:1'])]), plan([route('10.0.0.0/16', ['65000:2'])]), { add: [], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] }],
+    [
+      'first plan adds everything',
+      undefined,
+      plan([route('10.0.0.0/16', ['65000:1'])], [a]),
+      { add: ['192.0.2.20'], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] },
+    ],
+    [
+      'identical plans: nothing',
+      plan([route('10.0.0.0/16')], [a, b]),
+      plan([route('10.0.0.0/16')], [a, b]),
+      { add: [], update: [], remove: [], originate: [], withdraw: [] },
+    ],
+    [
+      'a route goes, another comes',
+      plan([route('10.0.0.0/16')], [a]),
+      plan([route('10.1.0.0/16')], [a]),
+      { add: [], update: [], remove: [], originate: ['10.1.0.0/16'], withdraw: ['10.0.0.0/16'] },
+    ],
+    [
+      'communities changed: re-originate only',
+      plan([route('10.0.0.0/16', ['65000:1'])]),
+      plan([route('10.0.0.0/16', ['65000:2'])]),
+      { add: [], update: [], remove: [], originate: ['10.0.0.0/16'], withdraw: [] },
+    ],
     ['a peer removed', plan([], [a, b]), plan([], [b]), { add: [], update: [], remove: ['192.0.2.20'], originate: [], withdraw: [] }],
-    ['a peer AS changed: update', plan([], [a]), plan([], [{ ...a, asn: 65009 }]), { add: [], update: ['192.0.2.20'], remove: [], originate: [], withdraw: [] }],
-    ['a peer now refused: removed', plan([], [a]), plan([], [{ ...a, refused: true, refusedSettings: [{ field: 'spec.password', message: 'TCP MD5 is not available' }] }]), { add: [], update: [], remove: ['192.0.2.20'], originate: [], withdraw: [] }],
+    [
+      'a peer AS changed: update',
+      plan([], [a]),
+      plan([], [{ ...a, asn: 65009 }]),
+      { add: [], update: ['192.0.2.20'], remove: [], originate: [], withdraw: [] },
+    ],
+    [
+      'a peer now refused: removed',
+      plan([], [a]),
+      plan([], [{ ...a, refused: true, refusedSettings: [{ field: 'spec.password', message: 'TCP MD5 is not available' }] }]),
+      { add: [], update: [], remove: ['192.0.2.20'], originate: [], withdraw: [] },
+    ],
   ] as const)('%s', (_name, prev, next, want) => {
     const ops = reconcile(prev, next);
     expect({
@@ -98,7 +128,14 @@ describe('reconcile', () => {
   });
 
   it('a changed port, AS, passive or graceful-restart setting is an update the speaker applies with a session reset', () => {
-    for (const over of [{ port: 1790 }, { asn: 65009 }, { passive: true }, { gracefulRestart: false }, { maxRestartTime: 300 }, { routeReflectorClient: true }]) {
+    for (const over of [
+      { port: 1790 },
+      { asn: 65009 },
+      { passive: true },
+      { gracefulRestart: false },
+      { maxRestartTime: 300 },
+      { routeReflectorClient: true },
+    ]) {
       const ops = reconcile(plan([], [a]), plan([], [{ ...a, ...over }]));
       expect(ops.updatePeers).toHaveLength(1);
       expect(sessionKey(ops.updatePeers[0].options)).not.toBe(sessionKey(peerOptions(a)));
@@ -141,7 +178,19 @@ describe('reconcile', () => {
   it('a peer naming a BGPFilter the policy engine refuses is not started, with the engine’s message', () => {
     const filtered = peer('192.0.2.50', { filters: ['bad'] });
     // Validation keeps priorities within 1..2147483646; a hand-built one beyond is the engine's to refuse.
-    const bad = { ...plan([], [filtered]), filters: [{ kind: 'BGPFilter' as const, name: 'bad', exportV4: [{ action: 'Reject' as const, priority: 2 ** 31, operations: [] }], importV4: [], exportV6: [], importV6: [] }] };
+    const bad = {
+      ...plan([], [filtered]),
+      filters: [
+        {
+          kind: 'BGPFilter' as const,
+          name: 'bad',
+          exportV4: [{ action: 'Reject' as const, priority: 2 ** 31, operations: [] }],
+          importV4: [],
+          exportV6: [],
+          importV6: [],
+        },
+      ],
+    };
     const ops = reconcile(undefined, bad);
     expect(ops.addPeers).toEqual([]);
     expect(ops.refusedPeers[0]).toMatchObject({ field: 'spec.filters', address: '192.0.2.50', message: expect.stringContaining('localPref') });
@@ -170,7 +219,9 @@ const ADDRS = ['192.0.2.1', '192.0.2.2', '192.0.2.3', '2001:db8::1', '2001:db8::
 const PREFIXES = ['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24', '198.18.0.0/16', '203.0.113.10/32', '2001:db8:1::/48', '2001:db8:1::5/128'];
 const COMMS = ['65000:1', '65000:2', '64512:300'];
 
-const arbRoutes = fc.uniqueArray(fc.record({ prefix: fc.constantFrom(...PREFIXES), comms: fc.subarray(COMMS) }), { selector: (r) => r.prefix, maxLength: PREFIXES.length }).map((rs) => rs.map((r) => route(r.prefix, r.comms)));
+const arbRoutes = fc
+  .uniqueArray(fc.record({ prefix: fc.constantFrom(...PREFIXES), comms: fc.subarray(COMMS) }), { selector: (r) => r.prefix, maxLength: PREFIXES.length })
+  .map((rs) => rs.map((r) => route(r.prefix, r.comms)));
 const arbPeers = fc
   .uniqueArray(
     fc.record({
@@ -211,7 +262,10 @@ function speakerView(s: FakeSpeaker) {
 function planView(p: ReturnType<typeof plan>) {
   return {
     routes: p.routes.map((r) => [r.prefix.toString(), r.communities.map((c) => c.text)]).sort(),
-    peers: p.peers.filter((x) => !x.refused).map((p) => peerOptions(p)).sort((x, y) => (x.address < y.address ? -1 : 1)),
+    peers: p.peers
+      .filter((x) => !x.refused)
+      .map((p) => peerOptions(p))
+      .sort((x, y) => (x.address < y.address ? -1 : 1)),
   };
 }
 
@@ -226,10 +280,13 @@ describe('reconcile property', () => {
         expect(await applyOperations(s, reconcile(A, B))).toEqual([]);
         expect(speakerView(s)).toEqual(planView(B));
         // Untouched peers see no call at all.
-        const touched = new Set(s.calls.slice(mark).flatMap((c) => ('opts' in c && c.opts && 'address' in c.opts ? [c.opts.address] : 'address' in c ? [c.address] : [])));
+        const touched = new Set(
+          s.calls.slice(mark).flatMap((c) => ('opts' in c && c.opts && 'address' in c.opts ? [c.opts.address] : 'address' in c ? [c.address] : [])),
+        );
         for (const p of B.peers) {
           const old = A.peers.find((q) => q.address.equals(p.address));
-          if (old && !old.refused && !p.refused && JSON.stringify(peerOptions(old)) === JSON.stringify(peerOptions(p))) expect(touched.has(p.address.toString())).toBe(false);
+          if (old && !old.refused && !p.refused && JSON.stringify(peerOptions(old)) === JSON.stringify(peerOptions(p)))
+            expect(touched.has(p.address.toString())).toBe(false);
         }
       }),
       { numRuns: 200 },

@@ -23,7 +23,12 @@ import { startAgent, startRouter, stopAfterEach, within } from './loopback.js';
 
 const cluster = (annotations: Record<string, string>, eTP: 'Cluster' | 'Local' = 'Cluster'): Resource[] => [
   node('worker1', '192.0.2.10'),
-  valid({ apiVersion: 'projectcalico.org/v3', kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }], serviceLoadBalancerAggregation: 'Disabled' } }),
+  valid({
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'BGPConfiguration',
+    metadata: { name: 'default' },
+    spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }], serviceLoadBalancerAggregation: 'Disabled' },
+  }),
   peer('tor-a', { peerIP: '198.51.100.1', asNumber: 65000 }),
   peer('tor-b', { peerIP: '198.51.100.2', asNumber: 65000 }),
   peer('rr', { peerIP: '192.0.2.99', asNumber: 64512 }),
@@ -34,7 +39,12 @@ const P = (s: string) => Prefix.parse(s);
 
 describe('route attributes from a Service', () => {
   it('communities join the prefixAdvertisements ones; MED, LOCAL_PREF and the link bandwidth go on the route', () => {
-    const p = plan(stateOf(cluster({ [A.communities]: '65000:7', [A.largeCommunities]: '64512:0:7', [A.med]: '20', [A.localPref]: '250', [A.weightedEcmp]: 'true' }, 'Local')), 'worker1');
+    const p = plan(
+      stateOf(
+        cluster({ [A.communities]: '65000:7', [A.largeCommunities]: '64512:0:7', [A.med]: '20', [A.localPref]: '250', [A.weightedEcmp]: 'true' }, 'Local'),
+      ),
+      'worker1',
+    );
     const r = p.routes.find((x) => x.prefix.toString() === '203.0.113.10/32')!;
     expect(routeAttributes(r, { v4: 1024, v6: 1024 })).toEqual({
       origin: 'igp',
@@ -45,7 +55,13 @@ describe('route attributes from a Service', () => {
       extendedCommunities: ['lb:64512:250000'],
     });
     const json = routeJson(r, p);
-    expect(json.shaping).toEqual({ communities: ['65000:7', '64512:0:7'], med: 20, localPref: 250, linkBandwidth: { community: 'lb:64512:250000', endpoints: 2, bytesPerSecond: 250000 }, by: expect.arrayContaining([`${A.med}=20`, 'weighted ECMP (tsbgp.io/weighted-ecmp): 2 ready local endpoints']) });
+    expect(json.shaping).toEqual({
+      communities: ['65000:7', '64512:0:7'],
+      med: 20,
+      localPref: 250,
+      linkBandwidth: { community: 'lb:64512:250000', endpoints: 2, bytesPerSecond: 250000 },
+      by: expect.arrayContaining([`${A.med}=20`, 'weighted ECMP (tsbgp.io/weighted-ecmp): 2 ready local endpoints']),
+    });
     expect(json.reasons[0].text).toMatch(/shaped by .*tsbgp\.io\/med=20.*weighted ECMP/);
   });
 });
@@ -70,10 +86,14 @@ describe('the Service routing policy (prepend toward eBGP, peer choice)', () => 
     ]);
     const chain = compilePolicy(sp.config).chain({ direction: 'export', policies: [SERVICE_POLICY], localDefault: 'accept' });
     const out = (address: string, asn: number) =>
-      evaluate(chain, { prefix: P('203.0.113.10/32'), attrs: { origin: 0, asPath: [] }, source: { kind: 'local' } }, {
-        peer: { address: Address.parse(address), asn, type: asn === 64512 ? 'ibgp' : 'ebgp', localAsn: 64512 },
-        direction: 'export',
-      });
+      evaluate(
+        chain,
+        { prefix: P('203.0.113.10/32'), attrs: { origin: 0, asPath: [] }, source: { kind: 'local' } },
+        {
+          peer: { address: Address.parse(address), asn, type: asn === 64512 ? 'ibgp' : 'ebgp', localAsn: 64512 },
+          direction: 'export',
+        },
+      );
     expect(out('198.51.100.1', 65000)).toMatchObject({ verdict: 'accept', attrs: { asPath: [{ type: 2, asns: [64512, 64512, 64512] }] } });
     expect(out('198.51.100.2', 65000).verdict).toBe('reject');
     expect(out('192.0.2.99', 64512)).toMatchObject({ verdict: 'accept', attrs: { asPath: [] } });
@@ -81,7 +101,10 @@ describe('the Service routing policy (prepend toward eBGP, peer choice)', () => 
     const ex = explainPrefix(p, P('203.0.113.10/32'));
     expect(ex.peers.find((x) => x.address === '198.51.100.2')).toMatchObject({ exported: false, why: `left out by the Service's ${A.peers}=tor-a rr` });
     // ...and so do plan and routes: the /32 is in the exports of the peers chosen only.
-    const exported = (address: string) => planJson(p).peers.find((x) => x.address === address)?.exports.includes('203.0.113.10/32');
+    const exported = (address: string) =>
+      planJson(p)
+        .peers.find((x) => x.address === address)
+        ?.exports.includes('203.0.113.10/32');
     expect([exported('198.51.100.1'), exported('198.51.100.2'), exported('192.0.2.99')]).toEqual([true, false, true]);
   });
 });
@@ -94,7 +117,13 @@ describe('agent + speaker: an annotation edit re-advertises without a session re
       bgp: { serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }], serviceLoadBalancerAggregation: 'Disabled' },
       peers: { router: { peerIP: `127.0.0.2:${routerPort}`, asNumber: 65000 } },
       more: [
-        { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default', annotations }, spec: { type: 'LoadBalancer', clusterIP: '10.96.0.9', externalTrafficPolicy: 'Local' }, status: { loadBalancer: { ingress: [{ ip: '203.0.113.10' }] } } },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web', namespace: 'default', annotations },
+          spec: { type: 'LoadBalancer', clusterIP: '10.96.0.9', externalTrafficPolicy: 'Local' },
+          status: { loadBalancer: { ingress: [{ ip: '203.0.113.10' }] } },
+        },
         {
           apiVersion: 'discovery.k8s.io/v1',
           kind: 'EndpointSlice',

@@ -10,7 +10,14 @@ function harness(level: 'info' | 'debug' = 'info') {
   const log = createLogger({ level, write: (l) => void lines.push(JSON.parse(l) as Record<string, unknown>), now: () => new Date(0) });
   const sl = new SessionLog(log, 300_000);
   const st = (address: string, state: PeerState, reason?: string, upDownSince = new Date(0)): PeerStatus => ({
-    address, port: 179, asn: 65000, state, since: new Date(0), upDownSince, counters, ...(reason ? { downReason: { text: reason, at: new Date(0) } } : {}),
+    address,
+    port: 179,
+    asn: 65000,
+    state,
+    since: new Date(0),
+    upDownSince,
+    counters,
+    ...(reason ? { downReason: { text: reason, at: new Date(0) } } : {}),
   });
   return { lines, sl, st };
 }
@@ -26,7 +33,16 @@ describe('SessionLog', () => {
         sl.observe(st(p, 'Active', 'Socket: Connection refused'), 'Connect', t + 1);
       }
     }
-    expect(lines).toEqual(peers.map((peer) => ({ time: '1970-01-01T00:00:00.000Z', level: 'info', msg: 'BGP session not established', peer, state: 'Active', reason: 'Socket: Connection refused' })));
+    expect(lines).toEqual(
+      peers.map((peer) => ({
+        time: '1970-01-01T00:00:00.000Z',
+        level: 'info',
+        msg: 'BGP session not established',
+        peer,
+        state: 'Active',
+        reason: 'Socket: Connection refused',
+      })),
+    );
   });
 
   it('down once with its reason, a summary every 5 minutes, another reason at info, up again at info', () => {

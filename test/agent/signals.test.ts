@@ -30,11 +30,11 @@ async function runWith(drainTime: number, first: NodeJS.Signals, second?: NodeJS
   let sentSecond = false;
   child.stdout.on('data', (c: Buffer) => {
     out += c.toString();
-    if (!sentFirst && out.includes('ready')) (sentFirst = true), child.kill(first);
+    if (!sentFirst && out.includes('ready')) ((sentFirst = true), child.kill(first));
   });
   child.stderr.on('data', (c: Buffer) => {
     err += c.toString();
-    if (second && !sentSecond && err.includes('draining before shutdown')) (sentSecond = true), child.kill(second);
+    if (second && !sentSecond && err.includes('draining before shutdown')) ((sentSecond = true), child.kill(second));
   });
   const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
   const msgs = err

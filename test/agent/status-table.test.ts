@@ -37,7 +37,10 @@ describe('status table', () => {
     expect(stateWord('Idle')).toBe('down');
     expect(stateWord('OpenSent')).toBe('wait');
     expect(sinceText(new Date('2026-12-02T01:02:03Z'), now)).toBe('01:02:03');
-    const text = renderStatus([{ address: '2001:db8::1', family: 6, peerType: 'global', bgpState: 'Active', since: now, detail: 'Socket: Connection refused' }], now);
+    const text = renderStatus(
+      [{ address: '2001:db8::1', family: 6, peerType: 'global', bgpState: 'Active', since: now, detail: 'Socket: Connection refused' }],
+      now,
+    );
     expect(text).toContain('| 2001:db8::1  | global    | start | 21:52:18 | Active Socket: Connection refused |');
     expect(text).toContain('No IPv4 peers found.');
   });

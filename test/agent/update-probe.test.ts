@@ -40,7 +40,11 @@ describe('update probe', () => {
   it('arms only with a session up; reports sent, or abandoned after the timeout', () => {
     let status = [peer('192.0.2.1', 'Active', 0)];
     let t = 0;
-    const p = new UpdateProbe(() => status, () => t, 1000);
+    const p = new UpdateProbe(
+      () => status,
+      () => t,
+      1000,
+    );
     expect(p.arm()).toBe(false);
     expect(p.check()).toBe('idle');
     status = [peer('192.0.2.1', 'Established', 5)];

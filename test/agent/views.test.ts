@@ -87,21 +87,30 @@ describe('explain of a Service with no route of its own names which case holds, 
     const { plan: p, service } = await at(1, 'worker2');
     const x = explain(p, 'yaobank/summary', [], service);
     expect(renderExplain(x)).toBe(
-      ['Service yaobank/summary', '  cluster IP 198.18.163.205: no /32 of its own; covered by the advertised 198.18.0.0/16 (BGPConfiguration default serviceClusterIPs)', ''].join('\n'),
+      [
+        'Service yaobank/summary',
+        '  cluster IP 198.18.163.205: no /32 of its own; covered by the advertised 198.18.0.0/16 (BGPConfiguration default serviceClusterIPs)',
+        '',
+      ].join('\n'),
     );
   });
 
   it('inside no allow-list', async () => {
     const { plan: p, service } = await at(0, 'worker2');
     const x = explain(p, 'yaobank/summary', [], service);
-    expect(renderExplain(x)).toBe(['Service yaobank/summary', '  cluster IP 198.18.163.205: not inside any allow-list: BGPConfiguration serviceClusterIPs is not set', ''].join('\n'));
+    expect(renderExplain(x)).toBe(
+      ['Service yaobank/summary', '  cluster IP 198.18.163.205: not inside any allow-list: BGPConfiguration serviceClusterIPs is not set', ''].join('\n'),
+    );
   });
 });
 
 describe('planJson', () => {
   it('a disableBGPExport pool hides a planned route from every peer export', async () => {
     const p = await planAt(1, 'worker1');
-    const hidden: Plan = { ...p, exportAllowList: { ...p.exportAllowList, pools: [{ name: 'quiet', cidr: Prefix.parse('198.18.0.0/16'), disabled: false, disableBGPExport: true }] } };
+    const hidden: Plan = {
+      ...p,
+      exportAllowList: { ...p.exportAllowList, pools: [{ name: 'quiet', cidr: Prefix.parse('198.18.0.0/16'), disabled: false, disableBGPExport: true }] },
+    };
     const v = planJson(hidden);
     expect(v.routes.map((r) => r.prefix)).toContain('198.18.0.0/16');
     for (const peer of v.peers) expect(peer.exports).not.toContain('198.18.0.0/16');
@@ -110,15 +119,30 @@ describe('planJson', () => {
 
 describe('renderSource', () => {
   const now = new Date('2026-12-02T12:00:00Z');
-  const api = { kind: 'kubernetes', paths: [], server: 'https://10.96.0.1:443', calicoApi: 'crd.projectcalico.org/v1', connected: true, synced: true, since: '2026-12-02T11:00:00.000Z', lastSyncAt: '2026-12-02T11:00:00.000Z', lastError: null, watchRestarts: 1 } as const;
+  const api = {
+    kind: 'kubernetes',
+    paths: [],
+    server: 'https://10.96.0.1:443',
+    calicoApi: 'crd.projectcalico.org/v1',
+    connected: true,
+    synced: true,
+    since: '2026-12-02T11:00:00.000Z',
+    lastSyncAt: '2026-12-02T11:00:00.000Z',
+    lastError: null,
+    watchRestarts: 1,
+  } as const;
 
   it('says whether the Kubernetes API is connected, not yet synced, or unreachable and for how long', () => {
-    expect(renderSource(api, now)).toBe('Configuration: Kubernetes API https://10.96.0.1:443 (crd.projectcalico.org/v1): connected and synced since 2026-12-02T11:00:00.000Z; 1 watch restart.');
+    expect(renderSource(api, now)).toBe(
+      'Configuration: Kubernetes API https://10.96.0.1:443 (crd.projectcalico.org/v1): connected and synced since 2026-12-02T11:00:00.000Z; 1 watch restart.',
+    );
     expect(renderSource({ ...api, synced: false, connected: false, lastError: 'nodes: connect ECONNREFUSED' }, now)).toBe(
       'Configuration: Kubernetes API https://10.96.0.1:443 (crd.projectcalico.org/v1): waiting for the first sync since 2026-12-02T11:00:00.000Z (1h 0m); nothing is advertised yet. Last error: nodes: connect ECONNREFUSED',
     );
     const down = renderSource({ ...api, connected: false, since: '2026-12-02T11:57:30.000Z', lastError: 'services: socket hang up' }, now);
-    expect(down).toContain('UNREACHABLE since 2026-12-02T11:57:30.000Z (2m 30s); still advertising the last known configuration (listed 2026-12-02T11:00:00.000Z).');
+    expect(down).toContain(
+      'UNREACHABLE since 2026-12-02T11:57:30.000Z (2m 30s); still advertising the last known configuration (listed 2026-12-02T11:00:00.000Z).',
+    );
     expect(down).toContain('Last error: services: socket hang up');
   });
 });
@@ -132,12 +156,55 @@ describe('renderStatusJson', () => {
       startedAt: '2026-12-02T09:00:00.000Z',
       speaker: { asn: 64512, routerId: '192.0.2.11', listenPort: 179 },
       peers: [
-        { id: 'Global_host1_192_0_2_20', address: '192.0.2.20', port: 179, asn: 65000, family: 4, type: 'global', state: 'Active', since: '2026-12-01T09:00:00.000Z', info: 'Socket: Connection refused', refused: false },
-        { id: 'Node_x', address: '2001:db8::9', port: 179, asn: 65009, family: 6, type: 'node specific', state: 'Idle', since: '2026-12-02T09:00:00.000Z', info: 'Not started: TCP MD5 passwords cannot be set', refused: true },
+        {
+          id: 'Global_host1_192_0_2_20',
+          address: '192.0.2.20',
+          port: 179,
+          asn: 65000,
+          family: 4,
+          type: 'global',
+          state: 'Active',
+          since: '2026-12-01T09:00:00.000Z',
+          info: 'Socket: Connection refused',
+          refused: false,
+        },
+        {
+          id: 'Node_x',
+          address: '2001:db8::9',
+          port: 179,
+          asn: 65009,
+          family: 6,
+          type: 'node specific',
+          state: 'Idle',
+          since: '2026-12-02T09:00:00.000Z',
+          info: 'Not started: TCP MD5 passwords cannot be set',
+          refused: true,
+        },
       ],
       errors: [{ file: '/m/peers.yaml', kind: 'BGPPeer', namespace: null, name: 'x', field: 'spec.password', message: 'TCP MD5 passwords cannot be set' }],
-      refused: [{ service: 'yaobank/customer', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: 'no local endpoint' }],
-      source: { kind: 'manifests', paths: ['/m', '/m2'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: '2026-12-02T09:00:00.000Z', lastError: null, watchRestarts: 0 },
+      refused: [
+        {
+          service: 'yaobank/customer',
+          namespace: 'yaobank',
+          name: 'customer',
+          ip: '203.0.113.10',
+          source: 'externalIP',
+          reason: 'not-local',
+          message: 'no local endpoint',
+        },
+      ],
+      source: {
+        kind: 'manifests',
+        paths: ['/m', '/m2'],
+        server: null,
+        calicoApi: null,
+        connected: true,
+        synced: true,
+        since: '2026-12-02T09:00:00.000Z',
+        lastSyncAt: '2026-12-02T09:00:00.000Z',
+        lastError: null,
+        watchRestarts: 0,
+      },
     };
     const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
     expect(text.split('\n').slice(0, 2)).toEqual(['tsbgp agent is running (node worker2).', 'Configuration: manifests /m, /m2.']);
@@ -150,20 +217,90 @@ describe('renderStatusJson', () => {
   });
 
   it('marks the peers this node reflects routes to (rr client)', () => {
-    const peerAt = (address: string, routeReflectorClient: boolean) => ({ id: `Reverse_p_${address}`, address, port: 179, asn: 64512, family: 4 as const, type: 'node specific', routeReflectorClient, state: 'Established' as const, since: '2026-12-02T09:00:00.000Z', info: null, refused: false });
-    const s: StatusJson = { version: 1, node: 'rr1', running: true, startedAt: '2026-12-02T09:00:00.000Z', speaker: null, peers: [peerAt('192.0.2.2', false), peerAt('192.0.2.12', true)], errors: [], refused: [], source: { kind: 'manifests', paths: ['/m'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: null, lastError: null, watchRestarts: 0 } };
+    const peerAt = (address: string, routeReflectorClient: boolean) => ({
+      id: `Reverse_p_${address}`,
+      address,
+      port: 179,
+      asn: 64512,
+      family: 4 as const,
+      type: 'node specific',
+      routeReflectorClient,
+      state: 'Established' as const,
+      since: '2026-12-02T09:00:00.000Z',
+      info: null,
+      refused: false,
+    });
+    const s: StatusJson = {
+      version: 1,
+      node: 'rr1',
+      running: true,
+      startedAt: '2026-12-02T09:00:00.000Z',
+      speaker: null,
+      peers: [peerAt('192.0.2.2', false), peerAt('192.0.2.12', true)],
+      errors: [],
+      refused: [],
+      source: {
+        kind: 'manifests',
+        paths: ['/m'],
+        server: null,
+        calicoApi: null,
+        connected: true,
+        synced: true,
+        since: '2026-12-02T09:00:00.000Z',
+        lastSyncAt: null,
+        lastError: null,
+        watchRestarts: 0,
+      },
+    };
     const text = renderStatusJson(s, new Date('2026-12-02T12:00:00Z'));
     expect(text).toMatch(/\| 192\.0\.2\.2 +\| node specific +\| up /);
     expect(text).toMatch(/\| 192\.0\.2\.12 +\| node specific, rr client +\| up /);
   });
 
   it('lists every IP outside the allow-list; IPs not advertised by rule are listed up to a bound, then counted', () => {
-    const refused = (i: number, reason: string) => ({ service: `ns/s${i}`, namespace: 'ns', name: `s${i}`, ip: `198.51.100.${i}`, source: 'externalIP' as const, reason, message: 'm' });
-    const many = [...Array.from({ length: 25 }, (_, i) => refused(i, 'not-local')), refused(100, 'not ready'), refused(200, 'outside allow-list'), refused(201, 'outside allow-list')];
-    const s: StatusJson = { version: 1, node: 'n', running: true, startedAt: '2026-12-02T09:00:00.000Z', speaker: null, peers: [], errors: [], refused: many, source: { kind: 'manifests', paths: ['/m'], server: null, calicoApi: null, connected: true, synced: true, since: '2026-12-02T09:00:00.000Z', lastSyncAt: null, lastError: null, watchRestarts: 0 } };
+    const refused = (i: number, reason: string) => ({
+      service: `ns/s${i}`,
+      namespace: 'ns',
+      name: `s${i}`,
+      ip: `198.51.100.${i}`,
+      source: 'externalIP' as const,
+      reason,
+      message: 'm',
+    });
+    const many = [
+      ...Array.from({ length: 25 }, (_, i) => refused(i, 'not-local')),
+      refused(100, 'not ready'),
+      refused(200, 'outside allow-list'),
+      refused(201, 'outside allow-list'),
+    ];
+    const s: StatusJson = {
+      version: 1,
+      node: 'n',
+      running: true,
+      startedAt: '2026-12-02T09:00:00.000Z',
+      speaker: null,
+      peers: [],
+      errors: [],
+      refused: many,
+      source: {
+        kind: 'manifests',
+        paths: ['/m'],
+        server: null,
+        calicoApi: null,
+        connected: true,
+        synced: true,
+        since: '2026-12-02T09:00:00.000Z',
+        lastSyncAt: null,
+        lastError: null,
+        watchRestarts: 0,
+      },
+    };
     const lines = renderStatusJson(s, new Date('2026-12-02T12:00:00Z')).split('\n');
     const at = lines.indexOf('Refused advertisements (outside the allow-list):');
-    expect(lines.slice(at + 1, at + 3)).toEqual(['  ns/s200 externalIP 198.51.100.200: outside allow-list (m)', '  ns/s201 externalIP 198.51.100.201: outside allow-list (m)']);
+    expect(lines.slice(at + 1, at + 3)).toEqual([
+      '  ns/s200 externalIP 198.51.100.200: outside allow-list (m)',
+      '  ns/s201 externalIP 198.51.100.201: outside allow-list (m)',
+    ]);
     const rest = lines.indexOf('Not advertised from this node (not-local: 25, not ready: 1):');
     expect(rest).toBeGreaterThan(at);
     expect(lines.slice(rest + 1).filter((l) => l.startsWith('  ns/'))).toHaveLength(STATUS_NOT_ADVERTISED_SHOWN);
@@ -189,7 +326,12 @@ describe('plan --json: the session of each peer, as the speaker would run it (co
         numAllowedLocalASNumbers: 1,
         reachableBy: '192.0.2.254',
       }),
-      h.valid({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'bfd', annotations: { 'tsbgp.io/bfd-receive-interval': '200' } }, spec: { peerIP: '192.0.2.2', asNumber: 65001, failureDetectionMode: 'BFDIfDirectlyConnected', sourceAddress: 'None' } }),
+      h.valid({
+        apiVersion: 'projectcalico.org/v3',
+        kind: 'BGPPeer',
+        metadata: { name: 'bfd', annotations: { 'tsbgp.io/bfd-receive-interval': '200' } },
+        spec: { peerIP: '192.0.2.2', asNumber: 65001, failureDetectionMode: 'BFDIfDirectlyConnected', sourceAddress: 'None' },
+      }),
       h.peer('locked', { peerIP: '192.0.2.3', asNumber: 65002, password: { secretKeyRef: { name: 'absent', key: 'k' } } }),
     ];
     const v = planJson(plan(stateOf(rs), 'w1'));
@@ -211,11 +353,24 @@ describe('plan --json: the session of each peer, as the speaker would run it (co
       reachableBy: '192.0.2.254',
       refused: false,
     });
-    expect(by.get('192.0.2.2')).toMatchObject({ sourceAddress: null, password: null, ttlSecurity: null, nextHopMode: 'Auto', keepaliveTime: null, bfd: { minRx: 200, minTx: 300, multiplier: 3, passive: false } });
+    expect(by.get('192.0.2.2')).toMatchObject({
+      sourceAddress: null,
+      password: null,
+      ttlSecurity: null,
+      nextHopMode: 'Auto',
+      keepaliveTime: null,
+      bfd: { minRx: 200, minTx: 300, multiplier: 3, passive: false },
+    });
     // A missing Secret: the peering is refused (not run unprotected), and the plan says which Secret.
     expect(by.get('192.0.2.3')).toMatchObject({ password: { secret: 'absent', key: 'k', resolved: false }, refused: true });
     // The mesh peer: the node's address, nodeMeshMaxRestartTime, no TTL security (BIRD: ttl security off).
-    expect(by.get('192.0.2.11')).toMatchObject({ sourceAddress: '192.0.2.10', gracefulRestart: { restartTime: 200 }, ttlSecurity: null, nextHopMode: 'Auto', port: 1179 });
+    expect(by.get('192.0.2.11')).toMatchObject({
+      sourceAddress: '192.0.2.10',
+      gracefulRestart: { restartTime: 200 },
+      ttlSecurity: null,
+      nextHopMode: 'Auto',
+      port: 1179,
+    });
     expect(JSON.stringify(v)).not.toContain('s3cret-value');
   });
 });

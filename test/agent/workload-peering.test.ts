@@ -56,7 +56,12 @@ describe('local workload peering in the agent', () => {
     cleanup.unshift(() => agent.stop());
     await agent.settled();
     const s = speaker!;
-    expect(s.peers.get('198.19.0.70')).toMatchObject({ asn: 64516, localAsn: 64512, passive: true, description: 'Local_Workload_198_19_0_70 (local workload)' });
+    expect(s.peers.get('198.19.0.70')).toMatchObject({
+      asn: 64516,
+      localAsn: 64512,
+      passive: true,
+      description: 'Local_Workload_198_19_0_70 (local workload)',
+    });
     expect(s.peers.get('198.19.0.70')?.localAddress).toBeUndefined();
     // What the pod sends: inside the pool (re-advertised, as BIRD's built-in export), and outside any pool (kept to itself).
     s.setState('198.19.0.70', 'Established');
@@ -78,7 +83,16 @@ describe('local workload peering in the agent', () => {
     await writeFile(join(status, 'k8s-pod-router'), statusFile('198.19.0.70'));
     let speaker: FakeSpeaker | undefined;
     const lines: string[] = [];
-    const agent = await runAgent({ node: 'worker1', manifests: [manifests], endpointStatusDir: status, control: false, signals: false, debounceMs: 20, logger: createLogger({ write: (l) => void lines.push(l) }), speakerFactory: (o) => (speaker = new FakeSpeaker(o)) });
+    const agent = await runAgent({
+      node: 'worker1',
+      manifests: [manifests],
+      endpointStatusDir: status,
+      control: false,
+      signals: false,
+      debounceMs: 20,
+      logger: createLogger({ write: (l) => void lines.push(l) }),
+      speakerFactory: (o) => (speaker = new FakeSpeaker(o)),
+    });
     cleanup.unshift(() => agent.stop());
     await agent.settled();
     await writeFile(join(status, 'k8s-pod-router'), '{"ifaceName":');
@@ -94,7 +108,16 @@ describe('local workload peering in the agent', () => {
     expect(res.code).toBe(0);
     const v = JSON.parse(res.stdout) as PlanJson;
     const p = v.peers.find((x) => x.address === '198.19.0.70');
-    expect(p).toMatchObject({ id: 'Local_Workload_198_19_0_70', type: 'local workload', asn: 64516, passive: true, sourceAddress: null, ttlSecurity: null, password: null, origin: 'BGPPeer vm-routers localWorkloadSelector (endpoint status k8s-pod-router)' });
+    expect(p).toMatchObject({
+      id: 'Local_Workload_198_19_0_70',
+      type: 'local workload',
+      asn: 64516,
+      passive: true,
+      sourceAddress: null,
+      ttlSecurity: null,
+      password: null,
+      origin: 'BGPPeer vm-routers localWorkloadSelector (endpoint status k8s-pod-router)',
+    });
     // Without the directory, no workload is known.
     const offline = JSON.parse((await run(['plan', '--node', 'worker1', '--json', '--manifests', manifests])).stdout) as PlanJson;
     expect(offline.peers.some((x) => x.type === 'local workload')).toBe(false);

@@ -46,7 +46,10 @@ describe('bench/lab/route-view: the view, and its resync from a dump after lost 
     v.line(one('198.18.0.9')); // deleted while notifications were lost
     // lost: 198.18.0.1 gets its second next hop, 198.18.0.2 arrives with two, 198.18.0.9 goes
     v.resync([two, two.replace('198.18.0.1', '198.18.0.2'), 'default via 192.0.2.254 dev d0 ', ''].join('\n'));
-    expect([...v.hops.entries()].sort()).toEqual([['198.18.0.1', 2], ['198.18.0.2', 2]]);
+    expect([...v.hops.entries()].sort()).toEqual([
+      ['198.18.0.1', 2],
+      ['198.18.0.2', 2],
+    ]);
     expect([v.two, v.resyncs]).toEqual([2, 1]);
     // a line written while the dump was read, applied after it: the route's latest state wins
     v.line(`Deleted ${two}`);
@@ -64,13 +67,27 @@ describe('bench/lab/route-view: the view, and its resync from a dump after lost 
 describe('bench/lab/route-view: rtnl-monitor.ts writes what the parser reads', () => {
   it('round-trips a notification, its time to the microsecond', () => {
     const at = new Date(2026, 11, 4, 17, 46, 45, 141).getTime() + 0.511;
-    const line = routeEventLine(at, { deleted: false, table: 254, route: { prefix: '198.18.0.1/32', nexthops: [{ via: '192.0.2.7', dev: 'd0' }, { via: '192.0.2.8', dev: 'd0' }] } });
+    const line = routeEventLine(at, {
+      deleted: false,
+      table: 254,
+      route: {
+        prefix: '198.18.0.1/32',
+        nexthops: [
+          { via: '192.0.2.7', dev: 'd0' },
+          { via: '192.0.2.8', dev: 'd0' },
+        ],
+      },
+    });
     expect(line.startsWith('[2026-12-04T17:46:45.141511] 198.18.0.1 ')).toBe(true);
     const r = parseRouteLine(line)!;
     expect(r.at).toBeCloseTo(at, 3);
     expect(r).toMatchObject({ dst: '198.18.0.1', hops: 2, deleted: false });
-    expect(parseRouteLine(routeEventLine(at, { deleted: true, table: 254, route: { prefix: '198.18.0.2/32', nexthops: [{ via: '192.0.2.7' }] } }))).toMatchObject({ dst: '198.18.0.2', deleted: true, hops: 0 });
-    expect(parseRouteLine(routeEventLine(at, { deleted: false, table: 200, route: { prefix: '198.18.0.3/32', nexthops: [{ via: '192.0.2.7' }] } }))).toBeUndefined();
+    expect(
+      parseRouteLine(routeEventLine(at, { deleted: true, table: 254, route: { prefix: '198.18.0.2/32', nexthops: [{ via: '192.0.2.7' }] } })),
+    ).toMatchObject({ dst: '198.18.0.2', deleted: true, hops: 0 });
+    expect(
+      parseRouteLine(routeEventLine(at, { deleted: false, table: 200, route: { prefix: '198.18.0.3/32', nexthops: [{ via: '192.0.2.7' }] } })),
+    ).toBeUndefined();
     expect(ipStamp(at + 1001.000999)).toBe('2026-12-04T17:46:46.142512');
   });
 });

@@ -22,7 +22,18 @@ describe('bench/lab/table: the synthetic full table', () => {
   });
 
   it('keeps out of private, special and the lab link ranges', () => {
-    const banned = ['10.0.0.0/8', '127.0.0.0/8', '192.168.0.0/16', '172.16.0.0/12', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '192.0.2.0/24', '224.0.0.0/3', '2001:db8::/32'].map((p) => Prefix.parse(p));
+    const banned = [
+      '10.0.0.0/8',
+      '127.0.0.0/8',
+      '192.168.0.0/16',
+      '172.16.0.0/12',
+      '198.18.0.0/15',
+      '198.51.100.0/24',
+      '203.0.113.0/24',
+      '192.0.2.0/24',
+      '224.0.0.0/3',
+      '2001:db8::/32',
+    ].map((p) => Prefix.parse(p));
     const inside = all.filter((r) => {
       const p = Prefix.parse(r.prefix);
       return banned.some((b) => b.family === p.family && b.length <= p.length && b.contains(p));

@@ -12,22 +12,82 @@ describe('bench/rounds: comparing figures across rounds', () => {
   });
 
   it('calls a figure faster or slower only when every round agrees and the median is past the floor', () => {
-    expect(verdict([[50, 100], [80, 100], [90, 120]], true).text).toBe('tsbgp faster in 3 of 3 (ratio 0.75, 0.50–0.80)');
-    expect(verdict([[150, 100], [120, 100], [130, 100]], true).text).toBe('tsbgp slower in 3 of 3 (ratio 1.30, 1.20–1.50)');
-    expect(verdict([[50, 100], [60, 100]], false).text).toMatch(/^tsbgp less in 2 of 2/);
-    expect(verdict([[3, 1], [2, 1]], false, 'ours').text).toMatch(/^ours more in 2 of 2/);
+    expect(
+      verdict(
+        [
+          [50, 100],
+          [80, 100],
+          [90, 120],
+        ],
+        true,
+      ).text,
+    ).toBe('tsbgp faster in 3 of 3 (ratio 0.75, 0.50–0.80)');
+    expect(
+      verdict(
+        [
+          [150, 100],
+          [120, 100],
+          [130, 100],
+        ],
+        true,
+      ).text,
+    ).toBe('tsbgp slower in 3 of 3 (ratio 1.30, 1.20–1.50)');
+    expect(
+      verdict(
+        [
+          [50, 100],
+          [60, 100],
+        ],
+        false,
+      ).text,
+    ).toMatch(/^tsbgp less in 2 of 2/);
+    expect(
+      verdict(
+        [
+          [3, 1],
+          [2, 1],
+        ],
+        false,
+        'ours',
+      ).text,
+    ).toMatch(/^ours more in 2 of 2/);
     // The rounds disagree: the spread between rounds is bigger than the difference.
-    expect(verdict([[50, 100], [150, 100], [90, 100]], true).text).toBe('within noise (ratio 0.90, 0.50–1.50)');
+    expect(
+      verdict(
+        [
+          [50, 100],
+          [150, 100],
+          [90, 100],
+        ],
+        true,
+      ).text,
+    ).toBe('within noise (ratio 0.90, 0.50–1.50)');
     // Every round a little lower, but by less than the floor at the median.
     const small = 1 - NOISE_FLOOR / 2;
-    expect(verdict([[small * 100, 100], [small * 100, 100]], true).text).toMatch(/^within noise/);
+    expect(
+      verdict(
+        [
+          [small * 100, 100],
+          [small * 100, 100],
+        ],
+        true,
+      ).text,
+    ).toMatch(/^within noise/);
   });
 
   it('gives no verdict from fewer than two rounds with both figures', () => {
     expect(verdict([], true).text).toBe('no round with both');
     expect(verdict([[1, 2]], true)).toEqual({ ratios: [0.5], text: 'one round: no verdict' });
     // A zero on their side (e.g. CPU under one 10 ms tick) is no ratio.
-    expect(verdict([[1, 0], [1, 2]], false).text).toBe('one round: no verdict');
+    expect(
+      verdict(
+        [
+          [1, 0],
+          [1, 2],
+        ],
+        false,
+      ).text,
+    ).toBe('one round: no verdict');
   });
 
   it('measures the CPU share over the last window only, once the samples span it', () => {

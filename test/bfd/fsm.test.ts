@@ -9,8 +9,21 @@ const T = timers(300, 300, 3);
 
 function pkt(over: Partial<BfdPacket>): BfdPacket {
   return {
-    diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false,
-    detectMult: 3, myDiscr: 99, yourDiscr: 0, desiredMinTx: ms(300), requiredMinRx: ms(300), requiredMinEchoRx: 0, ...over,
+    diag: 0,
+    state: 'Down',
+    poll: false,
+    final: false,
+    cpi: false,
+    auth: false,
+    demand: false,
+    multipoint: false,
+    detectMult: 3,
+    myDiscr: 99,
+    yourDiscr: 0,
+    desiredMinTx: ms(300),
+    requiredMinRx: ms(300),
+    requiredMinEchoRx: 0,
+    ...over,
   };
 }
 
@@ -95,15 +108,14 @@ describe('BFD state machine (RFC 5880 §6.8.6 transitions)', () => {
   });
 
   it('detection time is the remote multiplier × max(our Required Min RX, their Desired Min TX)', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 255 }),
-      (ourRx, theirTx, theirMult) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 255 }), (ourRx, theirTx, theirMult) => {
         const s = createSession(1, timers(100, ourRx, 3));
         const r = rx(s, { state: 'Down', desiredMinTx: ms(theirTx), detectMult: theirMult }, 0);
         expect(detectionTime(r.session)).toBe(theirMult * ms(Math.max(ourRx, theirTx)));
         expect(r.session.detectAt).toBe((theirMult * ms(Math.max(ourRx, theirTx))) / 1000);
-      },
-    ));
+      }),
+    );
   });
 
   it('sends at no less than one second while not Up, at the configured rate once Up (§6.8.3)', () => {
@@ -131,11 +143,13 @@ describe('BFD state machine (RFC 5880 §6.8.6 transitions)', () => {
     expect(jittered(ms(300), 3, fixed(0.9999999))).toBeCloseTo(300, 0);
     expect(jittered(ms(300), 1, fixed(0))).toBe(225);
     expect(jittered(ms(300), 1, fixed(0.9999999))).toBeCloseTo(270, 0);
-    fc.assert(fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 255 }), (r, mult) => {
-      const j = jittered(ms(1000), mult, () => r);
-      expect(j).toBeGreaterThanOrEqual(750);
-      expect(j).toBeLessThanOrEqual(mult === 1 ? 900 : 1000);
-    }));
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.integer({ min: 1, max: 255 }), (r, mult) => {
+        const j = jittered(ms(1000), mult, () => r);
+        expect(j).toBeGreaterThanOrEqual(750);
+        expect(j).toBeLessThanOrEqual(mult === 1 ? 900 : 1000);
+      }),
+    );
   });
 
   it('answers a Poll with a Final at once, without the Poll bit', () => {
@@ -159,7 +173,9 @@ describe('BFD state machine (RFC 5880 §6.8.6 transitions)', () => {
   it('rejects timers outside the protocol ranges', () => {
     expect(() => createSession(1, timers(300, 300, 0))).toThrow(/detectMult must be 1..255/);
     expect(() => createSession(0, T)).toThrow(/local discriminator/);
-    expect(() => bfdStep(inState('Up'), { type: 'configure', timers: { desiredMinTx: 0, requiredMinRx: 1, detectMult: 3 } }, 0, fixed(0))).toThrow(/desiredMinTx/);
+    expect(() => bfdStep(inState('Up'), { type: 'configure', timers: { desiredMinTx: 0, requiredMinRx: 1, detectMult: 3 } }, 0, fixed(0))).toThrow(
+      /desiredMinTx/,
+    );
   });
 });
 
@@ -271,7 +287,14 @@ describe('the remote restarting its session (issue 32)', () => {
     const r = rx(s, { state: 'Down', yourDiscr: 0, myDiscr: 1234 }, 2);
     expect(r.session.state).toBe('Down');
     expect(r.session.remoteDiscr).toBe(1234);
-    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
+    expect(r.actions).toContainEqual({
+      type: 'stateChange',
+      from: 'Up',
+      to: 'Down',
+      diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN,
+      remoteAdminDown: false,
+      remoteRestarted: true,
+    });
     // and it comes back up with the new session as usual
     const back = rx(r.session, { state: 'Init', yourDiscr: 1, myDiscr: 1234 }, 3).session;
     expect(back.state).toBe('Up');
@@ -280,7 +303,14 @@ describe('the remote restarting its session (issue 32)', () => {
   it("a Down from the same session saying we signalled Down (diag 3), which we did not while Up, is flagged too (FRR's bfdd freeing the session)", () => {
     const s = rx(inState('Up'), { state: 'Up', yourDiscr: 1, final: true, myDiscr: 99 }, 1).session;
     const r = rx(s, { state: 'Down', yourDiscr: 1, myDiscr: 99, diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN }, 2);
-    expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: true });
+    expect(r.actions).toContainEqual({
+      type: 'stateChange',
+      from: 'Up',
+      to: 'Down',
+      diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN,
+      remoteAdminDown: false,
+      remoteRestarted: true,
+    });
   });
 
   it('a Down from the same session with any other diagnostic is a real down (not flagged)', () => {
@@ -288,7 +318,14 @@ describe('the remote restarting its session (issue 32)', () => {
     for (const yourDiscr of [0, 1]) {
       for (const diag of [Diag.NONE, Diag.CONTROL_DETECTION_TIME_EXPIRED, 5]) {
         const r = rx(s, { state: 'Down', yourDiscr, myDiscr: 99, diag }, 2);
-        expect(r.actions).toContainEqual({ type: 'stateChange', from: 'Up', to: 'Down', diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN, remoteAdminDown: false, remoteRestarted: false });
+        expect(r.actions).toContainEqual({
+          type: 'stateChange',
+          from: 'Up',
+          to: 'Down',
+          diag: Diag.NEIGHBOR_SIGNALED_SESSION_DOWN,
+          remoteAdminDown: false,
+          remoteRestarted: false,
+        });
       }
     }
   });
@@ -354,46 +391,67 @@ describe('two BFD sessions over a simulated link (virtual time)', () => {
   });
 
   it('property: any timers, delay below the interval and random timer changes: up, and never down while the link lives', () => {
-    fc.assert(fc.property(
-      fc.integer({ min: 50, max: 1000 }), fc.integer({ min: 50, max: 1000 }), fc.integer({ min: 2, max: 10 }),
-      fc.integer({ min: 50, max: 1000 }), fc.integer({ min: 50, max: 1000 }), fc.integer({ min: 2, max: 10 }),
-      fc.integer({ min: 0, max: 40 }), fc.integer(),
-      fc.array(fc.record({ side: fc.constantFrom<0 | 1>(0, 1), tx: fc.integer({ min: 50, max: 1000 }), rx: fc.integer({ min: 50, max: 1000 }), mult: fc.integer({ min: 2, max: 10 }) }), { maxLength: 6 }),
-      (atx, arx, am, btx, brx, bm, delay, seed, changes) => {
-        const link = new Link(timers(atx, arx, am), timers(btx, brx, bm), { delay, seed });
-        link.runWhile(() => !link.bothUp(), 10_000);
-        for (const c of changes) {
-          link.feed(c.side, { type: 'configure', timers: timers(c.tx, c.rx, c.mult) });
-          link.runUntil(link.now + 2500);
-        }
-        link.runUntil(link.now + 10_000);
-        expect(link.bothUp()).toBe(true);
-        for (const i of [0, 1] as const) {
-          expect(link.stateChanges(i).filter((x) => x.to === 'Down')).toEqual([]);
-          expect(link.sides[i].session.poll).toBeUndefined();
-        }
-        // And a cut is noticed within the detection time in force.
-        const det = Math.max(detectionTime(link.sides[0].session), detectionTime(link.sides[1].session)) / 1000;
-        link.cut = true;
-        const took = link.runWhile(() => link.sides[0].session.state === 'Up' || link.sides[1].session.state === 'Up', 60_000);
-        // (a packet sent just before the cut still arrives `delay` later)
-        expect(took).toBeLessThanOrEqual(det + delay);
-      },
-    ), { numRuns: 60 });
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 50, max: 1000 }),
+        fc.integer({ min: 50, max: 1000 }),
+        fc.integer({ min: 2, max: 10 }),
+        fc.integer({ min: 50, max: 1000 }),
+        fc.integer({ min: 50, max: 1000 }),
+        fc.integer({ min: 2, max: 10 }),
+        fc.integer({ min: 0, max: 40 }),
+        fc.integer(),
+        fc.array(
+          fc.record({
+            side: fc.constantFrom<0 | 1>(0, 1),
+            tx: fc.integer({ min: 50, max: 1000 }),
+            rx: fc.integer({ min: 50, max: 1000 }),
+            mult: fc.integer({ min: 2, max: 10 }),
+          }),
+          { maxLength: 6 },
+        ),
+        (atx, arx, am, btx, brx, bm, delay, seed, changes) => {
+          const link = new Link(timers(atx, arx, am), timers(btx, brx, bm), { delay, seed });
+          link.runWhile(() => !link.bothUp(), 10_000);
+          for (const c of changes) {
+            link.feed(c.side, { type: 'configure', timers: timers(c.tx, c.rx, c.mult) });
+            link.runUntil(link.now + 2500);
+          }
+          link.runUntil(link.now + 10_000);
+          expect(link.bothUp()).toBe(true);
+          for (const i of [0, 1] as const) {
+            expect(link.stateChanges(i).filter((x) => x.to === 'Down')).toEqual([]);
+            expect(link.sides[i].session.poll).toBeUndefined();
+          }
+          // And a cut is noticed within the detection time in force.
+          const det = Math.max(detectionTime(link.sides[0].session), detectionTime(link.sides[1].session)) / 1000;
+          link.cut = true;
+          const took = link.runWhile(() => link.sides[0].session.state === 'Up' || link.sides[1].session.state === 'Up', 60_000);
+          // (a packet sent just before the cut still arrives `delay` later)
+          expect(took).toBeLessThanOrEqual(det + delay);
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 
   it('property: with 10 % loss and detect multiplier 5 the sessions still come up', () => {
-    fc.assert(fc.property(fc.integer(), (seed) => {
-      const link = new Link(timers(100, 100, 5), timers(100, 100, 5), { delay: 2, loss: 0.1, seed });
-      link.runWhile(() => !link.bothUp(), 30_000);
-      expect(link.bothUp()).toBe(true);
-    }), { numRuns: 30 });
+    fc.assert(
+      fc.property(fc.integer(), (seed) => {
+        const link = new Link(timers(100, 100, 5), timers(100, 100, 5), { delay: 2, loss: 0.1, seed });
+        link.runWhile(() => !link.bothUp(), 30_000);
+        expect(link.bothUp()).toBe(true);
+      }),
+      { numRuns: 30 },
+    );
   });
 
   it('property: any sequence of received packets and timer ticks keeps a consistent session and never throws', () => {
     const arbPkt = fc.record({
       state: fc.constantFrom<BfdStateName>('AdminDown', 'Down', 'Init', 'Up'),
-      poll: fc.boolean(), final: fc.boolean(), auth: fc.boolean(),
+      poll: fc.boolean(),
+      final: fc.boolean(),
+      auth: fc.boolean(),
       detectMult: fc.integer({ min: 1, max: 255 }),
       yourDiscr: fc.constantFrom(0, 1, 2),
       desiredMinTx: fc.integer({ min: 0, max: 5_000_000 }),
@@ -404,30 +462,38 @@ describe('two BFD sessions over a simulated link (virtual time)', () => {
       fc.constant({ kind: 'timer' as const }),
       fc.constant({ kind: 'adminDown' as const }),
       fc.constant({ kind: 'adminUp' as const }),
-      fc.record({ tx: fc.integer({ min: 1, max: 3000 }), rx: fc.integer({ min: 0, max: 3000 }), mult: fc.integer({ min: 1, max: 255 }) }).map((t) => ({ kind: 'configure' as const, t })),
+      fc
+        .record({ tx: fc.integer({ min: 1, max: 3000 }), rx: fc.integer({ min: 0, max: 3000 }), mult: fc.integer({ min: 1, max: 255 }) })
+        .map((t) => ({ kind: 'configure' as const, t })),
     );
-    fc.assert(fc.property(fc.array(fc.tuple(arbEv, fc.integer({ min: 0, max: 2000 })), { maxLength: 60 }), (evs) => {
-      let s = createSession(1, T);
-      let now = 0;
-      for (const [e, dt] of evs) {
-        now += dt;
-        // As the shell does: every deadline up to now fires first.
-        for (let d = nextDeadline(s); d !== undefined && d <= now; d = nextDeadline(s)) s = bfdStep(s, { type: 'timer' }, d, fixed(0.3)).session;
-        const ev = e.kind === 'rx' ? { type: 'rx' as const, packet: pkt(e.p) }
-          : e.kind === 'configure' ? { type: 'configure' as const, timers: timers(e.t.tx, e.t.rx, e.t.mult) }
-          : { type: e.kind };
-        const r = bfdStep(s, ev, now, fixed(0.3));
-        s = r.session;
-        for (const a of r.actions) {
-          if (a.type !== 'send') continue;
-          expect(a.packet.poll && a.packet.final).toBe(false);
-          expect(a.packet.state).toBe(s.state);
-          if (s.state !== 'Up') expect(a.packet.desiredMinTx).toBeGreaterThanOrEqual(ms(1000));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(arbEv, fc.integer({ min: 0, max: 2000 })), { maxLength: 60 }), (evs) => {
+        let s = createSession(1, T);
+        let now = 0;
+        for (const [e, dt] of evs) {
+          now += dt;
+          // As the shell does: every deadline up to now fires first.
+          for (let d = nextDeadline(s); d !== undefined && d <= now; d = nextDeadline(s)) s = bfdStep(s, { type: 'timer' }, d, fixed(0.3)).session;
+          const ev =
+            e.kind === 'rx'
+              ? { type: 'rx' as const, packet: pkt(e.p) }
+              : e.kind === 'configure'
+                ? { type: 'configure' as const, timers: timers(e.t.tx, e.t.rx, e.t.mult) }
+                : { type: e.kind };
+          const r = bfdStep(s, ev, now, fixed(0.3));
+          s = r.session;
+          for (const a of r.actions) {
+            if (a.type !== 'send') continue;
+            expect(a.packet.poll && a.packet.final).toBe(false);
+            expect(a.packet.state).toBe(s.state);
+            if (s.state !== 'Up') expect(a.packet.desiredMinTx).toBeGreaterThanOrEqual(ms(1000));
+          }
+          if (s.state !== 'Up') expect(s.poll).toBeUndefined();
+          const d = nextDeadline(s);
+          if (d !== undefined) expect(d).toBeGreaterThanOrEqual(now);
         }
-        if (s.state !== 'Up') expect(s.poll).toBeUndefined();
-        const d = nextDeadline(s);
-        if (d !== undefined) expect(d).toBeGreaterThanOrEqual(now);
-      }
-    }), { numRuns: 300 });
+      }),
+      { numRuns: 300 },
+    );
   });
 });

@@ -3,8 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { decodePacket, describeDiag, encodePacket, STATE_NAMES, type BfdPacket } from '../../src/bfd/packet.js';
 
 const base: BfdPacket = {
-  diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false,
-  detectMult: 3, myDiscr: 7, yourDiscr: 0, desiredMinTx: 1_000_000, requiredMinRx: 300_000, requiredMinEchoRx: 0,
+  diag: 0,
+  state: 'Down',
+  poll: false,
+  final: false,
+  cpi: false,
+  auth: false,
+  demand: false,
+  multipoint: false,
+  detectMult: 3,
+  myDiscr: 7,
+  yourDiscr: 0,
+  desiredMinTx: 1_000_000,
+  requiredMinRx: 300_000,
+  requiredMinEchoRx: 0,
 };
 
 const arbPacket = fc.record({
@@ -27,29 +39,26 @@ const arbPacket = fc.record({
 describe('BFD packet codec', () => {
   it('encodes the RFC 5880 §4.1 layout byte for byte', () => {
     const b = encodePacket({ ...base, diag: 3, state: 'Up', poll: true, yourDiscr: 0x01020304 });
-    expect([...b]).toEqual([
-      0x23, 0xe0, 3, 24,
-      0, 0, 0, 7,
-      1, 2, 3, 4,
-      0x00, 0x0f, 0x42, 0x40,
-      0x00, 0x04, 0x93, 0xe0,
-      0, 0, 0, 0,
-    ]);
+    expect([...b]).toEqual([0x23, 0xe0, 3, 24, 0, 0, 0, 7, 1, 2, 3, 4, 0x00, 0x0f, 0x42, 0x40, 0x00, 0x04, 0x93, 0xe0, 0, 0, 0, 0]);
   });
 
   it('round-trips any valid packet', () => {
-    fc.assert(fc.property(arbPacket, (p) => {
-      const d = decodePacket(encodePacket(p));
-      expect(d).toEqual({ ok: true, packet: p });
-    }));
+    fc.assert(
+      fc.property(arbPacket, (p) => {
+        const d = decodePacket(encodePacket(p));
+        expect(d).toEqual({ ok: true, packet: p });
+      }),
+    );
   });
 
   it('never throws on arbitrary bytes, and says why it refuses', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 80 }), (bytes) => {
-      const d = decodePacket(bytes);
-      if (!d.ok) expect(d.reason.length).toBeGreaterThan(0);
-      else expect(d.packet.detectMult).toBeGreaterThan(0);
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 80 }), (bytes) => {
+        const d = decodePacket(bytes);
+        if (!d.ok) expect(d.reason.length).toBeGreaterThan(0);
+        else expect(d.packet.detectMult).toBeGreaterThan(0);
+      }),
+    );
   });
 
   const mutate = (f: (b: Uint8Array) => void, len = 24): Uint8Array => {
@@ -61,16 +70,76 @@ describe('BFD packet codec', () => {
 
   it.each([
     ['short', new Uint8Array(23), /shorter than the 24-byte/],
-    ['version 0', mutate((b) => { b[0] = 0; }), /version 0/],
-    ['version 2', mutate((b) => { b[0] = 2 << 5; }), /version 2/],
-    ['length below 24', mutate((b) => { b[3] = 20; }), /Length field 20/],
-    ['length beyond the datagram', mutate((b) => { b[3] = 40; }), /exceeds the 24-byte datagram/],
-    ['A bit with length 24', mutate((b) => { b[1] |= 0x04; }), /minimum \(26 with the A bit\)/],
-    ['Detect Mult zero', mutate((b) => { b[2] = 0; }), /Detect Mult is zero/],
-    ['M bit', mutate((b) => { b[1] |= 0x01; }), /Multipoint/],
-    ['My Discriminator zero', mutate((b) => { b[7] = 0; }), /My Discriminator is zero/],
-    ['Your Discriminator zero in Up', mutate((b) => { b[1] = 3 << 6; }), /Your Discriminator is zero in state Up/],
-    ['Your Discriminator zero in Init', mutate((b) => { b[1] = 2 << 6; }), /in state Init/],
+    [
+      'version 0',
+      mutate((b) => {
+        b[0] = 0;
+      }),
+      /version 0/,
+    ],
+    [
+      'version 2',
+      mutate((b) => {
+        b[0] = 2 << 5;
+      }),
+      /version 2/,
+    ],
+    [
+      'length below 24',
+      mutate((b) => {
+        b[3] = 20;
+      }),
+      /Length field 20/,
+    ],
+    [
+      'length beyond the datagram',
+      mutate((b) => {
+        b[3] = 40;
+      }),
+      /exceeds the 24-byte datagram/,
+    ],
+    [
+      'A bit with length 24',
+      mutate((b) => {
+        b[1] |= 0x04;
+      }),
+      /minimum \(26 with the A bit\)/,
+    ],
+    [
+      'Detect Mult zero',
+      mutate((b) => {
+        b[2] = 0;
+      }),
+      /Detect Mult is zero/,
+    ],
+    [
+      'M bit',
+      mutate((b) => {
+        b[1] |= 0x01;
+      }),
+      /Multipoint/,
+    ],
+    [
+      'My Discriminator zero',
+      mutate((b) => {
+        b[7] = 0;
+      }),
+      /My Discriminator is zero/,
+    ],
+    [
+      'Your Discriminator zero in Up',
+      mutate((b) => {
+        b[1] = 3 << 6;
+      }),
+      /Your Discriminator is zero in state Up/,
+    ],
+    [
+      'Your Discriminator zero in Init',
+      mutate((b) => {
+        b[1] = 2 << 6;
+      }),
+      /in state Init/,
+    ],
   ])('drops a packet with %s', (_name, bytes, reason) => {
     const d = decodePacket(bytes);
     expect(d.ok).toBe(false);
@@ -79,7 +148,13 @@ describe('BFD packet codec', () => {
 
   it('accepts trailing bytes beyond Length and a zero Your Discriminator in Down/AdminDown', () => {
     expect(decodePacket(mutate(() => {}, 30)).ok).toBe(true);
-    expect(decodePacket(mutate((b) => { b[1] = 0; })).ok).toBe(true);
+    expect(
+      decodePacket(
+        mutate((b) => {
+          b[1] = 0;
+        }),
+      ).ok,
+    ).toBe(true);
   });
 
   it('names diagnostics', () => {

@@ -17,13 +17,17 @@ class StallClock implements Scheduler {
   readonly immediates: (() => void)[] = [];
   private seq = 0;
   private timers: { at: number; id: number; fn: () => void }[] = [];
-  now(): number { return this.t; }
+  now(): number {
+    return this.t;
+  }
   setTimeout(fn: () => void, delay: number): number {
     const id = ++this.seq;
     this.timers.push({ at: this.t + Math.max(0, delay), id, fn });
     return id;
   }
-  clearTimeout(h: unknown): void { this.timers = this.timers.filter((x) => x.id !== h); }
+  clearTimeout(h: unknown): void {
+    this.timers = this.timers.filter((x) => x.id !== h);
+  }
   /** The timers phase of one loop turn: every timer due now, in deadline order. */
   runDue(): void {
     for (;;) {
@@ -54,14 +58,38 @@ function setup(opts: { defer?: boolean } = {}) {
   const logs: { level: string; msg: string }[] = [];
   const changes: BfdChange[] = [];
   const sent: Uint8Array[] = [];
-  const o: BfdRuntimeOptions = { log: (level, msg) => logs.push({ level, msg }), ...(opts.defer !== false ? { defer: (f: () => void) => immediates.push(f) } : {}) };
+  const o: BfdRuntimeOptions = {
+    log: (level, msg) => logs.push({ level, msg }),
+    ...(opts.defer !== false ? { defer: (f: () => void) => immediates.push(f) } : {}),
+  };
   let wall = 1_000_000;
-  const rt = new BfdRuntime({ open() {}, send: (_p, b) => sent.push(b), close() {} }, clock, (c) => changes.push(c), () => 0.5, () => wall + clock.t, o);
+  const rt = new BfdRuntime(
+    { open() {}, send: (_p, b) => sent.push(b), close() {} },
+    clock,
+    (c) => changes.push(c),
+    () => 0.5,
+    () => wall + clock.t,
+    o,
+  );
   rt.add({ peer: PEER, timers: timers(300, 300, 3) });
-  const remote = (p: Partial<BfdPacket>): Uint8Array => encodePacket({
-    diag: 0, state: 'Up', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false,
-    detectMult: 3, myDiscr: 77, yourDiscr: rt.status()[0].localDiscr, desiredMinTx: ms(300), requiredMinRx: ms(300), requiredMinEchoRx: 0, ...p,
-  });
+  const remote = (p: Partial<BfdPacket>): Uint8Array =>
+    encodePacket({
+      diag: 0,
+      state: 'Up',
+      poll: false,
+      final: false,
+      cpi: false,
+      auth: false,
+      demand: false,
+      multipoint: false,
+      detectMult: 3,
+      myDiscr: 77,
+      yourDiscr: rt.status()[0].localDiscr,
+      desiredMinTx: ms(300),
+      requiredMinRx: ms(300),
+      requiredMinEchoRx: 0,
+      ...p,
+    });
   const up = (): void => {
     rt.receive(remote({ state: 'Down', yourDiscr: 0 }), PEER);
     rt.receive(remote({ state: 'Up', final: true }), PEER);
@@ -74,7 +102,19 @@ function setup(opts: { defer?: boolean } = {}) {
     for (const b of arrived) rt.receive(b, PEER);
     for (const f of immediates.splice(0)) f();
   };
-  return { clock, rt, logs, changes, sent, remote, up, stall, setWall: (w: number) => { wall = w; } };
+  return {
+    clock,
+    rt,
+    logs,
+    changes,
+    sent,
+    remote,
+    up,
+    stall,
+    setWall: (w: number) => {
+      wall = w;
+    },
+  };
 }
 
 describe('BfdRuntime: detection after a stall of its thread (issue 32)', () => {
@@ -112,25 +152,37 @@ describe('BfdRuntime: detection after a stall of its thread (issue 32)', () => {
 });
 
 describe('BfdRuntime: state changes logged, the last down kept (issue 32)', () => {
-  it('logs each change with both sides\' state and diagnostic and the time since the previous packet; status keeps the down', () => {
+  it("logs each change with both sides' state and diagnostic and the time since the previous packet; status keeps the down", () => {
     const x = setup();
     x.up();
     expect(x.logs.map((l) => l.msg)).toEqual([
-      expect.stringMatching(/^BFD 192\.0\.2\.7: Down → Init on a packet, our diag 0 No Diagnostic; remote says Down \(diag 0 No Diagnostic\); nothing received before;/),
-      expect.stringMatching(/^BFD 192\.0\.2\.7: Init → Up on a packet, our diag 0 No Diagnostic; remote says Up \(diag 0 No Diagnostic, Final\); previous packet received 0 ms before;/),
+      expect.stringMatching(
+        /^BFD 192\.0\.2\.7: Down → Init on a packet, our diag 0 No Diagnostic; remote says Down \(diag 0 No Diagnostic\); nothing received before;/,
+      ),
+      expect.stringMatching(
+        /^BFD 192\.0\.2\.7: Init → Up on a packet, our diag 0 No Diagnostic; remote says Up \(diag 0 No Diagnostic, Final\); previous packet received 0 ms before;/,
+      ),
     ]);
     x.clock.runTo(400);
     x.rt.receive(x.remote({}), PEER);
     x.clock.runTo(1400);
     const down = x.logs.at(-1)!;
     expect(down.level).toBe('warning');
-    expect(down.msg).toMatch(/^BFD 192\.0\.2\.7: Up → Down on the timer, our diag 1 Control Detection Time Expired; remote last said Up \(diag 0 No Diagnostic\); previous packet received 900 ms before; detection time 900 ms, tx interval 1000 ms; discriminators \d+\/77$/);
+    expect(down.msg).toMatch(
+      /^BFD 192\.0\.2\.7: Up → Down on the timer, our diag 1 Control Detection Time Expired; remote last said Up \(diag 0 No Diagnostic\); previous packet received 900 ms before; detection time 900 ms, tx interval 1000 ms; discriminators \d+\/77$/,
+    );
     const s = x.rt.status()[0];
     expect(s.lastDown).toEqual({
-      at: 1_000_000 + 1300, upSince: 1_000_000, to: 'Down',
+      at: 1_000_000 + 1300,
+      upSince: 1_000_000,
+      to: 'Down',
       diag: { code: 1, text: 'Control Detection Time Expired' },
-      remoteState: 'Up', remoteDiag: { code: 0, text: 'No Diagnostic' },
-      lastPacketAt: 1_000_000 + 400, detectionTimeMs: 900, remoteAdminDown: false, remoteRestarted: false,
+      remoteState: 'Up',
+      remoteDiag: { code: 0, text: 'No Diagnostic' },
+      lastPacketAt: 1_000_000 + 400,
+      detectionTimeMs: 900,
+      remoteAdminDown: false,
+      remoteRestarted: false,
     });
     // kept while the session comes back up
     x.rt.receive(x.remote({ state: 'Init', yourDiscr: s.localDiscr }), PEER);
@@ -148,6 +200,8 @@ describe('BfdRuntime: state changes logged, the last down kept (issue 32)', () =
     expect(c.status.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, lastPacketAt: 1_000_000 });
     const line = x.logs.at(-1)!;
     expect(line.level).toBe('info');
-    expect(line.msg).toMatch(/Up → Down \(the remote restarted its session: not a path failure\) on a packet, our diag 3 Neighbor Signaled Session Down; remote says Down .*previous packet received 200 ms before;.*discriminators \d+\/77 → 4242$/);
+    expect(line.msg).toMatch(
+      /Up → Down \(the remote restarted its session: not a path failure\) on a packet, our diag 3 Neighbor Signaled Session Down; remote says Down .*previous packet received 200 ms before;.*discriminators \d+\/77 → 4242$/,
+    );
   });
 });

@@ -13,7 +13,11 @@ export interface Side {
   readonly sent: { at: number; poll: boolean; final: boolean }[];
 }
 
-interface Arrival { at: number; to: 0 | 1; bytes: Uint8Array }
+interface Arrival {
+  at: number;
+  to: 0 | 1;
+  bytes: Uint8Array;
+}
 
 export class Link {
   now = 0;
@@ -94,4 +98,9 @@ export class Link {
 }
 
 export const ms = (n: number): number => n * 1000;
-export const timers = (tx: number, rx: number, mult: number, passive = false): BfdTimers => ({ desiredMinTx: ms(tx), requiredMinRx: ms(rx), detectMult: mult, passive });
+export const timers = (tx: number, rx: number, mult: number, passive = false): BfdTimers => ({
+  desiredMinTx: ms(tx),
+  requiredMinRx: ms(rx),
+  detectMult: mult,
+  passive,
+});

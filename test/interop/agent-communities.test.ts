@@ -51,7 +51,16 @@ describe.skipIf(!available.ok)('agent → speaker → BIRD: every community of a
             // the literal 64512:1:2 and the named big = 64512:7:9
             largeCommunities: ['64512:1:2', '64512:7:9'],
           },
-          { prefix: '203.0.113.0/24', origin: 'igp', asPath: [64512], nextHop: '192.0.2.1', med: undefined, localPref: 100, communities: ['64512:100'], largeCommunities: [] },
+          {
+            prefix: '203.0.113.0/24',
+            origin: 'igp',
+            asPath: [64512],
+            nextHop: '192.0.2.1',
+            med: undefined,
+            localPref: 100,
+            communities: ['64512:100'],
+            largeCommunities: [],
+          },
         ]),
       45_000,
       300,

@@ -57,7 +57,9 @@ describe.skipIf(!available.ok)('the agent with a BGPPeer password from a Secret,
   const status = async () => {
     const r = await cli(['status', '--json', '--control', sock()]);
     if (r.stdout.trim() === '') throw new Error(`tsbgp status --json printed nothing (exit ${r.code}): ${r.stderr}`);
-    return (JSON.parse(r.stdout) as { peers: { address: string; state: string; info: string | null; refused: boolean }[] }).peers.find((p) => p.address === ROUTER);
+    return (JSON.parse(r.stdout) as { peers: { address: string; state: string; info: string | null; refused: boolean }[] }).peers.find(
+      (p) => p.address === ROUTER,
+    );
   };
   const frrState = () => lab.frrNeighbors('router')[NODE]?.bgpState;
 
@@ -66,7 +68,9 @@ describe.skipIf(!available.ok)('the agent with a BGPPeer password from a Secret,
     dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-agentmd5-`));
     writeFileSync(join(dir, 'frr.conf'), FRR);
     writeFileSync(join(dir, 'cluster.yaml'), MANIFESTS);
-    writeFileSync(join(dir, 'lab.clab.yml'), `name: agentmd5
+    writeFileSync(
+      join(dir, 'lab.clab.yml'),
+      `name: agentmd5
 topology:
   nodes:
     lan: { kind: bridge }
@@ -81,7 +85,8 @@ x-tsbgp:
   addresses:
     "router:eth1": ["${ROUTER}/24"]
     "worker1:eth1": ["${NODE}/24"]
-`);
+`,
+    );
     // the Secret's layer exists but is empty at first
     writeFileSync(join(dir, 'secrets'), '');
     lab = await Lab.up(loadTopology(join(dir, 'lab.clab.yml')), { ephemeral: true });
@@ -98,7 +103,9 @@ x-tsbgp:
       expect(s?.refused).toBe(true);
       return s!;
     }, 60_000);
-    expect(p.info).toBe('Not started: Secret kube-system/bgp-passwords not found; the peering is refused until it exists (running without the password would leave the session unprotected)');
+    expect(p.info).toBe(
+      'Not started: Secret kube-system/bgp-passwords not found; the peering is refused until it exists (running without the password would leave the session unprotected)',
+    );
     expect(frrState()).not.toBe('Established');
   }, 90_000);
 

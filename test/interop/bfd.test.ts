@@ -83,7 +83,16 @@ protocol bgp ts {
 `;
 
 const peer = (address: string, asn: number, local: string, bfd: PeerOptions['bfd']): PeerOptions => ({
-  address, asn, localAddress: local, families: ['ipv4'], holdTime: 90, keepaliveTime: 30, connectRetryTime: 1, idleHoldTime: 1, gracefulRestart: false, bfd,
+  address,
+  asn,
+  localAddress: local,
+  families: ['ipv4'],
+  holdTime: 90,
+  keepaliveTime: 30,
+  connectRetryTime: 1,
+  idleHoldTime: 1,
+  gracefulRestart: false,
+  bfd,
 });
 
 async function until<T>(what: string, ms: number, f: () => Promise<T | undefined | false> | T | undefined | false, everyMs = 50): Promise<T> {
@@ -124,7 +133,10 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     };
     lab = await Lab.up(topo, { runId: `i19${process.pid}`.slice(0, 12), ephemeral: true });
     // BGP with FRR held back until BFD is Up: the order in which FRR restarts its BFD session (first test)
-    nft('f1', `table inet i19bgp {\n chain in { type filter hook input priority 0; policy accept; tcp dport 179 drop; tcp sport 179 drop; }\n chain out { type filter hook output priority 0; policy accept; tcp dport 179 drop; tcp sport 179 drop; }\n}`);
+    nft(
+      'f1',
+      `table inet i19bgp {\n chain in { type filter hook input priority 0; policy accept; tcp dport 179 drop; tcp sport 179 drop; }\n chain out { type filter hook output priority 0; policy accept; tcp dport 179 drop; tcp sport 179 drop; }\n}`,
+    );
     ts = await SpeakerProcess.start(lab, 'ts1', {
       // kernel: ts1's main table, proto 12; no periodic scan, the diff alone
       speaker: { asn: 65001, routerId: TS.frr, listen: { port: 179 }, coalesceMs: 5, maxDelayMs: 50, kernel: { scanSeconds: 0 } },
@@ -142,19 +154,37 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
   });
 
   const status = (addr: string): Promise<PeerStatus> => ts.peer(addr);
-  const bfdUp = (addr: string, ms = 30_000) => until(`tsbgp's BFD with ${addr} Up`, ms, async () => { const s = await status(addr); return s.state === 'Established' && s.bfd?.state === 'Up' ? s : undefined; });
+  const bfdUp = (addr: string, ms = 30_000) =>
+    until(`tsbgp's BFD with ${addr} Up`, ms, async () => {
+      const s = await status(addr);
+      return s.state === 'Established' && s.bfd?.state === 'Up' ? s : undefined;
+    });
   const received = async (addr: string, prefix: string) => (await ts.received(addr)).some((r) => r.prefix === prefix);
 
   const vtysh = (cmd: string): string => lab.mustExec('f1', ['vtysh', '-c', cmd]);
-  type FrrBfd = { peer: string; id: number; status: string; diagnostic: string; 'remote-diagnostic': string; 'transmit-interval': number; 'receive-interval': number; 'remote-transmit-interval': number; 'remote-receive-interval': number; 'remote-detect-multiplier': number };
+  type FrrBfd = {
+    peer: string;
+    id: number;
+    status: string;
+    diagnostic: string;
+    'remote-diagnostic': string;
+    'transmit-interval': number;
+    'receive-interval': number;
+    'remote-transmit-interval': number;
+    'remote-receive-interval': number;
+    'remote-detect-multiplier': number;
+  };
   const frrBfd = (): FrrBfd | undefined => {
     const list = JSON.parse(vtysh('show bfd peers json')) as FrrBfd[];
     return list.find((p) => p.peer === TS.frr);
   };
-  const frrHas = (prefix: string): boolean => prefix in ((JSON.parse(vtysh('show bgp ipv4 unicast json')) as { routes?: Record<string, unknown> }).routes ?? {});
+  const frrHas = (prefix: string): boolean =>
+    prefix in ((JSON.parse(vtysh('show bgp ipv4 unicast json')) as { routes?: Record<string, unknown> }).routes ?? {});
   const birdc = (...args: string[]): string => lab.mustExec('b1', ['birdc', ...args]);
   const birdBfd = (): { state: string; interval: string; timeout: string } | undefined => {
-    const line = birdc('show', 'bfd', 'sessions').split('\n').find((l) => l.trim().startsWith(TS.bird));
+    const line = birdc('show', 'bfd', 'sessions')
+      .split('\n')
+      .find((l) => l.trim().startsWith(TS.bird));
     if (!line) return undefined;
     const f = line.trim().split(/\s+/);
     // IP address  Interface  State  Since(2 words)  Interval  Timeout
@@ -173,7 +203,11 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     const r = lab.exec(node, ['sh', '-c', `nft -f - <<'EOF'\n${script}\nEOF`]);
     if (r.status !== 0) throw new Error(`nft in ${node}: ${r.stderr}`);
   }
-  const cutLink = (node: 'f1' | 'b1', addr: string): void => nft(node, `table inet i19cut {\n chain in { type filter hook input priority 0; policy accept; ip saddr ${addr} drop; }\n chain out { type filter hook output priority 0; policy accept; ip daddr ${addr} drop; }\n}`);
+  const cutLink = (node: 'f1' | 'b1', addr: string): void =>
+    nft(
+      node,
+      `table inet i19cut {\n chain in { type filter hook input priority 0; policy accept; ip saddr ${addr} drop; }\n chain out { type filter hook output priority 0; policy accept; ip daddr ${addr} drop; }\n}`,
+    );
   const restoreLink = (node: 'f1' | 'b1'): void => nft(node, 'delete table inet i19cut');
 
   /**
@@ -194,16 +228,23 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
       }
       const bb = (theirs = birdBfd());
       return bb?.state === 'Up' && bb.interval === '0.300' && st;
-    }).catch((e: Error) => { throw new Error(`${e.message}; tsbgp: ${JSON.stringify({ state: last?.state, bfd: last?.bfd })}; theirs: ${JSON.stringify(theirs)}`); });
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}; tsbgp: ${JSON.stringify({ state: last?.state, bfd: last?.bfd })}; theirs: ${JSON.stringify(theirs)}`);
+    });
   };
   /** tsbgp's log lines about the BFD session with `addr` (every state change, both sides' diagnostics). */
-  const bfdLog = (addr: string): string[] => readFileSync(ts.logFile, 'utf8').split('\n').filter((l) => l.includes(`BFD ${addr}:`));
+  const bfdLog = (addr: string): string[] =>
+    readFileSync(ts.logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(`BFD ${addr}:`));
   /** No BFD down and no BGP reset since `before`; else the failure names the last down's diagnostics. */
   const expectNoFlap = async (addr: string, before: PeerStatus): Promise<void> => {
     const now = await status(addr);
     const downs = (now.bfd?.counters?.downTransitions ?? 0) - (before.bfd?.counters?.downTransitions ?? 0);
     if (downs !== 0 || String(now.since) !== String(before.since) || now.state !== 'Established') {
-      throw new Error(`BFD with ${addr} went down ${downs}× or BGP was reset (${before.state} since ${String(before.since)} → ${now.state} since ${String(now.since)}): last down ${JSON.stringify(now.bfd?.lastDown)}, remote diag now ${JSON.stringify(now.bfd?.remoteDiag)}; log:\n${bfdLog(addr).join('\n')}`);
+      throw new Error(
+        `BFD with ${addr} went down ${downs}× or BGP was reset (${before.state} since ${String(before.since)} → ${now.state} since ${String(now.since)}): last down ${JSON.stringify(now.bfd?.lastDown)}, remote diag now ${JSON.stringify(now.bfd?.remoteDiag)}; log:\n${bfdLog(addr).join('\n')}`,
+      );
     }
     expect(downs).toBe(0);
   };
@@ -211,18 +252,31 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
   it("FRR restarts its BFD session when its BGP session establishes after BFD came Up: tsbgp's BFD goes Down and Up again and tsbgp does not reset BGP for it (issue 32)", async () => {
     let firstId: number | undefined;
     try {
-      const up = await until('BFD Up with FRR, BGP held back', 30_000, async () => { const b = (await status(FRR)).bfd; return b?.state === 'Up' && b.remoteState === 'Up' && b; });
-      firstId = await until("FRR's BFD session up", 10_000, () => { const f = frrBfd(); return f?.status === 'up' && f.id; });
+      const up = await until('BFD Up with FRR, BGP held back', 30_000, async () => {
+        const b = (await status(FRR)).bfd;
+        return b?.state === 'Up' && b.remoteState === 'Up' && b;
+      });
+      firstId = await until("FRR's BFD session up", 10_000, () => {
+        const f = frrBfd();
+        return f?.status === 'up' && f.id;
+      });
       expect((await status(FRR)).state).not.toBe('Established');
       expect(up.counters?.downTransitions).toBe(0);
     } finally {
       nft('f1', 'delete table inet i19bgp');
     }
     const nEvents = ts.events.length;
-    await until('BGP Established with FRR', 30_000, async () => { const s = await status(FRR); return s.state === 'Established' && s; });
+    await until('BGP Established with FRR', 30_000, async () => {
+      const s = await status(FRR);
+      return s.state === 'Established' && s;
+    });
     // bgpd re-registers the session with its addresses now; bfdd says Down (diag 3) from the old one, frees it and starts another
-    const replaced = await until("FRR's new BFD session (another id)", 15_000, () => { const f = frrBfd(); return f && f.id !== firstId && f; })
-      .catch((e: Error) => { throw new Error(`${e.message}: this FRR did not restart its BFD session as 8.4 does (id ${firstId} kept)`); });
+    const replaced = await until("FRR's new BFD session (another id)", 15_000, () => {
+      const f = frrBfd();
+      return f && f.id !== firstId && f;
+    }).catch((e: Error) => {
+      throw new Error(`${e.message}: this FRR did not restart its BFD session as 8.4 does (id ${firstId} kept)`);
+    });
     const st = await stableUp(FRR);
     expect(st.bfd?.remoteDiscriminator).toBe(replaced.id);
     expect(st.bfd?.lastDown, bfdLog(FRR).join('\n')).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, remoteAdminDown: false });
@@ -232,13 +286,23 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     // FRR's doing, seen in the lab; the session comes back by itself after IdleHold.
     const ours = ts.events.slice(nEvents).filter((e) => e.event === 'peerDown' && e.peer.address === FRR && /6\/10 sent/.test(e.reason));
     expect(ours, JSON.stringify(ours)).toEqual([]);
-    expect(st.lastError?.code === 6 && st.lastError.subcode === 10 && st.lastError.direction === 'sent', `Cease 10 "BFD Down" sent: ${JSON.stringify(st.lastError)}`).toBe(false);
+    expect(
+      st.lastError?.code === 6 && st.lastError.subcode === 10 && st.lastError.direction === 'sent',
+      `Cease 10 "BFD Down" sent: ${JSON.stringify(st.lastError)}`,
+    ).toBe(false);
   });
 
   it('BFD comes up with FRR bfdd and BIRD, beside the BGP sessions', async () => {
     const f = await stableUp(FRR);
     const b = await stableUp(BIRD);
-    for (const s of [f, b]) expect(s.bfd).toMatchObject({ state: 'Up', remoteState: 'Up', txIntervalMs: 300, detectionTimeMs: 900, desired: { minTxMs: 300, minRxMs: 300, multiplier: 3 } });
+    for (const s of [f, b])
+      expect(s.bfd).toMatchObject({
+        state: 'Up',
+        remoteState: 'Up',
+        txIntervalMs: 300,
+        detectionTimeMs: 900,
+        desired: { minTxMs: 300, minRxMs: 300, multiplier: 3 },
+      });
     expect(frrBfd()?.status).toBe('up');
     expect(birdBfd()?.state).toBe('Up');
     // FRR single-hop BFD drops packets whose TTL is not 255 (RFC 5881 §5): Up proves ours carry 255.
@@ -255,13 +319,19 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
   it('timer changes on either side go through Poll/Final without a flap (FRR)', async () => {
     const before = await stableUp(FRR);
     await ts.updatePeer(peer(FRR, 65002, TS.frr, { minTx: 500, minRx: 500, multiplier: 3 }));
-    await until('FRR sees our 500 ms', 10_000, () => { const p = frrBfd(); return p?.['remote-transmit-interval'] === 500 && p['remote-receive-interval'] === 500; });
+    await until('FRR sees our 500 ms', 10_000, () => {
+      const p = frrBfd();
+      return p?.['remote-transmit-interval'] === 500 && p['remote-receive-interval'] === 500;
+    });
     await until('tsbgp sends every 500 ms', 10_000, async () => (await status(FRR)).bfd?.txIntervalMs === 500);
     lab.mustExec('f1', ['vtysh', '-c', 'configure terminal', '-c', 'bfd', '-c', 'profile fast', '-c', 'transmit-interval 700']);
     await until('tsbgp detection 3 × 700', 10_000, async () => (await status(FRR)).bfd?.detectionTimeMs === 2100);
     await ts.updatePeer(peer(FRR, 65002, TS.frr, FAST));
     lab.mustExec('f1', ['vtysh', '-c', 'configure terminal', '-c', 'bfd', '-c', 'profile fast', '-c', 'transmit-interval 300']);
-    await until('back to 300 × 3', 10_000, async () => { const s = (await status(FRR)).bfd; return s?.detectionTimeMs === 900 && s.txIntervalMs === 300; });
+    await until('back to 300 × 3', 10_000, async () => {
+      const s = (await status(FRR)).bfd;
+      return s?.detectionTimeMs === 900 && s.txIntervalMs === 300;
+    });
     await expectNoFlap(FRR, before);
     expect(frrBfd()?.status).toBe('up');
   });
@@ -277,7 +347,10 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     await ts.updatePeer(peer(BIRD, 65003, TS.bird, FAST));
     writeFileSync(join(lab.node('b1').work, 'bird.conf'), birdConf(300));
     birdc('configure');
-    await until('back to 300 × 3', 10_000, async () => { const s = (await status(BIRD)).bfd; return s?.detectionTimeMs === 900 && s.txIntervalMs === 300; });
+    await until('back to 300 × 3', 10_000, async () => {
+      const s = (await status(BIRD)).bfd;
+      return s?.detectionTimeMs === 900 && s.txIntervalMs === 300;
+    });
     await expectNoFlap(BIRD, before);
     expect(birdBfd()?.state).toBe('Up');
   });
@@ -287,12 +360,18 @@ describe.skipIf(!available.ok || !withSpeaker)('BFD against FRR bfdd and BIRD', 
     // FRR sends at TTL 255; from here on its BFD packets to us leave at 254, as if from one hop further
     nft('f1', `table ip i19ttl {\n chain out { type filter hook output priority 0; policy accept; ip daddr ${TS.frr} udp dport 3784 ip ttl set 254; }\n}`);
     try {
-      const down = await until('tsbgp BFD down while FRR still sends', 10_000, async () => { const b = (await status(FRR)).bfd; return b?.state !== 'Up' && b; });
+      const down = await until('tsbgp BFD down while FRR still sends', 10_000, async () => {
+        const b = (await status(FRR)).bfd;
+        return b?.state !== 'Up' && b;
+      });
       expect(down.lastDiag).toEqual({ code: 1, text: 'Control Detection Time Expired' });
       const packetsIn = (await status(FRR)).bfd!.counters!.packetsIn;
       const drops = (await status(FRR)).bfd!.receivedTtl?.kernelDrops ?? 0;
       // FRR keeps sending (at 1 s while not Up): two more of its packets dropped, none reaching the session
-      const later = await until('two more kernel drops', 15_000, async () => { const b = (await status(FRR)).bfd; return (b?.receivedTtl?.kernelDrops ?? 0) >= drops + 2 && b; });
+      const later = await until('two more kernel drops', 15_000, async () => {
+        const b = (await status(FRR)).bfd;
+        return (b?.receivedTtl?.kernelDrops ?? 0) >= drops + 2 && b;
+      });
       expect(later.state).not.toBe('Up');
       expect(later.counters?.packetsIn).toBe(packetsIn);
       expect(later.receivedTtl?.checked).toBe(true);

@@ -12,7 +12,19 @@ import { birdStatic, DAEMON_V4, DAEMON_V6, daemonRange, daemonRoutes } from './d
 import { expectedAtTs, session, SESSIONS, sorted, topologyWith, TS_PREFIXES, until } from './harness.js';
 import { birdNegotiated, birdViews, parseBirdSession } from './readers.js';
 import {
-  adjRibInMatches, adminShutdown, capabilitiesAgree, daemonAsksRefresh, expectTsPrefixesOn, gracefulRestart, InteropRun, linkDown, scale, SHUTDOWN_MESSAGE, tsAsksRefresh, tsRoutesAtDaemon, withdrawal,
+  adjRibInMatches,
+  adminShutdown,
+  capabilitiesAgree,
+  daemonAsksRefresh,
+  expectTsPrefixesOn,
+  gracefulRestart,
+  InteropRun,
+  linkDown,
+  scale,
+  SHUTDOWN_MESSAGE,
+  tsAsksRefresh,
+  tsRoutesAtDaemon,
+  withdrawal,
   type Daemon,
 } from './scenarios.js';
 import { requireSpeaker } from './speaker-client.js';
@@ -48,8 +60,14 @@ describe.skipIf(!available.ok)('tsbgp against BIRD', () => {
 
   it('BIRD loads the config: five sessions to tsbgp, 2048 IPv4 and 1024 IPv6 routes to announce', async () => {
     const protos = run.lab.birdProtocols('d1');
-    expect(protos.filter((p) => p.proto === 'BGP').map((p) => p.name).sort()).toEqual(['e2', 'e4', 'e6', 'i4', 'i6']);
-    const count = (p: string): number => Number(/(\d+) of \d+ routes/.exec(run.lab.mustExec('d1', ['birdc', 'show', 'route', 'protocol', p, 'count']))?.[1] ?? NaN);
+    expect(
+      protos
+        .filter((p) => p.proto === 'BGP')
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['e2', 'e4', 'e6', 'i4', 'i6']);
+    const count = (p: string): number =>
+      Number(/(\d+) of \d+ routes/.exec(run.lab.mustExec('d1', ['birdc', 'show', 'route', 'protocol', p, 'count']))?.[1] ?? NaN);
     expect(count('gen4')).toBe(DAEMON_V4.count);
     expect(count('gen6')).toBe(DAEMON_V6.count);
     // nothing to talk to yet: the sessions wait (Active/Connect/Idle), none is Established
@@ -70,10 +88,14 @@ describe.skipIf(!available.ok)('tsbgp against BIRD', () => {
       await adjRibInMatches(run, SESSIONS, async (s) => {
         const want = daemonRoutes(daemonRange(s.family)).map((r) => expectedAtTs(s, r));
         // BIRD's own view of the same export (its Adj-RIB-Out before next hop and AS path are set)
-        await until(() => {
-          const exported = parseBirdRoutes(run.lab.mustExec('d1', ['birdc', 'show', 'route', 'export', s.name, 'all']));
-          expect(sorted(exported.map((r) => r.prefix))).toEqual(sorted(want.map((r) => r.prefix)));
-        }, 30_000, 250);
+        await until(
+          () => {
+            const exported = parseBirdRoutes(run.lab.mustExec('d1', ['birdc', 'show', 'route', 'export', s.name, 'all']));
+            expect(sorted(exported.map((r) => r.prefix))).toEqual(sorted(want.map((r) => r.prefix)));
+          },
+          30_000,
+          250,
+        );
         return want;
       });
     });

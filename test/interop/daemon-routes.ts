@@ -52,7 +52,9 @@ export function birdAttrs(a: AttrSet): string {
 /** BIRD: static protocols gen4/gen6, one blackhole route each with its attributes in a per-route block. */
 export function birdStatic(): string {
   const proto = (name: string, ch: string, range: PrefixRange): string =>
-    [`protocol static ${name} {`, `  ${ch};`, ...daemonRoutes(range).map((r) => `  route ${r.prefix} blackhole { ${birdAttrs(ATTR_SETS[r.set])} };`), '}'].join('\n');
+    [`protocol static ${name} {`, `  ${ch};`, ...daemonRoutes(range).map((r) => `  route ${r.prefix} blackhole { ${birdAttrs(ATTR_SETS[r.set])} };`), '}'].join(
+      '\n',
+    );
   return `${proto('gen4', 'ipv4', DAEMON_V4)}\n${proto('gen6', 'ipv6', DAEMON_V6)}\n`;
 }
 

@@ -9,7 +9,19 @@ import { DAEMON_V4, DAEMON_V6, daemonRange, daemonRoutes, frrNetworks } from './
 import { D_ASN, expectedAtTs, familyOf, session, sessionAt, SESSIONS, sorted, topologyWith, TS_ROUTES, until, type Session } from './harness.js';
 import { frrNegotiated, frrView, type FrrDetailPath, type FrrNeighbor } from './readers.js';
 import {
-  adjRibInMatches, adminShutdown, capabilitiesAgree, daemonAsksRefresh, expectTsPrefixesOn, gracefulRestart, InteropRun, linkDown, scale, SHUTDOWN_MESSAGE, tsAsksRefresh, tsRoutesAtDaemon, withdrawal,
+  adjRibInMatches,
+  adminShutdown,
+  capabilitiesAgree,
+  daemonAsksRefresh,
+  expectTsPrefixesOn,
+  gracefulRestart,
+  InteropRun,
+  linkDown,
+  scale,
+  SHUTDOWN_MESSAGE,
+  tsAsksRefresh,
+  tsRoutesAtDaemon,
+  withdrawal,
   type Daemon,
 } from './scenarios.js';
 import { requireSpeaker } from './speaker-client.js';
@@ -81,11 +93,20 @@ describe.skipIf(!available.ok)('tsbgp against FRR', () => {
         const routes = new Map(daemonRoutes(daemonRange(s.family)).map((r) => [r.prefix, r]));
         // FRR fills a neighbor's Adj-RIB-Out a moment after the session is up (its update groups
         // run on a timer), so wait for the whole set before taking it as the reference
-        const adv = await until(() => {
-          const a = (JSON.parse(vtysh(`show bgp ${s.family} unicast neighbors ${s.ts} advertised-routes json`)) as { advertisedRoutes?: Record<string, { metric?: number; path?: string }> }).advertisedRoutes ?? {};
-          expect(sorted(Object.keys(a))).toEqual(sorted(routes.keys()));
-          return a;
-        }, 30_000, 250);
+        const adv = await until(
+          () => {
+            const a =
+              (
+                JSON.parse(vtysh(`show bgp ${s.family} unicast neighbors ${s.ts} advertised-routes json`)) as {
+                  advertisedRoutes?: Record<string, { metric?: number; path?: string }>;
+                }
+              ).advertisedRoutes ?? {};
+            expect(sorted(Object.keys(a))).toEqual(sorted(routes.keys()));
+            return a;
+          },
+          30_000,
+          250,
+        );
         // FRR's advertised-routes shows the path before its own AS goes on; with local-as … replace-as that AS is 65002
         return Object.entries(adv).map(([prefix, a]) => ({ ...expectedAtTs(s, routes.get(prefix)!), med: a.metric }));
       });
@@ -113,19 +134,27 @@ describe.skipIf(!available.ok)('tsbgp against FRR', () => {
       const ups = (s: Session) => Number(neighbor(s).connectionsEstablished ?? 0);
       const before = SESSIONS.map(ups);
       await run.ts.drain();
-      await until(() => {
-        const paths = daemon.learned([p]);
-        const e4 = paths.find((x) => x.session === 'e4');
-        const i4 = paths.find((x) => x.session === 'i4');
-        expect(e4?.communities).toContain('graceful-shutdown');
-        expect(i4?.communities).toContain('graceful-shutdown');
-        expect(i4?.localPref).toBe(0);
-      }, 15_000, 200);
+      await until(
+        () => {
+          const paths = daemon.learned([p]);
+          const e4 = paths.find((x) => x.session === 'e4');
+          const i4 = paths.find((x) => x.session === 'i4');
+          expect(e4?.communities).toContain('graceful-shutdown');
+          expect(i4?.communities).toContain('graceful-shutdown');
+          expect(i4?.localPref).toBe(0);
+        },
+        15_000,
+        200,
+      );
       expect(SESSIONS.map(ups)).toEqual(before);
       await run.ts.drain(true);
-      await until(() => {
-        for (const x of daemon.learned([p])) expect(x.communities).not.toContain('graceful-shutdown');
-      }, 15_000, 200);
+      await until(
+        () => {
+          for (const x of daemon.learned([p])) expect(x.communities).not.toContain('graceful-shutdown');
+        },
+        15_000,
+        200,
+      );
       expect(SESSIONS.map(ups)).toEqual(before);
     });
 

@@ -16,8 +16,19 @@ import { familyOf, LineFollower, session, sessionAt, SESSIONS, sorted, TOPOLOGIE
 import { mrtDump } from './mrt.js';
 import { gobgpNegotiated, gobgpView, type GobgpNeighborFull, type GobgpPath } from './readers.js';
 import {
-  adjRibInMatches, adminShutdown, capabilitiesAgree, expectTsPrefixesOn, gracefulRestart, InteropRun, linkDown, SHUTDOWN_MESSAGE, tsAsksRefresh, tsRoutesAtDaemon, withdrawal,
-  type Daemon, type RestartWatch,
+  adjRibInMatches,
+  adminShutdown,
+  capabilitiesAgree,
+  expectTsPrefixesOn,
+  gracefulRestart,
+  InteropRun,
+  linkDown,
+  SHUTDOWN_MESSAGE,
+  tsAsksRefresh,
+  tsRoutesAtDaemon,
+  withdrawal,
+  type Daemon,
+  type RestartWatch,
 } from './scenarios.js';
 import { requireSpeaker } from './speaker-client.js';
 
@@ -35,8 +46,14 @@ class RibMonitor {
   events = 0;
   readonly losses: { at: number; missing: string[] }[] = [];
 
-  constructor(ns: string, family: 'ipv4' | 'ipv6', private readonly expected: readonly string[]) {
-    this.follower = new LineFollower(ns, ['gobgp', '-p', String(GOBGP_PORT), '-j', 'monitor', 'global', 'rib', '--current', '-a', family], (line) => this.line(line));
+  constructor(
+    ns: string,
+    family: 'ipv4' | 'ipv6',
+    private readonly expected: readonly string[],
+  ) {
+    this.follower = new LineFollower(ns, ['gobgp', '-p', String(GOBGP_PORT), '-j', 'monitor', 'global', 'rib', '--current', '-a', family], (line) =>
+      this.line(line),
+    );
   }
 
   /** The current table has come in with every expected prefix. */
@@ -80,10 +97,12 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
       (['ipv4', 'ipv6'] as const).flatMap((f) => {
         const cover = f === 'ipv4' ? '203.0.113.0/24' : '2001:db8:100::/40';
         const rib = JSON.parse(gobgp('-j', 'global', 'rib', '-a', f, cover, 'longer-prefixes') || '{}') as Record<string, GobgpPath[]>;
-        return Object.values(rib).flat().map((p) => {
-          const { neighbor: from, ...v } = gobgpView(p);
-          return { ...v, session: sessionAt(from) };
-        });
+        return Object.values(rib)
+          .flat()
+          .map((p) => {
+            const { neighbor: from, ...v } = gobgpView(p);
+            return { ...v, session: sessionAt(from) };
+          });
       }),
   };
 
@@ -100,12 +119,21 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
   it('GoBGP loads the config and the MRT dump: five neighbors for tsbgp, 2048 IPv4 and 1024 IPv6 routes', async () => {
     const ns = JSON.parse(gobgp('-j', 'neighbor')) as GobgpNeighborFull[];
     expect(sorted(ns.map((n) => n.conf.neighbor_address))).toEqual(sorted(SESSIONS.map((s) => s.ts)));
-    await until(() => {
-      expect(ribCount('ipv4')).toBe(DAEMON_V4.count);
-      expect(ribCount('ipv6')).toBe(DAEMON_V6.count);
-    }, 10_000, 200);
+    await until(
+      () => {
+        expect(ribCount('ipv4')).toBe(DAEMON_V4.count);
+        expect(ribCount('ipv6')).toBe(DAEMON_V6.count);
+      },
+      10_000,
+      200,
+    );
     const one = JSON.parse(gobgp('-j', 'global', 'rib', '-a', 'ipv4', '198.19.192.8/30')) as Record<string, GobgpPath[]>;
-    expect(gobgpView(one['198.19.192.8/30'][0])).toMatchObject({ origin: 'egp', med: 20, communities: ['65010:2', '65010:3'], largeCommunities: ['4200000002:1:2'] });
+    expect(gobgpView(one['198.19.192.8/30'][0])).toMatchObject({
+      origin: 'egp',
+      med: 20,
+      communities: ['65010:2', '65010:3'],
+      largeCommunities: ['4200000002:1:2'],
+    });
     for (const n of ns) expect(gobgpNegotiated(n).established).toBe(false);
   });
 
@@ -126,21 +154,28 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
 
     it("holds in tsbgp's Adj-RIB-In exactly what GoBGP's Adj-RIB-Out shows on each session", async () => {
       await adjRibInMatches(run, SESSIONS, (s) =>
-        until(() => {
-          const out = JSON.parse(gobgp('-j', 'neighbor', s.ts, 'adj-out', '-a', s.family)) as Record<string, GobgpPath[]>;
-          const w = Object.values(out).flat().map((p) => {
-            const { origin: _o, neighbor: _n, stale: _s, ...v } = gobgpView(p);
-            return viewOfTs(v);
-          });
-          expect(sorted(w.map((x) => x.prefix))).toEqual(sorted(daemonRoutes(daemonRange(s.family)).map((r) => r.prefix)));
-          return w;
-        }, 30_000, 250),
+        until(
+          () => {
+            const out = JSON.parse(gobgp('-j', 'neighbor', s.ts, 'adj-out', '-a', s.family)) as Record<string, GobgpPath[]>;
+            const w = Object.values(out)
+              .flat()
+              .map((p) => {
+                const { origin: _o, neighbor: _n, stale: _s, ...v } = gobgpView(p);
+                return viewOfTs(v);
+              });
+            expect(sorted(w.map((x) => x.prefix))).toEqual(sorted(daemonRoutes(daemonRange(s.family)).map((r) => r.prefix)));
+            return w;
+          },
+          30_000,
+          250,
+        ),
       );
     });
 
     it("route refresh: tsbgp asks and GoBGP re-sends; GoBGP's softresetin sends none (it keeps its own Adj-RIB-In)", async () => {
       const s = session('e4');
-      const msgs = (): { sent: Record<string, number>; received: Record<string, number> } => (neighbor(s).state as { messages: { sent: Record<string, number>; received: Record<string, number> } }).messages;
+      const msgs = (): { sent: Record<string, number>; received: Record<string, number> } =>
+        (neighbor(s).state as { messages: { sent: Record<string, number>; received: Record<string, number> } }).messages;
       await tsAsksRefresh(run, s, () => {
         const g0 = msgs();
         return () => expect(msgs().received.refresh ?? 0).toBeGreaterThan(g0.received.refresh ?? 0);
@@ -167,7 +202,14 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
       // `gobgp monitor global rib --current`: the whole table, then every best-path change as it
       // happens, which sees any loss however short.
       const watch: RestartWatch = async (kept) => {
-        const monitors = (['ipv4', 'ipv6'] as const).map((f) => new RibMonitor(run.lab.ns('d1'), f, kept.filter((p) => familyOf(p) === f)));
+        const monitors = (['ipv4', 'ipv6'] as const).map(
+          (f) =>
+            new RibMonitor(
+              run.lab.ns('d1'),
+              f,
+              kept.filter((p) => familyOf(p) === f),
+            ),
+        );
         await until(() => expect(monitors.map((m) => m.ready)).toEqual([true, true]), 10_000, 50);
         return {
           stop: async () => {
@@ -186,7 +228,9 @@ describe.skipIf(!available.ok)('tsbgp against GoBGP', () => {
     it("administrative shutdown reaches GoBGP as Cease with tsbgp's RFC 9003 message", async () => {
       await adminShutdown(run, daemon);
       // GoBGP logs each received NOTIFICATION with its code, subcode and the decoded communication
-      const log = readFileSync(join(run.lab.node('d1').work, 'gobgpd.log'), 'utf8').split('\n').filter((l) => l.includes('198.51.100.1') && /notification/i.test(l));
+      const log = readFileSync(join(run.lab.node('d1').work, 'gobgpd.log'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('198.51.100.1') && /notification/i.test(l));
       expect(log.join('\n')).toContain(SHUTDOWN_MESSAGE);
     });
   });

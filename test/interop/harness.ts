@@ -53,7 +53,16 @@ export const SESSIONS: readonly Session[] = [
  * the 4-byte AS capability, so tsbgp's OPEN carries AS_TRANS in My AS and its
  * paths go out as AS_PATH with 23456 plus AS4_PATH (RFC 6793).
  */
-export const AS2_ONLY: Session = { name: 'n2', family: 'ipv4', ts: '198.51.100.4', d: '198.51.100.14', ibgp: false, daemonAsn: 65003, tsAsn: TS_ASN, twoByteOnly: true };
+export const AS2_ONLY: Session = {
+  name: 'n2',
+  family: 'ipv4',
+  ts: '198.51.100.4',
+  d: '198.51.100.14',
+  ibgp: false,
+  daemonAsn: 65003,
+  tsAsn: TS_ASN,
+  twoByteOnly: true,
+};
 export const AS_TRANS = 23456;
 
 export const session = (name: Session['name']): Session => [...SESSIONS, AS2_ONLY].find((s) => s.name === name)!;
@@ -63,10 +72,16 @@ export const sessionAt = (ts: string | undefined): Session['name'] | undefined =
 /** What tsbgp originates: each family gets three attribute sets. */
 export const TS_ROUTES: readonly RouteSpec[] = [
   { prefix: '203.0.113.0/28', attrs: { origin: 'igp', med: 10, localPref: 200, communities: ['65001:10'], largeCommunities: ['4200000001:1:10'] } },
-  { prefix: '203.0.113.16/28', attrs: { origin: 'egp', med: 20, localPref: 300, communities: ['65001:20', '65001:21'], largeCommunities: ['4200000001:2:20', '4200000001:2:21'] } },
+  {
+    prefix: '203.0.113.16/28',
+    attrs: { origin: 'egp', med: 20, localPref: 300, communities: ['65001:20', '65001:21'], largeCommunities: ['4200000001:2:20', '4200000001:2:21'] },
+  },
   { prefix: '203.0.113.32/28', attrs: { origin: 'incomplete', communities: [], largeCommunities: [] } },
   { prefix: '2001:db8:100::/48', attrs: { origin: 'igp', med: 10, localPref: 200, communities: ['65001:10'], largeCommunities: ['4200000001:1:10'] } },
-  { prefix: '2001:db8:101::/48', attrs: { origin: 'egp', med: 20, localPref: 300, communities: ['65001:20', '65001:21'], largeCommunities: ['4200000001:2:20'] } },
+  {
+    prefix: '2001:db8:101::/48',
+    attrs: { origin: 'egp', med: 20, localPref: 300, communities: ['65001:20', '65001:21'], largeCommunities: ['4200000001:2:20'] },
+  },
   { prefix: '2001:db8:102::/48', attrs: { origin: 'incomplete', med: 0, communities: ['65001:30'], largeCommunities: [] } },
 ];
 
@@ -108,7 +123,15 @@ export function expectedAtDaemon(r: RouteSpec, s: Session): RouteView {
 export function expectedAtTs(s: Session, r: DaemonRoute): TsRouteView {
   const a = ATTR_SETS[r.set];
   // iBGP: LOCAL_PREF 100, the default the daemons send when the route has none
-  return viewOfTs({ prefix: r.prefix, asPath: s.ibgp ? [] : [s.daemonAsn], nextHop: s.d, med: a.med, localPref: s.ibgp ? 100 : undefined, communities: a.communities, largeCommunities: a.largeCommunities });
+  return viewOfTs({
+    prefix: r.prefix,
+    asPath: s.ibgp ? [] : [s.daemonAsn],
+    nextHop: s.d,
+    med: a.med,
+    localPref: s.ibgp ? 100 : undefined,
+    communities: a.communities,
+    largeCommunities: a.largeCommunities,
+  });
 }
 
 /** tsbgp's configuration for these sessions (only those named, default all). */
@@ -117,7 +140,17 @@ export function expectedAtTs(s: Session, r: DaemonRoute): TsRouteView {
  * its OPENs (graceful-restart R bit, F bit per family); without it the F bit
  * is clear and a helper must flush our stale routes at once (RFC 4724 4.2).
  */
-export function tsConfig(opts: { sessions?: readonly Session['name'][]; extra?: readonly Session[]; routes?: readonly RouteSpec[]; ranges?: NodeConfig['ranges']; gracefulRestart?: boolean; restarting?: boolean; verbose?: boolean } = {}): NodeConfig {
+export function tsConfig(
+  opts: {
+    sessions?: readonly Session['name'][];
+    extra?: readonly Session[];
+    routes?: readonly RouteSpec[];
+    ranges?: NodeConfig['ranges'];
+    gracefulRestart?: boolean;
+    restarting?: boolean;
+    verbose?: boolean;
+  } = {},
+): NodeConfig {
   const sessions = [...SESSIONS, ...(opts.extra ?? [])].filter((s) => !opts.sessions || opts.sessions.includes(s.name));
   const peers: PeerOptions[] = sessions.map((s) => ({
     address: s.d,
@@ -275,7 +308,16 @@ export const sorted = <T>(xs: Iterable<T>): T[] => [...xs].sort();
 export type TsRouteView = Omit<RouteView, 'origin'>;
 
 /** Normalizes tsbgp's received routes (prefix strings, sorted lists) for comparison with a daemon's Adj-RIB-Out. */
-export function viewOfTs(r: { prefix: string; asPath: readonly number[]; nextHop?: string; med?: number; localPref?: number; communities: readonly string[]; largeCommunities: readonly string[]; origin?: string }): TsRouteView {
+export function viewOfTs(r: {
+  prefix: string;
+  asPath: readonly number[];
+  nextHop?: string;
+  med?: number;
+  localPref?: number;
+  communities: readonly string[];
+  largeCommunities: readonly string[];
+  origin?: string;
+}): TsRouteView {
   return {
     prefix: r.prefix,
     asPath: [...r.asPath],

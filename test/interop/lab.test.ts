@@ -63,7 +63,8 @@ describe.skipIf(!available.ok)('interop lab: BIRD, FRR, GoBGP and ExaBGP in name
       expect(route(v4, '198.18.3.0/24')).toMatchObject({ protocol: 'bgp', gateway: '198.51.100.3' });
       expect(route(v4, '198.18.4.0/24')).toMatchObject({ protocol: 'bgp', gateway: '198.51.100.1' });
       const v6 = lab.kernelRoutes('frr1', 6);
-      for (const p of ['2001:db8:1001::/48', '2001:db8:1003::/48', '2001:db8:1004::/48']) expect({ p, proto: route(v6, p)?.protocol }).toEqual({ p, proto: 'bgp' });
+      for (const p of ['2001:db8:1001::/48', '2001:db8:1003::/48', '2001:db8:1004::/48'])
+        expect({ p, proto: route(v6, p)?.protocol }).toEqual({ p, proto: 'bgp' });
     });
     const rib = lab.frrRib('frr1', 4);
     const exa = rib['198.18.4.0/24'];

@@ -102,21 +102,22 @@ function frrConf(): string {
 }
 
 function gobgpConf(k1: string): string {
-  const n = (s: 1 | 2 | 3, pw: string, passive: boolean) => [
-    '[[neighbors]]',
-    '  [neighbors.config]',
-    `    neighbor-address = "198.51.100.${s}"`,
-    `    peer-as = ${TS_AS}`,
-    `    auth-password = "${pw}"`,
-    '  [neighbors.timers.config]',
-    '    connect-retry = 2',
-    '    hold-time = 9',
-    '    keepalive-interval = 3',
-    '  [neighbors.transport.config]',
-    `    local-address = "${addr('gobgp', s)}"`,
-    `    passive-mode = ${passive}`,
-    '',
-  ].join('\n');
+  const n = (s: 1 | 2 | 3, pw: string, passive: boolean) =>
+    [
+      '[[neighbors]]',
+      '  [neighbors.config]',
+      `    neighbor-address = "198.51.100.${s}"`,
+      `    peer-as = ${TS_AS}`,
+      `    auth-password = "${pw}"`,
+      '  [neighbors.timers.config]',
+      '    connect-retry = 2',
+      '    hold-time = 9',
+      '    keepalive-interval = 3',
+      '  [neighbors.transport.config]',
+      `    local-address = "${addr('gobgp', s)}"`,
+      `    passive-mode = ${passive}`,
+      '',
+    ].join('\n');
   return [
     '[global.config]',
     `  as = ${D.gobgp.as}`,
@@ -148,21 +149,22 @@ const EXA_API = '#!/bin/sh\ncat >> "$(dirname "$0")/api.jsonl"\n';
 
 /** S1 and the IPv6 neighbor are passive and listen (on their local address, with their key); S2 and S3 connect. */
 function exaConf(api: string, k1: string, k2: string): string {
-  const n = (peerAddr: string, local: string, pw: string, family: string, route: string, passive: boolean) => [
-    `neighbor ${peerAddr} {`,
-    `  router-id ${addr('exa', 2)};`,
-    `  local-address ${local};`,
-    `  local-as ${D.exa.as};`,
-    `  peer-as ${TS_AS};`,
-    '  hold-time 9;',
-    `  md5-password "${pw}";`,
-    ...(passive ? ['  passive true;', '  listen 179;'] : []),
-    `  family { ${family} unicast; }`,
-    '  api { processes [ tsapi ]; neighbor-changes; receive { parsed; update; } }',
-    `  static { route ${route} next-hop self; }`,
-    '}',
-    '',
-  ].join('\n');
+  const n = (peerAddr: string, local: string, pw: string, family: string, route: string, passive: boolean) =>
+    [
+      `neighbor ${peerAddr} {`,
+      `  router-id ${addr('exa', 2)};`,
+      `  local-address ${local};`,
+      `  local-as ${D.exa.as};`,
+      `  peer-as ${TS_AS};`,
+      '  hold-time 9;',
+      `  md5-password "${pw}";`,
+      ...(passive ? ['  passive true;', '  listen 179;'] : []),
+      `  family { ${family} unicast; }`,
+      '  api { processes [ tsapi ]; neighbor-changes; receive { parsed; update; } }',
+      `  static { route ${route} next-hop self; }`,
+      '}',
+      '',
+    ].join('\n');
   return [
     `process tsapi {\n  run ${api};\n  encoder json;\n}\n`,
     n('198.51.100.1', addr('exa', 1), k1, 'ipv4', D.exa.route, true),
@@ -174,8 +176,19 @@ function exaConf(api: string, k1: string, k2: string): string {
 
 function peer(d: Name, s: 1 | 2 | 3, extra: Partial<PeerOptions> = {}): PeerOptions {
   return {
-    address: addr(d, s), asn: D[d].as, localAddress: `198.51.100.${s}`, families: ['ipv4'], holdTime: 9, keepaliveTime: 3, connectRetryTime: 2, idleHoldTime: 1,
-    gracefulRestart: false, password: s === 3 ? `${d}-right-key` : key(d, s), passive: s === 2, description: `${d} S${s}`, ...extra,
+    address: addr(d, s),
+    asn: D[d].as,
+    localAddress: `198.51.100.${s}`,
+    families: ['ipv4'],
+    holdTime: 9,
+    keepaliveTime: 3,
+    connectRetryTime: 2,
+    idleHoldTime: 1,
+    gracefulRestart: false,
+    password: s === 3 ? `${d}-right-key` : key(d, s),
+    passive: s === 2,
+    description: `${d} S${s}`,
+    ...extra,
   };
 }
 
@@ -196,24 +209,27 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
     writeFileSync(join(dir, 'exabgp.conf'), exaConf(exaApi(), key('exa', 1), key('exa', 2)));
     const v6: Record<Name, string> = { bird: BIRD_V6, frr: FRR_V6, gobgp: GOBGP_V6, exa: EXA_V6 };
     const addrs = (d: Name) => JSON.stringify([1, 2, 3].map((s) => `${addr(d, s as 1)}/24`).concat([`${v6[d]}/64`]));
-    writeFileSync(join(dir, 'md5.clab.yml'), [
-      'name: md5',
-      'topology:',
-      '  nodes:',
-      '    ts1: { kind: tsbgp }',
-      '    sw: { kind: bridge }',
-      '    bird: { kind: bird, startup-config: bird.conf }',
-      '    frr: { kind: frr, startup-config: frr.conf }',
-      '    gobgp: { kind: gobgp, startup-config: gobgpd.toml }',
-      '    exa: { kind: exabgp, startup-config: exabgp.conf }',
-      '  links:',
-      ...['ts1', ...names].map((n, i) => `    - endpoints: ["${n}:eth1", "sw:p${i}"]`),
-      'x-tsbgp:',
-      '  addresses:',
-      `    "ts1:eth1": ["198.51.100.1/24", "198.51.100.2/24", "198.51.100.3/24", "2001:db8:51::1/64", "2001:db8:51::2/64"]`,
-      ...names.map((d) => `    "${d}:eth1": ${addrs(d)}`),
-      '',
-    ].join('\n'));
+    writeFileSync(
+      join(dir, 'md5.clab.yml'),
+      [
+        'name: md5',
+        'topology:',
+        '  nodes:',
+        '    ts1: { kind: tsbgp }',
+        '    sw: { kind: bridge }',
+        '    bird: { kind: bird, startup-config: bird.conf }',
+        '    frr: { kind: frr, startup-config: frr.conf }',
+        '    gobgp: { kind: gobgp, startup-config: gobgpd.toml }',
+        '    exa: { kind: exabgp, startup-config: exabgp.conf }',
+        '  links:',
+        ...['ts1', ...names].map((n, i) => `    - endpoints: ["${n}:eth1", "sw:p${i}"]`),
+        'x-tsbgp:',
+        '  addresses:',
+        `    "ts1:eth1": ["198.51.100.1/24", "198.51.100.2/24", "198.51.100.3/24", "2001:db8:51::1/64", "2001:db8:51::2/64"]`,
+        ...names.map((d) => `    "${d}:eth1": ${addrs(d)}`),
+        '',
+      ].join('\n'),
+    );
     await run.up(loadTopology(join(dir, 'md5.clab.yml')), () => rmSync(dir, { recursive: true, force: true }));
     run.lab.mustExec('gobgp', ['gobgp', 'global', 'rib', 'add', D.gobgp.route, '-a', 'ipv4']);
     run.lab.mustExec('gobgp', ['gobgp', 'global', 'rib', 'add', '2001:db8:1031::/48', '-a', 'ipv6']);
@@ -228,10 +244,17 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
     if (!existsSync(file)) return [];
     const out: string[] = [];
     // whole lines only (the last may be mid-write); updates only (ExaBGP 4.2 quotes some route-refresh strings twice)
-    for (const line of readFileSync(file, 'utf8').split('\n').slice(0, -1).filter((l) => l.includes('"type": "update"'))) {
-      const m = JSON.parse(line) as { time: number; neighbor: { address: { peer: string }; direction?: string; message?: { update?: { announce?: Record<string, Record<string, { nlri: string }[]>> } } } };
+    for (const line of readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(0, -1)
+      .filter((l) => l.includes('"type": "update"'))) {
+      const m = JSON.parse(line) as {
+        time: number;
+        neighbor: { address: { peer: string }; direction?: string; message?: { update?: { announce?: Record<string, Record<string, { nlri: string }[]>> } } };
+      };
       if (m.neighbor.address.peer !== peerAddr || m.neighbor.direction !== 'receive' || m.time * 1000 < sinceMs) continue;
-      for (const byNextHop of Object.values(m.neighbor.message?.update?.announce ?? {})) for (const list of Object.values(byNextHop)) out.push(...list.map((n) => n.nlri));
+      for (const byNextHop of Object.values(m.neighbor.message?.update?.announce ?? {}))
+        for (const list of Object.values(byNextHop)) out.push(...list.map((n) => n.nlri));
     }
     return [...new Set(out)].sort();
   };
@@ -248,7 +271,14 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
       const peers = names.flatMap((d) => sessionsOf().map((s) => peer(d, s)));
       peers.push({ ...peer('bird', 1), address: BIRD_V6, localAddress: '2001:db8:51::1', families: ['ipv6'], password: 'bird-v6-Key', description: 'bird v6' });
       peers.push({ ...peer('frr', 2), address: FRR_V6, localAddress: '2001:db8:51::2', families: ['ipv6'], password: 'frr-v6-Key', description: 'frr v6' });
-      peers.push({ ...peer('gobgp', 2), address: GOBGP_V6, localAddress: '2001:db8:51::2', families: ['ipv6'], password: 'gobgp-v6-Key', description: 'gobgp v6' });
+      peers.push({
+        ...peer('gobgp', 2),
+        address: GOBGP_V6,
+        localAddress: '2001:db8:51::2',
+        families: ['ipv6'],
+        password: 'gobgp-v6-Key',
+        description: 'gobgp v6',
+      });
       peers.push({ ...peer('exa', 1), address: EXA_V6, localAddress: '2001:db8:51::1', families: ['ipv6'], password: 'exa-v6-Key', description: 'exa v6' });
       const started = Date.now();
       await run.restartTs({
@@ -277,19 +307,28 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
       await until(() => expect(run.lab.frrRib('frr', 6)['2001:db8:1001::/48']).toBeDefined(), 30_000);
       await until(() => expect(run.lab.gobgpRib('gobgp', 6)['2001:db8:1001::/48']).toBeDefined(), 30_000);
       await until(() => expect(exaReceived('2001:db8:51::1')).toEqual(['2001:db8:1001::/48']), 30_000);
-      expect(run.lab.birdProtocols('bird').filter((p) => p.name === 's1' || p.name === 's2').map((p) => p.info)).toEqual(['Established', 'Established']);
+      expect(
+        run.lab
+          .birdProtocols('bird')
+          .filter((p) => p.name === 's1' || p.name === 's2')
+          .map((p) => p.info),
+      ).toEqual(['Established', 'Established']);
       await until(() => expect(gobgpEstablished(run.lab.gobgpNeighbors('gobgp').find((n) => n.conf.neighbor_address === '198.51.100.2')!)).toBe(true), 30_000);
 
       // S3: both sides retry every 2 s; the kernel drops every segment (wrong or missing signature)
-      await until(async () => {
-        const st = await run.ts.status();
-        for (const d of names) {
-          const p = st.find((x) => x.address === addr(d, 3))!;
-          expect(p.state).not.toBe('Established');
-          expect(p.counters.messagesIn).toBe(0);
-          expect(p.hint).toBe(MD5_NO_ANSWER_HINT);
-        }
-      }, 40_000, 1000);
+      await until(
+        async () => {
+          const st = await run.ts.status();
+          for (const d of names) {
+            const p = st.find((x) => x.address === addr(d, 3))!;
+            expect(p.state).not.toBe('Established');
+            expect(p.counters.messagesIn).toBe(0);
+            expect(p.hint).toBe(MD5_NO_ANSWER_HINT);
+          }
+        },
+        40_000,
+        1000,
+      );
       expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
       const st = await run.ts.status();
       // the rest of the speaker unaffected: every right-key session still up, on its first connection
@@ -301,7 +340,13 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
     }, 120_000);
 
     it('a key rotated on both sides brings the session back (S1: BIRD, FRR, GoBGP; S1 and S2: ExaBGP)', async () => {
-      const rotated: [Name, 1 | 2][] = [['bird', 1], ['frr', 1], ['gobgp', 1], ['exa', 1], ['exa', 2]];
+      const rotated: [Name, 1 | 2][] = [
+        ['bird', 1],
+        ['frr', 1],
+        ['gobgp', 1],
+        ['exa', 1],
+        ['exa', 2],
+      ];
       const before = new Map<string, number>();
       for (const [d, s] of rotated) before.set(addr(d, s), new Date((await run.ts.peer(addr(d, s))).since).getTime());
       const rotatedAt = Date.now();
@@ -320,7 +365,11 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
       for (const [d, s] of rotated) {
         const st = await until(async () => {
           const p = await run.ts.peer(addr(d, s));
-          expect({ peer: p.address, state: p.state, newSession: new Date(p.since).getTime() > before.get(addr(d, s))! }).toEqual({ peer: addr(d, s), state: 'Established', newSession: true });
+          expect({ peer: p.address, state: p.state, newSession: new Date(p.since).getTime() > before.get(addr(d, s))! }).toEqual({
+            peer: addr(d, s),
+            state: 'Established',
+            newSession: true,
+          });
           return p;
         }, 60_000);
         expect(st.hint).toBeUndefined();
@@ -335,7 +384,11 @@ describe.skipIf(!available.ok)('TCP-MD5 against BIRD, FRR, GoBGP and ExaBGP', ()
       // the sessions not rotated stayed up throughout
       for (const a of [addr('bird', 2), addr('frr', 2), addr('gobgp', 2), BIRD_V6, FRR_V6, GOBGP_V6]) {
         const p = await run.ts.peer(a);
-        expect({ peer: a, state: p.state, upSinceBeforeRotation: new Date(p.since).getTime() < rotatedAt }).toEqual({ peer: a, state: 'Established', upSinceBeforeRotation: true });
+        expect({ peer: a, state: p.state, upSinceBeforeRotation: new Date(p.since).getTime() < rotatedAt }).toEqual({
+          peer: a,
+          state: 'Established',
+          upSinceBeforeRotation: true,
+        });
       }
     }, 90_000);
   });

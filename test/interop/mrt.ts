@@ -45,8 +45,25 @@ function attrs(a: AttrSet, v6: boolean, nextHop: string): number[] {
   if (v6) out.push(...attr(0x80, 14, [...u16(2), 1, 16, ...v6Bytes(nextHop), 0]));
   else out.push(...attr(0x40, 3, v4Bytes(nextHop)));
   if (a.med !== undefined) out.push(...attr(0x80, 4, u32(a.med)));
-  if (a.communities.length) out.push(...attr(0xc0, 8, a.communities.flatMap((c) => { const [x, y] = c.split(':').map(Number); return [...u16(x), ...u16(y)]; })));
-  if (a.largeCommunities.length) out.push(...attr(0xc0, 32, a.largeCommunities.flatMap((c) => c.split(':').map(Number).flatMap(u32))));
+  if (a.communities.length)
+    out.push(
+      ...attr(
+        0xc0,
+        8,
+        a.communities.flatMap((c) => {
+          const [x, y] = c.split(':').map(Number);
+          return [...u16(x), ...u16(y)];
+        }),
+      ),
+    );
+  if (a.largeCommunities.length)
+    out.push(
+      ...attr(
+        0xc0,
+        32,
+        a.largeCommunities.flatMap((c) => c.split(':').map(Number).flatMap(u32)),
+      ),
+    );
   return out;
 }
 

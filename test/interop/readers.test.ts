@@ -52,7 +52,11 @@ describe('capability readers on captured output', () => {
       }),
     );
     // Family{afi: 2, safi: 1} is 0a 04 08 02 10 01
-    expect(gobgpMpFamilies([{ type_url: 'type.googleapis.com/apipb.MultiProtocolCapability', value: Buffer.from([0x0a, 0x04, 0x08, 0x02, 0x10, 0x01]).toString('base64') }])).toEqual(['ipv6']);
+    expect(
+      gobgpMpFamilies([
+        { type_url: 'type.googleapis.com/apipb.MultiProtocolCapability', value: Buffer.from([0x0a, 0x04, 0x08, 0x02, 0x10, 0x01]).toString('base64') },
+      ]),
+    ).toEqual(['ipv6']);
   });
 });
 
@@ -106,7 +110,9 @@ describe('daemon route renderers', () => {
   it('write one route per prefix, with the attribute set of its index', () => {
     const bird = birdStatic();
     expect(bird.match(/^\s+route /gm)).toHaveLength(DAEMON_V4.count + DAEMON_V6.count);
-    expect(bird).toContain('route 198.19.192.8/30 blackhole { bgp_origin = ORIGIN_EGP; bgp_med = 20; bgp_community.add((65010,2)); bgp_community.add((65010,3)); bgp_large_community.add((4200000002,1,2)); };');
+    expect(bird).toContain(
+      'route 198.19.192.8/30 blackhole { bgp_origin = ORIGIN_EGP; bgp_med = 20; bgp_community.add((65010,2)); bgp_community.add((65010,3)); bgp_large_community.add((4200000002,1,2)); };',
+    );
     const frr = frrNetworks(4200000002);
     expect(frr).toContain('  network 198.19.192.12/30 route-map gen-3');
     expect(frr).toContain('route-map gen-2 permit 10\n set origin egp\n set metric 20\n set community 65010:2 65010:3\n set large-community 4200000002:1:2');
@@ -121,7 +127,7 @@ describe('MRT TABLE_DUMP_V2 writer', () => {
     const v6 = { start: '2001:db8:2000::', length: 64, count: 2 };
     const buf = mrtDump({ routerId: '198.51.100.11', peerAsn: 4200000002, v4, v6, nextHop4: '0.0.0.0', nextHop6: '::' });
     const records: { subtype: number; body: Buffer }[] = [];
-    for (let off = 0; off < buf.length; ) {
+    for (let off = 0; off < buf.length;) {
       expect(buf.readUInt16BE(off + 4)).toBe(13);
       const len = buf.readUInt32BE(off + 8);
       records.push({ subtype: buf.readUInt16BE(off + 6), body: buf.subarray(off + 12, off + 12 + len) });

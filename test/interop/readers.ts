@@ -41,7 +41,8 @@ export function parseBirdSession(text: string): {
     if (section) {
       const fams = /^AF announced:\s*(.*)$/.exec(t);
       if (fams) {
-        for (const f of fams[1].split(/\s+/).filter(Boolean)) if (f === 'ipv4' || f === 'ipv6') (section === 'local' ? localFamilies : neighborFamilies).push(f);
+        for (const f of fams[1].split(/\s+/).filter(Boolean))
+          if (f === 'ipv4' || f === 'ipv6') (section === 'local' ? localFamilies : neighborFamilies).push(f);
         continue;
       }
       // capability names sit one level below the section heading; their details deeper
@@ -80,7 +81,14 @@ export function birdNegotiated(text: string): NegotiatedView & { established: bo
 const ORIGINS: Record<string, RouteView['origin']> = { IGP: 'igp', EGP: 'egp', Incomplete: 'incomplete', i: 'igp', e: 'egp', '?': 'incomplete' };
 
 const pairs = (text: string | undefined): string[] =>
-  [...(text ?? '').matchAll(/\((\d+),\s*(\d+)(?:,\s*(\d+))?\)/g)].map((m) => m.slice(1).filter((x) => x !== undefined).join(':')).sort();
+  [...(text ?? '').matchAll(/\((\d+),\s*(\d+)(?:,\s*(\d+))?\)/g)]
+    .map((m) =>
+      m
+        .slice(1)
+        .filter((x) => x !== undefined)
+        .join(':'),
+    )
+    .sort();
 
 /** Routes from `birdc show route all …` as views; attribute names are BIRD's `BGP.*`. */
 export function birdViews(routes: readonly { prefix: string; protocol: string; attrs: Record<string, string> }[]): (RouteView & { protocol: string })[] {
@@ -219,7 +227,9 @@ export function gobgpNegotiated(n: GobgpNeighborFull): NegotiatedView & { establ
   const s = n.state.session_state;
   return {
     established: s === 6 || (typeof s === 'string' && s.toLowerCase().includes('established')),
-    families: gobgpMpFamilies(local).filter((f) => rf.includes(f)).sort(),
+    families: gobgpMpFamilies(local)
+      .filter((f) => rf.includes(f))
+      .sort(),
     asn4: both('FourOctetASNCapability'),
     routeRefresh: both('RouteRefreshCapability'),
     enhancedRouteRefresh: both('EnhancedRouteRefreshCapability'),
@@ -268,6 +278,8 @@ export function gobgpView(p: GobgpPath): RouteView & { neighbor?: string; stale:
     med: attr(4)?.metric,
     localPref: attr(5)?.value as number | undefined,
     communities: (attr(8)?.communities ?? []).map((c) => `${c >>> 16}:${c & 0xffff}`).sort(),
-    largeCommunities: ((attr(32)?.value ?? []) as { ASN: number; LocalData1: number; LocalData2: number }[]).map((v) => `${v.ASN}:${v.LocalData1}:${v.LocalData2}`).sort(),
+    largeCommunities: ((attr(32)?.value ?? []) as { ASN: number; LocalData1: number; LocalData2: number }[])
+      .map((v) => `${v.ASN}:${v.LocalData1}:${v.LocalData2}`)
+      .sort(),
   };
 }

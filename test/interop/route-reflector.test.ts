@@ -67,7 +67,13 @@ describe.skipIf(!available.ok)('route reflectors as Calico builds them: tsbgp ag
   const held = (): Record<string, string[]> => {
     const rib = lab.frrRib('router');
     return Object.fromEntries(
-      Object.values(BLOCK).map((b) => [b, (rib[b] ?? []).filter((p) => p.valid !== false).map((p) => `${String(p.peerId ?? '?')}${p.stale ? '*' : ''}`).sort()]),
+      Object.values(BLOCK).map((b) => [
+        b,
+        (rib[b] ?? [])
+          .filter((p) => p.valid !== false)
+          .map((p) => `${String(p.peerId ?? '?')}${p.stale ? '*' : ''}`)
+          .sort(),
+      ]),
     );
   };
   const routerStates = () => {
@@ -90,14 +96,21 @@ describe.skipIf(!available.ok)('route reflectors as Calico builds them: tsbgp ag
 
   it('FRR, peered with the reflectors only, learns every node’s block: original next hop, ORIGINATOR_ID and CLUSTER_LIST', async () => {
     await eventually(() => expect(routerStates()).toEqual({ [IP.rr1]: 'Established', [IP.rr2]: 'Established' }), 45_000, 300);
-    await eventually(() => {
-      for (const b of Object.values(BLOCK)) expect(paths(b)).toHaveLength(2);
-    }, 30_000, 300);
+    await eventually(
+      () => {
+        for (const b of Object.values(BLOCK)) expect(paths(b)).toHaveLength(2);
+      },
+      30_000,
+      300,
+    );
     for (const [node, block] of Object.entries(BLOCK)) {
       const ps = paths(block);
       for (const p of ps) {
         // Reflection leaves the next hop alone: it is the node that owns the block.
-        expect(p.nexthops?.map((h) => h.ip), `${block} via ${p.peer?.peerId}`).toEqual([IP[node]]);
+        expect(
+          p.nexthops?.map((h) => h.ip),
+          `${block} via ${p.peer?.peerId}`,
+        ).toEqual([IP[node]]);
         const fromOwner = p.peer?.peerId === IP[node];
         if (fromOwner) {
           // A reflector's own block, straight from it: nothing reflected.
@@ -127,7 +140,10 @@ describe.skipIf(!available.ok)('route reflectors as Calico builds them: tsbgp ag
         peers = await status(node);
       }
       expect(Object.fromEntries(peers.map((p) => [p.address, `${p.type}${p.routeReflectorClient ? ', rr client' : ''}`])), node).toEqual(want);
-      expect(peers.map((p) => p.state), node).toEqual(peers.map(() => 'Established'));
+      expect(
+        peers.map((p) => p.state),
+        node,
+      ).toEqual(peers.map(() => 'Established'));
     }
     const text = await cli(['status', '--control', sock('rr1')]);
     expect(text.stdout).toMatch(/\| 192\.0\.2\.3 +\| node specific, rr client +\| up /);
@@ -182,7 +198,10 @@ describe.skipIf(!available.ok)('route reflectors as Calico builds them: tsbgp ag
     for (const [node, block] of Object.entries(BLOCK)) {
       const fromRr2 = paths(block).filter((p) => p.peer?.peerId === IP.rr2 && !p.stale);
       if (node === 'rr1') continue; // rr1's own block goes with it (stale until its restart time ends)
-      expect(fromRr2.map((p) => p.nexthops?.map((h) => h.ip)), block).toEqual([[IP[node]]]);
+      expect(
+        fromRr2.map((p) => p.nexthops?.map((h) => h.ip)),
+        block,
+      ).toEqual([[IP[node]]]);
     }
     // The clients still hold their session with rr2.
     for (const c of ['n3', 'n4']) expect((await status(c)).find((p) => p.address === IP.rr2)?.state).toBe('Established');

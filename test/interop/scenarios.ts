@@ -11,8 +11,24 @@ import { sleep } from '../lab/shell.js';
 import type { Topology } from '../lab/topology.js';
 import { daemonRange } from './daemon-routes.js';
 import {
-  AS_TRANS, expectedAtDaemon, familyOf, HOLD_TIME, KernelMonitor, SCALE_RANGE, session, sorted, TS_PREFIXES, TS_ROUTES, tsConfig, tsNegotiated, until, viewOfTs,
-  type NegotiatedView, type RouteView, type Session, type TsRouteView,
+  AS_TRANS,
+  expectedAtDaemon,
+  familyOf,
+  HOLD_TIME,
+  KernelMonitor,
+  SCALE_RANGE,
+  session,
+  sorted,
+  TS_PREFIXES,
+  TS_ROUTES,
+  tsConfig,
+  tsNegotiated,
+  until,
+  viewOfTs,
+  type NegotiatedView,
+  type RouteView,
+  type Session,
+  type TsRouteView,
 } from './harness.js';
 import type { NodeConfig } from './speaker-protocol.js';
 import { SpeakerProcess } from './speaker-client.js';
@@ -108,10 +124,14 @@ function held(run: InteropRun, d: Daemon): Set<string> {
 
 /** Every session Established: first as the daemon says (`states`, by default its current ones), then at tsbgp. */
 export async function allEstablished(run: InteropRun, d: Daemon, states = d.states): Promise<void> {
-  await until(() => {
-    const state = states();
-    for (const s of d.sessions) expect({ s: s.name, state: state(s) }).toEqual({ s: s.name, state: d.established });
-  }, 60_000, 250);
+  await until(
+    () => {
+      const state = states();
+      for (const s of d.sessions) expect({ s: s.name, state: state(s) }).toEqual({ s: s.name, state: d.established });
+    },
+    60_000,
+    250,
+  );
   for (const s of d.sessions) await run.ts.waitEstablished(s.d, 30_000);
 }
 
@@ -120,7 +140,12 @@ export function expectAgreement(s: Session, theirs: NegotiatedView, mine: PeerSt
   const m = tsNegotiated(mine, s);
   // without 4-byte AS support the daemon knows tsbgp only by AS_TRANS, as configured
   expect({ session: s.name, ...theirs }).toEqual({ session: s.name, ...m, peerAsn: s.twoByteOnly ? AS_TRANS : s.tsAsn });
-  expect({ session: s.name, hold: m.holdTime, asn4: m.asn4, families: m.families }).toEqual({ session: s.name, hold: HOLD_TIME, asn4: !s.twoByteOnly, families: [s.family] });
+  expect({ session: s.name, hold: m.holdTime, asn4: m.asn4, families: m.families }).toEqual({
+    session: s.name,
+    hold: HOLD_TIME,
+    asn4: !s.twoByteOnly,
+    families: [s.family],
+  });
 }
 
 /** tsbgp started on every session; each comes up with the capabilities both ends agree on. */
@@ -158,12 +183,19 @@ export async function tsRoutesAtDaemon(run: InteropRun, d: Daemon): Promise<void
 export function expectTsPrefixesOn(d: Daemon, sessions: readonly Session[]): void {
   const routes = d.learned(ALL_TS_PREFIXES.filter((p) => sessions.some((s) => s.family === familyOf(p))));
   for (const s of sessions) {
-    expect({ s: s.name, prefixes: sorted(routes.filter((r) => r.session === s.name).map((r) => r.prefix)) }).toEqual({ s: s.name, prefixes: sorted(TS_PREFIXES(s.family)) });
+    expect({ s: s.name, prefixes: sorted(routes.filter((r) => r.session === s.name).map((r) => r.prefix)) }).toEqual({
+      s: s.name,
+      prefixes: sorted(TS_PREFIXES(s.family)),
+    });
   }
 }
 
 /** Session by session: what the daemon sends (`want`, from its own view where it shows one), then tsbgp's Adj-RIB-In is exactly that. */
-export async function adjRibInMatches(run: InteropRun, sessions: readonly Session[], want: (s: Session) => TsRouteView[] | Promise<TsRouteView[]>): Promise<void> {
+export async function adjRibInMatches(
+  run: InteropRun,
+  sessions: readonly Session[],
+  want: (s: Session) => TsRouteView[] | Promise<TsRouteView[]>,
+): Promise<void> {
   for (const s of sessions) {
     const w = await want(s);
     await until(async () => {
@@ -183,10 +215,14 @@ export async function tsAsksRefresh(run: InteropRun, s: Session, daemonSees?: ()
   const before = (await run.ts.peer(s.d)).counters;
   const seen = daemonSees?.();
   await run.ts.routeRefresh(s.d, s.family);
-  await until(async () => {
-    await seen?.();
-    expect((await run.ts.peer(s.d)).counters.updatesIn).toBeGreaterThan(before.updatesIn);
-  }, 15_000, 200);
+  await until(
+    async () => {
+      await seen?.();
+      expect((await run.ts.peer(s.d)).counters.updatesIn).toBeGreaterThan(before.updatesIn);
+    },
+    15_000,
+    200,
+  );
   expect((await run.ts.received(s.d)).length).toBe(daemonRange(s.family).count);
 }
 
@@ -194,22 +230,34 @@ export async function tsAsksRefresh(run: InteropRun, s: Session, daemonSees?: ()
 export async function daemonAsksRefresh(run: InteropRun, s: Session, ask: () => Check): Promise<void> {
   const tsOut = (await run.ts.peer(s.d)).counters.updatesOut;
   const got = ask();
-  await until(async () => {
-    await got();
-    expect((await run.ts.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
-  }, 15_000, 200);
+  await until(
+    async () => {
+      await got();
+      expect((await run.ts.peer(s.d)).counters.updatesOut).toBeGreaterThan(tsOut);
+    },
+    15_000,
+    200,
+  );
 }
 
 /**
  * tsbgp withdraws two routes: gone from the daemon's RIB (and kernel); then
  * announced again: back where the daemon puts them in effect, or as `restored` says.
  */
-export async function withdrawal(run: InteropRun, d: Daemon, restored: Check = () => expect(sorted(held(run, d))).toEqual(sorted(ALL_TS_PREFIXES))): Promise<void> {
+export async function withdrawal(
+  run: InteropRun,
+  d: Daemon,
+  restored: Check = () => expect(sorted(held(run, d))).toEqual(sorted(ALL_TS_PREFIXES)),
+): Promise<void> {
   await run.ts.withdraw(WITHDRAWN);
-  await until(() => {
-    expect(d.learned(WITHDRAWN).filter((r) => WITHDRAWN.includes(r.prefix))).toEqual([]);
-    if (d.kernelProto) expect([...kernelPrefixes(run.lab, d.kernelProto)].filter((p) => WITHDRAWN.includes(p))).toEqual([]);
-  }, 15_000, 200);
+  await until(
+    () => {
+      expect(d.learned(WITHDRAWN).filter((r) => WITHDRAWN.includes(r.prefix))).toEqual([]);
+      if (d.kernelProto) expect([...kernelPrefixes(run.lab, d.kernelProto)].filter((p) => WITHDRAWN.includes(p))).toEqual([]);
+    },
+    15_000,
+    200,
+  );
   await run.ts.originate(TS_ROUTES.filter((r) => WITHDRAWN.includes(r.prefix)));
   await until(restored, 15_000, 200);
 }
@@ -220,24 +268,26 @@ export type RestartWatch = (kept: readonly string[]) => Promise<{
 }>;
 
 /** A kernel-installing daemon's routes, followed with `ip monitor` (KernelMonitor). */
-const kernelWatch = (run: InteropRun, d: Daemon): RestartWatch => async (kept) => {
-  if (!d.kernelProto) throw new Error(`${d.name} installs no kernel routes: give gracefulRestart a watch of its own`);
-  const m = new KernelMonitor(run.lab.ns('d1'), kept, kernelPrefixes(run.lab, d.kernelProto), d.kernelProto);
-  expect(m.complete).toBe(true);
-  // let `ip monitor` subscribe before anything changes
-  await sleep(300);
-  return {
-    stop: async () => {
-      const w = await m.stop();
-      return {
-        report: `${w.events} kernel route events followed, ${w.losses.length} with a route missing`,
-        losses: w.losses,
-        // the monitor was listening: it saw the dropped route go (after End-of-RIB), and only that one
-        wasListening: () => expect(w.deleted).toEqual([GR_DROPPED]),
-      };
-    },
+const kernelWatch =
+  (run: InteropRun, d: Daemon): RestartWatch =>
+  async (kept) => {
+    if (!d.kernelProto) throw new Error(`${d.name} installs no kernel routes: give gracefulRestart a watch of its own`);
+    const m = new KernelMonitor(run.lab.ns('d1'), kept, kernelPrefixes(run.lab, d.kernelProto), d.kernelProto);
+    expect(m.complete).toBe(true);
+    // let `ip monitor` subscribe before anything changes
+    await sleep(300);
+    return {
+      stop: async () => {
+        const w = await m.stop();
+        return {
+          report: `${w.events} kernel route events followed, ${w.losses.length} with a route missing`,
+          losses: w.losses,
+          // the monitor was listening: it saw the dropped route go (after End-of-RIB), and only that one
+          wasListening: () => expect(w.deleted).toEqual([GR_DROPPED]),
+        };
+      },
+    };
   };
-};
 
 /**
  * kill -9 and restart with a changed set: the daemon keeps tsbgp's routes
@@ -255,13 +305,17 @@ export async function gracefulRestart(run: InteropRun, d: Daemon, watch: Restart
   await until(() => expect(d.states()(session('e4'))).not.toBe(d.established), 15_000, 100);
   await run.restartTs(tsConfig({ routes: next, restarting: true }), { tag: 'speaker-restarted' });
   await allEstablished(run, d);
-  await until(() => {
-    const e4 = d.learned(TS_PREFIXES('ipv4')).filter((r) => r.session === 'e4');
-    expect(e4.map((r) => r.prefix).sort()).toEqual(['203.0.113.0/28', '203.0.113.32/28']);
-    expect(e4.find((r) => r.prefix === '203.0.113.32/28')?.med).toBe(5);
-    if (d.marksStale) expect(e4.filter((r) => r.stale).map((r) => r.prefix)).toEqual([]);
-    expect(held(run, d).has(GR_DROPPED)).toBe(false);
-  }, 30_000, 200);
+  await until(
+    () => {
+      const e4 = d.learned(TS_PREFIXES('ipv4')).filter((r) => r.session === 'e4');
+      expect(e4.map((r) => r.prefix).sort()).toEqual(['203.0.113.0/28', '203.0.113.32/28']);
+      expect(e4.find((r) => r.prefix === '203.0.113.32/28')?.med).toBe(5);
+      if (d.marksStale) expect(e4.filter((r) => r.stale).map((r) => r.prefix)).toEqual([]);
+      expect(held(run, d).has(GR_DROPPED)).toBe(false);
+    },
+    30_000,
+    200,
+  );
   const seen = await w.stop();
   console.log(`${d.name} graceful restart: back in ${Date.now() - t0} ms; ${seen.report}`);
   seen.wasListening();
@@ -271,10 +325,14 @@ export async function gracefulRestart(run: InteropRun, d: Daemon, watch: Restart
 /** tsbgp stops with an RFC 9003 message; every session goes down at the daemon. */
 export async function adminShutdown(run: InteropRun, d: Daemon): Promise<void> {
   await run.ts.stop({ message: SHUTDOWN_MESSAGE });
-  await until(() => {
-    const state = d.states();
-    for (const s of d.sessions) expect(state(s)).not.toBe(d.established);
-  }, 10_000, 200);
+  await until(
+    () => {
+      const state = d.states();
+      for (const s of d.sessions) expect(state(s)).not.toBe(d.established);
+    },
+    10_000,
+    200,
+  );
 }
 
 /** Takes ts1's link down while `f` runs (given the moment it went), and up again whatever happens. */
@@ -298,14 +356,18 @@ export async function linkDown(run: InteropRun, d: Daemon): Promise<void> {
   await allEstablished(run, d);
   await until(() => expect(held(run, d).size).toBe(TS_ROUTES.length), 15_000, 200);
   await withLinkDown(run, async (t0) => {
-    await until(async () => {
-      const st = await run.ts.status();
-      expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
-      const state = d.states();
-      for (const s of d.sessions) expect(state(s)).not.toBe(d.established);
-      if (d.kernelProto) expect(sorted(kernelPrefixes(run.lab, d.kernelProto))).toEqual([]);
-      else expect(d.learned().map((r) => `${r.prefix} from ${r.session}${r.stale ? ' (stale)' : ''}`)).toEqual([]);
-    }, (HOLD_TIME + 3) * 1000, 200);
+    await until(
+      async () => {
+        const st = await run.ts.status();
+        expect(st.filter((p) => p.state === 'Established').map((p) => p.address)).toEqual([]);
+        const state = d.states();
+        for (const s of d.sessions) expect(state(s)).not.toBe(d.established);
+        if (d.kernelProto) expect(sorted(kernelPrefixes(run.lab, d.kernelProto))).toEqual([]);
+        else expect(d.learned().map((r) => `${r.prefix} from ${r.session}${r.stale ? ' (stale)' : ''}`)).toEqual([]);
+      },
+      (HOLD_TIME + 3) * 1000,
+      200,
+    );
     const took = Date.now() - t0;
     console.log(`${d.name} link down: both ends down and ${d.kernelProto ? 'kernel clean' : 'routes gone'} after ${took} ms (hold time ${HOLD_TIME} s)`);
     // the hold timer runs from the last KEEPALIVE, so 9 s plus scheduling slack
@@ -317,7 +379,10 @@ export async function linkDown(run: InteropRun, d: Daemon): Promise<void> {
 
 /** 100,000 IPv4 prefixes from tsbgp on e4: all in the daemon's RIB (`count`), the last with its attributes (`routes`). */
 export async function scale(run: InteropRun, d: Daemon, reads: { count(): number; routes(prefix: string): RouteView[] }): Promise<void> {
-  await run.restartTs(tsConfig({ sessions: ['e4'], routes: [], ranges: [{ range: SCALE_RANGE, attrs: { med: 1, communities: ['65001:100'] } }], verbose: false }), { tag: 'speaker-scale' });
+  await run.restartTs(
+    tsConfig({ sessions: ['e4'], routes: [], ranges: [{ range: SCALE_RANGE, attrs: { med: 1, communities: ['65001:100'] } }], verbose: false }),
+    { tag: 'speaker-scale' },
+  );
   await until(() => expect(d.states()(session('e4'))).toBe(d.established), 60_000, 100);
   const up = Date.now();
   let n = 0;

@@ -52,7 +52,12 @@ export class SpeakerProcess {
    * Writes CONFIG.json into the node's work folder and starts the child in the
    * node's namespace; resolves once the speaker has started (its `ready` event).
    */
-  static async start(lab: Lab, node: string, config: NodeConfig, opts: { tag?: string; timeoutMs?: number; script?: string; nodeArgs?: readonly string[] } = {}): Promise<SpeakerProcess> {
+  static async start(
+    lab: Lab,
+    node: string,
+    config: NodeConfig,
+    opts: { tag?: string; timeoutMs?: number; script?: string; nodeArgs?: readonly string[] } = {},
+  ): Promise<SpeakerProcess> {
     const n = lab.node(node);
     mkdirSync(n.work, { recursive: true });
     const tag = opts.tag ?? 'speaker';
@@ -71,9 +76,11 @@ export class SpeakerProcess {
     closeSync(fd);
     const sp = new SpeakerProcess(node, child, logFile);
     sp.attach();
-    await sp.waitEvent((e) => e.event === 'ready' || e.event === 'fatal', opts.timeoutMs ?? 30_000, 'speaker ready').then((e) => {
-      if (e.event === 'fatal') throw new Error(`speaker on ${node} failed to start: ${e.error}`);
-    });
+    await sp
+      .waitEvent((e) => e.event === 'ready' || e.event === 'fatal', opts.timeoutMs ?? 30_000, 'speaker ready')
+      .then((e) => {
+        if (e.event === 'fatal') throw new Error(`speaker on ${node} failed to start: ${e.error}`);
+      });
     return sp;
   }
 
@@ -121,8 +128,14 @@ export class SpeakerProcess {
       }, timeoutMs);
       this.pending.set(id, {
         cmd: cmd.cmd,
-        resolve: (v) => { clearTimeout(timer); resolve(v as T); },
-        reject: (e) => { clearTimeout(timer); reject(e); },
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
       this.child.stdin!.write(`${JSON.stringify({ ...cmd, id })}\n`);
     });
@@ -222,7 +235,10 @@ export class SpeakerProcess {
     for (;;) {
       last = (await this.status()).find((s) => s.address === address);
       if (last?.state === 'Established') return last;
-      if (Date.now() > deadline) throw new Error(`speaker ${this.node}: peer ${address} not Established after ${timeoutMs} ms (state ${last?.state ?? 'unknown'}, last error ${JSON.stringify(last?.lastError)})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `speaker ${this.node}: peer ${address} not Established after ${timeoutMs} ms (state ${last?.state ?? 'unknown'}, last error ${JSON.stringify(last?.lastError)})`,
+        );
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -92,11 +92,17 @@ function bigToV6(n: bigint): string {
   // compress the longest run of zero groups (RFC 5952), as daemons print them
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') { i++; continue; }
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && groups[j] === '0') j++;
-    if (j - i > bestLen) { best = i; bestLen = j - i; }
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   if (best < 0) return groups.join(':');

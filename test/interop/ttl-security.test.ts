@@ -90,7 +90,18 @@ router bgp ${FRR_AS}
 `;
 
 function peer(address: string, asn: number, localAddress: string, ttlSecurity: number): PeerOptions {
-  return { address, asn, localAddress, ttlSecurity, families: [address.includes(':') ? 'ipv6' : 'ipv4'], holdTime: 9, keepaliveTime: 3, connectRetryTime: 2, idleHoldTime: 1, gracefulRestart: false };
+  return {
+    address,
+    asn,
+    localAddress,
+    ttlSecurity,
+    families: [address.includes(':') ? 'ipv6' : 'ipv4'],
+    holdTime: 9,
+    keepaliveTime: 3,
+    connectRetryTime: 2,
+    idleHoldTime: 1,
+    gracefulRestart: false,
+  };
 }
 
 describe.skipIf(!available.ok)('TTL security against BIRD and FRR', () => {
@@ -101,7 +112,9 @@ describe.skipIf(!available.ok)('TTL security against BIRD and FRR', () => {
     const dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-ttl-`));
     writeFileSync(join(dir, 'bird.conf'), BIRD_CONF);
     writeFileSync(join(dir, 'frr.conf'), FRR_CONF);
-    writeFileSync(join(dir, 'ttl.clab.yml'), `name: ttl
+    writeFileSync(
+      join(dir, 'ttl.clab.yml'),
+      `name: ttl
 topology:
   nodes:
     ts1: { kind: tsbgp, exec: ["ip route add 192.0.2.0/24 via 198.51.100.254", "ip -6 route add 2001:db8:2::/64 via 2001:db8:1::254"] }
@@ -128,7 +141,8 @@ x-tsbgp:
     "bird:eth2": ["192.0.2.11/24", "2001:db8:2::11/64"]
     "frr:eth1": ["198.51.100.21/24", "2001:db8:1::21/64"]
     "frr:eth2": ["192.0.2.21/24", "2001:db8:2::21/64"]
-`);
+`,
+    );
     await run.up(loadTopology(join(dir, 'ttl.clab.yml')), () => rmSync(dir, { recursive: true, force: true }));
     run.lab.mustExec('r1', ['ip', 'route', 'add', `${TS_FAR}/32`, 'via', '198.51.100.1']);
     run.lab.mustExec('r1', ['ip', '-6', 'route', 'add', `${TS_FAR6}/128`, 'via', '2001:db8:1::1']);
@@ -138,7 +152,10 @@ x-tsbgp:
   describe.skipIf(!withSpeaker)('with the tsbgp speaker', () => {
     it('the far addresses are two hops away, through r1 (IPv4 and IPv6)', () => {
       // traceroute-free check: a ping with TTL (hop limit) 1 from ts1's far address dies at r1, 2 arrives
-      for (const [far, to, near] of [[TS_FAR, '192.0.2.11', '198.51.100.11'], [TS_FAR6, '2001:db8:2::11', '2001:db8:1::11']]) {
+      for (const [far, to, near] of [
+        [TS_FAR, '192.0.2.11', '198.51.100.11'],
+        [TS_FAR6, '2001:db8:2::11', '2001:db8:1::11'],
+      ]) {
         expect(run.lab.exec('ts1', ['ping', '-c', '1', '-W', '2', '-t', '1', '-I', far, to]).status).not.toBe(0);
         expect(run.lab.exec('ts1', ['ping', '-c', '1', '-W', '2', '-t', '2', '-I', far, to]).status).toBe(0);
         expect(run.lab.exec('ts1', ['ping', '-c', '1', '-W', '2', '-t', '1', near]).status).toBe(0);
@@ -163,7 +180,10 @@ x-tsbgp:
         p.bird ? run.lab.birdProtocols('bird').find((x) => x.name === p.bird)?.info : run.lab.frrNeighbors('frr')[p.frr!]?.bgpState;
       const upWithRoute = async (p: P): Promise<void> => {
         await run.ts.waitEstablished(p.addr, 60_000);
-        await until(async () => expect((await run.ts.request<{ prefix: string }[]>({ cmd: 'received', peer: p.addr })).map((r) => r.prefix)).toEqual([p.route]), 30_000);
+        await until(
+          async () => expect((await run.ts.request<{ prefix: string }[]>({ cmd: 'received', peer: p.addr })).map((r) => r.prefix)).toEqual([p.route]),
+          30_000,
+        );
         await until(() => expect({ peer: p.addr, daemon: daemonState(p) }).toEqual({ peer: p.addr, daemon: 'Established' }), 30_000);
       };
       await run.restartTs({
@@ -181,7 +201,11 @@ x-tsbgp:
           const st = await run.ts.peer(p.addr);
           // tsbgp's SYN-ACKs get no answer through its minimum TTL, and the daemon's SYNs are
           // closed at accept (their TTL, 254, is read from the saved SYN before any byte)
-          expect({ peer: p.addr, established: st.state === 'Established', messagesIn: st.counters.messagesIn }).toEqual({ peer: p.addr, established: false, messagesIn: 0 });
+          expect({ peer: p.addr, established: st.state === 'Established', messagesIn: st.counters.messagesIn }).toEqual({
+            peer: p.addr,
+            established: false,
+            messagesIn: 0,
+          });
         }
         await sleep(500);
       }

@@ -33,12 +33,22 @@ function manifest(endpoints: Record<keyof typeof NODES, number>): string {
   const calico = 'projectcalico.org/v3';
   let n = 0;
   const docs: object[] = [
-    ...Object.entries(NODES).map(([name, ip]) => ({ apiVersion: 'v1', kind: 'Node', metadata: { name }, status: { addresses: [{ type: 'InternalIP', address: ip }] } })),
+    ...Object.entries(NODES).map(([name, ip]) => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name },
+      status: { addresses: [{ type: 'InternalIP', address: ip }] },
+    })),
     {
       apiVersion: calico,
       kind: 'BGPConfiguration',
       metadata: { name: 'default' },
-      spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: '198.51.100.0/24' }], serviceLoadBalancerAggregation: 'Disabled' },
+      spec: {
+        asNumber: 64512,
+        nodeToNodeMeshEnabled: false,
+        serviceLoadBalancerIPs: [{ cidr: '198.51.100.0/24' }],
+        serviceLoadBalancerAggregation: 'Disabled',
+      },
     },
     { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'frr' }, spec: { peerIP: FRR, asNumber: 65000 } },
     { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'bird' }, spec: { peerIP: '192.0.2.12', asNumber: 65001 } },
@@ -54,7 +64,9 @@ function manifest(endpoints: Record<keyof typeof NODES, number>): string {
       kind: 'EndpointSlice',
       metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
       addressType: 'IPv4',
-      endpoints: Object.entries(endpoints).flatMap(([node, count]) => Array.from({ length: count }, () => ({ addresses: [`10.244.0.${++n}`], nodeName: node, conditions: { ready: true } }))),
+      endpoints: Object.entries(endpoints).flatMap(([node, count]) =>
+        Array.from({ length: count }, () => ({ addresses: [`10.244.0.${++n}`], nodeName: node, conditions: { ready: true } })),
+      ),
     },
   ];
   return docs.map((d) => stringify(d)).join('---\n');
@@ -80,10 +92,15 @@ describe.skipIf(!available.ok)('weighted ECMP: agents → FRR weighs next hops b
   });
 
   /** The router's kernel route to the Service /32 (`ip -j route show VIP`), or undefined. */
-  const kernelRoute = (router: 'r1' | 'r2'): KernelRoute | undefined => (JSON.parse(lab.mustExec(router, ['ip', '-j', 'route', 'show', `${VIP}/32`]) || '[]') as KernelRoute[])[0];
+  const kernelRoute = (router: 'r1' | 'r2'): KernelRoute | undefined =>
+    (JSON.parse(lab.mustExec(router, ['ip', '-j', 'route', 'show', `${VIP}/32`]) || '[]') as KernelRoute[])[0];
   /** gateway → weight of a multipath route. */
   const weights = (r: KernelRoute | undefined): Record<string, number> => Object.fromEntries((r?.nexthops ?? []).map((h) => [h.gateway ?? '?', h.weight ?? 1]));
-  const line = (router: 'r1' | 'r2') => lab.mustExec(router, ['ip', 'route', 'show', `${VIP}/32`]).trim().replace(/\s+/g, ' ');
+  const line = (router: 'r1' | 'r2') =>
+    lab
+      .mustExec(router, ['ip', 'route', 'show', `${VIP}/32`])
+      .trim()
+      .replace(/\s+/g, ' ');
   /** FRR's view of each node session: state and how many times it came up (a reset counts one more). */
   const frrSessions = () => {
     const n = lab.frrNeighbors('r1');
@@ -92,13 +109,19 @@ describe.skipIf(!available.ok)('weighted ECMP: agents → FRR weighs next hops b
 
   it('3/1/0 ready endpoints: FRR installs weights 3:1 (node3 advertises nothing); BIRD installs equal ECMP', async () => {
     const t0 = Date.now();
-    await eventually(() => expect(frrSessions()).toEqual({ [NODES.node1]: 'Established 1', [NODES.node2]: 'Established 1', [NODES.node3]: 'Established 1' }), 60_000, 250);
+    await eventually(
+      () => expect(frrSessions()).toEqual({ [NODES.node1]: 'Established 1', [NODES.node2]: 'Established 1', [NODES.node3]: 'Established 1' }),
+      60_000,
+      250,
+    );
     await eventually(() => expect(Object.keys(weights(kernelRoute('r1'))).sort()).toEqual([NODES.node1, NODES.node2]), 20_000, 100);
     const w = weights(kernelRoute('r1'));
     console.log(`FRR r1 (3/1/0, ${Date.now() - t0} ms after the lab came up): ${line('r1')}`);
     expect(w[NODES.node1] / w[NODES.node2]).toBe(3);
     // FRR's own view: two multipaths, each with its link bandwidth.
-    const rib = JSON.parse(lab.mustExec('r1', ['vtysh', '-c', `show bgp ipv4 unicast ${VIP}/32 json`])) as { paths: { nexthops: { ip: string }[]; extendedCommunity?: { string: string } }[] };
+    const rib = JSON.parse(lab.mustExec('r1', ['vtysh', '-c', `show bgp ipv4 unicast ${VIP}/32 json`])) as {
+      paths: { nexthops: { ip: string }[]; extendedCommunity?: { string: string } }[];
+    };
     expect(rib.paths.map((p) => [p.nexthops[0].ip, p.extendedCommunity?.string]).sort()).toEqual([
       [NODES.node1, expect.stringMatching(/LB:64512:375000 \(3\.000 Mbps\)/)],
       [NODES.node2, expect.stringMatching(/LB:64512:125000 \(1\.000 Mbps\)/)],
@@ -110,7 +133,10 @@ describe.skipIf(!available.ok)('weighted ECMP: agents → FRR weighs next hops b
 
   it('2/2/0: FRR re-weighs to 1:1 within 2 s, with no session reset; BIRD stays equal', async () => {
     const sessions = frrSessions();
-    const birdSince = lab.birdProtocols('r2').filter((p) => p.proto === 'BGP').map((p) => `${p.name} ${p.state} ${p.since}`);
+    const birdSince = lab
+      .birdProtocols('r2')
+      .filter((p) => p.proto === 'BGP')
+      .map((p) => `${p.name} ${p.state} ${p.since}`);
     const t0 = Date.now();
     writeFileSync(file, manifest({ node1: 2, node2: 2, node3: 0 }));
     let elapsed = 0;
@@ -128,6 +154,11 @@ describe.skipIf(!available.ok)('weighted ECMP: agents → FRR weighs next hops b
     expect(elapsed).toBeLessThan(2_000);
     expect(frrSessions()).toEqual(sessions);
     expect(weights(kernelRoute('r2'))).toEqual({ [NODES.node1]: 1, [NODES.node2]: 1 });
-    expect(lab.birdProtocols('r2').filter((p) => p.proto === 'BGP').map((p) => `${p.name} ${p.state} ${p.since}`)).toEqual(birdSince);
+    expect(
+      lab
+        .birdProtocols('r2')
+        .filter((p) => p.proto === 'BGP')
+        .map((p) => `${p.name} ${p.state} ${p.since}`),
+    ).toEqual(birdSince);
   }, 30_000);
 });

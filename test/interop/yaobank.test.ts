@@ -42,7 +42,13 @@ describe.skipIf(!available.ok)('YAO Bank lab: tsbgp agents and BIRD in namespace
   const layer = (name: string) => join(dir, name);
 
   /** host1's BGP routes, prefix → sorted next hops. */
-  const table = (family: 4 | 6 = 4): Record<string, string[]> => Object.fromEntries(lab.kernelRoutes('host1', family).filter((r) => r.protocol === 'bird').map((r) => [dst(r), hops(r)]));
+  const table = (family: 4 | 6 = 4): Record<string, string[]> =>
+    Object.fromEntries(
+      lab
+        .kernelRoutes('host1', family)
+        .filter((r) => r.protocol === 'bird')
+        .map((r) => [dst(r), hops(r)]),
+    );
   const curl = (ip: string): string => lab.exec('host1', ['curl', '-s', '-m', '2', ip.includes(':') ? `http://[${ip}]/` : `http://${ip}/`]).stdout.trim();
   const sock = (node: string) => join(lab.node(node).work, 'tsbgp.sock');
   const step = (n: number) => cpSync(join(repo, 'examples', 'yaobank', 'steps', STEP_FILES[n - 1]), join(layer(`step${n}`), STEP_FILES[n - 1]));
@@ -88,7 +94,11 @@ describe.skipIf(!available.ok)('YAO Bank lab: tsbgp agents and BIRD in namespace
 
   it('step 4: an external IP on customer — its /32 via worker1 only', async () => {
     step(4);
-    await eventually(() => expect(table()).toEqual({ ...BLOCKS, '198.18.0.0/16': ALL, '198.18.217.62/32': [W1], '203.0.113.0/24': ALL, '203.0.113.10/32': [W1] }), 15_000, 200);
+    await eventually(
+      () => expect(table()).toEqual({ ...BLOCKS, '198.18.0.0/16': ALL, '198.18.217.62/32': [W1], '203.0.113.0/24': ALL, '203.0.113.10/32': [W1] }),
+      15_000,
+      200,
+    );
     expect(curl('203.0.113.10')).toBe('worker1');
     expect(curl('198.18.217.62')).toBe('worker1');
   });
@@ -118,7 +128,13 @@ spec:
   });
 
   it('a BGPFilter rejecting a CIDR toward host1 takes effect live, without a session reset', async () => {
-    const since = () => Object.fromEntries(lab.birdProtocols('host1').filter((p) => NAMES.includes(p.name)).map((p) => [p.name, `${p.state} ${p.since}`]));
+    const since = () =>
+      Object.fromEntries(
+        lab
+          .birdProtocols('host1')
+          .filter((p) => NAMES.includes(p.name))
+          .map((p) => [p.name, `${p.state} ${p.since}`]),
+      );
     const before = since();
     const filter = join(layer('extra'), 'filter.yaml');
     writeFileSync(
@@ -136,14 +152,21 @@ metadata: { name: host1 }
 spec: { peerIP: 192.0.2.20, asNumber: 65000, filters: [no-cluster-range] }
 `,
     );
-    await eventually(() => {
-      const t = table();
-      expect(t['198.18.0.0/16']).toBeUndefined();
-      expect(t['198.18.217.62/32']).toEqual([W1]);
-    }, 15_000, 200);
+    await eventually(
+      () => {
+        const t = table();
+        expect(t['198.18.0.0/16']).toBeUndefined();
+        expect(t['198.18.217.62/32']).toEqual([W1]);
+      },
+      15_000,
+      200,
+    );
     expect(since()).toEqual(before);
     const x = await cli(['explain', '198.18.0.0/16', '--json', '--control', sock('worker2')]);
-    expect(JSON.parse(x.stdout).prefixes[0].peers.find((p: { address: string }) => p.address === '192.0.2.20')).toMatchObject({ exported: false, why: 'BGPFilter no-cluster-range exportV4[0] rejects' });
+    expect(JSON.parse(x.stdout).prefixes[0].peers.find((p: { address: string }) => p.address === '192.0.2.20')).toMatchObject({
+      exported: false,
+      why: 'BGPFilter no-cluster-range exportV4[0] rejects',
+    });
     rmSync(filter);
     await eventually(() => expect(table()['198.18.0.0/16']).toEqual(ALL), 15_000, 200);
     expect(since()).toEqual(before);
@@ -167,7 +190,10 @@ spec: { node: worker2, peerIP: "127.0.0.2:1790", asNumber: 64513, sourceAddress:
     const conf = join(n.work, 'gobgpd.toml');
     cpSync(join(repo, 'examples', 'lab', 'yaobank', 'gobgp-worker2.toml'), conf);
     // Started in worker2's namespace; the lab's teardown kills every process there.
-    const g = spawn('ip', ['netns', 'exec', n.ns, 'gobgpd', '-f', conf, '--api-hosts', '127.0.0.1:50052', '--pprof-disable'], { stdio: 'ignore', detached: true });
+    const g = spawn('ip', ['netns', 'exec', n.ns, 'gobgpd', '-f', conf, '--api-hosts', '127.0.0.1:50052', '--pprof-disable'], {
+      stdio: 'ignore',
+      detached: true,
+    });
     g.unref();
     const gobgp = (...args: string[]) => lab.exec('worker2', ['gobgp', '-p', '50052', ...args]);
     await eventually(() => expect(gobgp('global').status).toBe(0), 15_000, 200);
@@ -215,16 +241,26 @@ endpoints:
     conditions: { ready: true }
 `,
     );
-    await eventually(() => {
-      const t = table(6);
-      expect(t['2001:db8:18::/112']).toEqual(['2001:db8:2::10', '2001:db8:2::11', '2001:db8:2::12']);
-      expect(t['2001:db8:18::62/128']).toEqual(['2001:db8:2::10']);
-    }, 20_000, 200);
+    await eventually(
+      () => {
+        const t = table(6);
+        expect(t['2001:db8:18::/112']).toEqual(['2001:db8:2::10', '2001:db8:2::11', '2001:db8:2::12']);
+        expect(t['2001:db8:18::62/128']).toEqual(['2001:db8:2::10']);
+      },
+      20_000,
+      200,
+    );
     expect(curl('2001:db8:18::62')).toBe('worker1');
   }, 30_000);
 
   it('kill -9 of an agent and its restart lose no route in host1’s kernel table (graceful restart)', async () => {
-    const pairs = () => new Set(lab.kernelRoutes('host1', 4).filter((r) => r.protocol === 'bird').flatMap((r) => hops(r).map((h) => `${dst(r)} via ${h}`)));
+    const pairs = () =>
+      new Set(
+        lab
+          .kernelRoutes('host1', 4)
+          .filter((r) => r.protocol === 'bird')
+          .flatMap((r) => hops(r).map((h) => `${dst(r)} via ${h}`)),
+      );
     const before = pairs();
     expect(before.has('203.0.113.10/32 via 192.0.2.10')).toBe(true);
     const pidFile = join(lab.node('worker1').work, 'agent.pid');
@@ -242,7 +278,10 @@ endpoints:
       // Back: a new agent answering with an Established session to host1, then 2 s more to be sure.
       if (backSince === 0) {
         const st = await cli(['status', '--json', '--control', sock('worker1')]).catch(() => undefined);
-        const up = st && st.code === 0 && (JSON.parse(st.stdout) as { peers: { address: string; state: string }[] }).peers.some((p) => p.address === '192.0.2.20' && p.state === 'Established');
+        const up =
+          st &&
+          st.code === 0 &&
+          (JSON.parse(st.stdout) as { peers: { address: string; state: string }[] }).peers.some((p) => p.address === '192.0.2.20' && p.state === 'Established');
         if (up && Number(readFileSync(pidFile, 'utf8')) !== pid) backSince = Date.now();
       } else if (Date.now() - backSince > 2000) break;
       await sleep(100);

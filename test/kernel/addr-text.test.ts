@@ -11,9 +11,18 @@ const full = (text: string): string | undefined => {
   }
 };
 
-describe('canonicalV6Prefix (the monitor\'s fast path)', () => {
+describe("canonicalV6Prefix (the monitor's fast path)", () => {
   it('gives what the full parser gives, or leaves the text to it', () => {
-    for (const t of ['2001:db8::/32', '2001:DB8:0:0:1::/80', '2001:db8:0:1::/64', '::/0', '::1', 'fe80::1/128', '2001:db8:1:2:3:4:5:6/128', '2001:db8:0:0:0:0:0:1/128'])
+    for (const t of [
+      '2001:db8::/32',
+      '2001:DB8:0:0:1::/80',
+      '2001:db8:0:1::/64',
+      '::/0',
+      '::1',
+      'fe80::1/128',
+      '2001:db8:1:2:3:4:5:6/128',
+      '2001:db8:0:0:0:0:0:1/128',
+    ])
       expect(canonicalV6Prefix(t), t).toBe(full(t));
     // host bits set, bad lengths, junk: not taken here (the full parser says what is wrong)
     for (const t of ['2001:db8::1/64', '2001:db8::/129', '2001:db8::/032', '2001:db8::/', '2001:db8:::/48', '::ffff:192.0.2.1/128', 'fe80::1%v0/128', 'x::/0'])

@@ -37,7 +37,10 @@ describe('FibCore', () => {
     core.setRoute('203.0.113.0/24', via('192.0.2.9', '198.51.100.3', '192.0.2.8'));
     converge(core, k);
     const [r] = k.routes();
-    expect(r.nexthops).toEqual([{ via: '192.0.2.9', dev: 'eth0' }, { via: '198.51.100.3', dev: 'eth1' }]);
+    expect(r.nexthops).toEqual([
+      { via: '192.0.2.9', dev: 'eth0' },
+      { via: '198.51.100.3', dev: 'eth1' },
+    ]);
     // the same set in another order is the same route
     core.setRoute('203.0.113.0/24', via('198.51.100.3', '192.0.2.9'));
     expect(core.plan()).toEqual([]);
@@ -46,9 +49,17 @@ describe('FibCore', () => {
   it('writes blackholes and lets a static route win over routing for the same prefix', () => {
     const { core, k } = fresh({ restarting: false });
     core.setRoute('203.0.113.0/26', via('192.0.2.7'));
-    core.setStatics(new Map<string, DesiredRoute>([['203.0.113.0/26', { kind: 'blackhole' }], ['2001:db8:1::/48', { kind: 'blackhole' }]]));
+    core.setStatics(
+      new Map<string, DesiredRoute>([
+        ['203.0.113.0/26', { kind: 'blackhole' }],
+        ['2001:db8:1::/48', { kind: 'blackhole' }],
+      ]),
+    );
     converge(core, k);
-    expect(k.routes().map((r) => [r.prefix, r.type, r.metric])).toEqual([['203.0.113.0/26', 'blackhole', 0], ['2001:db8:1::/48', 'blackhole', 1024]]);
+    expect(k.routes().map((r) => [r.prefix, r.type, r.metric])).toEqual([
+      ['203.0.113.0/26', 'blackhole', 0],
+      ['2001:db8:1::/48', 'blackhole', 1024],
+    ]);
     core.setStatics(new Map());
     converge(core, k);
     expect(k.routes().map((r) => [r.prefix, r.type])).toEqual([['203.0.113.0/26', 'unicast']]);
@@ -60,10 +71,14 @@ describe('FibCore', () => {
     core.setRoute('198.18.0.0/24', via('192.0.2.7'));
     converge(core, k);
     expect(k.routes().map((r) => r.prefix)).toEqual(['198.18.0.0/24']);
-    expect(core.refusal('203.0.113.0/24')).toEqual({ prefix: '203.0.113.0/24', by: 'resolve', reason: 'next hop 203.0.113.1 is on no connected network (recursive resolution is off)' });
+    expect(core.refusal('203.0.113.0/24')).toEqual({
+      prefix: '203.0.113.0/24',
+      by: 'resolve',
+      reason: 'next hop 203.0.113.1 is on no connected network (recursive resolution is off)',
+    });
   });
 
-  it('resolves recursively through the kernel lookup (the covering route\'s gateway), and refuses with the kernel\'s reason', () => {
+  it("resolves recursively through the kernel lookup (the covering route's gateway), and refuses with the kernel's reason", () => {
     const { core, k } = fresh({ restarting: false });
     core.setRoute('203.0.113.0/24', via('198.18.5.5'));
     core.setRoute('198.18.64.0/24', via('198.19.0.1'));
@@ -73,11 +88,13 @@ describe('FibCore', () => {
     core.setLookup('198.19.0.1', { ok: false, reason: 'RTNETLINK answers: Network is unreachable' });
     converge(core, k);
     expect(k.routes()).toEqual([{ prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.1', dev: 'eth0' }] }]);
-    expect(core.refusal('198.18.64.0/24')?.reason).toBe('next hop 198.19.0.1 is on no connected network and the kernel cannot reach it: RTNETLINK answers: Network is unreachable');
+    expect(core.refusal('198.18.64.0/24')?.reason).toBe(
+      'next hop 198.19.0.1 is on no connected network and the kernel cannot reach it: RTNETLINK answers: Network is unreachable',
+    );
     expect(core.neededLookups()).toEqual([]);
   });
 
-  it('gives an IPv6 link-local next hop its interface, from the gateway or from the peer\'s connected network', () => {
+  it("gives an IPv6 link-local next hop its interface, from the gateway or from the peer's connected network", () => {
     const { core, k } = fresh({ restarting: false });
     core.setRoute('2001:db8:1::/48', { kind: 'unicast', gateways: [{ address: 'fe80::1', peer: '2001:db8:ffff::2' }] });
     core.setRoute('2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: 'fe80::2', dev: 'eth1' }] });
@@ -90,7 +107,7 @@ describe('FibCore', () => {
     expect(core.refusal('2001:db8:3::/48')?.reason).toMatch(/link-local next hop fe80::3 needs its interface/);
   });
 
-  it('reports a route the kernel refuses with the kernel\'s reason and applies the rest', () => {
+  it("reports a route the kernel refuses with the kernel's reason and applies the rest", () => {
     const { core, k } = fresh({ restarting: false });
     core.setConnected(CONNECTED); // interfaces unknown to the core: the kernel decides
     core.setRoute('203.0.113.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.50', dev: 'tunl0', onlink: true }] });
@@ -102,7 +119,12 @@ describe('FibCore', () => {
     k.links.add('tunl0');
     core.setConnected(CONNECTED, k.links);
     converge(core, k);
-    expect(k.routes().map((r) => r.prefix).sort()).toEqual(['198.18.0.0/24', '203.0.113.0/24']);
+    expect(
+      k
+        .routes()
+        .map((r) => r.prefix)
+        .sort(),
+    ).toEqual(['198.18.0.0/24', '203.0.113.0/24']);
     expect(core.refusals()).toEqual([]);
   });
 
@@ -138,14 +160,21 @@ describe('FibCore', () => {
     expect(converge(core, k).map((o) => [o.op, o.route.prefix])).toEqual([['delete', '203.0.113.0/24']]);
     core.setRoute('198.18.2.0/24', undefined); // never learned: nothing to do, the adopted blackhole stays
     expect(converge(core, k)).toEqual([]);
-    expect(k.routes().map((r) => r.prefix).sort()).toEqual(['198.18.0.0/24', '198.18.1.0/24']);
+    expect(
+      k
+        .routes()
+        .map((r) => r.prefix)
+        .sort(),
+    ).toEqual(['198.18.0.0/24', '198.18.1.0/24']);
     core.endRestart();
     expect(converge(core, k).map((o) => [o.op, o.route.prefix])).toEqual([['delete', '198.18.1.0/24']]);
     expect(k.routes().map((r) => r.prefix)).toEqual(['198.18.0.0/24']);
   });
 
   it('removes a route of ours with another metric (the metric setting changed)', () => {
-    const { core, k } = fresh({ restarting: false, metricV4: 1024 }, [{ prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] }]);
+    const { core, k } = fresh({ restarting: false, metricV4: 1024 }, [
+      { prefix: '203.0.113.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] },
+    ]);
     core.setRoute('203.0.113.0/24', via('192.0.2.7'));
     converge(core, k);
     expect(k.routes()).toEqual([{ prefix: '203.0.113.0/24', type: 'unicast', metric: 1024, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] }]);
@@ -183,11 +212,12 @@ describe('FibCore', () => {
   const PREFIXES = ['203.0.113.0/24', '203.0.113.0/25', '198.18.0.0/24', '198.18.1.0/24', '2001:db8:1::/48', '2001:db8:2::/64'];
   const GW4 = ['192.0.2.1', '192.0.2.2', '198.51.100.1', '203.0.113.200'];
   const GW6 = ['2001:db8:ffff::1', '2001:db8:ffff::2', 'fe80::1'];
-  const desiredArb = (p: string) => fc.oneof(
-    fc.constant<DesiredRoute | undefined>(undefined),
-    fc.constant<DesiredRoute>({ kind: 'blackhole' }),
-    fc.subarray(p.includes(':') ? GW6 : GW4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
-  );
+  const desiredArb = (p: string) =>
+    fc.oneof(
+      fc.constant<DesiredRoute | undefined>(undefined),
+      fc.constant<DesiredRoute>({ kind: 'blackhole' }),
+      fc.subarray(p.includes(':') ? GW6 : GW4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
+    );
   const step = fc.oneof(
     fc.constantFrom(...PREFIXES).chain((p) => desiredArb(p).map((d) => ({ t: 'set' as const, p, d }))),
     fc.constantFrom(...PREFIXES).map((p) => ({ t: 'foreignDelete' as const, p })),
@@ -231,10 +261,11 @@ describe('FibCore', () => {
             core.setRoute(s.p, s.d);
           } else if (s.t === 'foreignDelete') {
             adopted.delete(s.p);
-            for (const r of k.routes()) if (r.prefix === s.p) {
-              k.table.delete(SimKernel.key(r));
-              core.kernelDeleted(r.prefix, r.metric);
-            }
+            for (const r of k.routes())
+              if (r.prefix === s.p) {
+                k.table.delete(SimKernel.key(r));
+                core.kernelDeleted(r.prefix, r.metric);
+              }
           } else if (s.t === 'resync') core.kernelTable(k.routes());
           else if (s.t === 'restart') {
             // a crash: the new process knows nothing of what routing wanted
@@ -250,11 +281,24 @@ describe('FibCore', () => {
           converge(core, k);
           expect(core.pending).toBe(false);
           // during a restart, an adopted route nobody touched since is still there, unchanged
-          if (restarting) for (const r of adopted.values()) expect(sameTable(k.routes().filter((x) => x.prefix === r.prefix), [r])).toBe(true);
+          if (restarting)
+            for (const r of adopted.values())
+              expect(
+                sameTable(
+                  k.routes().filter((x) => x.prefix === r.prefix),
+                  [r],
+                ),
+              ).toBe(true);
           // every desired route that resolves is in the kernel
           for (const [p, d] of want) {
             const e = expected(p, d);
-            if (e !== undefined) expect(sameTable(k.routes().filter((r) => r.prefix === p), [e])).toBe(true);
+            if (e !== undefined)
+              expect(
+                sameTable(
+                  k.routes().filter((r) => r.prefix === p),
+                  [e],
+                ),
+              ).toBe(true);
           }
           for (const r of k.routes()) {
             const e = expected(r.prefix, want.get(r.prefix));
@@ -283,22 +327,25 @@ describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
       fc.record({ kind: fc.constant('set' as const), p: fc.constantFrom(...prefixes), on: fc.boolean() }),
       fc.record({ kind: fc.constant('statics' as const), ps: fc.subarray(prefixes) }),
     );
-    fc.assert(fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
-      const core = new FibCore({ restarting: false });
-      const bgp = new Set<string>();
-      let statics = new Set<string>();
-      for (const s of steps) {
-        if (s.kind === 'set') {
-          core.setRoute(s.p, s.on ? via('192.0.2.7') : undefined);
-          if (s.on) bgp.add(s.p);
-          else bgp.delete(s.p);
-        } else {
-          core.setStatics(new Map(s.ps.map((p) => [p, { kind: 'blackhole' as const }])));
-          statics = new Set(s.ps);
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const core = new FibCore({ restarting: false });
+        const bgp = new Set<string>();
+        let statics = new Set<string>();
+        for (const s of steps) {
+          if (s.kind === 'set') {
+            core.setRoute(s.p, s.on ? via('192.0.2.7') : undefined);
+            if (s.on) bgp.add(s.p);
+            else bgp.delete(s.p);
+          } else {
+            core.setStatics(new Map(s.ps.map((p) => [p, { kind: 'blackhole' as const }])));
+            statics = new Set(s.ps);
+          }
+          expect(core.counts.desired).toBe(new Set([...bgp, ...statics]).size);
         }
-        expect(core.counts.desired).toBe(new Set([...bgp, ...statics]).size);
-      }
-    }), { numRuns: 300 });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('a prefix left waiting for a lookup is still asked about by the next neededLookups, and only it', () => {
@@ -314,7 +361,12 @@ describe('FibCore bookkeeping kept as it goes (status is O(1))', () => {
     expect(core.neededLookups()).toEqual(['198.18.5.5']);
     core.setLookup('198.18.5.5', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     expect(core.neededLookups()).toEqual([]);
-    expect(core.plan().map((o) => o.route.prefix).sort()).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
+    expect(
+      core
+        .plan()
+        .map((o) => o.route.prefix)
+        .sort(),
+    ).toEqual(['198.18.65.0/24', '203.0.113.0/24']);
   });
 });
 
@@ -343,7 +395,7 @@ describe('FibCore slots (one per prefix) and the operations it hands out', () =>
     expect(core.known).toBe(1);
   });
 
-  it('an operation it hands out equals the plain KernelOp; applied() takes plain operations, and another core\'s, by prefix', () => {
+  it("an operation it hands out equals the plain KernelOp; applied() takes plain operations, and another core's, by prefix", () => {
     const { core, k } = fresh({ restarting: false });
     core.setRoute('198.18.0.0/24', via('192.0.2.7'));
     const [op] = core.plan();
@@ -366,14 +418,20 @@ describe('FibCore slots (one per prefix) and the operations it hands out', () =>
     expect(converge(core, k).map((o) => `${o.op} ${o.route.prefix}`)).toEqual(['delete 198.18.1.0/24']);
   });
 
-  it('routes resolve by their gateways: equal gateways in other objects alike, other gateways (and other families\' metrics) each their own', () => {
+  it("routes resolve by their gateways: equal gateways in other objects alike, other gateways (and other families' metrics) each their own", () => {
     const { core, k } = fresh({ restarting: false, recursive: false });
     const seven = () => via('192.0.2.7');
     const both = via('192.0.2.8', '203.0.113.9'); // one member on no connected network: left out, noted
     const cases: [string, DesiredRoute][] = [
-      ['198.18.0.0/24', seven()], ['198.18.1.0/24', seven()], ['198.18.2.0/24', both], ['198.18.3.0/24', seven()],
-      ['198.18.4.0/24', via('203.0.113.9')], ['198.18.5.0/24', both], ['198.18.6.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }], metric: 5 }],
-      ['2001:db8:1::/48', via('2001:db8:ffff::7')], ['2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: '2001:db8:ffff::7' }] }],
+      ['198.18.0.0/24', seven()],
+      ['198.18.1.0/24', seven()],
+      ['198.18.2.0/24', both],
+      ['198.18.3.0/24', seven()],
+      ['198.18.4.0/24', via('203.0.113.9')],
+      ['198.18.5.0/24', both],
+      ['198.18.6.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7' }], metric: 5 }],
+      ['2001:db8:1::/48', via('2001:db8:ffff::7')],
+      ['2001:db8:2::/48', { kind: 'unicast', gateways: [{ address: '2001:db8:ffff::7' }] }],
       ['198.18.7.0/24', { kind: 'unicast', gateways: [{ address: '192.0.2.7', dev: 'eth1' }] }],
     ];
     for (const [p, d] of cases) core.setRoute(p, d);
@@ -402,11 +460,14 @@ describe('FibCore: setRoute written down and taken to its slot as the plan reach
     const PFX = ['198.18.0.0/24', '198.18.1.0/24', '198.18.2.0/24', '198.18.0.7/32', '2001:db8:1::/48', '2001:db8:2::/64'];
     const GWS4 = ['192.0.2.1', '192.0.2.2', '198.51.100.1'];
     const GWS6 = ['2001:db8:ffff::1', '2001:db8:ffff::2'];
-    const desired = (p: string) => fc.oneof(
-      fc.constant<DesiredRoute | undefined>(undefined),
-      fc.constant<DesiredRoute>({ kind: 'blackhole' }),
-      fc.subarray(p.includes(':') ? GWS6 : GWS4, { minLength: 1 }).map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
-    );
+    const desired = (p: string) =>
+      fc.oneof(
+        fc.constant<DesiredRoute | undefined>(undefined),
+        fc.constant<DesiredRoute>({ kind: 'blackhole' }),
+        fc
+          .subarray(p.includes(':') ? GWS6 : GWS4, { minLength: 1 })
+          .map((g): DesiredRoute => ({ kind: 'unicast', gateways: g.map((address) => ({ address })) })),
+      );
     const step = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...PFX).chain((p) => desired(p).map((d) => ({ t: 'set' as const, p, d }))) },
       { weight: 3, arbitrary: fc.integer({ min: 1, max: 3 }).map((size) => ({ t: 'piece' as const, size })) },
@@ -440,10 +501,11 @@ describe('FibCore: setRoute written down and taken to its slot as the plan reach
             gen?.return(undefined);
             gen = undefined;
           } else if (s.t === 'foreignDelete') {
-            for (const r of k.routes()) if (r.prefix === s.p) {
-              k.table.delete(SimKernel.key(r));
-              core.kernelDeleted(r.prefix, r.metric);
-            }
+            for (const r of k.routes())
+              if (r.prefix === s.p) {
+                k.table.delete(SimKernel.key(r));
+                core.kernelDeleted(r.prefix, r.metric);
+              }
           } else expect(core.counts.desired).toBe(want.size);
         }
         if (gen !== undefined) for (const piece of gen) for (const op of piece) core.applied(op, k.apply(op));
@@ -528,7 +590,9 @@ describe('FibCore.planPieces (a plan handed out in pieces, written while the res
     expect(rest).toHaveLength(8);
     for (const op of rest) core.applied(op, k.apply(op));
     expect(core.pending).toBe(true);
-    expect(core.plan()).toEqual([{ op: 'replace', route: { prefix: '198.18.0.0/32', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.8', dev: 'eth0' }] } }]);
+    expect(core.plan()).toEqual([
+      { op: 'replace', route: { prefix: '198.18.0.0/32', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.8', dev: 'eth0' }] } },
+    ]);
   });
 
   it('stopped early, the prefixes not handed out (and deletes planned but not handed out) stay to be planned', () => {

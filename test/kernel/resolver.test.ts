@@ -3,11 +3,16 @@ import { NextHopResolver } from '../../src/kernel/resolver.js';
 import { hopKey, sameRoute, sortNextHops } from '../../src/kernel/next-hops.js';
 import type { DesiredRoute } from '../../src/kernel/types.js';
 
-const unicast = (...gateways: { address: string; dev?: string; onlink?: boolean }[]) => ({ kind: 'unicast', gateways }) as Extract<DesiredRoute, { kind: 'unicast' }>;
+const unicast = (...gateways: { address: string; dev?: string; onlink?: boolean }[]) =>
+  ({ kind: 'unicast', gateways }) as Extract<DesiredRoute, { kind: 'unicast' }>;
 
 describe('next-hops.ts', () => {
   it('sorts by gateway, device, onlink, and compares routes hop by hop', () => {
-    const hops = [{ via: '192.0.2.9', dev: 'eth0' }, { via: '192.0.2.1', dev: 'eth1' }, { via: '192.0.2.1', dev: 'eth0', onlink: true }];
+    const hops = [
+      { via: '192.0.2.9', dev: 'eth0' },
+      { via: '192.0.2.1', dev: 'eth1' },
+      { via: '192.0.2.1', dev: 'eth0', onlink: true },
+    ];
     expect(sortNextHops(hops).map(hopKey)).toEqual(['192.0.2.1|eth0|1', '192.0.2.1|eth1|0', '192.0.2.9|eth0|0']);
     const a = { prefix: '198.51.100.0/24', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.1', dev: 'eth0' }] } as const;
     expect(sameRoute(a, { ...a, nexthops: [{ via: '192.0.2.1', dev: 'eth0' }] })).toBe(true);

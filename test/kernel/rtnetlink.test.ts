@@ -3,7 +3,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseMonitorLine } from '../../src/kernel/iproute2.js';
-import { decodeNotifications, dropSenderFilter, encodeRouteOp, firstSender, NLMSG_ERROR, othersMessages, parseAckDetails, parseAcks, RouteEncoder, RTM_DELROUTE, RTM_NEWROUTE, viaText } from '../../src/kernel/rtnetlink.js';
+import {
+  decodeNotifications,
+  dropSenderFilter,
+  encodeRouteOp,
+  firstSender,
+  NLMSG_ERROR,
+  othersMessages,
+  parseAckDetails,
+  parseAcks,
+  RouteEncoder,
+  RTM_DELROUTE,
+  RTM_NEWROUTE,
+  viaText,
+} from '../../src/kernel/rtnetlink.js';
 import fc from 'fast-check';
 import type { KernelEvent, KernelOp, KernelRoute } from '../../src/kernel/types.js';
 import { Prefix } from '../../src/net/prefix.js';
@@ -11,7 +24,7 @@ import { Prefix } from '../../src/net/prefix.js';
 /** Attributes after the rtmsg: type → value bytes. */
 function attrs(b: Buffer, from: number, to: number): Map<number, Buffer> {
   const m = new Map<number, Buffer>();
-  for (let at = from; at + 4 <= to; ) {
+  for (let at = from; at + 4 <= to;) {
     const len = b.readUInt16LE(at);
     m.set(b.readUInt16LE(at + 2), b.subarray(at + 4, at + len));
     at += (len + 3) & ~3;
@@ -23,7 +36,15 @@ const ifindex = (d: string) => ({ eth0: 2, eth1: 3 })[d];
 
 describe('rtnetlink encoding', () => {
   it('a two-next-hop replace: RTM_NEWROUTE with create|replace|ack, table, dst, metric and RTA_MULTIPATH', () => {
-    const route: KernelRoute = { prefix: '198.18.0.0/15', type: 'unicast', metric: 1024, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1', onlink: true }] };
+    const route: KernelRoute = {
+      prefix: '198.18.0.0/15',
+      type: 'unicast',
+      metric: 1024,
+      nexthops: [
+        { via: '192.0.2.7', dev: 'eth0' },
+        { via: '192.0.2.8', dev: 'eth1', onlink: true },
+      ],
+    };
     const b = encodeRouteOp({ op: 'replace', route }, 1000, 12, 77, ifindex);
     expect(b.readUInt32LE(0)).toBe(b.length);
     expect(b.readUInt16LE(4)).toBe(RTM_NEWROUTE);
@@ -44,7 +65,13 @@ describe('rtnetlink encoding', () => {
   });
 
   it('single next hop, IPv6, blackhole and delete', () => {
-    const one = encodeRouteOp({ op: 'replace', route: { prefix: '2001:db8::/32', type: 'unicast', metric: 5, nexthops: [{ via: 'fe80::1', dev: 'eth1' }] } }, 254, 12, 1, ifindex);
+    const one = encodeRouteOp(
+      { op: 'replace', route: { prefix: '2001:db8::/32', type: 'unicast', metric: 5, nexthops: [{ via: 'fe80::1', dev: 'eth1' }] } },
+      254,
+      12,
+      1,
+      ifindex,
+    );
     expect([...one.subarray(16, 24)]).toEqual([10, 32, 0, 0, 254, 12, 0, 1]);
     const a = attrs(one, 28, one.length);
     expect(a.get(1)!.length).toBe(16);
@@ -53,7 +80,13 @@ describe('rtnetlink encoding', () => {
     const bh = encodeRouteOp({ op: 'replace', route: { prefix: '198.19.0.0/26', type: 'blackhole', metric: 0, nexthops: [] } }, 254, 12, 2, ifindex);
     expect(bh[23]).toBe(6);
     expect(attrs(bh, 28, bh.length).has(9)).toBe(false);
-    const del = encodeRouteOp({ op: 'delete', route: { prefix: '198.19.0.0/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] } }, 254, 12, 3, ifindex);
+    const del = encodeRouteOp(
+      { op: 'delete', route: { prefix: '198.19.0.0/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'eth0' }] } },
+      254,
+      12,
+      3,
+      ifindex,
+    );
     expect(del.readUInt16LE(4)).toBe(RTM_DELROUTE);
     expect(del.readUInt16LE(6)).toBe(0x1 | 0x4);
     expect([del[22], del[23]]).toEqual([255, 0]); // scope nowhere, any type: matched by dst, table, protocol, metric
@@ -61,7 +94,15 @@ describe('rtnetlink encoding', () => {
   });
 
   it('an interface that does not exist is an error naming it', () => {
-    expect(() => encodeRouteOp({ op: 'replace', route: { prefix: '198.19.0.0/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'tunl0', onlink: true }] } }, 254, 12, 1, ifindex)).toThrow('Cannot find device "tunl0"');
+    expect(() =>
+      encodeRouteOp(
+        { op: 'replace', route: { prefix: '198.19.0.0/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'tunl0', onlink: true }] } },
+        254,
+        12,
+        1,
+        ifindex,
+      ),
+    ).toThrow('Cannot find device "tunl0"');
   });
 
   it('acknowledgements: one result per sequence number, errno positive, other messages skipped', () => {
@@ -77,14 +118,24 @@ describe('rtnetlink encoding', () => {
     other.writeUInt32LE(20, 0);
     other.writeUInt16LE(RTM_NEWROUTE, 4);
     const got = parseAcks(Buffer.concat([ack(1, 0), other, ack(2, -101, 8), ack(3, -3)]));
-    expect([...got]).toEqual([[1, 0], [2, 101], [3, 3]]);
+    expect([...got]).toEqual([
+      [1, 0],
+      [2, 101],
+      [3, 3],
+    ]);
     // a truncated datagram stops the walk instead of reading past it
     expect(parseAcks(ack(9, 0).subarray(0, 30)).size).toBe(0);
   });
 });
 
 describe('RouteEncoder and extended acknowledgements', () => {
-  const route = (prefix: string, hops = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }]): KernelRoute => ({ prefix, type: 'unicast', metric: 0, nexthops: hops });
+  const route = (
+    prefix: string,
+    hops = [
+      { via: '192.0.2.7', dev: 'eth0' },
+      { via: '192.0.2.8', dev: 'eth1' },
+    ],
+  ): KernelRoute => ({ prefix, type: 'unicast', metric: 0, nexthops: hops });
 
   it('without an acknowledgement asked (the writer: the kernel then answers refusals only), only the NLM_F_ACK bit differs', () => {
     const op = { op: 'replace' as const, route: route('198.18.0.1/32') };
@@ -123,9 +174,15 @@ describe('RouteEncoder and extended acknowledgements', () => {
   });
 
   it('routes sharing one next-hop array (the next hops encoded once, then copied) encode as each alone, whatever comes between', () => {
-    const two = [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'eth1' }];
+    const two = [
+      { via: '192.0.2.7', dev: 'eth0' },
+      { via: '192.0.2.8', dev: 'eth1' },
+    ];
     const onlink = [{ via: '192.0.2.50', dev: 'eth1', onlink: true }];
-    const six = [{ via: '2001:db8:ffff::7', dev: 'eth0' }, { via: '2001:db8:ffff::8', dev: 'eth0' }];
+    const six = [
+      { via: '2001:db8:ffff::7', dev: 'eth0' },
+      { via: '2001:db8:ffff::8', dev: 'eth0' },
+    ];
     const renamed = (n: string) => (n === 'eth0' ? 9 : n === 'eth1' ? 8 : undefined);
     const ops: { op: KernelOp; ix: typeof ifindex }[] = [];
     for (let i = 0; i < 6; i++) ops.push({ op: { op: 'replace', route: route(`198.18.0.${i}/32`, two) }, ix: ifindex });
@@ -137,14 +194,17 @@ describe('RouteEncoder and extended acknowledgements', () => {
     // the same array through another interface lookup (the next write's): other indexes
     ops.push({ op: { op: 'replace', route: route('198.18.0.10/32', two) }, ix: renamed });
     ops.push({ op: { op: 'replace', route: route('198.18.0.11/32', two) }, ix: renamed });
-    for (let i = 0; i < 3; i++) ops.push({ op: { op: 'replace', route: { prefix: `2001:db8:${i}::/64`, type: 'unicast', metric: 1024, nexthops: six } }, ix: ifindex });
+    for (let i = 0; i < 3; i++)
+      ops.push({ op: { op: 'replace', route: { prefix: `2001:db8:${i}::/64`, type: 'unicast', metric: 1024, nexthops: six } }, ix: ifindex });
     const e = new RouteEncoder(254, 12);
     ops.forEach(({ op, ix }, i) => e.add(op, 100 + i, ix, false));
-    const alone = Buffer.concat(ops.map(({ op, ix }, i) => {
-      const one = new RouteEncoder(254, 12);
-      one.add(op, 100 + i, ix, false);
-      return Buffer.from(one.bytes);
-    }));
+    const alone = Buffer.concat(
+      ops.map(({ op, ix }, i) => {
+        const one = new RouteEncoder(254, 12);
+        one.add(op, 100 + i, ix, false);
+        return Buffer.from(one.bytes);
+      }),
+    );
     expect(e.bytes.equals(alone)).toBe(true);
     // the onlink flag of a single next hop is in rtm_flags of each route that copies it
     let at = 0;
@@ -163,14 +223,27 @@ describe('RouteEncoder and extended acknowledgements', () => {
       expect([...attrs(b, 28, b.length).get(1)!].join('.')).toBe(p.split('/')[0]);
       expect(b[17]).toBe(Number(p.split('/')[1]));
     }
-    for (const bad of ['198.18.0.256/32', '198.18.0/24', '198.18.0.1/33', '1.2.3.4.5/32']) expect(() => encodeRouteOp({ op: 'delete', route: route(bad) }, 254, 12, 1, ifindex)).toThrow();
+    for (const bad of ['198.18.0.256/32', '198.18.0/24', '198.18.0.1/33', '1.2.3.4.5/32'])
+      expect(() => encodeRouteOp({ op: 'delete', route: route(bad) }, 254, 12, 1, ifindex)).toThrow();
   });
 
   it('a missing interface throws and leaves nothing half written in the chunk', () => {
     const e = new RouteEncoder(254, 12);
     e.add({ op: 'replace', route: route('198.18.0.1/32') }, 1, ifindex);
     const before = Buffer.from(e.bytes);
-    expect(() => e.add({ op: 'replace', route: route('198.18.0.2/32', [{ via: '192.0.2.7', dev: 'eth0' }, { via: '192.0.2.8', dev: 'tunl0' }]) }, 2, ifindex)).toThrow('Cannot find device "tunl0"');
+    expect(() =>
+      e.add(
+        {
+          op: 'replace',
+          route: route('198.18.0.2/32', [
+            { via: '192.0.2.7', dev: 'eth0' },
+            { via: '192.0.2.8', dev: 'tunl0' },
+          ]),
+        },
+        2,
+        ifindex,
+      ),
+    ).toThrow('Cannot find device "tunl0"');
     expect(e.bytes.equals(before)).toBe(true);
     // a chunk larger than the first buffer grows it
     for (let i = 0; i < 2000; i++) e.add({ op: 'replace', route: route(`198.18.${i >> 8}.${i & 255}/32`) }, 10 + i, ifindex);
@@ -214,16 +287,38 @@ describe('IPv6 destinations written from text', () => {
       return [b[17], attrs(b, 28, b.length).get(1)!.toString('hex')];
     };
     const hex = (p: string) => [Number(p.split('/')[1]), Buffer.from(Prefix.parse(p).network.toBytes()).toString('hex')];
-    for (const p of ['::/0', '2001:db8::/32', '2001:db8:1:2::/64', '2001:db8:0:0:1::/80', '::1/128', '2001:DB8:ABCD::/48', '2001:db8:1:2:3:4:5:6/128', 'fe80::/10', '2001:db8::1:0/128', '1::/16'])
+    for (const p of [
+      '::/0',
+      '2001:db8::/32',
+      '2001:db8:1:2::/64',
+      '2001:db8:0:0:1::/80',
+      '::1/128',
+      '2001:DB8:ABCD::/48',
+      '2001:db8:1:2:3:4:5:6/128',
+      'fe80::/10',
+      '2001:db8::1:0/128',
+      '1::/16',
+    ])
       expect(dst(p), p).toEqual(hex(p));
     // any address as fast-check writes it (compressed or not, any case), and as we print it
-    fc.assert(fc.property(fc.ipV6(), (a) => {
-      if (a.includes('.')) return; // embedded IPv4: the full parser's case
-      const want = Buffer.from(Prefix.parse(`${a}/128`).network.toBytes()).toString('hex');
-      expect(dst(`${a}/128`)).toEqual([128, want]);
-      expect(dst(`${Prefix.parse(`${a}/128`).network.toString()}/128`)).toEqual([128, want]);
-    }), { numRuns: 500 });
-    for (const bad of ['2001:db8:::/48', '2001:db8::1::/64', '2001:db8:12345::/48', '2001:db8:/32', ':2001:db8::/32', '2001:db8::/129', '1:2:3:4:5:6:7:8:9/128'])
+    fc.assert(
+      fc.property(fc.ipV6(), (a) => {
+        if (a.includes('.')) return; // embedded IPv4: the full parser's case
+        const want = Buffer.from(Prefix.parse(`${a}/128`).network.toBytes()).toString('hex');
+        expect(dst(`${a}/128`)).toEqual([128, want]);
+        expect(dst(`${Prefix.parse(`${a}/128`).network.toString()}/128`)).toEqual([128, want]);
+      }),
+      { numRuns: 500 },
+    );
+    for (const bad of [
+      '2001:db8:::/48',
+      '2001:db8::1::/64',
+      '2001:db8:12345::/48',
+      '2001:db8:/32',
+      ':2001:db8::/32',
+      '2001:db8::/129',
+      '1:2:3:4:5:6:7:8:9/128',
+    ])
       expect(() => dst(bad), bad).toThrow();
   });
 });
@@ -234,7 +329,10 @@ describe('IPv6 destinations written from text', () => {
  * made with `ip`, the datagrams a socket joined to LISTENER_GROUPS received).
  */
 describe('rtnetlink notifications (captured bytes)', () => {
-  const captured = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'rtnl-notifications.json'), 'utf8')) as Record<string, string[]>;
+  const captured = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'rtnl-notifications.json'), 'utf8')) as Record<
+    string,
+    string[]
+  >;
   const steps = Object.entries(captured).map(([what, hex]) => ({ what, datagrams: hex.map((h) => Buffer.from(h, 'hex')) }));
   /** Decodes every step in order with one interface map, as the listener does. */
   const decodeAll = () => {
@@ -245,35 +343,96 @@ describe('rtnetlink notifications (captured bytes)', () => {
 
   it('a link appearing and coming up: link events, and its index named from then on', () => {
     const { names, events } = decodeAll();
-    expect(events[0].events).toEqual([{ kind: 'link', name: 'v1', deleted: false }, { kind: 'link', name: 'v0', deleted: false }]);
+    expect(events[0].events).toEqual([
+      { kind: 'link', name: 'v1', deleted: false },
+      { kind: 'link', name: 'v0', deleted: false },
+    ]);
     expect([...names.values()].sort()).toEqual(['v0', 'v1']);
     expect(events[2].events[0]).toEqual({ kind: 'link', name: 'v0', deleted: false });
   });
 
-  it('an address: the kernel\'s own routes (protocol 2) for it; the address message itself is nothing to us', () => {
+  it("an address: the kernel's own routes (protocol 2) for it; the address message itself is nothing to us", () => {
     const { events } = decodeAll();
     const addr = events[1].events;
     expect(addr[0]).toEqual({ kind: 'other' });
     // the connected network (table main, proto kernel) appears once the link is up
     const connected = routesOf(events[2].events).find((e) => e.kind === 'route' && e.table === 254);
-    expect(connected).toEqual({ kind: 'route', deleted: false, table: 254, protocol: 2, route: { prefix: '192.0.2.0/24', type: 'unicast', metric: 0, nexthops: [{ dev: 'v0' }] } });
+    expect(connected).toEqual({
+      kind: 'route',
+      deleted: false,
+      table: 254,
+      protocol: 2,
+      route: { prefix: '192.0.2.0/24', type: 'unicast', metric: 0, nexthops: [{ dev: 'v0' }] },
+    });
   });
 
   it('routes: one next hop with a metric, ECMP (sorted), a blackhole, onlink in a table above 255, IPv6, and a delete', () => {
     const { events } = decodeAll();
     const by = (what: string) => events.find((e) => e.what.startsWith(what))!.events;
-    expect(by('route add 203.0.113.0/26')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] } }]);
-    expect(by('route add 198.18.0.1/32')).toEqual([{ kind: 'route', deleted: false, table: 100, protocol: 12, route: { prefix: '198.18.0.1/32', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }] } }]);
-    expect(by('route add blackhole')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '203.0.113.128/26', type: 'blackhole', metric: 0, nexthops: [] } }]);
-    expect(by('route add 203.0.113.64/26')).toEqual([{ kind: 'route', deleted: false, table: 1000, protocol: 12, route: { prefix: '203.0.113.64/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.9', dev: 'v0', onlink: true }] } }]);
-    expect(by('route add 2001:db8:1::/64')).toEqual([{ kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '2001:db8:1::/64', type: 'unicast', metric: 1024, nexthops: [{ via: '2001:db8::7', dev: 'v0' }] } }]);
-    expect(by('route del 203.0.113.0/26')).toEqual([{ kind: 'route', deleted: true, table: 254, protocol: 12, route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] } }]);
+    expect(by('route add 203.0.113.0/26')).toEqual([
+      {
+        kind: 'route',
+        deleted: false,
+        table: 254,
+        protocol: 12,
+        route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] },
+      },
+    ]);
+    expect(by('route add 198.18.0.1/32')).toEqual([
+      {
+        kind: 'route',
+        deleted: false,
+        table: 100,
+        protocol: 12,
+        route: {
+          prefix: '198.18.0.1/32',
+          type: 'unicast',
+          metric: 0,
+          nexthops: [
+            { via: '192.0.2.7', dev: 'v0' },
+            { via: '192.0.2.8', dev: 'v0' },
+          ],
+        },
+      },
+    ]);
+    expect(by('route add blackhole')).toEqual([
+      { kind: 'route', deleted: false, table: 254, protocol: 12, route: { prefix: '203.0.113.128/26', type: 'blackhole', metric: 0, nexthops: [] } },
+    ]);
+    expect(by('route add 203.0.113.64/26')).toEqual([
+      {
+        kind: 'route',
+        deleted: false,
+        table: 1000,
+        protocol: 12,
+        route: { prefix: '203.0.113.64/26', type: 'unicast', metric: 0, nexthops: [{ via: '192.0.2.9', dev: 'v0', onlink: true }] },
+      },
+    ]);
+    expect(by('route add 2001:db8:1::/64')).toEqual([
+      {
+        kind: 'route',
+        deleted: false,
+        table: 254,
+        protocol: 12,
+        route: { prefix: '2001:db8:1::/64', type: 'unicast', metric: 1024, nexthops: [{ via: '2001:db8::7', dev: 'v0' }] },
+      },
+    ]);
+    expect(by('route del 203.0.113.0/26')).toEqual([
+      {
+        kind: 'route',
+        deleted: true,
+        table: 254,
+        protocol: 12,
+        route: { prefix: '203.0.113.0/26', type: 'unicast', metric: 5, nexthops: [{ via: '192.0.2.7', dev: 'v0' }] },
+      },
+    ]);
   });
 
   it('the same change reads the same as `ip monitor` reports it', () => {
     const { events } = decodeAll();
     const ecmp = events.find((e) => e.what.startsWith('route add 198.18.0.1/32'))!.events[0];
-    expect(ecmp).toEqual(parseMonitorLine('198.18.0.1 table 100 proto 12 \\\tnexthop via 192.0.2.8 dev v0 weight 1 \\\tnexthop via 192.0.2.7 dev v0 weight 1 '));
+    expect(ecmp).toEqual(
+      parseMonitorLine('198.18.0.1 table 100 proto 12 \\\tnexthop via 192.0.2.8 dev v0 weight 1 \\\tnexthop via 192.0.2.7 dev v0 weight 1 '),
+    );
     const del = events.find((e) => e.what.startsWith('route del'))!.events[0];
     expect(del).toEqual(parseMonitorLine('Deleted 203.0.113.0/26 via 192.0.2.7 dev v0 proto 12 metric 5 '));
   });
@@ -285,7 +444,7 @@ describe('rtnetlink notifications (captured bytes)', () => {
     expect(decodeNotifications(ecmp.subarray(0, ecmp.length - 4), new Map())).toEqual([]);
   });
 
-  it('the same next hops decoded again (a burst of echoes) read the same, and under an interface\'s new name once it is renamed', () => {
+  it("the same next hops decoded again (a burst of echoes) read the same, and under an interface's new name once it is renamed", () => {
     const { names } = decodeAll();
     const ecmp = steps.find((s) => s.what.startsWith('route add 198.18.0.1/32'))!.datagrams[0];
     const first = decodeNotifications(ecmp, names)[0];
@@ -293,7 +452,10 @@ describe('rtnetlink notifications (captured bytes)', () => {
     const v0 = [...names].find(([, n]) => n === 'v0')![0];
     names.set(v0, 'uplink');
     const renamed = decodeNotifications(ecmp, names)[0];
-    expect(renamed.kind === 'route' && renamed.route.nexthops).toEqual([{ via: '192.0.2.7', dev: 'uplink' }, { via: '192.0.2.8', dev: 'uplink' }]);
+    expect(renamed.kind === 'route' && renamed.route.nexthops).toEqual([
+      { via: '192.0.2.7', dev: 'uplink' },
+      { via: '192.0.2.8', dev: 'uplink' },
+    ]);
   });
 
   it('othersMessages leaves out the messages a port caused, by header only', () => {
@@ -316,7 +478,10 @@ describe('rtnetlink notifications (captured bytes)', () => {
       const v = new DataView(program.buffer, program.byteOffset, program.byteLength);
       let acc = 0;
       for (let pc = 0; pc * 8 < program.length; pc++) {
-        const code = v.getUint16(pc * 8, true), jt = v.getUint8(pc * 8 + 2), jf = v.getUint8(pc * 8 + 3), k = v.getUint32(pc * 8 + 4, true);
+        const code = v.getUint16(pc * 8, true),
+          jt = v.getUint8(pc * 8 + 2),
+          jf = v.getUint8(pc * 8 + 3),
+          k = v.getUint32(pc * 8 + 4, true);
         if (code === 0x20) acc = pkt.readUInt32BE(k);
         else if (code === 0x15) pc += acc === k ? jt : jf;
         else if (code === 0x06) return k;
@@ -325,14 +490,16 @@ describe('rtnetlink notifications (captured bytes)', () => {
       throw new Error('fell off the program');
     };
     const pkt = Buffer.from(steps.find((s) => s.what.startsWith('route add blackhole'))!.datagrams[0]);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.integer({ min: 1, max: 0xffffffff }), (mine, other) => {
-      const f = dropSenderFilter(mine);
-      expect(f.count * 8).toBe(f.program.length);
-      pkt.writeUInt32LE(mine, 12);
-      expect(run(f.program, pkt)).toBe(0);
-      pkt.writeUInt32LE(other, 12);
-      expect(run(f.program, pkt)).toBe(other === mine ? 0 : 0xffffffff);
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 0xffffffff }), fc.integer({ min: 1, max: 0xffffffff }), (mine, other) => {
+        const f = dropSenderFilter(mine);
+        expect(f.count * 8).toBe(f.program.length);
+        pkt.writeUInt32LE(mine, 12);
+        expect(run(f.program, pkt)).toBe(0);
+        pkt.writeUInt32LE(other, 12);
+        expect(run(f.program, pkt)).toBe(other === mine ? 0 : 0xffffffff);
+      }),
+    );
   });
 });
 

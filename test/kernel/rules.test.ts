@@ -14,8 +14,14 @@ describe('KernelRules (calico_kernel_programming as data)', () => {
   ]);
 
   it('rejects service CIDRs and VXLAN pools, more-specific routes included, with the reason', () => {
-    expect(rules.apply(P('198.18.130.0/26'), [{ address: '192.0.2.2' }])).toEqual({ ok: false, reason: 'kernel rule 198.18.128.0/20: not programmed (service CIDR)' });
-    expect(rules.apply(P('198.18.64.0/26'), [{ address: '192.0.2.2' }])).toEqual({ ok: false, reason: 'kernel rule 198.18.64.0/18: not programmed (VXLAN pool: Felix programs it)' });
+    expect(rules.apply(P('198.18.130.0/26'), [{ address: '192.0.2.2' }])).toEqual({
+      ok: false,
+      reason: 'kernel rule 198.18.128.0/20: not programmed (service CIDR)',
+    });
+    expect(rules.apply(P('198.18.64.0/26'), [{ address: '192.0.2.2' }])).toEqual({
+      ok: false,
+      reason: 'kernel rule 198.18.64.0/18: not programmed (VXLAN pool: Felix programs it)',
+    });
   });
 
   it('IPIP Always: a single-path route goes via tunl0 onlink; a multipath route keeps its next hops', () => {
@@ -24,9 +30,12 @@ describe('KernelRules (calico_kernel_programming as data)', () => {
     expect(rules.apply(P('198.18.1.0/26'), two)).toEqual({ ok: true, gateways: two });
   });
 
-  it('IPIP CrossSubnet: tunl0 only when the next hop is outside the node\'s subnet', () => {
+  it("IPIP CrossSubnet: tunl0 only when the next hop is outside the node's subnet", () => {
     expect(rules.apply(P('198.19.4.0/26'), [{ address: '192.0.2.2' }])).toEqual({ ok: true, gateways: [{ address: '192.0.2.2' }] });
-    expect(rules.apply(P('198.19.4.0/26'), [{ address: '198.51.100.2' }])).toEqual({ ok: true, gateways: [{ address: '198.51.100.2', dev: 'tunl0', onlink: true }] });
+    expect(rules.apply(P('198.19.4.0/26'), [{ address: '198.51.100.2' }])).toEqual({
+      ok: true,
+      gateways: [{ address: '198.51.100.2', dev: 'tunl0', onlink: true }],
+    });
   });
 
   it('accepts what no rule covers (ToR routes, reachableBy statics) and a covering supernet only matches inside it', () => {
@@ -37,6 +46,8 @@ describe('KernelRules (calico_kernel_programming as data)', () => {
 
   it('names the malformed rule', () => {
     expect(() => new KernelRules([{ prefix: '198.18.0.0/33', action: 'reject' }])).toThrow(/^kernel rule 0 \("198\.18\.0\.0\/33"\): /);
-    expect(() => new KernelRules([{ prefix: '198.18.0.0/16', action: 'accept', tunnel: { dev: 'tunl0', unlessWithin: ['x'] } }])).toThrow(/kernel rule 0 .*tunnel.unlessWithin "x"/);
+    expect(() => new KernelRules([{ prefix: '198.18.0.0/16', action: 'accept', tunnel: { dev: 'tunl0', unlessWithin: ['x'] } }])).toThrow(
+      /kernel rule 0 .*tunnel.unlessWithin "x"/,
+    );
   });
 });

@@ -46,8 +46,11 @@ export function converge(core: FibCore, k: SimKernel, rounds = 3): KernelOp[] {
 export function sameTable(a: Iterable<KernelRoute>, b: Iterable<KernelRoute>): boolean {
   const m = new Map([...a].map((r) => [SimKernel.key(r), r]));
   const n = [...b];
-  return m.size === n.length && n.every((r) => {
-    const o = m.get(SimKernel.key(r));
-    return o !== undefined && sameRoute(o, r);
-  });
+  return (
+    m.size === n.length &&
+    n.every((r) => {
+      const o = m.get(SimKernel.key(r));
+      return o !== undefined && sameRoute(o, r);
+    })
+  );
 }

@@ -33,7 +33,12 @@ export function rawSlice(name: string, service: string, nodes: string[], namespa
 }
 
 export function rawBgpConfiguration(asNumber: number, apiVersion = CRD) {
-  return { apiVersion, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { asNumber, nodeToNodeMeshEnabled: true, serviceClusterIPs: [{ cidr: '10.96.0.0/12' }] } };
+  return {
+    apiVersion,
+    kind: 'BGPConfiguration',
+    metadata: { name: 'default' },
+    spec: { asNumber, nodeToNodeMeshEnabled: true, serviceClusterIPs: [{ cidr: '10.96.0.0/12' }] },
+  };
 }
 
 export function rawBgpPeer(name: string, peerIP: string, asNumber: number, apiVersion = CRD) {

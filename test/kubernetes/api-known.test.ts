@@ -6,7 +6,10 @@ import type { IPPool } from '../../src/kubernetes/resources.js';
 
 const CIDRS = ['10.0.0.0/16', '10.1.0.0/16', '10.2.0.0/16', '10.0.0.1/16' /* host bits: invalid */];
 const pool = (name: string, cidr: string) => ({ metadata: { name, resourceVersion: '1' }, spec: { cidr } });
-const snapshot = fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), cidr: fc.constantFrom(...CIDRS) }), { selector: (x) => x.name, maxLength: 4 });
+const snapshot = fc.uniqueArray(fc.record({ name: fc.constantFrom('a', 'b', 'c', 'd'), cidr: fc.constantFrom(...CIDRS) }), {
+  selector: (x) => x.name,
+  maxLength: 4,
+});
 
 describe('KnownObjects', () => {
   it('relists turn the state into the latest list, keeping the last valid version of an object that turned invalid', () => {
@@ -82,14 +85,21 @@ describe('KnownObjects', () => {
 describe('backoffDelay', () => {
   it('grows exponentially to the cap, jittered downwards by at most the jitter share', () => {
     fc.assert(
-      fc.property(fc.nat(40), fc.integer({ min: 1, max: 5000 }), fc.integer({ min: 1, max: 100_000 }), fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 0.9999, noNaN: true }), (attempt, initialMs, extra, jitter, r) => {
-        const opts = { initialMs, maxMs: initialMs + extra, jitter };
-        const base = Math.min(opts.maxMs, initialMs * 2 ** attempt);
-        const d = backoffDelay(attempt, opts, r);
-        expect(d).toBeLessThanOrEqual(Math.round(base));
-        expect(d).toBeGreaterThanOrEqual(Math.floor(base * (1 - jitter)));
-        expect(backoffDelay(attempt + 1, opts, r)).toBeGreaterThanOrEqual(d);
-      }),
+      fc.property(
+        fc.nat(40),
+        fc.integer({ min: 1, max: 5000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 0.9999, noNaN: true }),
+        (attempt, initialMs, extra, jitter, r) => {
+          const opts = { initialMs, maxMs: initialMs + extra, jitter };
+          const base = Math.min(opts.maxMs, initialMs * 2 ** attempt);
+          const d = backoffDelay(attempt, opts, r);
+          expect(d).toBeLessThanOrEqual(Math.round(base));
+          expect(d).toBeGreaterThanOrEqual(Math.floor(base * (1 - jitter)));
+          expect(backoffDelay(attempt + 1, opts, r)).toBeGreaterThanOrEqual(d);
+        },
+      ),
     );
   });
 });

@@ -83,13 +83,32 @@ describe('deploy/crds', () => {
         apiVersion: 'crd.projectcalico.org/v1',
         kind: 'BGPPeer',
         metadata: { name: 'full' },
-        spec: { nodeSelector: "rack == 'a'", peerIP: '[2001:db8::1]:1790', asNumber: '1.10', password: { secretKeyRef: { name: 's', key: 'k' } }, keepaliveTime: '30s', maxRestartTime: '2m30s', filters: ['f'], ttlSecurity: 1 },
+        spec: {
+          nodeSelector: "rack == 'a'",
+          peerIP: '[2001:db8::1]:1790',
+          asNumber: '1.10',
+          password: { secretKeyRef: { name: 's', key: 'k' } },
+          keepaliveTime: '30s',
+          maxRestartTime: '2m30s',
+          filters: ['f'],
+          ttlSecurity: 1,
+        },
       },
       {
         apiVersion: 'crd.projectcalico.org/v1',
         kind: 'BGPFilter',
         metadata: { name: 'ops' },
-        spec: { exportV4: [{ action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'In', prefixLength: { min: 16, max: 24 }, operations: [{ addCommunity: { value: '64512:100' } }, { setPriority: { value: 10 } }] }] },
+        spec: {
+          exportV4: [
+            {
+              action: 'Accept',
+              cidr: '10.0.0.0/8',
+              matchOperator: 'In',
+              prefixLength: { min: 16, max: 24 },
+              operations: [{ addCommunity: { value: '64512:100' } }, { setPriority: { value: 10 } }],
+            },
+          ],
+        },
       },
     ];
     for (const o of rich) {

@@ -108,11 +108,20 @@ describe.skipIf(!kubectl)('kubectl kustomize', () => {
 
   it('deploy/ builds the agent in kube-system with its account, role and binding; deploy/crds the five Calico CRDs it reads and CalicoNodeStatus', async () => {
     const base = await build('deploy');
-    expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/tsbgp', 'ClusterRoleBinding/tsbgp', 'DaemonSet/tsbgp', 'Role/tsbgp-bgp-passwords', 'RoleBinding/tsbgp-bgp-passwords', 'ServiceAccount/tsbgp']);
+    expect(base.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      'ClusterRole/tsbgp',
+      'ClusterRoleBinding/tsbgp',
+      'DaemonSet/tsbgp',
+      'Role/tsbgp-bgp-passwords',
+      'RoleBinding/tsbgp-bgp-passwords',
+      'ServiceAccount/tsbgp',
+    ]);
     for (const o of base) expect(o.metadata.labels?.['app.kubernetes.io/name']).toBe('tsbgp');
     for (const o of base.filter((x) => x.kind === 'DaemonSet' || x.kind === 'ServiceAccount')) expect(o.metadata.namespace).toBe('kube-system');
     const crds = await build('deploy/crds');
-    expect(crds.map((o) => o.metadata.name).sort()).toEqual(['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'caliconodestatuses', 'ippools'].map((p) => `${p}.crd.projectcalico.org`));
+    expect(crds.map((o) => o.metadata.name).sort()).toEqual(
+      ['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'caliconodestatuses', 'ippools'].map((p) => `${p}.crd.projectcalico.org`),
+    );
   });
 });
 
@@ -125,7 +134,11 @@ describe('Dockerfile', () => {
     expect(stage[0][1]).toBe('node:${NODE_VERSION}-slim');
     expect(args('RUN').some((r) => r.includes('npm ci --omit=dev'))).toBe(true);
     const copied = args('COPY').map((a) => a.replace(/^--from=build \/src\//, ''));
-    for (const f of pkg.files) expect(copied.some((a) => a.startsWith(`${f} `)), `package.json files entry ${f}`).toBe(true);
+    for (const f of pkg.files)
+      expect(
+        copied.some((a) => a.startsWith(`${f} `)),
+        `package.json files entry ${f}`,
+      ).toBe(true);
     // bin/tsbgp.js imports the built CLI from dist/src, which "main" also points into.
     expect(text(pkg.bin.tsbgp)).toContain("import('../dist/src/agent/cli.js')");
     expect(pkg.main.startsWith('./dist/src/')).toBe(true);
@@ -142,7 +155,11 @@ describe('Dockerfile', () => {
   });
 
   it('gives its file capabilities to node only, exactly those the DaemonSet adds (ip only reads: iproute2 would drop one anyway)', () => {
-    const setcaps = [...args('RUN').join('\n').matchAll(/setcap\s+(\S+)=\+ep\s+(\S+)/g)].map((m) => ({ caps: m[1].split(','), file: m[2] }));
+    const setcaps = [
+      ...args('RUN')
+        .join('\n')
+        .matchAll(/setcap\s+(\S+)=\+ep\s+(\S+)/g),
+    ].map((m) => ({ caps: m[1].split(','), file: m[2] }));
     expect(setcaps.map((s) => s.file)).toEqual(['/usr/local/bin/node']);
     const granted = setcaps[0].caps.map((cap) => cap.replace(/^cap_/, '').toUpperCase()).sort();
     expect(granted).toEqual([...(c.securityContext.capabilities.add as string[])].sort());

@@ -10,14 +10,14 @@ import { bgpConfig, node, peer, planFor, slice, svc } from './helpers.js';
 
 function clusterResources() {
   return [
-      node('worker1', '192.0.2.10'),
-      bgpConfig({ asNumber: 64512, serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: '198.18.0.0/15' }] }),
-      svc('inside', { clusterIP: '10.96.0.5', externalIPs: ['203.0.113.9'] }),
-      svc('outside', { ns: 'shop', clusterIP: '10.96.0.6', externalIPs: ['198.51.100.7'] }),
-      slice('inside-1', 'inside', [{ node: 'worker1' }]),
-      slice('outside-1', 'outside', [{ node: 'worker1' }], { ns: 'shop' }),
-      peer('tor', { peerIP: '192.0.2.1', asNumber: 65001, password: { secretKeyRef: { name: 'bgp', key: 'tor' } } }),
-      peer('plain', { peerIP: '192.0.2.2', asNumber: 65002 }),
+    node('worker1', '192.0.2.10'),
+    bgpConfig({ asNumber: 64512, serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: '198.18.0.0/15' }] }),
+    svc('inside', { clusterIP: '10.96.0.5', externalIPs: ['203.0.113.9'] }),
+    svc('outside', { ns: 'shop', clusterIP: '10.96.0.6', externalIPs: ['198.51.100.7'] }),
+    slice('inside-1', 'inside', [{ node: 'worker1' }]),
+    slice('outside-1', 'outside', [{ node: 'worker1' }], { ns: 'shop' }),
+    peer('tor', { peerIP: '192.0.2.1', asNumber: 65001, password: { secretKeyRef: { name: 'bgp', key: 'tor' } } }),
+    peer('plain', { peerIP: '192.0.2.2', asNumber: 65002 }),
   ];
 }
 const clusterPlan = () => planFor(clusterResources(), 'worker1');
@@ -47,9 +47,15 @@ describe('eventsFromPlan allow-list and agent refusals', () => {
       slice('lb-1', 'lb', [{ node: 'worker1' }]),
     ];
     const p = planFor(resources, 'worker1');
-    const evs = eventsFromPlan(p, 'worker1', effectiveConfig(stateOf(resources), 'worker1'), [{ kind: 'BGPPeer', name: 'edge', address: '192.0.2.1', field: 'spec.filters', message: 'BGPFilter f cannot be compiled' }]);
+    const evs = eventsFromPlan(p, 'worker1', effectiveConfig(stateOf(resources), 'worker1'), [
+      { kind: 'BGPPeer', name: 'edge', address: '192.0.2.1', field: 'spec.filters', message: 'BGPFilter f cannot be compiled' },
+    ]);
     expect(evs.map((e) => [e.involved.kind, e.reason, e.message])).toEqual([
-      ['Service', 'NotAdvertised', 'load-balancer IP 198.51.100.9 is not advertised: outside the allow-list BGPConfiguration serviceLoadBalancerIPs [203.0.113.10/32, 198.18.0.0/15]'],
+      [
+        'Service',
+        'NotAdvertised',
+        'load-balancer IP 198.51.100.9 is not advertised: outside the allow-list BGPConfiguration serviceLoadBalancerIPs [203.0.113.10/32, 198.18.0.0/15]',
+      ],
       ['Node', 'PeerRefused', 'BGPPeer edge (peer 192.0.2.1) is refused: spec.filters: BGPFilter f cannot be compiled'],
     ]);
   });
@@ -114,7 +120,13 @@ describe('ApiEventRecorder against the fake API server', () => {
     await server.start();
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
-    const rec = new ApiEventRecorder({ client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 60_000, now: () => now, onError: (e) => errors.push(e) });
+    const rec = new ApiEventRecorder({
+      client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }),
+      host: 'worker1',
+      intervalMs: 60_000,
+      now: () => now,
+      onError: (e) => errors.push(e),
+    });
     const desired = eventsFromPlan(clusterPlan(), 'worker1', allowList());
 
     await rec.record(desired);
@@ -124,7 +136,13 @@ describe('ApiEventRecorder against the fake API server', () => {
     expect(stored).toHaveLength(2);
     const svcEvent = stored.find((e) => (e.involvedObject as { kind: string }).kind === 'Service')!;
     expect(svcEvent.metadata.namespace).toBe('shop');
-    expect(svcEvent).toMatchObject({ reason: 'NotAdvertised', type: 'Warning', count: 1, involvedObject: { kind: 'Service', name: 'outside', namespace: 'shop' }, source: { component: 'tsbgp', host: 'worker1' } });
+    expect(svcEvent).toMatchObject({
+      reason: 'NotAdvertised',
+      type: 'Warning',
+      count: 1,
+      involvedObject: { kind: 'Service', name: 'outside', namespace: 'shop' },
+      source: { component: 'tsbgp', host: 'worker1' },
+    });
     const nodeEvent = stored.find((e) => (e.involvedObject as { kind: string }).kind === 'Node')!;
     expect(nodeEvent.metadata.namespace).toBe('default');
     expect(nodeEvent.reason).toBe('PeerRefused');
@@ -164,7 +182,13 @@ describe('ApiEventRecorder against the fake API server', () => {
     await server.start();
     let now = Date.UTC(2026, 0, 1);
     const errors: Error[] = [];
-    const rec = new ApiEventRecorder({ client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }), host: 'worker1', intervalMs: 10, now: () => now, onError: (e) => errors.push(e) });
+    const rec = new ApiEventRecorder({
+      client: loadKubeConfig({ kubeconfig: await server.writeKubeconfig() }),
+      host: 'worker1',
+      intervalMs: 10,
+      now: () => now,
+      onError: (e) => errors.push(e),
+    });
     const one = [ev('peer refused')];
     await rec.record(one);
     const name = server.list('events')[0].metadata.name as string;
@@ -200,6 +224,11 @@ describe('ApiEventRecorder against the fake API server', () => {
     // another node's agent: the shared NotAdvertised counts on, its own PeerRefused is its own Event
     await new ApiEventRecorder({ client, host: 'worker2', now: () => now, onError: (e) => errors.push(e) }).record(desired);
     expect(errors).toEqual([]);
-    expect(server.list('events').map((e) => `${e.reason} ${e.count} ${(e.source as { host: string }).host}`).sort()).toEqual(['NotAdvertised 4 worker1', 'PeerRefused 1 worker2', 'PeerRefused 3 worker1']);
+    expect(
+      server
+        .list('events')
+        .map((e) => `${e.reason} ${e.count} ${(e.source as { host: string }).host}`)
+        .sort(),
+    ).toEqual(['NotAdvertised 4 worker1', 'PeerRefused 1 worker2', 'PeerRefused 3 worker1']);
   });
 });

@@ -9,7 +9,8 @@ const run = promisify(execFile);
 const kubectl = requireKubectl();
 
 // The Accept header kubectl 1.32 sends for discovery: aggregated first, plain JSON as the fallback.
-const KUBECTL_ACCEPT = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
+const KUBECTL_ACCEPT =
+  'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
 
 let server: FakeApiServer | undefined;
 afterEach(async () => {
@@ -37,7 +38,13 @@ describe('fake API server discovery', () => {
     const core = await get('/api/v1');
     expect(core.body.resources.find((r: { name: string }) => r.name === 'services')).toMatchObject({ kind: 'Service', namespaced: true, shortNames: ['svc'] });
     const calico = await get('/apis/crd.projectcalico.org/v1');
-    expect(calico.body.resources.map((r: { name: string }) => r.name).sort()).toEqual(['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'ippools']);
+    expect(calico.body.resources.map((r: { name: string }) => r.name).sort()).toEqual([
+      'bgpconfigurations',
+      'bgpfilters',
+      'bgppeers',
+      'blockaffinities',
+      'ippools',
+    ]);
     const list = await get('/api/v1/services');
     expect(list.body).toMatchObject({ kind: 'ServiceList', metadata: { resourceVersion: String(server.resourceVersion) } });
     expect(list.body.items[0].kind).toBeUndefined();
@@ -45,23 +52,29 @@ describe('fake API server discovery', () => {
     expect((await get('/apis/nope.example/v1')).status).toBe(404);
   });
 
-  it.skipIf(!kubectl)('kubectl pointed at it lists what it serves (a check that it speaks the protocol)', async () => {
-    server = new FakeApiServer();
-    for (const o of everyKind()) server.apply(o);
-    await server.start();
-    server.allowAnonymous = true; // kubectl sends no bearer token over plain http
-    const kubeconfig = await server.writeKubeconfig();
-    const nodes = JSON.parse((await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { timeout: 15_000 })).stdout);
-    expect(nodes.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual(['node-a']);
-    const peers = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'bgppeers.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
-    expect(peers.trim()).toBe('bgppeer.crd.projectcalico.org/tor');
-    const svc = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'svc', '-A', '-o', 'name'], { timeout: 15_000 })).stdout;
-    expect(svc.trim()).toBe('service/web');
-    // --server alone (no kubeconfig), as the issue puts it.
-    const byServer = (await run(kubectl!, ['--server', server.url, '--kubeconfig', '/dev/null', 'get', 'ippools.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
-    expect(byServer.trim()).toBe('ippool.crd.projectcalico.org/pool-a');
-    // Four kubectl processes: seconds each on a loaded machine (scripts/stress-unit.sh).
-  }, 90_000);
+  it.skipIf(!kubectl)(
+    'kubectl pointed at it lists what it serves (a check that it speaks the protocol)',
+    async () => {
+      server = new FakeApiServer();
+      for (const o of everyKind()) server.apply(o);
+      await server.start();
+      server.allowAnonymous = true; // kubectl sends no bearer token over plain http
+      const kubeconfig = await server.writeKubeconfig();
+      const nodes = JSON.parse((await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'], { timeout: 15_000 })).stdout);
+      expect(nodes.items.map((n: { metadata: { name: string } }) => n.metadata.name)).toEqual(['node-a']);
+      const peers = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'bgppeers.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })).stdout;
+      expect(peers.trim()).toBe('bgppeer.crd.projectcalico.org/tor');
+      const svc = (await run(kubectl!, ['--kubeconfig', kubeconfig, 'get', 'svc', '-A', '-o', 'name'], { timeout: 15_000 })).stdout;
+      expect(svc.trim()).toBe('service/web');
+      // --server alone (no kubeconfig), as the issue puts it.
+      const byServer = (
+        await run(kubectl!, ['--server', server.url, '--kubeconfig', '/dev/null', 'get', 'ippools.crd.projectcalico.org', '-o', 'name'], { timeout: 15_000 })
+      ).stdout;
+      expect(byServer.trim()).toBe('ippool.crd.projectcalico.org/pool-a');
+      // Four kubectl processes: seconds each on a loaded machine (scripts/stress-unit.sh).
+    },
+    90_000,
+  );
 
   it('the kubectl gate fails in CI and skips elsewhere when kubectl is missing', () => {
     const none = () => undefined;
@@ -74,7 +87,9 @@ describe('fake API server discovery', () => {
     await server.start();
     const rv = server.resourceVersion;
     server.apply(everyKind()[0]);
-    const res = await fetch(`${server.url}/api/v1/nodes?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`, { headers: { Authorization: `Bearer ${server.token}` } });
+    const res = await fetch(`${server.url}/api/v1/nodes?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true`, {
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
     const reader = res.body!.getReader();
     const lines: any[] = [];
     let buf = '';

@@ -416,7 +416,10 @@ export class FakeApiServer {
       this.faults = this.faults.filter((x) => x.left > 0);
       this.faulted.push(log);
       const { status: code, retryAfterSeconds, reason, message, causes } = f.fault;
-      const body = { ...status(code, reason ?? STATUS_REASON[code] ?? 'InternalError', message ?? `injected ${code}`), ...(causes ? { details: { causes: causes.map((type) => ({ type, message })) } } : {}) };
+      const body = {
+        ...status(code, reason ?? STATUS_REASON[code] ?? 'InternalError', message ?? `injected ${code}`),
+        ...(causes ? { details: { causes: causes.map((type) => ({ type, message })) } } : {}),
+      };
       return json(res, code, body, retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) });
     }
     if (req.headers.authorization !== `Bearer ${this.token}` && !(this.allowAnonymous && req.headers.authorization === undefined)) {
@@ -438,7 +441,12 @@ export class FakeApiServer {
   private route(method: string, url: URL, body: string, res: http.ServerResponse): void {
     const p = url.pathname.replace(/\/$/, '');
     if (p === '/version') return json(res, 200, { major: '1', minor: '31', gitVersion: 'v1.31.0-fake', platform: 'linux/amd64' });
-    if (p === '/api') return json(res, 200, { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${this.port}` }] });
+    if (p === '/api')
+      return json(res, 200, {
+        kind: 'APIVersions',
+        versions: ['v1'],
+        serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `127.0.0.1:${this.port}` }],
+      });
     if (p === '/apis') return json(res, 200, this.groupList());
     const parts = p.split('/').filter(Boolean);
     // /api/v1/... or /apis/<group>/<version>/...
@@ -514,12 +522,21 @@ export class FakeApiServer {
       kind: 'APIResourceList',
       apiVersion: 'v1',
       groupVersion: group === '' ? version : `${group}/${version}`,
-      resources: served.map((r) => ({ name: r.plural, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: r.verbs, ...(r.shortNames ? { shortNames: r.shortNames } : {}) })),
+      resources: served.map((r) => ({
+        name: r.plural,
+        singularName: r.kind.toLowerCase(),
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: r.verbs,
+        ...(r.shortNames ? { shortNames: r.shortNames } : {}),
+      })),
     };
   }
 
   private visible(r: FakeResource, namespace: string | undefined, name?: string): Obj[] {
-    return [...this.store.get(r)!.values()].filter((o) => (!namespace || o.metadata.namespace === namespace) && (name === undefined || o.metadata.name === name));
+    return [...this.store.get(r)!.values()].filter(
+      (o) => (!namespace || o.metadata.namespace === namespace) && (name === undefined || o.metadata.name === name),
+    );
   }
 
   /**
@@ -545,7 +562,10 @@ export class FakeApiServer {
       const n = Number(asked);
       if (!Number.isInteger(n) || n < 0) return json(res, 400, status(400, 'BadRequest', `invalid resourceVersion ${asked}`));
       if (n > this.rv) {
-        const body = { ...status(504, 'Timeout', `Too large resource version: ${n}, current: ${this.rv}`), details: { causes: [{ type: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 } };
+        const body = {
+          ...status(504, 'Timeout', `Too large resource version: ${n}, current: ${this.rv}`),
+          details: { causes: [{ type: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds: 1 },
+        };
         return json(res, 504, body, { 'Retry-After': '1' });
       }
       // the cache serves a list at a resourceVersion only without limit; with one, it is an etcd read at that version
@@ -578,7 +598,8 @@ export class FakeApiServer {
         return;
       }
       for (const h of this.history) {
-        if (h.rv > n && h.res === r && (!namespace || h.object.metadata.namespace === namespace) && (w.name === undefined || h.object.metadata.name === w.name)) this.send(w, { type: h.type, object: h.object });
+        if (h.rv > n && h.res === r && (!namespace || h.object.metadata.namespace === namespace) && (w.name === undefined || h.object.metadata.name === w.name))
+          this.send(w, { type: h.type, object: h.object });
       }
     }
     this.watchers.add(w);
@@ -591,7 +612,8 @@ export class FakeApiServer {
     // With a status subresource, a create sets no status (as the real server).
     if (r.statusSubresource) delete obj.status;
     if (typeof meta.name !== 'string' || meta.name === '') return json(res, 422, status(422, 'Invalid', 'metadata.name: Required value'));
-    if (this.store.get(r)!.has(this.keyOf(r, namespace, meta.name as string))) return json(res, 409, status(409, 'AlreadyExists', `${r.plural} "${meta.name}" already exists`));
+    if (this.store.get(r)!.has(this.keyOf(r, namespace, meta.name as string)))
+      return json(res, 409, status(409, 'AlreadyExists', `${r.plural} "${meta.name}" already exists`));
     json(res, 201, this.apply({ ...obj, apiVersion: gv(r), kind: r.kind, metadata: meta }));
   }
 
@@ -612,7 +634,8 @@ export class FakeApiServer {
 
 function mergePatch(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  const out: Record<string, unknown> =
+    target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);
@@ -637,7 +660,15 @@ function notFound(res: http.ServerResponse, what: string): void {
   json(res, 404, status(404, 'NotFound', `${what} not found`));
 }
 
-const STATUS_REASON: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 410: 'Expired', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout' };
+const STATUS_REASON: Record<number, string> = {
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  410: 'Expired',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
 
 function json(res: http.ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);

@@ -67,7 +67,11 @@ describe('BGPFilter communities rules and prefixAdvertisements communities (plan
 
   it('a rule that accepts the route ends the filter: the verdict says it goes without its prefixAdvertisements communities', () => {
     const p = scenario([{ action: 'Accept', matchOperator: 'Equal', cidr: '198.18.1.64/26' }, ...RULES]);
-    expect(exportFilterVerdict(p, peerAt(p, '192.0.2.20'), Prefix.parse('198.18.1.64/26'))).toEqual({ verdict: 'accept', reason: 'BGPFilter comm exportV4[0] accepts', withoutPrefixCommunities: true });
+    expect(exportFilterVerdict(p, peerAt(p, '192.0.2.20'), Prefix.parse('198.18.1.64/26'))).toEqual({
+      verdict: 'accept',
+      reason: 'BGPFilter comm exportV4[0] accepts',
+      withoutPrefixCommunities: true,
+    });
   });
 });
 
@@ -109,7 +113,9 @@ describe('BGPFilter communities rules and prefixAdvertisements communities (on t
       expect(held(ebgp)).toEqual({ '198.18.1.64/26': [] });
       expect(held(ibgp)).toEqual({ '198.18.1.0/26': [], '198.18.1.64/26': [] });
       // explain (the plan's view) says the same.
-      expect(agent.explain('198.18.1.64/26').prefixes[0].peers.map((x) => x.filter)).toEqual([0, 1].map(() => ({ verdict: 'accept', reason: 'BGPFilter comm exportV4[0] accepts', withoutPrefixCommunities: true })));
+      expect(agent.explain('198.18.1.64/26').prefixes[0].peers.map((x) => x.filter)).toEqual(
+        [0, 1].map(() => ({ verdict: 'accept', reason: 'BGPFilter comm exportV4[0] accepts', withoutPrefixCommunities: true })),
+      );
     } finally {
       await ibgp.stop();
     }

@@ -10,13 +10,20 @@ const filter = (name: string, exportV4: BGPFilter['exportV4']): BGPFilter => ({ 
 
 describe('BGPFilter verdicts over a plan (routes, plan, explain)', () => {
   const a = filter('a', [{ action: 'Reject', cidr: Prefix.parse('198.18.0.0/16'), matchOperator: 'In', prefixLength: { min: 32 }, operations: [] }]);
-  const b = filter('b', [{ action: 'Accept', cidr: Prefix.parse('198.18.0.0/16'), matchOperator: 'In', operations: [] }, { action: 'Reject', operations: [] }]);
+  const b = filter('b', [
+    { action: 'Accept', cidr: Prefix.parse('198.18.0.0/16'), matchOperator: 'In', operations: [] },
+    { action: 'Reject', operations: [] },
+  ]);
   const p = peer('192.0.2.20', { filters: ['a', 'b'] });
   const pl = { ...plan([route('198.18.0.0/16'), route('198.18.1.1/32'), route('203.0.113.0/24')], [p]), filters: [a, b] };
 
   it('filters in the peer’s order, first decisive rule wins, verdict names the rule', () => {
     expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.1.1/32'))).toEqual({ verdict: 'reject', reason: 'BGPFilter a exportV4[0] rejects' });
-    expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.0.0/16'))).toEqual({ verdict: 'accept', reason: 'BGPFilter b exportV4[0] accepts', withoutPrefixCommunities: true });
+    expect(exportFilterVerdict(pl, p, Prefix.parse('198.18.0.0/16'))).toEqual({
+      verdict: 'accept',
+      reason: 'BGPFilter b exportV4[0] accepts',
+      withoutPrefixCommunities: true,
+    });
     expect(exportFilterVerdict(pl, p, Prefix.parse('203.0.113.0/24'))).toEqual({ verdict: 'reject', reason: 'BGPFilter b exportV4[1] rejects' });
     expect(exportsTo(pl, p).map(String)).toEqual(['198.18.0.0/16']);
   });
@@ -37,14 +44,25 @@ describe('BGPFilter verdicts over a plan (routes, plan, explain)', () => {
     expect(pf.errors.get('bad')).toContain('localPref');
     expect(Object.keys(pf.config.policies)).toEqual(['bgpfilter:a:exportV4']);
     const pb = { ...p, filters: ['bad'] };
-    expect(exportFilterVerdict({ ...pl, filters: [a, bad], peers: [pb] }, pb, Prefix.parse('198.18.0.0/16'))).toEqual({ verdict: 'reject', reason: 'BGPFilter bad does not compile: peer not started' });
+    expect(exportFilterVerdict({ ...pl, filters: [a, bad], peers: [pb] }, pb, Prefix.parse('198.18.0.0/16'))).toEqual({
+      verdict: 'reject',
+      reason: 'BGPFilter bad does not compile: peer not started',
+    });
   });
 
   it('priority: the agent’s own routes carry the normal route priority (1024 by default), so a rule on it matches them', () => {
     const byPriority = filter('prio', [{ action: 'Reject', priority: 1024, operations: [] }]);
     const pp = { ...p, filters: ['prio'] };
-    const withKernel = (v4: number) => ({ ...pl, peers: [pp], filters: [byPriority], kernel: { programClusterRoutes: 'Enabled' as const, normalRoutePriority: { v4, v6: 1024 }, rules: [], statics: [], learn: NO_LEARNING } });
-    expect(exportFilterVerdict(withKernel(1024), pp, Prefix.parse('203.0.113.0/24'))).toEqual({ verdict: 'reject', reason: 'BGPFilter prio exportV4[0] rejects' });
+    const withKernel = (v4: number) => ({
+      ...pl,
+      peers: [pp],
+      filters: [byPriority],
+      kernel: { programClusterRoutes: 'Enabled' as const, normalRoutePriority: { v4, v6: 1024 }, rules: [], statics: [], learn: NO_LEARNING },
+    });
+    expect(exportFilterVerdict(withKernel(1024), pp, Prefix.parse('203.0.113.0/24'))).toEqual({
+      verdict: 'reject',
+      reason: 'BGPFilter prio exportV4[0] rejects',
+    });
     expect(exportFilterVerdict(withKernel(512), pp, Prefix.parse('203.0.113.0/24')).verdict).toBe('none');
   });
 });

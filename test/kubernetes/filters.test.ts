@@ -8,7 +8,16 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFilters, exportFilterVerdict, filterChainJson, filterRuleJson, filterWarnings, localPrefForPriority, peerChain, prefixWindow } from '../../src/kubernetes/filters.js';
+import {
+  compileFilters,
+  exportFilterVerdict,
+  filterChainJson,
+  filterRuleJson,
+  filterWarnings,
+  localPrefForPriority,
+  peerChain,
+  prefixWindow,
+} from '../../src/kubernetes/filters.js';
 import type { BGPFilter } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { Address, Prefix } from '../../src/net/index.js';
@@ -69,17 +78,35 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
           if (prefixLength && (cidr[1] === 'In' || cidr[1] === 'NotIn')) {
             const max = cidr[0].includes(':') ? 128 : 32;
             const [lo, hi] = [prefixLength.min, prefixLength.max].map((v) => (v === undefined ? undefined : Math.min(v, max)));
-            out.prefixLength = lo !== undefined && hi !== undefined && lo > hi ? { min: hi, max: lo } : { ...(lo !== undefined ? { min: lo } : {}), ...(hi !== undefined ? { max: hi } : {}) };
+            out.prefixLength =
+              lo !== undefined && hi !== undefined && lo > hi
+                ? { min: hi, max: lo }
+                : { ...(lo !== undefined ? { min: lo } : {}), ...(hi !== undefined ? { max: hi } : {}) };
           }
         }
         if (operations && r.action === 'Accept') out.operations = operations;
         return out;
       });
   const spec: fc.Arbitrary<RawSpec> = fc.record(
-    { exportV4: fc.array(rule(CIDRS4), { maxLength: 4 }), importV4: fc.array(rule(CIDRS4), { maxLength: 4 }), exportV6: fc.array(rule(CIDRS6), { maxLength: 3 }), importV6: fc.array(rule(CIDRS6), { maxLength: 3 }) },
+    {
+      exportV4: fc.array(rule(CIDRS4), { maxLength: 4 }),
+      importV4: fc.array(rule(CIDRS4), { maxLength: 4 }),
+      exportV6: fc.array(rule(CIDRS6), { maxLength: 3 }),
+      importV6: fc.array(rule(CIDRS6), { maxLength: 3 }),
+    },
     { requiredKeys: [] },
   );
-  const PREFIXES = ['10.0.0.0/8', '10.1.0.0/16', '10.1.2.0/24', '10.1.2.0/30', '192.168.1.0/24', '11.0.0.0/8', '2001:db8::/32', '2001:db8:1::/48', '2001:db8:1:2::/64'];
+  const PREFIXES = [
+    '10.0.0.0/8',
+    '10.1.0.0/16',
+    '10.1.2.0/24',
+    '10.1.2.0/30',
+    '192.168.1.0/24',
+    '11.0.0.0/8',
+    '2001:db8::/32',
+    '2001:db8:1::/48',
+    '2001:db8:1:2::/64',
+  ];
   const routeArb: fc.Arbitrary<PolicyRoute> = fc
     .record({
       prefix: fc.constantFrom(...PREFIXES).map((p) => Prefix.parse(p)),
@@ -118,7 +145,10 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
         if (rule.communities) {
           const v = (rule.communities as { values: string[] }).values[0];
           const p = v.split(':').map(Number);
-          const has = p.length === 3 ? (r.attrs.largeCommunities ?? []).some((l) => l.global === p[0] && l.local1 === p[1] && l.local2 === p[2]) : (r.attrs.communities ?? []).includes(comm(v));
+          const has =
+            p.length === 3
+              ? (r.attrs.largeCommunities ?? []).some((l) => l.global === p[0] && l.local1 === p[1] && l.local2 === p[2])
+              : (r.attrs.communities ?? []).includes(comm(v));
           if (!has) continue;
         }
         if (rule.asPathPrefix && !(rule.asPathPrefix as number[]).every((a, i) => seq[i] === a)) continue;
@@ -155,23 +185,29 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
   it('validated, compiled and chained per peer family, filters agree with the direct reading', () => {
     const peers: PeerRef[] = [ebgpPeer, ibgpPeer];
     fc.assert(
-      fc.property(fc.array(spec, { minLength: 1, maxLength: 3 }), fc.constantFrom('import' as const, 'export' as const), fc.constantFrom(...peers), fc.array(routeArb, { maxLength: 6 }), (specs, direction, peer, routes) => {
-        const raw = specs.map((s, i): [string, RawSpec] => [`f${i}`, s]);
-        const filters = raw.map(([n, s]) => bgpFilter(n, s));
-        const cf = compileFilters(filters);
-        expect(cf.errors.size).toBe(0);
-        const names = raw.map(([n]) => n);
-        const c: PolicyContext = { peer, direction };
-        for (const r of routes) {
-          // A session carries its own family: the chain of a peer of the route's family.
-          const pp = plannedPeer(r.prefix.family === 4 ? '192.0.2.1' : '2001:db8::1', { filters: names });
-          const chain = cf.compiled.chain({ direction, policies: peerChain(pp, direction, filters).policies });
-          const want = direct(raw, direction, r, c);
-          const got = evaluate(chain, r, c);
-          expect(got.verdict).toBe(want.verdict);
-          if (want.verdict === 'accept') expect(got.attrs).toEqual(want.attrs);
-        }
-      }),
+      fc.property(
+        fc.array(spec, { minLength: 1, maxLength: 3 }),
+        fc.constantFrom('import' as const, 'export' as const),
+        fc.constantFrom(...peers),
+        fc.array(routeArb, { maxLength: 6 }),
+        (specs, direction, peer, routes) => {
+          const raw = specs.map((s, i): [string, RawSpec] => [`f${i}`, s]);
+          const filters = raw.map(([n, s]) => bgpFilter(n, s));
+          const cf = compileFilters(filters);
+          expect(cf.errors.size).toBe(0);
+          const names = raw.map(([n]) => n);
+          const c: PolicyContext = { peer, direction };
+          for (const r of routes) {
+            // A session carries its own family: the chain of a peer of the route's family.
+            const pp = plannedPeer(r.prefix.family === 4 ? '192.0.2.1' : '2001:db8::1', { filters: names });
+            const chain = cf.compiled.chain({ direction, policies: peerChain(pp, direction, filters).policies });
+            const want = direct(raw, direction, r, c);
+            const got = evaluate(chain, r, c);
+            expect(got.verdict).toBe(want.verdict);
+            if (want.verdict === 'accept') expect(got.attrs).toEqual(want.attrs);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -218,7 +254,11 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
     };
     const got = evaluate(chain, base, { peer: ibgpPeer, direction: 'export' });
     expect(got.verdict).toBe('accept');
-    expect(got.attrs).toMatchObject({ communities: [comm('65000:7')], asPath: [{ type: 2, asns: [65000, 65000, 65001, 65002, 65003] }], localPref: INT_MAX - 1024 });
+    expect(got.attrs).toMatchObject({
+      communities: [comm('65000:7')],
+      asPath: [{ type: 2, asns: [65000, 65000, 65001, 65002, 65003] }],
+      localPref: INT_MAX - 1024,
+    });
     // Each field narrows: change one and the rule no longer decides (the learned route toward eBGP falls to the default reject).
     const misses: [string, PolicyRoute, PeerRef][] = [
       ['prefixLength', { ...base, prefix: Prefix.parse('198.18.4.0/27') }, ibgpPeer],
@@ -230,11 +270,17 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
       ['communities', { ...base, attrs: { ...base.attrs, largeCommunities: [] } }, ibgpPeer],
       ['source', { ...base, source: { kind: 'local' } }, ibgpPeer],
     ];
-    for (const [what, r, p] of misses) expect([what, evaluate(chain, r, { peer: p, direction: 'export' }).attrs.communities]).toEqual([what, r.attrs.communities]);
+    for (const [what, r, p] of misses)
+      expect([what, evaluate(chain, r, { peer: p, direction: 'export' }).attrs.communities]).toEqual([what, r.attrs.communities]);
   });
 
   it('prefix-length windows as Calico computes them; an empty window matches nothing', () => {
-    const f = bgpFilter('w', { importV4: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }, { action: 'Reject', cidr: '10.0.0.0/16', matchOperator: 'NotIn', prefixLength: { min: 4, max: 8 } }] });
+    const f = bgpFilter('w', {
+      importV4: [
+        { action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' },
+        { action: 'Reject', cidr: '10.0.0.0/16', matchOperator: 'NotIn', prefixLength: { min: 4, max: 8 } },
+      ],
+    });
     expect(f.importV4.map(prefixWindow)).toEqual([
       { min: 8, max: 32 },
       { min: 16, max: 8 },
@@ -242,7 +288,11 @@ describe('BGPFilter rules against a direct reading of Calico’s', () => {
     const cf = compileFilters([f]);
     const chain = cf.compiled.chain({ direction: 'import', policies: ['bgpfilter:w:importV4'] });
     const ctx: PolicyContext = { peer: ebgpPeer, direction: 'import' };
-    const route = (p: string): PolicyRoute => ({ prefix: Prefix.parse(p), attrs: {}, source: { kind: 'peer', address: Address.parse('192.0.2.9'), asn: 65001, type: 'ebgp' } });
+    const route = (p: string): PolicyRoute => ({
+      prefix: Prefix.parse(p),
+      attrs: {},
+      source: { kind: 'peer', address: Address.parse('192.0.2.9'), asn: 65001, type: 'ebgp' },
+    });
     expect(evaluate(chain, route('10.1.0.0/16'), ctx).verdict).toBe('reject');
     // Outside 10.0.0.0/8 and, the window being empty, "not in" it: rejected by the second rule.
     expect(evaluate(chain, route('11.0.0.0/8'), ctx).verdict).toBe('reject');
@@ -257,11 +307,17 @@ describe('validation names what Calico would not accept', () => {
   it('interface: a name or glob of at most 15 characters', () => {
     expect(issue({ action: 'Reject', interface: 'eth*' })).toBeUndefined();
     expect(issue({ action: 'Reject', interface: '*' })).toBeUndefined();
-    expect(issue({ action: 'Reject', interface: 'eth 0' })).toMatchObject({ path: 'spec.exportV4[0].interface', message: expect.stringContaining('interface name') });
+    expect(issue({ action: 'Reject', interface: 'eth 0' })).toMatchObject({
+      path: 'spec.exportV4[0].interface',
+      message: expect.stringContaining('interface name'),
+    });
     expect(issue({ action: 'Reject', interface: 'a-very-long-interface' })).toMatchObject({ path: 'spec.exportV4[0].interface' });
   });
   it('prefixLength only with In or NotIn; operations only on Accept; one community', () => {
-    expect(issue({ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'Equal', prefixLength: { min: 9 } })).toMatchObject({ path: 'spec.exportV4[0].prefixLength', message: expect.stringContaining('In or NotIn') });
+    expect(issue({ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'Equal', prefixLength: { min: 9 } })).toMatchObject({
+      path: 'spec.exportV4[0].prefixLength',
+      message: expect.stringContaining('In or NotIn'),
+    });
     expect(issue({ action: 'Reject', operations: [{ addCommunity: { value: '1:1' } }] })).toMatchObject({ path: 'spec.exportV4[0].operations' });
     expect(issue({ action: 'Reject', communities: { values: ['1:1', '1:2'] } })).toMatchObject({ path: 'spec.exportV4[0].communities.values' });
     expect(issue({ action: 'Accept', priority: 0 })).toMatchObject({ path: 'spec.exportV4[0].priority' });
@@ -272,14 +328,38 @@ describe('chains and warnings', () => {
   it('a filter without rules for a family, or missing, takes no part in the chain; the chain JSON says why', () => {
     const only4 = bgpFilter('only4', { exportV4: [{ action: 'Reject', interface: 'eth0' }] });
     const v6 = plannedPeer('2001:db8::9', { filters: ['only4', 'gone'] });
-    expect(peerChain(v6, 'export', [only4])).toMatchObject({ list: 'exportV6', policies: [], skipped: [{ name: 'only4', reason: 'no rules' }, { name: 'gone', reason: 'not found' }] });
-    expect(filterChainJson(v6, 'import', [only4])).toEqual({ filters: [], skipped: [{ name: 'only4', reason: 'no rules' }, { name: 'gone', reason: 'not found' }], otherwise: 'accept' });
+    expect(peerChain(v6, 'export', [only4])).toMatchObject({
+      list: 'exportV6',
+      policies: [],
+      skipped: [
+        { name: 'only4', reason: 'no rules' },
+        { name: 'gone', reason: 'not found' },
+      ],
+    });
+    expect(filterChainJson(v6, 'import', [only4])).toEqual({
+      filters: [],
+      skipped: [
+        { name: 'only4', reason: 'no rules' },
+        { name: 'gone', reason: 'not found' },
+      ],
+      otherwise: 'accept',
+    });
     const v4 = plannedPeer('192.0.2.9', { filters: ['only4'] });
-    expect(filterChainJson(v4, 'export', [only4])).toEqual({ filters: [{ name: 'only4', list: 'exportV4', rules: [{ index: 0, action: 'Reject', interface: 'eth0', operations: [] }] }], skipped: [], otherwise: 'builtin' });
+    expect(filterChainJson(v4, 'export', [only4])).toEqual({
+      filters: [{ name: 'only4', list: 'exportV4', rules: [{ index: 0, action: 'Reject', interface: 'eth0', operations: [] }] }],
+      skipped: [],
+      otherwise: 'builtin',
+    });
   });
 
-  it('warnings: a missing filter per peer; interface rules only where a peer may send routes with no interface (next hop off the session\'s network)', () => {
-    const f = bgpFilter('ifs', { exportV4: [{ action: 'Reject', interface: 'eth0' }, { action: 'Reject', interface: 'eth*', source: 'RemotePeers' }], importV6: [{ action: 'Accept', interface: '*.calico' }] });
+  it("warnings: a missing filter per peer; interface rules only where a peer may send routes with no interface (next hop off the session's network)", () => {
+    const f = bgpFilter('ifs', {
+      exportV4: [
+        { action: 'Reject', interface: 'eth0' },
+        { action: 'Reject', interface: 'eth*', source: 'RemotePeers' },
+      ],
+      importV6: [{ action: 'Accept', interface: '*.calico' }],
+    });
     const warnings = (...peers: ReturnType<typeof plannedPeer>[]) => filterWarnings({ ...planOf(peers), filters: [f] });
     // An eBGP peer one hop away: its next hops are on the session's network, whose interface tsbgp knows.
     const direct = plannedPeer('192.0.2.9', { filters: ['ifs', 'gone'] });
@@ -293,7 +373,9 @@ describe('chains and warnings', () => {
     ];
     const rr = plannedPeer('192.0.2.10', { filters: ['ifs'], asn: 64512 });
     expect(warnings(direct, rr).map((w) => [w.kind, w.name, w.field])).toEqual([['BGPPeer', 'p', 'spec.filters'], ...fields]);
-    expect(warnings(rr)[0].message).toBe("peer 192.0.2.10 is iBGP and passes on other routers' next hops: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it");
+    expect(warnings(rr)[0].message).toBe(
+      "peer 192.0.2.10 is iBGP and passes on other routers' next hops: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it",
+    );
     const far = plannedPeer('192.0.2.11', { filters: ['ifs'], ttlSecurity: 3 });
     expect(warnings(far).map((w) => [w.name, w.field])).toEqual(fields.map(([, n, x]) => [n, x]));
     expect(warnings(far)[0].message).toMatch(/^peer 192\.0\.2\.11 is up to 3 hops away: /);

@@ -1,15 +1,5 @@
 import { validateObject } from '../../src/kubernetes/validate.js';
-import type {
-  BGPConfiguration,
-  BGPFilter,
-  BGPPeer,
-  BlockAffinity,
-  EndpointSlice,
-  IPPool,
-  Node,
-  Resource,
-  Service,
-} from '../../src/kubernetes/resources.js';
+import type { BGPConfiguration, BGPFilter, BGPPeer, BlockAffinity, EndpointSlice, IPPool, Node, Resource, Service } from '../../src/kubernetes/resources.js';
 import { stateOf } from '../../src/kubernetes/state.js';
 import { plan } from '../../src/kubernetes/plan.js';
 import type { Plan } from '../../src/kubernetes/plan-types.js';
@@ -21,13 +11,22 @@ export function valid<T extends Resource>(raw: unknown): T {
   return r.resource as T;
 }
 
-export function node(name: string, ip: string, extra: { labels?: Record<string, string>; annotations?: Record<string, string>; podCIDRs?: string[] } = {}): Node {
+export function node(
+  name: string,
+  ip: string,
+  extra: { labels?: Record<string, string>; annotations?: Record<string, string>; podCIDRs?: string[] } = {},
+): Node {
   return valid<Node>({
     apiVersion: 'v1',
     kind: 'Node',
     metadata: { name, labels: extra.labels ?? {}, annotations: extra.annotations ?? {} },
     spec: { podCIDRs: extra.podCIDRs ?? [] },
-    status: { addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: name }] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: ip },
+        { type: 'Hostname', address: name },
+      ],
+    },
   });
 }
 
@@ -62,7 +61,12 @@ export function svc(name: string, o: SvcOpts = {}): Service {
   });
 }
 
-export function slice(name: string, service: string, endpoints: { node?: string; ready?: boolean }[], o: { ns?: string; addressType?: string } = {}): EndpointSlice {
+export function slice(
+  name: string,
+  service: string,
+  endpoints: { node?: string; ready?: boolean }[],
+  o: { ns?: string; addressType?: string } = {},
+): EndpointSlice {
   return valid<EndpointSlice>({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',

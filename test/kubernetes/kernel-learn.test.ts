@@ -37,29 +37,40 @@ const cluster = (...more: Resource[]): Resource[] => [
 ];
 
 /** Felix's route to a local workload: `<ip>/32 dev cali… proto boot metric 1024`. */
-const felix = (prefix: string, dev = 'cali1234', metric = 1024): LearnedRoute => ({ prefix: Prefix.parse(prefix), source: 'kernel', type: 'unicast', dev, metric, protocol: 3 });
+const felix = (prefix: string, dev = 'cali1234', metric = 1024): LearnedRoute => ({
+  prefix: Prefix.parse(prefix),
+  source: 'kernel',
+  type: 'unicast',
+  dev,
+  metric,
+  protocol: 3,
+});
 const verdict = (p: Plan, r: LearnedRoute) => {
   const v = kernelExport(p, r);
   return v.accept ? `yes: ${v.reason}` : `no: ${v.reason}`;
 };
 
 describe('which learned kernel routes a node advertises (calico_export_to_bgp_peers)', () => {
-  it('a pod on node a with an IP borrowed from node b\'s block: advertised by a (LOCAL_PREF from its metric); a pod in a\'s own block: not (the block is)', () => {
+  it("a pod on node a with an IP borrowed from node b's block: advertised by a (LOCAL_PREF from its metric); a pod in a's own block: not (the block is)", () => {
     const a = planFor(cluster(), 'a');
-    expect(verdict(a, felix('198.19.0.70/32'))).toBe('yes: inside IPPool plain (198.19.0.0/18) and outside this node\'s blocks');
+    expect(verdict(a, felix('198.19.0.70/32'))).toBe("yes: inside IPPool plain (198.19.0.0/18) and outside this node's blocks");
     expect(kernelExport(a, felix('198.19.0.70/32')).localPref).toBe(2147483647 - 1024);
     // no metric (an IPv4 route added without one): the normal route priority, as Calico's export filter sets it
     expect(kernelExport(a, felix('198.19.0.70/32', 'cali1234', 0)).localPref).toBe(2147483647 - 1024);
     expect(verdict(a, felix('198.19.0.5/32'))).toBe('no: more specific than the local block 198.19.0.0/26, which is exported instead');
     // Felix's elevated priority (a live migration) escapes the aggregation
-    expect(verdict(a, felix('198.19.0.5/32', 'cali1234', 512))).toBe('yes: inside the block 198.19.0.0/26 of BlockAffinity a-198-19-0-0-26, with metric 512 below the normal route priority 1024 (elevated: a live migration)');
+    expect(verdict(a, felix('198.19.0.5/32', 'cali1234', 512))).toBe(
+      'yes: inside the block 198.19.0.0/26 of BlockAffinity a-198-19-0-0-26, with metric 512 below the normal route priority 1024 (elevated: a live migration)',
+    );
     expect(kernelExport(a, felix('198.19.0.5/32', 'cali1234', 512)).localPref).toBe(2147483647 - 512);
     // the normal route priority is BGPConfiguration's
     const a2 = planFor(cluster(bgpConfig({ ipv4NormalRoutePriority: 2000 })), 'a');
-    expect(verdict(a2, felix('198.19.0.5/32', 'cali1234', 1024))).toMatch(/^yes: inside the block 198\.19\.0\.0\/26 .* metric 1024 below the normal route priority 2000/);
+    expect(verdict(a2, felix('198.19.0.5/32', 'cali1234', 1024))).toMatch(
+      /^yes: inside the block 198\.19\.0\.0\/26 .* metric 1024 below the normal route priority 2000/,
+    );
   });
 
-  it('never: outside every pool, inside a disableBGPExport pool, through Felix\'s tunnels or the eBPF dataplane; tunl0 only when tsbgp programs IPIP', () => {
+  it("never: outside every pool, inside a disableBGPExport pool, through Felix's tunnels or the eBPF dataplane; tunl0 only when tsbgp programs IPIP", () => {
     const a = planFor(cluster(pool('hidden', { cidr: '198.19.128.0/18', disableBGPExport: true })), 'a');
     expect(verdict(a, felix('203.0.113.7/32'))).toBe('no: not inside any IP pool or service range');
     expect(verdict(a, felix('198.19.128.9/32'))).toBe('no: inside IPPool hidden (198.19.128.0/18) with disableBGPExport');
@@ -69,10 +80,14 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     // programClusterRoutes Enabled (tsbgp's default): tsbgp programs IPIP routes itself, so tunl0 routes are someone else's and go out
     expect(verdict(a, felix('198.19.0.70/32', 'tunl0'))).toMatch(/^yes/);
     const felixIpip = planFor(cluster(bgpConfig({ programClusterRoutes: 'EnabledNoEncapOnly' })), 'a');
-    expect(verdict(felixIpip, felix('198.19.0.70/32', 'tunl0'))).toBe('no: through tunl0: a route Felix programs through tunl0 (programClusterRoutes is EnabledNoEncapOnly; Calico sends these to eBGP peers only, tsbgp to none)');
+    expect(verdict(felixIpip, felix('198.19.0.70/32', 'tunl0'))).toBe(
+      'no: through tunl0: a route Felix programs through tunl0 (programClusterRoutes is EnabledNoEncapOnly; Calico sends these to eBGP peers only, tsbgp to none)',
+    );
     // a disabled pool still allows export (Calico accepts routes inside any pool)
     const d = planFor([...nodes(), pool('off', { cidr: '198.19.0.0/18', disabled: true })], 'a');
-    expect(verdict(d, felix('198.19.0.70/32'))).toBe('yes: inside IPPool off (198.19.0.0/18) and outside this node\'s blocks (a disabled pool, used as an export allow-list)');
+    expect(verdict(d, felix('198.19.0.70/32'))).toBe(
+      "yes: inside IPPool off (198.19.0.0/18) and outside this node's blocks (a disabled pool, used as an export allow-list)",
+    );
     // only route types BIRD learns
     expect(verdict(a, { ...felix('198.19.0.70/32'), type: 'other' })).toMatch(/^no: not a unicast/);
   });
@@ -86,10 +101,15 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     expect(a.kernel!.statics).toEqual([{ prefix: '198.19.0.0/26', blackhole: true }]);
     expect(a.kernel!.learn.blocks.map((b) => b.prefix.toString())).toEqual(['198.19.0.0/26', '198.19.0.200/32', '2001:db8:1::5/128']);
     expect(verdict(a, felix('198.19.0.200/32'))).toBe('yes: the /32 block of BlockAffinity a-198-19-0-200-32: advertised while the kernel holds a route to it');
-    expect(verdict(a, felix('2001:db8:1::5/128'))).toBe('yes: the /128 block of BlockAffinity a-2001:db8:1::5-128: advertised while the kernel holds a route to it');
+    expect(verdict(a, felix('2001:db8:1::5/128'))).toBe(
+      'yes: the /128 block of BlockAffinity a-2001:db8:1::5-128: advertised while the kernel holds a route to it',
+    );
     // nothing in the kernel: nothing advertised
     expect(kernelExports(a, []).map((x) => x.prefix.toString())).toEqual([]);
-    expect(kernelExports(a, [felix('198.19.0.200/32'), felix('2001:db8:1::5/128')]).map((x) => x.prefix.toString())).toEqual(['198.19.0.200/32', '2001:db8:1::5/128']);
+    expect(kernelExports(a, [felix('198.19.0.200/32'), felix('2001:db8:1::5/128')]).map((x) => x.prefix.toString())).toEqual([
+      '198.19.0.200/32',
+      '2001:db8:1::5/128',
+    ]);
   });
 
   it('one route per prefix (the lowest metric, a kernel route before a connected network), never a prefix the plan originates, in prefix order', () => {
@@ -108,7 +128,7 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     ]);
   });
 
-  it('connected networks: not of cali*, kube-ipvs* or ignoredInterfaces (Calico\'s protocol direct)', () => {
+  it("connected networks: not of cali*, kube-ipvs* or ignoredInterfaces (Calico's protocol direct)", () => {
     const a = planFor(cluster(bgpConfig({ ignoredInterfaces: ['eth9', 'vlan*'] })), 'a');
     const direct = (dev: string): LearnedRoute => ({ prefix: Prefix.parse('198.19.1.0/24'), source: 'direct', type: 'unicast', dev, metric: 0, protocol: 2 });
     expect(verdict(a, direct('eth1'))).toMatch(/^yes: inside IPPool plain/);
@@ -119,16 +139,30 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
     expect(a.kernel!.learn.directExcluded).toEqual(['eth9', 'vlan*', 'cali*', 'kube-ipvs*']);
   });
 
-  it('inside a service range: advertised (Calico\'s static routes accept it), except on a node excluded from service advertisement', () => {
+  it("inside a service range: advertised (Calico's static routes accept it), except on a node excluded from service advertisement", () => {
     const cfg = bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] });
     expect(verdict(planFor(cluster(cfg), 'a'), felix('198.18.0.9/32', 'eth0'))).toBe('yes: inside serviceClusterIPs 198.18.0.0/16');
-    const excluded = node('a', A, { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' }, annotations: { 'projectcalico.org/IPv4Address': `${A}/24` } });
+    const excluded = node('a', A, {
+      labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' },
+      annotations: { 'projectcalico.org/IPv4Address': `${A}/24` },
+    });
     const res = cluster(cfg).map((r) => (r.kind === 'Node' && r.name === 'a' ? excluded : r));
     expect(verdict(planFor(res, 'a'), felix('198.18.0.9/32', 'eth0'))).toBe('no: not inside any IP pool or service range');
   });
 
   it('prefixAdvertisements communities go on learned routes too (apply_communities)', () => {
-    const a = planFor(cluster(bgpConfig({ communities: [{ name: 'pods', value: '65000:100' }], prefixAdvertisements: [{ cidr: '198.19.0.0/18', communities: ['pods', '65000:7'] }, { cidr: '198.19.0.64/26', communities: ['pods'] }] })), 'a');
+    const a = planFor(
+      cluster(
+        bgpConfig({
+          communities: [{ name: 'pods', value: '65000:100' }],
+          prefixAdvertisements: [
+            { cidr: '198.19.0.0/18', communities: ['pods', '65000:7'] },
+            { cidr: '198.19.0.64/26', communities: ['pods'] },
+          ],
+        }),
+      ),
+      'a',
+    );
     expect(kernelExport(a, felix('198.19.0.70/32')).communities!.map((c) => c.text)).toEqual(['65000:100', '65000:7']);
   });
 
@@ -147,13 +181,22 @@ describe('which learned kernel routes a node advertises (calico_export_to_bgp_pe
 
 /** A Loc-RIB path from a peer, as the speaker's kernel wiring sees it. */
 function path(peer: string, attrs: PathAttributes): Path {
-  return { source: { kind: 'peer', id: peer, address: Address.parse(peer), asn: 64512, type: 'ibgp', rrClient: false }, attrs: { attrs }, pathId: 0 } as unknown as Path;
+  return {
+    source: { kind: 'peer', id: peer, address: Address.parse(peer), asn: 64512, type: 'ibgp', rrClient: false },
+    attrs: { attrs },
+    pathId: 0,
+  } as unknown as Path;
 }
 
 /** One node's kernel programming (its plan's rules and statics) over a simulated kernel with tunl0. */
 function kernelOf(p: Plan): { sk: SpeakerKernel; k: SimKernel; settle: () => void } {
   const speaker = { asn: 64512, scheduler: { setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: () => {} };
-  const sk = new SpeakerKernel({ adopt: false, rules: p.kernel!.rules, statics: p.kernel!.statics, metricFromLocalPref: true } as KernelOptions, new PolicyRegistry(), speaker as never, () => {});
+  const sk = new SpeakerKernel(
+    { adopt: false, rules: p.kernel!.rules, statics: p.kernel!.statics, metricFromLocalPref: true } as KernelOptions,
+    new PolicyRegistry(),
+    speaker as never,
+    () => {},
+  );
   const k = new SimKernel();
   k.links = new Set(['eth0', 'tunl0']);
   sk.fib.core.setConnected([{ prefix: '192.0.2.0/24', dev: 'eth0' }], k.links);
@@ -174,7 +217,16 @@ describe('the other nodes install a borrowed /32 more specific than the block (c
       if (name === 'c') sk.onLocChange(Prefix.parse('198.19.0.64/26'), [path(B, { nextHop: Address.parse(B), localPref: 2147482623 })]);
       sk.onLocChange(Prefix.parse('198.19.0.70/32'), [path(A, { nextHop: Address.parse(A), localPref: lp })]);
       settle();
-      const table = Object.fromEntries(k.routes().map((r) => [r.prefix, r.type === 'blackhole' ? `blackhole metric ${r.metric}` : `${r.nexthops.map((h) => `via ${h.via} dev ${h.dev}${h.onlink ? ' onlink' : ''}`).join(',')} metric ${r.metric}`]));
+      const table = Object.fromEntries(
+        k
+          .routes()
+          .map((r) => [
+            r.prefix,
+            r.type === 'blackhole'
+              ? `blackhole metric ${r.metric}`
+              : `${r.nexthops.map((h) => `via ${h.via} dev ${h.dev}${h.onlink ? ' onlink' : ''}`).join(',')} metric ${r.metric}`,
+          ]),
+      );
       expect(table, `node ${name}`).toEqual(expected);
     }
   });
@@ -188,7 +240,12 @@ describe('the other nodes install a borrowed /32 more specific than the block (c
     sk.onLocChange(Prefix.parse('198.19.64.9/32'), [path(A, { nextHop: Address.parse(A), localPref: lp })]);
     sk.onLocChange(Prefix.parse('198.19.128.9/32'), [path(A, { nextHop: Address.parse(A), localPref: lp })]);
     settle();
-    expect(k.routes().filter((r) => r.prefix !== '198.19.0.128/26').map((r) => [r.prefix, r.nexthops])).toEqual([['198.19.64.9/32', [{ via: A, dev: 'tunl0', onlink: true }]]]);
+    expect(
+      k
+        .routes()
+        .filter((r) => r.prefix !== '198.19.0.128/26')
+        .map((r) => [r.prefix, r.nexthops]),
+    ).toEqual([['198.19.64.9/32', [{ via: A, dev: 'tunl0', onlink: true }]]]);
     // … but not programmed on c: VXLAN routes are Felix's
     expect(sk.route(Prefix.parse('198.19.128.9/32')).installed).toEqual([]);
   });

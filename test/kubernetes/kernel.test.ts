@@ -27,23 +27,27 @@ describe('kernel programming plan (calico_kernel_programming)', () => {
   });
 
   it('programClusterRoutes rejects the IPIP pools, the no-encap pools, or both', () => {
-    const actions = (pcr: string) => planFor([worker1(), bgpConfig({ programClusterRoutes: pcr }), ...POOLS()], 'worker1').kernel!.rules.map((r) => `${r.prefix} ${r.action}`);
+    const actions = (pcr: string) =>
+      planFor([worker1(), bgpConfig({ programClusterRoutes: pcr }), ...POOLS()], 'worker1').kernel!.rules.map((r) => `${r.prefix} ${r.action}`);
     expect(actions('Disabled')).toEqual(['198.19.0.0/18 reject', '198.19.64.0/18 reject', '198.19.128.0/18 reject', '198.19.192.0/18 reject']);
     expect(actions('EnabledIPIPOnly')).toEqual(['198.19.0.0/18 reject', '198.19.64.0/18 accept', '198.19.128.0/18 accept', '198.19.192.0/18 reject']);
     expect(actions('EnabledNoEncapOnly')).toEqual(['198.19.0.0/18 accept', '198.19.64.0/18 reject', '198.19.128.0/18 reject', '198.19.192.0/18 reject']);
   });
 
   it('a blackhole for each confirmed block of this node (not /32), and reachableBy routes', () => {
-    const p = planFor([
-      worker1(),
-      node('worker2', '192.0.2.11'),
-      ...POOLS(),
-      affinity('worker1', '198.19.0.0/26'),
-      affinity('worker1', '198.19.0.64/26', 'pending'),
-      affinity('worker1', '198.19.0.200/32'),
-      affinity('worker2', '198.19.1.0/26'),
-      peer('tor', { peerIP: '203.0.113.1', asNumber: 65001, reachableBy: '192.0.2.1' }),
-    ], 'worker1');
+    const p = planFor(
+      [
+        worker1(),
+        node('worker2', '192.0.2.11'),
+        ...POOLS(),
+        affinity('worker1', '198.19.0.0/26'),
+        affinity('worker1', '198.19.0.64/26', 'pending'),
+        affinity('worker1', '198.19.0.200/32'),
+        affinity('worker2', '198.19.1.0/26'),
+        peer('tor', { peerIP: '203.0.113.1', asNumber: 65001, reachableBy: '192.0.2.1' }),
+      ],
+      'worker1',
+    );
     expect(p.kernel!.statics).toEqual([
       { prefix: '198.19.0.0/26', blackhole: true },
       { prefix: '203.0.113.1/32', via: '192.0.2.1' },
@@ -51,13 +55,27 @@ describe('kernel programming plan (calico_kernel_programming)', () => {
   });
 
   it('no blackhole for a block of a pool whose routes Felix programs (VXLAN, or left to Felix by programClusterRoutes); the static protocol passes the same filter', () => {
-    const res = [worker1(), ...POOLS(), affinity('worker1', '198.19.0.0/26'), affinity('worker1', '198.19.64.0/26'), affinity('worker1', '198.19.192.0/26'), affinity('worker1', '10.0.0.0/30')];
-    expect(planFor(res, 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }, { prefix: '198.19.0.0/26', blackhole: true }, { prefix: '198.19.64.0/26', blackhole: true }]);
-    expect(planFor([...res, bgpConfig({ programClusterRoutes: 'EnabledNoEncapOnly' })], 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }, { prefix: '198.19.0.0/26', blackhole: true }]);
+    const res = [
+      worker1(),
+      ...POOLS(),
+      affinity('worker1', '198.19.0.0/26'),
+      affinity('worker1', '198.19.64.0/26'),
+      affinity('worker1', '198.19.192.0/26'),
+      affinity('worker1', '10.0.0.0/30'),
+    ];
+    expect(planFor(res, 'worker1').kernel!.statics).toEqual([
+      { prefix: '10.0.0.0/30', blackhole: true },
+      { prefix: '198.19.0.0/26', blackhole: true },
+      { prefix: '198.19.64.0/26', blackhole: true },
+    ]);
+    expect(planFor([...res, bgpConfig({ programClusterRoutes: 'EnabledNoEncapOnly' })], 'worker1').kernel!.statics).toEqual([
+      { prefix: '10.0.0.0/30', blackhole: true },
+      { prefix: '198.19.0.0/26', blackhole: true },
+    ]);
     expect(planFor([...res, bgpConfig({ programClusterRoutes: 'Disabled' })], 'worker1').kernel!.statics).toEqual([{ prefix: '10.0.0.0/30', blackhole: true }]);
   });
 
-  it('a node without an IPv4 address: no IPv4 pool rule (confd writes none without the node\'s subnet), IPv6 pools as usual', () => {
+  it("a node without an IPv4 address: no IPv4 pool rule (confd writes none without the node's subnet), IPv6 pools as usual", () => {
     const v6only = node('worker6', '2001:db8::6', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::6/64' } });
     const p = planFor([v6only, ...POOLS(), pool('v6vx', { cidr: '2001:db8:1::/64', vxlanMode: 'Always' })], 'worker6');
     expect(p.kernel!.rules).toEqual([{ prefix: '2001:db8:1::/64', action: 'reject', why: 'IPPool v6vx uses VXLAN (Always): Felix programs its routes' }]);
@@ -73,7 +91,10 @@ describe('kernel programming plan (calico_kernel_programming)', () => {
     core.setLookup('198.51.100.9', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     core.kernelTable([]);
     const learn = (prefix: string, ...nh: string[]) => {
-      const out = rules.apply(Prefix.parse(prefix), nh.map((address) => ({ address })));
+      const out = rules.apply(
+        Prefix.parse(prefix),
+        nh.map((address) => ({ address })),
+      );
       core.setRoute(prefix, out.ok ? { kind: 'unicast', gateways: out.gateways } : undefined);
     };
     learn('198.19.0.0/26', '192.0.2.11'); // plain

@@ -11,7 +11,8 @@ export function requireKubectl(env: NodeJS.ProcessEnv = process.env, find: (name
   const works = path !== undefined && spawnSync(path, ['version', '--client'], { timeout: 10_000 }).status === 0;
   if (works) return path;
   const why = path ? `${path} version --client fails` : 'kubectl is not on PATH (install kubectl 1.27 or later)';
-  if (isCi(env)) throw new Error(`the fake API server's protocol check and the kustomize check need kubectl: ${why} (CI=true, so this is a failure, not a skip)`);
+  if (isCi(env))
+    throw new Error(`the fake API server's protocol check and the kustomize check need kubectl: ${why} (CI=true, so this is a failure, not a skip)`);
   console.warn(`SKIPPING kubectl checks: ${why}`);
   return undefined;
 }

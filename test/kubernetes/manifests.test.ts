@@ -48,7 +48,7 @@ items:
 });
 
 describe('parseManifestText: documents, positions, aliases (js-yaml, cut into documents here)', () => {
-  it('cuts at --- and after ... lines; comments and directives stay with the next document; line numbers are the text\'s', () => {
+  it("cuts at --- and after ... lines; comments and directives stay with the next document; line numbers are the text's", () => {
     const text = '# header\n%YAML 1.2\n---\na: 1\n--- {b: 2}\n...\nc: 3\n---\n  ---indented: x\n';
     expect(splitDocuments(text)).toEqual([
       { text: '# header\n%YAML 1.2\n---\na: 1', line: 1 },
@@ -67,17 +67,30 @@ describe('parseManifestText: documents, positions, aliases (js-yaml, cut into do
     expect(objects.map((o) => (o.object as { metadata: { name: string } }).metadata.name)).toEqual(['a', 'c']);
     expect(issues).toEqual([{ severity: 'error', file: 'e.yaml', message: expect.stringMatching(/^YAML document 2: .* at line 11, column \d+$/) }]);
     const dup = parseManifestText('kind: IPPool\nkind: Node\n', 'f.yaml');
-    expect(dup.issues).toEqual([{ severity: 'error', file: 'f.yaml', message: expect.stringMatching(/^YAML document 1: duplicated mapping key at line 2, column 1$/) }]);
+    expect(dup.issues).toEqual([
+      { severity: 'error', file: 'f.yaml', message: expect.stringMatching(/^YAML document 1: duplicated mapping key at line 2, column 1$/) },
+    ]);
   });
   it('YAML 1.2 core schema: dates and yes/no stay strings, numbers and booleans are typed, as before', () => {
     const { objects } = parseManifestText('a: 2001-12-14\nb: yes\nc: 0x1F\nd: true\ne: ~\nf: "1"\n', 'g.yaml');
     expect(objects[0].object).toEqual({ a: '2001-12-14', b: 'yes', c: 31, d: true, e: null, f: '1' });
   });
   it('refuses a document whose aliases expand beyond reason ("billion laughs"), keeps modest aliases', () => {
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]', ...Array.from({ length: 8 }, (_, k) => `${String.fromCharCode(98 + k)}: &${String.fromCharCode(98 + k)} [${Array(10).fill(`*${String.fromCharCode(97 + k)}`).join(',')}]`)].join('\n');
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x","x"]',
+      ...Array.from(
+        { length: 8 },
+        (_, k) =>
+          `${String.fromCharCode(98 + k)}: &${String.fromCharCode(98 + k)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + k)}`)
+            .join(',')}]`,
+      ),
+    ].join('\n');
     const { objects, issues } = parseManifestText(`${pool('ok', '10.0.0.0/16')}---\n${bomb}\n`, 'h.yaml');
     expect(objects).toHaveLength(1);
-    expect(issues).toEqual([{ severity: 'error', file: 'h.yaml', message: expect.stringMatching(/^YAML document 2: its aliases expand to more than 10 values per character/) }]);
+    expect(issues).toEqual([
+      { severity: 'error', file: 'h.yaml', message: expect.stringMatching(/^YAML document 2: its aliases expand to more than 10 values per character/) },
+    ]);
     const modest = parseManifestText('base: &l {app: web}\none: *l\ntwo: *l\n', 'i.yaml');
     expect(modest.issues).toEqual([]);
     expect(modest.objects[0].object).toEqual({ base: { app: 'web' }, one: { app: 'web' }, two: { app: 'web' } });
@@ -85,7 +98,12 @@ describe('parseManifestText: documents, positions, aliases (js-yaml, cut into do
 });
 
 describe('parseManifestText on JSON', () => {
-  const items = [0, 1, 2].map((i) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: `p${i}`, labels: { a: 'x:y', n: '1' } }, spec: { cidr: `10.${i}.0.0/16`, disabled: i === 1 } }));
+  const items = [0, 1, 2].map((i) => ({
+    apiVersion: 'projectcalico.org/v3',
+    kind: 'IPPool',
+    metadata: { name: `p${i}`, labels: { a: 'x:y', n: '1' } },
+    spec: { cidr: `10.${i}.0.0/16`, disabled: i === 1 },
+  }));
   it('a JSON text gives the same objects as the YAML parser gives for it', () => {
     for (const text of [JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), JSON.stringify(items[0], null, 2), `  \n${JSON.stringify(items[2])}\n`]) {
       const viaYaml = parseAllDocuments(text).map((d) => d.toJS());
@@ -96,10 +114,14 @@ describe('parseManifestText on JSON', () => {
     }
   });
   it('text that only looks like JSON goes to the YAML parser: flow mappings parse, broken text is reported with a position', () => {
-    expect(parseManifestText('{kind: IPPool, metadata: {name: flow}}', 'f.yaml').objects.map((o) => o.object)).toEqual([{ kind: 'IPPool', metadata: { name: 'flow' } }]);
+    expect(parseManifestText('{kind: IPPool, metadata: {name: flow}}', 'f.yaml').objects.map((o) => o.object)).toEqual([
+      { kind: 'IPPool', metadata: { name: 'flow' } },
+    ]);
     const { objects, issues } = parseManifestText('{"kind": "IPPool", "metadata": {"name": "x"}', 'b.json');
     expect(objects).toEqual([]);
-    expect(issues).toEqual([expect.objectContaining({ severity: 'error', file: 'b.json', message: expect.stringMatching(/^YAML document 1: .*line 1, column \d+$/) })]);
+    expect(issues).toEqual([
+      expect.objectContaining({ severity: 'error', file: 'b.json', message: expect.stringMatching(/^YAML document 1: .*line 1, column \d+$/) }),
+    ]);
   });
 });
 
@@ -108,7 +130,10 @@ describe('loadManifests', () => {
     await mkdir(join(dir, 'sub'));
     await writeFile(join(dir, 'a.yaml'), pool('a', '10.0.0.0/16'));
     await writeFile(join(dir, 'sub', 'b.yml'), `${pool('b', '10.1.0.1/16')}---\n${pool('c', '10.2.0.0/16')}`);
-    await writeFile(join(dir, 'sub', 'd.json'), JSON.stringify({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'd' }, spec: { cidr: '10.3.0.0/16' } }));
+    await writeFile(
+      join(dir, 'sub', 'd.json'),
+      JSON.stringify({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'd' }, spec: { cidr: '10.3.0.0/16' } }),
+    );
     await writeFile(join(dir, 'notes.txt'), 'not a manifest');
     const r = await loadManifests([dir]);
     expect(r.resources.map((x) => x.name)).toEqual(['a', 'c', 'd']);

@@ -26,7 +26,12 @@ afterEach(async () => {
 });
 
 function ask(name: string, node: string, classes: string[], updatePeriodSeconds?: number) {
-  return { apiVersion: API, kind: 'CalicoNodeStatus', metadata: { name }, spec: { node, classes, ...(updatePeriodSeconds !== undefined ? { updatePeriodSeconds } : {}) } };
+  return {
+    apiVersion: API,
+    kind: 'CalicoNodeStatus',
+    metadata: { name },
+    spec: { node, classes, ...(updatePeriodSeconds !== undefined ? { updatePeriodSeconds } : {}) },
+  };
 }
 
 function agentState(): { state: NodeStatusInput } {
@@ -50,7 +55,14 @@ async function setup(reports: { name: string; wrote: boolean }[], errors: string
   const file = await server.writeKubeconfig();
   const client = new KubeClient(parseKubeconfig(readFileSync(file, 'utf8'), file));
   const holder = agentState();
-  reporter = new NodeStatusReporter({ client, node: 'n1', onReport: (name, wrote) => reports.push({ name, wrote }), onError: (e) => errors.push(e.message), watchTimeoutSeconds: 30, retryMs });
+  reporter = new NodeStatusReporter({
+    client,
+    node: 'n1',
+    onReport: (name, wrote) => reports.push({ name, wrote }),
+    onError: (e) => errors.push(e.message),
+    watchTimeoutSeconds: 30,
+    retryMs,
+  });
   return { holder, file };
 }
 
@@ -105,7 +117,9 @@ describe('CalicoNodeStatus against the fake API server', () => {
     const before = reports.length;
     server!.apply({ ...ask('mine', 'n1', ['BGP', 'Routes'], 86_400), status: stored('mine').status });
     await FakeApiServer.until(() => reports.length > before && reports[reports.length - 1].wrote, 10_000, 'the Routes class');
-    expect(stored('mine').status.routes.routesV4).toEqual([{ type: 'FIB', destination: '198.18.0.0/26', gateway: 'N/A', learnedFrom: { sourceType: 'Static' } }]);
+    expect(stored('mine').status.routes.routesV4).toEqual([
+      { type: 'FIB', destination: '198.18.0.0/26', gateway: 'N/A', learnedFrom: { sourceType: 'Static' } },
+    ]);
   });
 
   it('names the field of a request it cannot read, writes nothing to it, and drops a deleted one', async () => {
@@ -139,19 +153,26 @@ describe('CalicoNodeStatus against the fake API server', () => {
     expect(stored('mine').status.bgp.numberEstablishedV4).toBe(1);
   });
 
-  it.skipIf(!kubectl)('a user creates a request with kubectl and reads the answer with kubectl', async () => {
-    const reports: { name: string; wrote: boolean }[] = [];
-    const { holder, file } = await setup(reports);
-    server!.allowAnonymous = true; // kubectl sends no bearer token over plain http
-    await reporter!.start(() => holder.state);
-    const manifest = join(dirname(file), 'status.json');
-    await writeFile(manifest, JSON.stringify(ask('from-kubectl', 'n1', ['Agent', 'BGP', 'Routes'], 60)));
-    await run(kubectl!, ['--kubeconfig', file, 'create', '--validate=false', '-f', manifest], { timeout: 30_000 });
-    await FakeApiServer.until(() => reports.some((r) => r.name === 'from-kubectl' && r.wrote), 15_000, 'the status of the kubectl request');
-    const got = JSON.parse((await run(kubectl!, ['--kubeconfig', file, 'get', 'caliconodestatuses.crd.projectcalico.org', 'from-kubectl', '-o', 'json'], { timeout: 30_000 })).stdout);
-    expect(got.spec).toEqual({ node: 'n1', classes: ['Agent', 'BGP', 'Routes'], updatePeriodSeconds: 60 });
-    expect(got.status.bgp.peersV4).toEqual([{ peerIP: '192.0.2.2', type: 'NodeMesh', state: 'Established', since: '2026-03-01 10:00:03' }]);
-    expect(got.status.agent.birdV6.state).toBe('Ready');
-    expect(got.status.routes.routesV4[0].destination).toBe('198.18.0.0/26');
-  }, 90_000);
+  it.skipIf(!kubectl)(
+    'a user creates a request with kubectl and reads the answer with kubectl',
+    async () => {
+      const reports: { name: string; wrote: boolean }[] = [];
+      const { holder, file } = await setup(reports);
+      server!.allowAnonymous = true; // kubectl sends no bearer token over plain http
+      await reporter!.start(() => holder.state);
+      const manifest = join(dirname(file), 'status.json');
+      await writeFile(manifest, JSON.stringify(ask('from-kubectl', 'n1', ['Agent', 'BGP', 'Routes'], 60)));
+      await run(kubectl!, ['--kubeconfig', file, 'create', '--validate=false', '-f', manifest], { timeout: 30_000 });
+      await FakeApiServer.until(() => reports.some((r) => r.name === 'from-kubectl' && r.wrote), 15_000, 'the status of the kubectl request');
+      const got = JSON.parse(
+        (await run(kubectl!, ['--kubeconfig', file, 'get', 'caliconodestatuses.crd.projectcalico.org', 'from-kubectl', '-o', 'json'], { timeout: 30_000 }))
+          .stdout,
+      );
+      expect(got.spec).toEqual({ node: 'n1', classes: ['Agent', 'BGP', 'Routes'], updatePeriodSeconds: 60 });
+      expect(got.status.bgp.peersV4).toEqual([{ peerIP: '192.0.2.2', type: 'NodeMesh', state: 'Established', since: '2026-03-01 10:00:03' }]);
+      expect(got.status.agent.birdV6.state).toBe('Ready');
+      expect(got.status.routes.routesV4[0].destination).toBe('198.18.0.0/26');
+    },
+    90_000,
+  );
 });

@@ -30,8 +30,14 @@ describe('§2 node-to-node mesh', () => {
     const a = planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.passive]);
     const b = planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.passive]);
     // "2001:db8::10" < "2001:db8::2" as strings: a dials over IPv6; over IPv4 192.0.2.1 is the lower and waits.
-    expect(a).toEqual([['192.0.2.2', true], ['2001:db8::10', false]]);
-    expect(b).toEqual([['192.0.2.1', false], ['2001:db8::2', true]]);
+    expect(a).toEqual([
+      ['192.0.2.2', true],
+      ['2001:db8::10', false],
+    ]);
+    expect(b).toEqual([
+      ['192.0.2.1', false],
+      ['2001:db8::2', true],
+    ]);
   });
   it('uses node AS annotations, the IPv4Address annotation, per-node listen ports, 120 s restart time', () => {
     const rs = [
@@ -77,7 +83,12 @@ describe('§2 global and node-specific BGPPeers', () => {
     ]);
   });
   it('a node-specific peering is dropped when a global one to the same ip:port exists', () => {
-    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('a-node', { node: 'worker1', peerIP: '192.0.2.20', asNumber: 65009 }), peer('z-global', { peerIP: '192.0.2.20', asNumber: 65000 })];
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('a-node', { node: 'worker1', peerIP: '192.0.2.20', asNumber: 65009 }),
+      peer('z-global', { peerIP: '192.0.2.20', asNumber: 65000 }),
+    ];
     expect(planFor(rs, 'worker1').peers.map((p) => [p.from.name, p.type, p.asn])).toEqual([['z-global', 'global', 65000]]);
   });
   it('session options: localASNumber, keepOriginalNextHop → Keep, numAllowedLocalASNumbers, maxRestartTime, keepalive, ordered filters, sourceAddress None', () => {
@@ -86,11 +97,33 @@ describe('§2 global and node-specific BGPPeers', () => {
       bgpConfig({ nodeToNodeMeshEnabled: false }),
       filter('f-b', { exportV4: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }] }),
       filter('f-a', {}),
-      peer('up', { peerIP: '[2001:db8::1]:1179', asNumber: 65000, localASNumber: 65100, keepOriginalNextHop: true, numAllowedLocalASNumbers: 2, maxRestartTime: '90s', keepaliveTime: '10s', filters: ['f-b', 'f-a'], sourceAddress: 'None' }),
+      peer('up', {
+        peerIP: '[2001:db8::1]:1179',
+        asNumber: 65000,
+        localASNumber: 65100,
+        keepOriginalNextHop: true,
+        numAllowedLocalASNumbers: 2,
+        maxRestartTime: '90s',
+        keepaliveTime: '10s',
+        filters: ['f-b', 'f-a'],
+        sourceAddress: 'None',
+      }),
     ];
     const withV6 = [node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }), ...rs.slice(1)];
     const [p] = planFor(withV6, 'worker1').peers;
-    expect(p).toMatchObject({ port: 1179, asn: 65000, localAsn: 65100, nextHopMode: 'Keep', keepOriginalNextHop: true, numAllowedLocalASNumbers: 2, maxRestartTime: 90, keepaliveTime: 10, filters: ['f-b', 'f-a'], sourceAddress: undefined, refused: false });
+    expect(p).toMatchObject({
+      port: 1179,
+      asn: 65000,
+      localAsn: 65100,
+      nextHopMode: 'Keep',
+      keepOriginalNextHop: true,
+      numAllowedLocalASNumbers: 2,
+      maxRestartTime: 90,
+      keepaliveTime: 10,
+      filters: ['f-b', 'f-a'],
+      sourceAddress: undefined,
+      refused: false,
+    });
     expect(p.address.toString()).toBe('2001:db8::1');
     // The plan carries the named filters themselves, so it is self-contained.
     expect(planFor(withV6, 'worker1').filters.map((f) => [f.name, f.exportV4.length])).toEqual([
@@ -102,8 +135,13 @@ describe('§2 global and node-specific BGPPeers', () => {
     expect(p2.peers).toEqual([]);
     expect(p2.errors[0]).toMatchObject({ kind: 'BGPPeer', name: 'up', message: expect.stringContaining('no IPv6 address') });
   });
-  it('password from a Secret in tsbgp\'s namespace and ttlSecurity are planned; the value prints only as a digest', () => {
-    const rs = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), secret('bgp', { pw: 's3cret' }), peer('sec', { peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name: 'bgp', key: 'pw' } }, ttlSecurity: 1 })];
+  it("password from a Secret in tsbgp's namespace and ttlSecurity are planned; the value prints only as a digest", () => {
+    const rs = [
+      ...threeNodes(),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      secret('bgp', { pw: 's3cret' }),
+      peer('sec', { peerIP: '192.0.2.20', asNumber: 65000, password: { secretKeyRef: { name: 'bgp', key: 'pw' } }, ttlSecurity: 1 }),
+    ];
     const p = planFor(rs, 'worker1');
     expect(p.peers[0]).toMatchObject({ refused: false, refusedSettings: [], ttlSecurity: 1, password: { name: 'bgp', key: 'pw' } });
     expect(p.peers[0].passwordValue?.reveal()).toBe('s3cret');
@@ -112,7 +150,8 @@ describe('§2 global and node-specific BGPPeers', () => {
     expect(p.errors).toEqual([]);
   });
   it('a Secret validates from data (base64) and stringData; its JSON shows digests that change with the value, never the value', () => {
-    const v = (data: Record<string, unknown>, stringData?: Record<string, unknown>) => validateObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'kube-system' }, data, stringData });
+    const v = (data: Record<string, unknown>, stringData?: Record<string, unknown>) =>
+      validateObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'kube-system' }, data, stringData });
     const a = v({ k: Buffer.from('one').toString('base64') });
     const b = v({ k: Buffer.from('two').toString('base64') });
     if (!a.ok || !b.ok || a.resource.kind !== 'Secret' || b.resource.kind !== 'Secret') throw new Error('expected valid Secrets');
@@ -129,8 +168,14 @@ describe('§2 global and node-specific BGPPeers', () => {
     const base = [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false })];
     for (const [extra, msg] of [
       [[], 'Secret kube-system/bgp not found; the peering is refused until it exists (running without the password would leave the session unprotected)'],
-      [[secret('bgp', { other: 'x' })], 'Secret kube-system/bgp has no key "pw"; the peering is refused until it does (running without the password would leave the session unprotected)'],
-      [[secret('bgp', { pw: 'x' }, 'default')], 'Secret kube-system/bgp not found; the peering is refused until it exists (running without the password would leave the session unprotected)'],
+      [
+        [secret('bgp', { other: 'x' })],
+        'Secret kube-system/bgp has no key "pw"; the peering is refused until it does (running without the password would leave the session unprotected)',
+      ],
+      [
+        [secret('bgp', { pw: 'x' }, 'default')],
+        'Secret kube-system/bgp not found; the peering is refused until it exists (running without the password would leave the session unprotected)',
+      ],
       [[secret('bgp', { pw: 'x'.repeat(81) })], 'Secret kube-system/bgp key "pw" is 81 bytes; TCP-MD5 takes at most 80; the peering is refused'],
     ] as const) {
       const p = planFor([...base, ...extra, peer('sec', ref('bgp', 'pw'))], 'worker1');
@@ -140,21 +185,31 @@ describe('§2 global and node-specific BGPPeers', () => {
     }
   });
   it('nodeMeshPassword applies to every mesh peer; a missing one refuses the mesh peerings', () => {
-    const mesh = (extra: Resource[]) => planFor([...threeNodes(), bgpConfig({ nodeMeshPassword: { secretKeyRef: { name: 'mesh', key: 'pw' } } }), ...extra], 'worker1').peers.filter((x) => x.type === 'node-to-node mesh');
+    const mesh = (extra: Resource[]) =>
+      planFor([...threeNodes(), bgpConfig({ nodeMeshPassword: { secretKeyRef: { name: 'mesh', key: 'pw' } } }), ...extra], 'worker1').peers.filter(
+        (x) => x.type === 'node-to-node mesh',
+      );
     const ok = mesh([secret('mesh', { pw: 'meshpw' })]);
     expect(ok.length).toBeGreaterThan(0);
     for (const x of ok) expect({ refused: x.refused, pw: x.passwordValue?.reveal() }).toEqual({ refused: false, pw: 'meshpw' });
-    for (const x of mesh([])) expect(x.refusedSettings).toEqual([{ field: 'BGPConfiguration default spec.nodeMeshPassword', message: expect.stringMatching(/^Secret kube-system\/mesh not found/) }]);
+    for (const x of mesh([]))
+      expect(x.refusedSettings).toEqual([
+        { field: 'BGPConfiguration default spec.nodeMeshPassword', message: expect.stringMatching(/^Secret kube-system\/mesh not found/) },
+      ]);
   });
   it('a missing BGPFilter does not refuse the peer: it runs without it, as Calico (bgpfilter/filter_deletion)', () => {
-    const p = planFor([...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('f', { peerIP: '192.0.2.20', asNumber: 65000, filters: ['absent'] })], 'worker1');
+    const p = planFor(
+      [...threeNodes(), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('f', { peerIP: '192.0.2.20', asNumber: 65000, filters: ['absent'] })],
+      'worker1',
+    );
     expect(p.peers[0]).toMatchObject({ refused: false, refusedSettings: [], filters: ['absent'] });
     expect(p.errors).toEqual([]);
   });
 });
 
 describe('§2 peerSelector peerings and route reflectors', () => {
-  const rr = (name: string, ip: string, cluster = '244.0.0.1') => node(name, ip, { labels: { 'route-reflector': 'true' }, annotations: { 'projectcalico.org/RouteReflectorClusterID': cluster } });
+  const rr = (name: string, ip: string, cluster = '244.0.0.1') =>
+    node(name, ip, { labels: { 'route-reflector': 'true' }, annotations: { 'projectcalico.org/RouteReflectorClusterID': cluster } });
   const rs = () => [
     rr('rr1', '192.0.2.1'),
     rr('rr2', '192.0.2.2'),
@@ -182,7 +237,11 @@ describe('§2 peerSelector peerings and route reflectors', () => {
     expect(p.peers.every((x) => x.type !== 'node-to-node mesh')).toBe(true);
   });
   it('a peering made eBGP by localASNumber is not a route-reflector client session', () => {
-    const list = [...rs(), peer('rr-ebgp', { node: 'rr1', peerIP: '192.0.2.20', asNumber: 64512, localASNumber: 65100 }), peer('rr-ibgp', { node: 'rr1', peerIP: '192.0.2.21', asNumber: 64512 })];
+    const list = [
+      ...rs(),
+      peer('rr-ebgp', { node: 'rr1', peerIP: '192.0.2.20', asNumber: 64512, localASNumber: 65100 }),
+      peer('rr-ibgp', { node: 'rr1', peerIP: '192.0.2.21', asNumber: 64512 }),
+    ];
     const p = planFor(list, 'rr1');
     expect(p.peers.filter((x) => ['rr-ebgp', 'rr-ibgp'].includes(x.from.name)).map((x) => [x.from.name, x.localAsn, x.routeReflectorClient])).toEqual([
       ['rr-ebgp', 65100, false],
@@ -190,7 +249,12 @@ describe('§2 peerSelector peerings and route reflectors', () => {
     ]);
   });
   it('the remote AS of a peerSelector peering comes from the remote node, else the global AS', () => {
-    const list = [node('a', '192.0.2.10'), node('b', '192.0.2.11', { annotations: { 'projectcalico.org/ASNumber': '65020' } }), bgpConfig({ asNumber: 65010, nodeToNodeMeshEnabled: false }), peer('all', { peerSelector: 'all()' })];
+    const list = [
+      node('a', '192.0.2.10'),
+      node('b', '192.0.2.11', { annotations: { 'projectcalico.org/ASNumber': '65020' } }),
+      bgpConfig({ asNumber: 65010, nodeToNodeMeshEnabled: false }),
+      peer('all', { peerSelector: 'all()' }),
+    ];
     expect(planFor(list, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65020, 65010]]);
     expect(planFor(list, 'b').peers.map((p) => [p.asn, p.localAsn])).toEqual([[65010, 65020]]);
   });
@@ -198,7 +262,13 @@ describe('§2 peerSelector peerings and route reflectors', () => {
 
 describe('§2 passive side, as Calico (confd bgp_processor.go)', () => {
   it('a global BGPPeer whose peerIP is a Calico node: the lower address waits; a non-node peerIP never waits', () => {
-    const rs = [node('a', '192.0.2.10'), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('to-b', { peerIP: '192.0.2.2', asNumber: 64512 }), peer('tor', { peerIP: '192.0.2.9', asNumber: 65000 })];
+    const rs = [
+      node('a', '192.0.2.10'),
+      node('b', '192.0.2.2'),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('to-b', { peerIP: '192.0.2.2', asNumber: 64512 }),
+      peer('tor', { peerIP: '192.0.2.9', asNumber: 65000 }),
+    ];
     // "192.0.2.2" > "192.0.2.10": a is the lower and waits for b.
     expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([
       ['192.0.2.2', 'global', true],
@@ -211,12 +281,22 @@ describe('§2 passive side, as Calico (confd bgp_processor.go)', () => {
     ]);
   });
   it('a node-specific BGPPeer to a node address is active at both ends', () => {
-    const rs = [node('a', '192.0.2.10'), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('a-to-b', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512 })];
+    const rs = [
+      node('a', '192.0.2.10'),
+      node('b', '192.0.2.2'),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('a-to-b', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512 }),
+    ];
     expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.2', 'node specific', false]]);
     expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.10', 'node specific', false]]);
   });
   it('a global BGPPeer with a peerSelector is active (Calico marks only peerIP peers as Calico nodes)', () => {
-    const rs = [node('a', '192.0.2.1', { labels: { rr: 'true' } }), node('b', '192.0.2.2'), bgpConfig({ nodeToNodeMeshEnabled: false }), peer('all-to-rr', { peerSelector: "rr == 'true'" })];
+    const rs = [
+      node('a', '192.0.2.1', { labels: { rr: 'true' } }),
+      node('b', '192.0.2.2'),
+      bgpConfig({ nodeToNodeMeshEnabled: false }),
+      peer('all-to-rr', { peerSelector: "rr == 'true'" }),
+    ];
     expect(planFor(rs, 'b').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.1', 'global', false]]);
     expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.type, p.passive])).toEqual([['192.0.2.2', 'node specific', false]]);
   });
@@ -224,7 +304,10 @@ describe('§2 passive side, as Calico (confd bgp_processor.go)', () => {
 
 describe('§2 a BGPPeer with peerIP and no asNumber (Calico case explicit_peering/route_reflector_v6_by_ip)', () => {
   const rs = () => [
-    node('master', '10.192.0.2', { labels: { rr: 'true' }, annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/RouteReflectorClusterID': '10.0.0.1' } }),
+    node('master', '10.192.0.2', {
+      labels: { rr: 'true' },
+      annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/RouteReflectorClusterID': '10.0.0.1' },
+    }),
     node('n1', '10.192.0.3', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::3/96' } }),
     node('n2', '10.192.0.4', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::4/96' } }),
     bgpConfig({ asNumber: 64532, nodeToNodeMeshEnabled: false }),
@@ -245,7 +328,11 @@ describe('§2 a BGPPeer with peerIP and no asNumber (Calico case explicit_peerin
     expect(m.errors).toEqual([]);
   });
   it('no reverse peering when that node has an AS of its own other than the cluster one', () => {
-    const list = rs().map((r) => (r.kind === 'Node' && r.name === 'master' ? node('master', '10.192.0.2', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/ASNumber': '65001' } }) : r));
+    const list = rs().map((r) =>
+      r.kind === 'Node' && r.name === 'master'
+        ? node('master', '10.192.0.2', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8:a::2/96', 'projectcalico.org/ASNumber': '65001' } })
+        : r,
+    );
     expect(planFor(list, 'master').peers).toEqual([]);
   });
 });

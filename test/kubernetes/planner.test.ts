@@ -41,7 +41,16 @@ const serviceArb = fc
     lb: subset(['192.0.2.130', '192.0.2.99', '100.64.9.9']),
     eTP: fc.constantFrom('Cluster', 'Local') as fc.Arbitrary<'Cluster' | 'Local'>,
   })
-  .map((o) => svc(o.name, { ns: o.ns, type: o.type, clusterIP: o.headless ? 'None' : o.clusterIP, externalIPs: o.externalIPs, lbIngress: o.lb.map((ip) => ({ ip })), eTP: o.type === 'ClusterIP' ? undefined : o.eTP }));
+  .map((o) =>
+    svc(o.name, {
+      ns: o.ns,
+      type: o.type,
+      clusterIP: o.headless ? 'None' : o.clusterIP,
+      externalIPs: o.externalIPs,
+      lbIngress: o.lb.map((ip) => ({ ip })),
+      eTP: o.type === 'ClusterIP' ? undefined : o.eTP,
+    }),
+  );
 
 const sliceArb = fc
   .record({
@@ -61,7 +70,10 @@ const configArb = fc
     lbIPs: subset([{ cidr: '192.0.2.128/25' }, { cidr: '192.0.2.99/32' }]),
     aggregation: fc.constantFrom('Enabled', 'Disabled'),
     mesh: fc.boolean(),
-    adverts: subset([{ cidr: '10.96.0.0/12', communities: ['64512:1', 'named'] }, { cidr: '0.0.0.0/0', communities: ['65000:1:2'] }]),
+    adverts: subset([
+      { cidr: '10.96.0.0/12', communities: ['64512:1', 'named'] },
+      { cidr: '0.0.0.0/0', communities: ['65000:1:2'] },
+    ]),
   })
   .map((o) =>
     o.perNode
@@ -78,7 +90,12 @@ const configArb = fc
   );
 
 const poolArb = fc
-  .record({ name: fc.constantFrom('p0', 'p1'), cidr: fc.constantFrom('198.19.0.0/16', '10.244.0.0/16'), disabled: fc.boolean(), disableBGPExport: fc.boolean() })
+  .record({
+    name: fc.constantFrom('p0', 'p1'),
+    cidr: fc.constantFrom('198.19.0.0/16', '10.244.0.0/16'),
+    disabled: fc.boolean(),
+    disableBGPExport: fc.boolean(),
+  })
   .map((o) => pool(o.name, { cidr: o.cidr, disabled: o.disabled, disableBGPExport: o.disableBGPExport }));
 
 const affinityArb = fc
@@ -87,7 +104,14 @@ const affinityArb = fc
 
 const peerArb = fc
   .record({ name: fc.constantFrom('tor', 'rr'), selector: fc.boolean(), node: fc.option(nodeName, { nil: undefined }) })
-  .map((o) => peer(o.name, o.selector ? { peerSelector: 'has(rr)', ...(o.node ? { node: o.node } : {}) } : { peerIP: '192.0.2.20', asNumber: 65000, ...(o.node ? { node: o.node } : {}) }));
+  .map((o) =>
+    peer(
+      o.name,
+      o.selector
+        ? { peerSelector: 'has(rr)', ...(o.node ? { node: o.node } : {}) }
+        : { peerIP: '192.0.2.20', asNumber: 65000, ...(o.node ? { node: o.node } : {}) },
+    ),
+  );
 
 const resourceArb: fc.Arbitrary<Resource> = fc.oneof(
   { arbitrary: serviceArb, weight: 4 },
@@ -137,14 +161,22 @@ describe('Planner (incremental)', () => {
 
   it('after any event sequence equals a from-scratch plan(state, node), and its diffs replay to the new route set', () => {
     fc.assert(
-      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) => replays(events.map((ev) => [ev]), me, (p, [ev]) => p.apply(ev))),
+      fc.property(fc.array(eventArb, { maxLength: 25 }), nodeName, (events, me) =>
+        replays(
+          events.map((ev) => [ev]),
+          me,
+          (p, [ev]) => p.apply(ev),
+        ),
+      ),
       { numRuns: 300 },
     );
   });
 
   it('applyAll over random batches equals a from-scratch plan, and its diffs replay to the new route set', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(eventArb, { maxLength: 8 }), { maxLength: 6 }), nodeName, (batches, me) => replays(batches, me, (p, batch) => p.applyAll(batch))),
+      fc.property(fc.array(fc.array(eventArb, { maxLength: 8 }), { maxLength: 6 }), nodeName, (batches, me) =>
+        replays(batches, me, (p, batch) => p.applyAll(batch)),
+      ),
       { numRuns: 200 },
     );
   });
@@ -177,7 +209,12 @@ describe('Planner (incremental)', () => {
     const local = (i: number) => i % 2 === 0 || i < 110;
     // Two /32s (cluster and external IP) per kept local service; one refused external IP per kept remote one.
     expect(planner.plan.routes.filter((r) => r.prefix.length === 32).length).toBe(2 * kept.filter(local).length);
-    expect(planner.plan.refused.map((r) => `${r.name} ${r.reason}`)).toEqual(kept.filter((i) => !local(i)).map((i) => `s${i} not-local`).sort());
+    expect(planner.plan.refused.map((r) => `${r.name} ${r.reason}`)).toEqual(
+      kept
+        .filter((i) => !local(i))
+        .map((i) => `s${i} not-local`)
+        .sort(),
+    );
   });
 
   it('a Service or EndpointSlice event recomputes only the services it touches', () => {
@@ -201,7 +238,10 @@ describe('Planner (incremental)', () => {
 
   it('a diff reports community changes as changed, not as withdraw + announce', () => {
     const planner = new Planner('worker1', stateOf([...threeNodes(), bgpConfig({ serviceClusterIPs: [{ cidr: '10.96.0.0/12' }] })]));
-    const out = planner.apply({ type: 'update', resource: bgpConfig({ serviceClusterIPs: [{ cidr: '10.96.0.0/12' }], prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['64512:100'] }] }) });
+    const out = planner.apply({
+      type: 'update',
+      resource: bgpConfig({ serviceClusterIPs: [{ cidr: '10.96.0.0/12' }], prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['64512:100'] }] }),
+    });
     expect([out.diff.added, out.diff.removed]).toEqual([[], []]);
     expect(out.diff.changed.map((r) => [String(r.prefix), r.communities.map((c) => c.text)])).toEqual([['10.96.0.0/12', ['64512:100']]]);
   });

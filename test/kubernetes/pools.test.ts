@@ -20,7 +20,12 @@ describe('§5 pod blocks: BlockAffinities confirmed for this node', () => {
 describe('§5 pod blocks: an affinity marked deleted is not confirmed', () => {
   it('deleted: "true" drops the block', async () => {
     const { validateObject } = await import('../../src/kubernetes/validate.js');
-    const r = validateObject({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: 'x' }, spec: { node: 'worker1', cidr: '198.19.0.0/26', state: 'confirmed', deleted: 'true' } });
+    const r = validateObject({
+      apiVersion: 'crd.projectcalico.org/v1',
+      kind: 'BlockAffinity',
+      metadata: { name: 'x' },
+      spec: { node: 'worker1', cidr: '198.19.0.0/26', state: 'confirmed', deleted: 'true' },
+    });
     expect(r.ok && r.resource.kind === 'BlockAffinity' && r.resource.state).toBe('pendingDeletion');
     if (r.ok) expect(prefixes(planFor([...threeNodes(), r.resource], 'worker1'))).toEqual([]);
   });
@@ -28,7 +33,10 @@ describe('§5 pod blocks: an affinity marked deleted is not confirmed', () => {
 
 describe('§5 pod blocks: Node spec.podCIDRs when no BlockAffinity is confirmed for the node', () => {
   it('uses the podCIDRs (plain Kubernetes IPAM)', () => {
-    const p = planFor([node('worker1', '192.0.2.10', { podCIDRs: ['10.244.1.0/24', 'fd00:244:1::/64'] }), affinity('worker1', '198.19.0.0/26', 'pending')], 'worker1');
+    const p = planFor(
+      [node('worker1', '192.0.2.10', { podCIDRs: ['10.244.1.0/24', 'fd00:244:1::/64'] }), affinity('worker1', '198.19.0.0/26', 'pending')],
+      'worker1',
+    );
     expect(prefixes(p)).toEqual(['10.244.1.0/24', 'fd00:244:1::/64']);
     expect(p.routes[0].reasons).toEqual([{ kind: 'Node', name: 'worker1', field: 'spec.podCIDRs' }]);
   });
@@ -106,7 +114,10 @@ describe('§1 prefixAdvertisements: communities by name or literal on routes ins
   });
   it('a node.<name> BGPConfiguration replaces prefixAdvertisements for that node only, its names resolved in its own communities', () => {
     // As Calico (mesh/communities step 2): the node-specific resource's `big` wins over default's.
-    const perNode = bgpConfig({ communities: [{ name: 'big', value: '50:50:5364' }], prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['big', '5663:12', '5663:12'] }] }, 'node.worker1');
+    const perNode = bgpConfig(
+      { communities: [{ name: 'big', value: '50:50:5364' }], prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['big', '5663:12', '5663:12'] }] },
+      'node.worker1',
+    );
     const rs = [...threeNodes(), cfg(), perNode];
     const w1 = planFor(rs, 'worker1');
     expect(w1.routes[0].communities.map((c) => c.text)).toEqual(['50:50:5364', '5663:12']);
@@ -118,7 +129,12 @@ describe('§1 prefixAdvertisements: communities by name or literal on routes ins
     const p = planFor([...threeNodes(), cfg(), perNode], 'worker1');
     expect(p.routes[0].communities.map((c) => c.text)).toEqual(['64512:9']);
     expect(p.errors).toEqual([
-      { kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[0]', message: expect.stringContaining('"big" (for 198.18.0.0/16) is not defined in BGPConfiguration node.worker1 spec.communities') },
+      {
+        kind: 'BGPConfiguration',
+        name: 'node.worker1',
+        field: 'spec.prefixAdvertisements[0].communities[0]',
+        message: expect.stringContaining('"big" (for 198.18.0.0/16) is not defined in BGPConfiguration node.worker1 spec.communities'),
+      },
       { kind: 'BGPConfiguration', name: 'node.worker1', field: 'spec.prefixAdvertisements[0].communities[1]', message: expect.stringContaining('"nope"') },
     ]);
   });

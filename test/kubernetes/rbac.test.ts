@@ -95,11 +95,13 @@ describe('deploy/daemonset.yaml', () => {
 });
 
 describe('deploy/secrets-role.yaml', () => {
-  const docs = parseAllDocuments(readFileSync(new URL('../../deploy/secrets-role.yaml', import.meta.url), 'utf8')).map((d) => d.toJSON() as Record<string, any>);
+  const docs = parseAllDocuments(readFileSync(new URL('../../deploy/secrets-role.yaml', import.meta.url), 'utf8')).map(
+    (d) => d.toJSON() as Record<string, any>,
+  );
   const role = docs.find((d) => d.kind === 'Role')!;
   const binding = docs.find((d) => d.kind === 'RoleBinding')!;
 
-  it('reads only named Secrets in kube-system (the agent\'s NAMESPACE default), bound to the agent\'s service account', () => {
+  it("reads only named Secrets in kube-system (the agent's NAMESPACE default), bound to the agent's service account", () => {
     const sa = read('deploy/serviceaccount.yaml');
     expect(role.metadata.namespace).toBe('kube-system');
     expect(role.rules).toEqual([{ apiGroups: [''], resources: ['secrets'], resourceNames: ['bgp-passwords'], verbs: ['get', 'list', 'watch'] }]);

@@ -17,8 +17,15 @@ const docsPeer = () => peer('peer-with-route-reflectors', { nodeSelector: 'all()
 const meshOff = () => bgpConfig({ nodeToNodeMeshEnabled: false });
 const row = (p: PlannedPeer) => [p.address.toString(), p.origin, p.from.name, p.routeReflectorClient, p.routeReflectorClusterId ?? null];
 
-describe('§2 reverse peerings: the route-reflector setup of Calico\'s documentation', () => {
-  const cluster = () => [rr('rr1', '192.0.2.1', '244.0.0.1'), node('n2', '192.0.2.12'), node('n3', '192.0.2.13'), node('n4', '192.0.2.14'), meshOff(), docsPeer()];
+describe("§2 reverse peerings: the route-reflector setup of Calico's documentation", () => {
+  const cluster = () => [
+    rr('rr1', '192.0.2.1', '244.0.0.1'),
+    node('n2', '192.0.2.12'),
+    node('n3', '192.0.2.13'),
+    node('n4', '192.0.2.14'),
+    meshOff(),
+    docsPeer(),
+  ];
   it('a client peers with the reflector only (forward); the reflector peers back with every client (implied reverse) as their reflector', () => {
     expect(planFor(cluster(), 'n2').peers.map(row)).toEqual([['192.0.2.1', 'forward', 'peer-with-route-reflectors', false, null]]);
     const r = planFor(cluster(), 'rr1');
@@ -43,7 +50,14 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
     for (const n of ['n2', 'n3', 'n4']) expect(planFor(cluster(), n).peers.map((p) => [p.type, p.passive])).toEqual([['node specific', false]]);
   });
   it('two reflectors with the same cluster ID peer with each other as non-clients, and each reflects to every client', () => {
-    const rs = [rr('rr1', '192.0.2.1', '244.0.0.1'), rr('rr2', '192.0.2.2', '244.0.0.1'), node('n3', '192.0.2.13'), node('n4', '192.0.2.14'), meshOff(), docsPeer()];
+    const rs = [
+      rr('rr1', '192.0.2.1', '244.0.0.1'),
+      rr('rr2', '192.0.2.2', '244.0.0.1'),
+      node('n3', '192.0.2.13'),
+      node('n4', '192.0.2.14'),
+      meshOff(),
+      docsPeer(),
+    ];
     expect(planFor(rs, 'rr1').peers.map(row)).toEqual([
       ['192.0.2.2', 'forward', 'peer-with-route-reflectors', false, null],
       ['192.0.2.13', 'reverse', 'peer-with-route-reflectors', true, '244.0.0.1'],
@@ -71,7 +85,13 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
     ]);
   });
   it('an eBGP reverse peering (the client in another AS) is not a reflector client', () => {
-    const rs = [rr('rr1', '192.0.2.1', '244.0.0.1'), node('n2', '192.0.2.12', { annotations: { 'projectcalico.org/ASNumber': '65002' } }), node('n3', '192.0.2.13'), meshOff(), docsPeer()];
+    const rs = [
+      rr('rr1', '192.0.2.1', '244.0.0.1'),
+      node('n2', '192.0.2.12', { annotations: { 'projectcalico.org/ASNumber': '65002' } }),
+      node('n3', '192.0.2.13'),
+      meshOff(),
+      docsPeer(),
+    ];
     expect(planFor(rs, 'rr1').peers.map((p) => [p.address.toString(), p.asn, p.routeReflectorClient])).toEqual([
       ['192.0.2.12', 65002, false],
       ['192.0.2.13', 64512, true],
@@ -86,7 +106,11 @@ describe('§2 reverse peerings: the route-reflector setup of Calico\'s documenta
 });
 
 describe('§2 reverse peerings: which nodes are the local side', () => {
-  const nodes = () => [node('a', '192.0.2.1', { labels: { role: 'edge' } }), node('b', '192.0.2.2', { labels: { role: 'core' } }), node('c', '192.0.2.3', { labels: { role: 'core' } })];
+  const nodes = () => [
+    node('a', '192.0.2.1', { labels: { role: 'edge' } }),
+    node('b', '192.0.2.2', { labels: { role: 'core' } }),
+    node('c', '192.0.2.3', { labels: { role: 'core' } }),
+  ];
   it('global (no node, no nodeSelector): the matched nodes peer back with every other node', () => {
     const rs = [...nodes(), meshOff(), peer('to-edge', { peerSelector: "role == 'edge'" })];
     expect(planFor(rs, 'a').peers.map((p) => [p.address.toString(), p.origin, p.type])).toEqual([
@@ -143,7 +167,13 @@ describe('§2 reverse peerings: a peerIP that is a cluster node', () => {
 
 describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
   it('a peerSelector reverses in both families', () => {
-    const rs = [rr('rr1', '192.0.2.1', '244.0.0.1', v6('2001:db8::1')), node('n2', '192.0.2.12', { annotations: v6('2001:db8::12') }), node('n3', '192.0.2.13'), meshOff(), docsPeer()];
+    const rs = [
+      rr('rr1', '192.0.2.1', '244.0.0.1', v6('2001:db8::1')),
+      node('n2', '192.0.2.12', { annotations: v6('2001:db8::12') }),
+      node('n3', '192.0.2.13'),
+      meshOff(),
+      docsPeer(),
+    ];
     expect(planFor(rs, 'rr1').peers.map((p) => [p.address.toString(), p.origin, p.routeReflectorClient, p.sourceAddress?.toString()])).toEqual([
       ['192.0.2.12', 'reverse', true, '192.0.2.1'],
       ['192.0.2.13', 'reverse', true, '192.0.2.1'],
@@ -156,7 +186,12 @@ describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
   });
   it('an explicit peering (global or node-specific) always wins over an implied one; an implied one wins over the mesh', () => {
     const base = [rr('rr1', '192.0.2.1', '244.0.0.1'), node('n2', '192.0.2.12'), node('n3', '192.0.2.13'), docsPeer()];
-    const explicit = [...base, meshOff(), peer('rr1-n2', { node: 'rr1', peerIP: '192.0.2.12', asNumber: 64512, keepaliveTime: '10s' }), peer('z-all-n3', { peerIP: '192.0.2.13', asNumber: 64512 })];
+    const explicit = [
+      ...base,
+      meshOff(),
+      peer('rr1-n2', { node: 'rr1', peerIP: '192.0.2.12', asNumber: 64512, keepaliveTime: '10s' }),
+      peer('z-all-n3', { peerIP: '192.0.2.13', asNumber: 64512 }),
+    ];
     expect(planFor(explicit, 'rr1').peers.map((p) => [p.address.toString(), p.origin, p.from.name, p.type, p.keepaliveTime ?? null])).toEqual([
       ['192.0.2.12', 'forward', 'rr1-n2', 'node specific', 10],
       ['192.0.2.13', 'forward', 'z-all-n3', 'global', null],
@@ -175,13 +210,34 @@ describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
       ['192.0.2.12', 'forward', 30],
     ]);
   });
-  it('the reverse side of a peerIP BGPPeer expects the forward side\'s localASNumber, and carries the BGPPeer\'s session settings', () => {
-    const rs = [node('a', '192.0.2.1'), node('b', '192.0.2.2'), meshOff(), peer('p', { node: 'a', peerIP: '192.0.2.2', asNumber: 64512, localASNumber: 65100, keepaliveTime: '20s', maxRestartTime: '60s', sourceAddress: 'None', nextHopMode: 'Self' })];
+  it("the reverse side of a peerIP BGPPeer expects the forward side's localASNumber, and carries the BGPPeer's session settings", () => {
+    const rs = [
+      node('a', '192.0.2.1'),
+      node('b', '192.0.2.2'),
+      meshOff(),
+      peer('p', {
+        node: 'a',
+        peerIP: '192.0.2.2',
+        asNumber: 64512,
+        localASNumber: 65100,
+        keepaliveTime: '20s',
+        maxRestartTime: '60s',
+        sourceAddress: 'None',
+        nextHopMode: 'Self',
+      }),
+    ];
     expect(planFor(rs, 'a').peers.map((p) => [p.asn, p.localAsn])).toEqual([[64512, 65100]]);
-    expect(planFor(rs, 'b').peers).toMatchObject([{ asn: 65100, localAsn: 64512, keepaliveTime: 20, maxRestartTime: 60, sourceAddress: undefined, nextHopMode: 'Self', origin: 'reverse' }]);
+    expect(planFor(rs, 'b').peers).toMatchObject([
+      { asn: 65100, localAsn: 64512, keepaliveTime: 20, maxRestartTime: 60, sourceAddress: undefined, nextHopMode: 'Self', origin: 'reverse' },
+    ]);
   });
   it('with a peerSelector, localASNumber and numAllowedLocalASNumbers are left out (as Calico) with a warning: each node speaks its own AS', () => {
-    const raw = { apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'p' }, spec: { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, numAllowedLocalASNumbers: 1, keepaliveTime: '20s' } };
+    const raw = {
+      apiVersion: 'projectcalico.org/v3',
+      kind: 'BGPPeer',
+      metadata: { name: 'p' },
+      spec: { node: 'a', peerSelector: "x == 'y'", localASNumber: 65100, numAllowedLocalASNumbers: 1, keepaliveTime: '20s' },
+    };
     const r = validateObject(raw, 'p.yaml');
     if (!r.ok) throw new Error(r.issue.message);
     expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
@@ -197,37 +253,55 @@ describe('§2 reverse peerings: dual-stack, precedence and settings', () => {
 describe('§2 symmetry', () => {
   const labels = fc.record({ role: fc.constantFrom('a', 'b', 'c'), rr: fc.boolean() });
   const sel = fc.constantFrom('all()', "role == 'a'", "role == 'b'", "role != 'c'", 'has(rr)', '!has(rr)');
-  const bgpPeer = fc.record({ scope: fc.constantFrom('global', 'node', 'nodeSelector'), node: fc.integer({ min: 0, max: 4 }), nodeSelector: sel, peerSelector: sel });
+  const bgpPeer = fc.record({
+    scope: fc.constantFrom('global', 'node', 'nodeSelector'),
+    node: fc.integer({ min: 0, max: 4 }),
+    nodeSelector: sel,
+    peerSelector: sel,
+  });
   it('for any nodes and peerSelector BGPPeers: every peering between two nodes is planned on both ends, never passive at both', () => {
     fc.assert(
-      fc.property(fc.array(labels, { minLength: 2, maxLength: 5 }), fc.array(bgpPeer, { maxLength: 4 }), fc.boolean(), fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }), (ls, ps, mesh, dual) => {
-        const rs: Resource[] = ls.map((l, i) =>
-          node(`n${i}`, `192.0.2.${i + 1}`, {
-            labels: { role: l.role, ...(l.rr ? { rr: '' } : {}) },
-            annotations: { ...(l.rr ? { 'projectcalico.org/RouteReflectorClusterID': '244.0.0.1' } : {}), ...(dual[i] ? v6(`2001:db8::${i + 1}`) : {}) },
-          }),
-        );
-        rs.push(bgpConfig({ nodeToNodeMeshEnabled: mesh }));
-        ps.forEach((p, i) => rs.push(peer(`p${i}`, { ...(p.scope === 'node' ? { node: `n${p.node}` } : p.scope === 'nodeSelector' ? { nodeSelector: p.nodeSelector } : {}), peerSelector: p.peerSelector })));
-        const plans = new Map(ls.map((_, i) => [`n${i}`, planFor(rs, `n${i}`)]));
-        const addrOf = new Map<string, string>();
-        for (const pl of plans.values()) for (const a of [pl.node.ipv4, pl.node.ipv6]) if (a) addrOf.set(a.toString(), pl.node.name);
-        for (const [name, pl] of plans) {
-          const mine = (f: 4 | 6) => (f === 4 ? pl.node.ipv4 : pl.node.ipv6)!.toString();
-          for (const p of pl.peers) {
-            const other = plans.get(addrOf.get(p.address.toString())!)!;
-            const back = other.peers.find((q) => q.address.toString() === mine(p.address.family));
-            expect(back, `${name} → ${p.address} (${p.id}) has no peering back`).toBeDefined();
-            // Never both waiting; a mesh peering has exactly one passive end (the lower address, as a string),
-            // the peerSelector ones (global or node-specific) none, as Calico does.
-            expect(p.passive && back!.passive).toBe(false);
-            expect(p.passive).toBe(p.type === 'node-to-node mesh' && p.address.toString() > mine(p.address.family));
-            if (p.type === 'node-to-node mesh' && back!.type === 'node-to-node mesh') expect(back!.passive).toBe(!p.passive);
-            // A reflector's session is a client one exactly when the far end is outside its cluster.
-            expect(p.routeReflectorClient).toBe(pl.node.routeReflectorClusterId !== undefined && other.node.routeReflectorClusterId === undefined);
+      fc.property(
+        fc.array(labels, { minLength: 2, maxLength: 5 }),
+        fc.array(bgpPeer, { maxLength: 4 }),
+        fc.boolean(),
+        fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+        (ls, ps, mesh, dual) => {
+          const rs: Resource[] = ls.map((l, i) =>
+            node(`n${i}`, `192.0.2.${i + 1}`, {
+              labels: { role: l.role, ...(l.rr ? { rr: '' } : {}) },
+              annotations: { ...(l.rr ? { 'projectcalico.org/RouteReflectorClusterID': '244.0.0.1' } : {}), ...(dual[i] ? v6(`2001:db8::${i + 1}`) : {}) },
+            }),
+          );
+          rs.push(bgpConfig({ nodeToNodeMeshEnabled: mesh }));
+          ps.forEach((p, i) =>
+            rs.push(
+              peer(`p${i}`, {
+                ...(p.scope === 'node' ? { node: `n${p.node}` } : p.scope === 'nodeSelector' ? { nodeSelector: p.nodeSelector } : {}),
+                peerSelector: p.peerSelector,
+              }),
+            ),
+          );
+          const plans = new Map(ls.map((_, i) => [`n${i}`, planFor(rs, `n${i}`)]));
+          const addrOf = new Map<string, string>();
+          for (const pl of plans.values()) for (const a of [pl.node.ipv4, pl.node.ipv6]) if (a) addrOf.set(a.toString(), pl.node.name);
+          for (const [name, pl] of plans) {
+            const mine = (f: 4 | 6) => (f === 4 ? pl.node.ipv4 : pl.node.ipv6)!.toString();
+            for (const p of pl.peers) {
+              const other = plans.get(addrOf.get(p.address.toString())!)!;
+              const back = other.peers.find((q) => q.address.toString() === mine(p.address.family));
+              expect(back, `${name} → ${p.address} (${p.id}) has no peering back`).toBeDefined();
+              // Never both waiting; a mesh peering has exactly one passive end (the lower address, as a string),
+              // the peerSelector ones (global or node-specific) none, as Calico does.
+              expect(p.passive && back!.passive).toBe(false);
+              expect(p.passive).toBe(p.type === 'node-to-node mesh' && p.address.toString() > mine(p.address.family));
+              if (p.type === 'node-to-node mesh' && back!.type === 'node-to-node mesh') expect(back!.passive).toBe(!p.passive);
+              // A reflector's session is a client one exactly when the far end is outside its cluster.
+              expect(p.routeReflectorClient).toBe(pl.node.routeReflectorClusterId !== undefined && other.node.routeReflectorClusterId === undefined);
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
   });

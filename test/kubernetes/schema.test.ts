@@ -17,10 +17,28 @@ function notesOf(raw: unknown) {
 
 describe('unknown fields of Calico resources are reported, not silently dropped', () => {
   it('a typo in BGPConfiguration is a warning that suggests the known field; the resource still applies', () => {
-    const notes = notesOf(calico('BGPConfiguration', 'default', { asNumber: 65000, serviceClusterIP: [{ cidr: '198.18.0.0/16' }], NodeToNodeMeshEnabled: false }));
+    const notes = notesOf(
+      calico('BGPConfiguration', 'default', { asNumber: 65000, serviceClusterIP: [{ cidr: '198.18.0.0/16' }], NodeToNodeMeshEnabled: false }),
+    );
     expect(notes).toEqual([
-      { severity: 'warning', file: 'm.yaml', kind: 'BGPConfiguration', namespace: undefined, name: 'default', path: 'spec.serviceClusterIP', message: 'unknown field; ignored (did you mean serviceClusterIPs?)' },
-      { severity: 'warning', file: 'm.yaml', kind: 'BGPConfiguration', namespace: undefined, name: 'default', path: 'spec.NodeToNodeMeshEnabled', message: 'unknown field; ignored (did you mean nodeToNodeMeshEnabled?)' },
+      {
+        severity: 'warning',
+        file: 'm.yaml',
+        kind: 'BGPConfiguration',
+        namespace: undefined,
+        name: 'default',
+        path: 'spec.serviceClusterIP',
+        message: 'unknown field; ignored (did you mean serviceClusterIPs?)',
+      },
+      {
+        severity: 'warning',
+        file: 'm.yaml',
+        kind: 'BGPConfiguration',
+        namespace: undefined,
+        name: 'default',
+        path: 'spec.NodeToNodeMeshEnabled',
+        message: 'unknown field; ignored (did you mean nodeToNodeMeshEnabled?)',
+      },
     ]);
   });
 
@@ -32,7 +50,9 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
   });
 
   it('a Calico feature tsbgp lacks is a warning; another component’s field is only noted as ignored', () => {
-    const notes = notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart', birdGatewayMode: 'Recursive' }));
+    const notes = notesOf(
+      calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart', birdGatewayMode: 'Recursive' }),
+    );
     expect(notes.map((n) => [n.severity, n.path])).toEqual([
       ['warning', 'spec.restartMode'],
       ['ignored', 'spec.birdGatewayMode'],
@@ -47,12 +67,23 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
   });
 
   it('setting a Calico feature to its default (what tsbgp does anyway) is no warning', () => {
-    expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'GracefulRestart', failureDetectionMode: 'None' }))).toEqual([]);
-    expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart' })).map((n) => [n.severity, n.path])).toEqual([['warning', 'spec.restartMode']]);
+    expect(notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'GracefulRestart', failureDetectionMode: 'None' }))).toEqual(
+      [],
+    );
+    expect(
+      notesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, restartMode: 'LongLivedGracefulRestart' })).map((n) => [n.severity, n.path]),
+    ).toEqual([['warning', 'spec.restartMode']]);
   });
 
   it('Kubernetes kinds are not checked (their objects come with many fields tsbgp has no use for)', () => {
-    expect(notesOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'd' }, spec: { clusterIP: '198.18.0.1', sessionAffinity: 'None', ports: [{ port: 80 }] } })).toEqual([]);
+    expect(
+      notesOf({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 's', namespace: 'd' },
+        spec: { clusterIP: '198.18.0.1', sessionAffinity: 'None', ports: [{ port: 80 }] },
+      }),
+    ).toEqual([]);
   });
 
   it('every field of the schema is known: an object using all of them gets no note (property)', () => {
@@ -93,7 +124,12 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
 
   it('validateAll keeps warnings per resource and notes an ignored Calico field once per kind and field', () => {
     const pool = (name: string, cidr: string) => calico('IPPool', name, { cidr, ipipMode: 'Never', natOutgoing: true, disableIPFragmentation: false });
-    const v = validateAll([pool('a', '198.19.0.0/16'), pool('b', '198.20.0.0/16'), calico('IPPool', 'c', { cidr: '198.21.0.0/16', blocksize: 26 })].map((object) => ({ object, file: 'p.yaml' })));
+    const v = validateAll(
+      [pool('a', '198.19.0.0/16'), pool('b', '198.20.0.0/16'), calico('IPPool', 'c', { cidr: '198.21.0.0/16', blocksize: 26 })].map((object) => ({
+        object,
+        file: 'p.yaml',
+      })),
+    );
     expect(v.resources.map((r) => r.name)).toEqual(['a', 'b', 'c']);
     expect(v.issues.map((i) => [i.severity, i.name, i.path])).toEqual([
       ['ignored', 'a', 'spec.natOutgoing'],
@@ -107,7 +143,16 @@ describe('unknown fields of Calico resources are reported, not silently dropped'
     const typo = validateAll([{ object: calico('BGPPeer', 'tor', { peerIP: '192.0.2.1', asNumber: 65000, keepAliveTime: '10s' }), file: 'x.yaml' }]);
     const view = planJson(plan(stateOf([...loaded.resources, ...typo.resources]), 'worker1'), { issues: [...loaded.issues, ...typo.issues] });
     expect(view.errors).toEqual([]);
-    expect(view.warnings).toEqual([{ file: 'x.yaml', kind: 'BGPPeer', namespace: null, name: 'tor', field: 'spec.keepAliveTime', message: 'unknown field; ignored (did you mean keepaliveTime?)' }]);
+    expect(view.warnings).toEqual([
+      {
+        file: 'x.yaml',
+        kind: 'BGPPeer',
+        namespace: null,
+        name: 'tor',
+        field: 'spec.keepAliveTime',
+        message: 'unknown field; ignored (did you mean keepaliveTime?)',
+      },
+    ]);
     expect(loaded.issues.filter((i) => i.severity === 'warning')).toEqual([]);
   });
 

@@ -17,7 +17,7 @@ describe('Calico selector evaluation', () => {
     ["rack != 'r2'", true],
     ["missing != 'x'", true],
     ["rack in {'r1','r2'}", true],
-    ["rack in {}", false],
+    ['rack in {}', false],
     ["rack not in {'r1'}", false],
     ["missing not in {'r1'}", true],
     ["zone contains 'es'", true],
@@ -29,10 +29,10 @@ describe('Calico selector evaluation', () => {
     ["rack == 'r2' || zone == 'east' && has(rack)", false],
     ["(rack == 'r2' || zone == 'west') && !has(route-reflector)", false],
     ["!(rack == 'r2')", true],
-    ["!!has(rack)", true],
+    ['!!has(rack)', true],
     // && binds tighter than ||
-    ["has(rack) || has(x) && has(y)", true],
-    ["(has(rack) || has(x)) && has(y)", false],
+    ['has(rack) || has(x) && has(y)', true],
+    ['(has(rack) || has(x)) && has(y)', false],
   ])('%s → %s', (text, expected) => {
     expect(matches(parseSelector(text), labels)).toBe(expected);
   });
@@ -41,7 +41,7 @@ describe('Calico selector evaluation', () => {
 describe('Calico selector parse errors', () => {
   it.each([
     ["rack = 'r1'", 5, 'single "="'],
-    ["rack == r1", 8, 'expected a quoted string'],
+    ['rack == r1', 8, 'expected a quoted string'],
     ["rack == 'r1", 8, 'unterminated string'],
     ['has(rack', 8, 'expected ")"'],
     ["(rack == 'a'", 12, 'expected ")"'],
@@ -102,14 +102,20 @@ describe('selector parser on untrusted text (property)', () => {
   it('either parses or throws SelectorError, never anything else', () => {
     const pieces = fc.constantFrom('has(', ')', '(', 'a', "'x'", '"y"', '==', '!=', '!', '&&', '||', ' in ', ' not ', '{', '}', ',', 'all()', ' ', '=', '&');
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.array(pieces, { maxLength: 12 }).map((p) => p.join(''))), (text) => {
-        try {
-          const s = parseSelector(text);
-          expect(typeof matches(s, { a: 'x' })).toBe('boolean');
-        } catch (e) {
-          expect(e).toBeInstanceOf(SelectorError);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.array(pieces, { maxLength: 12 }).map((p) => p.join('')),
+        ),
+        (text) => {
+          try {
+            const s = parseSelector(text);
+            expect(typeof matches(s, { a: 'x' })).toBe('boolean');
+          } catch (e) {
+            expect(e).toBeInstanceOf(SelectorError);
+          }
+        },
+      ),
       { numRuns: 3000 },
     );
   });

@@ -78,7 +78,12 @@ describe('§4 rule A: eTP Cluster and the IP in a single-IP allow-list entry: fr
     ['NodePort', 'externalIP', { type: 'NodePort', clusterIP: '10.96.0.5', externalIPs: ['198.51.100.7'], eTP: 'Cluster' }, '198.51.100.7/32'],
     ['LoadBalancer', 'externalIP', { type: 'LoadBalancer', clusterIP: '10.96.0.5', externalIPs: ['198.51.100.7'] }, '198.51.100.7/32'],
     ['LoadBalancer', 'loadBalancerIP', { type: 'LoadBalancer', clusterIP: '10.96.0.5', lbIngress: [{ ip: '192.0.2.99' }] }, '192.0.2.99/32'],
-    ['LoadBalancer IPv6', 'externalIP', { type: 'LoadBalancer', clusterIPs: ['fd00:96::5'], externalIPs: ['2001:db8:e::1'], ipFamilies: ['IPv6'] }, '2001:db8:e::1/128'],
+    [
+      'LoadBalancer IPv6',
+      'externalIP',
+      { type: 'LoadBalancer', clusterIPs: ['fd00:96::5'], externalIPs: ['2001:db8:e::1'], ipFamilies: ['IPv6'] },
+      '2001:db8:e::1/128',
+    ],
   ] as const)('%s %s (Calico bug #11204 avoided)', (_t, source, opts, expected) => {
     for (const n of NODES) {
       const p = planFor([...threeNodes(), bgpConfig(ranges), svc('s', opts)], n); // no EndpointSlice at all
@@ -124,11 +129,27 @@ describe('§4 rule C Local: advertise only from a node with a ready local endpoi
     }
   });
   it('Calico bug #13246 avoided: a not-ready local endpoint attracts no traffic', () => {
-    const p = planFor([...threeNodes(), bgpConfig(ranges), svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local' }), slice('web-a', 'web', [{ node: 'worker1', ready: false }])], 'worker1');
+    const p = planFor(
+      [
+        ...threeNodes(),
+        bgpConfig(ranges),
+        svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local' }),
+        slice('web-a', 'web', [{ node: 'worker1', ready: false }]),
+      ],
+      'worker1',
+    );
     expect(hostRoutes(p)).toEqual([]);
   });
   it('an endpoint without conditions.ready counts as ready', () => {
-    const p = planFor([...threeNodes(), bgpConfig(ranges), svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local' }), slice('web-a', 'web', [{ node: 'worker1' }])], 'worker1');
+    const p = planFor(
+      [
+        ...threeNodes(),
+        bgpConfig(ranges),
+        svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local' }),
+        slice('web-a', 'web', [{ node: 'worker1' }]),
+      ],
+      'worker1',
+    );
     expect(hostRoutes(p)).toEqual(['10.96.0.10/32']);
   });
   it('only slices whose addressType is in the service ipFamilies count', () => {
@@ -138,7 +159,9 @@ describe('§4 rule C Local: advertise only from a node with a ready local endpoi
   });
   it('slices of another namespace or service do not count', () => {
     const rs = [...threeNodes(), bgpConfig(ranges), svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local' })];
-    expect(hostRoutes(planFor([...rs, slice('x', 'web', [{ node: 'worker1' }], { ns: 'other' }), slice('y', 'api', [{ node: 'worker1' }])], 'worker1'))).toEqual([]);
+    expect(
+      hostRoutes(planFor([...rs, slice('x', 'web', [{ node: 'worker1' }], { ns: 'other' }), slice('y', 'api', [{ node: 'worker1' }])], 'worker1')),
+    ).toEqual([]);
   });
 });
 
@@ -148,7 +171,9 @@ describe('§4 rule C Cluster with aggregation Disabled: from every node if any r
   it.each(NODES)('%s advertises the /32s when a ready endpoint exists on worker2', (n) => {
     const p = planFor([...threeNodes(), cfg, s, slice('lb-1', 'lb', [{ node: 'worker2' }])], n);
     expect(hostRoutes(p)).toEqual(['10.96.0.20/32', '192.0.2.150/32']);
-    expect(p.routes.find((r) => r.prefix.toString() === '192.0.2.150/32')!.reasons[0]).toMatchObject({ rule: 'serviceLoadBalancerAggregation=Disabled with a ready endpoint' });
+    expect(p.routes.find((r) => r.prefix.toString() === '192.0.2.150/32')!.reasons[0]).toMatchObject({
+      rule: 'serviceLoadBalancerAggregation=Disabled with a ready endpoint',
+    });
   });
   it('advertises nothing when every endpoint is not ready, and says why', () => {
     const p = planFor([...threeNodes(), cfg, s, slice('lb-1', 'lb', [{ node: 'worker2', ready: false }])], 'worker1');
@@ -173,21 +198,46 @@ describe('§4 advertised: clusterIPs only when some serviceClusterIPs CIDR is co
 
 describe('§4 advertised: external IPs only inside serviceExternalIPs', () => {
   it('an external IP outside the allow-list is refused with the reason', () => {
-    const p = planFor([...threeNodes(), bgpConfig(ranges), svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', externalIPs: ['203.0.113.10', '100.64.0.1'], eTP: 'Local' }), slice('a', 'web', [{ node: 'worker1' }])], 'worker1');
+    const p = planFor(
+      [
+        ...threeNodes(),
+        bgpConfig(ranges),
+        svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', externalIPs: ['203.0.113.10', '100.64.0.1'], eTP: 'Local' }),
+        slice('a', 'web', [{ node: 'worker1' }]),
+      ],
+      'worker1',
+    );
     expect(hostRoutes(p)).toEqual(['10.96.0.10/32', '203.0.113.10/32']);
     expect(p.refused).toEqual([
-      { namespace: 'default', name: 'web', ip: '100.64.0.1', source: 'externalIP', reason: 'outside allow-list', message: expect.stringContaining('serviceExternalIPs') },
+      {
+        namespace: 'default',
+        name: 'web',
+        ip: '100.64.0.1',
+        source: 'externalIP',
+        reason: 'outside allow-list',
+        message: expect.stringContaining('serviceExternalIPs'),
+      },
     ]);
   });
 });
 
 describe('§4 advertised: LB ingress IPs from status (not spec) inside serviceLoadBalancerIPs', () => {
   it('Calico bug #11917 avoided: spec.loadBalancerIP alone is never advertised', () => {
-    const p = planFor([...threeNodes(), bgpConfig(ranges), svc('lb', { type: 'LoadBalancer', clusterIP: '10.96.0.20', loadBalancerIP: '192.0.2.99' })], 'worker1');
+    const p = planFor(
+      [...threeNodes(), bgpConfig(ranges), svc('lb', { type: 'LoadBalancer', clusterIP: '10.96.0.20', loadBalancerIP: '192.0.2.99' })],
+      'worker1',
+    );
     expect(hostRoutes(p)).toEqual([]);
   });
   it('the status IP is advertised; one outside the allow-list is refused', () => {
-    const p = planFor([...threeNodes(), bgpConfig(ranges), svc('lb', { type: 'LoadBalancer', clusterIP: '10.96.0.20', lbIngress: [{ ip: '192.0.2.99' }, { ip: '100.64.1.1' }] })], 'worker1');
+    const p = planFor(
+      [
+        ...threeNodes(),
+        bgpConfig(ranges),
+        svc('lb', { type: 'LoadBalancer', clusterIP: '10.96.0.20', lbIngress: [{ ip: '192.0.2.99' }, { ip: '100.64.1.1' }] }),
+      ],
+      'worker1',
+    );
     expect(hostRoutes(p)).toEqual(['192.0.2.99/32']);
     expect(p.refused.map((r) => [r.ip, r.source, r.reason])).toEqual([['100.64.1.1', 'loadBalancerIP', 'outside allow-list']]);
   });
@@ -220,7 +270,12 @@ describe('§4 Calico bug (EndpointSlice key mismatch) avoided: deleting a slice 
   it('a delete event carrying only the slice identity removes the eTP Local route', () => {
     const planner = new Planner(
       'worker1',
-      stateOf([...threeNodes(), bgpConfig(ranges), svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local', ns: 'shop' }), slice('web-x1', 'web', [{ node: 'worker1' }], { ns: 'shop' })]),
+      stateOf([
+        ...threeNodes(),
+        bgpConfig(ranges),
+        svc('web', { type: 'NodePort', clusterIP: '10.96.0.10', eTP: 'Local', ns: 'shop' }),
+        slice('web-x1', 'web', [{ node: 'worker1' }], { ns: 'shop' }),
+      ]),
     );
     expect(hostRoutes(planner.plan)).toEqual(['10.96.0.10/32']);
     const out = planner.apply({ type: 'delete', kind: 'EndpointSlice', namespace: 'shop', name: 'web-x1' });
@@ -232,7 +287,10 @@ describe('§4 Calico bug (EndpointSlice key mismatch) avoided: deleting a slice 
 
 describe('§4 an empty entry in a service range list (Calico case mesh/static-routes)', () => {
   it('is left out and the other ranges are advertised', () => {
-    const conf = bgpConfig({ serviceClusterIPs: [{ cidr: '198.18.0.0/16' }, {}, { cidr: '2001:db8:96::/112' }], serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }, {}] });
+    const conf = bgpConfig({
+      serviceClusterIPs: [{ cidr: '198.18.0.0/16' }, {}, { cidr: '2001:db8:96::/112' }],
+      serviceLoadBalancerIPs: [{ cidr: '203.0.113.0/24' }, {}],
+    });
     const p = planFor([node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/IPv6Address': '2001:db8::10/64' } }), conf], 'worker1');
     expect(p.routes.map((r) => r.prefix.toString())).toEqual(['198.18.0.0/16', '203.0.113.0/24', '2001:db8:96::/112']);
     expect(p.exportAllowList.serviceRanges.map((r) => [r.prefix.toString(), r.field])).toEqual([

@@ -11,7 +11,10 @@ import { validateObject } from '../../src/kubernetes/validate.js';
 import { specFields } from '../../src/kubernetes/validate-fields.js';
 
 /** A valid spec of each kind, and where its field maps are (BGPFilter: a rule). */
-const BASES: Record<string, { spec: Record<string, unknown>; at: (spec: Record<string, unknown>) => Record<string, unknown>; path: string; schema: (k: (typeof KINDS)[number]) => Field }> = {
+const BASES: Record<
+  string,
+  { spec: Record<string, unknown>; at: (spec: Record<string, unknown>) => Record<string, unknown>; path: string; schema: (k: (typeof KINDS)[number]) => Field }
+> = {
   BGPConfiguration: { spec: {}, at: (s) => s, path: 'spec', schema: (k) => k.spec },
   BGPPeer: { spec: { peerIP: '192.0.2.1', asNumber: 65000 }, at: (s) => s, path: 'spec', schema: (k) => k.spec },
   IPPool: { spec: { cidr: '198.19.0.0/16' }, at: (s) => s, path: 'spec', schema: (k) => k.spec },
@@ -47,7 +50,10 @@ describe('the Calico kinds are checked against schema.ts', () => {
           base.at(spec)[name] = 'NotAValue';
           const r = validateObject(object(k.kind, spec));
           expect(r.ok).toBe(false);
-          if (!r.ok) expect(r.issues).toContainEqual(expect.objectContaining({ path: `${base.path}.${name}`, message: `unknown value "NotAValue" (expected one of ${f.enum!.join(', ')})` }));
+          if (!r.ok)
+            expect(r.issues).toContainEqual(
+              expect.objectContaining({ path: `${base.path}.${name}`, message: `unknown value "NotAValue" (expected one of ${f.enum!.join(', ')})` }),
+            );
         });
       }
       if (f.t === 'integer' && f.max !== undefined && !(k.kind === 'IPPool' && name === 'blockSize')) {
@@ -56,7 +62,10 @@ describe('the Calico kinds are checked against schema.ts', () => {
           base.at(spec)[name] = f.max! + 1;
           const r = validateObject(object(k.kind, spec));
           expect(r.ok).toBe(false);
-          if (!r.ok) expect(r.issues).toContainEqual(expect.objectContaining({ path: `${base.path}.${name}`, message: `${f.max! + 1} is out of range (${f.min} to ${f.max})` }));
+          if (!r.ok)
+            expect(r.issues).toContainEqual(
+              expect.objectContaining({ path: `${base.path}.${name}`, message: `${f.max! + 1} is out of range (${f.min} to ${f.max})` }),
+            );
           base.at(spec)[name] = f.max;
           expect(validateObject(object(k.kind, spec)).ok).toBe(true);
         });

@@ -12,7 +12,14 @@ function issueOf(raw: unknown) {
 
 describe('validation errors name the file, kind, namespace/name and field', () => {
   it.each([
-    ['bad CIDR with host bits', calico('IPPool', 'pool1', { cidr: '198.19.0.1/16' }), 'IPPool', 'pool1', 'spec.cidr', 'host bits set; did you mean 198.19.0.0/16'],
+    [
+      'bad CIDR with host bits',
+      calico('IPPool', 'pool1', { cidr: '198.19.0.1/16' }),
+      'IPPool',
+      'pool1',
+      'spec.cidr',
+      'host bits set; did you mean 198.19.0.0/16',
+    ],
     [
       'unknown enum matchOperator "Equals"',
       calico('BGPFilter', 'f1', { exportV4: [{ action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'Equals' }] }),
@@ -21,32 +28,200 @@ describe('validation errors name the file, kind, namespace/name and field', () =
       'spec.exportV4[0].matchOperator',
       'unknown value "Equals" (expected one of Equal, NotEqual, In, NotIn)',
     ],
-    ['peer without peerIP and without peerSelector', calico('BGPPeer', 'tor', { asNumber: 65000 }), 'BGPPeer', 'tor', 'spec.peerIP', 'is required when spec.peerSelector is not set'],
-    ['reachableBy of another family than peerIP', calico('BGPPeer', 'rb', { peerIP: '192.0.2.1', asNumber: 65000, reachableBy: '2001:db8::1' }), 'BGPPeer', 'rb', 'spec.reachableBy', 'is IPv6 but spec.peerIP 192.0.2.1 is IPv4'],
-    ['reachableBy without peerIP', calico('BGPPeer', 'rb2', { peerSelector: 'all()', reachableBy: '192.0.2.254' }), 'BGPPeer', 'rb2', 'spec.reachableBy', 'needs spec.peerIP'],
-    ['local workload peering with a peerIP', calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'", peerIP: '192.0.2.1', asNumber: 65000 }), 'BGPPeer', 'pods', 'spec.peerIP', 'must be empty when spec.localWorkloadSelector is set'],
-    ['local workload peering without asNumber', calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'" }), 'BGPPeer', 'pods', 'spec.asNumber', 'is required when spec.localWorkloadSelector is set'],
-    ['BGPFilter cidr without matchOperator', calico('BGPFilter', 'f2', { importV4: [{ action: 'Reject', cidr: '10.0.0.0/8' }] }), 'BGPFilter', 'f2', 'spec.importV4[0].matchOperator', 'is required when cidr is set'],
-    ['BGPFilter matchOperator without cidr', calico('BGPFilter', 'f3', { exportV6: [{ action: 'Reject', matchOperator: 'In' }] }), 'BGPFilter', 'f3', 'spec.exportV6[0].cidr', 'is required when matchOperator is set'],
-    ['prefixLength without cidr', calico('BGPFilter', 'f4', { exportV4: [{ action: 'Accept', prefixLength: { min: 24 } }] }), 'BGPFilter', 'f4', 'spec.exportV4[0].prefixLength', 'needs cidr'],
-    ['IPv6 cidr in a V4 list', calico('BGPFilter', 'f5', { exportV4: [{ action: 'Accept', cidr: 'fd00::/8', matchOperator: 'In' }] }), 'BGPFilter', 'f5', 'spec.exportV4[0].cidr', 'not an IPv4 CIDR'],
-    ['selector that does not parse', calico('BGPPeer', 'rr', { nodeSelector: "rack = 'r1'", peerIP: '192.0.2.1', asNumber: 65000 }), 'BGPPeer', 'rr', 'spec.nodeSelector', 'invalid selector'],
-    ['IPPool nodeSelector that does not parse', calico('IPPool', 'p', { cidr: '10.0.0.0/16', nodeSelector: 'has(' }), 'IPPool', 'p', 'spec.nodeSelector', 'invalid selector'],
-    ['node and nodeSelector together', calico('BGPPeer', 'x', { node: 'a', nodeSelector: 'all()', peerIP: '192.0.2.1', asNumber: 1 }), 'BGPPeer', 'x', 'spec.nodeSelector', 'cannot be set together with spec.node'],
-    ['peerSelector with peerIP', calico('BGPPeer', 'y', { peerSelector: 'all()', peerIP: '192.0.2.1' }), 'BGPPeer', 'y', 'spec.peerIP', 'cannot be set together with spec.peerSelector'],
+    [
+      'peer without peerIP and without peerSelector',
+      calico('BGPPeer', 'tor', { asNumber: 65000 }),
+      'BGPPeer',
+      'tor',
+      'spec.peerIP',
+      'is required when spec.peerSelector is not set',
+    ],
+    [
+      'reachableBy of another family than peerIP',
+      calico('BGPPeer', 'rb', { peerIP: '192.0.2.1', asNumber: 65000, reachableBy: '2001:db8::1' }),
+      'BGPPeer',
+      'rb',
+      'spec.reachableBy',
+      'is IPv6 but spec.peerIP 192.0.2.1 is IPv4',
+    ],
+    [
+      'reachableBy without peerIP',
+      calico('BGPPeer', 'rb2', { peerSelector: 'all()', reachableBy: '192.0.2.254' }),
+      'BGPPeer',
+      'rb2',
+      'spec.reachableBy',
+      'needs spec.peerIP',
+    ],
+    [
+      'local workload peering with a peerIP',
+      calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'", peerIP: '192.0.2.1', asNumber: 65000 }),
+      'BGPPeer',
+      'pods',
+      'spec.peerIP',
+      'must be empty when spec.localWorkloadSelector is set',
+    ],
+    [
+      'local workload peering without asNumber',
+      calico('BGPPeer', 'pods', { localWorkloadSelector: "app == 'bgp'" }),
+      'BGPPeer',
+      'pods',
+      'spec.asNumber',
+      'is required when spec.localWorkloadSelector is set',
+    ],
+    [
+      'BGPFilter cidr without matchOperator',
+      calico('BGPFilter', 'f2', { importV4: [{ action: 'Reject', cidr: '10.0.0.0/8' }] }),
+      'BGPFilter',
+      'f2',
+      'spec.importV4[0].matchOperator',
+      'is required when cidr is set',
+    ],
+    [
+      'BGPFilter matchOperator without cidr',
+      calico('BGPFilter', 'f3', { exportV6: [{ action: 'Reject', matchOperator: 'In' }] }),
+      'BGPFilter',
+      'f3',
+      'spec.exportV6[0].cidr',
+      'is required when matchOperator is set',
+    ],
+    [
+      'prefixLength without cidr',
+      calico('BGPFilter', 'f4', { exportV4: [{ action: 'Accept', prefixLength: { min: 24 } }] }),
+      'BGPFilter',
+      'f4',
+      'spec.exportV4[0].prefixLength',
+      'needs cidr',
+    ],
+    [
+      'IPv6 cidr in a V4 list',
+      calico('BGPFilter', 'f5', { exportV4: [{ action: 'Accept', cidr: 'fd00::/8', matchOperator: 'In' }] }),
+      'BGPFilter',
+      'f5',
+      'spec.exportV4[0].cidr',
+      'not an IPv4 CIDR',
+    ],
+    [
+      'selector that does not parse',
+      calico('BGPPeer', 'rr', { nodeSelector: "rack = 'r1'", peerIP: '192.0.2.1', asNumber: 65000 }),
+      'BGPPeer',
+      'rr',
+      'spec.nodeSelector',
+      'invalid selector',
+    ],
+    [
+      'IPPool nodeSelector that does not parse',
+      calico('IPPool', 'p', { cidr: '10.0.0.0/16', nodeSelector: 'has(' }),
+      'IPPool',
+      'p',
+      'spec.nodeSelector',
+      'invalid selector',
+    ],
+    [
+      'node and nodeSelector together',
+      calico('BGPPeer', 'x', { node: 'a', nodeSelector: 'all()', peerIP: '192.0.2.1', asNumber: 1 }),
+      'BGPPeer',
+      'x',
+      'spec.nodeSelector',
+      'cannot be set together with spec.node',
+    ],
+    [
+      'peerSelector with peerIP',
+      calico('BGPPeer', 'y', { peerSelector: 'all()', peerIP: '192.0.2.1' }),
+      'BGPPeer',
+      'y',
+      'spec.peerIP',
+      'cannot be set together with spec.peerSelector',
+    ],
     ['bad peerIP port', calico('BGPPeer', 'z', { peerIP: '192.0.2.1:99999', asNumber: 1 }), 'BGPPeer', 'z', 'spec.peerIP', 'port "99999"'],
-    ['unknown aggregation value', calico('BGPConfiguration', 'default', { serviceLoadBalancerAggregation: 'Off' }), 'BGPConfiguration', 'default', 'spec.serviceLoadBalancerAggregation', 'unknown value "Off"'],
-    ['service range with host bits', calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }] }), 'BGPConfiguration', 'default', 'spec.serviceClusterIPs[0].cidr', 'host bits set'],
-    ['bad community literal', calico('BGPConfiguration', 'default', { communities: [{ name: 'c', value: '70000:1' }] }), 'BGPConfiguration', 'default', 'spec.communities[0].value', 'community AS (70000 is above 65535)'],
-    ['undefined community name', calico('BGPConfiguration', 'default', { prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['nope'] }] }), 'BGPConfiguration', 'default', 'spec.prefixAdvertisements[0].communities[0]', 'not defined in spec.communities'],
+    [
+      'unknown aggregation value',
+      calico('BGPConfiguration', 'default', { serviceLoadBalancerAggregation: 'Off' }),
+      'BGPConfiguration',
+      'default',
+      'spec.serviceLoadBalancerAggregation',
+      'unknown value "Off"',
+    ],
+    [
+      'service range with host bits',
+      calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }] }),
+      'BGPConfiguration',
+      'default',
+      'spec.serviceClusterIPs[0].cidr',
+      'host bits set',
+    ],
+    [
+      'bad community literal',
+      calico('BGPConfiguration', 'default', { communities: [{ name: 'c', value: '70000:1' }] }),
+      'BGPConfiguration',
+      'default',
+      'spec.communities[0].value',
+      'community AS (70000 is above 65535)',
+    ],
+    [
+      'undefined community name',
+      calico('BGPConfiguration', 'default', { prefixAdvertisements: [{ cidr: '10.0.0.0/8', communities: ['nope'] }] }),
+      'BGPConfiguration',
+      'default',
+      'spec.prefixAdvertisements[0].communities[0]',
+      'not defined in spec.communities',
+    ],
     ['listenPort out of range', calico('BGPConfiguration', 'default', { listenPort: 0 }), 'BGPConfiguration', 'default', 'spec.listenPort', 'out of range'],
-    ['bad duration', calico('BGPPeer', 'd', { peerIP: '192.0.2.1', asNumber: 1, maxRestartTime: '2 minutes' }), 'BGPPeer', 'd', 'spec.maxRestartTime', 'expected a duration'],
-    ['blockSize larger than the pool', calico('IPPool', 'small', { cidr: '10.0.0.0/28', blockSize: 26 }), 'IPPool', 'small', 'spec.blockSize', 'larger than the pool'],
-    ['BlockAffinity without node', calico('BlockAffinity', 'b', { cidr: '10.0.0.0/26' }, 'crd.projectcalico.org/v1'), 'BlockAffinity', 'b', 'spec.node', 'is required'],
-    ['unknown BlockAffinity state', calico('BlockAffinity', 'b', { node: 'n', cidr: '10.0.0.0/26', state: 'done' }), 'BlockAffinity', 'b', 'spec.state', 'unknown value "done"'],
-    ['wrong apiVersion', calico('IPPool', 'p', { cidr: '10.0.0.0/16' }, 'projectcalico.org/v2'), 'IPPool', 'p', 'apiVersion', 'expected "projectcalico.org/v3" or "crd.projectcalico.org/v1"'],
-    ['bad node AS annotation', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', annotations: { 'projectcalico.org/ASNumber': 'sixty' } } }, 'Node', 'n1', 'metadata.annotations.projectcalico.org/ASNumber', 'expected an AS number'],
-    ['bad node podCIDR', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: { podCIDRs: ['10.244.1.1/24'] } }, 'Node', 'n1', 'spec.podCIDRs[0]', 'host bits set'],
+    [
+      'bad duration',
+      calico('BGPPeer', 'd', { peerIP: '192.0.2.1', asNumber: 1, maxRestartTime: '2 minutes' }),
+      'BGPPeer',
+      'd',
+      'spec.maxRestartTime',
+      'expected a duration',
+    ],
+    [
+      'blockSize larger than the pool',
+      calico('IPPool', 'small', { cidr: '10.0.0.0/28', blockSize: 26 }),
+      'IPPool',
+      'small',
+      'spec.blockSize',
+      'larger than the pool',
+    ],
+    [
+      'BlockAffinity without node',
+      calico('BlockAffinity', 'b', { cidr: '10.0.0.0/26' }, 'crd.projectcalico.org/v1'),
+      'BlockAffinity',
+      'b',
+      'spec.node',
+      'is required',
+    ],
+    [
+      'unknown BlockAffinity state',
+      calico('BlockAffinity', 'b', { node: 'n', cidr: '10.0.0.0/26', state: 'done' }),
+      'BlockAffinity',
+      'b',
+      'spec.state',
+      'unknown value "done"',
+    ],
+    [
+      'wrong apiVersion',
+      calico('IPPool', 'p', { cidr: '10.0.0.0/16' }, 'projectcalico.org/v2'),
+      'IPPool',
+      'p',
+      'apiVersion',
+      'expected "projectcalico.org/v3" or "crd.projectcalico.org/v1"',
+    ],
+    [
+      'bad node AS annotation',
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1', annotations: { 'projectcalico.org/ASNumber': 'sixty' } } },
+      'Node',
+      'n1',
+      'metadata.annotations.projectcalico.org/ASNumber',
+      'expected an AS number',
+    ],
+    [
+      'bad node podCIDR',
+      { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: { podCIDRs: ['10.244.1.1/24'] } },
+      'Node',
+      'n1',
+      'spec.podCIDRs[0]',
+      'host bits set',
+    ],
   ])('%s', (_label, raw, kind, name, path, message) => {
     const issue = issueOf(raw);
     expect(issue).toMatchObject({ severity: 'error', file: 'manifests/bgp.yaml', kind, name, path });
@@ -55,7 +230,12 @@ describe('validation errors name the file, kind, namespace/name and field', () =
   });
 
   it('namespaced resources name their namespace', () => {
-    const issue = issueOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'customer', namespace: 'yaobank' }, spec: { externalIPs: ['203.0.113.300'] } });
+    const issue = issueOf({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'customer', namespace: 'yaobank' },
+      spec: { externalIPs: ['203.0.113.300'] },
+    });
     expect(issue).toMatchObject({ kind: 'Service', namespace: 'yaobank', name: 'customer', path: 'spec.externalIPs[0]' });
     expect(formatIssue(issue)).toMatch(/^manifests\/bgp\.yaml: Service yaobank\/customer: spec\.externalIPs\[0\]: invalid IPv4 address/);
     const eTP = issueOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'c', namespace: 'y' }, spec: { externalTrafficPolicy: 'Global' } });
@@ -76,7 +256,9 @@ describe('every independent mistake of a resource is reported, not only the firs
   };
 
   it('BGPPeer: a bad duration, port and filter name in one pass, in field order', () => {
-    const got = issuesOf(calico('BGPPeer', 'tor', { peerIP: '192.0.2.1:99999', asNumber: 65000, maxRestartTime: '2 minutes', filters: ['ok', 7], ttlSecurity: 300 }));
+    const got = issuesOf(
+      calico('BGPPeer', 'tor', { peerIP: '192.0.2.1:99999', asNumber: 65000, maxRestartTime: '2 minutes', filters: ['ok', 7], ttlSecurity: 300 }),
+    );
     expect(got).toEqual([
       expect.stringMatching(/^spec\.filters\[1\]: expected a BGPFilter name/),
       expect.stringMatching(/^spec\.peerIP: port "99999"/),
@@ -86,13 +268,15 @@ describe('every independent mistake of a resource is reported, not only the firs
   });
 
   it('BGPFilter: each bad rule, and each bad field of a rule', () => {
-    const got = issuesOf(calico('BGPFilter', 'f', {
-      exportV4: [
-        { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'Equals' },
-        { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'In', peerType: 'external', priority: 0 },
-      ],
-      importV6: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }],
-    }));
+    const got = issuesOf(
+      calico('BGPFilter', 'f', {
+        exportV4: [
+          { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'Equals' },
+          { action: 'Accept', cidr: '10.0.0.0/8', matchOperator: 'In', peerType: 'external', priority: 0 },
+        ],
+        importV6: [{ action: 'Reject', cidr: '10.0.0.0/8', matchOperator: 'In' }],
+      }),
+    );
     expect(got).toEqual([
       expect.stringMatching(/^spec\.exportV4\[0\]\.matchOperator: unknown value "Equals"/),
       expect.stringMatching(/^spec\.exportV4\[1\]\.peerType: unknown value "external"/),
@@ -102,12 +286,27 @@ describe('every independent mistake of a resource is reported, not only the firs
   });
 
   it('Service and BGPConfiguration: each bad list element', () => {
-    expect(issuesOf({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: { externalIPs: ['203.0.113.300', '203.0.113.5', 'x'], externalTrafficPolicy: 'Global' } })).toEqual([
+    expect(
+      issuesOf({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 's' },
+        spec: { externalIPs: ['203.0.113.300', '203.0.113.5', 'x'], externalTrafficPolicy: 'Global' },
+      }),
+    ).toEqual([
       expect.stringMatching(/^spec\.externalIPs\[0\]: invalid IPv4 address/),
       expect.stringMatching(/^spec\.externalIPs\[2\]: /),
       expect.stringMatching(/^spec\.externalTrafficPolicy: unknown value "Global"/),
     ]);
-    expect(issuesOf(calico('BGPConfiguration', 'default', { serviceClusterIPs: [{ cidr: '10.96.0.1/12' }], serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: 'x' }], listenPort: 0 }))).toEqual([
+    expect(
+      issuesOf(
+        calico('BGPConfiguration', 'default', {
+          serviceClusterIPs: [{ cidr: '10.96.0.1/12' }],
+          serviceExternalIPs: [{ cidr: '203.0.113.0/24' }, { cidr: 'x' }],
+          listenPort: 0,
+        }),
+      ),
+    ).toEqual([
       expect.stringMatching(/^spec\.serviceClusterIPs\[0\]\.cidr: invalid prefix \(host bits set/),
       expect.stringMatching(/^spec\.serviceExternalIPs\[1\]\.cidr: /),
       expect.stringMatching(/^spec\.listenPort: 0 is out of range/),
@@ -121,7 +320,12 @@ describe('every independent mistake of a resource is reported, not only the firs
     ]);
     expect(set.resources).toEqual([]);
     // a bad asNumber is one error, not also "asNumber is required"; a bad peerSelector does not make peerIP required
-    expect(set.issues.map((i) => `${i.name} ${i.path}`)).toEqual(['tor spec.asNumber', 'tor spec.keepaliveTime', 'mesh spec.peerSelector', 'mesh spec.keepaliveTime']);
+    expect(set.issues.map((i) => `${i.name} ${i.path}`)).toEqual([
+      'tor spec.asNumber',
+      'tor spec.keepaliveTime',
+      'mesh spec.peerSelector',
+      'mesh spec.keepaliveTime',
+    ]);
     expect(set.invalidKeys.size).toBe(2);
   });
 });
@@ -149,8 +353,13 @@ describe('validateAll', () => {
   });
 
   it('crd.projectcalico.org/v1 is accepted with the same spec', () => {
-    const r = validateObject(calico('BGPConfiguration', 'default', { asNumber: 64513, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] }, 'crd.projectcalico.org/v1'));
-    expect(r.ok && r.resource.kind === 'BGPConfiguration' && [r.resource.asNumber, r.resource.serviceClusterIPs.map(String)]).toEqual([64513, ['198.18.0.0/16']]);
+    const r = validateObject(
+      calico('BGPConfiguration', 'default', { asNumber: 64513, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }] }, 'crd.projectcalico.org/v1'),
+    );
+    expect(r.ok && r.resource.kind === 'BGPConfiguration' && [r.resource.asNumber, r.resource.serviceClusterIPs.map(String)]).toEqual([
+      64513,
+      ['198.18.0.0/16'],
+    ]);
   });
 });
 
@@ -166,45 +375,107 @@ describe('typed values after validation', () => {
     expect(r.ok).toBe(true);
     if (!r.ok || r.resource.kind !== 'Service') return;
     const s = r.resource;
-    expect([s.clusterIPs.map(String), s.loadBalancerIngressIPs.map(String), s.ipFamilies, s.externalTrafficPolicy, s.headless]).toEqual([['10.96.0.1', 'fd00::1'], ['192.0.2.5'], [4, 6], 'Local', false]);
+    expect([s.clusterIPs.map(String), s.loadBalancerIngressIPs.map(String), s.ipFamilies, s.externalTrafficPolicy, s.headless]).toEqual([
+      ['10.96.0.1', 'fd00::1'],
+      ['192.0.2.5'],
+      [4, 6],
+      'Local',
+      false,
+    ]);
   });
   it('BGPPeer: [v6]:port, durations, deprecated keepOriginalNextHop', () => {
     const r = validateObject(calico('BGPPeer', 'p', { peerIP: '[2001:db8::1]:1790', asNumber: '1.10', maxRestartTime: '1m30s', keepOriginalNextHop: true }));
-    expect(r.ok && r.resource.kind === 'BGPPeer' && [r.resource.peerIP?.address.toString(), r.resource.peerIP?.port, r.resource.asNumber, r.resource.maxRestartTime, r.resource.keepOriginalNextHop]).toEqual([
-      '2001:db8::1',
-      1790,
-      65546,
-      90,
-      true,
-    ]);
+    expect(
+      r.ok &&
+        r.resource.kind === 'BGPPeer' && [
+          r.resource.peerIP?.address.toString(),
+          r.resource.peerIP?.port,
+          r.resource.asNumber,
+          r.resource.maxRestartTime,
+          r.resource.keepOriginalNextHop,
+        ],
+    ).toEqual(['2001:db8::1', 1790, 65546, 90, true]);
   });
   it('Node: Calico annotations, InternalIP, podCIDRs', () => {
     const r = validateObject({
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name: 'w1', annotations: { 'projectcalico.org/IPv4Address': '10.0.0.11/24', 'projectcalico.org/IPv6Address': 'fd00::11/64', 'projectcalico.org/RouteReflectorClusterID': '244.0.0.1' } },
+      metadata: {
+        name: 'w1',
+        annotations: {
+          'projectcalico.org/IPv4Address': '10.0.0.11/24',
+          'projectcalico.org/IPv6Address': 'fd00::11/64',
+          'projectcalico.org/RouteReflectorClusterID': '244.0.0.1',
+        },
+      },
       spec: { podCIDRs: ['10.244.1.0/24'] },
-      status: { addresses: [{ type: 'InternalIP', address: '192.0.2.10' }, { type: 'Hostname', address: 'w1' }] },
+      status: {
+        addresses: [
+          { type: 'InternalIP', address: '192.0.2.10' },
+          { type: 'Hostname', address: 'w1' },
+        ],
+      },
     });
-    expect(r.ok && r.resource.kind === 'Node' && [r.resource.ipv4Address?.address.toString(), r.resource.ipv4Address?.length, r.resource.ipv6Address?.address.toString(), r.resource.routeReflectorClusterId, r.resource.internalIPs.map(String), r.resource.podCIDRs.map(String)]).toEqual([
-      '10.0.0.11',
-      24,
-      'fd00::11',
-      '244.0.0.1',
-      ['192.0.2.10'],
-      ['10.244.1.0/24'],
-    ]);
+    expect(
+      r.ok &&
+        r.resource.kind === 'Node' && [
+          r.resource.ipv4Address?.address.toString(),
+          r.resource.ipv4Address?.length,
+          r.resource.ipv6Address?.address.toString(),
+          r.resource.routeReflectorClusterId,
+          r.resource.internalIPs.map(String),
+          r.resource.podCIDRs.map(String),
+        ],
+    ).toEqual(['10.0.0.11', 24, 'fd00::11', '244.0.0.1', ['192.0.2.10'], ['10.244.1.0/24']]);
   });
 });
 
 describe('validation never throws on untrusted input (property)', () => {
   const kinds = ['Node', 'Service', 'EndpointSlice', 'BGPConfiguration', 'BGPPeer', 'IPPool', 'BGPFilter', 'BlockAffinity', 'Other'];
   const apis = ['v1', 'discovery.k8s.io/v1', 'projectcalico.org/v3', 'crd.projectcalico.org/v1'];
-  const leaf = fc.oneof(fc.string(), fc.constantFrom('10.0.0.0/8', '10.0.0.1', 'fd00::/8', '::1', 'None', 'Local', 'In', '120s', '65000:1', 'all()'), fc.integer(), fc.boolean(), fc.constant(null));
+  const leaf = fc.oneof(
+    fc.string(),
+    fc.constantFrom('10.0.0.0/8', '10.0.0.1', 'fd00::/8', '::1', 'None', 'Local', 'In', '120s', '65000:1', 'all()'),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+  );
   const value = fc.letrec((tie) => ({
-    v: fc.oneof({ maxDepth: 3 }, leaf, fc.array(tie('v'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('cidr', 'ip', 'name', 'key', 'action', 'matchOperator', 'values', 'min', 'max', 'secretKeyRef', 'type', 'address', 'ready'), tie('v'), { maxKeys: 3 })),
+    v: fc.oneof(
+      { maxDepth: 3 },
+      leaf,
+      fc.array(tie('v'), { maxLength: 3 }),
+      fc.dictionary(
+        fc.constantFrom('cidr', 'ip', 'name', 'key', 'action', 'matchOperator', 'values', 'min', 'max', 'secretKeyRef', 'type', 'address', 'ready'),
+        tie('v'),
+        { maxKeys: 3 },
+      ),
+    ),
   })).v;
-  const specKeys = fc.constantFrom('cidr', 'blockSize', 'node', 'state', 'peerIP', 'asNumber', 'peerSelector', 'nodeSelector', 'password', 'filters', 'exportV4', 'importV6', 'serviceClusterIPs', 'communities', 'prefixAdvertisements', 'type', 'clusterIP', 'clusterIPs', 'externalIPs', 'ipFamilies', 'podCIDRs', 'maxRestartTime');
+  const specKeys = fc.constantFrom(
+    'cidr',
+    'blockSize',
+    'node',
+    'state',
+    'peerIP',
+    'asNumber',
+    'peerSelector',
+    'nodeSelector',
+    'password',
+    'filters',
+    'exportV4',
+    'importV6',
+    'serviceClusterIPs',
+    'communities',
+    'prefixAdvertisements',
+    'type',
+    'clusterIP',
+    'clusterIPs',
+    'externalIPs',
+    'ipFamilies',
+    'podCIDRs',
+    'maxRestartTime',
+  );
   it('returns a typed resource or an issue, for any object shape', () => {
     fc.assert(
       fc.property(
@@ -214,7 +485,18 @@ describe('validation never throws on untrusted input (property)', () => {
         fc.dictionary(specKeys, value, { maxKeys: 5 }),
         fc.anything(),
         (kind, apiVersion, name, spec, junk) => {
-          for (const raw of [{ apiVersion, kind, metadata: { name, annotations: { 'projectcalico.org/ASNumber': typeof junk === 'string' ? junk : '65000' } }, spec, addressType: 'IPv4', endpoints: spec.exportV4, status: junk }, junk]) {
+          for (const raw of [
+            {
+              apiVersion,
+              kind,
+              metadata: { name, annotations: { 'projectcalico.org/ASNumber': typeof junk === 'string' ? junk : '65000' } },
+              spec,
+              addressType: 'IPv4',
+              endpoints: spec.exportV4,
+              status: junk,
+            },
+            junk,
+          ]) {
             const r = validateObject(raw, 'fuzz.yaml');
             if (!r.ok) expect(typeof r.issue.message).toBe('string');
             else expect(r.resource.kind).toBe(kind);
@@ -252,7 +534,15 @@ describe('empty entries of the service range lists (Calico case mesh/static-rout
 
 describe('a node-specific BGPConfiguration', () => {
   it('sets listenPort, logSeverityScreen, prefixAdvertisements and communities; any other field is a warning saying it is ignored', () => {
-    const r = validateObject(calico('BGPConfiguration', 'node.worker1', { listenPort: 1179, asNumber: 65099, serviceClusterIPs: [{ cidr: '198.18.0.0/16' }], communities: [{ name: 'c', value: '65000:1' }] }), 'n.yaml');
+    const r = validateObject(
+      calico('BGPConfiguration', 'node.worker1', {
+        listenPort: 1179,
+        asNumber: 65099,
+        serviceClusterIPs: [{ cidr: '198.18.0.0/16' }],
+        communities: [{ name: 'c', value: '65000:1' }],
+      }),
+      'n.yaml',
+    );
     if (!r.ok) throw new Error(r.issue.message);
     expect(r.notes.map((n) => [n.severity, n.path])).toEqual([
       ['warning', 'spec.asNumber'],

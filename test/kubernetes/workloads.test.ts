@@ -58,10 +58,58 @@ describe('local workload peering (BGPPeer localWorkloadSelector)', () => {
     const p = planWith(resources(), workloads(), 'worker1');
     expect(p.errors).toEqual([]);
     expect(p.peers.map(brief)).toEqual([
-      { id: 'Local_Workload_198_51_100_7', address: '198.51.100.7', port: 179, asn: 64516, localAsn: 65002, type: 'local workload', origin: 'workload', from: 'vm-routers', file: 'k8s-pod-router-a', passive: true, source: undefined, filters: ['only-pool'], ttl: undefined, password: undefined, refused: false },
+      {
+        id: 'Local_Workload_198_51_100_7',
+        address: '198.51.100.7',
+        port: 179,
+        asn: 64516,
+        localAsn: 65002,
+        type: 'local workload',
+        origin: 'workload',
+        from: 'vm-routers',
+        file: 'k8s-pod-router-a',
+        passive: true,
+        source: undefined,
+        filters: ['only-pool'],
+        ttl: undefined,
+        password: undefined,
+        refused: false,
+      },
       // The first net of the family is the address, as confd takes it.
-      { id: 'Local_Workload_198_51_100_9', address: '198.51.100.9', port: 179, asn: 64517, localAsn: 64512, type: 'local workload', origin: 'workload', from: 'worker1-vms', file: 'k8s-pod-vm-b', passive: true, source: undefined, filters: [], ttl: undefined, password: undefined, refused: false },
-      { id: 'Local_Workload_2001_db8_5__7', address: '2001:db8:5::7', port: 179, asn: 64516, localAsn: 65002, type: 'local workload', origin: 'workload', from: 'vm-routers', file: 'k8s-pod-router-a', passive: true, source: undefined, filters: ['only-pool'], ttl: undefined, password: undefined, refused: false },
+      {
+        id: 'Local_Workload_198_51_100_9',
+        address: '198.51.100.9',
+        port: 179,
+        asn: 64517,
+        localAsn: 64512,
+        type: 'local workload',
+        origin: 'workload',
+        from: 'worker1-vms',
+        file: 'k8s-pod-vm-b',
+        passive: true,
+        source: undefined,
+        filters: [],
+        ttl: undefined,
+        password: undefined,
+        refused: false,
+      },
+      {
+        id: 'Local_Workload_2001_db8_5__7',
+        address: '2001:db8:5::7',
+        port: 179,
+        asn: 64516,
+        localAsn: 65002,
+        type: 'local workload',
+        origin: 'workload',
+        from: 'vm-routers',
+        file: 'k8s-pod-router-a',
+        passive: true,
+        source: undefined,
+        filters: ['only-pool'],
+        ttl: undefined,
+        password: undefined,
+        refused: false,
+      },
     ]);
   });
 
@@ -74,14 +122,32 @@ describe('local workload peering (BGPPeer localWorkloadSelector)', () => {
   });
 
   it('the settings Calico leaves out of a workload peering are left out, with a warning naming each', () => {
-    const r = validateObject({ apiVersion: 'projectcalico.org/v3', kind: 'BGPPeer', metadata: { name: 'vms' }, spec: { localWorkloadSelector: "app == 'vm'", asNumber: 64517, password: { secretKeyRef: { name: 'pw', key: 'k' } }, ttlSecurity: 1, keepaliveTime: '10s' } }, 'peers.yaml');
+    const r = validateObject(
+      {
+        apiVersion: 'projectcalico.org/v3',
+        kind: 'BGPPeer',
+        metadata: { name: 'vms' },
+        spec: {
+          localWorkloadSelector: "app == 'vm'",
+          asNumber: 64517,
+          password: { secretKeyRef: { name: 'pw', key: 'k' } },
+          ttlSecurity: 1,
+          keepaliveTime: '10s',
+        },
+      },
+      'peers.yaml',
+    );
     if (!r.ok) throw new Error(r.issue.message);
     expect(r.notes.map((w) => [w.path, w.severity])).toEqual([
       ['spec.password', 'warning'],
       ['spec.keepaliveTime', 'warning'],
       ['spec.ttlSecurity', 'warning'],
     ]);
-    const p = planWith([...threeNodes(), bgpConfig({ asNumber: 64512, nodeToNodeMeshEnabled: false }), r.resource], [workload('vm', { ipv4Nets: ['198.51.100.9/32'], bgpPeerName: 'vms' })], 'worker1');
+    const p = planWith(
+      [...threeNodes(), bgpConfig({ asNumber: 64512, nodeToNodeMeshEnabled: false }), r.resource],
+      [workload('vm', { ipv4Nets: ['198.51.100.9/32'], bgpPeerName: 'vms' })],
+      'worker1',
+    );
     expect(p.peers.map(brief)).toEqual([expect.objectContaining({ address: '198.51.100.9', password: undefined, ttl: undefined, passive: true })]);
     expect(p.peers[0].keepaliveTime).toBeUndefined();
   });
@@ -100,7 +166,9 @@ describe('local workload peering (BGPPeer localWorkloadSelector)', () => {
     const rr = node('worker1', '192.0.2.10', { annotations: { 'projectcalico.org/RouteReflectorClusterID': '224.0.0.1' } });
     const rs = [rr, bgpConfig({ asNumber: 64512, nodeToNodeMeshEnabled: false }), peer('ibgp-pods', { localWorkloadSelector: 'all()', asNumber: 64512 })];
     const p = planWith(rs, [workload('pod', { ipv4Nets: ['198.51.100.7/32'], bgpPeerName: 'ibgp-pods' })], 'worker1');
-    expect(p.peers.map((x) => [x.id, x.routeReflectorClient, x.routeReflectorClusterId])).toEqual([['Local_Workload_198_51_100_7', rr.routeReflectorClusterId !== undefined, rr.routeReflectorClusterId]]);
+    expect(p.peers.map((x) => [x.id, x.routeReflectorClient, x.routeReflectorClusterId])).toEqual([
+      ['Local_Workload_198_51_100_7', rr.routeReflectorClusterId !== undefined, rr.routeReflectorClusterId],
+    ]);
   });
 
   it('the incremental planner follows workload events: a file appearing adds its peers, changing moves them, vanishing removes them', () => {
@@ -122,9 +190,14 @@ describe('local workload peering (BGPPeer localWorkloadSelector)', () => {
   });
 });
 
-describe('endpoint-status files (Felix\'s format)', () => {
+describe("endpoint-status files (Felix's format)", () => {
   it('decodes the fields Felix writes and ignores others', () => {
-    expect(parseEndpointStatus('p1', statusText({ ifaceName: 'cali0', mac: 'ee:ee:ee:ee:ee:ee', ipv4Nets: ['198.51.100.7/32'], ipv6Nets: ['2001:db8::7/128'], bgpPeerName: 'x', future: 1 }))).toEqual({
+    expect(
+      parseEndpointStatus(
+        'p1',
+        statusText({ ifaceName: 'cali0', mac: 'ee:ee:ee:ee:ee:ee', ipv4Nets: ['198.51.100.7/32'], ipv6Nets: ['2001:db8::7/128'], bgpPeerName: 'x', future: 1 }),
+      ),
+    ).toEqual({
       file: 'p1',
       ifaceName: 'cali0',
       mac: 'ee:ee:ee:ee:ee:ee',

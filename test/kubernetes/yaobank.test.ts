@@ -48,7 +48,10 @@ describe('examples/yaobank', () => {
     const check = (step: number) => {
       for (const [i, n] of NODES.entries()) {
         const p = plan(state, n);
-        expect(p.routes.map((r) => r.prefix.toString()), `step ${step} node ${n}`).toEqual(expected[step][n]);
+        expect(
+          p.routes.map((r) => r.prefix.toString()),
+          `step ${step} node ${n}`,
+        ).toEqual(expected[step][n]);
         expect(planners[i].plan).toEqual(p);
         expect(p.errors).toEqual([]);
       }
@@ -65,12 +68,26 @@ describe('examples/yaobank', () => {
     }
     // Step 4: the external IP is refused where no customer pod runs.
     expect(plan(state, 'worker2').refused).toEqual([
-      { namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', reason: 'not-local', message: 'externalTrafficPolicy=Local and no endpoint runs on node worker2' },
+      {
+        namespace: 'yaobank',
+        name: 'customer',
+        ip: '203.0.113.10',
+        source: 'externalIP',
+        reason: 'not-local',
+        message: 'externalTrafficPolicy=Local and no endpoint runs on node worker2',
+      },
     ]);
     const w1 = plan(state, 'worker1');
     expect(w1.refused).toEqual([]);
     expect(w1.routes.find((r) => r.prefix.toString() === '203.0.113.10/32')!.reasons).toEqual([
-      { kind: 'Service', namespace: 'yaobank', name: 'customer', ip: '203.0.113.10', source: 'externalIP', rule: 'externalTrafficPolicy=Local with a ready local endpoint' },
+      {
+        kind: 'Service',
+        namespace: 'yaobank',
+        name: 'customer',
+        ip: '203.0.113.10',
+        source: 'externalIP',
+        rule: 'externalTrafficPolicy=Local with a ready local endpoint',
+      },
     ]);
   });
 

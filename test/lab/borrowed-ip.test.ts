@@ -26,12 +26,19 @@ const available = requireLab(['tsbgp', 'bridge', 'host'], { binaries: ['ping', '
 const [N1, N2, N3] = ['192.0.2.11', '192.0.2.12', '192.0.2.13'];
 
 const dst = (r: KernelRoute): string => (r.dst.includes('/') ? r.dst : `${r.dst}/32`);
-const view = (r: KernelRoute): string[] | string => (r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort());
+const view = (r: KernelRoute): string[] | string =>
+  r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort();
 
-describe.skipIf(!available.ok)('a pod with a borrowed IP, and a /32 block, reached through tsbgp\'s routes', () => {
+describe.skipIf(!available.ok)("a pod with a borrowed IP, and a /32 block, reached through tsbgp's routes", () => {
   let lab: Lab;
   /** A node's routes of tsbgp's protocol (12, "bird"). */
-  const ours = (node: string): Record<string, string[] | string> => Object.fromEntries(lab.kernelRoutes(node, 4).filter((r) => r.protocol === 'bird').map((r) => [dst(r), view(r)]));
+  const ours = (node: string): Record<string, string[] | string> =>
+    Object.fromEntries(
+      lab
+        .kernelRoutes(node, 4)
+        .filter((r) => r.protocol === 'bird')
+        .map((r) => [dst(r), view(r)]),
+    );
   const ping = (from: string, to: string) => lab.exec(from, ['ping', '-n', '-c', '1', '-W', '3', to]).status === 0;
   const plan = async (node: string) => (await controlRequest(join(lab.node(node).work, 'tsbgp.sock'), 'plan')) as PlanJson;
 
@@ -60,11 +67,30 @@ describe.skipIf(!available.ok)('a pod with a borrowed IP, and a /32 block, reach
     await eventually(() => expect(ours('node3')).toEqual(NODE3), 120_000, 500);
     await eventually(() => expect(ours('node1')).toEqual(NODE1), 60_000, 500);
     // node2 owns the block: its blackhole stays, pod1's /32 via node1 goes over it
-    await eventually(() => expect(ours('node2')).toEqual({ '198.19.0.0/26': [N1], '198.19.0.64/26': 'blackhole', '198.19.0.70/32': [N1], '198.19.0.128/26': [N3], '198.19.2.5/32': [N3] }), 60_000, 500);
+    await eventually(
+      () =>
+        expect(ours('node2')).toEqual({
+          '198.19.0.0/26': [N1],
+          '198.19.0.64/26': 'blackhole',
+          '198.19.0.70/32': [N1],
+          '198.19.0.128/26': [N3],
+          '198.19.2.5/32': [N3],
+        }),
+      60_000,
+      500,
+    );
   }, 250_000);
 
   it('every pod reaches pod1 (borrowed IP) and podh (/32 block), over those routes', () => {
-    for (const [from, to] of [['pod3', '198.19.0.70'], ['pod2', '198.19.0.70'], ['pod1', '198.19.2.5'], ['pod2', '198.19.2.5'], ['pod1', '198.19.0.130'], ['pod1', '198.19.0.66']]) expect(ping(from, to), `${from} → ${to}`).toBe(true);
+    for (const [from, to] of [
+      ['pod3', '198.19.0.70'],
+      ['pod2', '198.19.0.70'],
+      ['pod1', '198.19.2.5'],
+      ['pod2', '198.19.2.5'],
+      ['pod1', '198.19.0.130'],
+      ['pod1', '198.19.0.66'],
+    ])
+      expect(ping(from, to), `${from} → ${to}`).toBe(true);
     const covering = JSON.parse(lab.mustExec('node3', ['ip', '-j', 'route', 'show', 'match', '198.19.0.70'])) as KernelRoute[];
     expect(covering.map((r) => `${dst(r)} ${r.protocol}`).sort()).toEqual(['198.19.0.64/26 bird', '198.19.0.70/32 bird']);
   });
@@ -72,16 +98,34 @@ describe.skipIf(!available.ok)('a pod with a borrowed IP, and a /32 block, reach
   it('`plan` from the agent says what it learned and why it advertises it, and its kernel plan', async () => {
     const p1 = await plan('node1');
     const learned = p1.kernel.learned!.find((r) => r.prefix === '198.19.0.70/32');
-    expect(learned).toEqual({ prefix: '198.19.0.70/32', source: 'kernel', protocol: 3, type: 'unicast', dev: 'caliA', metric: 1024, exported: true, why: "inside IPPool pods (198.19.0.0/18) and outside this node's blocks" });
+    expect(learned).toEqual({
+      prefix: '198.19.0.70/32',
+      source: 'kernel',
+      protocol: 3,
+      type: 'unicast',
+      dev: 'caliA',
+      metric: 1024,
+      exported: true,
+      why: "inside IPPool pods (198.19.0.0/18) and outside this node's blocks",
+    });
     expect(p1.kernel.exported).toEqual(['198.19.0.70/32']);
     expect(p1.redistributed.map((r) => [r.prefix, r.from])).toEqual([['198.19.0.70/32', 'kernel']]);
-    expect(p1.peers.map((p) => [p.address, p.exports])).toEqual([[N2, ['198.19.0.0/26', '198.19.0.70/32']], [N3, ['198.19.0.0/26', '198.19.0.70/32']]]);
+    expect(p1.peers.map((p) => [p.address, p.exports])).toEqual([
+      [N2, ['198.19.0.0/26', '198.19.0.70/32']],
+      [N3, ['198.19.0.0/26', '198.19.0.70/32']],
+    ]);
     expect(p1.kernel.programmed!.find((r) => r.prefix === '198.19.2.5/32')).toMatchObject({ source: 'bgp', state: 'installed', peers: [N3] });
     const p3 = await plan('node3');
     expect(p3.kernel.blackholes).toEqual(['198.19.0.128/26']);
-    expect(p3.kernel.aggregation).toEqual([{ block: '198.19.0.128/26', from: 'BlockAffinity node3-pods', hostBlock: false }, { block: '198.19.2.5/32', from: 'BlockAffinity node3-host', hostBlock: true }]);
+    expect(p3.kernel.aggregation).toEqual([
+      { block: '198.19.0.128/26', from: 'BlockAffinity node3-pods', hostBlock: false },
+      { block: '198.19.2.5/32', from: 'BlockAffinity node3-host', hostBlock: true },
+    ]);
     expect(p3.kernel.exported).toEqual(['198.19.2.5/32']);
-    expect(p3.kernel.learned!.find((r) => r.prefix === '198.19.0.130/32')).toMatchObject({ exported: false, why: 'more specific than the local block 198.19.0.128/26, which is exported instead' });
+    expect(p3.kernel.learned!.find((r) => r.prefix === '198.19.0.130/32')).toMatchObject({
+      exported: false,
+      why: 'more specific than the local block 198.19.0.128/26, which is exported instead',
+    });
   });
 
   it('the pod goes, the route goes; it comes back, the route comes back (/32 block alike)', async () => {

@@ -48,7 +48,21 @@ const ours = () => protocolRoutes(NS);
  * folder another user may read wherever the checkout is.
  */
 function buildFor(to: string): string {
-  const tsc = spawnSync(process.execPath, [join(repo, 'node_modules/typescript/bin/tsc'), '-p', join(repo, 'tsconfig.build.json'), '--outDir', join(to, 'dist'), '--sourceMap', 'false', '--declaration', 'false'], { encoding: 'utf8' });
+  const tsc = spawnSync(
+    process.execPath,
+    [
+      join(repo, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      join(repo, 'tsconfig.build.json'),
+      '--outDir',
+      join(to, 'dist'),
+      '--sourceMap',
+      'false',
+      '--declaration',
+      'false',
+    ],
+    { encoding: 'utf8' },
+  );
   if (tsc.status !== 0) throw new Error(`building the library into ${to} failed: ${tsc.stdout}${tsc.stderr}`);
   copyFileSync(join(repo, 'package.json'), join(to, 'package.json'));
   const copied = new Set<string>();
@@ -64,7 +78,10 @@ function buildFor(to: string): string {
     copied.add(name);
     mkdirSync(join(to, 'node_modules', name, '..'), { recursive: true });
     cpSync(from, join(to, 'node_modules', name), { recursive: true, dereference: true });
-    const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
     for (const d of Object.keys(pkg.dependencies ?? {})) copy(d);
     for (const d of Object.keys(pkg.optionalDependencies ?? {})) copy(d, true);
   };
@@ -84,12 +101,21 @@ function unprivileged(script: string, path: string, inheritNetAdmin: boolean, no
   const child = spawn(
     'ip',
     [
-      'netns', 'exec', NS,
-      'setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups',
-      `--inh-caps=-all${inheritNetAdmin ? ',+net_admin' : ''}`, '--bounding-set=-all,+net_admin',
+      'netns',
+      'exec',
+      NS,
+      'setpriv',
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      `--inh-caps=-all${inheritNetAdmin ? ',+net_admin' : ''}`,
+      '--bounding-set=-all,+net_admin',
       '--',
-      'env', `PATH=${path}:/usr/sbin:/usr/bin:/sbin:/bin`, `HOME=${path}`,
-      node, file,
+      'env',
+      `PATH=${path}:/usr/sbin:/usr/bin:/sbin:/bin`,
+      `HOME=${path}`,
+      node,
+      file,
     ],
     { cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] },
   );
@@ -143,8 +169,32 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
     const set = spawnSync('setcap', ['cap_net_admin+ep', ipWithCap], { encoding: 'utf8' });
     if (set.status !== 0) throw new Error(`setcap cap_net_admin+ep ${ipWithCap} failed: ${set.stderr.trim()}`);
     // The setup itself: the copy may write a route as uid 65534 (else the folder's filesystem ignores file capabilities: nosuid?).
-    const probe = spawnSync('ip', ['netns', 'exec', NS, 'setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all,+net_admin', '--bounding-set=-all,+net_admin', '--', ipWithCap, 'route', 'add', '198.51.100.0/24', 'via', '192.0.2.9'], { encoding: 'utf8' });
-    if (probe.status !== 0) throw new Error(`setup: ${ipWithCap} (cap_net_admin+ep) cannot write a route as uid ${NOBODY}: ${probe.stderr.trim()} — does ${tmpdir()} honour file capabilities (mounted nosuid?)`);
+    const probe = spawnSync(
+      'ip',
+      [
+        'netns',
+        'exec',
+        NS,
+        'setpriv',
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        '--inh-caps=-all,+net_admin',
+        '--bounding-set=-all,+net_admin',
+        '--',
+        ipWithCap,
+        'route',
+        'add',
+        '198.51.100.0/24',
+        'via',
+        '192.0.2.9',
+      ],
+      { encoding: 'utf8' },
+    );
+    if (probe.status !== 0)
+      throw new Error(
+        `setup: ${ipWithCap} (cap_net_admin+ep) cannot write a route as uid ${NOBODY}: ${probe.stderr.trim()} — does ${tmpdir()} honour file capabilities (mounted nosuid?)`,
+      );
     ip('-n', NS, 'route', 'del', '198.51.100.0/24');
     // The image's way (Dockerfile): the file capability on node itself, none on ip.
     nodeWithCap = join(dir, 'node');
@@ -165,7 +215,9 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
       const first = await c.next('KernelFib started');
       expect(first.uid).toBe(NOBODY);
       expect(first.status).toMatchObject({ enabled: true, writer: 'iproute2', routes: { installed: 2, refused: 0 } });
-      expect(first.status.writerNote).toMatch(/^this process may not write routes over netlink \(.*Operation not permitted.*; CAP_NET_ADMIN missing here\), but ip may: writing through ip -batch$/);
+      expect(first.status.writerNote).toMatch(
+        /^this process may not write routes over netlink \(.*Operation not permitted.*; CAP_NET_ADMIN missing here\), but ip may: writing through ip -batch$/,
+      );
       expect(ours()).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.64/26': ['192.0.2.7'] });
 
       // deleted by hand (as root): KernelFib's monitor sees it and its ip puts it back (no scan: scanSeconds 0)
@@ -180,7 +232,12 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
       c.child.stdin.end();
       expect(await c.exited).toBe(0);
       // said once in the log, as a warning (read once the child is gone: stderr is another pipe)
-      expect(c.stderr().split('\n').filter((l) => l.includes('over netlink'))).toEqual([`warning kernel: ${first.status.writerNote}`]);
+      expect(
+        c
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('over netlink')),
+      ).toEqual([`warning kernel: ${first.status.writerNote}`]);
       // persist: stopping leaves the routes in the kernel
       expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.64/26']);
     } finally {
@@ -233,19 +290,32 @@ describe.skipIf(!available.ok)('kernel programming without CAP_NET_ADMIN in the 
   it.each([
     ['the capability on ip but not inheritable (ip drops it)', true, false],
     ['no capability anywhere', false, false],
-  ])('%s: one clear error, kernel programming off, BGP runs on', async (_name, capOnIp, inherit) => {
-    const c = unprivileged(speakers(), capOnIp ? dir : '/nonexistent', inherit);
-    try {
-      const r = await c.next('the speakers');
-      expect(r.uid).toBe(NOBODY);
-      expect(r.kernel).toMatchObject({ enabled: false, error: 'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability' });
-      expect(r.peer).toEqual({ state: 'Established', accepted: 1 });
-      expect(await c.exited).toBe(0);
-      // one error line about it (read once the child is gone: stderr is another pipe), nothing written
-      expect(c.stderr().split('\n').filter((l) => l.includes('no permission to change routes'))).toHaveLength(1);
-      expect(ours()).toEqual({});
-    } finally {
-      c.child.kill('SIGKILL');
-    }
-  }, 60_000);
+  ])(
+    '%s: one clear error, kernel programming off, BGP runs on',
+    async (_name, capOnIp, inherit) => {
+      const c = unprivileged(speakers(), capOnIp ? dir : '/nonexistent', inherit);
+      try {
+        const r = await c.next('the speakers');
+        expect(r.uid).toBe(NOBODY);
+        expect(r.kernel).toMatchObject({
+          enabled: false,
+          error:
+            'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability',
+        });
+        expect(r.peer).toEqual({ state: 'Established', accepted: 1 });
+        expect(await c.exited).toBe(0);
+        // one error line about it (read once the child is gone: stderr is another pipe), nothing written
+        expect(
+          c
+            .stderr()
+            .split('\n')
+            .filter((l) => l.includes('no permission to change routes')),
+        ).toHaveLength(1);
+        expect(ours()).toEqual({});
+      } finally {
+        c.child.kill('SIGKILL');
+      }
+    },
+    60_000,
+  );
 });

@@ -34,7 +34,17 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
   afterEach(stopAll);
 
   const kernelSpeaker = (address: string, extra: Record<string, unknown> = {}) =>
-    speaker(address, { asn: 65000, kernel: { netns: NS, scanSeconds: 0, restartTime: 20, rules: [{ prefix: '198.18.0.0/24', action: 'accept', tunnel: { dev: 'tunl0' } }], statics: [{ prefix: '203.0.113.128/26', blackhole: true }] , ...extra } });
+    speaker(address, {
+      asn: 65000,
+      kernel: {
+        netns: NS,
+        scanSeconds: 0,
+        restartTime: 20,
+        rules: [{ prefix: '198.18.0.0/24', action: 'accept', tunnel: { dev: 'tunl0' } }],
+        statics: [{ prefix: '203.0.113.128/26', blackhole: true }],
+        ...extra,
+      },
+    });
 
   it('installs ECMP routes, refuses per route with a reason, puts back a deleted route, and keeps routes across a restart', async () => {
     const a = await speaker('127.0.0.2', { asn: 65000 });
@@ -50,11 +60,15 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
     a.originate('203.0.113.64/26', { nextHop: '192.0.2.7' });
     a.originate('198.51.100.0/24', { nextHop: '198.51.100.77' }); // on no connected network, and no route to it
     a.originate('198.18.0.0/26', { nextHop: '192.0.2.7' }); // needs tunl0, which this kernel cannot have
-    await eventually('routes in the namespace', () => {
-      const t = ours();
-      const r = b.kernelStatus()!.routes;
-      return t['203.0.113.0/26']?.length === 2 && r.installed === 3 && r.refused === 2 ? t : undefined;
-    }, 15_000);
+    await eventually(
+      'routes in the namespace',
+      () => {
+        const t = ours();
+        const r = b.kernelStatus()!.routes;
+        return t['203.0.113.0/26']?.length === 2 && r.installed === 3 && r.refused === 2 ? t : undefined;
+      },
+      15_000,
+    );
     expect(ours()).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.64/26': ['192.0.2.7'], '203.0.113.128/26': 'blackhole' });
     const st = b.kernelStatus()!;
     expect(st).toMatchObject({ enabled: true, protocol: 12, table: 254 });
@@ -62,7 +76,10 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       ['198.18.0.0/26', 'interface tunl0 does not exist (next hop 192.0.2.7)'],
       ['198.51.100.0/24', expect.stringMatching(/^next hop 198\.51\.100\.77 is on no connected network and the kernel cannot reach it: .*unreachable/i)],
     ]);
-    expect(b.kernelRoute('203.0.113.0/26')?.installed[0].nexthops).toEqual([{ via: '192.0.2.7', dev: 'v0' }, { via: '192.0.2.8', dev: 'v0' }]);
+    expect(b.kernelRoute('203.0.113.0/26')?.installed[0].nexthops).toEqual([
+      { via: '192.0.2.7', dev: 'v0' },
+      { via: '192.0.2.8', dev: 'v0' },
+    ]);
 
     // deleted by hand: back through the listener (the scan is off)
     expect(b.kernelStatus()!.listener).toBe('netlink');
@@ -76,7 +93,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
     expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.128/26', '203.0.113.64/26']);
     // meanwhile a withdraws one prefix; the next process adopts everything, then drops it after End-of-RIB
     a.withdraw('203.0.113.64/26');
-    const b2 = await kernelSpeaker('127.0.0.1', { });
+    const b2 = await kernelSpeaker('127.0.0.1', {});
     expect(b2.kernelStatus()!.restarting).toBe(true);
     expect(b2.kernelStatus()!.routes.stale).toBe(3);
     expect(Object.keys(ours()).sort()).toEqual(['203.0.113.0/26', '203.0.113.128/26', '203.0.113.64/26']);
@@ -90,7 +107,10 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
   it('an unknown table is one clear error; BGP runs on', async () => {
     const a = await speaker('127.0.0.2', { asn: 65000 });
     const b = await kernelSpeaker('127.0.0.1', { table: 'no-such-table' });
-    expect(b.kernelStatus()).toMatchObject({ enabled: false, error: 'routing table "no-such-table" does not exist (not a number, and not named in /etc/iproute2/rt_tables)' });
+    expect(b.kernelStatus()).toMatchObject({
+      enabled: false,
+      error: 'routing table "no-such-table" does not exist (not a number, and not named in /etc/iproute2/rt_tables)',
+    });
     link(b, a);
     await established(b, '127.0.0.2');
   }, 30_000);
@@ -98,10 +118,18 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
   it('without CAP_NET_ADMIN kernel programming is off with one clear error', () => {
     const script = `import { KernelFib } from ${JSON.stringify(join(repo, 'src/index.ts'))};
       const f = new KernelFib({ netns: ${JSON.stringify(NS)} }); await f.start(); console.log(JSON.stringify(f.status()));`;
-    const r = spawnSync('setpriv', ['--inh-caps=-net_admin', '--bounding-set=-net_admin', '--', 'node', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: repo, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(
+      'setpriv',
+      ['--inh-caps=-net_admin', '--bounding-set=-net_admin', '--', 'node', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: repo, encoding: 'utf8', timeout: 30_000 },
+    );
     expect(r.stderr).toBe('');
     const st = JSON.parse(r.stdout.trim().split('\n').pop()!);
-    expect(st).toMatchObject({ enabled: false, error: 'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability' });
+    expect(st).toMatchObject({
+      enabled: false,
+      error:
+        'no permission to change routes (CAP_NET_ADMIN missing in this process and for ip: RTNETLINK answers: Operation not permitted); run as root or grant the capability',
+    });
   });
 
   describe('KernelFib alone, with each writer (table 100)', () => {
@@ -126,7 +154,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       return { installed, st, after };
     };
 
-    it('rtnetlink (the default): routes written, a refusal carries the kernel\'s reason', async () => {
+    it("rtnetlink (the default): routes written, a refusal carries the kernel's reason", async () => {
       const logs: string[] = [];
       const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, log: (l, m) => logs.push(`${l} ${m}`) }));
       expect(r.st).toMatchObject({ enabled: true, writer: 'netlink', listener: 'netlink', routes: { installed: 2, refused: 1 } });
@@ -139,7 +167,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       expect(r.after).toEqual({});
     }, 30_000);
 
-    it('iproute2 when chosen: the same routes, the refusal in ip\'s words', async () => {
+    it("iproute2 when chosen: the same routes, the refusal in ip's words", async () => {
       const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, writer: 'iproute2' }));
       expect(r.st).toMatchObject({ enabled: true, writer: 'iproute2', routes: { installed: 2, refused: 1 } });
       expect(r.st.writerNote).toBeUndefined();
@@ -173,10 +201,16 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
           // someone else deletes one and changes another (other next hop, same protocol): both are put right by event
           ip('-n', NS, 'route', 'del', prefixes[1], 'table', '100', 'proto', '12');
           ip('-n', NS, 'route', 'replace', prefixes[2], 'table', '100', 'proto', '12', 'via', '192.0.2.9');
-          await eventually('put back', () => {
-            const t = table100(); // ip prints a /32 as a bare address
-            return t[hosts[1]]?.length === 2 && t[hosts[2]]?.length === 2 ? t : undefined;
-          }, 10_000).catch((e: Error) => { throw new Error(`${e.message}: ${JSON.stringify([table100()[hosts[1]], table100()[hosts[2]], fib.status().counters])}`); });
+          await eventually(
+            'put back',
+            () => {
+              const t = table100(); // ip prints a /32 as a bare address
+              return t[hosts[1]]?.length === 2 && t[hosts[2]]?.length === 2 ? t : undefined;
+            },
+            10_000,
+          ).catch((e: Error) => {
+            throw new Error(`${e.message}: ${JSON.stringify([table100()[hosts[1]], table100()[hosts[2]], fib.status().counters])}`);
+          });
           const after = fib.status();
           // what the listener reported is the two changes only
           expect(table100()[hosts[2]]).toEqual(['192.0.2.7', '192.0.2.8']);
@@ -199,7 +233,7 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
       }, 30_000);
     }
 
-    it('a burst that overruns the listener\'s buffer (ENOBUFS) is counted, warned of once per resync, and the table read again: a route deleted inside the burst is back', async () => {
+    it("a burst that overruns the listener's buffer (ENOBUFS) is counted, warned of once per resync, and the table read again: a route deleted inside the burst is back", async () => {
       const logs: string[] = [];
       // the smallest buffer the kernel allows (it raises 1024 to its minimum): a burst of others' changes overruns it
       const fib = new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, listenerBuffer: 1024, log: (l, m) => logs.push(`${l} ${m}`) });
@@ -211,7 +245,8 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
         await fib.flushed();
         const before = fib.status().counters;
         // someone else's burst: 20,000 routes into table 200, and one of ours deleted in the middle of it
-        const adds = (from: number) => Array.from({ length: 10_000 }, (_, i) => `route add 198.18.${((from + i) >> 8) & 255}.${(from + i) & 255}/32 via 192.0.2.9 table 200\n`).join('');
+        const adds = (from: number) =>
+          Array.from({ length: 10_000 }, (_, i) => `route add 198.18.${((from + i) >> 8) & 255}.${(from + i) & 255}/32 via 192.0.2.9 table 200\n`).join('');
         const burst = `${adds(0)}route del 203.0.113.0/26 table 100 proto 12\n${adds(10_000)}`;
         const r = spawnSync('ip', ['-n', NS, '-batch', '-'], { input: burst, encoding: 'utf8' });
         expect(r.status, r.stderr).toBe(0);
@@ -269,15 +304,21 @@ describe.skipIf(!available.ok)('KernelFib in a namespace', () => {
     }, 30_000);
 
     it('iproute2 where koffi cannot load, said once in the log and in status', async () => {
-      setLibcLoader(() => { throw new Error('no prebuilt binary for sparc'); });
+      setLibcLoader(() => {
+        throw new Error('no prebuilt binary for sparc');
+      });
       try {
         const logs: string[] = [];
         const r = await exercise(new KernelFib({ netns: NS, table: 100, scanSeconds: 0, adopt: false, log: (l, m) => logs.push(`${l} ${m}`) }));
         expect(r.st).toMatchObject({ enabled: true, writer: 'iproute2', routes: { installed: 2, refused: 1 } });
-        expect(r.st.writerNote).toMatch(/^cannot write routes over netlink from this process \(cannot load the FFI package koffi and libc on linux\/\w+: no prebuilt binary for sparc\): writing through ip -batch$/);
+        expect(r.st.writerNote).toMatch(
+          /^cannot write routes over netlink from this process \(cannot load the FFI package koffi and libc on linux\/\w+: no prebuilt binary for sparc\): writing through ip -batch$/,
+        );
         // the listener falls back too: `ip monitor`
         expect(r.st).toMatchObject({ listener: 'iproute2' });
-        expect(r.st.listenerNote).toMatch(/^cannot listen to the kernel over netlink \(cannot load the FFI package koffi and libc on linux\/\w+: no prebuilt binary for sparc\): watching through ip monitor$/);
+        expect(r.st.listenerNote).toMatch(
+          /^cannot listen to the kernel over netlink \(cannot load the FFI package koffi and libc on linux\/\w+: no prebuilt binary for sparc\): watching through ip monitor$/,
+        );
         expect(logs.filter((l) => l.includes('koffi'))).toEqual([`warning kernel: ${r.st.writerNote}`, `warning kernel: ${r.st.listenerNote}`]);
         expect(r.installed).toEqual({ '203.0.113.0/26': ['192.0.2.7', '192.0.2.8'], '203.0.113.128/26': 'blackhole' });
         expect(r.after).toEqual({});

@@ -29,14 +29,22 @@ const available = requireLab(['bird', 'tsbgp', 'bridge', 'host'], { binaries: ['
 const [N1, N2, N3, TOR] = ['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.20'];
 
 const dst = (r: KernelRoute): string => (r.dst.includes('/') ? r.dst : `${r.dst}/32`);
-const view = (r: KernelRoute): string[] | string => (r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort());
+const view = (r: KernelRoute): string[] | string =>
+  r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort();
 
 describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic between nodes', () => {
   let lab: Lab;
   /** A node's routes of tsbgp's protocol (12, "bird"). */
-  const ours = (node: string): Record<string, string[] | string> => Object.fromEntries(lab.kernelRoutes(node, 4).filter((r) => r.protocol === 'bird').map((r) => [dst(r), view(r)]));
+  const ours = (node: string): Record<string, string[] | string> =>
+    Object.fromEntries(
+      lab
+        .kernelRoutes(node, 4)
+        .filter((r) => r.protocol === 'bird')
+        .map((r) => [dst(r), view(r)]),
+    );
   const ping = (from: string, to: string) => lab.exec(from, ['ping', '-n', '-c', '1', '-W', '3', to]).status === 0;
-  const status = async (node: string) => JSON.parse((await cli(['status', '--json', '--control', join(lab.node(node).work, 'tsbgp.sock')])).stdout) as StatusJson;
+  const status = async (node: string) =>
+    JSON.parse((await cli(['status', '--json', '--control', join(lab.node(node).work, 'tsbgp.sock')])).stdout) as StatusJson;
 
   const NODE1 = {
     '198.19.0.0/26': 'blackhole', // its own block
@@ -56,13 +64,43 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
 
   it('installs the learned routes (proto bird), ECMP and blackholes included, nothing for VXLAN or services', async () => {
     await eventually(() => expect(ours('node1')).toEqual(NODE1), 120_000, 500);
-    await eventually(() => expect(ours('node2')).toEqual({ '198.19.0.0/26': [N1], '198.19.0.64/26': 'blackhole', '198.19.0.128/26': [N3], '198.19.1.0/26': 'blackhole', '198.19.64.0/26': 'blackhole', '203.0.113.0/24': [TOR] }), 60_000, 500);
+    await eventually(
+      () =>
+        expect(ours('node2')).toEqual({
+          '198.19.0.0/26': [N1],
+          '198.19.0.64/26': 'blackhole',
+          '198.19.0.128/26': [N3],
+          '198.19.1.0/26': 'blackhole',
+          '198.19.64.0/26': 'blackhole',
+          '203.0.113.0/24': [TOR],
+        }),
+      60_000,
+      500,
+    );
     // node3's VXLAN block: advertised, but no blackhole (Felix's job) and nobody programs a route for it
-    await eventually(() => expect(ours('node3')).toEqual({ '198.19.0.0/26': [N1], '198.19.0.64/26': [N2], '198.19.0.128/26': 'blackhole', '198.19.1.0/26': 'blackhole', '203.0.113.0/24': [TOR] }), 60_000, 500);
+    await eventually(
+      () =>
+        expect(ours('node3')).toEqual({
+          '198.19.0.0/26': [N1],
+          '198.19.0.64/26': [N2],
+          '198.19.0.128/26': 'blackhole',
+          '198.19.1.0/26': 'blackhole',
+          '203.0.113.0/24': [TOR],
+        }),
+      60_000,
+      500,
+    );
   }, 250_000);
 
   it('pods on node1 reach pods on nodes 2 and 3, over those routes only', () => {
-    for (const [from, to] of [['pod1a', '198.19.0.66'], ['pod1b', '198.19.0.67'], ['pod1a', '198.19.0.130'], ['pod1b', '198.19.0.131'], ['pod3a', '198.19.0.2']]) expect(ping(from, to), `${from} → ${to}`).toBe(true);
+    for (const [from, to] of [
+      ['pod1a', '198.19.0.66'],
+      ['pod1b', '198.19.0.67'],
+      ['pod1a', '198.19.0.130'],
+      ['pod1b', '198.19.0.131'],
+      ['pod3a', '198.19.0.2'],
+    ])
+      expect(ping(from, to), `${from} → ${to}`).toBe(true);
     // node1 has no default route: what covers a remote pod is tsbgp's route and nothing else
     for (const pod of ['198.19.0.66', '198.19.0.130']) {
       const covering = JSON.parse(lab.mustExec('node1', ['ip', '-j', 'route', 'show', 'match', pod])) as KernelRoute[];
@@ -74,7 +112,17 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
   it('a pool needing tunl0 on a node without one is a per-route error in `tsbgp status`; every other route is installed', async () => {
     const s = await status('node1');
     // written over rtnetlink from the agent's process (koffi loads here)
-    expect(s.kernel).toMatchObject({ enabled: true, protocol: 12, table: 254, writer: 'netlink', writerNote: null, listener: 'netlink', listenerNote: null, programClusterRoutes: 'Enabled', installed: 5 });
+    expect(s.kernel).toMatchObject({
+      enabled: true,
+      protocol: 12,
+      table: 254,
+      writer: 'netlink',
+      writerNote: null,
+      listener: 'netlink',
+      listenerNote: null,
+      programClusterRoutes: 'Enabled',
+      installed: 5,
+    });
     expect(s.kernel!.refused).toEqual([{ prefix: '198.19.64.0/26', reason: 'interface tunl0 does not exist (next hop 192.0.2.12)' }]);
     const text = (await cli(['status', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout;
     expect(text).toContain('refused 198.19.64.0/26: interface tunl0 does not exist (next hop 192.0.2.12)');
@@ -131,7 +179,11 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
     expect(next).not.toBe(pid);
     expect(alive(next)).toBe(true);
     console.log(`kill -9 of node1's agent: ${pings} ping pairs during its restart, none lost`);
-    for (const [from, to] of [['pod1a', '198.19.0.66'], ['pod1b', '198.19.0.131']]) expect(ping(from, to)).toBe(true);
+    for (const [from, to] of [
+      ['pod1a', '198.19.0.66'],
+      ['pod1b', '198.19.0.131'],
+    ])
+      expect(ping(from, to)).toBe(true);
     const s = await status('node1');
     expect(s.kernel).toMatchObject({ enabled: true, restarting: false, installed: 4 });
   }, 200_000);

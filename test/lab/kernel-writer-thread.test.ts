@@ -34,7 +34,7 @@ describe.skipIf(!available.ok)('NetlinkWriter with its writer thread', () => {
     return w;
   };
 
-  it('a refused route among thousands carries the kernel\'s reason, and only it; the rest is installed', async () => {
+  it("a refused route among thousands carries the kernel's reason, and only it; the rest is installed", async () => {
     const w = await open();
     try {
       const ps = prefixes(3000);
@@ -84,7 +84,10 @@ describe.skipIf(!available.ok)('NetlinkWriter with its writer thread', () => {
     // One turn of the event loop: the write has posted its first window of chunks and waits for room.
     await new Promise<void>((r) => setImmediate(r));
     w.close();
-    const outcome = await inFlight.then(() => 'resolved', (e: Error) => e.message);
+    const outcome = await inFlight.then(
+      () => 'resolved',
+      (e: Error) => e.message,
+    );
     expect(outcome).toBe('netlink socket closed');
     // Some chunks reached the kernel (those posted before the close), not all.
     const got = Object.keys(table()).length;

@@ -73,14 +73,24 @@ function manifests(): string {
   const calico = 'projectcalico.org/v3';
   const docs: object[] = [
     { apiVersion: calico, kind: 'BGPConfiguration', metadata: { name: 'default' }, spec: { asNumber: ASN, nodeToNodeMeshEnabled: true } },
-    { apiVersion: calico, kind: 'IPPool', metadata: { name: 'default-ipv4-ippool' }, spec: { cidr: POOL, blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never', natOutgoing: true } },
+    {
+      apiVersion: calico,
+      kind: 'IPPool',
+      metadata: { name: 'default-ipv4-ippool' },
+      spec: { cidr: POOL, blockSize: 26, ipipMode: 'Never', vxlanMode: 'Never', natOutgoing: true },
+    },
     ...NAMES.map((n) => ({
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name: n, annotations: { 'projectcalico.org/IPv4Address': `${NODES[n].address}/24` } },
       status: { addresses: [{ type: 'InternalIP', address: NODES[n].address }] },
     })),
-    ...NAMES.map((n) => ({ apiVersion: 'crd.projectcalico.org/v1', kind: 'BlockAffinity', metadata: { name: `${n}-${NODES[n].block.replace(/[./]/g, '-')}` }, spec: { node: n, cidr: NODES[n].block, state: 'confirmed' } })),
+    ...NAMES.map((n) => ({
+      apiVersion: 'crd.projectcalico.org/v1',
+      kind: 'BlockAffinity',
+      metadata: { name: `${n}-${NODES[n].block.replace(/[./]/g, '-')}` },
+      spec: { node: n, cidr: NODES[n].block, state: 'confirmed' },
+    })),
   ];
   return docs.map((d) => stringify(d)).join('---\n');
 }
@@ -122,7 +132,11 @@ class Pinger {
   /** The highest sequence number ping said anything about (a reply, or no answer yet). */
   highest = 0;
 
-  constructor(ns: string, readonly label: string, target: string) {
+  constructor(
+    ns: string,
+    readonly label: string,
+    target: string,
+  ) {
     // -O: "no answer yet for icmp_seq=N" for each ping still unanswered when the next goes out.
     this.child = spawn('ip', ['netns', 'exec', ns, 'ping', '-n', '-O', '-i', '0.1', '-W', '1', target], { stdio: ['ignore', 'pipe', 'ignore'] });
     this.exited = new Promise((r) => this.child.once('exit', () => r()));
@@ -180,7 +194,22 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
   }
 
   function startTsbgp(n: NodeName): void {
-    spawnIn(n, 'tsbgp', ['node', '--import', 'tsx', join(repo, 'src', 'agent', 'main.ts'), 'agent', '--node', n, '--control', tsSock(n), '--log-level', 'info', '--kernel', 'on', join(dir, 'manifests')]);
+    spawnIn(n, 'tsbgp', [
+      'node',
+      '--import',
+      'tsx',
+      join(repo, 'src', 'agent', 'main.ts'),
+      'agent',
+      '--node',
+      n,
+      '--control',
+      tsSock(n),
+      '--log-level',
+      'info',
+      '--kernel',
+      'on',
+      join(dir, 'manifests'),
+    ]);
   }
 
   /**
@@ -207,7 +236,12 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       const r = run('birdc', ['-s', birdSock(n), 'show', 'protocols', 'all']);
       if (r.status !== 0) return {};
       const protos = parseBirdProtocols(r.stdout);
-      return Object.fromEntries(NAMES.filter((p) => p !== n).map((p) => [NODES[p].address, protos.find((x) => x.name === meshName(NODES[p].address))?.details['BGP state'] ?? 'absent']));
+      return Object.fromEntries(
+        NAMES.filter((p) => p !== n).map((p) => [
+          NODES[p].address,
+          protos.find((x) => x.name === meshName(NODES[p].address))?.details['BGP state'] ?? 'absent',
+        ]),
+      );
     }
     const s = await tsStatus(n);
     return s ? Object.fromEntries(s.peers.map((p) => [p.address, p.state])) : {};
@@ -223,10 +257,13 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
   /** The node's routes of protocol 12 ("bird"): prefix → "blackhole" or "via GW", with the metric. */
   function kernelTable(n: NodeName): Record<string, string> {
     const routes = JSON.parse(lab.mustExec(n, ['ip', '-j', 'route', 'show', 'proto', 'bird']) || '[]') as (KernelRoute & { type?: string; metric?: number })[];
-    return Object.fromEntries(routes.map((r) => [r.dst.includes('/') ? r.dst : `${r.dst}/32`, `${r.type === 'blackhole' ? 'blackhole' : `via ${r.gateway}`} metric ${r.metric ?? 0}`]));
+    return Object.fromEntries(
+      routes.map((r) => [r.dst.includes('/') ? r.dst : `${r.dst}/32`, `${r.type === 'blackhole' ? 'blackhole' : `via ${r.gateway}`} metric ${r.metric ?? 0}`]),
+    );
   }
   /** What Calico's BIRD puts there: the node's block blackholed (no metric), the others' via their node at the normal priority. */
-  const expectedTable = (n: NodeName) => Object.fromEntries(NAMES.map((p) => [NODES[p].block, p === n ? 'blackhole metric 0' : `via ${NODES[p].address} metric ${NORMAL}`]));
+  const expectedTable = (n: NodeName) =>
+    Object.fromEntries(NAMES.map((p) => [NODES[p].block, p === n ? 'blackhole metric 0' : `via ${NODES[p].address} metric ${NORMAL}`]));
 
   /** Every session up on every node, both ends; every kernel table as Calico's; the restarts over (BIRD's recovery, tsbgp's adopted routes). Throws what is not there yet, in one line. */
   async function converged(): Promise<void> {
@@ -237,10 +274,16 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       const d = daemons.get(n)!;
       want(`${n} (${d.kind}) sessions`, await sessions(n), allUp(n));
       want(`${n} kernel table`, kernelTable(n), expectedTable(n));
-      if (d.kind === 'bird') want(`${n}: BIRD's graceful restart recovery`, /recovery/i.test(run('birdc', ['-s', birdSock(n), 'show', 'status']).stdout), false);
+      if (d.kind === 'bird')
+        want(`${n}: BIRD's graceful restart recovery`, /recovery/i.test(run('birdc', ['-s', birdSock(n), 'show', 'status']).stdout), false);
       else {
         const k = (await tsStatus(n))?.kernel;
-        want(`${n}: tsbgp's kernel routes`, k && { enabled: k.enabled, restarting: k.restarting, stale: k.stale, refusedCount: k.refusedCount }, { enabled: true, restarting: false, stale: 0, refusedCount: 0 });
+        want(`${n}: tsbgp's kernel routes`, k && { enabled: k.enabled, restarting: k.restarting, stale: k.stale, refusedCount: k.refusedCount }, {
+          enabled: true,
+          restarting: false,
+          stale: 0,
+          refusedCount: 0,
+        });
       }
     }
   }
@@ -284,7 +327,17 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
     writeFileSync(join(dir, 'lab.clab.yml'), topology());
     lab = await Lab.up(loadTopology(join(dir, 'lab.clab.yml')), { ephemeral: true });
     for (const n of NAMES) {
-      writeFileSync(join(work(n), 'bird.conf'), calicoBirdConfig({ address: NODES[n].address, asn: ASN, peers: NAMES.filter((p) => p !== n).map((p) => NODES[p].address), blocks: [NODES[n].block], pools: [POOL], normalRoutePriority: NORMAL }));
+      writeFileSync(
+        join(work(n), 'bird.conf'),
+        calicoBirdConfig({
+          address: NODES[n].address,
+          asn: ASN,
+          peers: NAMES.filter((p) => p !== n).map((p) => NODES[p].address),
+          blocks: [NODES[n].block],
+          pools: [POOL],
+          normalRoutePriority: NORMAL,
+        }),
+      );
     }
     await startBird('node1');
     startTsbgp('node2');
@@ -307,7 +360,12 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
 
   it('BIRD as confd renders it and tsbgp form the mesh (the lower address waits, both kinds of mixed pair): every session up, the kernel tables as Calico’s, every pair of pods talks', async () => {
     // both mixed pairs, and the passive side in the BIRD configs as confd puts it
-    const passive = (n: NodeName) => readFileSync(join(work(n), 'bird.conf'), 'utf8').split(/^protocol bgp /m).slice(1).filter((p) => p.includes('passive on;')).map((p) => p.split(' ')[0]);
+    const passive = (n: NodeName) =>
+      readFileSync(join(work(n), 'bird.conf'), 'utf8')
+        .split(/^protocol bgp /m)
+        .slice(1)
+        .filter((p) => p.includes('passive on;'))
+        .map((p) => p.split(' ')[0]);
     expect(passive('node1')).toEqual(['Mesh_192_0_2_12', 'Mesh_192_0_2_13']);
     expect(passive('node3')).toEqual([]);
     await untilAsync('the mesh', 90_000, converged);

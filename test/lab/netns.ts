@@ -90,7 +90,8 @@ export class Lab {
     // hooked while coming up in any case, so Ctrl-C mid-way leaves nothing behind
     lab.hookProcess();
     try {
-      for (const ns of state.nodes.map((n) => n.ns)) if (listNamespaces().includes(ns)) throw new Error(`namespace ${ns} already exists (lab already up? try "down")`);
+      for (const ns of state.nodes.map((n) => n.ns))
+        if (listNamespaces().includes(ns)) throw new Error(`namespace ${ns} already exists (lab already up? try "down")`);
       mkdirSync(work, { recursive: true });
       chmodSync(work, 0o755);
       for (const n of state.nodes) {
@@ -158,7 +159,10 @@ export class Lab {
   /** Like exec, but throws with the output when the command fails. */
   mustExec(name: string, cmd: string | readonly string[]): string {
     const r = this.exec(name, cmd);
-    if (r.status !== 0) throw new Error(`${this.state.name}/${name}: ${typeof cmd === 'string' ? cmd : cmd.join(' ')} failed (exit ${r.status}): ${r.stderr.trim() || r.stdout.trim()}`);
+    if (r.status !== 0)
+      throw new Error(
+        `${this.state.name}/${name}: ${typeof cmd === 'string' ? cmd : cmd.join(' ')} failed (exit ${r.status}): ${r.stderr.trim() || r.stdout.trim()}`,
+      );
     return r.stdout;
   }
 
@@ -203,7 +207,10 @@ export class Lab {
       const ta = `v${this.state.runId.slice(-7)}x${i}a`;
       const tb = `v${this.state.runId.slice(-7)}x${i}b`;
       ip('link', 'add', ta, 'netns', a.ns, 'type', 'veth', 'peer', 'name', tb, 'netns', b.ns);
-      for (const [n, tmp, iface] of [[a, ta, l.a.iface], [b, tb, l.b.iface]] as const) {
+      for (const [n, tmp, iface] of [
+        [a, ta, l.a.iface],
+        [b, tb, l.b.iface],
+      ] as const) {
         ip('-n', n.ns, 'link', 'set', tmp, 'name', iface);
         if (n.kind === 'bridge') ip('-n', n.ns, 'link', 'set', iface, 'master', 'br0');
         ip('-n', n.ns, 'link', 'set', iface, 'up');
@@ -283,7 +290,11 @@ export class Lab {
         n.gobgpPort = GOBGP_PORT;
         this.spawnDetached(n, ['gobgpd', '-f', conf, '--api-hosts', `127.0.0.1:${GOBGP_PORT}`, '--pprof-disable'], 'gobgpd.log');
         this.wrapper(n, 'gobgp', '/usr/bin/gobgp', ['-p', String(GOBGP_PORT)]);
-        await waitUntil(`${node.name}: gobgpd API`, timeoutMs, () => run('ip', ['netns', 'exec', n.ns, 'gobgp', '-p', String(GOBGP_PORT), 'global']).status === 0);
+        await waitUntil(
+          `${node.name}: gobgpd API`,
+          timeoutMs,
+          () => run('ip', ['netns', 'exec', n.ns, 'gobgp', '-p', String(GOBGP_PORT), 'global']).status === 0,
+        );
         break;
       }
       case 'exabgp': {
@@ -303,7 +314,8 @@ export class Lab {
       }
       case 'tsbgp':
       case 'host':
-        if (node.cmd) this.spawnDetached(n, ['sh', '-c', node.cmd], `${node.kind}.log`, { ...process.env, TSBGP_NODE: node.name, TSBGP_WORK: n.work, ...node.env });
+        if (node.cmd)
+          this.spawnDetached(n, ['sh', '-c', node.cmd], `${node.kind}.log`, { ...process.env, TSBGP_NODE: node.name, TSBGP_WORK: n.work, ...node.env });
         break;
       case 'bridge':
         break;

@@ -29,7 +29,15 @@ describe('requireLab', () => {
   });
 
   it('reads CI like CI systems set it', () => {
-    expect([isCi({ CI: 'true' }), isCi({ CI: '1' }), isCi({ CI: 'TRUE' }), isCi({}), isCi({ CI: 'false' }), isCi({ CI: '0' }), isCi({ CI: '' })]).toEqual([true, true, true, false, false, false, false]);
+    expect([isCi({ CI: 'true' }), isCi({ CI: '1' }), isCi({ CI: 'TRUE' }), isCi({}), isCi({ CI: 'false' }), isCi({ CI: '0' }), isCi({ CI: '' })]).toEqual([
+      true,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('finds real binaries on PATH and in sbin', () => {

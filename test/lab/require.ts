@@ -42,7 +42,8 @@ export function checkLab(kinds: readonly NodeKind[], needs: LabNeeds = {}): LabA
   if (probe.uid !== 0) reasons.push('not running as root (network namespaces need root: run with sudo)');
   const missing = [...new Set([...binariesFor(kinds), ...(needs.binaries ?? [])])].filter((b) => !probe.findBinary(b));
   if (missing.length) reasons.push(`missing binaries: ${missing.join(', ')} (Debian: apt-get install bird2 frr gobgpd exabgp iproute2)`);
-  if (reasons.length === 0 && probe.platform === process.platform && run('ip', ['netns', 'list']).status !== 0) reasons.push('"ip netns list" fails: no namespace support');
+  if (reasons.length === 0 && probe.platform === process.platform && run('ip', ['netns', 'list']).status !== 0)
+    reasons.push('"ip netns list" fails: no namespace support');
   return { ok: reasons.length === 0, reasons };
 }
 
@@ -63,7 +64,12 @@ export function isCi(env: NodeJS.ProcessEnv = process.env): boolean {
 }
 
 export function findBinary(name: string): string | undefined {
-  const candidates = name.includes('/') ? [name] : (process.env.PATH ?? '').split(delimiter).concat(['/usr/sbin', '/sbin']).map((d) => join(d, name));
+  const candidates = name.includes('/')
+    ? [name]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .concat(['/usr/sbin', '/sbin'])
+        .map((d) => join(d, name));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);

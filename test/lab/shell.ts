@@ -74,12 +74,20 @@ export function nsPids(ns: string): number[] {
 /** Kills every process in a namespace (TERM, then KILL after a grace period) and deletes it. */
 export function destroyNamespace(ns: string, graceMs = 2000): void {
   for (const pid of nsPids(ns)) {
-    try { process.kill(pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
   }
   const deadline = Date.now() + graceMs;
   while (nsPids(ns).length > 0 && Date.now() < deadline) sleepSync(50);
   for (const pid of nsPids(ns)) {
-    try { process.kill(pid, 'SIGKILL'); } catch { /* already gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
   }
   run('ip', ['netns', 'del', ns]);
 }
@@ -104,8 +112,15 @@ export function vethNamespace(ns: string, address = '192.0.2.1/24'): void {
  * 'blackhole'.
  */
 export function protocolRoutes(ns: string, opts: { readonly table?: string; readonly proto?: string } = {}): Record<string, string[] | 'blackhole'> {
-  interface Row { dst: string; type?: string; gateway?: string; nexthops?: { gateway: string }[] }
-  const rows = JSON.parse(ip('-n', ns, '-j', 'route', 'show', ...(opts.table !== undefined ? ['table', opts.table] : []), 'proto', opts.proto ?? '12') || '[]') as Row[];
+  interface Row {
+    dst: string;
+    type?: string;
+    gateway?: string;
+    nexthops?: { gateway: string }[];
+  }
+  const rows = JSON.parse(
+    ip('-n', ns, '-j', 'route', 'show', ...(opts.table !== undefined ? ['table', opts.table] : []), 'proto', opts.proto ?? '12') || '[]',
+  ) as Row[];
   return Object.fromEntries(rows.map((r) => [r.dst, r.type === 'blackhole' ? 'blackhole' : (r.nexthops?.map((h) => h.gateway) ?? [r.gateway ?? '?']).sort()]));
 }
 

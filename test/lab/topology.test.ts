@@ -44,7 +44,12 @@ describe('parseTopology', () => {
   it('reads nodes, config paths, binds, links and addresses', () => {
     const t = parseTopology(base, FILE);
     expect(t.name).toBe('t');
-    expect(t.nodes.map((n) => [n.name, n.kind])).toEqual([['r1', 'bird'], ['r2', 'frr'], ['sw', 'bridge'], ['h1', 'host']]);
+    expect(t.nodes.map((n) => [n.name, n.kind])).toEqual([
+      ['r1', 'bird'],
+      ['r2', 'frr'],
+      ['sw', 'bridge'],
+      ['h1', 'host'],
+    ]);
     expect(t.nodes[0].config).toBe('/labs/r1.conf');
     // a bind to the kind's config path names the config, relative to the file
     expect(t.nodes[1].config).toBe('/labs/cfg/frr.conf');
@@ -59,15 +64,21 @@ describe('parseTopology', () => {
   });
 
   it('names file, node and field in errors', () => {
-    expect(parseErr(edit('kind: bird, startup', 'kind: quagga, startup'))).toBe(`${FILE}: node "r1".kind: must be one of bird, frr, gobgp, exabgp, tsbgp, host, bridge (got "quagga")`);
-    expect(parseErr(edit('r1: { kind: bird, startup-config: r1.conf }', 'r1: { kind: bird }'))).toBe(`${FILE}: node "r1": a bird node needs "startup-config" or a bind to /etc/bird/bird.conf`);
+    expect(parseErr(edit('kind: bird, startup', 'kind: quagga, startup'))).toBe(
+      `${FILE}: node "r1".kind: must be one of bird, frr, gobgp, exabgp, tsbgp, host, bridge (got "quagga")`,
+    );
+    expect(parseErr(edit('r1: { kind: bird, startup-config: r1.conf }', 'r1: { kind: bird }'))).toBe(
+      `${FILE}: node "r1": a bird node needs "startup-config" or a bind to /etc/bird/bird.conf`,
+    );
     expect(parseErr(edit('"/abs/x:/y"', '"nocolon"'))).toBe(`${FILE}: node "r2".binds[1]: expected "host-path:node-path[:ro]", got "nocolon"`);
     expect(parseErr(edit('kind: host, exec', 'kind: host, colour: red, exec'))).toMatch(/^\/labs\/t\.clab\.yml: node "h1"\.colour: unknown field/);
     expect(parseErr(edit('["r2:eth1", "sw:p2"]', '["r9:eth1", "sw:p2"]'))).toBe(`${FILE}: topology.links[1].endpoints[0]: unknown node "r9"`);
     expect(parseErr(edit('["r2:eth1", "sw:p2"]', '["r1:eth1", "sw:p2"]'))).toBe(`${FILE}: topology.links[1]: interface r1:eth1 is used by another link`);
     expect(parseErr(edit('["r2:eth1", "sw:p2"]', '["r2:eth1"]'))).toBe(`${FILE}: topology.links[1].endpoints: expected exactly two "node:iface" endpoints`);
     expect(parseErr(edit('["r2:eth1", "sw:p2"]', '["r2:eth1", "r2:eth2"]'))).toBe(`${FILE}: topology.links[1]: both ends are on node "r2"`);
-    expect(parseErr(edit('"2001:db8::1/64"', '"2001:db8::1"'))).toBe(`${FILE}: x-tsbgp.addresses."r1:eth1": "2001:db8::1" is not an address with prefix length like 192.0.2.1/24 or 2001:db8::1/64`);
+    expect(parseErr(edit('"2001:db8::1/64"', '"2001:db8::1"'))).toBe(
+      `${FILE}: x-tsbgp.addresses."r1:eth1": "2001:db8::1" is not an address with prefix length like 192.0.2.1/24 or 2001:db8::1/64`,
+    );
     expect(parseErr(edit('"198.51.100.1/24"', '"198.51.100.256/24"'))).toMatch(/"198\.51\.100\.256\/24" is not an address/);
     expect(parseErr(edit('"r1:lo"', '"r1:eth9"'))).toBe(`${FILE}: x-tsbgp.addresses."r1:eth9": no link uses interface r1:eth9`);
     expect(parseErr(edit('"r1:lo"', '"sw:p1"'))).toBe(`${FILE}: x-tsbgp.addresses."sw:p1": bridge ports carry no addresses`);
@@ -95,7 +106,10 @@ describe('toContainerlab', () => {
   it('maps kinds to linux images, configs to binds and addresses to exec', async () => {
     const { toContainerlab } = await import('./containerlab.js');
     const { parse } = await import('yaml');
-    const out = parse(toContainerlab(parseTopology(base, FILE))) as { name: string; topology: { nodes: Record<string, Record<string, unknown>>; links: unknown[] } };
+    const out = parse(toContainerlab(parseTopology(base, FILE))) as {
+      name: string;
+      topology: { nodes: Record<string, Record<string, unknown>>; links: unknown[] };
+    };
     expect(out.name).toBe('t');
     expect(out.topology.nodes.sw).toEqual({ kind: 'bridge' });
     expect(out.topology.nodes.r1).toEqual({

@@ -29,8 +29,18 @@ describe.skipIf(!available.ok)('local workload peering: a BGP-speaking pod peers
   let lab: Lab;
   const status = async () => JSON.parse((await cli(['status', '--json', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout) as StatusJson;
   const podSession = () => lab.birdProtocols('pod1').find((p) => p.name === 'node');
-  const torRoutes = () => lab.birdRoutes('tor').filter((r) => r.protocol === 'node1').map((r) => r.prefix).sort();
-  const podRoutes = () => lab.birdRoutes('pod1').filter((r) => r.protocol === 'node').map((r) => r.prefix).sort();
+  const torRoutes = () =>
+    lab
+      .birdRoutes('tor')
+      .filter((r) => r.protocol === 'node1')
+      .map((r) => r.prefix)
+      .sort();
+  const podRoutes = () =>
+    lab
+      .birdRoutes('pod1')
+      .filter((r) => r.protocol === 'node')
+      .map((r) => r.prefix)
+      .sort();
 
   beforeAll(async () => {
     cleanupStale();
@@ -47,7 +57,20 @@ describe.skipIf(!available.ok)('local workload peering: a BGP-speaking pod peers
     expect(peer).toMatchObject({ id: 'Local_Workload_198_19_0_2', type: 'local workload', state: 'Established', asn: 64516 });
     // The pod's session is to the local workload peering address, from its own.
     expect(podSession()?.details['Neighbor address']).toBe('169.254.0.179');
-    const plan = JSON.parse((await cli(['plan', '--node', 'node1', '--json', '--manifests', join(repo, 'test/lab/topologies/workload-peering/cluster.yaml'), '--endpoint-status-dir', join(lab.node('node1').work, 'endpoint-status')])).stdout) as { peers: { address: string; passive: boolean; sourceAddress: string | null }[] };
+    const plan = JSON.parse(
+      (
+        await cli([
+          'plan',
+          '--node',
+          'node1',
+          '--json',
+          '--manifests',
+          join(repo, 'test/lab/topologies/workload-peering/cluster.yaml'),
+          '--endpoint-status-dir',
+          join(lab.node('node1').work, 'endpoint-status'),
+        ])
+      ).stdout,
+    ) as { peers: { address: string; passive: boolean; sourceAddress: string | null }[] };
     expect(plan.peers.find((p) => p.address === '198.19.0.2')).toMatchObject({ passive: true, sourceAddress: null });
   }, 150_000);
 
@@ -58,14 +81,16 @@ describe.skipIf(!available.ok)('local workload peering: a BGP-speaking pod peers
     // As BIRD passes it on: the pod's AS behind the node's.
     expect(lab.birdRoutes('tor').find((r) => r.prefix === '198.19.200.0/24')?.attrs['BGP.as_path']).toBe('64512 64516');
     // 203.0.113.0/24 reached node1 (it is in its received routes) but is not passed on.
-    const received = JSON.parse((await cli(['routes', '--received', '198.19.0.2', '--json', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout) as unknown;
+    const received = JSON.parse(
+      (await cli(['routes', '--received', '198.19.0.2', '--json', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout,
+    ) as unknown;
     expect(JSON.stringify(received)).toContain('203.0.113.0/24');
     expect(torRoutes()).not.toContain('203.0.113.0/24');
   }, 150_000);
 
   it('the endpoint-status file going (the pod deleted) ends the peering and withdraws the pod network', async () => {
     rmSync(join(lab.node('node1').work, 'endpoint-status', 'default.pod1-eth0'));
-    for (const deadline = Date.now() + 60_000; (await status()).peers.some((p) => p.address === '198.19.0.2'); ) {
+    for (const deadline = Date.now() + 60_000; (await status()).peers.some((p) => p.address === '198.19.0.2');) {
       if (Date.now() > deadline) throw new Error('the workload peer is still there 60 s after its endpoint-status file went');
       await sleep(500);
     }

@@ -92,7 +92,12 @@ describe('Prefix', () => {
         expect(back.key).toBe(p.key);
         expect(Prefix.parse(p.toString()).equals(p)).toBe(true);
         // compare: family, then unsigned words, then length (a reference on plain numbers).
-        const ref = p.family - q.family || words(p).map((w, i) => w - words(q)[i]).find((d) => d !== 0) || p.length - q.length;
+        const ref =
+          p.family - q.family ||
+          words(p)
+            .map((w, i) => w - words(q)[i])
+            .find((d) => d !== 0) ||
+          p.length - q.length;
         expect(Math.sign(p.compare(q))).toBe(Math.sign(ref));
         expect(p.equals(q)).toBe(ref === 0);
         expect(p.equals(q)).toBe(p.toString() === q.toString());

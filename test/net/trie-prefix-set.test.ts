@@ -61,13 +61,19 @@ describe('PrefixSet', () => {
     expect(s.size).toBe(3);
   });
 
-  const v4 = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 })).map(([v, l]) => Prefix.containing(Address.v4(v & 0xff00ff00), l));
-  const v6 = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 128 })).map(([v, l]) => Prefix.containing(Address.v6(0x20010db8, v & 0xf000000f, 0, v), l));
-  const range = fc.oneof(v4, v6).chain((pre) =>
-    fc.tuple(fc.integer({ min: pre.length, max: pre.maxLength }), fc.integer({ min: pre.length, max: pre.maxLength })).map(
-      ([a, b]): PrefixRange => ({ prefix: pre, ge: Math.min(a, b), le: Math.max(a, b) }),
-    ),
-  );
+  const v4 = fc
+    .tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 }))
+    .map(([v, l]) => Prefix.containing(Address.v4(v & 0xff00ff00), l));
+  const v6 = fc
+    .tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 128 }))
+    .map(([v, l]) => Prefix.containing(Address.v6(0x20010db8, v & 0xf000000f, 0, v), l));
+  const range = fc
+    .oneof(v4, v6)
+    .chain((pre) =>
+      fc
+        .tuple(fc.integer({ min: pre.length, max: pre.maxLength }), fc.integer({ min: pre.length, max: pre.maxLength }))
+        .map(([a, b]): PrefixRange => ({ prefix: pre, ge: Math.min(a, b), le: Math.max(a, b) })),
+    );
 
   it('agrees with a linear scan over its ranges', () => {
     fc.assert(
@@ -84,18 +90,23 @@ describe('PrefixSet', () => {
 
   it('agrees with a linear scan for large sets (flattened index), also after more adds', () => {
     fc.assert(
-      fc.property(fc.array(range, { minLength: 64, maxLength: 150 }), fc.array(range, { maxLength: 20 }), fc.array(fc.oneof(v4, v6), { maxLength: 40 }), (ranges, more, probes) => {
-        const s = new PrefixSet(ranges);
-        const check = (all: PrefixRange[]) => {
-          for (const q of [...probes, ...all.map((r) => r.prefix)]) {
-            const want = all.some((r) => r.prefix.contains(q) && q.length >= r.ge && q.length <= r.le);
-            expect(s.matches(q)).toBe(want);
-          }
-        };
-        check(ranges);
-        for (const r of more) s.add(r);
-        check([...ranges, ...more]);
-      }),
+      fc.property(
+        fc.array(range, { minLength: 64, maxLength: 150 }),
+        fc.array(range, { maxLength: 20 }),
+        fc.array(fc.oneof(v4, v6), { maxLength: 40 }),
+        (ranges, more, probes) => {
+          const s = new PrefixSet(ranges);
+          const check = (all: PrefixRange[]) => {
+            for (const q of [...probes, ...all.map((r) => r.prefix)]) {
+              const want = all.some((r) => r.prefix.contains(q) && q.length >= r.ge && q.length <= r.le);
+              expect(s.matches(q)).toBe(want);
+            }
+          };
+          check(ranges);
+          for (const r of more) s.add(r);
+          check([...ranges, ...more]);
+        },
+      ),
       { numRuns: 100 },
     );
   });

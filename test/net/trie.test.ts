@@ -23,7 +23,12 @@ const v6Prefix = fc
   .tuple(
     fc.oneof(
       fc.constantFrom(...V6_BASES),
-      fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff })),
+      fc.tuple(
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+        fc.integer({ min: 0, max: 0xffffffff }),
+      ),
     ),
     fc.integer({ min: 0, max: 128 }),
   )
@@ -31,7 +36,10 @@ const v6Prefix = fc
 const anyPrefix = fc.oneof(v4Prefix, v6Prefix);
 const v4Address = fc.oneof(fc.constantFrom(...V4_BASES), fc.integer({ min: 0, max: 0xffffffff })).map((v) => Address.v4(v));
 const v6Address = fc
-  .oneof(fc.constantFrom(...V6_BASES), fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.constant(0), fc.constant(1)))
+  .oneof(
+    fc.constantFrom(...V6_BASES),
+    fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 0xffffffff }), fc.constant(0), fc.constant(1)),
+  )
   .map((w) => Address.v6(w[0], w[1], w[2], w[3]));
 
 type Op = { kind: 'set'; prefix: Prefix; value: number } | { kind: 'delete'; prefix: Prefix } | { kind: 'clear'; prefix: Prefix };
@@ -192,7 +200,12 @@ describe('PrefixTrie', () => {
 
   it('keeps the two families apart in a mixed trie', () => {
     fc.assert(
-      fc.property(fc.array(op(anyPrefix), { maxLength: 60 }), fc.array(anyPrefix, { maxLength: 15 }), fc.array(fc.oneof(v4Address, v6Address), { maxLength: 15 }), checkAgainstOracle),
+      fc.property(
+        fc.array(op(anyPrefix), { maxLength: 60 }),
+        fc.array(anyPrefix, { maxLength: 15 }),
+        fc.array(fc.oneof(v4Address, v6Address), { maxLength: 15 }),
+        checkAgainstOracle,
+      ),
       { numRuns: 200 },
     );
   });

@@ -16,7 +16,18 @@ const SETS: DefinedSetsDef = {
   asPath: { s1: ['starts-with 65001'], c2: ['contains 65002 65003'], o3: ['origin 65003', 'origin 65004'] },
   neighbor: { n: ['192.0.2.0/24', '10.9.9.9'] },
 };
-const PREFIXES = ['10.1.0.0/16', '10.1.2.0/24', '10.1.2.128/25', '192.168.0.0/16', '192.168.1.0/24', '11.0.0.0/8', '0.0.0.0/0', '2001:db8:1::/48', '2001:db8::/32', '2001:db8:1:2::/64'];
+const PREFIXES = [
+  '10.1.0.0/16',
+  '10.1.2.0/24',
+  '10.1.2.128/25',
+  '192.168.0.0/16',
+  '192.168.1.0/24',
+  '11.0.0.0/8',
+  '0.0.0.0/0',
+  '2001:db8:1::/48',
+  '2001:db8::/32',
+  '2001:db8:1:2::/64',
+];
 const COMMUNITY_TEXT = ['65000:1', '65000:2', '65001:7', '65002:3', '65002:4', '1:1'];
 const ASNS = [65001, 65002, 65003, 65004];
 
@@ -24,12 +35,19 @@ const conditions: fc.Arbitrary<ConditionsDef> = fc.record(
   {
     prefixSet: fc.record({ set: fc.constantFrom('a', 'b', 'c'), match: fc.constantFrom('any' as const, 'invert' as const) }),
     family: fc.constantFrom('ipv4' as const, 'ipv6' as const),
-    neighborSet: fc.record({ set: fc.constant('n'), match: fc.constantFrom('any' as const, 'invert' as const), of: fc.constantFrom('peer' as const, 'source' as const) }),
+    neighborSet: fc.record({
+      set: fc.constant('n'),
+      match: fc.constantFrom('any' as const, 'invert' as const),
+      of: fc.constantFrom('peer' as const, 'source' as const),
+    }),
     peerType: fc.constantFrom('ebgp' as const, 'ibgp' as const),
     routeSource: fc.constantFrom('local' as const, 'learned' as const),
     communitySet: fc.record({ set: fc.constantFrom('x', 'y', 'z'), match: fc.constantFrom('any' as const, 'all' as const, 'invert' as const) }),
     asPathSet: fc.record({ set: fc.constantFrom('s1', 'c2', 'o3'), match: fc.constantFrom('any' as const, 'all' as const, 'invert' as const) }),
-    med: fc.record({ op: fc.constantFrom('eq' as const, 'ne' as const, 'lt' as const, 'le' as const, 'gt' as const, 'ge' as const), value: fc.integer({ min: 0, max: 20 }) }),
+    med: fc.record({
+      op: fc.constantFrom('eq' as const, 'ne' as const, 'lt' as const, 'le' as const, 'gt' as const, 'ge' as const),
+      value: fc.integer({ min: 0, max: 20 }),
+    }),
     localPref: fc.record({ op: fc.constantFrom('eq' as const, 'lt' as const, 'ge' as const), value: fc.constantFrom(50, 100, 200) }),
     asPathLength: fc.record({ op: fc.constantFrom('eq' as const, 'le' as const, 'gt' as const), value: fc.integer({ min: 0, max: 4 }) }),
   },
@@ -123,7 +141,8 @@ function condHolds(c: ConditionsDef, r: PolicyRoute, a: PathAttributes, ctx: Pol
   }
   if (c.peerType && ctx.peer.type !== c.peerType) return false;
   if (c.routeSource && (c.routeSource === 'local') !== (r.source.kind === 'local')) return false;
-  if (c.communitySet && !setMatch(c.communitySet.match, [...SETS.community![c.communitySet.set]], (m) => (a.communities ?? []).some((x) => commMatches(m, x)))) return false;
+  if (c.communitySet && !setMatch(c.communitySet.match, [...SETS.community![c.communitySet.set]], (m) => (a.communities ?? []).some((x) => commMatches(m, x))))
+    return false;
   if (c.asPathSet && !setMatch(c.asPathSet.match, [...SETS.asPath![c.asPathSet.set]], (m) => asPathEntry(m, a.asPath))) return false;
   if (c.med && !cmp(c.med.op, a.med ?? 0, c.med.value)) return false;
   if (c.localPref && !cmp(c.localPref.op, a.localPref ?? 100, c.localPref.value)) return false;
@@ -175,20 +194,26 @@ function configOf(pols: StatementDef[][]): PolicyConfigDef {
 describe('compiled policies', () => {
   it('agree with a direct reading of the definitions', () => {
     fc.assert(
-      fc.property(policies, fc.constantFrom('import' as const, 'export' as const), fc.array(routeArb, { minLength: 1, maxLength: 8 }), peerArb, (pols, direction, routes, peer) => {
-        const cp = compilePolicy(configOf(pols));
-        const chain = cp.chain({ direction, policies: pols.map((_, i) => `p${i}`) });
-        const ctx: PolicyContext = { peer, direction };
-        for (const r of routes) {
-          const want = interpret(pols, direction, r, ctx);
-          const got = evaluate(chain, r, ctx);
-          expect(got.verdict).toBe(want.verdict);
-          expect(got.attrs).toEqual(want.attrs);
-          const ex = explain(chain, r, ctx);
-          expect([ex.verdict, ex.trace.verdict]).toEqual([want.verdict, want.verdict]);
-          expect(ex.attrs).toEqual(want.attrs);
-        }
-      }),
+      fc.property(
+        policies,
+        fc.constantFrom('import' as const, 'export' as const),
+        fc.array(routeArb, { minLength: 1, maxLength: 8 }),
+        peerArb,
+        (pols, direction, routes, peer) => {
+          const cp = compilePolicy(configOf(pols));
+          const chain = cp.chain({ direction, policies: pols.map((_, i) => `p${i}`) });
+          const ctx: PolicyContext = { peer, direction };
+          for (const r of routes) {
+            const want = interpret(pols, direction, r, ctx);
+            const got = evaluate(chain, r, ctx);
+            expect(got.verdict).toBe(want.verdict);
+            expect(got.attrs).toEqual(want.attrs);
+            const ex = explain(chain, r, ctx);
+            expect([ex.verdict, ex.trace.verdict]).toEqual([want.verdict, want.verdict]);
+            expect(ex.attrs).toEqual(want.attrs);
+          }
+        },
+      ),
       { numRuns: 400 },
     );
   });

@@ -35,7 +35,7 @@ describe('conditions', () => {
     expect(matches({ prefixSet: { set: 'pods', match: 'invert' } }, route('10.1.2.0/25'))).toBe(true);
     expect(matches({ prefixSet: { set: 'v6' } }, route('2001:db8:1::/48'))).toBe(true);
   });
-  it('interface: a glob over the route\'s interface (BIRD ifname); a route without one never matches, an inverted glob neither', () => {
+  it("interface: a glob over the route's interface (BIRD ifname); a route without one never matches, an inverted glob neither", () => {
     const withIface = (iface: string | undefined, source = learned) => ({ ...route('198.19.0.7/32', {}, source), ...(iface !== undefined ? { iface } : {}) });
     expect(matches({ interface: 'cali*' }, withIface('cali12ab'))).toBe(true);
     expect(matches({ interface: 'cali*' }, withIface('eth0'))).toBe(false);
@@ -46,7 +46,9 @@ describe('conditions', () => {
     const x = explain(cp.chain({ direction: 'export', policies: ['p'] }), withIface('cali9', local), ctx(ebgpPeer, 'export'));
     expect(x.verdict).toBe('reject');
     expect(formatTrace(x.trace)).toContain('interface cali9 matches "cali*"');
-    expect(formatTrace(explain(cp.chain({ direction: 'export', policies: ['p'] }), withIface(undefined, local), ctx(ebgpPeer, 'export')).trace)).toContain('route has no interface');
+    expect(formatTrace(explain(cp.chain({ direction: 'export', policies: ['p'] }), withIface(undefined, local), ctx(ebgpPeer, 'export')).trace)).toContain(
+      'route has no interface',
+    );
   });
   it('family', () => {
     expect(matches({ family: 'ipv6' }, route('2001:db8::/32'))).toBe(true);
@@ -111,8 +113,28 @@ describe('conditions', () => {
     expect(matches({ med: { op: 'eq', value: 0 } }, route('10.0.0.0/8'))).toBe(true);
     expect(matches({ localPref: { op: 'ge', value: 100 } }, route('10.0.0.0/8'))).toBe(true);
     expect(matches({ localPref: { op: 'gt', value: 100 } }, route('10.0.0.0/8', { localPref: 100 }))).toBe(false);
-    expect(matches({ asPathLength: { op: 'le', value: 2 } }, route('10.0.0.0/8', { asPath: [{ type: 2, asns: [1, 2] }, { type: 1, asns: [3, 4] }] }))).toBe(false);
-    expect(matches({ asPathLength: { op: 'eq', value: 3 } }, route('10.0.0.0/8', { asPath: [{ type: 2, asns: [1, 2] }, { type: 1, asns: [3, 4] }] }))).toBe(true);
+    expect(
+      matches(
+        { asPathLength: { op: 'le', value: 2 } },
+        route('10.0.0.0/8', {
+          asPath: [
+            { type: 2, asns: [1, 2] },
+            { type: 1, asns: [3, 4] },
+          ],
+        }),
+      ),
+    ).toBe(false);
+    expect(
+      matches(
+        { asPathLength: { op: 'eq', value: 3 } },
+        route('10.0.0.0/8', {
+          asPath: [
+            { type: 2, asns: [1, 2] },
+            { type: 1, asns: [3, 4] },
+          ],
+        }),
+      ),
+    ).toBe(true);
     expect(matches({ asPathLength: { op: 'ne', value: 0 } }, route('10.0.0.0/8'))).toBe(false);
   });
   it('needs every condition of a statement to match', () => {
@@ -133,8 +155,12 @@ describe('modifications', () => {
     const lc = { global: 65000, local1: 1, local2: 2 };
     expect(modify({ largeCommunity: { add: ['65000:1:2'] } }, { largeCommunities: [lc] }).attrs.largeCommunities).toEqual([lc]);
     expect(modify({ largeCommunity: { add: ['1:2:3'] } }, {}).attrs.largeCommunities).toEqual([{ global: 1, local1: 2, local2: 3 }]);
-    expect(modify({ largeCommunity: { remove: ['65000:*:*'] } }, { largeCommunities: [lc, { global: 1, local1: 1, local2: 1 }] }).attrs.largeCommunities).toEqual([{ global: 1, local1: 1, local2: 1 }]);
-    expect(modify({ largeCommunity: { replace: ['9:9:9'] } }, { largeCommunities: [lc] }).attrs.largeCommunities).toEqual([{ global: 9, local1: 9, local2: 9 }]);
+    expect(
+      modify({ largeCommunity: { remove: ['65000:*:*'] } }, { largeCommunities: [lc, { global: 1, local1: 1, local2: 1 }] }).attrs.largeCommunities,
+    ).toEqual([{ global: 1, local1: 1, local2: 1 }]);
+    expect(modify({ largeCommunity: { replace: ['9:9:9'] } }, { largeCommunities: [lc] }).attrs.largeCommunities).toEqual([
+      { global: 9, local1: 9, local2: 9 },
+    ]);
   });
   it('LOCAL_PREF and MED (absolute, +N, -N clamped at 0)', () => {
     expect(modify({ localPref: 250 }, { localPref: 100 }).attrs.localPref).toBe(250);
@@ -157,14 +183,19 @@ describe('modifications', () => {
     expect(modify({ asPathPrepend: { count: 2 } }, { asPath: path(65001) }).attrs.asPath).toEqual(path(65000, 65000, 65001));
     expect(modify({ asPathPrepend: { asn: 'last', count: 1 } }, { asPath: path(65001, 65002) }).attrs.asPath).toEqual(path(65001, 65001, 65002));
     expect(modify({ asPathPrepend: { asn: 4200000000, count: 1 } }, {}).attrs.asPath).toEqual(path(4200000000));
-    expect(modify({ asPathPrepend: { count: 3 } }, { asPath: [{ type: 1, asns: [1, 2] }] }).attrs.asPath).toEqual([{ type: 2, asns: [65000, 65000, 65000] }, { type: 1, asns: [1, 2] }]);
+    expect(modify({ asPathPrepend: { count: 3 } }, { asPath: [{ type: 1, asns: [1, 2] }] }).attrs.asPath).toEqual([
+      { type: 2, asns: [65000, 65000, 65000] },
+      { type: 1, asns: [1, 2] },
+    ]);
     expect(modify({ asPathPrepend: { asns: [1, 2] } }, { asPath: path(65001) }).attrs.asPath).toEqual(path(1, 2, 65001));
     const long = modify({ asPathPrepend: { count: 10 } }, { asPath: path(...new Array(250).fill(7)) }).attrs.asPath!;
     expect(long.map((s) => s.asns.length)).toEqual([255, 5]);
   });
   it('later statements see the attributes earlier ones modified', () => {
     const cp = compilePolicy({
-      policies: { p: { statements: [{ actions: { localPref: 300 } }, { conditions: { localPref: { op: 'eq', value: 300 } }, actions: { med: 1, result: 'accept' } }] } },
+      policies: {
+        p: { statements: [{ actions: { localPref: 300 } }, { conditions: { localPref: { op: 'eq', value: 300 } }, actions: { med: 1, result: 'accept' } }] },
+      },
     });
     const r = evaluate(cp.chain({ direction: 'import', policies: ['p'] }), route('10.0.0.0/8'), ctx(ebgpPeer, 'import'));
     expect([r.verdict, r.attrs.localPref, r.attrs.med]).toEqual(['accept', 300, 1]);
@@ -199,7 +230,9 @@ describe('chains and defaults', () => {
     const r = route('11.0.0.0/8', {}, local);
     expect(evaluate(cp.chain({ direction: 'export', policies: [] }), r, ctx(ebgpPeer, 'export')).verdict).toBe('accept');
     expect(evaluate(cp.chain({ direction: 'export', policies: [], localDefault: 'reject' }), r, ctx(ebgpPeer, 'export')).verdict).toBe('reject');
-    expect(evaluate(cp.chain({ direction: 'export', policies: ['rejectPods'] }), route('10.1.0.0/16', {}, local), ctx(ebgpPeer, 'export')).verdict).toBe('reject');
+    expect(evaluate(cp.chain({ direction: 'export', policies: ['rejectPods'] }), route('10.1.0.0/16', {}, local), ctx(ebgpPeer, 'export')).verdict).toBe(
+      'reject',
+    );
   });
   it('falls through policies in order; accept and reject stop the chain; next-policy skips the rest of a policy', () => {
     const chain = cp.chain({ direction: 'export', policies: ['tagOnly', 'rejectPods', 'skip', 'acceptAll'] });
@@ -227,7 +260,11 @@ describe('explain', () => {
         p: {
           statements: [
             { name: 'ibgp-only', conditions: { peerType: 'ibgp', med: { op: 'gt', value: 5 } }, actions: { result: 'reject' } },
-            { name: 'pods', conditions: { prefixSet: { set: 'pods' }, communitySet: { set: 'c' } }, actions: { localPref: 200, community: { add: ['65000:2'] }, result: 'accept' } },
+            {
+              name: 'pods',
+              conditions: { prefixSet: { set: 'pods' }, communitySet: { set: 'c' } },
+              actions: { localPref: 200, community: { add: ['65000:2'] }, result: 'accept' },
+            },
           ],
         },
       },
@@ -262,8 +299,16 @@ describe('validation', () => {
     for (const p of parts) expect((err as Error).message).toContain(p);
   };
   it('names the policy, statement and field', () => {
-    bad({ sets, policies: { p: { statements: [{}, { name: 'x', conditions: { communitySet: { set: 'nope' } } }] } } }, 'policy "p" statement 1 ("x") conditions.communitySet.set', 'unknown community set "nope"');
-    bad({ policies: { p: { statements: [{ actions: { community: { add: ['65000:70000'] } } }] } } }, 'policy "p" statement 0 actions.community.add[0]', '70000');
+    bad(
+      { sets, policies: { p: { statements: [{}, { name: 'x', conditions: { communitySet: { set: 'nope' } } }] } } },
+      'policy "p" statement 1 ("x") conditions.communitySet.set',
+      'unknown community set "nope"',
+    );
+    bad(
+      { policies: { p: { statements: [{ actions: { community: { add: ['65000:70000'] } } }] } } },
+      'policy "p" statement 0 actions.community.add[0]',
+      '70000',
+    );
     bad({ policies: { p: { statements: [{ actions: { med: 'lots' } }] } } }, 'actions.med');
     bad({ policies: { p: { statements: [{ actions: { result: 'maybe' as never } }] } } }, 'actions.result');
     bad({ policies: { p: { statements: [{ conditions: { colour: 'blue' } as never }] } } }, 'conditions.colour', 'unknown condition');
@@ -288,14 +333,21 @@ describe('extended communities: link bandwidth, route target, route origin', () 
   const lb = (t: string) => parseExtendedCommunity(t);
   const cfg = (actions: ActionsDef, extCommunity: Record<string, string[]> = {}) =>
     compilePolicy({ sets: { extCommunity }, policies: { p: { statements: [{ actions: { ...actions, result: 'accept' } }] } } });
-  const run = (actions: ActionsDef, attrs: PathAttributes) => evaluate(cfg(actions).chain({ direction: 'export', policies: ['p'] }), route('10.1.0.0/16', attrs), ctx(ebgpPeer, 'export'));
+  const run = (actions: ActionsDef, attrs: PathAttributes) =>
+    evaluate(cfg(actions).chain({ direction: 'export', policies: ['p'] }), route('10.1.0.0/16', attrs), ctx(ebgpPeer, 'export'));
 
   it('sets match exact values and any link bandwidth ("lb:*", "lb:AS:*")', () => {
     const cp = compilePolicy({
       sets: { extCommunity: { anyLb: ['lb:*'], lb65000: ['lb:65000:*'], soo: ['soo:192.0.2.1:7'] } },
-      policies: Object.fromEntries(['anyLb', 'lb65000', 'soo'].map((s) => [s, { statements: [{ conditions: { extCommunitySet: { set: s } }, actions: { result: 'accept' as const } }, { actions: { result: 'reject' as const } }] }])),
+      policies: Object.fromEntries(
+        ['anyLb', 'lb65000', 'soo'].map((s) => [
+          s,
+          { statements: [{ conditions: { extCommunitySet: { set: s } }, actions: { result: 'accept' as const } }, { actions: { result: 'reject' as const } }] },
+        ]),
+      ),
     });
-    const v = (set: string, ...cs: string[]) => evaluate(cp.chain({ direction: 'import', policies: [set] }), route('10.0.0.0/8', { extendedCommunities: cs.map(lb) }), ctx(ebgpPeer, 'import')).verdict;
+    const v = (set: string, ...cs: string[]) =>
+      evaluate(cp.chain({ direction: 'import', policies: [set] }), route('10.0.0.0/8', { extendedCommunities: cs.map(lb) }), ctx(ebgpPeer, 'import')).verdict;
     expect(v('anyLb', 'lb:65001:100')).toBe('accept');
     expect(v('anyLb', 'lb-transitive:65001:100')).toBe('accept');
     expect(v('anyLb', 'rt:65000:100')).toBe('reject');

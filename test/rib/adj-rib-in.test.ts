@@ -43,7 +43,17 @@ describe('Adj-RIB-In storage', () => {
   it('markStale(family) turns every route of that family stale, each variant into its one stale twin, the other family and the counts untouched', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ n: fc.integer({ min: 0, max: 199 }), v6: fc.boolean(), attrs: fc.integer({ min: 0, max: 3 }), post: fc.integer({ min: 0, max: 2 }), stale: fc.boolean(), pathId: fc.integer({ min: 0, max: 1 }) }), { maxLength: 120 }),
+        fc.array(
+          fc.record({
+            n: fc.integer({ min: 0, max: 199 }),
+            v6: fc.boolean(),
+            attrs: fc.integer({ min: 0, max: 3 }),
+            post: fc.integer({ min: 0, max: 2 }),
+            stale: fc.boolean(),
+            pathId: fc.integer({ min: 0, max: 1 }),
+          }),
+          { maxLength: 120 },
+        ),
         fc.constantFrom(4 as const, 6 as const),
         (routes, family) => {
           const store = new AttrStore();
@@ -51,7 +61,8 @@ describe('Adj-RIB-In storage', () => {
           const sets = [0, 1, 2, 3].map((m) => store.acquire(ebgpAttrs([65001], '10.0.0.1', { med: m })));
           const t = new AdjRibIn(source);
           const want = new AdjRibIn(source);
-          const keyOfRoute = (r: (typeof routes)[number]) => keyOf(r.v6 ? P(`2001:db8:${r.n.toString(16)}::/48`) : Prefix.v4((0xc6120000 + r.n * 256) >>> 0, 24));
+          const keyOfRoute = (r: (typeof routes)[number]) =>
+            keyOf(r.v6 ? P(`2001:db8:${r.n.toString(16)}::/48`) : Prefix.v4((0xc6120000 + r.n * 256) >>> 0, 24));
           for (const r of routes) {
             const post = r.post === 0 ? null : sets[(r.attrs + r.post) % 4];
             t.set(keyOfRoute(r), r.pathId, false, sets[r.attrs], post, r.stale);
@@ -120,8 +131,25 @@ type Op =
   | { op: 'purge'; peer: number; family: 4 | 6 };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ op: fc.constant('announce' as const), peer: fc.nat(2), set: fc.nat(3), prefixes: fc.uniqueArray(fc.nat(PREFIXES.length - 1), { minLength: 1, maxLength: 4 }), pathId: fc.integer({ min: 1, max: 2 }) }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('withdraw' as const), peer: fc.nat(2), prefixes: fc.uniqueArray(fc.nat(PREFIXES.length - 1), { minLength: 1, maxLength: 4 }), pathId: fc.integer({ min: 1, max: 2 }) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      op: fc.constant('announce' as const),
+      peer: fc.nat(2),
+      set: fc.nat(3),
+      prefixes: fc.uniqueArray(fc.nat(PREFIXES.length - 1), { minLength: 1, maxLength: 4 }),
+      pathId: fc.integer({ min: 1, max: 2 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('withdraw' as const),
+      peer: fc.nat(2),
+      prefixes: fc.uniqueArray(fc.nat(PREFIXES.length - 1), { minLength: 1, maxLength: 4 }),
+      pathId: fc.integer({ min: 1, max: 2 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('policy' as const), peer: fc.nat(2), policy: fc.nat(POLICIES.length - 1) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('stale' as const), peer: fc.nat(2), family: fc.constantFrom(4 as const, 6 as const) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('purge' as const), peer: fc.nat(2), family: fc.constantFrom(4 as const, 6 as const) }) },
@@ -143,7 +171,13 @@ interface ModelRoute {
 
 function preAttrs(peer: number, set: number): PathAttributes {
   const p = PEERS[peer];
-  return { origin: 0, asPath: p.asn === 65000 ? [] : [{ type: 2, asns: [p.asn] }], nextHop: A(p.address), med: set, localPref: p.asn === 65000 ? 100 + set : undefined };
+  return {
+    origin: 0,
+    asPath: p.asn === 65000 ? [] : [{ type: 2, asns: [p.asn] }],
+    nextHop: A(p.address),
+    med: set,
+    localPref: p.asn === 65000 ? 100 + set : undefined,
+  };
 }
 
 function toUpdate(peer: number, set: number | undefined, prefixes: string[], pathId: number | undefined): UpdateMessage {
@@ -175,7 +209,10 @@ function modelPost(peer: number, r: ModelRoute, policy: number): { med: number |
   const base = PEERS[peer].asn === 65000 ? pre : { ...pre, localPref: undefined };
   const pol = POLICIES[policy];
   if (pol === undefined) return { med: base.med, localPref: base.localPref };
-  const res = pol({ prefix: P(r.prefix), attrs: base, source: { kind: 'local' } }, { peer: { address: A(PEERS[peer].address), asn: PEERS[peer].asn, type: 'ebgp', localAsn: 65000 }, direction: 'import' });
+  const res = pol(
+    { prefix: P(r.prefix), attrs: base, source: { kind: 'local' } },
+    { peer: { address: A(PEERS[peer].address), asn: PEERS[peer].asn, type: 'ebgp', localAsn: 65000 }, direction: 'import' },
+  );
   return res.verdict === 'reject' ? null : { med: res.attrs.med, localPref: res.attrs.localPref };
 }
 
@@ -211,8 +248,7 @@ describe('compact Adj-RIB-In against a Map model', () => {
             for (const [k] of gone) model[peer].delete(k);
           }
         }
-        const canon = (xs: { prefix: string; pathId: number | undefined }[]) =>
-          xs.map((x) => `${x.prefix}#${x.pathId ?? '-'}`).sort();
+        const canon = (xs: { prefix: string; pathId: number | undefined }[]) => xs.map((x) => `${x.prefix}#${x.pathId ?? '-'}`).sort();
         for (let peer = 0; peer < PEERS.length; peer++) {
           const routes = [...model[peer].values()];
           const pre = rib.adjRibIn(ids[peer], 'pre');
@@ -236,7 +272,8 @@ describe('compact Adj-RIB-In against a Map model', () => {
         for (const prefix of PREFIXES) {
           const want: string[] = [];
           for (let peer = 0; peer < PEERS.length; peer++)
-            for (const r of model[peer].values()) if (r.prefix === prefix && modelPost(peer, r, policy[peer]) !== null) want.push(`${PEERS[peer].address}#${r.pathId ?? 0}`);
+            for (const r of model[peer].values())
+              if (r.prefix === prefix && modelPost(peer, r, policy[peer]) !== null) want.push(`${PEERS[peer].address}#${r.pathId ?? 0}`);
           const got = rib.candidates(P(prefix)).map((c) => `${c.source.kind === 'peer' ? c.source.address.toString() : 'local'}#${c.pathId}`);
           expect(got.sort()).toEqual(want.sort());
         }

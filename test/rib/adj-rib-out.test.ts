@@ -25,7 +25,14 @@ describe('AdjRibOut', () => {
     expect(out.has(2)).toBe(false);
     const z = store.lookupOrCreate({ origin: 2 });
     out.set(3, z); // reuses x's freed index
-    expect(out.snapshot()).toEqual(new Map<number | string, unknown>([[1, y], [3, z], ['v6/48', y], [2 ** 32 + 7, y]]));
+    expect(out.snapshot()).toEqual(
+      new Map<number | string, unknown>([
+        [1, y],
+        [3, z],
+        ['v6/48', y],
+        [2 ** 32 + 7, y],
+      ]),
+    );
     out.clear();
     expect(out.size).toBe(0);
     expect(store.size).toBe(0);

@@ -36,7 +36,11 @@ describe('AttrStore', () => {
     const s = new AttrStore();
     const nh = A('2001:db8::1');
     const x = s.acquire({ origin: 0, mpReach: { afi: 2, safi: 1, nextHops: [nh], nlri: [P('2001:db8:1::/48')] } });
-    const y = s.acquire({ origin: 0, mpReach: { afi: 2, safi: 1, nextHops: [nh], nlri: [P('2001:db8:2::/48')] }, mpUnreach: { afi: 2, safi: 1, withdrawn: [] } });
+    const y = s.acquire({
+      origin: 0,
+      mpReach: { afi: 2, safi: 1, nextHops: [nh], nlri: [P('2001:db8:2::/48')] },
+      mpUnreach: { afi: 2, safi: 1, withdrawn: [] },
+    });
     expect(y).toBe(x);
     expect(x.attrs.mpReach!.nlri).toEqual([]);
     expect(x.attrs.mpUnreach).toBeUndefined();
@@ -73,7 +77,9 @@ describe('AttrStore', () => {
     const attrsArb = fc.record(
       {
         origin: fc.constantFrom(0 as const, 1 as const, 2 as const),
-        asPath: fc.array(fc.record({ type: fc.constantFrom(1 as const, 2 as const), asns: fc.array(fc.integer({ min: 1, max: 5 }), { maxLength: 3 }) }), { maxLength: 2 }),
+        asPath: fc.array(fc.record({ type: fc.constantFrom(1 as const, 2 as const), asns: fc.array(fc.integer({ min: 1, max: 5 }), { maxLength: 3 }) }), {
+          maxLength: 2,
+        }),
         med: fc.integer({ min: 0, max: 3 }),
         communities: fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 3 }),
       },
@@ -110,15 +116,43 @@ describe('AttrStore', () => {
         mpReach: fc.record({ afi: fc.constant(2), safi: fc.constant(1), nextHops: fc.array(addr, { maxLength: 2 }), nlri: fc.constant([]) }),
         extendedCommunities: fc.array(fc.constantFrom(0n, 1n, 1n << 40n), { maxLength: 2 }),
         largeCommunities: fc.array(fc.record({ global: small, local1: small, local2: small }), { minLength: 1, maxLength: 1 }),
-        unknown: fc.array(fc.record({ flags: fc.constantFrom(0xc0, 0xe0), code: fc.constantFrom(99, 100), value: fc.uint8Array({ max: 1, minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 1 }),
+        unknown: fc.array(
+          fc.record({ flags: fc.constantFrom(0xc0, 0xe0), code: fc.constantFrom(99, 100), value: fc.uint8Array({ max: 1, minLength: 1, maxLength: 2 }) }),
+          { minLength: 1, maxLength: 1 },
+        ),
       },
       { requiredKeys: [] },
     );
-    const FIELDS = ['origin', 'asPath', 'nextHop', 'med', 'localPref', 'atomicAggregate', 'aggregator', 'communities', 'originatorId', 'clusterList', 'mpReach', 'extendedCommunities', 'largeCommunities', 'unknown'];
+    const FIELDS = [
+      'origin',
+      'asPath',
+      'nextHop',
+      'med',
+      'localPref',
+      'atomicAggregate',
+      'aggregator',
+      'communities',
+      'originatorId',
+      'clusterList',
+      'mpReach',
+      'extendedCommunities',
+      'largeCommunities',
+      'unknown',
+    ];
     const deepCopy = (v: unknown): unknown =>
-      v instanceof Address ? Address.parse(v.toString()) : v instanceof Uint8Array ? v.slice() : Array.isArray(v) ? v.map(deepCopy) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepCopy(x)])) : v;
+      v instanceof Address
+        ? Address.parse(v.toString())
+        : v instanceof Uint8Array
+          ? v.slice()
+          : Array.isArray(v)
+            ? v.map(deepCopy)
+            : v !== null && typeof v === 'object'
+              ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, deepCopy(x)]))
+              : v;
     const canon = (a: PathAttributes) =>
-      JSON.stringify(a, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Array.from(v) : v instanceof Address ? v.toString() : v));
+      JSON.stringify(a, (_k, v: unknown) =>
+        typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array ? Array.from(v) : v instanceof Address ? v.toString() : v,
+      );
     fc.assert(
       fc.property(attrsArb, attrsArb, fc.constantFrom('other', 'copy', ...FIELDS), (a, b, how) => {
         const s = new AttrStore();

@@ -28,17 +28,49 @@ const i2 = peer('10.0.1.2', 'ibgp', '4.4.4.4');
 const table: { step: string; win: Path; lose: Path; opts?: BestPathOptions }[] = [
   { step: 'higher LOCAL_PREF', win: path(i1, { localPref: 200, asPath: seq(1, 2, 3) }), lose: path(e1, { asPath: seq(65001) }) },
   { step: 'missing LOCAL_PREF counts as 100', win: path(i1, { localPref: 101, asPath: seq(1, 2) }), lose: path(e1, { asPath: seq(65001) }) },
-  { step: 'configured default LOCAL_PREF', win: path(e1, { asPath: seq(65001, 7, 8) }), lose: path(i1, { localPref: 90, asPath: seq(1) }), opts: { defaultLocalPref: 95 } },
+  {
+    step: 'configured default LOCAL_PREF',
+    win: path(e1, { asPath: seq(65001, 7, 8) }),
+    lose: path(i1, { localPref: 90, asPath: seq(1) }),
+    opts: { defaultLocalPref: 95 },
+  },
   { step: 'locally originated first', win: path(LOCAL_SOURCE, { asPath: seq(1, 2, 3, 4) }), lose: path(e1, { asPath: seq(65001) }) },
   { step: 'shorter AS_PATH', win: path(e2, { asPath: seq(65002) }), lose: path(e1, { asPath: seq(65001, 9) }) },
-  { step: 'AS_SET counts one', win: path(e2, { asPath: [{ type: 2, asns: [65002] }, { type: 1, asns: [1, 2, 3, 4] }] }), lose: path(e1, { asPath: seq(65001, 8, 9) }) },
-  { step: 'confederation segments count zero', win: path(e2, { asPath: [{ type: 3, asns: [1, 2, 3] }, { type: 2, asns: [65002] }] }), lose: path(e1, { asPath: seq(65001, 9) }) },
+  {
+    step: 'AS_SET counts one',
+    win: path(e2, {
+      asPath: [
+        { type: 2, asns: [65002] },
+        { type: 1, asns: [1, 2, 3, 4] },
+      ],
+    }),
+    lose: path(e1, { asPath: seq(65001, 8, 9) }),
+  },
+  {
+    step: 'confederation segments count zero',
+    win: path(e2, {
+      asPath: [
+        { type: 3, asns: [1, 2, 3] },
+        { type: 2, asns: [65002] },
+      ],
+    }),
+    lose: path(e1, { asPath: seq(65001, 9) }),
+  },
   { step: 'lower ORIGIN', win: path(e2, { origin: 0, asPath: seq(65002) }), lose: path(e1, { origin: 1, asPath: seq(65001) }) },
   { step: 'INCOMPLETE last', win: path(e2, { origin: 1, asPath: seq(65002) }), lose: path(e1, { origin: 2, asPath: seq(65001) }) },
   { step: 'lower MED from the same neighbour AS', win: path(e3, { med: 10, asPath: seq(65001) }), lose: path(e1, { med: 20, asPath: seq(65001) }) },
   { step: 'missing MED is 0', win: path(e3, { asPath: seq(65001) }), lose: path(e1, { med: 1, asPath: seq(65001) }) },
-  { step: 'MED ignored across neighbour ASes (router ID decides)', win: path(e1, { med: 50, asPath: seq(65001) }), lose: path(e2, { med: 0, asPath: seq(65002) }) },
-  { step: 'always-compare-med', win: path(e2, { med: 0, asPath: seq(65002) }), lose: path(e1, { med: 50, asPath: seq(65001) }), opts: { alwaysCompareMed: true } },
+  {
+    step: 'MED ignored across neighbour ASes (router ID decides)',
+    win: path(e1, { med: 50, asPath: seq(65001) }),
+    lose: path(e2, { med: 0, asPath: seq(65002) }),
+  },
+  {
+    step: 'always-compare-med',
+    win: path(e2, { med: 0, asPath: seq(65002) }),
+    lose: path(e1, { med: 50, asPath: seq(65001) }),
+    opts: { alwaysCompareMed: true },
+  },
   { step: 'eBGP over iBGP', win: path(e2, { asPath: seq(65002) }), lose: path(i1, { asPath: seq(65001) }) },
   { step: 'lower router ID', win: path(i1, { asPath: seq(65001) }), lose: path(i2, { asPath: seq(65001) }) },
   { step: 'ORIGINATOR_ID replaces router ID', win: path(i2, { asPath: seq(65001), originatorId: A('0.0.0.9') }), lose: path(i1, { asPath: seq(65001) }) },
@@ -52,7 +84,11 @@ const table: { step: string; win: Path; lose: Path; opts?: BestPathOptions }[] =
     win: path(peer('10.0.1.1', 'ibgp', '5.5.5.5'), { asPath: seq(65001) }),
     lose: path(peer('10.0.1.9', 'ibgp', '5.5.5.5'), { asPath: seq(65001) }),
   },
-  { step: 'lower path id from one ADD-PATH peer', win: path(i1, { asPath: seq(65001) }, 1), lose: path(i1, { asPath: seq(65001), med: 0, communities: [1] }, 2) },
+  {
+    step: 'lower path id from one ADD-PATH peer',
+    win: path(i1, { asPath: seq(65001) }, 1),
+    lose: path(i1, { asPath: seq(65001), med: 0, communities: [1] }, 2),
+  },
 ];
 
 /** The step explain names for each table row. */
@@ -98,7 +134,13 @@ describe('best path', () => {
     const a = path(peer('10.0.0.5', 'ebgp', '9.0.0.1', 65001), { med: 1, asPath: seq(65001) });
     const b = path(peer('10.0.0.6', 'ebgp', '8.0.0.1', 65001), { med: 2, asPath: seq(65001) });
     const c = path(peer('10.0.0.7', 'ebgp', '8.5.0.1', 65009), { med: 0, asPath: seq(65009) });
-    for (const order of [[a, b, c], [b, c, a], [c, a, b], [c, b, a]]) expect(selectBest(order)!.best).toBe(c);
+    for (const order of [
+      [a, b, c],
+      [b, c, a],
+      [c, a, b],
+      [c, b, a],
+    ])
+      expect(selectBest(order)!.best).toBe(c);
   });
 
   it('ECMP keeps paths equal through eBGP-over-iBGP from the same neighbour AS', () => {
@@ -135,14 +177,18 @@ describe('best path', () => {
     fc.assert(
       fc.property(arb, fc.integer({ min: 1, max: 4 }), fc.boolean(), fc.infiniteStream(fc.nat()), (rows, maxPaths, relax, rnd) => {
         const paths = rows.map((r) =>
-          path(r.src === sources.length ? LOCAL_SOURCE : sources[r.src], {
-            localPref: r.lp,
-            origin: r.origin,
-            med: r.med,
-            asPath: seq(r.first, ...Array(r.len - 1).fill(7)),
-            originatorId: r.orig !== undefined ? A(r.orig) : undefined,
-            clusterList: Array.from({ length: r.clusters }, (_, i) => A(`1.0.0.${i + 1}`)),
-          }, r.src === sources.length ? 0 : r.pathId),
+          path(
+            r.src === sources.length ? LOCAL_SOURCE : sources[r.src],
+            {
+              localPref: r.lp,
+              origin: r.origin,
+              med: r.med,
+              asPath: seq(r.first, ...Array(r.len - 1).fill(7)),
+              originatorId: r.orig !== undefined ? A(r.orig) : undefined,
+              clusterList: Array.from({ length: r.clusters }, (_, i) => A(`1.0.0.${i + 1}`)),
+            },
+            r.src === sources.length ? 0 : r.pathId,
+          ),
         );
         const opts = { multipath: { maxPaths, relaxNeighborAs: relax } };
         const ref = selectBest(paths, opts)!;
@@ -156,7 +202,12 @@ describe('best path', () => {
         expect(got.best).toBe(ref.best);
         const why = explainSelection(shuffled, opts);
         expect(why.filter((w) => w.outcome === 'best').map((w) => w.path)).toEqual([ref.best]);
-        expect(why.filter((w) => w.outcome !== 'lost').map((w) => w.path).sort(byIndex(paths))).toEqual([...ref.multipath].sort(byIndex(paths)));
+        expect(
+          why
+            .filter((w) => w.outcome !== 'lost')
+            .map((w) => w.path)
+            .sort(byIndex(paths)),
+        ).toEqual([...ref.multipath].sort(byIndex(paths)));
         for (const w of why) expect(Object.values(WHY).concat('tie-breakers', 'only candidate')).toContain(w.step);
         expect(got.multipath).toEqual(ref.multipath);
         expect(got.multipath[0]).toBe(got.best);

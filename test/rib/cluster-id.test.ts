@@ -16,7 +16,12 @@ function setup() {
   const tor = rib.addPeer({ address: A('198.51.100.1'), asn: 65001, localAddressV4: A('192.0.2.100') });
   for (const [i, id] of [c1, c2, tor].entries()) rib.peerUp(id, { ...SESSION, routerId: `10.255.0.${i + 1}` }, 0);
   const held = (id: string) =>
-    [...(rib.adjRibOut(id) ?? new Map()).entries()].map(([k, a]) => ({ prefix: prefixFromKey(k).toString(), nextHop: a.attrs.nextHop?.toString(), originatorId: a.attrs.originatorId?.toString(), clusterList: a.attrs.clusterList?.map(String) }));
+    [...(rib.adjRibOut(id) ?? new Map()).entries()].map(([k, a]) => ({
+      prefix: prefixFromKey(k).toString(),
+      nextHop: a.attrs.nextHop?.toString(),
+      originatorId: a.attrs.originatorId?.toString(),
+      clusterList: a.attrs.clusterList?.map(String),
+    }));
   return { rib, c1, c2, tor, held };
 }
 

@@ -116,7 +116,12 @@ describe('update group: export results kept across plans', () => {
     rib.peerUp(ids[0], session('10.255.0.2'), 300);
     rib.ingest(ids[0], update(attrsFor(0, 0), ['203.0.113.0/24']), 300);
     rib.flushDue(400);
-    expect(rib.adjRibOut(ids[1])!.get(keyOf(P('203.0.113.0/24')))!.attrs.originatorId?.toString()).toBe('10.255.0.2');
+    expect(
+      rib
+        .adjRibOut(ids[1])!
+        .get(keyOf(P('203.0.113.0/24')))!
+        .attrs.originatorId?.toString(),
+    ).toBe('10.255.0.2');
   });
 
   it('an eBGP peer that leaves its update group (new export policy) is no longer split horizon for the member left behind', () => {

@@ -69,11 +69,22 @@ describe('export rules', () => {
 
   it('toward eBGP: drops RR attributes and confederation segments, starts a new segment after an AS_SET', () => {
     const out = exportAttrs(
-      path(iClient, { origin: 0, asPath: [{ type: 3, asns: [1] }, { type: 1, asns: [65001, 65002] }], originatorId: A('1.1.1.1'), clusterList: [A('2.2.2.2')] }),
+      path(iClient, {
+        origin: 0,
+        asPath: [
+          { type: 3, asns: [1] },
+          { type: 1, asns: [65001, 65002] },
+        ],
+        originatorId: A('1.1.1.1'),
+        clusterList: [A('2.2.2.2')],
+      }),
       4,
       toE,
     )!;
-    expect(out.asPath).toEqual([{ type: 2, asns: [65000] }, { type: 1, asns: [65001, 65002] }]);
+    expect(out.asPath).toEqual([
+      { type: 2, asns: [65000] },
+      { type: 1, asns: [65001, 65002] },
+    ]);
     expect(out.originatorId).toBeUndefined();
     expect(out.clusterList).toBeUndefined();
   });
@@ -176,7 +187,11 @@ describe('export rules', () => {
       expect(exportAttrs(p, 4, st)).toBeNull();
     }
     // And no reason wherever a route goes out.
-    for (const [p, st] of [[path(eSrc, learned), toE], [path(iClient, learned), rr(false)], [path(LOCAL_SOURCE, { origin: 0 }), toI]] as const) {
+    for (const [p, st] of [
+      [path(eSrc, learned), toE],
+      [path(iClient, learned), rr(false)],
+      [path(LOCAL_SOURCE, { origin: 0 }), toI],
+    ] as const) {
       expect(exportRefusal(p, st)).toBeUndefined();
       expect(exportAttrs(p, 4, st)).not.toBeNull();
     }

@@ -52,7 +52,10 @@ describe('communities added after the export policy', () => {
   });
 
   it('what the policy adds is kept and the late ones follow; a statement that accepts sends the route without them', () => {
-    const addC7: ExportPolicy = (r) => (r.prefix.toString() === '198.18.1.64/26' ? { verdict: 'accept', attrs: { ...r.attrs, communities: [C7] } } : { verdict: 'accept', attrs: r.attrs, decided: true });
+    const addC7: ExportPolicy = (r) =>
+      r.prefix.toString() === '198.18.1.64/26'
+        ? { verdict: 'accept', attrs: { ...r.attrs, communities: [C7] } }
+        : { verdict: 'accept', attrs: r.attrs, decided: true };
     const { rib, ebgp, sent } = setup(addC7);
     rib.originate(P('198.18.1.64/26'), BASE, 0, LATE);
     rib.originate(P('198.18.1.128/26'), BASE, 0, LATE);

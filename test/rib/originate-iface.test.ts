@@ -30,7 +30,12 @@ describe('originate with an interface', () => {
     expect(rib.best(P('198.19.0.4/32'))).toBe(b1); // the same (attributes, interface) shares its path
 
     rib.flushDue(1_000);
-    expect(Object.fromEntries(seen.map((r) => [r.prefix.toString(), r.iface ?? null]))).toEqual({ '198.19.0.1/32': 'cali1', '198.19.0.2/32': 'eth0', '198.19.0.3/32': null, '198.19.0.4/32': 'cali1' });
+    expect(Object.fromEntries(seen.map((r) => [r.prefix.toString(), r.iface ?? null]))).toEqual({
+      '198.19.0.1/32': 'cali1',
+      '198.19.0.2/32': 'eth0',
+      '198.19.0.3/32': null,
+      '198.19.0.4/32': 'cali1',
+    });
     expect([...rib.adjRibOut(id)!.keys()].length).toBe(2);
 
     // Another interface, same attributes: a new path, the route re-evaluated.

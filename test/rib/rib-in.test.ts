@@ -94,7 +94,11 @@ describe('Adj-RIB-In and import', () => {
   it('reads IPv6 routes from MP_REACH and withdrawals from MP_UNREACH', () => {
     const { rib, e1 } = setup();
     const nh = A('2001:db8::1');
-    rib.ingest(e1, update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 2, safi: 1, nextHops: [nh], nlri: [P('2001:db8:1::/48')] } }, []), 0);
+    rib.ingest(
+      e1,
+      update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 2, safi: 1, nextHops: [nh], nlri: [P('2001:db8:1::/48')] } }, []),
+      0,
+    );
     const best = rib.best(P('2001:db8:1::/48'))!;
     expect(best.attrs.attrs.mpReach!.nextHops[0].equals(nh)).toBe(true);
     rib.ingest(e1, update({ mpUnreach: { afi: 2, safi: 1, withdrawn: [P('2001:db8:1::/48')] } }, []), 1);
@@ -104,7 +108,11 @@ describe('Adj-RIB-In and import', () => {
   it('graceful restart: marks a family stale, keeps re-announced routes, purges the rest', () => {
     const { rib, e1 } = setup();
     rib.ingest(e1, update(ebgpAttrs([65001], '10.0.0.1'), ['198.51.100.0/24', '203.0.113.0/24']), 0);
-    rib.ingest(e1, update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 2, safi: 1, nextHops: [A('2001:db8::1')], nlri: [P('2001:db8:1::/48')] } }, []), 0);
+    rib.ingest(
+      e1,
+      update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 2, safi: 1, nextHops: [A('2001:db8::1')], nlri: [P('2001:db8:1::/48')] } }, []),
+      0,
+    );
     rib.peerDown(e1, 1, { gracefulFamilies: [4] });
     expect(rib.best(P('2001:db8:1::/48'))).toBeUndefined(); // not graceful for IPv6
     expect(rib.adjRibIn(e1, 'pre').every((r) => r.stale)).toBe(true);
@@ -170,7 +178,11 @@ describe('Adj-RIB-In and import', () => {
   it('onLocChange gets the ECMP set as the Loc-RIB then holds it, and the prefix text, through every change and removal (property)', () => {
     const prefixes = ['198.51.100.0/24', '198.51.100.128/25', '203.0.113.7/32', '2001:db8::/48', '2001:db8:1:2::/64', '0.0.0.0/0'];
     const peers = ['10.0.0.1', '10.0.0.2', '10.0.0.3'];
-    const step = fc.record({ peer: fc.integer({ min: 0, max: 2 }), prefix: fc.integer({ min: 0, max: prefixes.length - 1 }), op: fc.constantFrom('announce', 'med', 'withdraw', 'originate', 'unoriginate') });
+    const step = fc.record({
+      peer: fc.integer({ min: 0, max: 2 }),
+      prefix: fc.integer({ min: 0, max: prefixes.length - 1 }),
+      op: fc.constantFrom('announce', 'med', 'withdraw', 'originate', 'unoriginate'),
+    });
     fc.assert(
       fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
         const names = new Map<string, string>();
@@ -193,7 +205,11 @@ describe('Adj-RIB-In and import', () => {
         for (const s of steps) {
           const p = prefixes[s.prefix];
           const nh = p.includes(':') ? undefined : peers[s.peer];
-          const attrs = (med: number) => ebgpAttrs([65001], nh ?? '10.0.0.1', { med, ...(nh === undefined ? { nextHop: undefined, mpReach: { afi: 2, safi: 1, nextHops: [A('2001:db8::1')], nlri: [] } } : {}) });
+          const attrs = (med: number) =>
+            ebgpAttrs([65001], nh ?? '10.0.0.1', {
+              med,
+              ...(nh === undefined ? { nextHop: undefined, mpReach: { afi: 2, safi: 1, nextHops: [A('2001:db8::1')], nlri: [] } } : {}),
+            });
           if (s.op === 'announce') rib.ingest(ids[s.peer], update(attrs(0), [p]), 0);
           else if (s.op === 'med') rib.ingest(ids[s.peer], update(attrs(5), [p]), 0);
           else if (s.op === 'withdraw') rib.ingest(ids[s.peer], update({}, [], [p]), 0);

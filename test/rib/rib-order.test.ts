@@ -41,27 +41,31 @@ describe('Loc-RIB arrival order', () => {
           .uniqueArray(msg, { maxLength: 12, selector: (m) => `${m.peer} ${m.prefix}` })
           .chain((msgs) => fc.tuple(fc.constant(msgs), fc.shuffledSubarray(msgs, { minLength: msgs.length, maxLength: msgs.length }))),
         ([msgs, perm]) => {
-        const a = build();
-        const b = build();
-        for (const [r, list] of [[a, msgs], [b, perm]] as const) {
-          for (const m of list) r.rib.ingest(r.ids[m.peer], announce(m.prefix, PEERS[m.peer].asn === 65000 ? 65005 : PEERS[m.peer].asn, m.len, m.med, m.lp), 0);
-        }
-        for (const p of PREFIXES) {
-          const ba = a.rib.best(P(p));
-          const bb = b.rib.best(P(p));
-          expect(ba?.source.kind === 'peer' ? ba.source.id : undefined).toBe(bb?.source.kind === 'peer' ? bb.source.id : undefined);
-          const ids = (r: Rib) => r.multipath(P(p)).map((x) => (x.source.kind === 'peer' ? x.source.id : 'local'));
-          expect(ids(a.rib)).toEqual(ids(b.rib));
-        }
-        // And the planned output agrees too, up to prefix order inside a message.
-        const routes = (m: Uint8Array): string[] => {
-          const [kind, ...rest] = decodeFake(m).split(' ');
-          if (kind === 'A') return rest.slice(2).map((p) => `A ${rest[0]} ${rest[1]} ${p}`);
-          if (kind === 'W') return rest.map((p) => `W ${p}`);
-          return [Array.from(m).join(',')];
-        };
-        const out = (r: Rib) => r.flushDue(1000).map((s) => [s.peerId, s.messages.flatMap(routes).sort()]);
-        expect(out(a.rib)).toEqual(out(b.rib));
+          const a = build();
+          const b = build();
+          for (const [r, list] of [
+            [a, msgs],
+            [b, perm],
+          ] as const) {
+            for (const m of list)
+              r.rib.ingest(r.ids[m.peer], announce(m.prefix, PEERS[m.peer].asn === 65000 ? 65005 : PEERS[m.peer].asn, m.len, m.med, m.lp), 0);
+          }
+          for (const p of PREFIXES) {
+            const ba = a.rib.best(P(p));
+            const bb = b.rib.best(P(p));
+            expect(ba?.source.kind === 'peer' ? ba.source.id : undefined).toBe(bb?.source.kind === 'peer' ? bb.source.id : undefined);
+            const ids = (r: Rib) => r.multipath(P(p)).map((x) => (x.source.kind === 'peer' ? x.source.id : 'local'));
+            expect(ids(a.rib)).toEqual(ids(b.rib));
+          }
+          // And the planned output agrees too, up to prefix order inside a message.
+          const routes = (m: Uint8Array): string[] => {
+            const [kind, ...rest] = decodeFake(m).split(' ');
+            if (kind === 'A') return rest.slice(2).map((p) => `A ${rest[0]} ${rest[1]} ${p}`);
+            if (kind === 'W') return rest.map((p) => `W ${p}`);
+            return [Array.from(m).join(',')];
+          };
+          const out = (r: Rib) => r.flushDue(1000).map((s) => [s.peerId, s.messages.flatMap(routes).sort()]);
+          expect(out(a.rib)).toEqual(out(b.rib));
         },
       ),
       { numRuns: 60 },
@@ -89,10 +93,11 @@ describe('Loc-RIB arrival order', () => {
               : update({}, [], [o.prefix])
             : announce(o.prefix, asnOf(o.peer), o.len, o.med, undefined);
           inc.rib.ingest(inc.ids[o.peer], msg, t);
-          if (flushEvery > 0 && t % (flushEvery % 7 + 1) === 0) inc.rib.flushDue(t + 1000);
+          if (flushEvery > 0 && t % ((flushEvery % 7) + 1) === 0) inc.rib.flushDue(t + 1000);
           last.set(`${o.peer} ${o.prefix}`, o);
         });
-        for (const o of [...last.values()].reverse()) if (!o.withdraw) fin.rib.ingest(fin.ids[o.peer], announce(o.prefix, asnOf(o.peer), o.len, o.med, undefined), 0);
+        for (const o of [...last.values()].reverse())
+          if (!o.withdraw) fin.rib.ingest(fin.ids[o.peer], announce(o.prefix, asnOf(o.peer), o.len, o.med, undefined), 0);
         for (const p of PREFIXES) {
           const ids = (r: Rib) => r.multipath(P(p)).map((x) => (x.source.kind === 'peer' ? x.source.id : 'local'));
           expect(ids(inc.rib)).toEqual(ids(fin.rib));
@@ -101,7 +106,8 @@ describe('Loc-RIB arrival order', () => {
         inc.rib.flushDue(1e6);
         fin.rib.flushDue(1e6);
         for (let i = 0; i < PEERS.length; i++) {
-          const out = (r: Rib, id: string) => [...r.adjRibOut(id)!].map(([k, v]) => `${k} ${JSON.stringify(v.attrs, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`).sort();
+          const out = (r: Rib, id: string) =>
+            [...r.adjRibOut(id)!].map(([k, v]) => `${k} ${JSON.stringify(v.attrs, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`).sort();
           expect(out(inc.rib, inc.ids[i])).toEqual(out(fin.rib, fin.ids[i]));
         }
       }),
@@ -121,7 +127,8 @@ describe('Loc-RIB arrival order', () => {
     for (const i of [0, 1, 2]) capped.rib.ingest(capped.ids[i], announce('198.51.100.0/24', PEERS[i].asn, 1, undefined, undefined), 0);
     expect(mp(capped.rib)).toEqual(['10.0.0.3', '10.0.0.2']);
     const relaxed = build({ maxPaths: 8, relaxNeighborAs: true });
-    for (const i of [0, 1, 2, 3]) relaxed.rib.ingest(relaxed.ids[i], announce('198.51.100.0/24', PEERS[i].asn === 65000 ? 65005 : PEERS[i].asn, 1, undefined, undefined), 0);
+    for (const i of [0, 1, 2, 3])
+      relaxed.rib.ingest(relaxed.ids[i], announce('198.51.100.0/24', PEERS[i].asn === 65000 ? 65005 : PEERS[i].asn, 1, undefined, undefined), 0);
     // The iBGP path is not equal through eBGP-over-iBGP.
     expect(mp(relaxed.rib)).toEqual(['10.0.0.3', '10.0.0.2', '10.0.0.1']);
   });

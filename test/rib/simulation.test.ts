@@ -38,10 +38,17 @@ class Net {
   /** Configures both ends, then brings the session up (each end joins its update group and dumps). */
   link(a: string, b: string, opts: { [end: string]: { rrClient?: boolean; exportPolicy?: ExportPolicy } } = {}): void {
     const [x, y] = [this.nodes.get(a)!, this.nodes.get(b)!];
-    for (const [me, other] of [[x, y], [y, x]]) {
+    for (const [me, other] of [
+      [x, y],
+      [y, x],
+    ]) {
       me.rib.addPeer({ address: A(other.address), asn: other.asn, localAddressV4: A(me.address), ...opts[me.name] });
     }
-    for (const [me, other] of [[x, y], [y, x]]) me.rib.peerUp(other.address, { ctx: DEFAULT_CONTEXT, families: [4], routerId: other.address }, this.now);
+    for (const [me, other] of [
+      [x, y],
+      [y, x],
+    ])
+      me.rib.peerUp(other.address, { ctx: DEFAULT_CONTEXT, families: [4], routerId: other.address }, this.now);
     this.sessionsUp++;
   }
 
@@ -193,7 +200,14 @@ describe('three routing cores over in-memory links', () => {
 
     // An import policy change at C re-runs import from its Adj-RIB-In: nothing crosses the link at all.
     const carriedBefore = [...net.carried.values()].reduce((n, l) => n + l.length, 0);
-    const rejectTagged = policy({ sets: { community: { t: ['65002:1'] } }, policies: { in: { statements: [{ conditions: { communitySet: { set: 't' } }, actions: { result: 'reject' } }] } } }, 'import', ['in']);
+    const rejectTagged = policy(
+      {
+        sets: { community: { t: ['65002:1'] } },
+        policies: { in: { statements: [{ conditions: { communitySet: { set: 't' } }, actions: { result: 'reject' } }] } },
+      },
+      'import',
+      ['in'],
+    );
     c.rib.setImportPolicy('192.0.2.2', rejectTagged, net.now);
     net.run();
     expect(c.rib.locRibSize).toBe(0);

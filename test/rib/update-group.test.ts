@@ -67,7 +67,11 @@ describe('update groups', () => {
     rib.originateMany([P('198.51.100.0/24'), P('2001:db8:5::/48')], ORIGIN, 0);
     rib.peerUp(a, { ...SESSION, families: [4], endOfRib: [4, 6] }, 0);
     const [s] = rib.flushDue(10);
-    expect(texts(s).filter((t) => t.startsWith('A ')).join('\n')).not.toContain('2001:db8:5::');
+    expect(
+      texts(s)
+        .filter((t) => t.startsWith('A '))
+        .join('\n'),
+    ).not.toContain('2001:db8:5::');
     const n = s.messages.length;
     expect([isEor(s.messages[n - 2], 4), isEor(s.messages[n - 1], 6)]).toEqual([true, true]);
   });
@@ -317,7 +321,11 @@ describe('update groups', () => {
     const up = rib.addPeer({ address: A('10.0.0.1'), asn: 65001 });
     const down = peer('10.0.0.9', 65000);
     rib.peerUp(down, SESSION, 0);
-    rib.ingest(up, update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 1, safi: 1, nextHops: [A('10.0.0.1')], nlri: [P('198.51.100.0/24')] } }, []), 0);
+    rib.ingest(
+      up,
+      update({ origin: 0, asPath: [{ type: 2, asns: [65001] }], mpReach: { afi: 1, safi: 1, nextHops: [A('10.0.0.1')], nlri: [P('198.51.100.0/24')] } }, []),
+      0,
+    );
     expect(rib.best(P('198.51.100.0/24'))!.attrs.attrs.nextHop!.toString()).toBe('10.0.0.1');
     const [s] = rib.flushDue(10);
     expect(texts(s)[0]).toContain('"nextHop":"10.0.0.1"');

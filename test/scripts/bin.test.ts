@@ -19,7 +19,9 @@ describe('bin/tsbgp.js', () => {
     copyFileSync(bin, join(root, 'bin', 'tsbgp.js'));
     const r = spawnSync(process.execPath, [join(root, 'bin', 'tsbgp.js'), 'status'], { encoding: 'utf8' });
     expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(`tsbgp: not built yet: ${root}/dist/ is missing. Run \`npm run build\` in ${root}/ (npm install does it), or run it from source: node --import tsx src/agent/main.ts\n`);
+    expect(r.stderr).toBe(
+      `tsbgp: not built yet: ${root}/dist/ is missing. Run \`npm run build\` in ${root}/ (npm install does it), or run it from source: node --import tsx src/agent/main.ts\n`,
+    );
     expect(r.status).toBe(1);
   });
 });

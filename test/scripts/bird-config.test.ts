@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { bgpPeers, communitiesOf, FilterRunner, parseItems, prefixWithin, staticRoute, staticRoutes, bgpRoute, tokenize } from '../../scripts/corpus/bird-config.js';
+import {
+  bgpPeers,
+  communitiesOf,
+  FilterRunner,
+  parseItems,
+  prefixWithin,
+  staticRoute,
+  staticRoutes,
+  bgpRoute,
+  tokenize,
+} from '../../scripts/corpus/bird-config.js';
 
 // Small configurations written for these tests, in the shape confd renders.
 const CONFIG = `

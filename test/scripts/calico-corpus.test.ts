@@ -48,7 +48,11 @@ describe('the corpus tool: Calico inputs as tsbgp manifests', () => {
       metadata: {
         name: 'a',
         labels: { reflector: 'true', rack: '7', 'kubernetes.io/hostname': 'a' },
-        annotations: { 'projectcalico.org/IPv4Address': '192.0.2.10/24', 'projectcalico.org/ASNumber': '65010', 'projectcalico.org/RouteReflectorClusterID': '224.0.0.9' },
+        annotations: {
+          'projectcalico.org/IPv4Address': '192.0.2.10/24',
+          'projectcalico.org/ASNumber': '65010',
+          'projectcalico.org/RouteReflectorClusterID': '224.0.0.9',
+        },
       },
     });
     expect(svc).toEqual({ kind: 'Service', apiVersion: 'v1', metadata: { name: 'web', namespace: 'default' }, spec: { clusterIP: '198.19.0.10' } });

@@ -37,7 +37,12 @@ describe('scripts/dead-exports.ts', () => {
       'src/index.ts': "export { inApi } from './wire/index.js';\n",
       'test/wire/families.test.ts': "import { byTest, x } from '../../src/wire/families.js';\n",
     });
-    expect(deadExports(root)).toEqual(['src/wire/families.ts: dead', 'src/wire/families.ts: onlyDoor', 'src/wire/families.ts: make', 'src/wire/families.ts: Lonely']);
+    expect(deadExports(root)).toEqual([
+      'src/wire/families.ts: dead',
+      'src/wire/families.ts: onlyDoor',
+      'src/wire/families.ts: make',
+      'src/wire/families.ts: Lonely',
+    ]);
   });
 });
 

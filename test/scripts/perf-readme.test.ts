@@ -71,14 +71,24 @@ describe('perf-readme', () => {
   it('renders each source with its command, date and machine, and says what was not measured', () => {
     const { section, problems, tables } = renderSection(
       [
-        { file: 'bench/results/bench.jsonl', command: 'npm run bench', heading: 'In process', text: jsonl(table({}), table({ suite: 'trie', title: 'Trie', rows: [['lookup', 14.47]], at: '2026-12-03T07:02:00.000Z', command: 'node --import tsx bench/trie.ts' })) },
+        {
+          file: 'bench/results/bench.jsonl',
+          command: 'npm run bench',
+          heading: 'In process',
+          text: jsonl(
+            table({}),
+            table({ suite: 'trie', title: 'Trie', rows: [['lookup', 14.47]], at: '2026-12-03T07:02:00.000Z', command: 'node --import tsx bench/trie.ts' }),
+          ),
+        },
         { file: 'bench/results/lab.jsonl', command: 'npm run bench:lab', heading: 'Lab', text: undefined },
       ],
       'npm run perf:readme',
     );
     expect(tables).toBe(2);
     expect(section).toContain('### In process');
-    expect(section).toContain('Command: `npm run bench`. Measured 2026-12-03 06:40 – 07:02 UTC, on node v20, Test CPU × 2. Source: `bench/results/bench.jsonl`.');
+    expect(section).toContain(
+      'Command: `npm run bench`. Measured 2026-12-03 06:40 – 07:02 UTC, on node v20, Test CPU × 2. Source: `bench/results/bench.jsonl`.',
+    );
     expect(section).toContain('#### Codec: a full-table UPDATE stream\n\n| operation | ns per prefix |\n|---|---|\n| decode IPv4 | 31.5 |');
     expect(section).toContain('| lookup | 14.5 |');
     // A table the runner made needs no command of its own; one made by hand says how.
@@ -130,6 +140,7 @@ describe('the README performance summary', () => {
     expect(ratios.length).toBeGreaterThan(3);
     const generated = doc.slice(doc.indexOf(BEGIN), doc.indexOf(END));
     for (const r of ratios) expect(generated, r).toContain(` ${r} `);
-    for (const [, a, b] of summary.matchAll(/\*\*([\d.]+) s\*\* \(BIRD ([\d.]+) s/g)) expect(generated).toMatch(new RegExp(`\\| ${a.replace('.', '\\.')} \\| ${b.replace('.', '\\.')} \\|`));
+    for (const [, a, b] of summary.matchAll(/\*\*([\d.]+) s\*\* \(BIRD ([\d.]+) s/g))
+      expect(generated).toMatch(new RegExp(`\\| ${a.replace('.', '\\.')} \\| ${b.replace('.', '\\.')} \\|`));
   });
 });

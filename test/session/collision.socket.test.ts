@@ -8,7 +8,9 @@ import { VirtualClock } from './sim.js';
 
 describe('Peer collision over real sockets (127.0.0.1 ↔ 127.0.0.2)', () => {
   const cleanup: (() => unknown)[] = [];
-  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+  afterEach(async () => {
+    for (const f of cleanup.splice(0)) await f();
+  });
 
   it('both dial at once; one TCP connection per side survives and the session comes up once', async () => {
     const clock = new VirtualClock();
@@ -16,14 +18,36 @@ describe('Peer collision over real sockets (127.0.0.1 ↔ 127.0.0.2)', () => {
     const lb = new Listener({ addresses: ['127.0.0.2'], port: 0 });
     await la.listen();
     await lb.listen();
-    cleanup.push(() => la.close(), () => lb.close());
+    cleanup.push(
+      () => la.close(),
+      () => lb.close(),
+    );
     const ra = recorder();
     const rb = recorder();
-    const a = new Peer({ session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.2', remotePort: lb.ports[0], localAddress: '127.0.0.1', scheduler: clock, codec: WIRE_CODEC, hooks: ra.hooks });
-    const b = new Peer({ session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }), remoteAddress: '127.0.0.1', remotePort: la.ports[0], localAddress: '127.0.0.2', scheduler: clock, codec: WIRE_CODEC, hooks: rb.hooks });
+    const a = new Peer({
+      session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }),
+      remoteAddress: '127.0.0.2',
+      remotePort: lb.ports[0],
+      localAddress: '127.0.0.1',
+      scheduler: clock,
+      codec: WIRE_CODEC,
+      hooks: ra.hooks,
+    });
+    const b = new Peer({
+      session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }),
+      remoteAddress: '127.0.0.1',
+      remotePort: la.ports[0],
+      localAddress: '127.0.0.2',
+      scheduler: clock,
+      codec: WIRE_CODEC,
+      hooks: rb.hooks,
+    });
     la.addPeer('127.0.0.2', a);
     lb.addPeer('127.0.0.1', b);
-    cleanup.unshift(() => { a.stop(); b.stop(); });
+    cleanup.unshift(() => {
+      a.stop();
+      b.stop();
+    });
     a.start();
     b.start();
     expect(await until(() => a.state === 'Established' && b.state === 'Established')).toBe(true);

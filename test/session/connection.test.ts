@@ -13,11 +13,27 @@ class FakeSocket extends EventEmitter {
   keepAlive?: [boolean, number];
   ended = false;
   destroyed = false;
-  setNoDelay(v: boolean) { this.noDelay = v; return this; }
-  setKeepAlive(v: boolean, ms: number) { this.keepAlive = [v, ms]; return this; }
-  write(b: Uint8Array) { this.written.push(b); return !this.full; }
-  end() { this.ended = true; return this; }
-  destroy() { this.destroyed = true; this.emit('close'); return this; }
+  setNoDelay(v: boolean) {
+    this.noDelay = v;
+    return this;
+  }
+  setKeepAlive(v: boolean, ms: number) {
+    this.keepAlive = [v, ms];
+    return this;
+  }
+  write(b: Uint8Array) {
+    this.written.push(b);
+    return !this.full;
+  }
+  end() {
+    this.ended = true;
+    return this;
+  }
+  destroy() {
+    this.destroyed = true;
+    this.emit('close');
+    return this;
+  }
 }
 
 const handlers = () => {
@@ -26,12 +42,29 @@ const handlers = () => {
   let closed = 0;
   let drained = 0;
   return {
-    got, errors, get closed() { return closed; }, get drained() { return drained; },
-    h: { onMessage: (m: Message) => got.push(m), onError: (e: { code: number; subcode: number }) => errors.push({ code: e.code, subcode: e.subcode }), onClose: () => { closed++; }, onDrain: () => { drained++; } },
+    got,
+    errors,
+    get closed() {
+      return closed;
+    },
+    get drained() {
+      return drained;
+    },
+    h: {
+      onMessage: (m: Message) => got.push(m),
+      onError: (e: { code: number; subcode: number }) => errors.push({ code: e.code, subcode: e.subcode }),
+      onClose: () => {
+        closed++;
+      },
+      onDrain: () => {
+        drained++;
+      },
+    },
   };
 };
 
-const decodeAll = (chunks: Uint8Array[]) => chunks.map((b) => WIRE_CODEC.decode(b[18], b.subarray(19), { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }).type);
+const decodeAll = (chunks: Uint8Array[]) =>
+  chunks.map((b) => WIRE_CODEC.decode(b[18], b.subarray(19), { asn4: true, extendedMessage: false, addPathV4: false, addPathV6: false }).type);
 const upd: Message = { type: 'update', withdrawn: [], attributes: {}, nlri: [] };
 const notif: Message = { type: 'notification', code: 6, subcode: 2, data: new Uint8Array(0) };
 
@@ -96,7 +129,9 @@ describe('BgpConnection', () => {
 
   describe('over loopback TCP', () => {
     const cleanup: (() => void)[] = [];
-    afterEach(() => { for (const f of cleanup.splice(0)) f(); });
+    afterEach(() => {
+      for (const f of cleanup.splice(0)) f();
+    });
 
     async function pair(): Promise<[Socket, Socket]> {
       const server = createServer();
@@ -105,17 +140,27 @@ describe('BgpConnection', () => {
       const accepted = new Promise<Socket>((r) => server.once('connection', r));
       const client = connect(port, '127.0.0.1');
       const srv = await accepted;
-      cleanup.push(() => { client.destroy(); srv.destroy(); server.close(); });
+      cleanup.push(() => {
+        client.destroy();
+        srv.destroy();
+        server.close();
+      });
       return [client, srv];
     }
 
-    const until = async (pred: () => boolean) => { for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 5)); };
+    const until = async (pred: () => boolean) => {
+      for (let i = 0; i < 200 && !pred(); i++) await new Promise((r) => setTimeout(r, 5));
+    };
 
     it('delivers messages split at every byte boundary', async () => {
       const [client, srv] = await pair();
       const hs = handlers();
       new BgpConnection(srv, hs.h, { codec: WIRE_CODEC });
-      const bytes = Uint8Array.from([...WIRE_CODEC.encode(notif, {} as never), ...WIRE_CODEC.encode({ type: 'keepalive' }, {} as never), ...WIRE_CODEC.encode(upd, {} as never)]);
+      const bytes = Uint8Array.from([
+        ...WIRE_CODEC.encode(notif, {} as never),
+        ...WIRE_CODEC.encode({ type: 'keepalive' }, {} as never),
+        ...WIRE_CODEC.encode(upd, {} as never),
+      ]);
       for (let i = 0; i < bytes.length; i++) client.write(bytes.subarray(i, i + 1));
       await until(() => hs.got.length === 3);
       expect(hs.got.map((m) => m.type)).toEqual(['notification', 'keepalive', 'update']);
@@ -125,16 +170,38 @@ describe('BgpConnection', () => {
       const [client, srv] = await pair();
       const N = 400;
       // Each message costs at least 1 ms (as a big UPDATE's ingest may): one turn of the loop may take about sliceMs of them.
-      const busy = (ms: number) => { const end = performance.now() + ms; while (performance.now() < end) { /* spin */ } };
+      const busy = (ms: number) => {
+        const end = performance.now() + ms;
+        while (performance.now() < end) {
+          /* spin */
+        }
+      };
       let got = 0;
       let done!: () => void;
-      const all = new Promise<void>((r) => { done = r; });
-      const conn = new BgpConnection(srv, { onMessage: () => { busy(1); if (++got === N) done(); }, onError: () => {}, onClose: () => {} }, { codec: WIRE_CODEC, sliceMs: 5 });
+      const all = new Promise<void>((r) => {
+        done = r;
+      });
+      const conn = new BgpConnection(
+        srv,
+        {
+          onMessage: () => {
+            busy(1);
+            if (++got === N) done();
+          },
+          onError: () => {},
+          onClose: () => {},
+        },
+        { codec: WIRE_CODEC, sliceMs: 5 },
+      );
       // A probe that runs once per turn of the loop: how many messages were handled between two of its runs.
       const perTurn: number[] = [];
       let last = 0;
       let probing = true;
-      const probe = () => { perTurn.push(got - last); last = got; if (probing) setImmediate(probe); };
+      const probe = () => {
+        perTurn.push(got - last);
+        last = got;
+        if (probing) setImmediate(probe);
+      };
       setImmediate(probe);
       const one = WIRE_CODEC.encode(upd, {} as never);
       const burst = new Uint8Array(one.length * N);
@@ -152,7 +219,21 @@ describe('BgpConnection', () => {
     it('messages keep their order across slices and chunk splits', async () => {
       const [client, srv] = await pair();
       const seen: string[] = [];
-      const conn = new BgpConnection(srv, { onMessage: (m) => { seen.push(m.type); const end = performance.now() + 2; while (performance.now() < end) { /* spin */ } }, onError: () => {}, onClose: () => {} }, { codec: WIRE_CODEC, sliceMs: 1 });
+      const conn = new BgpConnection(
+        srv,
+        {
+          onMessage: (m) => {
+            seen.push(m.type);
+            const end = performance.now() + 2;
+            while (performance.now() < end) {
+              /* spin */
+            }
+          },
+          onError: () => {},
+          onClose: () => {},
+        },
+        { codec: WIRE_CODEC, sliceMs: 1 },
+      );
       const kinds: Message[] = [];
       for (let i = 0; i < 60; i++) kinds.push(i % 3 === 0 ? { type: 'keepalive' } : upd);
       const bytes = Buffer.concat(kinds.map((m) => Buffer.from(WIRE_CODEC.encode(m, {} as never))));
@@ -170,7 +251,9 @@ describe('BgpConnection', () => {
       const received: Buffer[] = [];
       client.on('data', (b: Buffer) => received.push(b));
       let clientClosed = false;
-      client.on('end', () => { clientClosed = true; });
+      client.on('end', () => {
+        clientClosed = true;
+      });
       const bad = frameMessage(4, new Uint8Array(0));
       bad[3] = 0;
       client.write(bad);

@@ -3,8 +3,7 @@ import { sessionConfig, type FsmAction, type FsmEvent, type SessionConfig } from
 import { BgpError } from '../../src/wire/errors.js';
 import type { Capability, OpenMessage } from '../../src/wire/types.js';
 
-export const cfg = (over: Partial<SessionConfig> = {}): SessionConfig =>
-  sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002, ...over });
+export const cfg = (over: Partial<SessionConfig> = {}): SessionConfig => sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002, ...over });
 
 export function peerOpen(over: Partial<OpenMessage> & { caps?: Capability[] } = {}): OpenMessage {
   const caps = over.caps ?? [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn: 65002 }, { kind: 'routeRefresh' }];

@@ -11,15 +11,30 @@ const v4 = { afi: 1, safi: 1 };
 const v6 = { afi: 2, safi: 1 };
 const ours = buildOpen(cfg({ families: [v4, v6], gracefulRestart: { restartTime: 120, stalePathTime: 300, forwardingPreserved: [] } }), NO_OMISSIONS, false);
 const grPeer = (f4: boolean, f6: boolean, restartTime = 90) => {
-  const caps: Capability[] = [{ kind: 'multiprotocol', ...v4 }, { kind: 'multiprotocol', ...v6 },
-    { kind: 'gracefulRestart', restarting: false, notification: false, restartTime, families: [{ ...v4, forwardingPreserved: f4 }, { ...v6, forwardingPreserved: f6 }] }];
+  const caps: Capability[] = [
+    { kind: 'multiprotocol', ...v4 },
+    { kind: 'multiprotocol', ...v6 },
+    {
+      kind: 'gracefulRestart',
+      restarting: false,
+      notification: false,
+      restartTime,
+      families: [
+        { ...v4, forwardingPreserved: f4 },
+        { ...v6, forwardingPreserved: f6 },
+      ],
+    },
+  ];
   return negotiate(ours, peerOpen({ caps }));
 };
 
 describe('graceful restart, receiving speaker', () => {
   it('session loss with GR: mark stale and start the Restart timer with the peer restart time', () => {
     const s = grSessionDown(GR_NONE, grPeer(true, true), { kind: 'tcpFailed' });
-    expect(s.actions).toEqual([{ type: 'markStale', families: [v4, v6] }, { type: 'startPeerTimer', timer: 'Restart', seconds: 90 }]);
+    expect(s.actions).toEqual([
+      { type: 'markStale', families: [v4, v6] },
+      { type: 'startPeerTimer', timer: 'Restart', seconds: 90 },
+    ]);
     expect(s.gr.phase).toBe('waitingRestart');
   });
 
@@ -46,7 +61,13 @@ describe('graceful restart, receiving speaker', () => {
     ]);
     expect(up.gr).toEqual({ phase: 'waitingEor', stale: [v4] });
     expect(grEndOfRib(up.gr, v6).actions).toEqual([]);
-    expect(grEndOfRib(up.gr, v4)).toEqual({ gr: GR_NONE, actions: [{ type: 'purgeStale', families: [v4] }, { type: 'stopPeerTimer', timer: 'StalePath' }] });
+    expect(grEndOfRib(up.gr, v4)).toEqual({
+      gr: GR_NONE,
+      actions: [
+        { type: 'purgeStale', families: [v4] },
+        { type: 'stopPeerTimer', timer: 'StalePath' },
+      ],
+    });
     expect(grTimerExpired(up.gr, 'StalePath').actions).toEqual([{ type: 'purgeStale', families: [v4] }]);
   });
 
@@ -61,7 +82,11 @@ describe('graceful restart, receiving speaker', () => {
     const down = grSessionDown(GR_NONE, grPeer(true, true), { kind: 'tcpFailed' });
     const up = grSessionUp(down.gr, grPeer(true, true), 300);
     const again = grSessionDown(up.gr, grPeer(true, true), { kind: 'holdTimerExpired' });
-    expect(again.actions.slice(0, 3)).toEqual([{ type: 'purgeStale', families: [v4, v6] }, { type: 'stopPeerTimer', timer: 'StalePath' }, { type: 'markStale', families: [v4, v6] }]);
+    expect(again.actions.slice(0, 3)).toEqual([
+      { type: 'purgeStale', families: [v4, v6] },
+      { type: 'stopPeerTimer', timer: 'StalePath' },
+      { type: 'markStale', families: [v4, v6] },
+    ]);
   });
 
   it('End-of-RIB markers (the codec’s endOfRib / isEndOfRib, which the session uses) round-trip', () => {

@@ -61,7 +61,13 @@ describe('refused connections are logged throttled (§5a)', () => {
     let t = 0;
     const timers: { at: number; fn: () => void }[] = [];
     const lines: string[] = [];
-    const log = new RefusalLog((l) => lines.push(l), { perWindow: 3, windowMs: 60_000, now: () => t, setTimeout: (fn, ms) => timers.push({ at: t + ms, fn }), clearTimeout: () => undefined });
+    const log = new RefusalLog((l) => lines.push(l), {
+      perWindow: 3,
+      windowMs: 60_000,
+      now: () => t,
+      setTimeout: (fn, ms) => timers.push({ at: t + ms, fn }),
+      clearTimeout: () => undefined,
+    });
     for (let i = 0; i < 1000; i++) log.refused(`192.0.2.${i % 7}`, `closing connection from 192.0.2.${i % 7}`);
     expect(lines).toHaveLength(3);
     t = 60_000;

@@ -10,10 +10,34 @@ export const until = async (pred: () => boolean, ms = 3000) => {
   return pred();
 };
 
-export interface Recorder { ups: number; downs: DownReason[]; updates: UpdateMessage[]; eor: number; logs: string[] }
+export interface Recorder {
+  ups: number;
+  downs: DownReason[];
+  updates: UpdateMessage[];
+  eor: number;
+  logs: string[];
+}
 export const recorder = (): Recorder & { hooks: PeerHooks } => {
   const r: Recorder = { ups: 0, downs: [], updates: [], eor: 0, logs: [] };
-  return Object.assign(r, { hooks: { onUp: () => { r.ups++; }, onDown: (d: DownReason) => { r.downs.push(d); }, onUpdate: (u: UpdateMessage) => { r.updates.push(u); }, onEndOfRib: () => { r.eor++; }, log: (l: string) => { r.logs.push(l); } } });
+  return Object.assign(r, {
+    hooks: {
+      onUp: () => {
+        r.ups++;
+      },
+      onDown: (d: DownReason) => {
+        r.downs.push(d);
+      },
+      onUpdate: (u: UpdateMessage) => {
+        r.updates.push(u);
+      },
+      onEndOfRib: () => {
+        r.eor++;
+      },
+      log: (l: string) => {
+        r.logs.push(l);
+      },
+    },
+  });
 };
 
 /**
@@ -26,9 +50,22 @@ export async function loopbackPair(codec: Codec) {
   await listener.listen();
   const ra = recorder();
   const rb = recorder();
-  const a = new Peer({ session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002, passive: true }), remoteAddress: '127.0.0.1', scheduler: clock, codec, hooks: ra.hooks });
+  const a = new Peer({
+    session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002, passive: true }),
+    remoteAddress: '127.0.0.1',
+    scheduler: clock,
+    codec,
+    hooks: ra.hooks,
+  });
   listener.addPeer('127.0.0.1', a);
-  const b = new Peer({ session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }), remoteAddress: '127.0.0.1', remotePort: listener.ports[0], localAddress: '127.0.0.1', scheduler: clock, codec, hooks: rb.hooks });
+  const b = new Peer({
+    session: sessionConfig({ localAs: 65002, localId: '10.0.0.2', peerAs: 65001 }),
+    remoteAddress: '127.0.0.1',
+    remotePort: listener.ports[0],
+    localAddress: '127.0.0.1',
+    scheduler: clock,
+    codec,
+    hooks: rb.hooks,
+  });
   return { clock, listener, a, b, ra, rb };
 }
-

@@ -15,10 +15,18 @@ import { cfg, peerOpen } from './fixtures.js';
 import { Sim } from './sim.js';
 
 const v4 = { afi: 1, safi: 1 };
-const grCfg = (notification?: boolean) => ({ restartTime: 120, stalePathTime: 300, forwardingPreserved: [], ...(notification !== undefined ? { notification } : {}) });
+const grCfg = (notification?: boolean) => ({
+  restartTime: 120,
+  stalePathTime: 300,
+  forwardingPreserved: [],
+  ...(notification !== undefined ? { notification } : {}),
+});
 function negotiated(ourN: boolean, peerN: boolean) {
   const ours = buildOpen(cfg({ families: [v4], gracefulRestart: grCfg(ourN) }), NO_OMISSIONS, false);
-  const caps: Capability[] = [{ kind: 'multiprotocol', ...v4 }, { kind: 'gracefulRestart', restarting: false, notification: peerN, restartTime: 90, families: [{ ...v4, forwardingPreserved: true }] }];
+  const caps: Capability[] = [
+    { kind: 'multiprotocol', ...v4 },
+    { kind: 'gracefulRestart', restarting: false, notification: peerN, restartTime: 90, families: [{ ...v4, forwardingPreserved: true }] },
+  ];
   return negotiate(ours, peerOpen({ caps }));
 }
 
@@ -74,7 +82,13 @@ describe('RFC 8538, pure', () => {
 const ids: Record<string, string> = { a: '192.0.2.1', b: '192.0.2.2' };
 const asns: Record<string, number> = { a: 65001, b: 65002 };
 const conf = (me: string, peer: string, notification?: boolean): SessionConfig =>
-  sessionConfig({ localAs: asns[me], localId: ids[me], peerAs: asns[peer], idleHold: { initial: 1, max: 8, stableAfter: 30 }, gracefulRestart: grCfg(notification) });
+  sessionConfig({
+    localAs: asns[me],
+    localId: ids[me],
+    peerAs: asns[peer],
+    idleHold: { initial: 1, max: 8, stableAfter: 30 },
+    gracefulRestart: grCfg(notification),
+  });
 
 function established(aN?: boolean, bN?: boolean): Sim {
   const sim = new Sim();
@@ -89,7 +103,11 @@ function established(aN?: boolean, bN?: boolean): Sim {
 }
 
 /** What `node` sent after the sessions came up (the collision's Cease 6/7 before that is routine). */
-const notificationsFrom = (sim: Sim, node: string) => sim.sent.slice(upAt.get(sim)).filter((s) => s.from === node && s.message.type === 'notification').map((s) => s.message);
+const notificationsFrom = (sim: Sim, node: string) =>
+  sim.sent
+    .slice(upAt.get(sim))
+    .filter((s) => s.from === node && s.message.type === 'notification')
+    .map((s) => s.message);
 const upAt = new WeakMap<Sim, number>();
 
 /**

@@ -54,14 +54,35 @@ describe('our OPEN', () => {
     expect(openCapabilities(o)).toContainEqual({ kind: 'fourOctetAs', asn: 4200000001 });
   });
   it('advertises R bit and forwarding flags only when restarting', () => {
-    const c = cfg({ families: [{ afi: 1, safi: 1 }, { afi: 2, safi: 1 }], gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [{ afi: 1, safi: 1 }] } });
+    const c = cfg({
+      families: [
+        { afi: 1, safi: 1 },
+        { afi: 2, safi: 1 },
+      ],
+      gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [{ afi: 1, safi: 1 }] },
+    });
     const gr = (r: boolean) => openCapabilities(buildOpen(c, NO_OMISSIONS, r)).find((x) => x.kind === 'gracefulRestart');
-    expect(gr(true)).toEqual({ kind: 'gracefulRestart', restarting: true, notification: true, restartTime: 120, families: [{ afi: 1, safi: 1, forwardingPreserved: true }, { afi: 2, safi: 1, forwardingPreserved: false }] });
+    expect(gr(true)).toEqual({
+      kind: 'gracefulRestart',
+      restarting: true,
+      notification: true,
+      restartTime: 120,
+      families: [
+        { afi: 1, safi: 1, forwardingPreserved: true },
+        { afi: 2, safi: 1, forwardingPreserved: false },
+      ],
+    });
     expect(gr(false)).toMatchObject({ restarting: false, families: [{ forwardingPreserved: false }, { forwardingPreserved: false }] });
   });
   it('sets the N bit (RFC 8538) unless gracefulRestart.notification is false', () => {
     const gr = (notification?: boolean) =>
-      openCapabilities(buildOpen(cfg({ gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [], ...(notification !== undefined ? { notification } : {}) } }), NO_OMISSIONS, false)).find((x) => x.kind === 'gracefulRestart');
+      openCapabilities(
+        buildOpen(
+          cfg({ gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [], ...(notification !== undefined ? { notification } : {}) } }),
+          NO_OMISSIONS,
+          false,
+        ),
+      ).find((x) => x.kind === 'gracefulRestart');
     expect(gr()).toMatchObject({ notification: true });
     expect(gr(false)).toMatchObject({ notification: false });
   });

@@ -12,11 +12,17 @@ import { VirtualClock } from './sim.js';
 
 describe('Peer over loopback with a virtual clock (the real codec)', () => {
   const cleanup: (() => unknown)[] = [];
-  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+  afterEach(async () => {
+    for (const f of cleanup.splice(0)) await f();
+  });
 
   it('establishes, carries an UPDATE and End-of-RIB, keeps alive on the clock, and goes down on hold expiry when stalled', async () => {
     const p = await loopbackPair(WIRE_CODEC);
-    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    cleanup.push(() => {
+      p.a.stop();
+      p.b.stop();
+      return p.listener.close();
+    });
     p.a.start();
     p.b.start();
     expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
@@ -43,7 +49,11 @@ describe('Peer over loopback with a virtual clock (the real codec)', () => {
 
   it('messages restart the hold timer without a new timer each; it still expires hold time after the last one', async () => {
     const p = await loopbackPair(WIRE_CODEC);
-    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    cleanup.push(() => {
+      p.a.stop();
+      p.b.stop();
+      return p.listener.close();
+    });
     let armed = 0;
     const setTimeout0 = p.clock.setTimeout.bind(p.clock);
     p.clock.setTimeout = (fn, ms) => (armed++, setTimeout0(fn, ms));
@@ -71,7 +81,11 @@ describe('Peer over loopback with a virtual clock (the real codec)', () => {
 
   it('a ManualStop sends Cease 6/2 and the other side sees it', async () => {
     const p = await loopbackPair(WIRE_CODEC);
-    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    cleanup.push(() => {
+      p.a.stop();
+      p.b.stop();
+      return p.listener.close();
+    });
     p.a.start();
     p.b.start();
     expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);
@@ -86,9 +100,18 @@ describe('Peer over loopback with a virtual clock (the real codec)', () => {
     const seen: unknown[] = [];
     const r = recorder();
     const p = new Peer({
-      session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }), remoteAddress: '127.0.0.1', remotePort: 1, localAddress: '127.0.0.1', localPort: 0,
-      scheduler: clock, codec: WIRE_CODEC, hooks: r.hooks,
-      dial: (o) => { seen.push(o); return connect({ host: o.host, port: o.port, localAddress: o.localAddress }); },
+      session: sessionConfig({ localAs: 65001, localId: '10.0.0.1', peerAs: 65002 }),
+      remoteAddress: '127.0.0.1',
+      remotePort: 1,
+      localAddress: '127.0.0.1',
+      localPort: 0,
+      scheduler: clock,
+      codec: WIRE_CODEC,
+      hooks: r.hooks,
+      dial: (o) => {
+        seen.push(o);
+        return connect({ host: o.host, port: o.port, localAddress: o.localAddress });
+      },
     });
     cleanup.push(() => p.stop());
     p.start();
@@ -102,13 +125,18 @@ describe('Peer over loopback with a virtual clock (the real codec)', () => {
   it('refuses TCP-MD5 / TTL options with UnsupportedTransportError where the FFI cannot load, and only then', () => {
     const base = { session: sessionConfig({ localAs: 1, localId: '1.1.1.1', peerAs: 2 }), remoteAddress: '192.0.2.1' };
     let loads = 0;
-    setLibcLoader(() => { loads++; throw new Error('no prebuilt binary for sparc'); });
+    setLibcLoader(() => {
+      loads++;
+      throw new Error('no prebuilt binary for sparc');
+    });
     try {
       expect(() => new Peer({ ...base })).not.toThrow();
       expect(() => new Peer({ ...base, password: '', ttlSecurity: 0 })).not.toThrow();
       expect(loads).toBe(0); // nothing native is loaded unless a peer asks
       expect(() => new Peer({ ...base, password: 'secret' })).toThrow(UnsupportedTransportError);
-      expect(() => new Peer({ ...base, password: 'secret' })).toThrow(/peer 192\.0\.2\.1: a TCP-MD5 password \(TCP_MD5SIG\) is configured, but socket options cannot be set on this platform \(cannot load the FFI package koffi and libc on .*: no prebuilt binary for sparc\)/);
+      expect(() => new Peer({ ...base, password: 'secret' })).toThrow(
+        /peer 192\.0\.2\.1: a TCP-MD5 password \(TCP_MD5SIG\) is configured, but socket options cannot be set on this platform \(cannot load the FFI package koffi and libc on .*: no prebuilt binary for sparc\)/,
+      );
       expect(() => new Peer({ ...base, ttlSecurity: 1 })).toThrow(/TTL security \(IP_TTL, IP_MINTTL\) is configured/);
       expect(() => new Peer({ ...base, multihopTtl: 2 })).toThrow(/an outgoing TTL \(multihop 2\)/);
       expect(loads).toBe(1); // tried once, the reason remembered
@@ -120,7 +148,9 @@ describe('Peer over loopback with a virtual clock (the real codec)', () => {
 
 describe('Listener', () => {
   const cleanup: (() => unknown)[] = [];
-  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+  afterEach(async () => {
+    for (const f of cleanup.splice(0)) await f();
+  });
 
   it('canonicalises v4-mapped and scoped addresses', () => {
     expect(canonicalRemote('::ffff:127.0.0.1')).toBe('127.0.0.1');
@@ -135,20 +165,34 @@ describe('Listener', () => {
     cleanup.push(() => listener.close());
     const c1 = connect(listener.ports[0], '127.0.0.1');
     let closed = false;
-    c1.on('close', () => { closed = true; });
+    c1.on('close', () => {
+      closed = true;
+    });
     c1.on('error', () => {});
     expect(await until(() => closed)).toBe(true);
     expect(logs.some((l) => /closing connection from 127\.0\.0\.1:\d+: no peer configured/.test(l))).toBe(true);
 
     const accepted: string[] = [];
-    listener.addRange('127.0.0.0/8', (remote) => ({ accept: (s: Socket) => { accepted.push(remote); s.destroy(); return true; } }));
+    listener.addRange('127.0.0.0/8', (remote) => ({
+      accept: (s: Socket) => {
+        accepted.push(remote);
+        s.destroy();
+        return true;
+      },
+    }));
     const c2 = connect(listener.ports[0], '127.0.0.1');
     c2.on('error', () => {});
     expect(await until(() => accepted.length === 1)).toBe(true);
     expect(accepted).toEqual(['127.0.0.1']);
     // An exact peer wins over the range.
     const exact: string[] = [];
-    listener.addPeer('127.0.0.1', { accept: (s: Socket) => { exact.push('x'); s.destroy(); return true; } });
+    listener.addPeer('127.0.0.1', {
+      accept: (s: Socket) => {
+        exact.push('x');
+        s.destroy();
+        return true;
+      },
+    });
     expect(listener.lookup('::ffff:127.0.0.1')).toBeDefined();
     const c3 = connect(listener.ports[0], '127.0.0.1');
     c3.on('error', () => {});

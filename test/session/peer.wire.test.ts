@@ -5,11 +5,17 @@ import { loopbackPair, until } from './loopback.js';
 
 describe('Peer over loopback (wire codec)', () => {
   const cleanup: (() => unknown)[] = [];
-  afterEach(async () => { for (const f of cleanup.splice(0)) await f(); });
+  afterEach(async () => {
+    for (const f of cleanup.splice(0)) await f();
+  });
 
   it('establishes with real OPEN/KEEPALIVE bytes, negotiates, and a ManualStop arrives as Cease 6/2', async () => {
     const p = await loopbackPair(WIRE_CODEC);
-    cleanup.push(() => { p.a.stop(); p.b.stop(); return p.listener.close(); });
+    cleanup.push(() => {
+      p.a.stop();
+      p.b.stop();
+      return p.listener.close();
+    });
     p.a.start();
     p.b.start();
     expect(await until(() => p.a.state === 'Established' && p.b.state === 'Established')).toBe(true);

@@ -5,56 +5,89 @@ import { createPeerSession, peerTransition, type PeerEvent } from '../../src/ses
 import type { FsmEvent } from '../../src/session/types.js';
 import { cfg, ev, peerOpen } from './fixtures.js';
 
-const simple = ['ManualStart', 'ManualStop', 'AutomaticStart', 'AutomaticStart_with_PassiveTcpEstablishment', 'AutomaticStop',
-  'ConnectRetryTimer_Expires', 'HoldTimer_Expires', 'KeepaliveTimer_Expires', 'DelayOpenTimer_Expires', 'IdleHoldTimer_Expires',
-  'TcpConnection_Valid', 'TcpConnection_Acknowledged', 'TcpConnectionConfirmed', 'TcpConnectionFails', 'OpenCollisionDump', 'KeepAliveMsg'] as const;
+const simple = [
+  'ManualStart',
+  'ManualStop',
+  'AutomaticStart',
+  'AutomaticStart_with_PassiveTcpEstablishment',
+  'AutomaticStop',
+  'ConnectRetryTimer_Expires',
+  'HoldTimer_Expires',
+  'KeepaliveTimer_Expires',
+  'DelayOpenTimer_Expires',
+  'IdleHoldTimer_Expires',
+  'TcpConnection_Valid',
+  'TcpConnection_Acknowledged',
+  'TcpConnectionConfirmed',
+  'TcpConnectionFails',
+  'OpenCollisionDump',
+  'KeepAliveMsg',
+] as const;
 
-const openArb = fc.record({
-  holdTime: fc.constantFrom(0, 1, 3, 9, 90),
-  version: fc.constantFrom(4, 4, 4, 3),
-  bgpId: fc.constantFrom('10.0.0.2', '10.0.0.0', '0.0.0.0', '10.0.0.1'),
-}).map((o) => ev.open(peerOpen(o)));
+const openArb = fc
+  .record({
+    holdTime: fc.constantFrom(0, 1, 3, 9, 90),
+    version: fc.constantFrom(4, 4, 4, 3),
+    bgpId: fc.constantFrom('10.0.0.2', '10.0.0.0', '0.0.0.0', '10.0.0.1'),
+  })
+  .map((o) => ev.open(peerOpen(o)));
 
 const eventArb: fc.Arbitrary<FsmEvent> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...simple).map((type) => ({ type }) as FsmEvent) },
   { weight: 3, arbitrary: openArb },
-  { weight: 1, arbitrary: fc.constantFrom(ev.update(), ev.refresh(), ev.notif(6, 2), ev.notif(2, 7, Uint8Array.of(6, 0)), ev.notif(2, 4), ev.verErr(), ev.headerErr(), ev.openErr(), ev.updateErr()) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      ev.update(),
+      ev.refresh(),
+      ev.notif(6, 2),
+      ev.notif(2, 7, Uint8Array.of(6, 0)),
+      ev.notif(2, 4),
+      ev.verErr(),
+      ev.headerErr(),
+      ev.openErr(),
+      ev.updateErr(),
+    ),
+  },
 );
 
 describe('FSM invariants over random event sequences', () => {
   it('no send from Idle; Idle runs no connection timer; hold runs in OpenSent and OpenConfirm, and in Established when hold > 0; timer actions mirror the state', () => {
-    fc.assert(fc.property(fc.boolean(), fc.array(fc.tuple(eventArb, fc.integer({ min: 0, max: 5000 })), { maxLength: 60 }), (delay, steps) => {
-      let f = createFsm(cfg({ delayOpenTime: delay ? 2 : 0 }));
-      let now = 0;
-      const mirror = new Set<string>();
-      for (const [e, dt] of steps) {
-        now += dt;
-        const before = f;
-        const t = transition(f, e, now);
-        f = t.fsm;
-        if (before.state === 'Idle') expect(t.actions.filter((a) => a.type === 'send')).toEqual([]);
-        // A timer that fired is no longer running, so the shell's mirror drops it too.
-        const fired = e.type.endsWith('Timer_Expires') ? e.type.replace('Timer_Expires', '') : undefined;
-        if (fired && before.timers[fired as keyof typeof before.timers] !== undefined) mirror.delete(fired);
-        for (const a of t.actions) {
-          if (a.type === 'startTimer') mirror.add(a.timer);
-          if (a.type === 'stopTimer') mirror.delete(a.timer);
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(fc.tuple(eventArb, fc.integer({ min: 0, max: 5000 })), { maxLength: 60 }), (delay, steps) => {
+        let f = createFsm(cfg({ delayOpenTime: delay ? 2 : 0 }));
+        let now = 0;
+        const mirror = new Set<string>();
+        for (const [e, dt] of steps) {
+          now += dt;
+          const before = f;
+          const t = transition(f, e, now);
+          f = t.fsm;
+          if (before.state === 'Idle') expect(t.actions.filter((a) => a.type === 'send')).toEqual([]);
+          // A timer that fired is no longer running, so the shell's mirror drops it too.
+          const fired = e.type.endsWith('Timer_Expires') ? e.type.replace('Timer_Expires', '') : undefined;
+          if (fired && before.timers[fired as keyof typeof before.timers] !== undefined) mirror.delete(fired);
+          for (const a of t.actions) {
+            if (a.type === 'startTimer') mirror.add(a.timer);
+            if (a.type === 'stopTimer') mirror.delete(a.timer);
+          }
+          expect([...mirror].sort()).toEqual(Object.keys(f.timers).sort());
+          if (f.state === 'Idle') {
+            expect(Object.keys(f.timers).filter((k) => k !== 'IdleHold')).toEqual([]);
+            expect(f.connected).toBe(false);
+          }
+          if (f.state === 'OpenSent' || f.state === 'OpenConfirm' || f.state === 'Established') {
+            const hold = f.negotiated?.holdTime ?? 240;
+            // Hold time 0 negotiated: OpenConfirm still waits for the peer's KEEPALIVE at most the
+            // large hold time (240 s, issue 14), Established runs no hold timer.
+            if (hold > 0 || f.state !== 'Established') expect(f.timers.Hold).toBeDefined();
+            else expect(f.timers.Hold).toBeUndefined();
+          }
+          if (f.state === 'Established' || f.state === 'OpenConfirm') expect(f.negotiated).toBeDefined();
         }
-        expect([...mirror].sort()).toEqual(Object.keys(f.timers).sort());
-        if (f.state === 'Idle') {
-          expect(Object.keys(f.timers).filter((k) => k !== 'IdleHold')).toEqual([]);
-          expect(f.connected).toBe(false);
-        }
-        if (f.state === 'OpenSent' || f.state === 'OpenConfirm' || f.state === 'Established') {
-          const hold = f.negotiated?.holdTime ?? 240;
-          // Hold time 0 negotiated: OpenConfirm still waits for the peer's KEEPALIVE at most the
-          // large hold time (240 s, issue 14), Established runs no hold timer.
-          if (hold > 0 || f.state !== 'Established') expect(f.timers.Hold).toBeDefined();
-          else expect(f.timers.Hold).toBeUndefined();
-        }
-        if (f.state === 'Established' || f.state === 'OpenConfirm') expect(f.negotiated).toBeDefined();
-      }
-    }), { numRuns: 400 });
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 
@@ -64,24 +97,31 @@ describe('PeerSession invariants', () => {
     const peerEv: fc.Arbitrary<PeerEvent> = fc.oneof(
       { weight: 6, arbitrary: connEv },
       { weight: 2, arbitrary: fc.constant<PeerEvent>({ type: 'incoming' }) },
-      { weight: 1, arbitrary: fc.constantFrom<PeerEvent>({ type: 'start' }, { type: 'stop' }, { type: 'automaticStop' }, { type: 'peerTimer', timer: 'Restart' }) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<PeerEvent>({ type: 'start' }, { type: 'stop' }, { type: 'automaticStop' }, { type: 'peerTimer', timer: 'Restart' }),
+      },
     );
-    fc.assert(fc.property(fc.array(peerEv, { maxLength: 80 }), (events) => {
-      let s = createPeerSession(cfg({ gracefulRestart: { restartTime: 60, stalePathTime: 120, forwardingPreserved: [] } }));
-      let now = 0;
-      for (const e of events) {
-        now += 100;
-        const r = peerTransition(s, e, now);
-        s = r.session;
-        expect(s.conns.length).toBeGreaterThanOrEqual(1);
-        expect(s.conns.length).toBeLessThanOrEqual(2);
-        expect(new Set(s.conns.map((c) => c.id)).size).toBe(s.conns.length);
-        expect(s.conns.filter((c) => c.fsm.state === 'OpenConfirm' || c.fsm.state === 'Established').length).toBeLessThanOrEqual(1);
-        for (const a of r.actions) if (a.type === 'send' && 'conn' in a) {
-          // Sends only go to connections that exist (or were just released by this step).
-          expect(a.conn).toBeLessThan(s.nextId);
+    fc.assert(
+      fc.property(fc.array(peerEv, { maxLength: 80 }), (events) => {
+        let s = createPeerSession(cfg({ gracefulRestart: { restartTime: 60, stalePathTime: 120, forwardingPreserved: [] } }));
+        let now = 0;
+        for (const e of events) {
+          now += 100;
+          const r = peerTransition(s, e, now);
+          s = r.session;
+          expect(s.conns.length).toBeGreaterThanOrEqual(1);
+          expect(s.conns.length).toBeLessThanOrEqual(2);
+          expect(new Set(s.conns.map((c) => c.id)).size).toBe(s.conns.length);
+          expect(s.conns.filter((c) => c.fsm.state === 'OpenConfirm' || c.fsm.state === 'Established').length).toBeLessThanOrEqual(1);
+          for (const a of r.actions)
+            if (a.type === 'send' && 'conn' in a) {
+              // Sends only go to connections that exist (or were just released by this step).
+              expect(a.conn).toBeLessThan(s.nextId);
+            }
         }
-      }
-    }), { numRuns: 400 });
+      }),
+      { numRuns: 400 },
+    );
   });
 });

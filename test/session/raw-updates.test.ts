@@ -23,7 +23,11 @@ describe('BgpConnection.sendUpdateRuns, a message a run', () => {
     const got: Buffer[] = [];
     theirs.on('data', (d: Buffer) => got.push(d));
     const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
-    const msgs = packUpdates({ origin: 0, asPath: [], nextHop: Address.parse('192.0.2.1') }, [Prefix.parse('10.0.0.0/8'), Prefix.parse('10.1.0.0/16')], LEGACY_CONTEXT);
+    const msgs = packUpdates(
+      { origin: 0, asPath: [], nextHop: Address.parse('192.0.2.1') },
+      [Prefix.parse('10.0.0.0/8'), Prefix.parse('10.1.0.0/16')],
+      LEGACY_CONTEXT,
+    );
     for (const m of msgs) expect(conn.sendUpdateRuns([{ bytes: m, count: 1 }])).toBe(true);
     const want = Buffer.concat(msgs.map((m) => Buffer.from(m)));
     for (let i = 0; i < 100 && Buffer.concat(got).length < want.length; i++) await new Promise((r) => setTimeout(r, 10));
@@ -77,8 +81,9 @@ describe('BgpConnection.sendUpdateRuns', () => {
       if (Buffer.concat(got).length >= want.length) arrived();
     });
     const conn = new BgpConnection(mine, { onMessage: () => {}, onError: () => {}, onClose: () => {} }, { stats });
-    const msgs = Array.from({ length: 30 }, (_, i) =>
-      packUpdates({ origin: 0, asPath: [], nextHop: Address.parse(`192.0.2.${i + 1}`) }, [Prefix.parse(`198.18.${i}.0/24`)], LEGACY_CONTEXT)[0],
+    const msgs = Array.from(
+      { length: 30 },
+      (_, i) => packUpdates({ origin: 0, asPath: [], nextHop: Address.parse(`192.0.2.${i + 1}`) }, [Prefix.parse(`198.18.${i}.0/24`)], LEGACY_CONTEXT)[0],
     );
     const runs = joinUpdates(msgs, true);
     expect(runs.length).toBe(1);
@@ -125,4 +130,3 @@ describe('BgpConnection.sendUpdateRuns', () => {
     close();
   });
 });
-

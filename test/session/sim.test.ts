@@ -59,7 +59,7 @@ describe('simulation over in-memory links', () => {
     expect(sim.clock.runUntil(() => sim.actions('a', 'b', 'sessionDown').length > 0, 20_000, 100)).toBe(true);
     const down = sim.log.find((l) => l.node === 'a' && l.action.type === 'sessionDown')!;
     expect(down.action).toMatchObject({ reason: { kind: 'holdTimerExpired' } });
-    expect(down.at - t0).toBeGreaterThanOrEqual(9000 - 30 * 1000 / 3);
+    expect(down.at - t0).toBeGreaterThanOrEqual(9000 - (30 * 1000) / 3);
     expect(down.at - t0).toBeLessThanOrEqual(9100);
     expect(sim.actions('b', 'a', 'sessionDown')[0]).toMatchObject({ reason: { kind: 'holdTimerExpired' } });
     sim.setFaults('a', 'b', {});
@@ -72,7 +72,9 @@ describe('simulation over in-memory links', () => {
     sim.start('b', 'a');
     sim.start('a', 'b');
     expect(sim.clock.runUntil(() => up(sim, 'a', 'b'), 30_000)).toBe(true);
-    const opens = sim.sent.filter((s) => s.from === 'a' && s.message.type === 'open').map((s) => s.message.type === 'open' ? openCapabilities(s.message).map((c) => c.kind) : []);
+    const opens = sim.sent
+      .filter((s) => s.from === 'a' && s.message.type === 'open')
+      .map((s) => (s.message.type === 'open' ? openCapabilities(s.message).map((c) => c.kind) : []));
     expect(opens.length).toBeGreaterThanOrEqual(2);
     expect(opens[0]).toContain('extendedMessage');
     expect(opens.at(-1)).not.toContain('extendedMessage');
@@ -145,38 +147,47 @@ describe('simulation under random faults', () => {
       at: fc.integer({ min: 0, max: 300_000 }),
       what: fc.constantFrom('cut', 'stall', 'unstall', 'down', 'up', 'restartA', 'restartB', 'stopA', 'startA'),
     });
-    fc.assert(fc.property(fc.array(fault, { maxLength: 12 }), fc.boolean(), (faults, gr) => {
-      const g = gr ? { gracefulRestart: { restartTime: 60, stalePathTime: 120, forwardingPreserved: [{ afi: 1, safi: 1 }] } } : {};
-      const sim = pair({ holdTime: 9, ...g });
-      sim.start('a', 'b');
-      sim.start('b', 'a');
-      let now = 0;
-      for (const f of [...faults].sort((x, y) => x.at - y.at)) {
-        sim.clock.advance(f.at - now);
-        now = f.at;
-        if (f.what === 'cut') sim.cut('a', 'b');
-        if (f.what === 'stall') sim.setFaults('a', 'b', { stall: true });
-        if (f.what === 'unstall' || f.what === 'up') sim.setFaults('a', 'b', {});
-        if (f.what === 'down') sim.setFaults('a', 'b', { down: true });
-        if (f.what === 'restartA') { sim.restart('a', 'b', conf('a', 'b', { holdTime: 9, ...g }), { restarting: gr }); sim.start('a', 'b'); }
-        if (f.what === 'restartB') { sim.restart('b', 'a', conf('b', 'a', { holdTime: 9, ...g }), { restarting: gr }); sim.start('b', 'a'); }
-        if (f.what === 'stopA') sim.step('a', 'b', { type: 'stop' });
-        if (f.what === 'startA') sim.start('a', 'b');
-        for (const x of ['a', 'b']) {
-          const s = sim.session(x, x === 'a' ? 'b' : 'a');
-          expect(s.conns.filter((c) => c.fsm.state === 'OpenConfirm' || c.fsm.state === 'Established').length).toBeLessThanOrEqual(1);
+    fc.assert(
+      fc.property(fc.array(fault, { maxLength: 12 }), fc.boolean(), (faults, gr) => {
+        const g = gr ? { gracefulRestart: { restartTime: 60, stalePathTime: 120, forwardingPreserved: [{ afi: 1, safi: 1 }] } } : {};
+        const sim = pair({ holdTime: 9, ...g });
+        sim.start('a', 'b');
+        sim.start('b', 'a');
+        let now = 0;
+        for (const f of [...faults].sort((x, y) => x.at - y.at)) {
+          sim.clock.advance(f.at - now);
+          now = f.at;
+          if (f.what === 'cut') sim.cut('a', 'b');
+          if (f.what === 'stall') sim.setFaults('a', 'b', { stall: true });
+          if (f.what === 'unstall' || f.what === 'up') sim.setFaults('a', 'b', {});
+          if (f.what === 'down') sim.setFaults('a', 'b', { down: true });
+          if (f.what === 'restartA') {
+            sim.restart('a', 'b', conf('a', 'b', { holdTime: 9, ...g }), { restarting: gr });
+            sim.start('a', 'b');
+          }
+          if (f.what === 'restartB') {
+            sim.restart('b', 'a', conf('b', 'a', { holdTime: 9, ...g }), { restarting: gr });
+            sim.start('b', 'a');
+          }
+          if (f.what === 'stopA') sim.step('a', 'b', { type: 'stop' });
+          if (f.what === 'startA') sim.start('a', 'b');
+          for (const x of ['a', 'b']) {
+            const s = sim.session(x, x === 'a' ? 'b' : 'a');
+            expect(s.conns.filter((c) => c.fsm.state === 'OpenConfirm' || c.fsm.state === 'Established').length).toBeLessThanOrEqual(1);
+          }
         }
-      }
-      sim.setFaults('a', 'b', {});
-      if (sim.session('a', 'b').conns[0].fsm.state === 'Idle' && !sim.session('a', 'b').conns[0].fsm.autoRestart) sim.start('a', 'b');
-      // Worst case: both back off to idleHold.max and ConnectRetry (120 s) runs out once.
-      expect(sim.clock.runUntil(() => up(sim, 'a', 'b'), 400_000, 500)).toBe(true);
-      expect(sim.session('a', 'b').conns).toHaveLength(1);
-      expect(sim.session('b', 'a').conns).toHaveLength(1);
-      // Whatever graceful restart did meanwhile, no stale state outlives Restart + StalePath.
-      sim.clock.advance(200_000);
-      expect(sim.session('a', 'b').gr.phase).toBe('none');
-    }), { numRuns: 60 });
+        sim.setFaults('a', 'b', {});
+        if (sim.session('a', 'b').conns[0].fsm.state === 'Idle' && !sim.session('a', 'b').conns[0].fsm.autoRestart) sim.start('a', 'b');
+        // Worst case: both back off to idleHold.max and ConnectRetry (120 s) runs out once.
+        expect(sim.clock.runUntil(() => up(sim, 'a', 'b'), 400_000, 500)).toBe(true);
+        expect(sim.session('a', 'b').conns).toHaveLength(1);
+        expect(sim.session('b', 'a').conns).toHaveLength(1);
+        // Whatever graceful restart did meanwhile, no stale state outlives Restart + StalePath.
+        sim.clock.advance(200_000);
+        expect(sim.session('a', 'b').gr.phase).toBe('none');
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 

@@ -118,7 +118,9 @@ export class Sim {
   }
 
   state(node: string, peer: string): string {
-    return this.session(node, peer).conns.map((c) => c.fsm.state).join('+');
+    return this.session(node, peer)
+      .conns.map((c) => c.fsm.state)
+      .join('+');
   }
 
   setFaults(a: string, b: string, f: LinkFaults): void {
@@ -152,7 +154,11 @@ export class Sim {
 
   /** Replaces a node's session (a restart), forgetting its connections and timers. */
   restart(node: string, peer: string, config: SessionConfig, opts: { restarting?: boolean } = {}): void {
-    for (const [k, h] of this.timers) if (k.startsWith(`${node}>${peer}#`)) { this.clock.clearTimeout(h); this.timers.delete(k); }
+    for (const [k, h] of this.timers)
+      if (k.startsWith(`${node}>${peer}#`)) {
+        this.clock.clearTimeout(h);
+        this.timers.delete(k);
+      }
     for (const p of new Set(this.pipes.values())) {
       const mine = (e: Endpoint) => e.node === node && e.peer === peer;
       if (p.open && (mine(p.a) || mine(p.b))) {
@@ -222,7 +228,13 @@ export class Sim {
   private setTimer(key: string, seconds: number, fire: () => void): void {
     const old = this.timers.get(key);
     if (old !== undefined) this.clock.clearTimeout(old);
-    this.timers.set(key, this.clock.setTimeout(() => { this.timers.delete(key); fire(); }, seconds * 1000));
+    this.timers.set(
+      key,
+      this.clock.setTimeout(() => {
+        this.timers.delete(key);
+        fire();
+      }, seconds * 1000),
+    );
   }
 
   private clearTimer(key: string): void {
@@ -261,7 +273,8 @@ export class Sim {
       }
       case 'startTimer':
         this.setTimer(this.timerKey(node, peer, a.conn, a.timer), a.seconds, () =>
-          this.step(node, peer, { type: 'conn', conn: a.conn, event: { type: `${a.timer}Timer_Expires` } as FsmEvent }));
+          this.step(node, peer, { type: 'conn', conn: a.conn, event: { type: `${a.timer}Timer_Expires` } as FsmEvent }),
+        );
         return;
       case 'stopTimer':
         this.clearTimer(this.timerKey(node, peer, a.conn, a.timer));
@@ -277,7 +290,10 @@ export class Sim {
         return;
       case 'sessionUp': {
         const fams = this.eorOnUp.get(node);
-        if (fams) this.later(() => { for (const family of fams) this.step(node, peer, { type: 'sendEndOfRib', family }); });
+        if (fams)
+          this.later(() => {
+            for (const family of fams) this.step(node, peer, { type: 'sendEndOfRib', family });
+          });
         return;
       }
       default:

@@ -57,9 +57,18 @@ describe('struct tcp_md5sig', () => {
 
 describe('TTL options', () => {
   it('GTSM: TTL 255 out, minimum 256 - hops in, per family', () => {
-    expect(ttlOptions(4, { ttlSecurity: 1 }).map((o) => [o.level, o.name, o.value])).toEqual([[0, 2, 255], [0, 21, 255]]);
-    expect(ttlOptions(4, { ttlSecurity: 2 }).map((o) => [o.label, o.value])).toEqual([['IP_TTL', 255], ['IP_MINTTL', 254]]);
-    expect(ttlOptions(6, { ttlSecurity: 3 }).map((o) => [o.level, o.name, o.value])).toEqual([[41, 16, 255], [41, 73, 253]]);
+    expect(ttlOptions(4, { ttlSecurity: 1 }).map((o) => [o.level, o.name, o.value])).toEqual([
+      [0, 2, 255],
+      [0, 21, 255],
+    ]);
+    expect(ttlOptions(4, { ttlSecurity: 2 }).map((o) => [o.label, o.value])).toEqual([
+      ['IP_TTL', 255],
+      ['IP_MINTTL', 254],
+    ]);
+    expect(ttlOptions(6, { ttlSecurity: 3 }).map((o) => [o.level, o.name, o.value])).toEqual([
+      [41, 16, 255],
+      [41, 73, 253],
+    ]);
     expect(ttlOptions(4, { ttlSecurity: 0, multihopTtl: 5 }).map((o) => [o.label, o.value])).toEqual([['IP_TTL', 5]]);
     expect(ttlOptions(6, {})).toEqual([]);
     expect(() => ttlOptions(4, { ttlSecurity: 256 })).toThrow(/1\.\.255/);

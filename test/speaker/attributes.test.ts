@@ -22,7 +22,15 @@ describe('toPathAttributes', () => {
 
   it('maps every field, communities by the one text form, deduplicated', () => {
     const pa = toPathAttributes(
-      { origin: 'incomplete', med: 7, localPref: 200, asPath: [65001, 65002], communities: ['65000:1', 'no-export', 0xfde80001, '65000:1'], largeCommunities: ['64512:7:9'], nextHop: '192.0.2.9' },
+      {
+        origin: 'incomplete',
+        med: 7,
+        localPref: 200,
+        asPath: [65001, 65002],
+        communities: ['65000:1', 'no-export', 0xfde80001, '65000:1'],
+        largeCommunities: ['64512:7:9'],
+        nextHop: '192.0.2.9',
+      },
       4,
     );
     expect(pa).toEqual({
@@ -82,7 +90,10 @@ describe('AttributeCache', () => {
 
 describe('describeRoute', () => {
   it('prints communities in the one text form and flattens the AS path', () => {
-    const pa = toPathAttributes({ origin: 'egp', med: 3, communities: ['65535:65281', '65000:1'], largeCommunities: ['1:2:3'], asPath: [65001], nextHop: '192.0.2.9' }, 4);
+    const pa = toPathAttributes(
+      { origin: 'egp', med: 3, communities: ['65535:65281', '65000:1'], largeCommunities: ['1:2:3'], asPath: [65001], nextHop: '192.0.2.9' },
+      4,
+    );
     expect(describeRoute(Prefix.parse('198.51.100.0/24'), pa)).toEqual({
       prefix: Prefix.parse('198.51.100.0/24'),
       asPath: [65001],
@@ -106,7 +117,12 @@ describe('splitLate (communities added after the export policy)', () => {
     const plain = { communities: ['65000:1'] };
     expect(splitLate(plain).policy).toBe(plain);
     expect(splitLate({ localPref: 7, exportCommunities: [] })).toEqual({ policy: { localPref: 7 } });
-    const { policy, sent } = splitLate({ communities: ['65000:1'], exportCommunities: ['65000:100', '65000:1'], exportLargeCommunities: ['65000:1:2'], localPref: 7 });
+    const { policy, sent } = splitLate({
+      communities: ['65000:1'],
+      exportCommunities: ['65000:100', '65000:1'],
+      exportLargeCommunities: ['65000:1:2'],
+      localPref: 7,
+    });
     expect(policy).toEqual({ communities: ['65000:1'], localPref: 7 });
     expect(sent).toEqual({ communities: ['65000:1', '65000:100'], largeCommunities: ['65000:1:2'], localPref: 7 });
     expect(toPathAttributes(sent!, 4).communities).toEqual([65000 * 65536 + 1, 65000 * 65536 + 100]);

@@ -28,14 +28,37 @@ function watch(sock: Socket): Seen {
     }
   });
   sock.on('error', () => {});
-  sock.on('close', () => { seen.closed = true; });
+  sock.on('close', () => {
+    seen.closed = true;
+  });
   return seen;
 }
 
 const marker = () => Buffer.alloc(16, 0xff);
 const header = (len: number, type: number) => Buffer.concat([marker(), Buffer.from([len >> 8, len & 0xff, type])]);
 const open = (patch: Partial<OpenMessage>, asn: number, id: string) =>
-  Buffer.from(encodeMessage({ type: 'open', version: 4, myAs: asn, holdTime: 90, bgpId: id, params: [{ type: 2, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn }] }], ...patch }, LEGACY_CONTEXT));
+  Buffer.from(
+    encodeMessage(
+      {
+        type: 'open',
+        version: 4,
+        myAs: asn,
+        holdTime: 90,
+        bgpId: id,
+        params: [
+          {
+            type: 2,
+            capabilities: [
+              { kind: 'multiprotocol', afi: 1, safi: 1 },
+              { kind: 'fourOctetAs', asn },
+            ],
+          },
+        ],
+        ...patch,
+      },
+      LEGACY_CONTEXT,
+    ),
+  );
 
 const CASES: { name: string; from: string; bytes: (asn: number, id: string) => Buffer; code: number; subcode: number; data?: number[] }[] = [
   { name: 'garbage bytes', from: '127.0.0.3', bytes: () => Buffer.from('GET / HTTP/1.1\r\nHost: bgp\r\n\r\n'), code: 1, subcode: 1 },

@@ -45,7 +45,10 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     b.originate('198.51.100.0/24');
     await established(a, '127.0.0.2');
     await eventually('route at A', () => routeOf(a, '198.51.100.0/24'));
-    const up = await eventually('BFD up at A', () => { const s = peerStatus(a, '127.0.0.2').bfd; return s?.state === 'Up' ? s : undefined; });
+    const up = await eventually('BFD up at A', () => {
+      const s = peerStatus(a, '127.0.0.2').bfd;
+      return s?.state === 'Up' ? s : undefined;
+    });
     expect(up.desired).toEqual({ minTxMs: 100, minRxMs: 100, multiplier: 3, passive: false });
     expect(up.receivedTtl?.checked).toBe(true);
     await eventually('negotiated intervals', () => peerStatus(a, '127.0.0.2').bfd?.detectionTimeMs === 300);
@@ -89,7 +92,7 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     expect(peerStatus(a, '127.0.0.2')).toMatchObject({ state: 'Established', since });
   });
 
-  it("a Down from a new session of the remote (FRR restarting its session as its BGP session establishes) keeps BGP (issue 32)", async () => {
+  it('a Down from a new session of the remote (FRR restarting its session as its BGP session establishes) keeps BGP (issue 32)', async () => {
     const portA = await freeUdpPort('127.0.0.1');
     const portB = await freeUdpPort('127.0.0.2');
     const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'], thread: false } });
@@ -97,7 +100,10 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     link(a, b, { bfd: { minRx: 100, minTx: 100 }, holdTime: 90 }, { holdTime: 90 });
     const fake = await fakeBfdAtB(portA, portB);
     const est = await established(a, '127.0.0.2');
-    const up = await eventually('BFD up', () => { const s = peerStatus(a, '127.0.0.2').bfd; return s?.state === 'Up' ? s : undefined; });
+    const up = await eventually('BFD up', () => {
+      const s = peerStatus(a, '127.0.0.2').bfd;
+      return s?.state === 'Up' ? s : undefined;
+    });
     const downs: unknown[] = [];
     a.on('peerDown', (p) => downs.push(p));
     // the remote's session goes quiet and a new one (another discriminator) says Down, as bfdd's does
@@ -105,10 +111,28 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     const s = createSocket('udp4');
     await new Promise<void>((r) => s.bind(0, '127.0.0.2', () => r()));
     s.setTTL(255);
-    const pkt = encodePacket({ diag: 0, state: 'Down', poll: false, final: false, cpi: false, auth: false, demand: false, multipoint: false, detectMult: 3, myDiscr: (up.remoteDiscriminator! ^ 0x5a5a) || 1, yourDiscr: 0, desiredMinTx: 1_000_000, requiredMinRx: 1_000_000, requiredMinEchoRx: 0 });
+    const pkt = encodePacket({
+      diag: 0,
+      state: 'Down',
+      poll: false,
+      final: false,
+      cpi: false,
+      auth: false,
+      demand: false,
+      multipoint: false,
+      detectMult: 3,
+      myDiscr: up.remoteDiscriminator! ^ 0x5a5a || 1,
+      yourDiscr: 0,
+      desiredMinTx: 1_000_000,
+      requiredMinRx: 1_000_000,
+      requiredMinEchoRx: 0,
+    });
     await new Promise<void>((r) => s.send(pkt, portA, '127.0.0.1', () => r()));
     s.close();
-    const down = await eventually('BFD down', () => { const b = peerStatus(a, '127.0.0.2').bfd; return b?.state !== 'Up' ? b : undefined; });
+    const down = await eventually('BFD down', () => {
+      const b = peerStatus(a, '127.0.0.2').bfd;
+      return b?.state !== 'Up' ? b : undefined;
+    });
     expect(down.lastDown).toMatchObject({ diag: { code: 3 }, remoteState: 'Down', remoteRestarted: true, remoteAdminDown: false });
     await new Promise((r) => setTimeout(r, 500));
     const st = peerStatus(a, '127.0.0.2');
@@ -134,7 +158,16 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     link(a, b, { bfd: true });
     await established(a, '127.0.0.2');
     const before = peerStatus(a, '127.0.0.2').since;
-    a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, bfd: { minTx: 500, minRx: 500, multiplier: 5 } });
+    a.updatePeer({
+      address: '127.0.0.2',
+      port: b.port,
+      asn: 65002,
+      localAddress: '127.0.0.1',
+      connectRetryTime: 1,
+      idleHoldTime: 1,
+      holdTime: 9,
+      bfd: { minTx: 500, minRx: 500, multiplier: 5 },
+    });
     await eventually('new desired timers', () => peerStatus(a, '127.0.0.2').bfd?.desired.multiplier === 5);
     expect(peerStatus(a, '127.0.0.2')).toMatchObject({ state: 'Established', since: before });
     a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, bfd: false });

@@ -38,7 +38,18 @@ describe('peer configuration at run time', () => {
     a.originate('192.0.2.0/24');
     await eventually('both routes at b', () => b.received().length === 2);
 
-    a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, families: ['ipv4'], description: 'now filtered', exportPolicies: ['no-ten'] });
+    a.updatePeer({
+      address: '127.0.0.2',
+      port: b.port,
+      asn: 65002,
+      localAddress: '127.0.0.1',
+      connectRetryTime: 1,
+      idleHoldTime: 1,
+      holdTime: 9,
+      families: ['ipv4'],
+      description: 'now filtered',
+      exportPolicies: ['no-ten'],
+    });
     await eventually('10.3.0.0/16 withdrawn at b', () => routeOf(b, '10.3.0.0/16') === undefined);
     expect(routeOf(b, '192.0.2.0/24')).toBeDefined();
     const stA = peerStatus(a, '127.0.0.2');
@@ -68,12 +79,27 @@ describe('peer configuration at run time', () => {
     link(a, b, { families: ['ipv4'] }, { families: ['ipv4'] });
     const first = await established(a, '127.0.0.2');
     await established(b, '127.0.0.1');
-    a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65000, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, families: ['ipv4'], holdTime: 30 });
-    const err = await eventually('6/6 at b', () => { const e = peerStatus(b, '127.0.0.1').lastError; return e?.subcode === 6 ? e : undefined; });
+    a.updatePeer({
+      address: '127.0.0.2',
+      port: b.port,
+      asn: 65000,
+      localAddress: '127.0.0.1',
+      connectRetryTime: 1,
+      idleHoldTime: 1,
+      families: ['ipv4'],
+      holdTime: 30,
+    });
+    const err = await eventually('6/6 at b', () => {
+      const e = peerStatus(b, '127.0.0.1').lastError;
+      return e?.subcode === 6 ? e : undefined;
+    });
     expect(err).toMatchObject({ code: 6, subcode: 6, direction: 'received' });
     expect(err.text).toContain('Other Configuration Change');
     // b proposes 9 s, so the new session still negotiates 9; what matters is that it came back.
-    const again = await eventually('re-established', () => { const s = peerStatus(a, '127.0.0.2'); return s.state === 'Established' && s.since > first.since ? s : undefined; });
+    const again = await eventually('re-established', () => {
+      const s = peerStatus(a, '127.0.0.2');
+      return s.state === 'Established' && s.since > first.since ? s : undefined;
+    });
     expect(again.negotiated?.holdTime).toBe(9);
   });
 
@@ -110,11 +136,15 @@ describe('peer configuration at run time', () => {
   });
 
   it('refuses TCP-MD5 and TTL security with UnsupportedTransportError where the FFI cannot load; other peers run', () => {
-    setLibcLoader(() => { throw new Error('koffi: no prebuilt binary'); });
+    setLibcLoader(() => {
+      throw new Error('koffi: no prebuilt binary');
+    });
     try {
       const s = new BgpSpeaker({ asn: 65000, routerId: '192.0.2.1', listen: false });
       expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(UnsupportedTransportError);
-      expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(/TCP_MD5SIG.*cannot be set on this platform.*koffi: no prebuilt binary/);
+      expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'secret' })).toThrow(
+        /TCP_MD5SIG.*cannot be set on this platform.*koffi: no prebuilt binary/,
+      );
       expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, ttlSecurity: 1 })).toThrow(/TTL security.*cannot be set on this platform/);
       expect(s.status()).toEqual([]);
       s.addPeer({ address: '192.0.2.3', asn: 65001 });
@@ -126,7 +156,9 @@ describe('peer configuration at run time', () => {
 
   it('rejects a password or hop count the kernel cannot take, naming the field', () => {
     const s = new BgpSpeaker({ asn: 65000, routerId: '192.0.2.1', listen: false });
-    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'x'.repeat(81) })).toThrow(/peer 192\.0\.2\.2: password: the TCP-MD5 password is 81 bytes; Linux takes at most 80/);
+    expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, password: 'x'.repeat(81) })).toThrow(
+      /peer 192\.0\.2\.2: password: the TCP-MD5 password is 81 bytes; Linux takes at most 80/,
+    );
     expect(() => s.addPeer({ address: '192.0.2.2', asn: 65001, ttlSecurity: 256 })).toThrow(/ttlSecurity must be 0\.\.255 hops, got 256/);
     expect(s.status()).toEqual([]);
   });

@@ -9,7 +9,10 @@ const V6 = { afi: 2, safi: 1 };
 const session = (gr: 'none' | 'helper' | 'restarting', families = [V4, V6]) =>
   ({
     families,
-    gracefulRestart: gr === 'none' ? undefined : { restartTime: 120, restarting: gr === 'restarting', notification: false, families: families.map((f) => ({ ...f, forwardingPreserved: true })) },
+    gracefulRestart:
+      gr === 'none'
+        ? undefined
+        : { restartTime: 120, restarting: gr === 'restarting', notification: false, families: families.map((f) => ({ ...f, forwardingPreserved: true })) },
   }) as unknown as Negotiated;
 
 describe('SelectionDeferral', () => {

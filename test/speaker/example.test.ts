@@ -33,7 +33,9 @@ describe('examples/policies.ts', () => {
     expect(code).toBe(0);
     expect(out).toContain('B: from A 3 received, 1 accepted');
     // Only the customer route reaches C: prepended twice, MED set, B's community added on import.
-    expect(out.split('\n').filter((l) => l.startsWith('C: '))).toEqual(['C: 203.0.113.0/25 AS path 65002 65002 65002 65001 med 50 communities 65001:1 65002:100']);
+    expect(out.split('\n').filter((l) => l.startsWith('C: '))).toEqual([
+      'C: 203.0.113.0/25 AS path 65002 65002 65002 65001 med 50 communities 65001:1 65002:100',
+    ]);
     expect(out).toContain('B: candidate from 127.0.0.1: best (only candidate)');
     expect(out).toContain('B: to 127.0.0.3: sent: policy "to-c" statement "customers-only" accepted the route');
     expect(out).toContain('✓ prefix in set "customers": 203.0.113.0/25 is in prefix set "customers"');

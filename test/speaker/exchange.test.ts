@@ -14,8 +14,14 @@ describe('two speakers over loopback TCP', () => {
     expect(st.local?.address).toBe('127.0.0.1');
     await established(b, '127.0.0.1');
     // each side's initial table (empty) ends with End-of-RIB for both families
-    for (const [x, peer] of [[a, '127.0.0.2'], [b, '127.0.0.1']] as const) {
-      const eor = await eventually(`End-of-RIB at ${peer}`, () => { const f = x.status()[0].negotiated?.endOfRibReceived; return f?.length === 2 ? f : undefined; });
+    for (const [x, peer] of [
+      [a, '127.0.0.2'],
+      [b, '127.0.0.1'],
+    ] as const) {
+      const eor = await eventually(`End-of-RIB at ${peer}`, () => {
+        const f = x.status()[0].negotiated?.endOfRibReceived;
+        return f?.length === 2 ? f : undefined;
+      });
       expect([...eor].sort()).toEqual(['ipv4', 'ipv6']);
     }
 
@@ -29,8 +35,16 @@ describe('two speakers over loopback TCP', () => {
     const v6 = await eventually('2001:db8:100::/48 at b', () => routeOf(b, '2001:db8:100::/48'));
     expect(v6).toMatchObject({ nextHop: '2001:db8::1', localPref: 100, communities: ['65000:200'] });
 
-    expect(a.advertised('127.0.0.2').map((r) => r.prefix.toString()).sort()).toEqual(['10.1.0.0/16', '2001:db8:100::/48']);
-    const sa = await eventually('counters', () => { const s = b.status()[0]; return s.counters.prefixesAccepted === 2 ? s : undefined; });
+    expect(
+      a
+        .advertised('127.0.0.2')
+        .map((r) => r.prefix.toString())
+        .sort(),
+    ).toEqual(['10.1.0.0/16', '2001:db8:100::/48']);
+    const sa = await eventually('counters', () => {
+      const s = b.status()[0];
+      return s.counters.prefixesAccepted === 2 ? s : undefined;
+    });
     expect(sa.counters.prefixesReceived).toBe(2);
     expect(sa.counters.updatesIn).toBeGreaterThanOrEqual(2);
 
@@ -43,7 +57,12 @@ describe('two speakers over loopback TCP', () => {
 describe('IPv6 next hops and families', () => {
   it('over an IPv4 session without nextHopV6, IPv6 routes are held back (and IPv4 ones still go)', async () => {
     const logs: string[] = [];
-    const a = await speaker('127.0.0.1', { asn: 65000, log: (level, msg) => { if (level === 'warning') logs.push(msg); } });
+    const a = await speaker('127.0.0.1', {
+      asn: 65000,
+      log: (level, msg) => {
+        if (level === 'warning') logs.push(msg);
+      },
+    });
     const b = await speaker('127.0.0.2', { asn: 65000 });
     link(a, b);
     await established(a, '127.0.0.2');
@@ -114,8 +133,15 @@ describe('robustness', () => {
   it('a throwing event listener is logged and the session stays up', async () => {
     const errors: string[] = [];
     const a = await speaker('127.0.0.1', { asn: 65000 });
-    const b = await speaker('127.0.0.2', { asn: 65000, log: (level, msg) => { if (level === 'error') errors.push(msg); } });
-    b.on('routeReceived', () => { throw new Error('listener bug'); });
+    const b = await speaker('127.0.0.2', {
+      asn: 65000,
+      log: (level, msg) => {
+        if (level === 'error') errors.push(msg);
+      },
+    });
+    b.on('routeReceived', () => {
+      throw new Error('listener bug');
+    });
     link(a, b, { families: ['ipv4'] }, { families: ['ipv4'] });
     const up = await established(b, '127.0.0.1');
     a.originate('10.15.0.0/16');

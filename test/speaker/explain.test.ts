@@ -12,7 +12,9 @@ describe('explain', () => {
     const c = await speaker('127.0.0.3', { asn: 65003 });
     b.definePolicies({
       sets: { prefix: { lab: ['10.50.0.0/16 le 24'] } },
-      policies: { out: { statements: [{ name: 'lab', conditions: { prefixSet: { set: 'lab' } }, actions: { community: { add: ['65002:7'] }, result: 'accept' } }] } },
+      policies: {
+        out: { statements: [{ name: 'lab', conditions: { prefixSet: { set: 'lab' } }, actions: { community: { add: ['65002:7'] }, result: 'accept' } }] },
+      },
     });
     link(a, b, V4, { ...V4, exportPolicies: ['out'] });
     link(c, b, V4, V4);

@@ -38,7 +38,10 @@ describe('graceful restart', () => {
     a2.addPeer({ ...FAST, address: '127.0.0.2', port: b.port, asn: 65000, localAddress: '127.0.0.1', families: ['ipv4'] });
     await a2.start();
     await established(b, '127.0.0.1');
-    const fresh = await eventually('refreshed route, not stale', () => { const r = routeOf(b, '10.50.0.0/16'); return r && !r.stale && r.med === 2 ? r : undefined; });
+    const fresh = await eventually('refreshed route, not stale', () => {
+      const r = routeOf(b, '10.50.0.0/16');
+      return r && !r.stale && r.med === 2 ? r : undefined;
+    });
     expect(fresh.med).toBe(2);
     await eventually('10.51.0.0/16 purged after End-of-RIB', () => routeOf(b, '10.51.0.0/16') === undefined);
     clearInterval(watch);

@@ -9,7 +9,9 @@ export async function stopAll(): Promise<void> {
 
 /** A speaker listening on `address` with a free port. */
 export async function speaker(address: string, opts: Partial<SpeakerOptions> & { asn: number }): Promise<BgpSpeaker & { address: string }> {
-  const s = new BgpSpeaker({ routerId: address, listen: { addresses: [address], port: 0 }, coalesceMs: 2, maxDelayMs: 20, ...opts }) as BgpSpeaker & { address: string };
+  const s = new BgpSpeaker({ routerId: address, listen: { addresses: [address], port: 0 }, coalesceMs: 2, maxDelayMs: 20, ...opts }) as BgpSpeaker & {
+    address: string;
+  };
   s.address = address;
   await s.start();
   running.push(s);
@@ -20,7 +22,12 @@ export async function speaker(address: string, opts: Partial<SpeakerOptions> & {
 export const FAST: Partial<PeerOptions> = { connectRetryTime: 1, idleHoldTime: 1, holdTime: 9 };
 
 /** Configures a and b as each other's peer (a dials, b dials: the session layer settles the collision). */
-export function link(a: BgpSpeaker & { address: string }, b: BgpSpeaker & { address: string }, aSide: Partial<PeerOptions> = {}, bSide: Partial<PeerOptions> = {}): void {
+export function link(
+  a: BgpSpeaker & { address: string },
+  b: BgpSpeaker & { address: string },
+  aSide: Partial<PeerOptions> = {},
+  bSide: Partial<PeerOptions> = {},
+): void {
   a.addPeer({ ...FAST, address: b.address, port: b.port, asn: b.options.asn, localAddress: a.address, ...aSide } as PeerOptions);
   b.addPeer({ ...FAST, address: a.address, port: a.port, asn: a.options.asn, localAddress: b.address, ...bSide } as PeerOptions);
 }
@@ -83,4 +90,3 @@ export class VirtualClock implements SpeakerScheduler {
     return this.timers.size;
   }
 }
-

@@ -30,7 +30,16 @@ const SETS: { attrs: PathAttributes }[] = [
   { attrs: { nextHop: Address.parse('192.0.2.13'), mpReach: { afi: 2, safi: 1, nextHops: [Address.parse('2001:db8::13')], nlri: [] } } }, // one next hop per family
   { attrs: {} }, // no next hop
 ];
-const PREFIXES = ['198.19.64.0/26', '198.19.0.64/26', '10.96.0.0/16', '203.0.113.0/24', '198.51.100.0/24', '198.19.64.7/32', '2001:db8:1::/64', '2001:db8:2::/64'].map((p) => Prefix.parse(p));
+const PREFIXES = [
+  '198.19.64.0/26',
+  '198.19.0.64/26',
+  '10.96.0.0/16',
+  '203.0.113.0/24',
+  '198.51.100.0/24',
+  '198.19.64.7/32',
+  '2001:db8:1::/64',
+  '2001:db8:2::/64',
+].map((p) => Prefix.parse(p));
 const RULES: KernelRule[] = [
   { prefix: '10.96.0.0/12', action: 'reject', why: 'service CIDR' },
   { prefix: '198.19.64.0/18', action: 'accept', tunnel: { dev: 'tunl0', unlessWithin: ['192.0.2.0/25'] }, why: 'IPIP CrossSubnet' },
@@ -45,7 +54,13 @@ function wiring(opts: Partial<KernelOptions>, policies = new PolicyRegistry()): 
   const k = new SimKernel();
   k.links.add('tunl0');
   const core = sk.fib.core;
-  core.setConnected([{ prefix: '192.0.2.0/24', dev: 'eth0' }, { prefix: '2001:db8::/64', dev: 'eth0' }], k.links);
+  core.setConnected(
+    [
+      { prefix: '192.0.2.0/24', dev: 'eth0' },
+      { prefix: '2001:db8::/64', dev: 'eth0' },
+    ],
+    k.links,
+  );
   core.kernelTable([]);
   return { sk, k, settle: () => void converge(core, k) };
 }
@@ -61,7 +76,10 @@ const view = (w: ReturnType<typeof wiring>) => PREFIXES.map((p) => ({ p: p.toStr
 
 describe('SpeakerKernel: one desired route per ECMP set', () => {
   it('prefixes with the same ECMP set share the remembered route only where the family and the deciding rule agree (property, against computing each)', () => {
-    const mp = fc.array(fc.record({ set: fc.integer({ min: 0, max: SETS.length - 1 }), src: fc.integer({ min: 0, max: SOURCES.length - 1 }), local: fc.boolean() }), { maxLength: 2 });
+    const mp = fc.array(
+      fc.record({ set: fc.integer({ min: 0, max: SETS.length - 1 }), src: fc.integer({ min: 0, max: SOURCES.length - 1 }), local: fc.boolean() }),
+      { maxLength: 2 },
+    );
     const change = fc.record({ prefix: fc.integer({ min: 0, max: PREFIXES.length - 1 }), mp });
     fc.assert(
       fc.property(fc.array(change, { minLength: 1, maxLength: 40 }), fc.boolean(), (changes, metricFromLocalPref) => {
@@ -73,7 +91,17 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
           a.sk.onLocChange(PREFIXES[c.prefix], paths);
           b.sk.onLocChange(PREFIXES[c.prefix], paths);
           // After every change, not only at the end: a remembered route handed to the wrong prefix would show.
-          expect(a.sk.routes().map((e) => e.prefix).sort()).toEqual(b.sk.routes().map((e) => e.prefix).sort());
+          expect(
+            a.sk
+              .routes()
+              .map((e) => e.prefix)
+              .sort(),
+          ).toEqual(
+            b.sk
+              .routes()
+              .map((e) => e.prefix)
+              .sort(),
+          );
         }
         a.settle();
         b.settle();
@@ -91,7 +119,12 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
     for (const p of ['198.19.64.0/26', '10.96.0.0/16', '203.0.113.0/24', '198.19.0.64/26']) w.sk.onLocChange(Prefix.parse(p), single);
     w.sk.fib.core.setLookup('198.51.100.9', { ok: true, via: '192.0.2.1', dev: 'eth0' });
     w.settle();
-    expect(w.k.routes().map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}${h.onlink ? ' onlink' : ''}`).join(', ')}`).sort()).toEqual([
+    expect(
+      w.k
+        .routes()
+        .map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}${h.onlink ? ' onlink' : ''}`).join(', ')}`)
+        .sort(),
+    ).toEqual([
       '198.19.0.64/26 198.51.100.9 tunl0 onlink', // IPIP Always
       '198.19.64.0/26 198.51.100.9 tunl0 onlink', // CrossSubnet: the next hop is outside 192.0.2.0/25
       '203.0.113.0/24 192.0.2.1 eth0', // no rule: recursive through the kernel's answer
@@ -116,7 +149,7 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
     expect(wanted.size).toBe(3);
   });
 
-  it('an ECMP set is its paths\' attribute sets and their peers: a link-local next hop resolves through the peer it came from', () => {
+  it("an ECMP set is its paths' attribute sets and their peers: a link-local next hop resolves through the peer it came from", () => {
     const w = wiring({});
     const a = Prefix.parse('2001:db8:1::/64');
     const b = Prefix.parse('2001:db8:2::/64');
@@ -124,15 +157,22 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
     w.sk.onLocChange(a, [path(3, 2), path(4, 2)]);
     w.sk.onLocChange(b, [path(3, 2), path(4, 3)]);
     w.settle();
-    expect(w.k.routes().map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}`).join(', ')}`).sort()).toEqual([
-      '2001:db8:1::/64 2001:db8::12 eth0, fe80::13 eth0',
-      '2001:db8:2::/64 2001:db8::12 eth0',
-    ]);
+    expect(
+      w.k
+        .routes()
+        .map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}`).join(', ')}`)
+        .sort(),
+    ).toEqual(['2001:db8:1::/64 2001:db8::12 eth0, fe80::13 eth0', '2001:db8:2::/64 2001:db8::12 eth0']);
     expect(w.sk.route(b).note).toMatch(/fe80::13 needs its interface \(the peer 2001:db8:ff::1 is on no connected network\)/);
   });
 
   it('new rules re-evaluate every route: nothing remembered under the old rules is handed out', () => {
-    const { sk, k, settle } = learnedFrom(new Map([['198.19.64.0/26', [path(2, 0)]], ['203.0.113.0/24', [path(2, 0)]]]));
+    const { sk, k, settle } = learnedFrom(
+      new Map([
+        ['198.19.64.0/26', [path(2, 0)]],
+        ['203.0.113.0/24', [path(2, 0)]],
+      ]),
+    );
     sk.reevaluate();
     settle();
     expect(table(k)).toEqual(['198.19.64.0/26 192.0.2.1 eth0', '203.0.113.0/24 192.0.2.1 eth0']);
@@ -149,9 +189,20 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
 
   it('with an export policy the verdict is per prefix: one ECMP set, one prefix rejected, and back when the policy changes', () => {
     const policies = new PolicyRegistry();
-    const define = (reject: string) => policies.define({ sets: { prefix: { out: [reject] } }, policies: { kernel: { statements: [{ conditions: { prefixSet: { set: 'out' } }, actions: { result: 'reject' } }, { actions: { result: 'accept' } }] } } });
+    const define = (reject: string) =>
+      policies.define({
+        sets: { prefix: { out: [reject] } },
+        policies: { kernel: { statements: [{ conditions: { prefixSet: { set: 'out' } }, actions: { result: 'reject' } }, { actions: { result: 'accept' } }] } },
+      });
     define('198.19.64.0/26');
-    const { sk, k, settle } = learnedFrom(new Map([['198.19.64.0/26', [path(2, 0)]], ['203.0.113.0/24', [path(2, 0)]]]), policies, { exportPolicies: ['kernel'] });
+    const { sk, k, settle } = learnedFrom(
+      new Map([
+        ['198.19.64.0/26', [path(2, 0)]],
+        ['203.0.113.0/24', [path(2, 0)]],
+      ]),
+      policies,
+      { exportPolicies: ['kernel'] },
+    );
     sk.reevaluate();
     settle();
     expect(table(k)).toEqual(['203.0.113.0/24 192.0.2.1 eth0']);
@@ -164,7 +215,12 @@ describe('SpeakerKernel: one desired route per ECMP set', () => {
 
 /** A SpeakerKernel over a simulated kernel whose speaker's Loc-RIB holds `learned` (for reevaluate). */
 function learnedFrom(learned: Map<string, readonly Path[]>, policies = new PolicyRegistry(), opts: Partial<KernelOptions> = {}) {
-  const speaker = { asn: 64500, scheduler: { setTimeout: () => 0, clearTimeout: () => {} }, restartTime: 120, forEach: (fn: (p: Prefix, mp: readonly Path[]) => void) => learned.forEach((mp, p) => fn(Prefix.parse(p), mp)) };
+  const speaker = {
+    asn: 64500,
+    scheduler: { setTimeout: () => 0, clearTimeout: () => {} },
+    restartTime: 120,
+    forEach: (fn: (p: Prefix, mp: readonly Path[]) => void) => learned.forEach((mp, p) => fn(Prefix.parse(p), mp)),
+  };
   const sk = new SpeakerKernel({ adopt: false, ...opts } as KernelOptions, policies, speaker as never, () => {});
   const k = new SimKernel();
   k.links.add('tunl0');
@@ -174,4 +230,8 @@ function learnedFrom(learned: Map<string, readonly Path[]>, policies = new Polic
   return { sk, k, settle: () => void converge(sk.fib.core, k) };
 }
 
-const table = (k: SimKernel) => k.routes().map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}${h.onlink ? ' onlink' : ''}`).join(', ')}`).sort();
+const table = (k: SimKernel) =>
+  k
+    .routes()
+    .map((r) => `${r.prefix} ${r.nexthops.map((h) => `${h.via} ${h.dev}${h.onlink ? ' onlink' : ''}`).join(', ')}`)
+    .sort();

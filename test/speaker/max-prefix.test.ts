@@ -33,7 +33,14 @@ describe('max-prefix', () => {
     expect(b.received('127.0.0.1')).toHaveLength(100);
     expect(peerStatus(b, '127.0.0.1').state).toBe('Established');
     // The node's own advertisement stays up at the router.
-    await eventually('our route at the router', () => a.received('127.0.0.2').map((r) => r.prefix.toString()).join() === '203.0.113.0/24');
+    await eventually(
+      'our route at the router',
+      () =>
+        a
+          .received('127.0.0.2')
+          .map((r) => r.prefix.toString())
+          .join() === '203.0.113.0/24',
+    );
     expect(peerStatus(b, '127.0.0.1').state).toBe('Established');
     expect(logs.filter((l) => l.includes('prefix limit 100 reached: refusing new IPv4 routes'))).toHaveLength(1);
     // Withdrawals still apply; below the limit new routes are taken again.
@@ -52,7 +59,10 @@ describe('max-prefix', () => {
     expect(peerStatus(b, '127.0.0.1').counters.families?.ipv4.refusedRecovery).toBe('route-refresh');
     const before = peerStatus(a, '127.0.0.2').counters.messagesIn;
     // The router withdraws 30 of the routes we hold: 70 left, under the 80 % threshold. The 50 refused are still at the router.
-    const held = b.received('127.0.0.1').map((r) => r.prefix.toString()).slice(0, 30);
+    const held = b
+      .received('127.0.0.1')
+      .map((r) => r.prefix.toString())
+      .slice(0, 30);
     for (const p of held) a.withdraw(p);
     // At 70 (under the 80 % threshold) b asks the router again; without that it would stay at 70: the router has no reason to resend the refused ones.
     await eventually('the refresh', () => logs.some((l) => l.includes('asking the peer for its routes again (ROUTE-REFRESH) to take the 50 refused')));
@@ -96,8 +106,12 @@ describe('max-prefix', () => {
 
   it('rejects bad settings naming the field', async () => {
     const b = await speaker('127.0.0.2', { asn: 65002 });
-    expect(() => b.addPeer({ address: '127.0.0.9', asn: 65009, maxPrefixes: { ipv4: { limit: 0 } } })).toThrow('peer 127.0.0.9: maxPrefixes.ipv4.limit must be an integer 1..2147483647, got 0');
-    expect(() => b.addPeer({ address: '127.0.0.9', asn: 65009, maxPrefixes: { ipv4: { limit: 5, action: 'drop' as 'block' } } })).toThrow('maxPrefixes.ipv4.action must be warn, block or restart');
+    expect(() => b.addPeer({ address: '127.0.0.9', asn: 65009, maxPrefixes: { ipv4: { limit: 0 } } })).toThrow(
+      'peer 127.0.0.9: maxPrefixes.ipv4.limit must be an integer 1..2147483647, got 0',
+    );
+    expect(() => b.addPeer({ address: '127.0.0.9', asn: 65009, maxPrefixes: { ipv4: { limit: 5, action: 'drop' as 'block' } } })).toThrow(
+      'maxPrefixes.ipv4.action must be warn, block or restart',
+    );
   });
 });
 
@@ -127,7 +141,10 @@ describe('max-prefix pieces', () => {
     expect(l.check('ipv4', 70, 5, true)).toEqual([]); // nothing new refused since: no second ask
     expect(l.check('ipv4', 100, 9, true).map((a) => a.type)).toEqual(['log']); // 4 more refused after the refresh
     expect(l.outstanding('ipv4', 9)).toBe(4);
-    expect(l.check('ipv4', 50, 9, true).find((a) => a.type === 'refresh')).toMatchObject({ family: 'ipv4', message: expect.stringContaining('to take the 4 refused') });
+    expect(l.check('ipv4', 50, 9, true).find((a) => a.type === 'refresh')).toMatchObject({
+      family: 'ipv4',
+      message: expect.stringContaining('to take the 4 refused'),
+    });
     l.reset();
     expect(l.outstanding('ipv4', 3)).toBe(3);
   });
@@ -137,7 +154,10 @@ describe('max-prefix pieces', () => {
     l.check('ipv6', 10, 2, false);
     const said = l.check('ipv6', 5, 2, false);
     expect(said.map((a) => a.type)).not.toContain('refresh');
-    expect(said.find((a) => a.type === 'log' && a.message.includes('does not support route refresh'))).toMatchObject({ level: 'warning', message: expect.stringContaining('the 2 refused routes stay refused until the peer announces them again or the session restarts') });
+    expect(said.find((a) => a.type === 'log' && a.message.includes('does not support route refresh'))).toMatchObject({
+      level: 'warning',
+      message: expect.stringContaining('the 2 refused routes stay refused until the peer announces them again or the session restarts'),
+    });
     expect(l.check('ipv6', 4, 2, false)).toEqual([]);
     expect(l.outstanding('ipv6', 2)).toBe(2);
   });
@@ -163,7 +183,10 @@ describe('max-prefix pieces', () => {
   });
 
   it('the agent flag and default', () => {
-    expect(defaultMaxPrefixes()).toEqual({ ipv4: { limit: 20000, action: 'block', warningThreshold: 80 }, ipv6: { limit: 20000, action: 'block', warningThreshold: 80 } });
+    expect(defaultMaxPrefixes()).toEqual({
+      ipv4: { limit: 20000, action: 'block', warningThreshold: 80 },
+      ipv6: { limit: 20000, action: 'block', warningThreshold: 80 },
+    });
     expect(parseMaxPrefixes('5000,restart,90%')?.ipv4).toEqual({ limit: 5000, action: 'restart', warningThreshold: 90 });
     expect(parseMaxPrefixes('0')).toBeUndefined();
     expect(() => parseMaxPrefixes('lots')).toThrow('--max-prefixes: expected LIMIT[,ACTION[,WARN%]]');

@@ -28,7 +28,13 @@ describe('RFC 8538 (N bit) through the speaker', () => {
     await eventually('route at b', () => routeOf(b, '198.51.100.0/24'));
     await a.stop({ message: 'decommissioned' });
     await eventually('route gone at b', () => routeOf(b, '198.51.100.0/24') === undefined);
-    expect(peerStatus(b, '127.0.0.1').lastError).toMatchObject({ code: 6, subcode: 2, hardReset: true, message: 'decommissioned', text: 'Cease / Administrative Shutdown: "decommissioned"' });
+    expect(peerStatus(b, '127.0.0.1').lastError).toMatchObject({
+      code: 6,
+      subcode: 2,
+      hardReset: true,
+      message: 'decommissioned',
+      text: 'Cease / Administrative Shutdown: "decommissioned"',
+    });
   });
 
   it('the peer without N: a graceful stop closes TCP without a NOTIFICATION (RFC 4724), routes kept as stale', async () => {

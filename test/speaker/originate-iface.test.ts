@@ -31,7 +31,11 @@ describe('originate with an interface', () => {
     node.originate('203.0.113.1/32', { communities: ['65062:1'] }, { iface: 'cali1234' });
     node.originate('203.0.113.2/32', { communities: ['65062:1'] }, { iface: 'eth0' });
     node.originate('203.0.113.3/32', { communities: ['65062:1'] });
-    const received = () => router.received().map((r) => r.prefix.toString()).sort();
+    const received = () =>
+      router
+        .received()
+        .map((r) => r.prefix.toString())
+        .sort();
     await eventually('.2 and .3 at the router', () => received().length === 2);
     expect(received()).toEqual(['203.0.113.2/32', '203.0.113.3/32']);
 
@@ -61,7 +65,7 @@ describe('originate with an interface', () => {
 });
 
 describe('routes received over BGP carry the interface toward their next hop', () => {
-  it('a next hop on the session\'s connected network gets the session\'s interface (loopback here: lo); one elsewhere none', async () => {
+  it("a next hop on the session's connected network gets the session's interface (loopback here: lo); one elsewhere none", async () => {
     const router = await speaker('127.0.0.64', { asn: 65064 });
     const node = await speaker('127.0.0.65', { asn: 65064 }); // iBGP: the router's next hops arrive as it set them
     node.definePolicies({
@@ -86,4 +90,8 @@ describe('routes received over BGP carry the interface toward their next hop', (
   });
 });
 
-const received = (s: { received(): readonly { prefix: { toString(): string } }[] }) => s.received().map((r) => r.prefix.toString()).sort();
+const received = (s: { received(): readonly { prefix: { toString(): string } }[] }) =>
+  s
+    .received()
+    .map((r) => r.prefix.toString())
+    .sort();

@@ -25,15 +25,29 @@ describe('toSessionConfig', () => {
       holdTime: 90,
       connectRetryTime: 5,
       passive: false,
-      families: [{ afi: 1, safi: 1 }, { afi: 2, safi: 1 }],
+      families: [
+        { afi: 1, safi: 1 },
+        { afi: 2, safi: 1 },
+      ],
       extendedMessage: false,
       addPath: [],
-      gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [{ afi: 1, safi: 1 }, { afi: 2, safi: 1 }] },
+      gracefulRestart: {
+        restartTime: 120,
+        stalePathTime: 360,
+        forwardingPreserved: [
+          { afi: 1, safi: 1 },
+          { afi: 2, safi: 1 },
+        ],
+      },
     });
   });
 
   it('maps the options; gracefulRestart false turns it off; add-path per family', () => {
-    const c = toSessionConfig({ ...base, localAsn: 64600, families: ['ipv6'], holdTime: 9, passive: true, gracefulRestart: false, addPath: 'both', idleHoldTime: 120 }, 64512, '192.0.2.1');
+    const c = toSessionConfig(
+      { ...base, localAsn: 64600, families: ['ipv6'], holdTime: 9, passive: true, gracefulRestart: false, addPath: 'both', idleHoldTime: 120 },
+      64512,
+      '192.0.2.1',
+    );
     expect(c).toMatchObject({ localAs: 64600, holdTime: 9, passive: true, families: [{ afi: 2, safi: 1 }], addPath: [{ afi: 2, safi: 1, mode: 'both' }] });
     expect(c.gracefulRestart).toBeUndefined();
     expect(c.idleHold.initial).toBe(120);
@@ -73,7 +87,9 @@ describe('validatePeerOptions', () => {
 
   it('TCP-MD5 and GTSM are refused loudly as unsupported transport where the FFI cannot load, accepted where it can', () => {
     expect(() => validatePeerOptions({ ...base, password: 's', ttlSecurity: 1 }, 64512, '192.0.2.1')).not.toThrow();
-    setLibcLoader(() => { throw new Error('no koffi here'); });
+    setLibcLoader(() => {
+      throw new Error('no koffi here');
+    });
     try {
       expect(() => validatePeerOptions({ ...base, password: 's' }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
       expect(() => validatePeerOptions({ ...base, ttlSecurity: 1 }, 64512, '192.0.2.1')).toThrow(UnsupportedTransportError);
@@ -93,7 +109,15 @@ describe('sessionKey: which changes reset the session', () => {
   const resets = (over: Partial<PeerOptions>) => sessionKey({ ...base, ...over }) !== sessionKey(base);
 
   it('description, policies, next-hop handling and allowOwnAs apply in place', () => {
-    for (const over of [{ description: 'x' }, { exportPolicies: ['p'] }, { importPolicies: ['p'] }, { nextHopSelf: true }, { keepNextHop: true }, { allowOwnAs: 2 }, { nextHopV6: '2001:db8::1' }])
+    for (const over of [
+      { description: 'x' },
+      { exportPolicies: ['p'] },
+      { importPolicies: ['p'] },
+      { nextHopSelf: true },
+      { keepNextHop: true },
+      { allowOwnAs: 2 },
+      { nextHopV6: '2001:db8::1' },
+    ])
       expect(resets(over), JSON.stringify(over)).toBe(false);
   });
 

@@ -39,7 +39,10 @@ describe('PeerHealth', () => {
   it.each([
     [sysErr('ECONNREFUSED', 'connect ECONNREFUSED 192.0.2.1:179'), 'Socket: Connection refused'],
     [sysErr('EHOSTUNREACH', 'connect EHOSTUNREACH 192.0.2.1:179'), 'Socket: No route to host'],
-    [sysErr('EADDRNOTAVAIL', 'bind EADDRNOTAVAIL 192.0.2.10', '192.0.2.10'), 'Socket: Cannot bind to local address 192.0.2.10: not an address of this host (EADDRNOTAVAIL)'],
+    [
+      sysErr('EADDRNOTAVAIL', 'bind EADDRNOTAVAIL 192.0.2.10', '192.0.2.10'),
+      'Socket: Cannot bind to local address 192.0.2.10: not an address of this host (EADDRNOTAVAIL)',
+    ],
     [sysErr('EWHATEVER', 'something odd'), 'Socket: something odd'],
   ])('%s → %s', (err, text) => {
     expect(socketErrorText(err)).toBe(text);

@@ -78,7 +78,10 @@ describe('restarting speaker: selection deferral', () => {
     expect(advanced).toBeLessThan(60_000);
     expect(routeOf(b, '10.82.0.0/16')).toMatchObject({ asPath: [65000, 65002] });
     expect(routeOf(c, '10.81.0.0/16')).toMatchObject({ asPath: [65000] });
-    expect(logs.find((l) => l.msg.includes('advertising routes now'))).toMatchObject({ level: 'info', msg: 'restart: advertising routes now: End-of-RIB received from every peer with graceful restart' });
+    expect(logs.find((l) => l.msg.includes('advertising routes now'))).toMatchObject({
+      level: 'info',
+      msg: 'restart: advertising routes now: End-of-RIB received from every peer with graceful restart',
+    });
     // After the deferral, changes flow as usual.
     a.withdraw('10.81.0.0/16');
     await advanceUntil(clock, 'withdrawal at B', () => routeOf(b, '10.81.0.0/16') === undefined);

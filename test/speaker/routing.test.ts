@@ -84,7 +84,17 @@ describe('routing between speakers', () => {
     await eventually('received (pre-policy)', () => peerStatus(b, '127.0.0.1').counters.prefixesReceived === 1);
     expect(peerStatus(b, '127.0.0.1').counters.prefixesAccepted).toBe(0);
     expect(routeOf(b, '10.40.0.0/16')).toBeUndefined();
-    b.updatePeer({ address: '127.0.0.1', port: a.port, asn: 65001, localAddress: '127.0.0.2', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, ...V4, allowOwnAs: 1 });
+    b.updatePeer({
+      address: '127.0.0.1',
+      port: a.port,
+      asn: 65001,
+      localAddress: '127.0.0.2',
+      connectRetryTime: 1,
+      idleHoldTime: 1,
+      holdTime: 9,
+      ...V4,
+      allowOwnAs: 1,
+    });
     expect(routeOf(b, '10.40.0.0/16')).toMatchObject({ asPath: [65001, 65002, 64999] });
     expect(peerStatus(b, '127.0.0.1').since).toEqual(up.since);
   });

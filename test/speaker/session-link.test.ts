@@ -2,8 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { sessionLink } from '../../src/speaker/session-link.js';
 
 const table = {
-  lo: [{ address: '127.0.0.1', cidr: '127.0.0.1/8' }, { address: '::1', cidr: '::1/128' }],
-  eth0: [{ address: '192.0.2.10', cidr: '192.0.2.10/24' }, { address: '2001:db8::10', cidr: '2001:db8::10/64' }, { address: 'fe80::1', cidr: 'fe80::1/64' }],
+  lo: [
+    { address: '127.0.0.1', cidr: '127.0.0.1/8' },
+    { address: '::1', cidr: '::1/128' },
+  ],
+  eth0: [
+    { address: '192.0.2.10', cidr: '192.0.2.10/24' },
+    { address: '2001:db8::10', cidr: '2001:db8::10/64' },
+    { address: 'fe80::1', cidr: 'fe80::1/64' },
+  ],
   eth1: [{ address: '198.51.100.10', cidr: '198.51.100.10/25' }],
   vxlan: [{ address: '198.51.100.1', cidr: '198.51.100.1/24' }],
   down: undefined,

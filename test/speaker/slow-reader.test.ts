@@ -30,7 +30,27 @@ async function deafPeer(port: number): Promise<{ sock: Socket; keepalivesSent: (
   await new Promise<void>((resolve, reject) => {
     sock.once('error', reject);
     sock.once('connect', () => {
-      sock.write(encodeMessage({ type: 'open', version: 4, myAs: 65010, holdTime: 90, bgpId: '127.0.0.3', params: [{ type: 2, capabilities: [{ kind: 'multiprotocol', afi: 1, safi: 1 }, { kind: 'fourOctetAs', asn: 65010 }] }] }, LEGACY_CONTEXT));
+      sock.write(
+        encodeMessage(
+          {
+            type: 'open',
+            version: 4,
+            myAs: 65010,
+            holdTime: 90,
+            bgpId: '127.0.0.3',
+            params: [
+              {
+                type: 2,
+                capabilities: [
+                  { kind: 'multiprotocol', afi: 1, safi: 1 },
+                  { kind: 'fourOctetAs', asn: 65010 },
+                ],
+              },
+            ],
+          },
+          LEGACY_CONTEXT,
+        ),
+      );
     });
     const onData = (chunk: Buffer) =>
       framer.push(chunk, (type, body) => {
@@ -65,7 +85,10 @@ class TrackedScheduler implements SpeakerScheduler {
   }
   setTimeout(fn: () => void, ms: number): number {
     const id = ++this.seq;
-    this.live.set(id, setTimeout(() => (this.live.delete(id), fn()), ms));
+    this.live.set(
+      id,
+      setTimeout(() => (this.live.delete(id), fn()), ms),
+    );
     return id;
   }
   clearTimeout(id: unknown): void {

@@ -8,7 +8,10 @@ afterEach(stopAll);
 
 /** TcpExt TCPMD5Failure of /proc/net/netstat: segments the kernel dropped because their MD5 signature was wrong. */
 function md5Failures(counter: 'TCPMD5Failure' | 'TCPMD5NotFound' = 'TCPMD5Failure'): number {
-  const [names, values] = readFileSync('/proc/net/netstat', 'utf8').split('\n').filter((l) => l.startsWith('TcpExt:')).map((l) => l.split(/\s+/));
+  const [names, values] = readFileSync('/proc/net/netstat', 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('TcpExt:'))
+    .map((l) => l.split(/\s+/));
   const i = names!.indexOf(counter);
   if (i < 0) throw new Error(`/proc/net/netstat has no TcpExt ${counter} counter`);
   return Number(values![i]);
@@ -33,9 +36,19 @@ async function plainConnectsOrDropped(from: string, to: string, port: number): P
 function plainConnects(from: string, to: string, port: number, ms: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host: to, port, localAddress: from });
-    const t = setTimeout(() => { s.destroy(); resolve(false); }, ms);
-    s.once('connect', () => { clearTimeout(t); s.destroy(); resolve(true); });
-    s.once('error', () => { clearTimeout(t); resolve(false); });
+    const t = setTimeout(() => {
+      s.destroy();
+      resolve(false);
+    }, ms);
+    s.once('connect', () => {
+      clearTimeout(t);
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => {
+      clearTimeout(t);
+      resolve(false);
+    });
   });
 }
 
@@ -63,7 +76,11 @@ describe('TCP-MD5 on loopback (real kernel, koffi)', () => {
     // of its signed SYNs for a bad MD5 signature (a counter of this network namespace), not for a fixed time.
     const dropped = md5Failures();
     await eventually('three SYNs dropped for a bad MD5 signature', () => md5Failures() >= dropped + 3, 15_000);
-    for (const [s, p] of [[a, '127.0.0.2'], [b, '127.0.0.1']] as const) expect(peerStatus(s, p).state).not.toBe('Established');
+    for (const [s, p] of [
+      [a, '127.0.0.2'],
+      [b, '127.0.0.1'],
+    ] as const)
+      expect(peerStatus(s, p).state).not.toBe('Established');
     expect(peerStatus(a, '127.0.0.2').counters.messagesIn).toBe(inBefore);
     expect(routeOf(b, '198.18.1.0/24')).toBeUndefined();
   }, 30_000);
@@ -91,7 +108,10 @@ describe('TCP-MD5 on loopback (real kernel, koffi)', () => {
       s.on('connect', () => s.write(Buffer.alloc(19, 0xff)));
       s.on('error', () => undefined);
       s.on('close', () => resolve(true));
-      setTimeout(() => { s.destroy(); resolve(false); }, 5000);
+      setTimeout(() => {
+        s.destroy();
+        resolve(false);
+      }, 5000);
     });
     expect(closed).toBe(true);
     expect(lines.join('\n')).toContain('TTL security: the SYN from 127.0.0.4 arrived with TTL 64, so it is 192 hops away; 1 allowed (a minimum TTL of 255)');

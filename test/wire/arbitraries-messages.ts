@@ -6,14 +6,7 @@
 import fc from 'fast-check';
 import { formatV4 } from '../../src/net/address.js';
 import { DEFAULT_CONTEXT, LEGACY_CONTEXT, type CodecContext } from '../../src/wire/context.js';
-import type {
-  Capability,
-  KeepaliveMessage,
-  NotificationMessage,
-  OpenMessage,
-  OptionalParameter,
-  RouteRefreshMessage,
-} from '../../src/wire/types.js';
+import type { Capability, KeepaliveMessage, NotificationMessage, OpenMessage, OptionalParameter, RouteRefreshMessage } from '../../src/wire/types.js';
 
 /** Records with an ordinary prototype, so toStrictEqual compares them with decoded messages. */
 function rec<T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> {

@@ -17,7 +17,9 @@ import type { AsPathSegment, MpReach, MpUnreach, PathAttributes, RawAttribute, U
 const u32 = fc.integer({ min: 0, max: 0xffffffff });
 
 export const prefixV4 = fc.tuple(u32, fc.integer({ min: 0, max: 32 })).map(([v, len]) => Prefix.containing(Address.v4(v), len));
-export const prefixV6 = fc.tuple(u32, u32, u32, u32, fc.integer({ min: 0, max: 128 })).map(([a, b, c, d, len]) => Prefix.containing(Address.v6(a, b, c, d), len));
+export const prefixV6 = fc
+  .tuple(u32, u32, u32, u32, fc.integer({ min: 0, max: 128 }))
+  .map(([a, b, c, d, len]) => Prefix.containing(Address.v6(a, b, c, d), len));
 export const addressV4 = u32.map((v) => Address.v4(v));
 export const addressV6 = fc.tuple(u32, u32, u32, u32).map(([a, b, c, d]) => Address.v6(a, b, c, d));
 const linkLocal = fc.tuple(u32, u32).map(([c, d]) => Address.v6(0xfe800000, 0, c, d));
@@ -39,7 +41,11 @@ const KNOWN = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 15, 16, 17, 18, 32]);
 const unknownCode = fc.integer({ min: 1, max: 255 }).filter((c) => !KNOWN.has(c));
 
 export const unknownArb: fc.Arbitrary<RawAttribute[]> = fc
-  .uniqueArray(fc.record({ flags: fc.constant(0xe0), code: unknownCode, value: fc.uint8Array({ maxLength: 300 }) }), { selector: (u) => u.code, minLength: 1, maxLength: 3 })
+  .uniqueArray(fc.record({ flags: fc.constant(0xe0), code: unknownCode, value: fc.uint8Array({ maxLength: 300 }) }), {
+    selector: (u) => u.code,
+    minLength: 1,
+    maxLength: 3,
+  })
   .map((list) => [...list].sort((a, b) => a.code - b.code));
 
 function ids(n: number): fc.Arbitrary<number[]> {
@@ -56,7 +62,10 @@ export function mpReachArb(ctx: CodecContext): fc.Arbitrary<MpReach> {
     fc.record({
       afi: fc.constant(2),
       safi: fc.constant(1),
-      nextHops: fc.oneof(addressV6.map((a) => [a]), fc.tuple(addressV6, linkLocal).map(([g, l]) => [g, l])),
+      nextHops: fc.oneof(
+        addressV6.map((a) => [a]),
+        fc.tuple(addressV6, linkLocal).map(([g, l]) => [g, l]),
+      ),
       nlri: fc.array(prefixV6, { maxLength: 30 }),
     }),
     (m) => m.nlri.length,
@@ -67,13 +76,27 @@ export function mpReachArb(ctx: CodecContext): fc.Arbitrary<MpReach> {
     (m) => m.nlri.length,
     ctx.addPathV4,
   );
-  const raw = fc.record({ afi: fc.constant(25), safi: fc.constant(70), nextHops: fc.constant([]), nlri: fc.constant([]), raw: fc.uint8Array({ maxLength: 40 }) });
+  const raw = fc.record({
+    afi: fc.constant(25),
+    safi: fc.constant(70),
+    nextHops: fc.constant([]),
+    nlri: fc.constant([]),
+    raw: fc.uint8Array({ maxLength: 40 }),
+  });
   return fc.oneof({ weight: 4, arbitrary: v6 }, { weight: 2, arbitrary: v4 }, { weight: 1, arbitrary: raw });
 }
 
 export function mpUnreachArb(ctx: CodecContext): fc.Arbitrary<MpUnreach> {
-  const v6 = withIds(fc.record({ afi: fc.constant(2), safi: fc.constant(1), withdrawn: fc.array(prefixV6, { maxLength: 30 }) }), (m) => m.withdrawn.length, ctx.addPathV6);
-  const v4 = withIds(fc.record({ afi: fc.constant(1), safi: fc.constant(1), withdrawn: fc.array(prefixV4, { maxLength: 30 }) }), (m) => m.withdrawn.length, ctx.addPathV4);
+  const v6 = withIds(
+    fc.record({ afi: fc.constant(2), safi: fc.constant(1), withdrawn: fc.array(prefixV6, { maxLength: 30 }) }),
+    (m) => m.withdrawn.length,
+    ctx.addPathV6,
+  );
+  const v4 = withIds(
+    fc.record({ afi: fc.constant(1), safi: fc.constant(1), withdrawn: fc.array(prefixV4, { maxLength: 30 }) }),
+    (m) => m.withdrawn.length,
+    ctx.addPathV4,
+  );
   const raw = fc.record({ afi: fc.constant(25), safi: fc.constant(70), withdrawn: fc.constant([]), raw: fc.uint8Array({ maxLength: 40 }) });
   return fc.oneof({ weight: 4, arbitrary: v6 }, { weight: 2, arbitrary: v4 }, { weight: 1, arbitrary: raw });
 }

@@ -9,7 +9,8 @@ import { DEFAULT_CONTEXT, LEGACY_CONTEXT } from '../../src/wire/context.js';
 import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
 import type { PathAttributes } from '../../src/wire/types.js';
 
-const attrBytes = (a: PathAttributes, ctx = DEFAULT_CONTEXT) => Buffer.from(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, ctx).subarray(4)).toString('hex');
+const attrBytes = (a: PathAttributes, ctx = DEFAULT_CONTEXT) =>
+  Buffer.from(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, ctx).subarray(4)).toString('hex');
 
 describe('attribute descriptors', () => {
   it('has one descriptor per supported code, with the RFC flag bits', () => {
@@ -62,24 +63,41 @@ describe('attribute descriptors', () => {
   it('decodes IPv4 NLRI carried in MP_REACH_NLRI and IPv6 next hops of 16 and 32 bytes', () => {
     for (const nextHops of [[Address.parse('2001:db8::1')], [Address.parse('2001:db8::1'), Address.parse('fe80::1')]]) {
       const a: PathAttributes = { origin: 0, asPath: [], mpReach: { afi: 2, safi: 1, nextHops, nlri: [] } };
-      expect(decodeUpdate(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, DEFAULT_CONTEXT), DEFAULT_CONTEXT).attributes).toEqual(a);
+      expect(decodeUpdate(encodeUpdateBody({ type: 'update', withdrawn: [], nlri: [], attributes: a }, DEFAULT_CONTEXT), DEFAULT_CONTEXT).attributes).toEqual(
+        a,
+      );
     }
   });
 });
 
 describe('RFC 6793 path merge', () => {
   it('counts sequences by ASN, sets as one, confederation segments as none', () => {
-    expect(pathCount([{ type: 2, asns: [1, 2, 3] }, { type: 1, asns: [4, 5] }, { type: 3, asns: [6] }])).toBe(4);
+    expect(
+      pathCount([
+        { type: 2, asns: [1, 2, 3] },
+        { type: 1, asns: [4, 5] },
+        { type: 3, asns: [6] },
+      ]),
+    ).toBe(4);
   });
 
   it('prepends the leading ASNs that AS4_PATH lacks and keeps leading confederation segments', () => {
-    const as2 = [{ type: 3 as const, asns: [65100] }, { type: 2 as const, asns: [10, 23456, 23456, 30] }];
+    const as2 = [
+      { type: 3 as const, asns: [65100] },
+      { type: 2 as const, asns: [10, 23456, 23456, 30] },
+    ];
     const as4 = [{ type: 2 as const, asns: [4200000000, 4200000001, 30] }];
-    expect(mergeAs4Path(as2, as4)).toEqual([{ type: 3, asns: [65100] }, { type: 2, asns: [10, 4200000000, 4200000001, 30] }]);
+    expect(mergeAs4Path(as2, as4)).toEqual([
+      { type: 3, asns: [65100] },
+      { type: 2, asns: [10, 4200000000, 4200000001, 30] },
+    ]);
   });
 
   it('is the identity when the counts match and AS4_PATH carries the same path', () => {
-    const seg = fc.record({ type: fc.constantFrom(1 as const, 2 as const), asns: fc.array(fc.integer({ min: 1, max: 0xffffffff }), { minLength: 1, maxLength: 8 }) });
+    const seg = fc.record({
+      type: fc.constantFrom(1 as const, 2 as const),
+      asns: fc.array(fc.integer({ min: 1, max: 0xffffffff }), { minLength: 1, maxLength: 8 }),
+    });
     fc.assert(
       fc.property(fc.array(seg, { maxLength: 5 }), (path) => {
         const as2 = path.map((s) => ({ type: s.type, asns: s.asns.map((a) => (a > 0xffff ? 23456 : a)) }));

@@ -179,9 +179,9 @@ describe('capability encoding', () => {
 
   it('writes the RFC layouts', () => {
     expect(encode({ kind: 'multiprotocol', afi: 2, safi: 1 })).toEqual(hex('01 04 0002 00 01'));
-    expect(encode({ kind: 'gracefulRestart', restarting: true, notification: false, restartTime: 300, families: [{ afi: 2, safi: 1, forwardingPreserved: true }] })).toEqual(
-      hex('40 06 812c 0002 01 80'),
-    );
+    expect(
+      encode({ kind: 'gracefulRestart', restarting: true, notification: false, restartTime: 300, families: [{ afi: 2, safi: 1, forwardingPreserved: true }] }),
+    ).toEqual(hex('40 06 812c 0002 01 80'));
     expect(encode({ kind: 'addPath', families: [{ afi: 1, safi: 1, mode: 'both' }] })).toEqual(hex('45 04 0001 01 03'));
     expect(encode({ kind: 'extendedNextHop', entries: [{ afi: 1, safi: 1, nextHopAfi: 2 }] })).toEqual(hex('05 06 0001 0001 0002'));
     expect(encode({ kind: 'fqdn', hostname: 'a', domain: '' })).toEqual(hex('49 03 01 61 00'));
@@ -189,7 +189,9 @@ describe('capability encoding', () => {
 
   it('refuses values the one-byte length cannot carry, naming them', () => {
     const families = Array.from({ length: 64 }, () => ({ afi: 1, safi: 1, forwardingPreserved: false }));
-    expect(() => encode({ kind: 'gracefulRestart', restarting: false, notification: false, restartTime: 0, families })).toThrow(/graceful restart capability value is 258 bytes/);
+    expect(() => encode({ kind: 'gracefulRestart', restarting: false, notification: false, restartTime: 0, families })).toThrow(
+      /graceful restart capability value is 258 bytes/,
+    );
     expect(() => encode({ kind: 'gracefulRestart', restarting: false, notification: false, restartTime: 4096, families: [] })).toThrow(/restart time/);
     expect(() => encode({ kind: 'fqdn', hostname: 'h'.repeat(200), domain: 'd'.repeat(60) })).toThrow(/FQDN/);
     expect(() => encode({ kind: 'unknown', code: 300, value: new Uint8Array(0) })).toThrow(/capability code/);

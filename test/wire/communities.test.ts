@@ -163,7 +163,9 @@ describe('link bandwidth (draft-ietf-idr-link-bandwidth, RFC 10005)', () => {
   });
 
   it('round-trips every link bandwidth value; NaN, infinities and negatives stay in hex', () => {
-    const lbs = fc.tuple(fc.constantFrom(0x40n, 0x00n), fc.nat(0xffff), fc.nat(0xffffffff)).map(([t, as, bits]) => (t << 56n) | (4n << 48n) | (BigInt(as) << 32n) | BigInt(bits));
+    const lbs = fc
+      .tuple(fc.constantFrom(0x40n, 0x00n), fc.nat(0xffff), fc.nat(0xffffffff))
+      .map(([t, as, bits]) => (t << 56n) | (4n << 48n) | (BigInt(as) << 32n) | BigInt(bits));
     fc.assert(
       fc.property(lbs, (v) => {
         const text = formatExtendedCommunity(v);

@@ -17,7 +17,11 @@ import { CAP, ROUTES, setByName } from '../fixtures/capture/routes.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const files = readdirSync(ROOT)
   .filter((d) => statSync(join(ROOT, d)).isDirectory() && d !== 'capture')
-  .flatMap((d) => readdirSync(join(ROOT, d)).filter((f) => f.endsWith('.bin')).map((f) => `${d}/${f}`))
+  .flatMap((d) =>
+    readdirSync(join(ROOT, d))
+      .filter((f) => f.endsWith('.bin'))
+      .map((f) => `${d}/${f}`),
+  )
   .sort();
 
 /** The session's receive context, as our capture OPEN negotiated it. */
@@ -137,7 +141,7 @@ describe('link bandwidth from FRR 8.4 (set extcommunity bandwidth, test/fixtures
     return undefined;
   };
 
-  it('decodes FRR\'s transitive (default) and non-transitive forms into bytes per second, AS as the two-octet AS_TRANS', () => {
+  it("decodes FRR's transitive (default) and non-transitive forms into bytes per second, AS as the two-octet AS_TRANS", () => {
     // 100 Mbit/s = 12,500,000 bytes/s; FRR puts AS_TRANS (23456) for its 4-byte AS.
     expect(lbOf('frr/ibgp-addpath.bin', '198.19.4.0/24')).toEqual(['lb-transitive:23456:12500000']);
     expect(lbOf('frr/ibgp-addpath.bin', '198.19.5.0/24')).toEqual(['lb:23456:250000000']);

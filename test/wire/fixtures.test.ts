@@ -9,7 +9,11 @@ import { MessageType } from '../../src/wire/constants.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const fixtures = readdirSync(ROOT)
   .filter((d) => statSync(join(ROOT, d)).isDirectory() && d !== 'capture')
-  .flatMap((d) => readdirSync(join(ROOT, d)).filter((f) => f.endsWith('.bin')).map((f) => `${d}/${f}`))
+  .flatMap((d) =>
+    readdirSync(join(ROOT, d))
+      .filter((f) => f.endsWith('.bin'))
+      .map((f) => `${d}/${f}`),
+  )
   .sort();
 
 interface Frame {

@@ -139,7 +139,12 @@ describe('Framer reassembly', () => {
     let rest: Uint8Array = STREAM;
     let pushes = 0;
     while (rest.length > 0) {
-      rest = rest.subarray(framer.push(rest, () => { frames++; return false; }));
+      rest = rest.subarray(
+        framer.push(rest, () => {
+          frames++;
+          return false;
+        }),
+      );
       pushes++;
     }
     expect(frames).toBe(SAMPLE.length);

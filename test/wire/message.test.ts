@@ -9,7 +9,6 @@ import { expectBgpError } from './bgp-error.js';
 
 const EXTENDED = { ...DEFAULT_CONTEXT, extendedMessage: true };
 
-
 /** What decoding must give back: the message itself, except that an OPEN too big for one-byte lengths comes back flagged extended. */
 function expected(m: NonUpdateMessage): Message {
   if (m.type === 'open' && !m.extendedParams && !fitsPlainParams(m.params)) return { ...m, extendedParams: true };

@@ -4,13 +4,7 @@ import { CeaseSubcode, ErrorCode, FsmSubcode, HeaderSubcode, OpenSubcode, RouteR
 import { DEFAULT_CONTEXT } from '../../src/wire/context.js';
 import { BgpError } from '../../src/wire/errors.js';
 import { decodeMessage, encodeMessage } from '../../src/wire/message.js';
-import {
-  decodeNotification,
-  describeNotification,
-  encodeNotificationBody,
-  shutdownCommunication,
-  shutdownNotification,
-} from '../../src/wire/notification.js';
+import { decodeNotification, describeNotification, encodeNotificationBody, shutdownCommunication, shutdownNotification } from '../../src/wire/notification.js';
 import type { NotificationMessage } from '../../src/wire/types.js';
 import { hex, notificationArb } from './arbitraries-messages.js';
 

@@ -7,7 +7,6 @@ import type { Capability, OpenMessage } from '../../src/wire/types.js';
 import { capabilityArb, fitsPlainParams, hex, openArb } from './arbitraries-messages.js';
 import { bgpError } from './bgp-error.js';
 
-
 /** An OPEN body: version 4, AS 65000, hold 180, id 192.0.2.1, then `rest` (Opt Parm Len onwards). */
 function body(rest: string): Uint8Array {
   return hex(`04 fde8 00b4 c0000201 ${rest}`);
@@ -57,11 +56,7 @@ describe('OPEN known bytes', () => {
     `);
     const open = decodeMessage(1, wire.subarray(19), LEGACY_CONTEXT) as OpenMessage;
     expect(open).toMatchObject({ myAs: 0x1020, holdTime: 3, bgpId: '1.2.3.4' });
-    expect(capabilitiesOf(open)).toEqual([
-      { kind: 'routeRefresh' },
-      { kind: 'fourOctetAs', asn: 0x12345678 },
-      { kind: 'multiprotocol', afi: 1, safi: 1 },
-    ]);
+    expect(capabilitiesOf(open)).toEqual([{ kind: 'routeRefresh' }, { kind: 'fourOctetAs', asn: 0x12345678 }, { kind: 'multiprotocol', afi: 1, safi: 1 }]);
     expect(encodeMessage(open, LEGACY_CONTEXT)).toEqual(wire);
   });
 
@@ -164,7 +159,10 @@ describe('RFC 9072 extended optional parameters', () => {
   });
 
   it('encodes extended when asked, as 255, 255, length, then 3-byte parameter headers', () => {
-    const open: OpenMessage = { ...buildOpen({ asn: 65000, holdTime: 180, bgpId: '192.0.2.1', capabilities: [{ kind: 'routeRefresh' }] }), extendedParams: true };
+    const open: OpenMessage = {
+      ...buildOpen({ asn: 65000, holdTime: 180, bgpId: '192.0.2.1', capabilities: [{ kind: 'routeRefresh' }] }),
+      extendedParams: true,
+    };
     expect(encodeOpenBody(open)).toEqual(body('ff ff 0005 02 0002 0200'));
     expect(decodeOpen(encodeOpenBody(open))).toStrictEqual(open);
   });
@@ -224,7 +222,14 @@ describe('OPEN helpers', () => {
   it('capabilitiesOf flattens every parameter in wire order', () => {
     fc.assert(
       fc.property(fc.array(fc.array(capabilityArb, { maxLength: 3 }), { maxLength: 4 }), (groups) => {
-        const open: OpenMessage = { type: 'open', version: 4, myAs: 1, holdTime: 0, bgpId: '1.1.1.1', params: groups.map((capabilities) => ({ type: 2, capabilities })) };
+        const open: OpenMessage = {
+          type: 'open',
+          version: 4,
+          myAs: 1,
+          holdTime: 0,
+          bgpId: '1.1.1.1',
+          params: groups.map((capabilities) => ({ type: 2, capabilities })),
+        };
         expect(capabilitiesOf(open)).toEqual(groups.flat());
       }),
     );

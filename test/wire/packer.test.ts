@@ -46,7 +46,9 @@ const plainAttrs = (ctx: CodecContext) =>
     return { origin: 0 as const, asPath: [], ...rest, nextHop: a.nextHop ?? Address.v4(0xc0000201) } satisfies PathAttributes;
   });
 
-const prefixMix = fc.tuple(fc.array(prefixV4, { maxLength: 1500 }), fc.array(prefixV6, { maxLength: 600 })).chain(([a, b]) => fc.shuffledSubarray([...a, ...b], { minLength: a.length + b.length }));
+const prefixMix = fc
+  .tuple(fc.array(prefixV4, { maxLength: 1500 }), fc.array(prefixV6, { maxLength: 600 }))
+  .chain(([a, b]) => fc.shuffledSubarray([...a, ...b], { minLength: a.length + b.length }));
 
 describe('packUpdates', () => {
   it('packs into the fewest messages that decode back to exactly the input', () => {
@@ -54,7 +56,10 @@ describe('packUpdates', () => {
       fc.property(
         fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), plainAttrs(ctx))),
         prefixMix,
-        fc.oneof(addressV6.map((a) => [a]), fc.tuple(addressV6, addressV6).map(([a, b]) => [a, b])),
+        fc.oneof(
+          addressV6.map((a) => [a]),
+          fc.tuple(addressV6, addressV6).map(([a, b]) => [a, b]),
+        ),
         fc.boolean(),
         ([ctx, attrs], prefixes, nextHopV6, withIds) => {
           const pathIds = withIds ? prefixes.map((_, i) => (i * 7919) >>> 0) : undefined;
@@ -90,8 +95,18 @@ describe('packUpdates', () => {
           const a4 = attributeBlockLength(attrs, ctx);
           const a6 = attributeBlockLength({ ...attrs, nextHop: undefined }, ctx);
           const expected =
-            greedyCount(v4.map((p) => size(p, ctx.addPathV4)), 19 + 4 + a4, -1, limit) +
-            greedyCount(v6.map((p) => size(p, ctx.addPathV6)), 19 + 4 + a6, 5 + 16 * nextHopV6.length, limit);
+            greedyCount(
+              v4.map((p) => size(p, ctx.addPathV4)),
+              19 + 4 + a4,
+              -1,
+              limit,
+            ) +
+            greedyCount(
+              v6.map((p) => size(p, ctx.addPathV6)),
+              19 + 4 + a6,
+              5 + 16 * nextHopV6.length,
+              limit,
+            );
           expect(msgs.length).toBe(expected);
         },
       ),
@@ -110,7 +125,10 @@ describe('packUpdates', () => {
   it('holds the buffer bound with the largest prefixes (ADD-PATH /32 and /128), at both size limits', () => {
     for (const extendedMessage of [false, true]) {
       const ctx = { ...DEFAULT_CONTEXT, extendedMessage, addPathV4: true, addPathV6: true };
-      const prefixes = [...Array.from({ length: 6000 }, (_, i) => Prefix.v4(i, 32)), ...Array.from({ length: 3000 }, (_, i) => Prefix.v6(0x20010db8, 0, 0, i, 128))];
+      const prefixes = [
+        ...Array.from({ length: 6000 }, (_, i) => Prefix.v4(i, 32)),
+        ...Array.from({ length: 3000 }, (_, i) => Prefix.v6(0x20010db8, 0, 0, i, 128)),
+      ];
       const attrs: PathAttributes = { origin: 0, asPath: [], nextHop: Address.v4(1) };
       const decoded = unpack(packUpdates(attrs, prefixes, ctx, { nextHopV6: [Address.parse('2001:db8::1')] }), ctx);
       expect(decoded.flatMap((d) => [...d.nlri, ...(d.attributes.mpReach?.nlri ?? [])])).toEqual(prefixes);
@@ -124,7 +142,13 @@ describe('packUpdates', () => {
     expect(() => packUpdates({ origin: 0, asPath: [] }, [v6], DEFAULT_CONTEXT)).toThrow(/nextHopV6/);
     expect(() => packUpdates({ origin: 0, asPath: [] }, [prefixV4Of(1)], DEFAULT_CONTEXT)).toThrow(/attrs.nextHop/);
     expect(() => packUpdates({ origin: 0, asPath: [] }, [v6], DEFAULT_CONTEXT, { nextHopV6: [Address.v4(1)] })).toThrow(/not IPv6/);
-    expect(() => packUpdates({ origin: 0, asPath: [], nextHop: Address.v4(1), unknown: [{ flags: 0xc0, code: 99, value: new Uint8Array(4090) }] }, [prefixV4Of(1)], DEFAULT_CONTEXT)).toThrow(/no room/);
+    expect(() =>
+      packUpdates(
+        { origin: 0, asPath: [], nextHop: Address.v4(1), unknown: [{ flags: 0xc0, code: 99, value: new Uint8Array(4090) }] },
+        [prefixV4Of(1)],
+        DEFAULT_CONTEXT,
+      ),
+    ).toThrow(/no room/);
     expect(packUpdates({ origin: 0, asPath: [] }, [], DEFAULT_CONTEXT)).toEqual([]);
   });
 });
@@ -160,7 +184,19 @@ describe('packWithdrawals', () => {
         expect(got6).toEqual(v6);
         const limit = maxMessageSize(ctx);
         const size = (p: Prefix, addPath: boolean) => (addPath ? 5 : 1) + Math.ceil(p.length / 8);
-        const expected = greedyCount(v4.map((p) => size(p, ctx.addPathV4)), 19 + 4, -1, limit) + greedyCount(v6.map((p) => size(p, ctx.addPathV6)), 19 + 4, 3, limit);
+        const expected =
+          greedyCount(
+            v4.map((p) => size(p, ctx.addPathV4)),
+            19 + 4,
+            -1,
+            limit,
+          ) +
+          greedyCount(
+            v6.map((p) => size(p, ctx.addPathV6)),
+            19 + 4,
+            3,
+            limit,
+          );
         expect(msgs.length).toBe(expected);
       }),
       { numRuns: 150 },

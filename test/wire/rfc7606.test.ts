@@ -28,10 +28,7 @@ const MANDATORY = [...ORIGIN, ...AS_PATH4, ...NEXT_HOP];
 const NLRI = [24, 198, 51, 100]; // 198.51.100.0/24
 const MP_REACH_V6 = attr(0x80, 14, 0, 2, 1, 16, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 32, 0x20, 0x01, 0x0d, 0xb8);
 
-type Outcome =
-  | { error: [number, number] }
-  | { outcome: 'ok' }
-  | { outcome: 'treat-as-withdraw' | 'attribute-discard'; code: number };
+type Outcome = { error: [number, number] } | { outcome: 'ok' } | { outcome: 'treat-as-withdraw' | 'attribute-discard'; code: number };
 
 interface Row {
   rule: string;
@@ -50,68 +47,257 @@ const rows: Row[] = [
   { rule: '7606 5.3: withdrawn prefix overruns the field', bytes: body([24, 10, 0], [], []), expect: { error: [3, 10] } },
   { rule: '4271 6.3 / 7606 5.3: NLRI prefix length above 32', bytes: body([], MANDATORY, [33, 1, 2, 3, 4, 5]), expect: { error: [3, 10] } },
   { rule: '7606 5.3: NLRI prefix overruns the message', bytes: body([], MANDATORY, [24, 10, 0]), expect: { error: [3, 10] } },
-  { rule: '7606 5.3: ADD-PATH NLRI truncated inside the path id', bytes: body([], MANDATORY, [0, 0, 1]), ctx: { ...DEFAULT_CONTEXT, addPathV4: true }, expect: { error: [3, 10] } },
+  {
+    rule: '7606 5.3: ADD-PATH NLRI truncated inside the path id',
+    bytes: body([], MANDATORY, [0, 0, 1]),
+    ctx: { ...DEFAULT_CONTEXT, addPathV4: true },
+    expect: { error: [3, 10] },
+  },
   { rule: '4271 6.3: unrecognized well-known attribute', bytes: body([], [...MANDATORY, ...attr(0x40, 99, 1)], NLRI), expect: { error: [3, 2] } },
-  { rule: '4271 6.3 / 7606 3(d): missing ORIGIN with NLRI', bytes: body([], [...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '4271 6.3 / 7606 3(d): missing AS_PATH with NLRI', bytes: body([], [...ORIGIN, ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 2 } },
-  { rule: '4271 6.3 / 7606 3(d): missing NEXT_HOP with classic NLRI', bytes: body([], [...ORIGIN, ...AS_PATH4], NLRI), expect: { outcome: 'treat-as-withdraw', code: 3 } },
-  { rule: '4760 3: NEXT_HOP not needed when only MP_REACH announces', bytes: body([], [...MP_REACH_V6, ...ORIGIN, ...AS_PATH4], []), expect: { outcome: 'ok' } },
+  {
+    rule: '4271 6.3 / 7606 3(d): missing ORIGIN with NLRI',
+    bytes: body([], [...AS_PATH4, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '4271 6.3 / 7606 3(d): missing AS_PATH with NLRI',
+    bytes: body([], [...ORIGIN, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
+  {
+    rule: '4271 6.3 / 7606 3(d): missing NEXT_HOP with classic NLRI',
+    bytes: body([], [...ORIGIN, ...AS_PATH4], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 3 },
+  },
+  {
+    rule: '4760 3: NEXT_HOP not needed when only MP_REACH announces',
+    bytes: body([], [...MP_REACH_V6, ...ORIGIN, ...AS_PATH4], []),
+    expect: { outcome: 'ok' },
+  },
   { rule: '7606 3(d): NLRI with no attributes at all', bytes: body([], [], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '4271 5.1.5: missing LOCAL_PREF from an internal peer', bytes: body([], MANDATORY, NLRI), opts: { peer: 'internal' }, expect: { outcome: 'treat-as-withdraw', code: 5 } },
+  {
+    rule: '4271 5.1.5: missing LOCAL_PREF from an internal peer',
+    bytes: body([], MANDATORY, NLRI),
+    opts: { peer: 'internal' },
+    expect: { outcome: 'treat-as-withdraw', code: 5 },
+  },
   { rule: 'no NLRI: attributes are not required', bytes: body([24, 10, 0, 0], [], []), expect: { outcome: 'ok' } },
-  { rule: '4271 6.3 / 7606 3(g): a repeated attribute: first kept, rest discarded', bytes: body([], [...MANDATORY, ...attr(0x40, 1, 2)], NLRI), expect: { outcome: 'attribute-discard', code: 1 } },
+  {
+    rule: '4271 6.3 / 7606 3(g): a repeated attribute: first kept, rest discarded',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 1, 2)], NLRI),
+    expect: { outcome: 'attribute-discard', code: 1 },
+  },
   { rule: '7606 3(g): MP_REACH_NLRI twice', bytes: body([], [...MP_REACH_V6, ...MP_REACH_V6, ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 1] } },
   { rule: '7606 3(g): MP_UNREACH_NLRI twice', bytes: body([], [...attr(0x80, 15, 0, 2, 1), ...attr(0x80, 15, 0, 2, 1)], []), expect: { error: [3, 1] } },
-  { rule: '4271 6.3 / 7606 3(c): well-known attribute flagged optional', bytes: body([], [...attr(0xc0, 1, 0), ...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '7606 3(c): optional attribute flagged well-known', bytes: body([], [...MANDATORY, ...attr(0x40, 4, 0, 0, 0, 1)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 4 } },
+  {
+    rule: '4271 6.3 / 7606 3(c): well-known attribute flagged optional',
+    bytes: body([], [...attr(0xc0, 1, 0), ...AS_PATH4, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '7606 3(c): optional attribute flagged well-known',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 4, 0, 0, 0, 1)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 4 },
+  },
   { rule: '7606 3(c): Partial bit alone is no conflict', bytes: body([], [...attr(0x60, 1, 0), ...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'ok' } },
-  { rule: '4271 4.3: extended length on a short attribute is accepted', bytes: body([], [...attr(0x50, 1, 0), ...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'ok' } },
-  { rule: '7606 4: attribute length overruns the attribute block', bytes: body([], [...MANDATORY, 0xc0, 8, 9, 1, 2, 3, 4], NLRI), expect: { outcome: 'treat-as-withdraw', code: 8 } },
-  { rule: '7606 4: fewer than 3 bytes left for an attribute header', bytes: body([], [...MANDATORY, 0x40, 1], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '7606 4: one byte left for an extended-length header', bytes: body([], [...MANDATORY, 0x50, 1, 0], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '7606 4 + 5.2: MP_REACH_NLRI overruns the block (its NLRI cannot be found)', bytes: body([], [...ORIGIN, ...AS_PATH4, 0x80, 14, 40, 0, 2, 1], []), expect: { error: [3, 9] } },
+  {
+    rule: '4271 4.3: extended length on a short attribute is accepted',
+    bytes: body([], [...attr(0x50, 1, 0), ...AS_PATH4, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'ok' },
+  },
+  {
+    rule: '7606 4: attribute length overruns the attribute block',
+    bytes: body([], [...MANDATORY, 0xc0, 8, 9, 1, 2, 3, 4], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 8 },
+  },
+  {
+    rule: '7606 4: fewer than 3 bytes left for an attribute header',
+    bytes: body([], [...MANDATORY, 0x40, 1], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '7606 4: one byte left for an extended-length header',
+    bytes: body([], [...MANDATORY, 0x50, 1, 0], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '7606 4 + 5.2: MP_REACH_NLRI overruns the block (its NLRI cannot be found)',
+    bytes: body([], [...ORIGIN, ...AS_PATH4, 0x80, 14, 40, 0, 2, 1], []),
+    expect: { error: [3, 9] },
+  },
   { rule: 'unknown optional non-transitive attribute is dropped', bytes: body([], [...MANDATORY, ...attr(0x80, 99, 1, 2)], NLRI), expect: { outcome: 'ok' } },
   { rule: 'unknown optional transitive attribute is kept', bytes: body([], [...MANDATORY, ...attr(0xc0, 99, 1, 2)], NLRI), expect: { outcome: 'ok' } },
 
   // ---- RFC 7606 §7, attribute by attribute
-  { rule: '7606 7.1: ORIGIN length not 1', bytes: body([], [...attr(0x40, 1, 0, 0), ...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '7606 7.1: ORIGIN undefined value', bytes: body([], [...attr(0x40, 1, 3), ...AS_PATH4, ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 1 } },
-  { rule: '7606 7.2: AS_PATH segment overruns', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 2, 0, 0, 0, 1), ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 2 } },
-  { rule: '7606 7.2: AS_PATH one byte left after a segment', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0, 0, 0, 1, 2), ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 2 } },
-  { rule: '7606 7.2: AS_PATH zero-length segment', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 0), ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 2 } },
-  { rule: '7606 7.2: AS_PATH unknown segment type', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 5, 1, 0, 0, 0, 1), ...NEXT_HOP], NLRI), expect: { outcome: 'treat-as-withdraw', code: 2 } },
-  { rule: '7606 7.2: AS_PATH read with the wrong ASN width', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0, 0, 0, 1), ...NEXT_HOP], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'treat-as-withdraw', code: 2 } },
+  {
+    rule: '7606 7.1: ORIGIN length not 1',
+    bytes: body([], [...attr(0x40, 1, 0, 0), ...AS_PATH4, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '7606 7.1: ORIGIN undefined value',
+    bytes: body([], [...attr(0x40, 1, 3), ...AS_PATH4, ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 1 },
+  },
+  {
+    rule: '7606 7.2: AS_PATH segment overruns',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 2, 0, 0, 0, 1), ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
+  {
+    rule: '7606 7.2: AS_PATH one byte left after a segment',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0, 0, 0, 1, 2), ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
+  {
+    rule: '7606 7.2: AS_PATH zero-length segment',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 0), ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
+  {
+    rule: '7606 7.2: AS_PATH unknown segment type',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 5, 1, 0, 0, 0, 1), ...NEXT_HOP], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
+  {
+    rule: '7606 7.2: AS_PATH read with the wrong ASN width',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0, 0, 0, 1), ...NEXT_HOP], NLRI),
+    ctx: LEGACY_CONTEXT,
+    expect: { outcome: 'treat-as-withdraw', code: 2 },
+  },
   { rule: '7606 7.2: empty AS_PATH is valid (iBGP origination)', bytes: body([], [...ORIGIN, ...attr(0x40, 2), ...NEXT_HOP], NLRI), expect: { outcome: 'ok' } },
-  { rule: '7606 7.3: NEXT_HOP length not 4', bytes: body([], [...ORIGIN, ...AS_PATH4, ...attr(0x40, 3, 1, 2, 3, 4, 5)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 3 } },
-  { rule: '7606 7.4: MULTI_EXIT_DISC length not 4', bytes: body([], [...MANDATORY, ...attr(0x80, 4, 0, 0, 1)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 4 } },
-  { rule: '7606 7.5: LOCAL_PREF length not 4 (internal peer)', bytes: body([], [...MANDATORY, ...attr(0x40, 5, 0, 100)], NLRI), opts: { peer: 'internal' }, expect: { outcome: 'treat-as-withdraw', code: 5 } },
-  { rule: '7606 7.5: LOCAL_PREF from an external peer is disregarded', bytes: body([], [...MANDATORY, ...attr(0x40, 5, 0, 100)], NLRI), opts: { peer: 'external' }, expect: { outcome: 'attribute-discard', code: 5 } },
-  { rule: '7606 7.6: ATOMIC_AGGREGATE length not 0', bytes: body([], [...MANDATORY, ...attr(0x40, 6, 1)], NLRI), expect: { outcome: 'attribute-discard', code: 6 } },
-  { rule: '7606 7.7: AGGREGATOR length not 8 (4-byte AS)', bytes: body([], [...MANDATORY, ...attr(0xc0, 7, 0, 1, 10, 0, 0, 1)], NLRI), expect: { outcome: 'attribute-discard', code: 7 } },
-  { rule: '7606 7.7: AGGREGATOR length not 6 (2-byte AS)', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0xfd, 0xe8), ...NEXT_HOP, ...attr(0xc0, 7, 0, 0, 0, 1, 10, 0, 0, 1)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 7 } },
-  { rule: '7606 7.8: COMMUNITIES length not a multiple of 4', bytes: body([], [...MANDATORY, ...attr(0xc0, 8, 0, 1, 0, 2, 9)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 8 } },
+  {
+    rule: '7606 7.3: NEXT_HOP length not 4',
+    bytes: body([], [...ORIGIN, ...AS_PATH4, ...attr(0x40, 3, 1, 2, 3, 4, 5)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 3 },
+  },
+  {
+    rule: '7606 7.4: MULTI_EXIT_DISC length not 4',
+    bytes: body([], [...MANDATORY, ...attr(0x80, 4, 0, 0, 1)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 4 },
+  },
+  {
+    rule: '7606 7.5: LOCAL_PREF length not 4 (internal peer)',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 5, 0, 100)], NLRI),
+    opts: { peer: 'internal' },
+    expect: { outcome: 'treat-as-withdraw', code: 5 },
+  },
+  {
+    rule: '7606 7.5: LOCAL_PREF from an external peer is disregarded',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 5, 0, 100)], NLRI),
+    opts: { peer: 'external' },
+    expect: { outcome: 'attribute-discard', code: 5 },
+  },
+  {
+    rule: '7606 7.6: ATOMIC_AGGREGATE length not 0',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 6, 1)], NLRI),
+    expect: { outcome: 'attribute-discard', code: 6 },
+  },
+  {
+    rule: '7606 7.7: AGGREGATOR length not 8 (4-byte AS)',
+    bytes: body([], [...MANDATORY, ...attr(0xc0, 7, 0, 1, 10, 0, 0, 1)], NLRI),
+    expect: { outcome: 'attribute-discard', code: 7 },
+  },
+  {
+    rule: '7606 7.7: AGGREGATOR length not 6 (2-byte AS)',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0xfd, 0xe8), ...NEXT_HOP, ...attr(0xc0, 7, 0, 0, 0, 1, 10, 0, 0, 1)], NLRI),
+    ctx: LEGACY_CONTEXT,
+    expect: { outcome: 'attribute-discard', code: 7 },
+  },
+  {
+    rule: '7606 7.8: COMMUNITIES length not a multiple of 4',
+    bytes: body([], [...MANDATORY, ...attr(0xc0, 8, 0, 1, 0, 2, 9)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 8 },
+  },
   { rule: '7606 7.8: COMMUNITIES length zero', bytes: body([], [...MANDATORY, ...attr(0xc0, 8)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 8 } },
-  { rule: '7606 7.9: ORIGINATOR_ID length not 4', bytes: body([], [...MANDATORY, ...attr(0x80, 9, 1, 2, 3)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 9 } },
-  { rule: '7606 7.10: CLUSTER_LIST length not a multiple of 4', bytes: body([], [...MANDATORY, ...attr(0x80, 10, 1, 2, 3, 4, 5, 6)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 10 } },
+  {
+    rule: '7606 7.9: ORIGINATOR_ID length not 4',
+    bytes: body([], [...MANDATORY, ...attr(0x80, 9, 1, 2, 3)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 9 },
+  },
+  {
+    rule: '7606 7.10: CLUSTER_LIST length not a multiple of 4',
+    bytes: body([], [...MANDATORY, ...attr(0x80, 10, 1, 2, 3, 4, 5, 6)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 10 },
+  },
   { rule: '7606 7.10: CLUSTER_LIST length zero', bytes: body([], [...MANDATORY, ...attr(0x80, 10)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 10 } },
   { rule: '7606 7.11: MP_REACH_NLRI shorter than AFI/SAFI', bytes: body([], [...attr(0x80, 14, 0, 2), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11: MP_REACH_NLRI unicast shorter than 5 bytes', bytes: body([], [...attr(0x80, 14, 0, 2, 1, 0), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11: MP_REACH_NLRI next hop overruns', bytes: body([], [...attr(0x80, 14, 0, 2, 1, 16, 1, 2, 3), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11: MP_REACH_NLRI next-hop length invalid for IPv6', bytes: body([], [...attr(0x80, 14, 0, 2, 1, 4, 1, 2, 3, 4, 0), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11 / 5.3: MP_REACH_NLRI prefix length above 128', bytes: body([], [...attr(0x80, 14, 0, 2, 1, 16, ...new Array(16).fill(0), 0, 129, ...new Array(17).fill(0)), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11 / 5.3: MP_REACH_NLRI IPv4 prefix length above 32', bytes: body([], [...attr(0x80, 14, 0, 1, 1, 4, 10, 0, 0, 1, 0, 33, 1, 2, 3, 4, 5), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 9] } },
-  { rule: '7606 7.11 / 3(c): MP_REACH_NLRI with conflicting flags', bytes: body([], [...attr(0xc0, 14, ...MP_REACH_V6.slice(3)), ...ORIGIN, ...AS_PATH4], []), expect: { error: [3, 4] } },
-  { rule: '7606 7.11: MP_REACH_NLRI of another family is kept raw', bytes: body([], [...attr(0x80, 14, 0, 25, 70, 1, 2, 3), ...ORIGIN, ...AS_PATH4], []), expect: { outcome: 'ok' } },
+  {
+    rule: '7606 7.11: MP_REACH_NLRI unicast shorter than 5 bytes',
+    bytes: body([], [...attr(0x80, 14, 0, 2, 1, 0), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 9] },
+  },
+  {
+    rule: '7606 7.11: MP_REACH_NLRI next hop overruns',
+    bytes: body([], [...attr(0x80, 14, 0, 2, 1, 16, 1, 2, 3), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 9] },
+  },
+  {
+    rule: '7606 7.11: MP_REACH_NLRI next-hop length invalid for IPv6',
+    bytes: body([], [...attr(0x80, 14, 0, 2, 1, 4, 1, 2, 3, 4, 0), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 9] },
+  },
+  {
+    rule: '7606 7.11 / 5.3: MP_REACH_NLRI prefix length above 128',
+    bytes: body([], [...attr(0x80, 14, 0, 2, 1, 16, ...new Array(16).fill(0), 0, 129, ...new Array(17).fill(0)), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 9] },
+  },
+  {
+    rule: '7606 7.11 / 5.3: MP_REACH_NLRI IPv4 prefix length above 32',
+    bytes: body([], [...attr(0x80, 14, 0, 1, 1, 4, 10, 0, 0, 1, 0, 33, 1, 2, 3, 4, 5), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 9] },
+  },
+  {
+    rule: '7606 7.11 / 3(c): MP_REACH_NLRI with conflicting flags',
+    bytes: body([], [...attr(0xc0, 14, ...MP_REACH_V6.slice(3)), ...ORIGIN, ...AS_PATH4], []),
+    expect: { error: [3, 4] },
+  },
+  {
+    rule: '7606 7.11: MP_REACH_NLRI of another family is kept raw',
+    bytes: body([], [...attr(0x80, 14, 0, 25, 70, 1, 2, 3), ...ORIGIN, ...AS_PATH4], []),
+    expect: { outcome: 'ok' },
+  },
   { rule: '7606 7.12: MP_UNREACH_NLRI shorter than AFI/SAFI', bytes: body([], attr(0x80, 15, 0, 2), []), expect: { error: [3, 9] } },
   { rule: '7606 7.12 / 5.3: MP_UNREACH_NLRI prefix overruns', bytes: body([], attr(0x80, 15, 0, 2, 1, 64, 0x20, 0x01), []), expect: { error: [3, 9] } },
-  { rule: '7606 7.14: EXTENDED_COMMUNITIES length not a multiple of 8', bytes: body([], [...MANDATORY, ...attr(0xc0, 16, 0, 2, 0, 1, 0, 0, 0)], NLRI), expect: { outcome: 'treat-as-withdraw', code: 16 } },
-  { rule: '8092 / 7606: LARGE_COMMUNITIES length not a multiple of 12', bytes: body([], [...MANDATORY, ...attr(0xc0, 32, ...new Array(11).fill(1))], NLRI), expect: { outcome: 'treat-as-withdraw', code: 32 } },
+  {
+    rule: '7606 7.14: EXTENDED_COMMUNITIES length not a multiple of 8',
+    bytes: body([], [...MANDATORY, ...attr(0xc0, 16, 0, 2, 0, 1, 0, 0, 0)], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 16 },
+  },
+  {
+    rule: '8092 / 7606: LARGE_COMMUNITIES length not a multiple of 12',
+    bytes: body([], [...MANDATORY, ...attr(0xc0, 32, ...new Array(11).fill(1))], NLRI),
+    expect: { outcome: 'treat-as-withdraw', code: 32 },
+  },
   // §7.13 (traffic engineering, 22), §7.15 (IPv6 address-specific extended communities, 25) and §7.16 (ATTR_SET, 128) have no decoder here: as unknown optional transitive attributes they pass through untouched.
-  { rule: '7606 7.13/7.15/7.16: attributes without a decoder pass through as unknown', bytes: body([], [...MANDATORY, ...attr(0xc0, 22, 1), ...attr(0xc0, 25, 1, 2, 3), ...attr(0xc0, 128, 0, 0, 0, 1)], NLRI), expect: { outcome: 'ok' } },
-  { rule: '6793 6: malformed AS4_PATH is discarded (2-byte session)', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 2, 1, 0, 0)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 17 } },
-  { rule: '6793 6: AS4_PATH with a confederation segment is discarded', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 3, 1, 0, 0, 0, 1)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 17 } },
-  { rule: '6793 6: malformed AS4_AGGREGATOR is discarded', bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 18, 0, 0, 0, 1, 10, 0, 0)], NLRI), ctx: LEGACY_CONTEXT, expect: { outcome: 'attribute-discard', code: 18 } },
-  { rule: '6793: AS4_PATH on a 4-byte session is ignored, even malformed', bytes: body([], [...MANDATORY, ...attr(0x40, 17, 9)], NLRI), expect: { outcome: 'ok' } },
+  {
+    rule: '7606 7.13/7.15/7.16: attributes without a decoder pass through as unknown',
+    bytes: body([], [...MANDATORY, ...attr(0xc0, 22, 1), ...attr(0xc0, 25, 1, 2, 3), ...attr(0xc0, 128, 0, 0, 0, 1)], NLRI),
+    expect: { outcome: 'ok' },
+  },
+  {
+    rule: '6793 6: malformed AS4_PATH is discarded (2-byte session)',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 2, 1, 0, 0)], NLRI),
+    ctx: LEGACY_CONTEXT,
+    expect: { outcome: 'attribute-discard', code: 17 },
+  },
+  {
+    rule: '6793 6: AS4_PATH with a confederation segment is discarded',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 17, 3, 1, 0, 0, 0, 1)], NLRI),
+    ctx: LEGACY_CONTEXT,
+    expect: { outcome: 'attribute-discard', code: 17 },
+  },
+  {
+    rule: '6793 6: malformed AS4_AGGREGATOR is discarded',
+    bytes: body([], [...ORIGIN, ...attr(0x40, 2, 2, 1, 0x5b, 0xa0), ...NEXT_HOP, ...attr(0xc0, 18, 0, 0, 0, 1, 10, 0, 0)], NLRI),
+    ctx: LEGACY_CONTEXT,
+    expect: { outcome: 'attribute-discard', code: 18 },
+  },
+  {
+    rule: '6793: AS4_PATH on a 4-byte session is ignored, even malformed',
+    bytes: body([], [...MANDATORY, ...attr(0x40, 17, 9)], NLRI),
+    expect: { outcome: 'ok' },
+  },
 ];
 
 describe('RFC 4271 §6.3 and RFC 7606 error table', () => {

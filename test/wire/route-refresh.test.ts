@@ -7,7 +7,6 @@ import type { RouteRefreshMessage } from '../../src/wire/types.js';
 import { hex, routeRefreshArb } from './arbitraries-messages.js';
 import { bgpError } from './bgp-error.js';
 
-
 describe('ROUTE-REFRESH', () => {
   it('matches holo-bgp ROUTE_REFRESH1 (holo-bgp/tests/packet/route_refresh.rs): IPv4 unicast', () => {
     const wire = hex('ffffffffffffffffffffffffffffffff 0017 05 0001 00 01');

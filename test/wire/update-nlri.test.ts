@@ -19,7 +19,10 @@ function roundTrip(list: Prefix[], family: 4 | 6, addPath: boolean, ids: number[
 
 describe('NLRI prefixes', () => {
   it('round-trip for every length, with and without path ids', () => {
-    for (const [arb, family] of [[prefixV4, 4], [prefixV6, 6]] as const) {
+    for (const [arb, family] of [
+      [prefixV4, 4],
+      [prefixV6, 6],
+    ] as const) {
       fc.assert(
         fc.property(fc.array(arb, { maxLength: 40 }), fc.boolean(), (list, addPath) => {
           const ids = list.map((_, i) => (i * 2654435761) >>> 0);

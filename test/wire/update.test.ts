@@ -77,7 +77,12 @@ describe('RFC 6793 on a 2-byte-AS session', () => {
       type: 'update',
       withdrawn: [],
       nlri: [P('192.0.2.0/24')],
-      attributes: { origin: 0, asPath: [{ type: 2, asns: [65001, 4200000000, 65002] }], nextHop: A('192.0.2.1'), aggregator: { asn: 4200000001, address: A('10.0.0.1') } },
+      attributes: {
+        origin: 0,
+        asPath: [{ type: 2, asns: [65001, 4200000000, 65002] }],
+        nextHop: A('192.0.2.1'),
+        aggregator: { asn: 4200000001, address: A('10.0.0.1') },
+      },
     };
     const body = encodeUpdateBody(m, ctx);
     expect(decodeUpdate(body, ctx)).toEqual(m);
@@ -150,7 +155,9 @@ describe('encoder input errors', () => {
     expect(() => encodeUpdateBody({ ...base, withdrawn: many }, { ...DEFAULT_CONTEXT, extendedMessage: true })).not.toThrow();
     expect(() => encodeUpdateBody({ ...base, attributes: { med: -1 } }, DEFAULT_CONTEXT)).toThrow(/MULTI_EXIT_DISC/);
     expect(() => encodeUpdateBody({ ...base, attributes: { nextHop: A('2001:db8::1') } }, DEFAULT_CONTEXT)).toThrow(/NEXT_HOP must be an IPv4/);
-    expect(() => encodeUpdateBody({ ...base, attributes: { unknown: [{ flags: 0xc0, code: 8, value: new Uint8Array(4) }] } }, DEFAULT_CONTEXT)).toThrow(/has a codec/);
+    expect(() => encodeUpdateBody({ ...base, attributes: { unknown: [{ flags: 0xc0, code: 8, value: new Uint8Array(4) }] } }, DEFAULT_CONTEXT)).toThrow(
+      /has a codec/,
+    );
   });
 });
 
@@ -160,7 +167,12 @@ describe('decoded values own their bytes', () => {
       type: 'update',
       withdrawn: [],
       nlri: [],
-      attributes: { origin: 0, asPath: [], unknown: [{ flags: 0xe0, code: 99, value: Uint8Array.of(1, 2, 3) }], mpReach: { afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(4, 5) } },
+      attributes: {
+        origin: 0,
+        asPath: [],
+        unknown: [{ flags: 0xe0, code: 99, value: Uint8Array.of(1, 2, 3) }],
+        mpReach: { afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(4, 5) },
+      },
     };
     const wire = Buffer.from(encodeUpdateBody(m, DEFAULT_CONTEXT));
     const d = decodeUpdate(wire, DEFAULT_CONTEXT);
@@ -196,22 +208,26 @@ describe('decoding is total', () => {
     const mutation = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 });
     let clean = 0;
     fc.assert(
-      fc.property(fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), updateMessageArb(ctx))), mutation, ([ctx, m], muts) => {
-        const bytes = encodeUpdateBody(m, ctx).slice();
-        for (const [at, v] of muts) if (bytes.length > 0) bytes[at % bytes.length] = v;
-        let m1: UpdateMessage;
-        try {
-          m1 = decodeUpdate(bytes, ctx);
-        } catch (err) {
-          expect(err).toBeInstanceOf(BgpError);
-          return;
-        }
-        if (m1.issues !== undefined) return;
-        clean++;
-        // The first pass may normalize (Partial bit on unknown attributes, path merge); after that it is a fixed point.
-        const m2 = decodeUpdate(encodeUpdateBody(m1, ctx), ctx);
-        expect(decodeUpdate(encodeUpdateBody(m2, ctx), ctx)).toEqual(m2);
-      }),
+      fc.property(
+        fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), updateMessageArb(ctx))),
+        mutation,
+        ([ctx, m], muts) => {
+          const bytes = encodeUpdateBody(m, ctx).slice();
+          for (const [at, v] of muts) if (bytes.length > 0) bytes[at % bytes.length] = v;
+          let m1: UpdateMessage;
+          try {
+            m1 = decodeUpdate(bytes, ctx);
+          } catch (err) {
+            expect(err).toBeInstanceOf(BgpError);
+            return;
+          }
+          if (m1.issues !== undefined) return;
+          clean++;
+          // The first pass may normalize (Partial bit on unknown attributes, path merge); after that it is a fixed point.
+          const m2 = decodeUpdate(encodeUpdateBody(m1, ctx), ctx);
+          expect(decodeUpdate(encodeUpdateBody(m2, ctx), ctx)).toEqual(m2);
+        },
+      ),
       { numRuns: 800 },
     );
     expect(clean).toBeGreaterThan(50);

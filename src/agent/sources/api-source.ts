@@ -1,7 +1,17 @@
 import { ListWatch, type KubeClient } from './kube-client.js';
 import {
-  backoffDelay, DEFAULT_BACKOFF, KnownObjects, type BackoffOptions, type KnownStep, type Resource,
-  type ResourceKind, keyOf, KINDS, type ResourceEvent, isKnownKind, type ManifestIssue
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  KnownObjects,
+  type BackoffOptions,
+  type KnownStep,
+  type Resource,
+  type ResourceKind,
+  keyOf,
+  KINDS,
+  type ResourceEvent,
+  isKnownKind,
+  type ManifestIssue,
 } from '../../kubernetes/index.js';
 
 /**
@@ -209,7 +219,14 @@ export class KubernetesApiSource {
     const watchRestarts: Record<string, number> = {};
     for (const w of this.watches) {
       const restarts = Math.max(0, w.connects - 1);
-      resources[w.def.plural] = { connected: w.connected, synced: w.synced, watchRestarts: restarts, failures: w.failures, objects: w.known.size, lastError: w.lastError };
+      resources[w.def.plural] = {
+        connected: w.connected,
+        synced: w.synced,
+        watchRestarts: restarts,
+        failures: w.failures,
+        objects: w.known.size,
+        lastError: w.lastError,
+      };
       watchRestarts[w.def.plural] = restarts;
     }
     return {

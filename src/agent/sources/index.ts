@@ -8,7 +8,16 @@
  * earlier one, as if the files were applied in order (`base/` then the lab's
  * `steps/`). Within one layer a second definition is an error (first wins).
  */
-import { eventsBetween, keyOf, mergeWithPrevious, resourceKey, type ClusterEvent, type ResourceEvent, type ManifestIssue, type Resource } from '../../kubernetes/index.js';
+import {
+  eventsBetween,
+  keyOf,
+  mergeWithPrevious,
+  resourceKey,
+  type ClusterEvent,
+  type ResourceEvent,
+  type ManifestIssue,
+  type Resource,
+} from '../../kubernetes/index.js';
 import { loadManifests, loadLayer, watchPath, type LayerLoad } from './manifest-files.js';
 
 import type { Entries } from './manifest-files.js';
@@ -56,7 +65,10 @@ function eventKey(ev: ResourceEvent): string {
  * empties keeps its resources (`loadLayer`), and a path that appears later
  * is picked up when it does (`watchPath`).
  */
-export async function watchLayers(paths: readonly string[], opts: { debounceMs?: number; onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void }): Promise<LayerWatcher> {
+export async function watchLayers(
+  paths: readonly string[],
+  opts: { debounceMs?: number; onChange: (events: ResourceEvent[], issues: ManifestIssue[]) => void; onError?: (e: Error) => void },
+): Promise<LayerWatcher> {
   const debounceMs = opts.debounceMs ?? 200;
   const layers: LayerLoad[] = paths.map(() => ({ entries: new Map(), issues: [], fault: undefined }));
   /** Every layer's resources, the topmost winning; with one layer, that layer's own map (not a copy of it). */

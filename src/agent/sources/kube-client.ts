@@ -17,7 +17,17 @@ import { inClusterConnection, parseKubeconfig } from './kube-config.js';
 import { KubeClient, type KubeClientOptions } from './kube-http.js';
 
 export { inClusterConnection, parseKubeconfig, runExecPlugin, type ExecPlugin, type KubeConnection, type TlsFiles } from './kube-config.js';
-export { ApiError, isExpired, isTooLargeResourceVersion, KubeClient, LineSplitter, retryAfterMs, type KubeClientOptions, type ListResult, type WatchEvent } from './kube-http.js';
+export {
+  ApiError,
+  isExpired,
+  isTooLargeResourceVersion,
+  KubeClient,
+  LineSplitter,
+  retryAfterMs,
+  type KubeClientOptions,
+  type ListResult,
+  type WatchEvent,
+} from './kube-http.js';
 export { ListWatch, type ListWatchOptions } from './list-watch.js';
 
 /** `--kubeconfig PATH` when given, else the in-cluster service account (KUBERNETES_SERVICE_HOST/PORT). */

@@ -39,7 +39,6 @@ export interface KubeConnection {
   readonly tlsFiles?: TlsFiles;
 }
 
-
 /** The files a connection's TLS material was read from, re-read when they may have rotated (kube-http.ts). */
 export interface TlsFiles {
   readonly ca?: string;
@@ -154,7 +153,8 @@ export function parseKubeconfig(text: string, file: string, opts: { readonly con
     if (tokenFile) fileField(tokenFile, uf('tokenFile'), base); // readable now: fail at start, not at the first request
     const username = str(user.username, uf('username'));
     const password = str(user.password, uf('password'));
-    if ((username === undefined) !== (password === undefined)) throw new Error(`${uf(username === undefined ? 'password' : 'username')} is given without ${username === undefined ? 'username' : 'password'}`);
+    if ((username === undefined) !== (password === undefined))
+      throw new Error(`${uf(username === undefined ? 'password' : 'username')} is given without ${username === undefined ? 'username' : 'password'}`);
     let exec: ExecPlugin | undefined;
     if (user.exec !== undefined) {
       const e = obj(user.exec, uf('exec'));
@@ -170,7 +170,12 @@ export function parseKubeconfig(text: string, file: string, opts: { readonly con
         if (!n) throw new Error(`${uf('exec.env')}[${i}].name is missing`);
         env[n] = String((v as Yaml).value ?? '');
       }
-      exec = { command: isAbsolute(command) || !command.includes('/') ? command : join(base, command), args: args as string[], env, apiVersion: str(e.apiVersion, uf('exec.apiVersion')) ?? 'client.authentication.k8s.io/v1' };
+      exec = {
+        command: isAbsolute(command) || !command.includes('/') ? command : join(base, command),
+        args: args as string[],
+        env,
+        apiVersion: str(e.apiVersion, uf('exec.apiVersion')) ?? 'client.authentication.k8s.io/v1',
+      };
     }
     return {
       server: server.replace(/\/+$/, ''),
@@ -224,10 +229,15 @@ export async function runExecPlugin(p: ExecPlugin, timeoutMs = 30_000): Promise<
   const what = `exec credential plugin ${p.command}`;
   const info = JSON.stringify({ apiVersion: p.apiVersion, kind: 'ExecCredential', spec: { interactive: false } });
   const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(p.command, [...p.args], { env: { ...process.env, ...p.env, KUBERNETES_EXEC_INFO: info }, timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, out, errOut) => {
-      if (err) reject(new Error(`${what}: ${err.message.split('\n')[0]}${errOut ? `: ${String(errOut).trim().slice(0, 200)}` : ''}`));
-      else resolve(String(out));
-    });
+    execFile(
+      p.command,
+      [...p.args],
+      { env: { ...process.env, ...p.env, KUBERNETES_EXEC_INFO: info }, timeout: timeoutMs, maxBuffer: 1 << 20 },
+      (err, out, errOut) => {
+        if (err) reject(new Error(`${what}: ${err.message.split('\n')[0]}${errOut ? `: ${String(errOut).trim().slice(0, 200)}` : ''}`));
+        else resolve(String(out));
+      },
+    );
   });
   let cred: { status?: { token?: unknown; expirationTimestamp?: unknown; clientCertificateData?: unknown } };
   try {
@@ -237,7 +247,11 @@ export async function runExecPlugin(p: ExecPlugin, timeoutMs = 30_000): Promise<
   }
   const token = cred.status?.token;
   if (typeof token !== 'string' || token === '') {
-    throw new Error(cred.status?.clientCertificateData !== undefined ? `${what}: returns a client certificate, which is not supported (only status.token)` : `${what}: its ExecCredential has no status.token`);
+    throw new Error(
+      cred.status?.clientCertificateData !== undefined
+        ? `${what}: returns a client certificate, which is not supported (only status.token)`
+        : `${what}: its ExecCredential has no status.token`,
+    );
   }
   const exp = typeof cred.status?.expirationTimestamp === 'string' ? Date.parse(cred.status.expirationTimestamp) : NaN;
   return { token, expires: Number.isFinite(exp) ? exp : undefined };

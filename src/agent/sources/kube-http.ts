@@ -82,7 +82,9 @@ const DEFAULT_TLS_RECHECK_MS = 5 * 60_000;
 function statusOf(text: string): { message: string; reason?: string; causes: string[] } {
   try {
     const s = JSON.parse(text) as { message?: unknown; reason?: unknown; details?: { causes?: unknown } };
-    const causes = Array.isArray(s.details?.causes) ? s.details.causes.map((c) => (c as { type?: unknown } | null)?.type).filter((t): t is string => typeof t === 'string') : [];
+    const causes = Array.isArray(s.details?.causes)
+      ? s.details.causes.map((c) => (c as { type?: unknown } | null)?.type).filter((t): t is string => typeof t === 'string')
+      : [];
     if (typeof s.message === 'string') return { message: s.message, reason: typeof s.reason === 'string' ? s.reason : undefined, causes };
   } catch {
     /* not JSON */
@@ -216,7 +218,14 @@ export class KubeClient {
   private makeAgent(): http.Agent {
     const c = this.conn;
     if (this.mod === http) return new http.Agent({ keepAlive: true });
-    return new https.Agent({ keepAlive: true, ca: this.tls.ca, cert: this.tls.cert, key: this.tls.key, rejectUnauthorized: !c.insecureSkipTlsVerify, servername: c.tlsServerName });
+    return new https.Agent({
+      keepAlive: true,
+      ca: this.tls.ca,
+      cert: this.tls.cert,
+      key: this.tls.key,
+      rejectUnauthorized: !c.insecureSkipTlsVerify,
+      servername: c.tlsServerName,
+    });
   }
 
   /**
@@ -282,7 +291,12 @@ export class KubeClient {
   private async options(method: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.RequestOptions> {
     if (this.conn.tlsFiles && this.now() >= this.nextTlsCheck) await this.reloadTls();
     const auth = await this.authorization();
-    return { method, agent: this.agent, signal, headers: { Accept: 'application/json', 'User-Agent': 'tsbgp', ...headers, ...(auth ? { Authorization: auth } : {}) } };
+    return {
+      method,
+      agent: this.agent,
+      signal,
+      headers: { Accept: 'application/json', 'User-Agent': 'tsbgp', ...headers, ...(auth ? { Authorization: auth } : {}) },
+    };
   }
 
   /** One request: resolves with the response once its headers are in. */
@@ -301,7 +315,11 @@ export class KubeClient {
    * TLS files changed, a 429 or 5xx with `Retry-After` after the wait asked
    * (up to maxRetries). Throws `Aborted` when `signal` aborts.
    */
-  private async open(method: string, path: string, o: { body?: string; headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal }): Promise<http.IncomingMessage> {
+  private async open(
+    method: string,
+    path: string,
+    o: { body?: string; headers?: Record<string, string>; timeoutMs?: number; signal?: AbortSignal },
+  ): Promise<http.IncomingMessage> {
     let authRetried = false;
     let tlsRetried = false;
     let retries = 0;
@@ -361,7 +379,8 @@ export class KubeClient {
   /** A request whose JSON answer is parsed; a non-2xx answer throws ApiError naming the method, path, code and message. */
   async request(method: string, path: string, opts: { body?: unknown; contentType?: string; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<unknown> {
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const headers: Record<string, string> = body === undefined ? {} : { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
+    const headers: Record<string, string> =
+      body === undefined ? {} : { 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': String(Buffer.byteLength(body)) };
     const what = `${method} ${path}`;
     let text: string;
     try {
@@ -399,7 +418,15 @@ export class KubeClient {
    */
   async list(
     path: string,
-    opts: { fieldSelector?: string; limit?: number; resourceVersion?: string; timeoutMs?: number; signal?: AbortSignal; onPage?: (items: unknown[]) => void; onRestart?: () => void } = {},
+    opts: {
+      fieldSelector?: string;
+      limit?: number;
+      resourceVersion?: string;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+      onPage?: (items: unknown[]) => void;
+      onRestart?: () => void;
+    } = {},
   ): Promise<ListResult> {
     const items: unknown[] = [];
     let cont: string | undefined;
@@ -444,7 +471,11 @@ export class KubeClient {
    * with an error saying so). `abort()` ends it at once, also while it is
    * still opening; the promise then resolves.
    */
-  watch(path: string, query: Record<string, string | number | boolean | undefined>, onEvent: (ev: WatchEvent) => void): { readonly done: Promise<void>; abort(): void } {
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (ev: WatchEvent) => void,
+  ): { readonly done: Promise<void>; abort(): void } {
     const ac = new AbortController();
     const q = new URLSearchParams({ watch: 'true' });
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== '') q.set(k, String(v));

@@ -149,8 +149,7 @@ export function kubernetesEvents(
 ): EventSink {
   const recorder = new ApiEventRecorder({ client, host: opts.host, intervalMs: opts.intervalMs, now: opts.now, onError: opts.onError });
   const withUid = (e: DesiredEvent): DesiredEvent => {
-    const uid =
-      source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
+    const uid = source.uidOf(e.involved.kind, e.involved.name, e.involved.namespace) ?? (e.involved.kind === 'Node' ? e.involved.name : undefined);
     return uid ? { ...e, involved: { ...e.involved, uid } } : e;
   };
   return {

@@ -163,9 +163,12 @@ export class ListWatch {
     if (!this.live(gen)) return;
     const backoff = backoffDelay(this.attempt++, this.backoff, (this.opts.random ?? Math.random)());
     const asked = err instanceof ApiError ? (err.retryAfterMs ?? 0) : 0;
-    this.timer = (this.opts.setTimer ?? realTimer)(() => {
-      if (this.live(gen)) void this.run(gen);
-    }, Math.max(backoff, asked));
+    this.timer = (this.opts.setTimer ?? realTimer)(
+      () => {
+        if (this.live(gen)) void this.run(gen);
+      },
+      Math.max(backoff, asked),
+    );
   }
 
   /** Lists at relistResourceVersion, falling back to a quorum read when that version is unusable. */
@@ -215,24 +218,28 @@ export class ListWatch {
         let gone = false;
         let lines = 0;
         const opened = this.now();
-        const w = o.client.watch(o.path, { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds ?? 300, fieldSelector: o.fieldSelector }, (ev) => {
-          if (!this.live(gen) || gone) return;
-          // the watch works: the next error starts the backoff over (not a good list alone,
-          // or a watch refused every time would relist every initialMs)
-          if (lines++ === 0) this.attempt = 0;
-          this.lastActivity = this.now();
-          const object = ev.object as { metadata?: { resourceVersion?: unknown }; code?: unknown; message?: unknown } | null;
-          if (ev.type === 'ERROR') {
-            if (object?.code === 410) {
-              gone = true;
-              w.abort();
-            } else throw new ApiError(Number(object?.code ?? 0), `watch ${o.path}: ${String(object?.code ?? '')} ${String(object?.message ?? 'error')}`);
-            return;
-          }
-          const rv = object?.metadata?.resourceVersion;
-          if (typeof rv === 'string' && rv !== '') this.resourceVersion = this.lastSync = rv;
-          if (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') o.onEvent(ev.type, object);
-        });
+        const w = o.client.watch(
+          o.path,
+          { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: o.timeoutSeconds ?? 300, fieldSelector: o.fieldSelector },
+          (ev) => {
+            if (!this.live(gen) || gone) return;
+            // the watch works: the next error starts the backoff over (not a good list alone,
+            // or a watch refused every time would relist every initialMs)
+            if (lines++ === 0) this.attempt = 0;
+            this.lastActivity = this.now();
+            const object = ev.object as { metadata?: { resourceVersion?: unknown }; code?: unknown; message?: unknown } | null;
+            if (ev.type === 'ERROR') {
+              if (object?.code === 410) {
+                gone = true;
+                w.abort();
+              } else throw new ApiError(Number(object?.code ?? 0), `watch ${o.path}: ${String(object?.code ?? '')} ${String(object?.message ?? 'error')}`);
+              return;
+            }
+            const rv = object?.metadata?.resourceVersion;
+            if (typeof rv === 'string' && rv !== '') this.resourceVersion = this.lastSync = rv;
+            if (ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') o.onEvent(ev.type, object);
+          },
+        );
         this.current = w;
         this.watching = true;
         this.lastActivity = this.now();

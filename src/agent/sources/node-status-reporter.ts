@@ -11,7 +11,10 @@ import { probeCalicoApi, type CalicoApi } from './api-source.js';
 import { ApiError, ListWatch, type KubeClient } from './kube-client.js';
 
 /** What RBAC must grant the reporter, in both Calico APIs (deploy/clusterrole.yaml; test/kubernetes/rbac.test.ts keeps them in step). */
-export const NODE_STATUS_RBAC: readonly { readonly apiGroup: string; readonly resource: string; readonly verbs: readonly string[] }[] = ['crd.projectcalico.org', 'projectcalico.org'].flatMap((apiGroup) => [
+export const NODE_STATUS_RBAC: readonly { readonly apiGroup: string; readonly resource: string; readonly verbs: readonly string[] }[] = [
+  'crd.projectcalico.org',
+  'projectcalico.org',
+].flatMap((apiGroup) => [
   { apiGroup, resource: 'caliconodestatuses', verbs: ['get', 'list', 'watch'] },
   { apiGroup, resource: 'caliconodestatuses/status', verbs: ['patch'] },
 ]);
@@ -165,7 +168,10 @@ export class NodeStatusReporter {
       return;
     }
     try {
-      const updated = (await this.opts.client.request('PATCH', `${this.path}/${encodeURIComponent(name)}/status`, { body: patch, contentType: 'application/merge-patch+json' })) as { status?: unknown };
+      const updated = (await this.opts.client.request('PATCH', `${this.path}/${encodeURIComponent(name)}/status`, {
+        body: patch,
+        contentType: 'application/merge-patch+json',
+      })) as { status?: unknown };
       const now = this.tracked.get(name);
       if (now) now.written = updated.status ?? patch.status;
       this.opts.onReport?.(name, true);

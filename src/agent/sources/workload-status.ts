@@ -49,7 +49,8 @@ export async function loadEndpointStatus(dir: string): Promise<{ events: Workloa
 
 function issueOf(dir: string, e: unknown, file: string): ManifestIssue {
   const path = join(dir, file);
-  if (e instanceof EndpointStatusError) return { severity: 'error', file: path, ...(e.field ? { path: e.field } : {}), message: `${e.detail}; its last valid content stays in force` };
+  if (e instanceof EndpointStatusError)
+    return { severity: 'error', file: path, ...(e.field ? { path: e.field } : {}), message: `${e.detail}; its last valid content stays in force` };
   return { severity: 'error', file: path, message: `cannot read: ${(e as Error).message}; its last valid content stays in force` };
 }
 

@@ -109,8 +109,9 @@ export function decodeAttributeBlock(b: Uint8Array, start: number, end: number, 
     }
     let why: string | undefined;
     if ((flags & 0xc0) !== d.flags) {
-      why = (`flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ` +
-        `${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`);
+      why =
+        `flags 0x${flags.toString(16).padStart(2, '0')} conflict with the ` +
+        `${d.flags === 0x40 ? 'well-known' : d.flags === 0xc0 ? 'optional transitive' : 'optional non-transitive'} type`;
       if (d.onMalformed === 'session-reset') throw BgpError.update('ATTRIBUTE_FLAGS_ERROR', `${d.name}: ${why}`, copyBytes(b, o, next));
       // RFC 7606 §3(c): a flag conflict makes the attribute malformed, handled as treat-as-withdraw.
       issues.push({ code, action: 'treat-as-withdraw', reason: `${d.name}: ${why}` });
@@ -136,7 +137,8 @@ function mergeAs4(s: DecodeScratch): void {
   const a = s.attrs;
   let as4Path = s.as4Path;
   if (s.as4Aggregator !== undefined && a.aggregator !== undefined) {
-    if (a.aggregator.asn !== AS_TRANS) as4Path = undefined; // the aggregating speaker was 2-byte only: both AS4 attributes are stale
+    if (a.aggregator.asn !== AS_TRANS)
+      as4Path = undefined; // the aggregating speaker was 2-byte only: both AS4 attributes are stale
     else a.aggregator = s.as4Aggregator;
   }
   if (as4Path !== undefined && a.asPath !== undefined) a.asPath = mergeAs4Path(a.asPath, as4Path);

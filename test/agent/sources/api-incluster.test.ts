@@ -17,7 +17,10 @@ describe('in-cluster configuration', () => {
   afterEach(async () => {
     await source?.close();
     await server?.stop();
-    for (const [k, v] of [['KUBERNETES_SERVICE_HOST', saved.host], ['KUBERNETES_SERVICE_PORT', saved.port]] as const) {
+    for (const [k, v] of [
+      ['KUBERNETES_SERVICE_HOST', saved.host],
+      ['KUBERNETES_SERVICE_PORT', saved.port],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }

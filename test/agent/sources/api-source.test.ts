@@ -6,7 +6,18 @@ import type { ResourceEvent } from '../../../src/kubernetes/state.js';
 import type { ManifestIssue } from '../../../src/kubernetes/validate.js';
 import { RESOURCE_KINDS, type Node } from '../../../src/kubernetes/resources.js';
 import { FakeApiServer, defaultResources } from '../../kubernetes/fake-apiserver.js';
-import { CRD, everyKind, rawBgpFilter, rawBgpPeer, rawBlockAffinity, rawIpPool, rawNode, rawService, rawSlice, rawBgpConfiguration } from '../../kubernetes/api-fixtures.js';
+import {
+  CRD,
+  everyKind,
+  rawBgpFilter,
+  rawBgpPeer,
+  rawBlockAffinity,
+  rawIpPool,
+  rawNode,
+  rawService,
+  rawSlice,
+  rawBgpConfiguration,
+} from '../../kubernetes/api-fixtures.js';
 
 const until = FakeApiServer.until;
 
@@ -71,7 +82,14 @@ async function relisted(h: Harness): Promise<void> {
  * delivered before its watch is asked for, so nothing of the relists is still to come.
  */
 async function relistedSince(h: Harness, mark: number): Promise<void> {
-  const paths = [...new Set(h.server.requests.slice(0, mark).filter((r) => r.query.watch === 'true').map((r) => r.path))];
+  const paths = [
+    ...new Set(
+      h.server.requests
+        .slice(0, mark)
+        .filter((r) => r.query.watch === 'true')
+        .map((r) => r.path),
+    ),
+  ];
   expect(paths).toHaveLength(8);
   const done = (path: string) => {
     const since = h.server.requests.slice(mark).filter((r) => r.path === path);
@@ -97,7 +115,16 @@ describe('KubernetesApiSource', () => {
     expect(st.connected).toBe(true);
     expect(st.calicoApi).toBe(CRD);
     expect(st.lastSyncAt).toBeTypeOf('number');
-    expect(Object.keys(st.watchRestarts).sort()).toEqual(['bgpconfigurations', 'bgpfilters', 'bgppeers', 'blockaffinities', 'endpointslices', 'ippools', 'nodes', 'services']);
+    expect(Object.keys(st.watchRestarts).sort()).toEqual([
+      'bgpconfigurations',
+      'bgpfilters',
+      'bgppeers',
+      'blockaffinities',
+      'endpointslices',
+      'ippools',
+      'nodes',
+      'services',
+    ]);
     // The watch starts from the list's resourceVersion and asks for bookmarks.
     await watching(h);
     const w = h.server.requests.find((r) => r.path === '/api/v1/nodes' && r.query.watch === 'true');
@@ -166,7 +193,9 @@ describe('KubernetesApiSource', () => {
     for (const { lw } of loops) {
       expect(lw.resourceVersion).toMatch(/^\d+$/);
       // besides its options (callbacks, client) a loop holds numbers, flags, a timer and the open request: no object of the cluster
-      const held = Object.entries(lw).filter(([k, v]) => k !== 'opts' && k !== 'backoff' && k !== 'current' && k !== 'timer' && typeof v === 'object' && v !== null);
+      const held = Object.entries(lw).filter(
+        ([k, v]) => k !== 'opts' && k !== 'backoff' && k !== 'current' && k !== 'timer' && typeof v === 'object' && v !== null,
+      );
       expect(held).toEqual([]);
     }
   });

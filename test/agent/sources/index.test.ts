@@ -7,7 +7,8 @@ import type { ResourceEvent } from '../../../src/kubernetes/state.js';
 
 const pool = (name: string, cidr: string) => ({ apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name }, spec: { cidr } });
 const text = (...objs: object[]) => JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs });
-const brief = (evs: ResourceEvent[]) => evs.map((e) => (e.type === 'delete' ? `delete ${e.name}` : `${e.type} ${e.resource.name} ${e.resource.kind === 'IPPool' ? e.resource.cidr : ''}`));
+const brief = (evs: ResourceEvent[]) =>
+  evs.map((e) => (e.type === 'delete' ? `delete ${e.name}` : `${e.type} ${e.resource.name} ${e.resource.kind === 'IPPool' ? e.resource.cidr : ''}`));
 
 let dir: string;
 let w: LayerWatcher | undefined;

@@ -72,7 +72,11 @@ interface Side {
  * against what it knows (as api-source.ts does), the same rule as
  * client-node's cache: an object whose resourceVersion did not change is no event.
  */
-async function thinClient(server: FakeApiServer, clock: { now: number; sleeps: number[]; timers: number[] }, pageSize?: number): Promise<Side & { lw: ListWatch }> {
+async function thinClient(
+  server: FakeApiServer,
+  clock: { now: number; sleeps: number[]; timers: number[] },
+  pageSize?: number,
+): Promise<Side & { lw: ListWatch }> {
   const seen = new Seen();
   // a kubeconfig whose token is read from a file (re-read on a 401)
   const kc = await server.writeKubeconfig({ tokenFile: true });
@@ -214,7 +218,12 @@ describe('thin client and @kubernetes/client-node against the same script', () =
       for (const side of [thin, node]) {
         const s = side.server;
         await until(
-          () => s.openWatches('nodes') === 1 && s.pendingFaults === 0 && s.held === 0 && side.seen.store.size === truth.store.size && [...truth.store].every(([k, rv]) => side.seen.store.get(k) === rv),
+          () =>
+            s.openWatches('nodes') === 1 &&
+            s.pendingFaults === 0 &&
+            s.held === 0 &&
+            side.seen.store.size === truth.store.size &&
+            [...truth.store].every(([k, rv]) => side.seen.store.get(k) === rv),
           10_000,
           `${what} (${side === thin ? 'thin client' : 'client-node'})`,
         );

@@ -6,7 +6,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, inClusterConnection, KubeClient, LineSplitter, ListWatch, loadKubeConfig, parseKubeconfig, retryAfterMs, type KubeClientOptions, type ListWatchOptions } from '../../../src/agent/sources/kube-client.js';
+import {
+  ApiError,
+  inClusterConnection,
+  KubeClient,
+  LineSplitter,
+  ListWatch,
+  loadKubeConfig,
+  parseKubeconfig,
+  retryAfterMs,
+  type KubeClientOptions,
+  type ListWatchOptions,
+} from '../../../src/agent/sources/kube-client.js';
 import { FakeApiServer } from '../../kubernetes/fake-apiserver.js';
 import { rawIpPool, rawNode } from '../../kubernetes/api-fixtures.js';
 
@@ -44,7 +55,13 @@ function kubeconfig(cluster: Record<string, unknown>, user: Record<string, unkno
 
 describe('kubeconfig', () => {
   it('server, CA data, client certificate and key data', () => {
-    const c = parseKubeconfig(kubeconfig({ server: 'https://192.0.2.1:6443/', 'certificate-authority-data': b64('CA'), 'tls-server-name': 'api' }, { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') }), '/k/config');
+    const c = parseKubeconfig(
+      kubeconfig(
+        { server: 'https://192.0.2.1:6443/', 'certificate-authority-data': b64('CA'), 'tls-server-name': 'api' },
+        { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') },
+      ),
+      '/k/config',
+    );
     expect(c).toMatchObject({ server: 'https://192.0.2.1:6443', namespace: 'tsbgp', insecureSkipTlsVerify: false, tlsServerName: 'api' });
     expect([c.ca, c.cert, c.key].map(String)).toEqual(['CA', 'CERT', 'KEY']);
     expect(c.token).toBeUndefined();
@@ -53,8 +70,20 @@ describe('kubeconfig', () => {
   it('files relative to the kubeconfig: CA, client certificate and key, tokenFile', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'kc-'));
     await mkdir(join(dir, 'pki'));
-    for (const [f, t] of [['pki/ca.crt', 'CA'], ['pki/me.crt', 'CERT'], ['pki/me.key', 'KEY'], ['token', 'tok']]) await writeFile(join(dir, f), t);
-    const c = parseKubeconfig(kubeconfig({ server: 'https://192.0.2.1', 'certificate-authority': 'pki/ca.crt' }, { 'client-certificate': 'pki/me.crt', 'client-key': join(dir, 'pki/me.key'), tokenFile: 'token' }), join(dir, 'config'));
+    for (const [f, t] of [
+      ['pki/ca.crt', 'CA'],
+      ['pki/me.crt', 'CERT'],
+      ['pki/me.key', 'KEY'],
+      ['token', 'tok'],
+    ])
+      await writeFile(join(dir, f), t);
+    const c = parseKubeconfig(
+      kubeconfig(
+        { server: 'https://192.0.2.1', 'certificate-authority': 'pki/ca.crt' },
+        { 'client-certificate': 'pki/me.crt', 'client-key': join(dir, 'pki/me.key'), tokenFile: 'token' },
+      ),
+      join(dir, 'config'),
+    );
     expect([c.ca, c.cert, c.key].map(String)).toEqual(['CA', 'CERT', 'KEY']);
     expect(c.tokenFile).toBe(join(dir, 'token'));
     // remembered by path, to be read again as they rotate
@@ -62,24 +91,46 @@ describe('kubeconfig', () => {
   });
 
   it('token, insecure-skip-tls-verify, username/password, exec, and a context given by name', () => {
-    expect(parseKubeconfig(kubeconfig({ server: 'http://127.0.0.1:8080', 'insecure-skip-tls-verify': true }, { token: 'abc' }), '/k')).toMatchObject({ server: 'http://127.0.0.1:8080', insecureSkipTlsVerify: true, token: 'abc' });
-    expect(parseKubeconfig(kubeconfig({ server: 'https://h' }, { username: 'admin', password: 'pw' }), '/k').basic).toEqual({ username: 'admin', password: 'pw' });
-    const exec = parseKubeconfig(kubeconfig({ server: 'https://h' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws', args: ['eks', 'get-token'], env: [{ name: 'AWS_PROFILE', value: 'p' }] } }), '/k').exec;
+    expect(parseKubeconfig(kubeconfig({ server: 'http://127.0.0.1:8080', 'insecure-skip-tls-verify': true }, { token: 'abc' }), '/k')).toMatchObject({
+      server: 'http://127.0.0.1:8080',
+      insecureSkipTlsVerify: true,
+      token: 'abc',
+    });
+    expect(parseKubeconfig(kubeconfig({ server: 'https://h' }, { username: 'admin', password: 'pw' }), '/k').basic).toEqual({
+      username: 'admin',
+      password: 'pw',
+    });
+    const exec = parseKubeconfig(
+      kubeconfig(
+        { server: 'https://h' },
+        {
+          exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws', args: ['eks', 'get-token'], env: [{ name: 'AWS_PROFILE', value: 'p' }] },
+        },
+      ),
+      '/k',
+    ).exec;
     expect(exec).toEqual({ command: 'aws', args: ['eks', 'get-token'], env: { AWS_PROFILE: 'p' }, apiVersion: 'client.authentication.k8s.io/v1beta1' });
     expect(parseKubeconfig(kubeconfig({ server: 'https://h' }), '/k', { context: 'c' }).server).toBe('https://h');
     expect(() => parseKubeconfig(kubeconfig({ server: 'https://h' }), '/k', { context: 'nope' })).toThrow('contexts: no entry named "nope"');
   });
 
   it('errors name the field that is wrong', async () => {
-    const bad = (cluster: Record<string, unknown>, user: Record<string, unknown> = {}) => () => parseKubeconfig(kubeconfig(cluster, user), '/k/config');
+    const bad =
+      (cluster: Record<string, unknown>, user: Record<string, unknown> = {}) =>
+      () =>
+        parseKubeconfig(kubeconfig(cluster, user), '/k/config');
     expect(bad({})).toThrow('clusters[k].cluster.server is missing');
     expect(bad({ server: 'not a url' })).toThrow('clusters[k].cluster.server "not a url" is not a URL');
     expect(bad({ server: 'ftp://h' })).toThrow('must be http or https');
     expect(bad({ server: 'https://h', 'insecure-skip-tls-verify': 'yes' })).toThrow('clusters[k].cluster.insecure-skip-tls-verify must be true or false');
     expect(bad({ server: 'https://h', 'certificate-authority-data': 'not base64!' })).toThrow('clusters[k].cluster.certificate-authority-data is not base64');
-    expect(bad({ server: 'https://h', 'certificate-authority': 'missing.crt' })).toThrow(/^clusters\[k\]\.cluster\.certificate-authority \/k\/missing\.crt: ENOENT/);
+    expect(bad({ server: 'https://h', 'certificate-authority': 'missing.crt' })).toThrow(
+      /^clusters\[k\]\.cluster\.certificate-authority \/k\/missing\.crt: ENOENT/,
+    );
     expect(bad({ server: 'https://h', 'proxy-url': 'http://proxy' })).toThrow('clusters[k].cluster.proxy-url is not supported');
-    expect(bad({ server: 'https://h' }, { 'client-certificate-data': b64('C') })).toThrow('users[u].user.client-certificate is given without client-key(-data)');
+    expect(bad({ server: 'https://h' }, { 'client-certificate-data': b64('C') })).toThrow(
+      'users[u].user.client-certificate is given without client-key(-data)',
+    );
     expect(bad({ server: 'https://h' }, { 'client-key-data': b64('K') })).toThrow('users[u].user.client-key is given without client-certificate(-data)');
     expect(bad({ server: 'https://h' }, { tokenFile: '/nonexistent/token' })).toThrow(/^users\[u\]\.user\.tokenFile \/nonexistent\/token: ENOENT/);
     expect(bad({ server: 'https://h' }, { username: 'admin' })).toThrow('users[u].user.username is given without password');
@@ -89,7 +140,9 @@ describe('kubeconfig', () => {
     expect(bad({ server: 'https://h' }, { token: 7 })).toThrow('users[u].user.token must be a string');
     expect(() => parseKubeconfig('apiVersion: v1\nkind: Config\n', '/k')).toThrow('no current-context');
     expect(() => parseKubeconfig('current-context: c\ncontexts: []\n', '/k')).toThrow('contexts: no entry named "c"');
-    expect(() => parseKubeconfig('current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters: []\n', '/k')).toThrow('clusters: no entry named "k"');
+    expect(() => parseKubeconfig('current-context: c\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\nclusters: []\n', '/k')).toThrow(
+      'clusters: no entry named "k"',
+    );
     expect(() => parseKubeconfig('{ not: [yaml', '/k')).toThrow(/^not a kubeconfig: /);
     expect(() => parseKubeconfig('- a list', '/k')).toThrow('not a kubeconfig: the kubeconfig must be a mapping');
     expect(() => loadKubeConfig({ kubeconfig: '/nonexistent/kubeconfig' })).toThrow(/ENOENT.*\/nonexistent\/kubeconfig/);
@@ -142,7 +195,10 @@ describe('KubeClient authentication', () => {
     const open = await echo();
     await expect(new KubeClient({ server: open, insecureSkipTlsVerify: false }).getJson('/version')).rejects.toThrow(/^GET \/version: .*self[- ]signed/i);
     expect(await new KubeClient({ server: open, insecureSkipTlsVerify: true, token: 'x' }).getJson('/version')).toEqual({ auth: 'Bearer x', cn: null });
-    expect(await new KubeClient({ server: open, insecureSkipTlsVerify: true, basic: { username: 'a', password: 'b' } }).getJson('/')).toEqual({ auth: `Basic ${b64('a:b')}`, cn: null });
+    expect(await new KubeClient({ server: open, insecureSkipTlsVerify: true, basic: { username: 'a', password: 'b' } }).getJson('/')).toEqual({
+      auth: `Basic ${b64('a:b')}`,
+      cn: null,
+    });
   });
 
   it('a client certificate and key from files are read again every 5 minutes; a change takes a new connection pool', async () => {
@@ -158,7 +214,14 @@ describe('KubeClient authentication', () => {
     };
     await put('cert.pem', 'key.pem');
     let now = 0;
-    const conn = { server, ca: Buffer.from(cert), cert: await readFile(certFile), key: await readFile(keyFile), insecureSkipTlsVerify: false, tlsFiles: { cert: certFile, key: keyFile } };
+    const conn = {
+      server,
+      ca: Buffer.from(cert),
+      cert: await readFile(certFile),
+      key: await readFile(keyFile),
+      insecureSkipTlsVerify: false,
+      tlsFiles: { cert: certFile, key: keyFile },
+    };
     const client = new KubeClient(conn, { now: () => now });
     expect(await client.getJson('/')).toMatchObject({ cn: '127.0.0.1' });
     await put('rotated-cert.pem', 'rotated-key.pem');
@@ -191,18 +254,25 @@ describe('KubeClient authentication', () => {
     const server = await echo();
     const dir = await mkdtemp(join(tmpdir(), 'exec-'));
     const plugin = join(dir, 'plugin.sh');
-    await writeFile(plugin, '#!/bin/sh\necho "{\\"apiVersion\\":\\"client.authentication.k8s.io/v1\\",\\"kind\\":\\"ExecCredential\\",\\"status\\":{\\"token\\":\\"$1-$PLUGIN_ENV-$(echo "$KUBERNETES_EXEC_INFO" | grep -c ExecCredential)\\"}}"\n');
+    await writeFile(
+      plugin,
+      '#!/bin/sh\necho "{\\"apiVersion\\":\\"client.authentication.k8s.io/v1\\",\\"kind\\":\\"ExecCredential\\",\\"status\\":{\\"token\\":\\"$1-$PLUGIN_ENV-$(echo "$KUBERNETES_EXEC_INFO" | grep -c ExecCredential)\\"}}"\n',
+    );
     await chmod(plugin, 0o755);
     const exec = { command: plugin, args: ['arg'], env: { PLUGIN_ENV: 'env' }, apiVersion: 'client.authentication.k8s.io/v1' };
     expect(await new KubeClient({ server, insecureSkipTlsVerify: true, exec }).getJson('/')).toMatchObject({ auth: 'Bearer arg-env-1' });
     const failing = join(dir, 'failing.sh');
     await writeFile(failing, '#!/bin/sh\necho "no credentials here" >&2\nexit 3\n');
     await chmod(failing, 0o755);
-    await expect(new KubeClient({ server, insecureSkipTlsVerify: true, exec: { ...exec, command: failing } }).getJson('/')).rejects.toThrow(`exec credential plugin ${failing}: Command failed: ${failing} arg: no credentials here`);
+    await expect(new KubeClient({ server, insecureSkipTlsVerify: true, exec: { ...exec, command: failing } }).getJson('/')).rejects.toThrow(
+      `exec credential plugin ${failing}: Command failed: ${failing} arg: no credentials here`,
+    );
     const empty = join(dir, 'empty.sh');
     await writeFile(empty, '#!/bin/sh\necho \'{"kind":"ExecCredential","status":{}}\'\n');
     await chmod(empty, 0o755);
-    await expect(new KubeClient({ server, insecureSkipTlsVerify: true, exec: { ...exec, command: empty } }).getJson('/')).rejects.toThrow(`exec credential plugin ${empty}: its ExecCredential has no status.token`);
+    await expect(new KubeClient({ server, insecureSkipTlsVerify: true, exec: { ...exec, command: empty } }).getJson('/')).rejects.toThrow(
+      `exec credential plugin ${empty}: its ExecCredential has no status.token`,
+    );
   });
 });
 
@@ -414,19 +484,26 @@ describe('ListWatch against the test API server', () => {
 describe('the watch line buffer', () => {
   it('splits lines across any chunking, keeping the chunks of an unfinished line as they came', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'grapheme', maxLength: 40 }).map((x) => x.replace(/\n/g, ' ')), { maxLength: 8 }), fc.array(fc.integer({ min: 1, max: 17 }), { minLength: 1, maxLength: 10 }), (lines, cuts) => {
-        const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
-        const got: string[] = [];
-        const split = new LineSplitter(1 << 20);
-        let at = 0;
-        for (let i = 0; at < bytes.length; i++) {
-          const n = cuts[i % cuts.length];
-          split.push(bytes.subarray(at, at + n), (l) => void got.push(l));
-          at += n;
-        }
-        expect(got).toEqual(lines);
-        expect(split.pending).toBe(0);
-      }),
+      fc.property(
+        fc.array(
+          fc.string({ unit: 'grapheme', maxLength: 40 }).map((x) => x.replace(/\n/g, ' ')),
+          { maxLength: 8 },
+        ),
+        fc.array(fc.integer({ min: 1, max: 17 }), { minLength: 1, maxLength: 10 }),
+        (lines, cuts) => {
+          const bytes = Buffer.from(lines.map((l) => `${l}\n`).join(''));
+          const got: string[] = [];
+          const split = new LineSplitter(1 << 20);
+          let at = 0;
+          for (let i = 0; at < bytes.length; i++) {
+            const n = cuts[i % cuts.length];
+            split.push(bytes.subarray(at, at + n), (l) => void got.push(l));
+            at += n;
+          }
+          expect(got).toEqual(lines);
+          expect(split.pending).toBe(0);
+        },
+      ),
     );
   });
 
@@ -533,7 +610,12 @@ describe('failures, as client-go handles them', () => {
     server.dropConnections();
     await until(() => two.seen.lists === 2 && server.openWatches('nodes') === 1, 10_000, 'relist (paged)');
     const rv = String(server.resourceVersion);
-    expect(lists()).toEqual([{ limit: '500', resourceVersion: '0' }, { limit: '500', continue: `${rv}:500` }, { limit: '500', resourceVersion: rv }, { limit: '500', continue: `${rv}:500` }]);
+    expect(lists()).toEqual([
+      { limit: '500', resourceVersion: '0' },
+      { limit: '500', continue: `${rv}:500` },
+      { limit: '500', resourceVersion: rv },
+      { limit: '500', continue: `${rv}:500` },
+    ]);
   });
 
   it('a relist whose resourceVersion is too large (the cache is behind) waits as asked, then falls back to a quorum read ("")', async () => {
@@ -546,7 +628,15 @@ describe('failures, as client-go handles them', () => {
     await until(() => seen.lists === 1 && server.openWatches('nodes') === 1, 5000, 'first sync');
     const rv = String(server.resourceVersion);
     const relist = (r: { path: string; query: Record<string, string> }) => r.query.watch === undefined && r.query.resourceVersion === rv;
-    server.inject({ status: 504, reason: 'Timeout', message: `Too large resource version: ${rv}`, causes: ['ResourceVersionTooLarge'], retryAfterSeconds: 1, times: 11, match: relist });
+    server.inject({
+      status: 504,
+      reason: 'Timeout',
+      message: `Too large resource version: ${rv}`,
+      causes: ['ResourceVersionTooLarge'],
+      retryAfterSeconds: 1,
+      times: 11,
+      match: relist,
+    });
     server.dropConnections();
     await until(() => seen.lists === 2 && server.openWatches('nodes') === 1, 5000, 'relist');
     expect(clock.sleeps).toEqual(Array(10).fill(1000)); // client-go's 10 retries, each after the Retry-After asked

@@ -2,14 +2,21 @@ import { mkdir, mkdtemp, rm, writeFile, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { endpointStatusDirFromEnv, loadEndpointStatus, watchEndpointStatus, withEndpointStatus, type EndpointStatusWatcher } from '../../../src/agent/sources/workload-status.js';
+import {
+  endpointStatusDirFromEnv,
+  loadEndpointStatus,
+  watchEndpointStatus,
+  withEndpointStatus,
+  type EndpointStatusWatcher,
+} from '../../../src/agent/sources/workload-status.js';
 import type { ConfigSource, SourceSink } from '../../../src/agent/sources/index.js';
 import type { ManifestIssue } from '../../../src/kubernetes/validate.js';
 import type { ClusterEvent, WorkloadEvent } from '../../../src/kubernetes/state.js';
 import type { LocalWorkloadEndpoint } from '../../../src/kubernetes/workloads.js';
 
 /** Felix's endpoint-status JSON for one workload. */
-const status = (ip: string, peerName?: string) => JSON.stringify({ ifaceName: 'cali0123456789a', ipv4Nets: [`${ip}/32`], ...(peerName ? { bgpPeerName: peerName } : {}) });
+const status = (ip: string, peerName?: string) =>
+  JSON.stringify({ ifaceName: 'cali0123456789a', ipv4Nets: [`${ip}/32`], ...(peerName ? { bgpPeerName: peerName } : {}) });
 
 let root: string;
 let dir: string;
@@ -131,12 +138,12 @@ describe('endpoint-status directory source', () => {
     expect(r.issues.map((i) => [i.file, i.message.split(';')[0]])).toEqual([[join(dir, 'pod-b'), 'empty (being written?)']]);
   });
 
-  it('the directory follows confd\'s CALICO_ENDPOINT_STATUS_PATH_PREFIX, else Calico\'s default', () => {
+  it("the directory follows confd's CALICO_ENDPOINT_STATUS_PATH_PREFIX, else Calico's default", () => {
     expect(endpointStatusDirFromEnv({ CALICO_ENDPOINT_STATUS_PATH_PREFIX: '/run/x' })).toBe('/run/x/endpoint-status');
     expect(endpointStatusDirFromEnv({})).toBe('/var/run/calico/endpoint-status');
   });
 
-  it('withEndpointStatus adds the workloads to another source, each batch carrying both sources\' issues', async () => {
+  it("withEndpointStatus adds the workloads to another source, each batch carrying both sources' issues", async () => {
     await mkdir(dir);
     await writeFile(join(dir, 'pod-a'), status('198.51.100.7', 'vm-routers'));
     await writeFile(join(dir, 'pod-z'), 'nonsense');
@@ -148,7 +155,18 @@ describe('endpoint-status directory source', () => {
         baseSink = sink;
         sink.onChange([], [baseIssue]);
       },
-      status: () => ({ kind: 'manifests', paths: [], server: null, calicoApi: null, connected: true, synced: true, since: new Date(0), lastSyncAt: null, lastError: null, watchRestarts: 0 }),
+      status: () => ({
+        kind: 'manifests',
+        paths: [],
+        server: null,
+        calicoApi: null,
+        connected: true,
+        synced: true,
+        since: new Date(0),
+        lastSyncAt: null,
+        lastError: null,
+        watchRestarts: 0,
+      }),
       settle: async () => {},
       close: async () => {
         closed = true;

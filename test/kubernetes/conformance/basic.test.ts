@@ -37,14 +37,31 @@ describe('conformance: peers outside the cluster', () => {
       POOL,
       MESH_OFF,
       secret('bgp-passwords', { rack: 's3cret' }),
-      bgpPeer('rack-a', { node: 'n1', peerIP: '203.0.113.1', asNumber: 65010, ttlSecurity: 2, password: { secretKeyRef: { name: 'bgp-passwords', key: 'rack' } }, maxRestartTime: '30s', nextHopMode: 'Self' }),
+      bgpPeer('rack-a', {
+        node: 'n1',
+        peerIP: '203.0.113.1',
+        asNumber: 65010,
+        ttlSecurity: 2,
+        password: { secretKeyRef: { name: 'bgp-passwords', key: 'rack' } },
+        maxRestartTime: '30s',
+        nextHopMode: 'Self',
+      }),
       bgpPeer('rack-b', { node: 'n1', peerIP: '203.0.113.2', asNumber: 65011, keepOriginalNextHop: true, sourceAddress: 'None', numAllowedLocalASNumbers: 2 }),
       bgpPeer('rack-d', { node: 'n1', peerIP: '203.0.113.4', asNumber: 65012, localASNumber: 65100, nextHopMode: 'Keep' }),
       // Not this node's.
       bgpPeer('other', { node: 'n2', peerIP: '203.0.113.7', asNumber: 65013 }),
     ];
     expect(whole('n1', objects).peers).toEqual({
-      '203.0.113.1:179': peerDefaults({ type: 'node', asn: 65010, sourceAddress: N1, password: 's3cret', ttlSecurity: 2, nextHop: 'self', restartTime: 30, sent: N1_BLOCKS }),
+      '203.0.113.1:179': peerDefaults({
+        type: 'node',
+        asn: 65010,
+        sourceAddress: N1,
+        password: 's3cret',
+        ttlSecurity: 2,
+        nextHop: 'self',
+        restartTime: 30,
+        sent: N1_BLOCKS,
+      }),
       // keepOriginalNextHop keeps the next hop toward an eBGP peer.
       '203.0.113.2:179': peerDefaults({ type: 'node', asn: 65011, nextHop: 'keep', allowLocalAs: 2, sent: N1_BLOCKS }),
       '203.0.113.4:179': peerDefaults({ type: 'node', asn: 65012, localAsn: 65100, sourceAddress: N1, nextHop: 'keep', sent: N1_BLOCKS }),
@@ -99,7 +116,12 @@ describe('conformance: what a node originates', () => {
   });
 
   it('a Service with externalTrafficPolicy Local: its cluster and load-balancer IPs as /32s from the nodes with an endpoint only', () => {
-    const cfg = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, serviceClusterIPs: [{ cidr: '198.19.0.0/20' }], serviceLoadBalancerIPs: [{ cidr: '203.0.113.128/26' }] });
+    const cfg = bgpConfiguration({
+      nodeToNodeMeshEnabled: false,
+      asNumber: 64512,
+      serviceClusterIPs: [{ cidr: '198.19.0.0/20' }],
+      serviceLoadBalancerIPs: [{ cidr: '203.0.113.128/26' }],
+    });
     const service = {
       apiVersion: 'v1',
       kind: 'Service',
@@ -153,10 +175,15 @@ describe('conformance: what a node originates', () => {
 });
 
 describe('conformance: IPIP pools and programClusterRoutes', () => {
-  const pools = [ipPool('always', { cidr: '198.18.0.0/18', ipipMode: 'Always' }), ipPool('cross', { cidr: '198.18.64.0/18', ipipMode: 'CrossSubnet' }), ipPool('plain', { cidr: '198.18.192.0/18' })];
+  const pools = [
+    ipPool('always', { cidr: '198.18.0.0/18', ipipMode: 'Always' }),
+    ipPool('cross', { cidr: '198.18.64.0/18', ipipMode: 'CrossSubnet' }),
+    ipPool('plain', { cidr: '198.18.192.0/18' }),
+  ];
   const blocks = [affinity('n1', '198.18.0.0/26'), affinity('n1', '198.18.64.0/26'), affinity('n1', '198.18.192.0/26')];
   const probes = ['198.18.1.0/26', '198.18.65.0/26', '198.18.193.0/26'].flatMap((p) => [`${p} via ${NEAR}`, `${p} via ${FAR}`]);
-  const decide = (pcr: string) => whole('n1', [...NODES, ...blocks, ...pools, bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: pcr }), TOR], probes);
+  const decide = (pcr: string) =>
+    whole('n1', [...NODES, ...blocks, ...pools, bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: pcr }), TOR], probes);
 
   it('Enabled: IPIP Always through tunl0, CrossSubnet through tunl0 only beyond the subnet, unencapsulated as learned', () => {
     const w = decide('Enabled');
@@ -235,8 +262,13 @@ describe('conformance: BGPFilter export rules', () => {
   it('several filters apply in the order the peer lists them', () => {
     const accept = bgpFilter('accept-first', { exportV4: [{ action: 'Accept', matchOperator: 'Equal', cidr: '198.18.1.0/26' }] });
     const reject = bgpFilter('reject-blocks', { exportV4: [{ action: 'Reject', matchOperator: 'In', cidr: '198.18.0.0/16' }] });
-    expect(whole('n1', [...NODES, ...BLOCKS, POOL, CFG, accept, reject, tor(['accept-first', 'reject-blocks'])]).peers['198.51.100.1:179'].sent).toEqual(['198.18.1.0/26', '198.19.0.0/20']);
-    expect(whole('n1', [...NODES, ...BLOCKS, POOL, CFG, accept, reject, tor(['reject-blocks', 'accept-first'])]).peers['198.51.100.1:179'].sent).toEqual(['198.19.0.0/20']);
+    expect(whole('n1', [...NODES, ...BLOCKS, POOL, CFG, accept, reject, tor(['accept-first', 'reject-blocks'])]).peers['198.51.100.1:179'].sent).toEqual([
+      '198.18.1.0/26',
+      '198.19.0.0/20',
+    ]);
+    expect(whole('n1', [...NODES, ...BLOCKS, POOL, CFG, accept, reject, tor(['reject-blocks', 'accept-first'])]).peers['198.51.100.1:179'].sent).toEqual([
+      '198.19.0.0/20',
+    ]);
   });
 
   it('a filter with rules for one family leaves the peers of the other family unfiltered', () => {

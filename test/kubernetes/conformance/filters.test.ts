@@ -15,7 +15,6 @@ const tor = (filters: string[]) => bgpPeer('tor', { peerIP: '198.51.100.1', asNu
 const ALL = [...N1_BLOCKS, '198.19.0.0/20'];
 
 describe('conformance: BGPFilter export rules', () => {
-
   it('interface, source and priority rules are honoured, not refused: none matches what the node originates itself', () => {
     const f = bgpFilter('kernel-aware', {
       exportV4: [
@@ -30,7 +29,11 @@ describe('conformance: BGPFilter export rules', () => {
   });
 
   it('peerType selects eBGP or iBGP peers; a communities match never sees the communities prefixAdvertisements add (Calico adds them after the filters)', () => {
-    const cfg = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, prefixAdvertisements: [{ cidr: '198.18.1.64/26', communities: ['65000:100'] }] });
+    const cfg = bgpConfiguration({
+      nodeToNodeMeshEnabled: false,
+      asNumber: 64512,
+      prefixAdvertisements: [{ cidr: '198.18.1.64/26', communities: ['65000:100'] }],
+    });
     const f = bgpFilter('typed', {
       exportV4: [
         { action: 'Reject', peerType: 'eBGP', matchOperator: 'Equal', cidr: '198.18.1.0/26' },

@@ -37,7 +37,12 @@ export function node(name: string, o: { ipv4?: string; ipv6?: string; asNumber?:
 
 export const bgpConfiguration = (spec: Obj, name = 'default'): Obj => ({ apiVersion: V3, kind: 'BGPConfiguration', metadata: { name }, spec });
 export const bgpPeer = (name: string, spec: Obj): Obj => ({ apiVersion: V3, kind: 'BGPPeer', metadata: { name }, spec });
-export const ipPool = (name: string, spec: Obj): Obj => ({ apiVersion: V3, kind: 'IPPool', metadata: { name }, spec: { ipipMode: 'Never', vxlanMode: 'Never', ...spec } });
+export const ipPool = (name: string, spec: Obj): Obj => ({
+  apiVersion: V3,
+  kind: 'IPPool',
+  metadata: { name },
+  spec: { ipipMode: 'Never', vxlanMode: 'Never', ...spec },
+});
 export const bgpFilter = (name: string, spec: Obj): Obj => ({ apiVersion: V3, kind: 'BGPFilter', metadata: { name }, spec });
 /** An IPAM block affine to a node; no state is how IPAM writes a confirmed one. */
 export const affinity = (nodeName: string, cidr: string, state?: 'confirmed' | 'pending'): Obj => ({
@@ -46,7 +51,12 @@ export const affinity = (nodeName: string, cidr: string, state?: 'confirmed' | '
   metadata: { name: `${nodeName}-${cidr.replace(/[./:]/g, '-')}` },
   spec: { node: nodeName, cidr, ...(state ? { state } : {}) },
 });
-export const secret = (name: string, data: Record<string, string>): Obj => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'kube-system' }, stringData: data });
+export const secret = (name: string, data: Record<string, string>): Obj => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name, namespace: 'kube-system' },
+  stringData: data,
+});
 
 export interface PeerWhole {
   /** Calico's protocol kinds: Mesh_, Global_ and Node_ (reverse peerings are node-specific ones). */
@@ -111,7 +121,8 @@ export function kernelDecision(plan: Plan, prefix: string, nextHop: string): str
     return rp.family === p.family && rp.length <= p.length && rp.contains(p);
   });
   if (rule?.action === 'reject') return 'not programmed';
-  if (rule?.action === 'accept' && rule.tunnel && !(rule.tunnel.unlessWithin ?? []).some((w) => Prefix.parse(w).contains(Prefix.host(nh)))) return `programmed via ${rule.tunnel.dev}`;
+  if (rule?.action === 'accept' && rule.tunnel && !(rule.tunnel.unlessWithin ?? []).some((w) => Prefix.parse(w).contains(Prefix.host(nh))))
+    return `programmed via ${rule.tunnel.dev}`;
   return 'programmed';
 }
 
@@ -146,7 +157,14 @@ export function whole(nodeName: string, objects: readonly Obj[], probes: readonl
   const k = plan.kernel;
   return {
     peers,
-    routes: plan.routes.map((r) => entry(r.prefix.toString(), r.communities.map((c) => c.text))).sort(),
+    routes: plan.routes
+      .map((r) =>
+        entry(
+          r.prefix.toString(),
+          r.communities.map((c) => c.text),
+        ),
+      )
+      .sort(),
     kernel: {
       decisions,
       statics: (k?.statics ?? []).map((s) => `${s.prefix} ${'blackhole' in s ? 'blackhole' : `via ${s.via}`}`).sort(),

@@ -26,7 +26,11 @@ describe('conformance: /32 blocks and borrowed IPs', () => {
 });
 
 describe('conformance: who programs cluster routes', () => {
-  const pools = [ipPool('ipip', { cidr: '198.18.0.0/18', ipipMode: 'Always' }), ipPool('vxlan', { cidr: '198.18.128.0/18', vxlanMode: 'Always' }), ipPool('plain', { cidr: '198.18.192.0/18' })];
+  const pools = [
+    ipPool('ipip', { cidr: '198.18.0.0/18', ipipMode: 'Always' }),
+    ipPool('vxlan', { cidr: '198.18.128.0/18', vxlanMode: 'Always' }),
+    ipPool('plain', { cidr: '198.18.192.0/18' }),
+  ];
   const blocks = [affinity('n1', '198.18.0.0/26'), affinity('n1', '198.18.128.0/26'), affinity('n1', '198.18.192.0/26')];
   const probes = ['198.18.1.0/26', '198.18.129.0/26', '198.18.193.0/26'].flatMap((p) => [`${p} via ${NEAR}`, `${p} via ${FAR}`]);
 
@@ -62,7 +66,13 @@ describe('conformance: who programs cluster routes', () => {
   });
 
   it('Disabled: no blackhole either', () => {
-    const w = whole('n1', [...NODES, ...blocks, ...pools, bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: 'Disabled' }), TOR]);
+    const w = whole('n1', [
+      ...NODES,
+      ...blocks,
+      ...pools,
+      bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, programClusterRoutes: 'Disabled' }),
+      TOR,
+    ]);
     expect(w.kernel.statics).toEqual([]);
   });
 });

@@ -30,7 +30,7 @@ describe('conformance: the node-to-node mesh', () => {
     expect(Object.keys(whole('n1', objects).peers).sort()).toEqual(['192.0.2.1:179', '192.0.2.11:179', '192.0.2.2:179'].sort());
   });
 
-  it('IPv6: the same rule over the nodes\' IPv6 addresses, each family its own peerings', () => {
+  it("IPv6: the same rule over the nodes' IPv6 addresses, each family its own peerings", () => {
     const objects = [
       node('n1', { ipv4: `${N1}/24`, ipv6: '2001:db8::10/64' }),
       node('n2', { ipv4: '192.0.2.2/24', ipv6: '2001:db8::2/64' }),
@@ -41,7 +41,8 @@ describe('conformance: the node-to-node mesh', () => {
       POOL,
       bgpConfiguration({}),
     ];
-    const mesh = (passive: boolean, v6: boolean) => peerDefaults({ type: 'mesh', asn: 64512, passive, sourceAddress: v6 ? '2001:db8::10' : N1, sent: v6 ? ['2001:db8:1::/122'] : N1_BLOCKS });
+    const mesh = (passive: boolean, v6: boolean) =>
+      peerDefaults({ type: 'mesh', asn: 64512, passive, sourceAddress: v6 ? '2001:db8::10' : N1, sent: v6 ? ['2001:db8:1::/122'] : N1_BLOCKS });
     expect(whole('n1', objects).peers).toEqual({
       '192.0.2.2:179': mesh(true, false),
       '192.0.2.1:179': mesh(false, false),
@@ -54,7 +55,8 @@ describe('conformance: the node-to-node mesh', () => {
   it('the mesh password, restart time and listen port apply to every mesh peering', () => {
     const cfg = bgpConfiguration({ nodeMeshPassword: { secretKeyRef: { name: 'mesh', key: 'pw' } }, nodeMeshMaxRestartTime: '45s', listenPort: 1179 });
     const w = whole('n1', [...NODES, ...BLOCKS, POOL, cfg, secret('mesh', { pw: 'm3sh' })]);
-    const mesh = (passive: boolean) => peerDefaults({ type: 'mesh', asn: 64512, passive, sourceAddress: N1, password: 'm3sh', restartTime: 45, sent: N1_BLOCKS });
+    const mesh = (passive: boolean) =>
+      peerDefaults({ type: 'mesh', asn: 64512, passive, sourceAddress: N1, password: 'm3sh', restartTime: 45, sent: N1_BLOCKS });
     expect(w.peers).toEqual({ '192.0.2.1:1179': mesh(false), '192.0.2.11:1179': mesh(true), '192.0.2.2:1179': mesh(true) });
   });
 });
@@ -98,14 +100,27 @@ describe('conformance: global and node-specific peerings of cluster nodes', () =
   });
 
   it('keepOriginalNextHop toward an iBGP peer changes nothing (Calico applies it to eBGP peers only)', () => {
-    const objects = [...NODES, ...BLOCKS, POOL, MESH_OFF, bgpPeer('ibgp-tor', { nodeSelector: 'all()', peerIP: '203.0.113.3', asNumber: 64512, keepOriginalNextHop: true })];
+    const objects = [
+      ...NODES,
+      ...BLOCKS,
+      POOL,
+      MESH_OFF,
+      bgpPeer('ibgp-tor', { nodeSelector: 'all()', peerIP: '203.0.113.3', asNumber: 64512, keepOriginalNextHop: true }),
+    ];
     expect(whole('n1', objects).peers).toEqual({ '203.0.113.3:179': peerDefaults({ type: 'node', asn: 64512, sourceAddress: N1, sent: N1_BLOCKS }) });
   });
 });
 
 describe('conformance: BGPPeer and BGPConfiguration details', () => {
   it('two peerings to one address on different ports both run', () => {
-    const objects = [...NODES, ...BLOCKS, POOL, MESH_OFF, bgpPeer('tor-150', { peerIP: '198.51.100.1:150', asNumber: 65001 }), bgpPeer('tor-166', { peerIP: '198.51.100.1:166', asNumber: 65002 })];
+    const objects = [
+      ...NODES,
+      ...BLOCKS,
+      POOL,
+      MESH_OFF,
+      bgpPeer('tor-150', { peerIP: '198.51.100.1:150', asNumber: 65001 }),
+      bgpPeer('tor-166', { peerIP: '198.51.100.1:166', asNumber: 65002 }),
+    ];
     const w = whole('n1', objects);
     expect(w.peers).toEqual({
       '198.51.100.1:150': peerDefaults({ type: 'global', asn: 65001, sourceAddress: N1, sent: N1_BLOCKS }),
@@ -115,7 +130,14 @@ describe('conformance: BGPPeer and BGPConfiguration details', () => {
   });
 
   it('a peerIP without asNumber takes the cluster AS, and the node with that IP peers back with the nodes of the local side', () => {
-    const objects = [...NODES, ...BLOCKS, POOL, MESH_OFF, bgpPeer('to-external', { node: 'n1', peerIP: '198.51.100.2' }), bgpPeer('everyone-to-n1', { peerIP: N1 })];
+    const objects = [
+      ...NODES,
+      ...BLOCKS,
+      POOL,
+      MESH_OFF,
+      bgpPeer('to-external', { node: 'n1', peerIP: '198.51.100.2' }),
+      bgpPeer('everyone-to-n1', { peerIP: N1 }),
+    ];
     const w = whole('n1', objects);
     const reverse = peerDefaults({ type: 'node', asn: 64512, sourceAddress: N1, sent: N1_BLOCKS });
     expect(w.peers).toEqual({
@@ -128,7 +150,12 @@ describe('conformance: BGPPeer and BGPConfiguration details', () => {
   });
 
   it('an empty entry in a service range list is skipped; the others are advertised', () => {
-    const cfg = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, serviceClusterIPs: [{ cidr: '198.19.0.0/20' }, {}], serviceLoadBalancerIPs: [{}] });
+    const cfg = bgpConfiguration({
+      nodeToNodeMeshEnabled: false,
+      asNumber: 64512,
+      serviceClusterIPs: [{ cidr: '198.19.0.0/20' }, {}],
+      serviceLoadBalancerIPs: [{}],
+    });
     const w = whole('n1', [...NODES, ...BLOCKS, POOL, cfg, bgpPeer('tor', { peerIP: '198.51.100.1', asNumber: 65001 })]);
     expect(w.routes).toEqual([...N1_BLOCKS, '198.19.0.0/20']);
     expect(w.peers['198.51.100.1:179'].sent).toEqual([...N1_BLOCKS, '198.19.0.0/20']);
@@ -140,8 +167,16 @@ describe('conformance: BGPPeer and BGPConfiguration details', () => {
       ...NODES,
       ...BLOCKS,
       POOL,
-      bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512, communities: [{ name: 'site', value: '65000:1' }], prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['site'] }] }),
-      bgpConfiguration({ communities: [{ name: 'site', value: '65000:2:3' }], prefixAdvertisements: [{ cidr: '198.18.1.0/26', communities: ['site'] }] }, 'node.n1'),
+      bgpConfiguration({
+        nodeToNodeMeshEnabled: false,
+        asNumber: 64512,
+        communities: [{ name: 'site', value: '65000:1' }],
+        prefixAdvertisements: [{ cidr: '198.18.0.0/16', communities: ['site'] }],
+      }),
+      bgpConfiguration(
+        { communities: [{ name: 'site', value: '65000:2:3' }], prefixAdvertisements: [{ cidr: '198.18.1.0/26', communities: ['site'] }] },
+        'node.n1',
+      ),
       bgpPeer('tor', { peerIP: '198.51.100.1', asNumber: 65001 }),
     ];
     const w = whole('n1', objects);
