@@ -208,6 +208,11 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
       'info',
       '--kernel',
       'on',
+      // The node stays up while its BGP daemon changes: graceful restart keeps its routes on the
+      // other nodes (an RFC 8326 drain would move traffic off a node that is not leaving, then
+      // withdraw its pod blocks): docs/migrating-from-calico.md.
+      '--drain-time',
+      '0',
       join(dir, 'manifests'),
     ]);
   }
