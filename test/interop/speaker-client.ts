@@ -21,7 +21,7 @@ import type { NodeConfig, NodeCounts, PrefixRange, Reply, Request, RouteSpec, Wi
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
 export const SPEAKER_NODE = join(HERE, 'speaker-node.ts');
-const SPEAKER_MODULE = join(ROOT, 'src', 'speaker.ts');
+const SPEAKER_MODULE = join(ROOT, 'src', 'speaker', 'speaker.ts');
 
 /** Like requireLab for the library speaker: fails in CI when src/speaker/speaker.ts is missing, else prints and skips. */
 export function requireSpeaker(): boolean {

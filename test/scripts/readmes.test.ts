@@ -27,7 +27,7 @@ function readmeFor(dir: string, srcRoot: string): string | undefined {
 function unlisted(srcRoot: string): string[] {
   const missing: string[] = [];
   for (const dir of folders(srcRoot)) {
-    if (dir === srcRoot) continue; // src/index.ts and src/speaker.ts: the README at the top describes them
+    if (dir === srcRoot) continue; // src/index.ts: the README at the top describes it
     const files = readdirSync(dir).filter((n) => n.endsWith('.ts'));
     if (files.length === 0) continue;
     const readme = readmeFor(dir, srcRoot);
