@@ -79,7 +79,19 @@ describe('tsbgp agent --kubeconfig (a real process)', () => {
     delete env.CALICO_K8S_NODE_REF;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/agent/main.ts', 'agent', '--kubeconfig', kubeconfig, '--listen-port', String(bgpPort), `--metrics=127.0.0.1:${httpPort}`, '--drain-time', '0'],
+      [
+        '--import',
+        'tsx',
+        'src/agent/main.ts',
+        'agent',
+        '--kubeconfig',
+        kubeconfig,
+        '--listen-port',
+        String(bgpPort),
+        `--metrics=127.0.0.1:${httpPort}`,
+        '--drain-time',
+        '0',
+      ],
       { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let err = '';
