@@ -288,23 +288,36 @@ export class KubeClient {
     return token;
   }
 
-  private async options(method: string, headers: Record<string, string>, signal?: AbortSignal): Promise<http.RequestOptions> {
+  private async options(method: string, headers: Record<string, string>): Promise<http.RequestOptions> {
     if (this.conn.tlsFiles && this.now() >= this.nextTlsCheck) await this.reloadTls();
     const auth = await this.authorization();
     return {
       method,
       agent: this.agent,
-      signal,
       headers: { Accept: 'application/json', 'User-Agent': 'tsbgp', ...headers, ...(auth ? { Authorization: auth } : {}) },
     };
   }
 
-  /** One request: resolves with the response once its headers are in. */
-  private once(path: string, ro: http.RequestOptions, body: string | undefined, timeoutMs: number | undefined): Promise<http.IncomingMessage> {
+  /**
+   * One request: resolves with the response once its headers are in.
+   * `signal` destroys the request (and its response) without an error: Node's
+   * own `signal` option destroys the socket with an AbortError, which is
+   * emitted with no listener when the abort comes from a 'data' handler of a
+   * response that already ended on a kept-alive socket (an uncaught exception).
+   */
+  private once(path: string, ro: http.RequestOptions, body: string | undefined, timeoutMs: number | undefined, signal?: AbortSignal): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.mod.request(this.conn.server + path, timeoutMs ? { ...ro, timeout: timeoutMs } : ro, resolve);
       if (timeoutMs) req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
       req.on('error', reject);
+      if (signal) {
+        const onAbort = () => {
+          req.destroy();
+          reject(new Aborted());
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        req.once('close', () => signal.removeEventListener('abort', onAbort));
+      }
       req.end(body);
     });
   }
@@ -324,11 +337,11 @@ export class KubeClient {
     let tlsRetried = false;
     let retries = 0;
     for (;;) {
-      const ro = await this.options(method, o.headers ?? {}, o.signal);
+      const ro = await this.options(method, o.headers ?? {});
       if (o.signal?.aborted) throw new Aborted();
       let res: http.IncomingMessage;
       try {
-        res = await this.once(path, ro, o.body, o.timeoutMs);
+        res = await this.once(path, ro, o.body, o.timeoutMs, o.signal);
       } catch (e) {
         if (o.signal?.aborted) throw new Aborted();
         if (!tlsRetried && isTlsFailure(e) && (await this.reloadTls())) {

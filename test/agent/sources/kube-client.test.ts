@@ -721,3 +721,37 @@ describe('failures, as client-go handles them', () => {
     expect(seen.events).toEqual(['ADDED n1']);
   });
 });
+
+describe('abort from inside the watch', () => {
+  it('abort() called from onEvent, on a response that ended in the same chunk on a kept-alive socket, throws nothing uncaught', async () => {
+    // Node's own `signal` option destroyed the socket with an AbortError that had no listener here (CI saw it once)
+    const http = await import('node:http');
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"type":"ERROR","object":{"kind":"Status","code":410,"message":"too old"}}\n');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const c = new KubeClient(parseKubeconfig(kubeconfig({ server: `http://127.0.0.1:${port}` }), '/k/config'));
+      let events = 0;
+      for (let i = 0; i < 20; i++) {
+        const w = c.watch('/api/v1/nodes', {}, () => {
+          events++;
+          w.abort();
+        });
+        await w.done;
+      }
+      // let any late emission surface before counting
+      await new Promise((r) => setTimeout(r, 50));
+      expect(events).toBe(20);
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+});
