@@ -305,7 +305,13 @@ export class KubeClient {
    * emitted with no listener when the abort comes from a 'data' handler of a
    * response that already ended on a kept-alive socket (an uncaught exception).
    */
-  private once(path: string, ro: http.RequestOptions, body: string | undefined, timeoutMs: number | undefined, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  private once(
+    path: string,
+    ro: http.RequestOptions,
+    body: string | undefined,
+    timeoutMs: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<http.IncomingMessage> {
     return new Promise((resolve, reject) => {
       const req = this.mod.request(this.conn.server + path, timeoutMs ? { ...ro, timeout: timeoutMs } : ro, resolve);
       if (timeoutMs) req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
