@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     expect: { requireAssertions: true },
+    globalSetup: ['test/global-setup.ts'],
     projects: [
       {
         extends: true,
