@@ -21,6 +21,8 @@ export interface PeerView {
   readonly sourceAddress: string | null;
   readonly restartTime: number;
   readonly allowLocalAs: number | null;
+  /** RFC 7911 ADD-PATH offered: off, receive, send or both. */
+  readonly addPaths: string;
 }
 
 /** The four views of one side. Keys are sorted strings so that a difference reads as text. */
@@ -85,6 +87,7 @@ export function birdView(files: Record<string, string>, probes: readonly string[
         sourceAddress: p.sourceAddress ?? null,
         restartTime: p.gracefulRestartTime ?? BIRD_DEFAULT_RESTART,
         allowLocalAs: p.allowLocalAs ?? null,
+        addPaths: p.addPaths,
       });
       const out: string[] = [];
       for (const s of originated) {
@@ -150,6 +153,8 @@ export function tsbgpView(plan: Plan, json: PlanJson, probes: readonly string[],
       sourceAddress: p.sourceAddress?.toString() ?? null,
       restartTime: p.maxRestartTime,
       allowLocalAs: p.numAllowedLocalASNumbers ?? null,
+      // What the agent hands the speaker (plan --json shows the same).
+      addPaths: j.addPaths,
     });
     sent.set(key, j.exports.map((x) => entry(x, communities.get(x) ?? [])).sort());
   });

@@ -130,7 +130,7 @@ export interface PeerJson {
   readonly keepaliveTime: number | null;
   /** Seconds offered in OPEN. */
   readonly holdTime: number;
-  /** RFC 7911 ADD-PATH as negotiated: `off` for planned peers (confd's BIRD template says `add paths on`: a known difference). */
+  /** RFC 7911 ADD-PATH as offered for the peer's family (`both` for every planned peer, as confd's BIRD template `add paths on`). */
   readonly addPaths: 'off' | 'receive' | 'send' | 'both';
   /** BFD for this peering, timers in ms; null: none. */
   readonly bfd: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean } | null;

@@ -75,6 +75,9 @@ export type PeerType = 'global' | 'node specific' | 'node-to-node mesh' | 'local
  */
 export type PeerOrigin = 'mesh' | 'forward' | 'reverse' | 'workload';
 
+/** ADD-PATH as offered in OPEN: path identifiers taken in, put out, both, or neither. */
+export type AddPaths = 'off' | 'receive' | 'send' | 'both';
+
 export interface PlannedPeer {
   /** Stable identity: `Mesh_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`, `Local_Workload_<ip>`. */
   readonly id: string;
@@ -119,6 +122,14 @@ export interface PlannedPeer {
   /** RFC 5082 TTL security: the peer is at most this many hops away (0 or absent: off). */
   readonly ttlSecurity?: number;
   readonly reachableBy?: Address;
+  /**
+   * RFC 7911 ADD-PATH offered for the peer's family: `both` (send and
+   * receive) on every peering, as confd's BIRD template (`add paths on` in
+   * `bgp_template`, which every Calico peering is built from). tsbgp sends one
+   * path per prefix where BIRD sends every path its export filter accepts
+   * (README: ADD-PATH).
+   */
+  readonly addPaths: AddPaths;
   /**
    * BFD for this peering: `failureDetectionMode: BFDIfDirectlyConnected` and
    * the peer inside the node's own subnet (its Calico IPv4/IPv6Address with
