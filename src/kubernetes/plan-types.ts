@@ -165,6 +165,8 @@ export interface NodeSummary {
   readonly asn: number;
   readonly ipv4?: Address;
   readonly ipv6?: Address;
+  /** The BGP router ID: CALICO_ROUTER_ID when set (`hash`: derived from the node name), else the IPv4 address (config.ts routerIdFor); absent: none. */
+  readonly routerId?: Address;
   readonly routeReflectorClusterId?: string;
   /** Labelled exclude-from-external-load-balancers=true: advertises no service routes. */
   readonly serviceAdvertisementExcluded: boolean;
