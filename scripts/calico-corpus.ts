@@ -14,6 +14,8 @@
 import { parseArgs } from 'node:util';
 import { loadTexts } from '../src/kubernetes/manifests.js';
 import { stateOf } from '../src/kubernetes/state.js';
+import { routerIdSetting } from '../src/kubernetes/config.js';
+import { parseEndpointStatus } from '../src/kubernetes/workloads.js';
 import { plan as planFor } from '../src/kubernetes/plan.js';
 import { planJson } from '../src/agent/views.js';
 import { CalicoTree, corpusCases, expectedFiles, toManifests, type Case, type Obj } from './corpus/cases.js';
@@ -57,8 +59,19 @@ export function runCase(tree: CalicoTree, c: Case, masterDefaults = false): Case
   const files = expectedFiles(tree, c.name);
   const manifests = toManifests(masterDefaults ? withMasterDefaults(c.objects) : c.objects);
   const loaded = loadTexts([{ file: `${c.name}.json`, text: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests }) }]);
-  const plan = planFor(stateOf(loaded.resources), c.node);
-  const json = planJson(plan, { issues: loaded.issues });
+  const state = stateOf(loaded.resources);
+  // What the test gives confd besides its input files: its environment, Felix's endpoint-status files.
+  state.routerIdSetting = routerIdSetting(c.env);
+  const issues = [...loaded.issues];
+  for (const [file, text] of Object.entries(c.endpointStatus)) {
+    try {
+      state.apply({ type: 'workload', file, endpoint: parseEndpointStatus(file, text) });
+    } catch (e) {
+      issues.push({ severity: 'error', file, message: (e as Error).message });
+    }
+  }
+  const plan = planFor(state, c.node);
+  const json = planJson(plan, { issues });
   const probes = probePrefixes(files, plan);
   const inside = nodeAddresses(c);
   const calico = birdView(files, probes, inside);

@@ -211,6 +211,8 @@ export interface BirdPeer {
   readonly rrClusterId?: string;
   readonly gracefulRestartTime?: number;
   readonly allowLocalAs?: number;
+  /** BIRD 1.6 `add paths on|rx|tx|off` (on: rx and tx); absent: off. */
+  readonly addPaths: 'off' | 'receive' | 'send' | 'both';
   readonly importFilter?: FilterRef;
   readonly exportFilter?: FilterRef;
 }
@@ -236,6 +238,12 @@ function mergedSettings(items: readonly Item[], it: Item): Setting[] {
   return [...(tmpl ? mergedSettings(items, tmpl) : []), ...it.settings];
 }
 
+const ADD_PATHS: Record<string, BirdPeer['addPaths']> = { on: 'both', yes: 'both', off: 'off', no: 'off', rx: 'receive', tx: 'send' };
+
+function fail(what: string): never {
+  throw new Error(`cannot read ${what}`);
+}
+
 /** Every `protocol bgp` of the configuration, its template's settings applied. */
 export function bgpPeers(items: readonly Item[]): BirdPeer[] {
   const out: BirdPeer[] = [];
@@ -243,7 +251,7 @@ export function bgpPeers(items: readonly Item[]): BirdPeer[] {
     if (it.kind !== 'protocol' || it.type !== 'bgp') continue;
     const p: {
       -readonly [K in keyof BirdPeer]?: BirdPeer[K];
-    } = { protocol: it.name, passive: false, multihop: false, ttlSecurity: 0, nextHop: 'auto', rrClient: false, port: 179 };
+    } = { protocol: it.name, passive: false, multihop: false, ttlSecurity: 0, nextHop: 'auto', rrClient: false, port: 179, addPaths: 'off' };
     let ttlOn = false;
     for (const s of mergedSettings(items, it)) {
       const w = s.words;
@@ -268,6 +276,7 @@ export function bgpPeers(items: readonly Item[]): BirdPeer[] {
       else if (w[0] === 'rr' && w[1] === 'cluster') p.rrClusterId = w[3];
       else if (w[0] === 'graceful' && w[2] === 'time') p.gracefulRestartTime = Number(w[3]);
       else if (w[0] === 'allow' && w[1] === 'local') p.allowLocalAs = w[3] !== undefined ? Number(w[3]) : 1;
+      else if (w[0] === 'add' && w[1] === 'paths') p.addPaths = ADD_PATHS[w[2]] ?? fail(`protocol bgp ${it.name}: add paths ${w[2]}`);
       else if (w[0] === 'import') p.importFilter = filterRef(s);
       else if (w[0] === 'export') p.exportFilter = filterRef(s);
     }

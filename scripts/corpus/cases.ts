@@ -66,8 +66,12 @@ export interface Case {
   readonly name: string;
   readonly node: string;
   readonly objects: readonly Obj[];
-  /** Something of the case tsbgp cannot be given (e.g. Felix's endpoint status files). */
+  /** Something of the case tsbgp cannot be given. */
   readonly note?: string;
+  /** The environment the test gives confd (`envVars`, e.g. CALICO_ROUTER_ID). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Felix's endpoint-status files the test writes (`withEndpointStatus`), by file name: local workload peering. */
+  readonly endpointStatus: Readonly<Record<string, string>>;
 }
 
 export function yamlDocs(text: string): Obj[] {
@@ -209,15 +213,65 @@ function specialRecipes(): Record<string, Recipe> {
     'mesh/restart-time/pcr-disabled': pcr('Disabled'),
     'mesh/restart-time/pcr-enabled': pcr('Enabled'),
     'mesh/restart-time/pcr-ipip-only': pcr('EnabledIPIPOnly'),
-    'explicit_peering/local_bgp_peer': {
-      inputs: ['local_bgp_peer'],
-      note: "local workload peers come from Felix's endpoint status files, which tsbgp is not given",
-    },
+    'explicit_peering/local_bgp_peer': { inputs: ['local_bgp_peer'] },
   };
+}
+
+/** The Go test files of confd's corpus. */
+function testFiles(tree: CalicoTree): string[] {
+  return tree
+    .list('confd/tests')
+    .filter((p) => /^confd\/tests\/[^/]+_test\.go$/.test(p))
+    .map((p) => tree.read(p) ?? '');
+}
+
+/** Go `"key": "value"` (or a raw string: "key": `value`) pairs of a map literal's body. */
+function goStringMap(body: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of body.matchAll(/"([^"]+)"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|`([^`]*)`)/g))
+    out[m[1]] = m[2] !== undefined ? (JSON.parse(`"${m[2]}"`) as string) : m[3];
+  return out;
+}
+
+/** The body of the `map[string]string{...}` that starts at `from` (braces balanced, strings skipped). */
+function mapBody(text: string, from: number): string {
+  const open = text.indexOf('{', from);
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '`' || c === '"') {
+      const end = c === '`' ? text.indexOf('`', i + 1) : text.slice(i + 1).search(/(?<!\\)"/) + i + 1;
+      i = end;
+    } else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) return text.slice(open + 1, i);
+  }
+  throw new Error('unbalanced map literal in a confd test file');
+}
+
+/**
+ * What the Go tests give confd besides the input files, read from them at
+ * run time: a table row's `envVars` (by its `goldenDir`), and a test's
+ * `withEndpointStatus` (by the expected output it checks).
+ */
+function testExtras(tree: CalicoTree): { env: Map<string, Record<string, string>>; endpointStatus: Map<string, Record<string, string>> } {
+  const env = new Map<string, Record<string, string>>();
+  const endpointStatus = new Map<string, Record<string, string>>();
+  for (const text of testFiles(tree)) {
+    for (const m of text.matchAll(/goldenDir:\s*"([^"]+)"[^\n]*?envVars:\s*map\[string\]string/g))
+      env.set(m[1], goStringMap(mapBody(text, m.index! + m[0].length)));
+    for (const fn of text.split(/\nfunc /)) {
+      const at = fn.indexOf('withEndpointStatus(map[string]string');
+      if (at < 0) continue;
+      const files = goStringMap(mapBody(fn, at + 'withEndpointStatus(map[string]string'.length));
+      for (const m of fn.matchAll(/expectOutput\("([^"]+)"\)/g)) endpointStatus.set(m[1], files);
+    }
+  }
+  return { env, endpointStatus };
 }
 
 /** Every case with expected output (a folder holding bird.cfg under compiled_templates), in name order. */
 export function corpusCases(tree: CalicoTree): Case[] {
+  const extras = testExtras(tree);
   const golden = tree
     .list(GOLDEN)
     .filter((p) => p.endsWith('/bird.cfg'))
@@ -244,7 +298,14 @@ export function corpusCases(tree: CalicoTree): Case[] {
       if (kubectl !== undefined) upsert(objs, yamlDocs(kubectl));
     }
     recipe.edit?.(objs);
-    out.push({ name, node, objects: [...objs.values()], ...(recipe.note ? { note: recipe.note } : {}) });
+    out.push({
+      name,
+      node,
+      objects: [...objs.values()],
+      env: extras.env.get(name) ?? {},
+      endpointStatus: extras.endpointStatus.get(name) ?? {},
+      ...(recipe.note ? { note: recipe.note } : {}),
+    });
   }
   return out;
 }

@@ -21,10 +21,14 @@ export interface PeerView {
   readonly sourceAddress: string | null;
   readonly restartTime: number;
   readonly allowLocalAs: number | null;
+  /** RFC 7911 ADD-PATH offered: off, receive, send or both. */
+  readonly addPaths: string;
 }
 
 /** The four views of one side. Keys are sorted strings so that a difference reads as text. */
 export interface View {
+  /** The BGP router ID (compared under peers: the identity every session carries); null: none. */
+  readonly routerId: string | null;
   /** `address:port` → settings. */
   readonly peers: ReadonlyMap<string, PeerView>;
   /** `address:port` → sorted `prefix[communities]`. */
@@ -62,11 +66,14 @@ export function birdView(files: Record<string, string>, probes: readonly string[
   const sent = new Map<string, string[]>();
   const routes: string[] = [];
   const kernel: string[] = [];
+  let routerId: string | null = null;
   for (const f of [4, 6] as const) {
     const suffix = f === 4 ? '' : '6';
     const text = ['', '_aggr', '_ipam'].map((s) => files[`bird${suffix}${s}.cfg`] ?? '').join('\n');
     if (text.trim() === '') continue;
     const items: Item[] = parseItems(text);
+    // `router id X;` (BIRD and BIRD6 are given the same one); an empty value (no IPv4 address, no CALICO_ROUTER_ID) is none.
+    routerId ??= items.find((i) => i.kind === 'router' && i.words?.[1] === 'id')?.words?.[2] ?? null;
     const runner = new FilterRunner(items);
     const statics = staticRoutes(items);
     const originated = statics.filter((s) => s.blackhole);
@@ -85,6 +92,7 @@ export function birdView(files: Record<string, string>, probes: readonly string[
         sourceAddress: p.sourceAddress ?? null,
         restartTime: p.gracefulRestartTime ?? BIRD_DEFAULT_RESTART,
         allowLocalAs: p.allowLocalAs ?? null,
+        addPaths: p.addPaths,
       });
       const out: string[] = [];
       for (const s of originated) {
@@ -117,7 +125,7 @@ export function birdView(files: Record<string, string>, probes: readonly string[
       kernel.push(`priority v${f} ${m?.k === 'num' ? m.v : 'unset'}`);
     }
   }
-  return { peers, sent, routes: routes.sort(), kernel: kernel.sort() };
+  return { routerId, peers, sent, routes: routes.sort(), kernel: kernel.sort() };
 }
 
 function kernelOutcome(v: string, r: Route): string {
@@ -150,6 +158,8 @@ export function tsbgpView(plan: Plan, json: PlanJson, probes: readonly string[],
       sourceAddress: p.sourceAddress?.toString() ?? null,
       restartTime: p.maxRestartTime,
       allowLocalAs: p.numAllowedLocalASNumbers ?? null,
+      // What the agent hands the speaker (plan --json shows the same).
+      addPaths: j.addPaths,
     });
     sent.set(key, j.exports.map((x) => entry(x, communities.get(x) ?? [])).sort());
   });
@@ -175,7 +185,7 @@ export function tsbgpView(plan: Plan, json: PlanJson, probes: readonly string[],
     for (const f of [4, 6] as const)
       if (inside[f] !== undefined) kernel.push(`priority v${f} ${f === 4 ? k.normalRoutePriority.v4 : k.normalRoutePriority.v6}`);
   }
-  return { peers, sent, routes: plan.routes.map((r) => r.prefix.toString()).sort(), kernel: kernel.sort(), allowed };
+  return { routerId: json.routerId, peers, sent, routes: plan.routes.map((r) => r.prefix.toString()).sort(), kernel: kernel.sort(), allowed };
 }
 
 export type Dimension = 'peers' | 'sent' | 'routes' | 'kernel';
@@ -189,6 +199,7 @@ export function firstDifference(d: Dimension, calico: View, tsbgp: View): string
     return listDiff(calico.kernel, tsbgp.kernel);
   }
   if (d === 'peers') {
+    if (calico.routerId !== tsbgp.routerId) return `router id: Calico ${JSON.stringify(calico.routerId)}, tsbgp ${JSON.stringify(tsbgp.routerId)}`;
     const keys = [...new Set([...calico.peers.keys(), ...tsbgp.peers.keys()])].sort();
     for (const key of keys) {
       const c = calico.peers.get(key);

@@ -6,7 +6,7 @@
  * operations out.
  */
 import { formatIssue, newlyRefused, Planner, type ClusterEvent, type ManifestIssue, type Plan } from '../kubernetes/index.js';
-import { type EventSink, secretNamespace } from '../kubernetes/index.js';
+import { type EventSink, ROUTER_ID_ENV, routerIdSetting, secretNamespace } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
 import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions } from '../speaker/index.js';
 import { defaultMaxPrefixes } from './max-prefixes.js';
@@ -71,6 +71,8 @@ function capped<T>(items: readonly T[], text: (t: T) => string): string[] {
 
 export interface AgentOptions {
   readonly node: string;
+  /** calico-node's CALICO_ROUTER_ID (`hash` or an IPv4 address); default: read from the environment. */
+  readonly routerIdSetting?: string;
   /** Manifest layers (`--manifests`); or give `source`. */
   readonly manifests?: readonly string[];
   /** Where the configuration comes from (src/agent/sources/); default the `manifests` layers. */
@@ -217,6 +219,7 @@ class AgentLoop {
     this.planEvents = opts.events ? new PlanEvents(opts.events, opts.node, opts.eventsFlushMs) : undefined;
     this.planner = new Planner(opts.node);
     this.planner.state.secretNamespace = secretNamespace(); // where password secretKeyRefs point (env NAMESPACE)
+    this.planner.state.routerIdSetting = opts.routerIdSetting ?? routerIdSetting(); // calico-node's CALICO_ROUTER_ID
     this.sessionLog = new SessionLog(this.log);
     this.probe = new UpdateProbe(
       () => this.speaker?.status() ?? [],
@@ -447,14 +450,18 @@ class AgentLoop {
 
   private async createSpeaker(plan: Plan): Promise<AgentSpeaker | undefined> {
     const opts = this.opts;
-    if (!plan.node.ipv4) {
+    const routerId = plan.node.routerId;
+    if (!routerId) {
       if (plan.peers.length > 0 || plan.routes.length > 0)
-        this.log.warn('no IPv4 address for this node yet: the speaker needs one as its router ID', { node: opts.node });
+        this.log.warn(
+          `no router ID for this node yet: the speaker takes the node's IPv4 address, or ${ROUTER_ID_ENV} (an IPv4 address, or "hash" to derive one from the node name)`,
+          { node: opts.node },
+        );
       return undefined;
     }
     const speakerOpts: SpeakerOptions = {
       asn: plan.node.asn,
-      routerId: plan.node.ipv4.toString(),
+      routerId: routerId.toString(),
       listen: {
         port: opts.listenPort ?? plan.listen.port,
         ...(plan.listen.address ? { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String) } : {}),
@@ -542,14 +549,14 @@ class AgentLoop {
         field: 'asNumber',
         message: `AS number changed from ${so.asn} to ${plan.node.asn}: restart the agent to apply (peers already use the new local AS)`,
       });
-    if (plan.node.ipv4 && plan.node.ipv4.toString() !== so.routerId)
+    if (plan.node.routerId && plan.node.routerId.toString() !== so.routerId)
       out.push({
         file: null,
         kind: 'Node',
         namespace: null,
         name: node,
-        field: 'addresses',
-        message: `router ID would change from ${so.routerId} to ${plan.node.ipv4}: restart the agent to apply`,
+        field: this.planner.state.routerIdSetting === undefined ? 'addresses' : ROUTER_ID_ENV,
+        message: `router ID would change from ${so.routerId} to ${plan.node.routerId}: restart the agent to apply`,
       });
     if (port !== was)
       out.push({

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { kernelRoutesText, type AgentKernelOptions, type KernelRoutesJson } from './kernel.js';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { WriterKind } from '../kernel/index.js';
-import { closest, plan as planFor, stateOf } from '../kubernetes/index.js';
+import { closest, plan as planFor, routerIdSetting, stateOf } from '../kubernetes/index.js';
 import { BgpSpeaker } from '../speaker/index.js';
 import { runAgent, type AgentOptions, type RoutesJson, type SpeakerFactory, type StatusJson } from './agent.js';
 import { controlRequest, defaultControlPath } from './control.js';
@@ -450,6 +450,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
         const { maxPrefixes } = maxPrefixesFlag(cmd, values['max-prefixes'] as string | undefined);
         const loaded = await loadLayers(manifests);
         const state = stateOf(loaded.resources);
+        state.routerIdSetting = routerIdSetting(); // as the agent: calico-node's CALICO_ROUTER_ID
         const statusDir = values['endpoint-status-dir'] as string | undefined;
         if (statusDir === '') throw new UsageError(`${cmd}: --endpoint-status-dir must name a directory`);
         const issues = [...loaded.issues];

@@ -75,6 +75,7 @@ export function peerOptions(
     keepNextHop: p.nextHopMode === 'Keep',
     nextHopSelf: p.nextHopMode === 'Self',
   };
+  if (p.addPaths !== 'off') o.addPath = p.addPaths;
   if (p.keepaliveTime !== undefined) o.keepaliveTime = p.keepaliveTime;
   if (p.numAllowedLocalASNumbers !== undefined) o.allowOwnAs = p.numAllowedLocalASNumbers;
   if (p.sourceAddress !== undefined) o.localAddress = p.sourceAddress.toString();

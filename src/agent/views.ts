@@ -130,7 +130,7 @@ export interface PeerJson {
   readonly keepaliveTime: number | null;
   /** Seconds offered in OPEN. */
   readonly holdTime: number;
-  /** RFC 7911 ADD-PATH as negotiated: `off` for planned peers (confd's BIRD template says `add paths on`: a known difference). */
+  /** RFC 7911 ADD-PATH as offered for the peer's family (`both` for every planned peer, as confd's BIRD template `add paths on`). */
   readonly addPaths: 'off' | 'receive' | 'send' | 'both';
   /** BFD for this peering, timers in ms; null: none. */
   readonly bfd: { readonly minRx: number; readonly minTx: number; readonly multiplier: number; readonly passive: boolean } | null;
@@ -157,7 +157,7 @@ export interface RefusedJson {
 export interface PlanJson {
   readonly version: typeof JSON_VERSION;
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
-  /** The BGP router ID: the node's IPv4 address, as Calico's default; null: none yet (the speaker does not start). Added in version 1. */
+  /** The BGP router ID: CALICO_ROUTER_ID (an IPv4 address, or `hash` of the node name), else the node's IPv4 address, as Calico; null: none yet (the speaker does not start). Added in version 1. */
   readonly routerId: string | null;
   /** Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1. */
   readonly listen: { readonly addresses: readonly string[]; readonly port: number };
@@ -365,7 +365,7 @@ export function planJson(
       ipv6: n(plan.node.ipv6?.toString()),
       listenPort: opts.listenPort ?? plan.listen.port,
     },
-    routerId: n(plan.node.ipv4?.toString()),
+    routerId: n(plan.node.routerId?.toString()),
     listen: { addresses: [plan.listen.address, plan.listen.addressV6].filter((a) => a !== undefined).map(String), port: opts.listenPort ?? plan.listen.port },
     exportPolicy: 'builtin+filters',
     routes: plan.routes.map((r) => routeJson(r, plan)),

@@ -23,7 +23,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { nativeUnavailableReason } from '../native/index.js';
+import type { Address } from '../net/index.js';
 import { FibCore } from './fib-core.js';
+import { ifaceOf } from './iface-of.js';
 import { sameRoute } from './next-hops.js';
 import { formatOp, isLearnedProtocol, parseConnectedDump, parseLearnedDump, parseRouteDump, parseRouteGet, parseRtTables, tableNumber } from './iproute2.js';
 import { IpMonitor, NetlinkListener, startNetlinkListener, type KernelListener, type ListenerHandlers, type ListenerKind } from './route-listener.js';
@@ -128,6 +130,8 @@ export interface KernelStatus {
 }
 
 const CAP_NET_ADMIN = 12;
+/** `ifaceFor` remembers at most this many addresses (BGP next hops; a flood of distinct ones starts it again). */
+const MAX_IFACES_REMEMBERED = 4096;
 /** Replaces per piece of a pipelined plan (see applyPipelined). */
 const PIECE = 1024;
 
@@ -180,6 +184,8 @@ export class KernelFib {
   /** With `learn`: others' routes in our table by `prefix|metric`, and the connected networks. */
   private readonly others = new Map<string, LearnedKernelRoute>();
   private connectedNow: readonly ConnectedRoute[] = [];
+  /** `ifaceFor`'s answers by address, until the learned routes change (BGP next hops are few). */
+  private readonly ifaces = new Map<string, string | undefined>();
   private learnWanted = false;
 
   constructor(private readonly opts: KernelFibOptions = {}) {
@@ -559,7 +565,7 @@ export class KernelFib {
     this.core.setConnected(conn, links);
     if (this.opts.learn && JSON.stringify(conn) !== JSON.stringify(this.connectedNow)) {
       this.connectedNow = conn;
-      this.opts.onLearned?.();
+      this.learnedChanged();
     }
   }
 
@@ -582,7 +588,7 @@ export class KernelFib {
     if (same) return;
     this.others.clear();
     for (const [k, v] of next) this.others.set(k, v);
-    this.opts.onLearned?.();
+    this.learnedChanged();
   }
 
   private learnedEvent(deleted: boolean, protocol: number, r: KernelRoute): void {
@@ -590,7 +596,35 @@ export class KernelFib {
     if (deleted) {
       if (!this.others.delete(key)) return;
     } else this.others.set(key, { source: 'kernel', protocol, route: r });
+    this.learnedChanged();
+  }
+
+  /** What `learned()` returns changed: the interfaces found for addresses go, the owner is told. */
+  private learnedChanged(): void {
+    this.ifaces.clear();
     this.opts.onLearned?.();
+  }
+
+  /**
+   * With `learn`: the interface the learned routes (connected networks,
+   * others' routes) send `address` out of, as BIRD's `gateway recursive`
+   * resolves a BGP next hop (`iface-of.ts`); undefined without `learn`, or
+   * when none does. Remembered per address until the learned routes change.
+   */
+  ifaceFor(address: Address): string | undefined {
+    if (!this.opts.learn) return undefined;
+    const key = address.toString();
+    if (this.ifaces.has(key)) return this.ifaces.get(key);
+    const dev = ifaceOf(address, this.learnedRoutes());
+    if (this.ifaces.size >= MAX_IFACES_REMEMBERED) this.ifaces.clear();
+    this.ifaces.set(key, dev);
+    return dev;
+  }
+
+  private *learnedRoutes(): Generator<LearnedKernelRoute> {
+    yield* this.others.values();
+    for (const c of this.connectedNow)
+      yield { source: 'direct', protocol: 2, route: { prefix: c.prefix, type: 'unicast', metric: 0, nexthops: [{ dev: c.dev }] } };
   }
 
   /** With `learn`: the routes of other programs in our table, then the connected networks (empty without `learn`). */

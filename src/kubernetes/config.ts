@@ -1,4 +1,5 @@
-import type { Address, Prefix } from '../net/index.js';
+import { createHash } from 'node:crypto';
+import { Address, type Prefix } from '../net/index.js';
 import type { BGPConfiguration, CommunityValue, LogSeverity, Node, PrefixAdvertisement, SecretKeyRef } from './resources.js';
 import { EXCLUDE_FROM_LB_LABEL } from './resources.js';
 import type { ClusterState } from './state.js';
@@ -77,4 +78,45 @@ export function isExcludedFromLB(node: Node | undefined): boolean {
 /** Listen port of a node (its `node.<name>` BGPConfiguration may override the global one). */
 export function listenPortOf(state: ClusterState, nodeName: string): number {
   return state.bgpConfigurations.get(`node.${nodeName}`)?.listenPort ?? state.bgpConfigurations.get('default')?.listenPort ?? DEFAULTS.listenPort;
+}
+
+/** calico-node's environment variable that sets the BGP router ID (confd bgp_processor.go). */
+export const ROUTER_ID_ENV = 'CALICO_ROUTER_ID';
+
+/** `CALICO_ROUTER_ID` as calico-node reads it: unset or empty means "the node's IPv4 address". */
+export function routerIdSetting(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env[ROUTER_ID_ENV];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/**
+ * The router ID a node runs with, as confd decides it: `CALICO_ROUTER_ID`
+ * `hash` derives one from the node name (for nodes without an IPv4 address),
+ * any other value is the router ID itself, and unset it is the node's IPv4
+ * address (also for IPv6 sessions: a router ID is four octets). An
+ * explicit value that is not an IPv4 address is an error naming the
+ * variable (confd would write it into BIRD's configuration, which BIRD
+ * then refuses to load); the node then has no router ID.
+ */
+export function routerIdFor(setting: string | undefined, nodeName: string, ipv4: Address | undefined): { routerId?: Address; error?: string } {
+  if (setting === undefined) return ipv4 ? { routerId: ipv4 } : {};
+  if (setting === 'hash') return { routerId: hashedRouterId(nodeName) };
+  try {
+    const a = Address.parse(setting);
+    if (a.family === 4) return { routerId: a };
+  } catch {
+    // reported below
+  }
+  return { error: `${ROUTER_ID_ENV}=${JSON.stringify(setting)} is neither an IPv4 address nor "hash"` };
+}
+
+/**
+ * Calico's router ID from a node name: the first four bytes of the name's
+ * SHA-256 as an IPv4 address, the first byte lowered by 32 when it is above
+ * 223 (no multicast or reserved router IDs).
+ */
+export function hashedRouterId(nodeName: string): Address {
+  const b = createHash('sha256').update(nodeName, 'utf8').digest();
+  const first = b[0] > 223 ? b[0] - 32 : b[0];
+  return Address.parse(`${first}.${b[1]}.${b[2]}.${b[3]}`);
 }

@@ -32,10 +32,13 @@
  *   statics) have none, as in Calico; a route learned from the kernel has
  *   its device; a route learned over BGP has the session's interface when
  *   its next hop is on the network connected there (src/speaker
- *   session-link.ts). A next hop elsewhere gets none in tsbgp, where BIRD
- *   resolves it through the kernel's table: a warning names each
- *   `interface` rule of a filter used by a peer that can send such routes
- *   (iBGP, or eBGP more than one hop away).
+ *   session-link.ts), else, with kernel programming on, the interface the
+ *   kernel's routes (connected networks, others' routes such as Felix's to
+ *   workloads) send the next hop out of, as BIRD's `gateway recursive`
+ *   resolves it (src/kernel/iface-of.ts). Without kernel programming such a
+ *   route has none: a warning names each `interface` rule of a filter used
+ *   by a peer that can send such routes (iBGP, or eBGP more than one hop
+ *   away).
  */
 import { BIRD_INT_MAX, localPrefForMetric } from '../kernel/index.js';
 import type { Prefix } from '../net/index.js';
@@ -265,7 +268,7 @@ export interface FilterWarning {
  * What the plan's filters do differently from what was asked: a peer that
  * names a BGPFilter that does not exist (it runs without it, as Calico's
  * does), and `interface` rules of filters whose peers may send routes with
- * a next hop off the session's network (no interface in tsbgp). In a stable
+ * a next hop off the session's network (an interface only with kernel programming on). In a stable
  * order.
  */
 export function filterWarnings(plan: Plan): FilterWarning[] {
@@ -297,7 +300,7 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
           kind: 'BGPFilter',
           name: f.name,
           field: `spec.${list}[${i}].interface`,
-          message: `${offLink}: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it`,
+          message: `${offLink}: a route whose next hop is not on that session's network gets its interface from the kernel's routes (as Calico's BIRD resolves it) only with kernel programming on (\`tsbgp agent --kernel on\`); without it, or with no route to the next hop, this rule does not match it`,
         });
       });
   }

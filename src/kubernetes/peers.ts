@@ -1,12 +1,19 @@
 import { bfdFor } from './bfd.js';
 import type { Address } from '../net/index.js';
 import { DEFAULTS, listenPortOf, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
-import type { PeerType, PlanError, PlannedPeer } from './plan-types.js';
+import type { AddPaths, PeerType, PlanError, PlannedPeer } from './plan-types.js';
 import type { BGPPeer, Node, SecretKeyRef } from './resources.js';
 import { resolveSecretRef } from './secrets.js';
 import { matches } from './selector.js';
 import type { ClusterState } from './state.js';
 import { peerAddress, workloadsOf } from './workloads.js';
+
+/**
+ * ADD-PATH on every peering, send and receive: confd's `bgp_template`, which
+ * every `protocol bgp` it renders (mesh, global, node-specific, local
+ * workload) is built from, says `add paths on` (BIRD: rx and tx).
+ */
+const CALICO_ADD_PATHS: AddPaths = 'both';
 
 type Refusal = { field: string; message: string };
 type Family = 4 | 6;
@@ -145,6 +152,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           sourceAddress: local,
           password: cfg.nodeMeshPassword,
           ...(pw?.ok ? { passwordValue: pw.value } : {}),
+          addPaths: CALICO_ADD_PATHS,
           refusedSettings,
           refused: refusedSettings.length > 0,
         });
@@ -210,6 +218,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
       reachableBy: p.reachableBy,
       ...(bfd ? { bfd } : {}),
       ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+      addPaths: CALICO_ADD_PATHS,
       refusedSettings,
       refused: refusedSettings.length > 0,
     };
@@ -252,6 +261,7 @@ export function planPeers(state: ClusterState, self: Node, cfg: EffectiveConfig,
           maxRestartTime: DEFAULTS.maxRestartTime,
           filters: p.filters,
           ...(p.maxPrefixes !== undefined ? { maxPrefixes: p.maxPrefixes } : {}),
+          addPaths: CALICO_ADD_PATHS,
           refusedSettings,
           refused: refusedSettings.length > 0,
         });

@@ -75,6 +75,9 @@ export type PeerType = 'global' | 'node specific' | 'node-to-node mesh' | 'local
  */
 export type PeerOrigin = 'mesh' | 'forward' | 'reverse' | 'workload';
 
+/** ADD-PATH as offered in OPEN: path identifiers taken in, put out, both, or neither. */
+export type AddPaths = 'off' | 'receive' | 'send' | 'both';
+
 export interface PlannedPeer {
   /** Stable identity: `Mesh_<ip>`, `Global_<peer>_<ip>`, `Node_<peer>_<ip>`, `Local_Workload_<ip>`. */
   readonly id: string;
@@ -120,6 +123,14 @@ export interface PlannedPeer {
   readonly ttlSecurity?: number;
   readonly reachableBy?: Address;
   /**
+   * RFC 7911 ADD-PATH offered for the peer's family: `both` (send and
+   * receive) on every peering, as confd's BIRD template (`add paths on` in
+   * `bgp_template`, which every Calico peering is built from). tsbgp sends one
+   * path per prefix where BIRD sends every path its export filter accepts
+   * (README: ADD-PATH).
+   */
+  readonly addPaths: AddPaths;
+  /**
    * BFD for this peering: `failureDetectionMode: BFDIfDirectlyConnected` and
    * the peer inside the node's own subnet (its Calico IPv4/IPv6Address with
    * prefix length). Intervals in ms.
@@ -154,6 +165,8 @@ export interface NodeSummary {
   readonly asn: number;
   readonly ipv4?: Address;
   readonly ipv6?: Address;
+  /** The BGP router ID: CALICO_ROUTER_ID when set (`hash`: derived from the node name), else the IPv4 address (config.ts routerIdFor); absent: none. */
+  readonly routerId?: Address;
   readonly routeReflectorClusterId?: string;
   /** Labelled exclude-from-external-load-balancers=true: advertises no service routes. */
   readonly serviceAdvertisementExcluded: boolean;

@@ -1,5 +1,5 @@
 import type { Prefix } from '../net/index.js';
-import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, type EffectiveConfig } from './config.js';
+import { effectiveConfig, isExcludedFromLB, nodeAddress, nodeAsn, ROUTER_ID_ENV, routerIdFor, type EffectiveConfig } from './config.js';
 import { planKernel, type KernelPlan } from './kernel.js';
 import { planPeers } from './peers.js';
 import type { ExportAllowList, NodeSummary, Plan, PlanError, PlannedPeer, PlannedRoute, RefusedIP, RouteReason, RouteShaping } from './plan-types.js';
@@ -71,11 +71,14 @@ export function planGlobal(state: ClusterState, nodeName: string): GlobalPart {
   if (!excluded) for (const r of ranges) routes.push({ prefix: r.prefix, reason: { kind: 'BGPConfiguration', name: 'default', field: r.field } });
   routes.push(...podBlocks(state, node, nodeName));
   const ipv4 = nodeAddress(node, 4);
+  const rid = routerIdFor(state.routerIdSetting, nodeName, ipv4);
+  if (rid.error) errors.push({ kind: 'Node', name: nodeName, field: ROUTER_ID_ENV, message: rid.error });
   const summary: NodeSummary = {
     name: nodeName,
     asn: nodeAsn(node, config),
     ipv4,
     ipv6: nodeAddress(node, 6),
+    ...(rid.routerId ? { routerId: rid.routerId } : {}),
     routeReflectorClusterId: node?.routeReflectorClusterId,
     serviceAdvertisementExcluded: excluded,
   };

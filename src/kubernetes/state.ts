@@ -43,6 +43,8 @@ export class ClusterState {
   readonly workloads = new Map<string, LocalWorkloadEndpoint>();
   /** tsbgp's own namespace, where secretKeyRefs point (secrets.ts secretNamespace()). */
   secretNamespace = 'kube-system';
+  /** calico-node's `CALICO_ROUTER_ID` (config.ts routerIdSetting()): `hash`, an IPv4 address, or undefined for the node's IPv4 address. */
+  routerIdSetting: string | undefined = undefined;
   /**
    * By owning service: the one slice most Services have, or a Map by slice
    * name for several (a Map per Service cost ~200 bytes each at 100,000

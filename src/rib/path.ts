@@ -19,6 +19,8 @@ export interface PeerSource {
   readonly rrClient: boolean;
   /** The interface the session runs over and its connected network, when the speaker found them (set at Established). */
   link?: SessionLink;
+  /** The interface the kernel's table sends a next hop off the session's network out of (BIRD's `gateway recursive`), when the speaker knows it (set at Established). */
+  resolveIface?: (nextHop: Address) => string | undefined;
 }
 
 /** The interface a session runs over and the network connected there (from the session's local address). */
@@ -61,21 +63,27 @@ export interface Path {
  * originated with; for a path learned over BGP, the session's interface when
  * a next hop lies on the network connected there (BIRD's `ifname` for a
  * `gateway direct` next hop, and what `gateway recursive` resolves to for a
- * next hop on that network). A next hop elsewhere (through a router, another
- * interface) has none here.
+ * next hop on that network); for a next hop elsewhere, the interface the
+ * kernel's table sends it out of when the speaker knows it (`resolveIface`:
+ * with kernel learning, the longest learned route holding it, as BIRD's
+ * `gateway recursive` resolves it through its table), else none.
  */
 export function pathIface(p: Path): string | undefined {
   if (p.iface !== undefined) return p.iface;
   return p.source.kind === 'peer' ? linkIface(p.source, p.attrs.attrs) : undefined;
 }
 
-/** The session's interface when one of the route's next hops is on its connected network. */
+/** The session's interface when one of the route's next hops is on its connected network; else the one `resolveIface` finds for the first next hop. */
 export function linkIface(s: PeerSource, a: PathAttributes): string | undefined {
   const l = s.link;
-  if (l === undefined) return undefined;
-  if (a.nextHop !== undefined && l.network.contains(a.nextHop)) return l.iface;
-  for (const h of a.mpReach?.nextHops ?? []) if (l.network.contains(h)) return l.iface;
-  return undefined;
+  if (l !== undefined) {
+    if (a.nextHop !== undefined && l.network.contains(a.nextHop)) return l.iface;
+    for (const h of a.mpReach?.nextHops ?? []) if (l.network.contains(h)) return l.iface;
+  }
+  const resolve = s.resolveIface;
+  if (resolve === undefined) return undefined;
+  const first = a.mpReach?.nextHops[0] ?? a.nextHop;
+  return first !== undefined && !first.isLinkLocal ? resolve(first) : undefined;
 }
 
 /** The route a policy sees for `path` at `prefix`, its interface included when it has one. */

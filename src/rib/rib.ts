@@ -84,6 +84,8 @@ export interface SessionInfo {
   readonly routerId: string;
   /** The interface the session runs over and the network connected there: routes whose next hop is on it carry that interface (`PolicyRoute.iface`). */
   readonly link?: SessionLink;
+  /** For a next hop off that network: the interface the kernel's table sends it out of, when known (`PeerSource.resolveIface`). */
+  readonly resolveIface?: (nextHop: Address) => string | undefined;
 }
 
 /** See `Rib.exportPreview`. */
@@ -177,6 +179,7 @@ export class Rib {
     peer.source.routerId = session.routerId;
     peer.source.routerIdNum = routerIdNum;
     peer.source.link = session.link;
+    peer.source.resolveIface = session.resolveIface;
     peer.refused[0] = peer.refused[1] = 0;
     this.joinGroup(peer, session, now, newSession(session.endOfRib ?? session.families));
   }

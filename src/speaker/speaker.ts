@@ -860,7 +860,21 @@ export class BgpSpeaker
     // End-of-RIB for every negotiated family, also one we send nothing in: a restarting peer waits for it.
     // The interface the session runs over: routes with a next hop on its network carry it (`interface` conditions).
     const link = this.sessionLink(e);
-    this.rib.peerUp(e.id, { ctx: n.encode, families, endOfRib, routerId: n.peerId, ...(link !== undefined ? { link } : {}) }, now);
+    // A next hop off that network: the interface the kernel's learned routes send it out of (BIRD's `gateway recursive`).
+    const kernel = this.kernel;
+    const resolveIface = kernel !== undefined ? (a: Address) => kernel.fib.ifaceFor(a) : undefined;
+    this.rib.peerUp(
+      e.id,
+      {
+        ctx: n.encode,
+        families,
+        endOfRib,
+        routerId: n.peerId,
+        ...(link !== undefined ? { link } : {}),
+        ...(resolveIface !== undefined ? { resolveIface } : {}),
+      },
+      now,
+    );
     this.deferral?.up(e.id, n);
     this.kernel?.up(e.id, n);
     this.checkDeferral();

@@ -27,7 +27,7 @@ afterEach(async () => {
   for (const a of running.splice(0)) await a.stop();
 });
 
-async function start(node = 'worker1'): Promise<Harness> {
+async function start(node = 'worker1', extra: { routerIdSetting?: string } = {}): Promise<Harness> {
   const dir = await mkdtemp(join(tmpdir(), 'tsbgp-agent-'));
   const base = join(dir, 'base');
   const overlay = join(dir, 'overlay');
@@ -44,6 +44,7 @@ async function start(node = 'worker1'): Promise<Harness> {
     debounceMs: 50,
     logger: createLogger({ level: 'debug', write: (l) => void logs.push(JSON.parse(l) as Record<string, unknown>) }),
     speakerFactory: (opts: SpeakerOptions) => (speaker = new FakeSpeaker(opts)),
+    ...extra,
   });
   running.push(agent);
   return { agent, speaker: () => speaker!, logs, base, overlay, control };
@@ -70,6 +71,12 @@ describe('runAgent with a fake speaker', () => {
     expect(routesOf(s)).toEqual(['198.19.0.64/26']);
     expect([...s.peers.keys()].sort()).toEqual(['192.0.2.11', '192.0.2.12', '192.0.2.20']);
     expect(s.peers.get('192.0.2.20')).toMatchObject({ asn: 65000, localAsn: 64512, gracefulRestart: { restartTime: 120 }, families: ['ipv4'] });
+  });
+
+  it("CALICO_ROUTER_ID: the speaker runs with the router ID it gives, not the node's address (status and plan say so)", async () => {
+    const h = await start('worker1', { routerIdSetting: '198.51.100.7' });
+    expect(h.speaker().options).toMatchObject({ asn: 64512, routerId: '198.51.100.7' });
+    expect(h.agent.status().speaker).toMatchObject({ routerId: '198.51.100.7' });
   });
 
   it('a manifest edit is originated; an invalid edit is logged and not applied', async () => {

@@ -30,6 +30,7 @@ export function peer(address: string, over: Partial<PlannedPeer> = {}): PlannedP
     gracefulRestart: true,
     maxRestartTime: 120,
     filters: [],
+    addPaths: 'both',
     refusedSettings: [],
     refused: false,
     ...over,

@@ -38,6 +38,7 @@ describe('peerOptions', () => {
       keepaliveTime: 20,
       allowOwnAs: 2,
       localAddress: '192.0.2.1',
+      addPath: 'both',
     });
   });
 
@@ -47,6 +48,9 @@ describe('peerOptions', () => {
     expect(peerOptions(peer('192.0.2.20', { nextHopMode: 'Self' }))).toMatchObject({ keepNextHop: false, nextHopSelf: true });
     expect(peerOptions(peer('2001:db8::1')).families).toEqual(['ipv6']);
     expect(peerOptions(peer('192.0.2.20', { gracefulRestart: false })).gracefulRestart).toBe(false);
+    // ADD-PATH as planned; `off` offers none
+    expect(peerOptions(peer('192.0.2.20', { addPaths: 'receive' })).addPath).toBe('receive');
+    expect('addPath' in peerOptions(peer('192.0.2.20', { addPaths: 'off' }))).toBe(false);
   });
 });
 

@@ -347,7 +347,8 @@ describe('plan --json: the session of each peer, as the speaker would run it (co
       gracefulRestart: { restartTime: 300 },
       keepaliveTime: 20,
       holdTime: 90,
-      addPaths: 'off',
+      // confd's bgp_template: add paths on (send and receive) for every peering
+      addPaths: 'both',
       bfd: null,
       numAllowedLocalASNumbers: 1,
       reachableBy: '192.0.2.254',

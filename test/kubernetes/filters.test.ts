@@ -374,7 +374,7 @@ describe('chains and warnings', () => {
     const rr = plannedPeer('192.0.2.10', { filters: ['ifs'], asn: 64512 });
     expect(warnings(direct, rr).map((w) => [w.kind, w.name, w.field])).toEqual([['BGPPeer', 'p', 'spec.filters'], ...fields]);
     expect(warnings(rr)[0].message).toBe(
-      "peer 192.0.2.10 is iBGP and passes on other routers' next hops: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it",
+      "peer 192.0.2.10 is iBGP and passes on other routers' next hops: a route whose next hop is not on that session's network gets its interface from the kernel's routes (as Calico's BIRD resolves it) only with kernel programming on (`tsbgp agent --kernel on`); without it, or with no route to the next hop, this rule does not match it",
     );
     const far = plannedPeer('192.0.2.11', { filters: ['ifs'], ttlSecurity: 3 });
     expect(warnings(far).map((w) => [w.name, w.field])).toEqual(fields.map(([, n, x]) => [n, x]));

@@ -377,6 +377,17 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
     everyPairTalks();
     // tsbgp's pod routes never leave the node (inside its block, Felix's normal priority: calico_aggr rejects them)
     expect(kernelTable('node1')['198.51.100.66/32']).toBeUndefined();
+    // ADD-PATH (confd's bgp_template: add paths on): tsbgp offers it both ways, as BIRD does, on both mixed pairs.
+    for (const b of ['node1', 'node3'] as const) {
+      const shown = run('birdc', ['-s', birdSock(b), 'show', 'protocols', 'all', meshName(NODES.node2.address)]).stdout;
+      expect(addPathOffered(shown, 'Neighbor capabilities'), `${b}: node2's ADD-PATH as BIRD saw it`).toEqual({ rx: ['ipv4'], tx: ['ipv4'] });
+      expect(addPathOffered(shown, 'Local capabilities'), `${b}: BIRD's own ADD-PATH`).toEqual({ rx: ['ipv4'], tx: ['ipv4'] });
+    }
+    const st = await tsStatus('node2');
+    expect(
+      Object.fromEntries((st?.peers ?? []).map((p) => [p.address, (p.detail?.negotiated?.capabilities ?? []).filter((c) => c.startsWith('ADD-PATH'))])),
+      "node2's negotiated ADD-PATH",
+    ).toEqual({ [NODES.node1.address]: ['ADD-PATH ipv4 send/receive'], [NODES.node3.address]: ['ADD-PATH ipv4 send/receive'] });
   }, 100_000);
 
   it('for comparison: Calico’s own BIRD restarting on node3 (killed as calico-node stops, `bird -R` as it starts)', async () => {
@@ -424,6 +435,28 @@ describe.skipIf(!available.ok)('migrating a Calico node from BIRD to tsbgp and b
     everyPairTalks();
   }, 150_000);
 });
+
+/** The ADD-PATH families of one capability section (`Local capabilities`, `Neighbor capabilities`) of `birdc show protocols all P`. */
+function addPathOffered(text: string, section: string): { rx: string[]; tx: string[] } | null {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trim() === section);
+  if (start < 0) return null;
+  const indent = (l: string) => l.length - l.trimStart().length;
+  const body: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    if (l.trim() === '' || indent(l) <= indent(lines[start])) break;
+    body.push(l.trim());
+  }
+  const at = body.indexOf('ADD-PATH');
+  if (at < 0) return null;
+  const families = (key: string) =>
+    (body.slice(at + 1, at + 3).find((l) => l.startsWith(`${key}:`)) ?? `${key}:`)
+      .slice(key.length + 1)
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
+  return { rx: families('RX'), tx: families('TX') };
+}
 
 async function until(what: string, ms: number, test: () => boolean): Promise<void> {
   const deadline = Date.now() + ms;

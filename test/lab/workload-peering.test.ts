@@ -5,7 +5,9 @@
  * Felix writes it; pod1, wired as Calico wires a pod, runs BIRD and dials the
  * node at its localWorkloadPeeringIPV4 (169.254.0.179). Checks: the session
  * comes up with the node passive; the pod gets the node's block (Calico's
- * export to peers); what the pod announces inside the IP pool is passed on
+ * export to peers); a BGPFilter `interface` rule matches the pod's routes
+ * (their next hop resolved through the kernel's routes, as BIRD's `gateway
+ * recursive`); what the pod announces inside the IP pool is passed on
  * to the node's other peer (the ToR) and what it announces outside any pool
  * is not, as Calico's BIRD does; the file's removal ends the peering and
  * withdraws the pod's network from the ToR.
@@ -80,6 +82,9 @@ describe.skipIf(!available.ok)('local workload peering: a BGP-speaking pod peers
     await eventually(() => expect(torRoutes()).toEqual(['198.19.0.0/26', '198.19.200.0/24']), 60_000, 500);
     // As BIRD passes it on: the pod's AS behind the node's.
     expect(lab.birdRoutes('tor').find((r) => r.prefix === '198.19.200.0/24')?.attrs['BGP.as_path']).toBe('64512 64516');
+    // Its next hop (the pod, 198.19.0.2) is off the session's network; the kernel sends it out of caliA (Felix's route), so
+    // the BGPFilter's `interface: cali*` rule matched on import, as with Calico's BIRD, and added its community.
+    expect(lab.birdRoutes('tor').find((r) => r.prefix === '198.19.200.0/24')?.attrs['BGP.community']).toBe('(64512,100)');
     // 203.0.113.0/24 reached node1 (it is in its received routes) but is not passed on.
     const received = JSON.parse(
       (await cli(['routes', '--received', '198.19.0.2', '--json', '--control', join(lab.node('node1').work, 'tsbgp.sock')])).stdout,

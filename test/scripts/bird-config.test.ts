@@ -16,6 +16,7 @@ const CONFIG = `
 router id 192.0.2.1;
 template bgp base {
   local as 65010;
+  add paths on;
   graceful restart;
 }
 function tag_routes() {
@@ -48,6 +49,7 @@ protocol bgp Peer_a from base {
 }
 protocol bgp Peer_b from base {
   neighbor 192.0.2.3 as 65010;
+  add paths rx;
   local as 65011;
   allow local as 2;
   export none;
@@ -91,6 +93,7 @@ describe('BIRD configuration reader', () => {
         rrClient: true,
         rrClusterId: '192.0.2.1',
         gracefulRestartTime: 30,
+        addPaths: 'both',
         importFilter: 'all',
         exportFilter: 'inline',
       },
@@ -106,6 +109,7 @@ describe('BIRD configuration reader', () => {
         nextHop: 'auto',
         rrClient: false,
         allowLocalAs: 2,
+        addPaths: 'receive',
         importFilter: undefined,
         exportFilter: 'none',
       },
@@ -180,5 +184,8 @@ filter outer { f(); }`;
     expect(() => parseItems('protocol bgp x {\n  neighbor 192.0.2.1 as 1;\n  @;\n}')).toThrow(/line 3/);
     const run = new FilterRunner(parseItems('filter g {\n  frobnicate ++;\n}'));
     expect(() => run.run({ kind: 'named', name: 'g' }, staticRoute('192.0.2.0/24'))).toThrow(/line 2/);
+    expect(() => bgpPeers(parseItems('protocol bgp x {\n  neighbor 192.0.2.1 as 1;\n  add paths sideways;\n}'))).toThrow(
+      'cannot read protocol bgp x: add paths sideways',
+    );
   });
 });

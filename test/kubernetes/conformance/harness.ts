@@ -72,6 +72,8 @@ export interface PeerWhole {
   readonly rrClient: boolean;
   readonly restartTime: number;
   readonly allowLocalAs: number | null;
+  /** RFC 7911 ADD-PATH offered in OPEN, as the agent hands the speaker the session (BIRD `add paths`). */
+  readonly addPaths: 'off' | 'receive' | 'send' | 'both';
   /** What this node sends the peer of what it originates: `prefix` or `prefix[communities]`, sorted. */
   readonly sent: readonly string[];
 }
@@ -99,10 +101,10 @@ function entry(prefix: string, communities: readonly string[]): string {
   return communities.length > 0 ? `${prefix}[${[...communities].sort().join(' ')}]` : prefix;
 }
 
-/** The next-hop handling the session is given (what the agent hands the speaker, not the BGPPeer's words). */
-function nextHopOf(p: Plan['peers'][number]): PeerWhole['nextHop'] {
+/** The next-hop handling and ADD-PATH the session is given (what the agent hands the speaker, not the BGPPeer's words). */
+function sessionOf(p: Plan['peers'][number]): Pick<PeerWhole, 'nextHop' | 'addPaths'> {
   const o = peerOptions(p);
-  return o.keepNextHop ? 'keep' : o.nextHopSelf ? 'self' : 'auto';
+  return { nextHop: o.keepNextHop ? 'keep' : o.nextHopSelf ? 'self' : 'auto', addPaths: o.addPath ?? 'off' };
 }
 
 /** Plans `nodeName` from `objects` as `tsbgp plan` does. */
@@ -142,7 +144,7 @@ export function whole(nodeName: string, objects: readonly Obj[], probes: readonl
       sourceAddress: p.sourceAddress?.toString() ?? null,
       password: p.passwordValue?.reveal() ?? null,
       ttlSecurity: p.ttlSecurity ?? 0,
-      nextHop: nextHopOf(p),
+      ...sessionOf(p),
       rrClient: p.routeReflectorClient,
       restartTime: p.maxRestartTime,
       allowLocalAs: p.numAllowedLocalASNumbers ?? null,
@@ -186,6 +188,8 @@ export function peerDefaults(o: Partial<PeerWhole> & Pick<PeerWhole, 'type' | 'a
     rrClient: false,
     restartTime: 120,
     allowLocalAs: null,
+    // confd's bgp_template: `add paths on` for every peering.
+    addPaths: 'both',
     sent: [],
     ...o,
   };

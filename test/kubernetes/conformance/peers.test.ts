@@ -7,7 +7,8 @@
  * bgp_processor.go and client.go, restated.
  */
 import { describe, expect, it } from 'vitest';
-import { affinity, bgpConfiguration, bgpPeer, ipPool, node, peerDefaults, secret, whole } from './harness.js';
+import { affinity, bgpConfiguration, bgpPeer, ipPool, node, peerDefaults, planOf, secret, whole } from './harness.js';
+import { peerOptions } from '../../../src/agent/reconcile.js';
 import { BLOCKS, N1, N1_BLOCKS, NODES, POOL } from './cluster.js';
 
 const MESH_OFF = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512 });
@@ -108,6 +109,35 @@ describe('conformance: global and node-specific peerings of cluster nodes', () =
       bgpPeer('ibgp-tor', { nodeSelector: 'all()', peerIP: '203.0.113.3', asNumber: 64512, keepOriginalNextHop: true }),
     ];
     expect(whole('n1', objects).peers).toEqual({ '203.0.113.3:179': peerDefaults({ type: 'node', asn: 64512, sourceAddress: N1, sent: N1_BLOCKS }) });
+  });
+});
+
+describe('conformance: ADD-PATH', () => {
+  it("every peering offers ADD-PATH send and receive for its family (confd's bgp_template: add paths on), in the plan and in plan --json", () => {
+    const objects = [
+      node('n1', { ipv4: `${N1}/24`, ipv6: '2001:db8::10/64', labels: { rack: 'a' } }),
+      node('n2', { ipv4: '192.0.2.2/24', ipv6: '2001:db8::2/64', labels: { rack: 'a' } }),
+      node('n3', { ipv4: '192.0.2.11/24' }),
+      ...BLOCKS,
+      POOL,
+      bgpConfiguration({ asNumber: 64512 }),
+      bgpPeer('tor', { peerIP: '203.0.113.3', asNumber: 65001 }),
+      bgpPeer('tor-n1', { node: 'n1', peerIP: '2001:db8:ff::1', asNumber: 65002 }),
+      bgpPeer('rack', { nodeSelector: "rack == 'a'", peerSelector: "rack == 'a'" }),
+    ];
+    const { plan, json } = planOf('n1', objects);
+    const kinds = plan.peers.map((p) => `${p.type} ${p.address}`).sort();
+    expect(kinds).toEqual([
+      'global 203.0.113.3',
+      'node specific 192.0.2.2',
+      'node specific 2001:db8::2',
+      'node specific 2001:db8:ff::1',
+      'node-to-node mesh 192.0.2.11',
+    ]);
+    expect(plan.peers.map((p) => p.addPaths)).toEqual(plan.peers.map(() => 'both'));
+    expect(json.peers.map((p) => p.addPaths)).toEqual(plan.peers.map(() => 'both'));
+    // what the speaker is handed: the peer's own family, send and receive
+    for (const p of plan.peers) expect(peerOptions(p)).toMatchObject({ addPath: 'both', families: [p.address.family === 4 ? 'ipv4' : 'ipv6'] });
   });
 });
 
