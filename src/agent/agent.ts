@@ -727,7 +727,7 @@ class AgentLoop {
     if (this.speaker)
       await this.speaker.stop(
         d !== undefined
-          ? { message: drainedMessage(d, this.now().getTime()), graceful: (this.opts.drainClose ?? DEFAULT_DRAIN_CLOSE) === 'keep-stale' }
+          ? { message: drainedMessage(d, this.now().getTime()), ...((this.opts.drainClose ?? DEFAULT_DRAIN_CLOSE) === 'keep-stale' ? { graceful: true } : {}) }
           : { message: SHUTDOWN_MESSAGE, graceful: true },
       );
     this.resolveDone();
