@@ -75,6 +75,8 @@ export interface DrainLabOptions {
   readonly downSeconds: number;
   /** tsbgp's --drain-close; unset: the agent's default. */
   readonly drainClose?: DrainClose;
+  /** tsbgp: BFD with r1 (the BGPPeer's failureDetectionMode BFDIfDirectlyConnected, 100 ms × 3; r1 `neighbor … bfd`). */
+  readonly bfd?: boolean;
   readonly log?: (s: string) => void;
 }
 
@@ -82,6 +84,7 @@ export interface ScenarioResult {
   readonly daemon: Daemon;
   readonly scenario: Scenario;
   readonly drainClose?: DrainClose;
+  readonly bfd?: boolean;
   readonly sent: number;
   readonly lost: number;
   readonly lostSeqs: readonly number[];
@@ -96,11 +99,12 @@ interface Running {
 }
 
 /** The r1 config: eBGP with the three nodes, ECMP, GRACEFUL_SHUTDOWN honoured, nothing sent back. */
-function frrConfig(): string {
+function frrConfig(bfd: boolean): string {
   const lines = [
     'frr defaults traditional',
     'hostname r1',
     '!',
+    ...(bfd ? ['bfd', ' profile fast', '  receive-interval 100', '  transmit-interval 100', ' exit', 'exit', '!'] : []),
     'bgp community-list standard GSHUT permit graceful-shutdown',
     'route-map FROM-NODES permit 10',
     ' match community GSHUT',
@@ -115,7 +119,11 @@ function frrConfig(): string {
     ` bgp router-id ${ROUTER}`,
     ' no bgp ebgp-requires-policy',
     ' no bgp network import-check',
-    ...Object.values(NODES).flatMap((a) => [` neighbor ${a} remote-as ${NODE_AS}`, ` neighbor ${a} timers connect 1`]),
+    ...Object.values(NODES).flatMap((a) => [
+      ` neighbor ${a} remote-as ${NODE_AS}`,
+      ` neighbor ${a} timers connect 1`,
+      ...(bfd ? [` neighbor ${a} bfd profile fast`] : []),
+    ]),
     ' address-family ipv4 unicast',
     '  maximum-paths 8',
     ...Object.values(NODES).flatMap((a) => [`  neighbor ${a} route-map FROM-NODES in`, `  neighbor ${a} route-map NOTHING out`]),
@@ -127,13 +135,14 @@ function frrConfig(): string {
 }
 
 /** The cluster every agent reads: three nodes, r1 as a global BGPPeer, a LoadBalancer Service in the advertised range. */
-function manifests(): string {
+function manifests(bfd: boolean): string {
   const calico = 'projectcalico.org/v3';
   const docs: object[] = [
     ...Object.entries(NODES).map(([name, ip]) => ({
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name },
+      // the address with its prefix length, as calico-node writes it: BFDIfDirectlyConnected needs the subnet
+      metadata: { name, annotations: { 'projectcalico.org/IPv4Address': `${ip}/24` } },
       status: { addresses: [{ type: 'InternalIP', address: ip }] },
     })),
     {
@@ -142,7 +151,12 @@ function manifests(): string {
       metadata: { name: 'default' },
       spec: { asNumber: NODE_AS, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: SERVICE_RANGE }] },
     },
-    { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'r1' }, spec: { peerIP: ROUTER, asNumber: ROUTER_AS } },
+    {
+      apiVersion: calico,
+      kind: 'BGPPeer',
+      metadata: bfd ? { name: 'r1', annotations: { 'tsbgp.io/bfd-receive-interval': '100', 'tsbgp.io/bfd-transmit-interval': '100' } } : { name: 'r1' },
+      spec: { peerIP: ROUTER, asNumber: ROUTER_AS, ...(bfd ? { failureDetectionMode: 'BFDIfDirectlyConnected' } : {}) },
+    },
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -250,8 +264,8 @@ export class DrainLab {
   /** Brings the lab up with every node's daemon running and r1's ECMP over all three. */
   static async up(opts: DrainLabOptions): Promise<DrainLab> {
     const dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-drain-`));
-    writeFileSync(join(dir, 'frr.conf'), frrConfig());
-    writeFileSync(join(dir, 'manifests'), manifests());
+    writeFileSync(join(dir, 'frr.conf'), frrConfig(opts.bfd === true));
+    writeFileSync(join(dir, 'manifests'), manifests(opts.bfd === true));
     writeFileSync(join(dir, 'lab.clab.yml'), topology(dir));
     let lab: Lab | undefined;
     try {
@@ -428,6 +442,7 @@ export class DrainLab {
         daemon: this.opts.daemon,
         scenario: s,
         ...(this.opts.drainClose ? { drainClose: this.opts.drainClose } : {}),
+        ...(this.opts.bfd ? { bfd: true } : {}),
         sent: out.sent,
         lost: out.lost,
         lostSeqs: out.lostSeqs,
