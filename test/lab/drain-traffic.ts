@@ -290,6 +290,7 @@ export class DrainLab {
       for (const n of NAMES) await d.backInEcmp(n);
       return d;
     } catch (e) {
+      if (lab) (e as Error).message += `\n${diagnose(lab)}`;
       lab?.teardown();
       rmSync(dir, { recursive: true, force: true });
       throw e;
@@ -456,6 +457,19 @@ export class DrainLab {
       throw e;
     }
   }
+}
+
+/** What r1 and each node's daemon say, for a failure's message. */
+function diagnose(lab: Lab): string {
+  const out = [`r1: ${lab.exec('r1', ['vtysh', '-c', 'show bgp summary', '-c', 'show bfd peers brief']).stdout.trim()}`];
+  for (const n of NAMES) {
+    const work = lab.node(n).work;
+    for (const f of ['tsbgp.log', 'bird.log']) {
+      const r = run('tail', ['-n', '15', join(work, f)]);
+      if (r.status === 0 && r.stdout.trim()) out.push(`${n}/${f}:\n${r.stdout.trim()}`);
+    }
+  }
+  return out.join('\n');
 }
 
 /** Polls an async check every 100 ms until it holds, or throws after `ms`. */
