@@ -75,7 +75,7 @@ export interface DrainLabOptions {
   readonly downSeconds: number;
   /** tsbgp's --drain-close; unset: the agent's default. */
   readonly drainClose?: DrainClose;
-  /** tsbgp: BFD with r1 (the BGPPeer's failureDetectionMode BFDIfDirectlyConnected, 100 ms × 3; r1 `neighbor … bfd`). */
+  /** tsbgp: BFD with r1 (the BGPPeer's failureDetectionMode BFDIfDirectlyConnected, 100 ms × 3; r1 `neighbor … bfd`, its defaults: 300 ms × 3). */
   readonly bfd?: boolean;
   readonly log?: (s: string) => void;
 }
@@ -104,7 +104,6 @@ function frrConfig(bfd: boolean): string {
     'frr defaults traditional',
     'hostname r1',
     '!',
-    ...(bfd ? ['bfd', ' profile fast', '  receive-interval 100', '  transmit-interval 100', ' exit', 'exit', '!'] : []),
     'bgp community-list standard GSHUT permit graceful-shutdown',
     'route-map FROM-NODES permit 10',
     ' match community GSHUT',
@@ -119,11 +118,7 @@ function frrConfig(bfd: boolean): string {
     ` bgp router-id ${ROUTER}`,
     ' no bgp ebgp-requires-policy',
     ' no bgp network import-check',
-    ...Object.values(NODES).flatMap((a) => [
-      ` neighbor ${a} remote-as ${NODE_AS}`,
-      ` neighbor ${a} timers connect 1`,
-      ...(bfd ? [` neighbor ${a} bfd profile fast`] : []),
-    ]),
+    ...Object.values(NODES).flatMap((a) => [` neighbor ${a} remote-as ${NODE_AS}`, ` neighbor ${a} timers connect 1`, ...(bfd ? [` neighbor ${a} bfd`] : [])]),
     ' address-family ipv4 unicast',
     '  maximum-paths 8',
     ...Object.values(NODES).flatMap((a) => [`  neighbor ${a} route-map FROM-NODES in`, `  neighbor ${a} route-map NOTHING out`]),
