@@ -75,8 +75,6 @@ export interface DrainLabOptions {
   readonly downSeconds: number;
   /** tsbgp's --drain-close; unset: the agent's default. */
   readonly drainClose?: DrainClose;
-  /** tsbgp: BFD with r1 (the BGPPeer's failureDetectionMode BFDIfDirectlyConnected, 100 ms × 3; r1 `neighbor … bfd`, its defaults: 300 ms × 3). */
-  readonly bfd?: boolean;
   readonly log?: (s: string) => void;
 }
 
@@ -84,7 +82,6 @@ export interface ScenarioResult {
   readonly daemon: Daemon;
   readonly scenario: Scenario;
   readonly drainClose?: DrainClose;
-  readonly bfd?: boolean;
   readonly sent: number;
   readonly lost: number;
   readonly lostSeqs: readonly number[];
@@ -99,7 +96,7 @@ interface Running {
 }
 
 /** The r1 config: eBGP with the three nodes, ECMP, GRACEFUL_SHUTDOWN honoured, nothing sent back. */
-function frrConfig(bfd: boolean): string {
+function frrConfig(): string {
   const lines = [
     'frr defaults traditional',
     'hostname r1',
@@ -118,7 +115,7 @@ function frrConfig(bfd: boolean): string {
     ` bgp router-id ${ROUTER}`,
     ' no bgp ebgp-requires-policy',
     ' no bgp network import-check',
-    ...Object.values(NODES).flatMap((a) => [` neighbor ${a} remote-as ${NODE_AS}`, ` neighbor ${a} timers connect 1`, ...(bfd ? [` neighbor ${a} bfd`] : [])]),
+    ...Object.values(NODES).flatMap((a) => [` neighbor ${a} remote-as ${NODE_AS}`, ` neighbor ${a} timers connect 1`]),
     ' address-family ipv4 unicast',
     '  maximum-paths 8',
     ...Object.values(NODES).flatMap((a) => [`  neighbor ${a} route-map FROM-NODES in`, `  neighbor ${a} route-map NOTHING out`]),
@@ -130,14 +127,13 @@ function frrConfig(bfd: boolean): string {
 }
 
 /** The cluster every agent reads: three nodes, r1 as a global BGPPeer, a LoadBalancer Service in the advertised range. */
-function manifests(bfd: boolean): string {
+function manifests(): string {
   const calico = 'projectcalico.org/v3';
   const docs: object[] = [
     ...Object.entries(NODES).map(([name, ip]) => ({
       apiVersion: 'v1',
       kind: 'Node',
-      // the address with its prefix length, as calico-node writes it: BFDIfDirectlyConnected needs the subnet
-      metadata: { name, annotations: { 'projectcalico.org/IPv4Address': `${ip}/24` } },
+      metadata: { name },
       status: { addresses: [{ type: 'InternalIP', address: ip }] },
     })),
     {
@@ -146,12 +142,7 @@ function manifests(bfd: boolean): string {
       metadata: { name: 'default' },
       spec: { asNumber: NODE_AS, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: SERVICE_RANGE }] },
     },
-    {
-      apiVersion: calico,
-      kind: 'BGPPeer',
-      metadata: bfd ? { name: 'r1', annotations: { 'tsbgp.io/bfd-receive-interval': '100', 'tsbgp.io/bfd-transmit-interval': '100' } } : { name: 'r1' },
-      spec: { peerIP: ROUTER, asNumber: ROUTER_AS, ...(bfd ? { failureDetectionMode: 'BFDIfDirectlyConnected' } : {}) },
-    },
+    { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'r1' }, spec: { peerIP: ROUTER, asNumber: ROUTER_AS } },
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -259,8 +250,8 @@ export class DrainLab {
   /** Brings the lab up with every node's daemon running and r1's ECMP over all three. */
   static async up(opts: DrainLabOptions): Promise<DrainLab> {
     const dir = mkdtempSync(join(tmpdir(), `tsbgp-${process.pid}-drain-`));
-    writeFileSync(join(dir, 'frr.conf'), frrConfig(opts.bfd === true));
-    writeFileSync(join(dir, 'manifests'), manifests(opts.bfd === true));
+    writeFileSync(join(dir, 'frr.conf'), frrConfig());
+    writeFileSync(join(dir, 'manifests'), manifests());
     writeFileSync(join(dir, 'lab.clab.yml'), topology(dir));
     let lab: Lab | undefined;
     try {
@@ -438,7 +429,6 @@ export class DrainLab {
         daemon: this.opts.daemon,
         scenario: s,
         ...(this.opts.drainClose ? { drainClose: this.opts.drainClose } : {}),
-        ...(this.opts.bfd ? { bfd: true } : {}),
         sent: out.sent,
         lost: out.lost,
         lostSeqs: out.lostSeqs,
@@ -449,6 +439,7 @@ export class DrainLab {
       return result;
     } catch (e) {
       traffic.kill();
+      (e as Error).message += `\n${diagnose(this.lab)}`;
       throw e;
     }
   }
@@ -456,7 +447,7 @@ export class DrainLab {
 
 /** What r1 and each node's daemon say, for a failure's message. */
 function diagnose(lab: Lab): string {
-  const out = [`r1: ${lab.exec('r1', ['vtysh', '-c', 'show bgp summary', '-c', 'show bfd peers brief']).stdout.trim()}`];
+  const out = [`r1: ${lab.exec('r1', ['vtysh', '-c', 'show bgp summary']).stdout.trim()}`];
   for (const n of NAMES) {
     const work = lab.node(n).work;
     for (const f of ['tsbgp.log', 'bird.log']) {
