@@ -28,6 +28,8 @@ import { withSessions } from './explain-sessions.js';
 import {
   DEFAULT_DRAIN_SECONDS,
   drainedMessage,
+  DEFAULT_DRAIN_CLOSE,
+  type DrainClose,
   drainStatusJson,
   onSignalAction,
   remainingSeconds,
@@ -116,6 +118,8 @@ export interface AgentOptions {
   readonly drainTime?: number;
   /** Drain (and hold) while this node is cordoned (spec.unschedulable); also per node with the tsbgp.io/drain-on-cordon annotation. */
   readonly drainOnCordon?: boolean;
+  /** How sessions close at the end of a SIGTERM drain (src/agent/drain.ts); default DEFAULT_DRAIN_CLOSE. */
+  readonly drainClose?: DrainClose;
 }
 
 /** Where the agent's state goes for CalicoNodeStatus: started with a reader of that state, closed on stop. */
@@ -724,10 +728,15 @@ class AgentLoop {
     await this.control?.close();
     if (this.drainTimer !== undefined) clearTimeout(this.drainTimer);
     const d = this.drainState;
-    // After a drain: Cease / Administrative Shutdown with why (RFC 9003); traffic has moved away.
-    // Without one (--drain-time 0): graceful, peers keep our routes as stale while we are away (RFC 4724).
+    // After a drain: a Cease with why (RFC 9003); traffic has moved away. By default Administrative
+    // Shutdown, a Hard Reset (the routes go); with --drain-close keep-stale, kept as stale (still marked).
+    // Without a drain (--drain-time 0): graceful, peers keep our routes as stale while we are away (RFC 4724).
     if (this.speaker)
-      await this.speaker.stop(d !== undefined ? { message: drainedMessage(d, this.now().getTime()) } : { message: SHUTDOWN_MESSAGE, graceful: true });
+      await this.speaker.stop(
+        d !== undefined
+          ? { message: drainedMessage(d, this.now().getTime()), ...((this.opts.drainClose ?? DEFAULT_DRAIN_CLOSE) === 'keep-stale' ? { graceful: true } : {}) }
+          : { message: SHUTDOWN_MESSAGE, graceful: true },
+      );
     this.resolveDone();
     return this.done;
   };

@@ -19,7 +19,7 @@ import { COMMAND_HELP, commandHelp, wantsHelp } from './help.js';
 import { renderPeerDetail } from './peer-view.js';
 import { renderReceived, type ReceivedJson } from './received-view.js';
 import { parseMaxPrefixes, type AgentMaxPrefixes } from './max-prefixes.js';
-import type { DrainStatusJson } from './drain.js';
+import { DRAIN_CLOSES, type DrainClose, type DrainStatusJson } from './drain.js';
 import { formatError, parseExplainQuery, planJson, type ExplainJson } from './views.js';
 
 const USAGE = `usage: tsbgp <command> [options]
@@ -38,6 +38,8 @@ commands:
            else /var/run/calico/endpoint-status)
            [--drain-time SECONDS] [--drain-on-cordon]  (RFC 8326 drain on SIGTERM, default 30 s;
            0: no drain: docs/upgrades.md)
+           [--drain-close hard-reset|keep-stale]  (how sessions close after the drain; default
+           hard-reset: docs/drain-lab.md)
            run the node agent: advertise this node's Services and pools over BGP;
            the node name defaults to $NODENAME, then $CALICO_K8S_NODE_REF
   status   [PEER] [--json] [--control SOCKET]
@@ -116,6 +118,7 @@ const AGENT: Options = {
   'kernel-writer': { type: 'string' },
   'drain-time': { type: 'string' },
   'drain-on-cordon': { type: 'boolean' },
+  'drain-close': { type: 'string' },
 };
 /** Each command's flags, as its parser takes them (help.test.ts checks that each command's help lists exactly these). */
 export const COMMAND_FLAGS: Readonly<Record<string, Options>> = {
@@ -227,6 +230,8 @@ export interface AgentArgs {
   /** `--drain-time` seconds; `--drain-on-cordon`. */
   readonly drainTime?: number;
   readonly drainOnCordon?: boolean;
+  /** `--drain-close`. */
+  readonly drainClose?: DrainClose;
 }
 
 /** `--endpoint-status-dir DIR|none`; unset: confd's $CALICO_ENDPOINT_STATUS_PATH_PREFIX, else Calico's default. */
@@ -306,12 +311,19 @@ export function parseAgentArgs(args: string[], env: NodeJS.ProcessEnv = {}): Age
   };
 }
 
-/** --drain-time SECONDS (0 to 3600; 0: no drain) and --drain-on-cordon. */
-function drainFlags(cmd: string, values: Record<string, unknown>): { drainTime?: number; drainOnCordon?: boolean } {
+/** --drain-time SECONDS (0 to 3600; 0: no drain), --drain-on-cordon and --drain-close hard-reset|keep-stale. */
+function drainFlags(cmd: string, values: Record<string, unknown>): { drainTime?: number; drainOnCordon?: boolean; drainClose?: DrainClose } {
   const t = values['drain-time'] as string | undefined;
   if (t !== undefined && (!/^\d+$/.test(t) || Number(t) > 3600))
     throw new UsageError(`${cmd}: --drain-time must be 0 to 3600 seconds, got ${JSON.stringify(t)}`);
-  return { ...(t !== undefined ? { drainTime: Number(t) } : {}), ...(values['drain-on-cordon'] === true ? { drainOnCordon: true } : {}) };
+  const c = values['drain-close'] as string | undefined;
+  if (c !== undefined && !(DRAIN_CLOSES as readonly string[]).includes(c))
+    throw new UsageError(`${cmd}: --drain-close must be one of ${DRAIN_CLOSES.join(', ')}, got ${JSON.stringify(c)}`);
+  return {
+    ...(t !== undefined ? { drainTime: Number(t) } : {}),
+    ...(values['drain-on-cordon'] === true ? { drainOnCordon: true } : {}),
+    ...(c !== undefined ? { drainClose: c as DrainClose } : {}),
+  };
 }
 
 const defaultSpeakerFactory: SpeakerFactory = (opts) => new BgpSpeaker(opts);
@@ -379,6 +391,7 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
             endpointStatusDir: a.endpointStatusDir,
             drainTime: a.drainTime,
             drainOnCordon: a.drainOnCordon,
+            drainClose: a.drainClose,
           });
           await agent.done;
         } finally {

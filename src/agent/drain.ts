@@ -27,6 +27,21 @@ export const DEFAULT_DRAIN_SECONDS = 30;
 
 export type DrainKind = 'stop' | 'hold';
 
+/**
+ * How a `stop` drain closes its sessions once its time is up.
+ * - `hard-reset`: Cease / Administrative Shutdown, which is a Hard Reset on
+ *   sessions with the RFC 8538 N bit: peers drop the routes at once.
+ * - `keep-stale`: Cease / Administrative Reset to N-bit peers (a TCP close to
+ *   the others): peers keep the routes as stale, still marked
+ *   GRACEFUL_SHUTDOWN, until the agent is back or their restart timer ends.
+ * The drain lab (docs/drain-lab.md) measured both: see DEFAULT_DRAIN_CLOSE.
+ */
+export type DrainClose = 'hard-reset' | 'keep-stale';
+export const DRAIN_CLOSES: readonly DrainClose[] = ['hard-reset', 'keep-stale'];
+
+/** The default close after a drain; why, in docs/drain-lab.md. */
+export const DEFAULT_DRAIN_CLOSE: DrainClose = 'hard-reset';
+
 export interface DrainState {
   readonly kind: DrainKind;
   /** Why, for logs, status, the Event and the Cease message: "SIGTERM", "tsbgp drain", "node cordoned". */

@@ -45,6 +45,11 @@ ${CONTROL}
                      drain, stop with graceful restart); a second SIGTERM, or SIGINT, stops at once
   --drain-on-cordon  drain and hold while this node is cordoned (per node: the Node annotation
                      tsbgp.io/drain-on-cordon "true" or "false" overrides): docs/upgrades.md
+  --drain-close hard-reset|keep-stale
+                     how sessions close after a SIGTERM drain: hard-reset (default; Cease /
+                     Administrative Shutdown, peers drop the routes) or keep-stale (Cease /
+                     Administrative Reset, peers keep them stale under graceful restart, still
+                     marked GRACEFUL_SHUTDOWN): docs/drain-lab.md
 
 example (no root: a high port and a control socket in /tmp):
   tsbgp agent --node worker1 --manifests examples/yaobank/base --listen-port 1179 --control /tmp/tsbgp.sock

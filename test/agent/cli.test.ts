@@ -222,6 +222,7 @@ describe('CLI flags', () => {
     [['plan', '--node'], "Option '--node <value>' argument missing"],
     [['agent', '--node', 'w', '--manifests', 'x', '--listen-port', '70000'], '--listen-port must be a port number 1-65535'],
     [['agent', '--node', 'w', '--manifests', 'x', '--log-level', 'loud'], '--log-level: invalid log level "loud"'],
+    [['agent', '--node', 'w', '--manifests', 'x', '--drain-close', 'soft'], 'agent: --drain-close must be one of hard-reset, keep-stale, got "soft"'],
     [['status', '--peer', '1.2.3.4'], 'status: unknown flag --peer; its flags: --json, --control'],
     [['status', 'a', 'b'], 'status: expected at most one PEER, got 2'],
     [['routes', '--json=3'], '--json'],

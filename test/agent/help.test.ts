@@ -33,7 +33,7 @@ describe('per-command help', () => {
     expect(entry).toBeDefined();
     expect(flagsIn(entry!)).toEqual(parser);
     // A flag that takes a value shows one (--node NAME, --kernel on|off); a switch shows none.
-    const takesValue = (flag: string) => new RegExp(`--${flag} ([A-Z]|[a-z]+\\|)`).test(COMMAND_HELP[cmd]);
+    const takesValue = (flag: string) => new RegExp(`--${flag} ([A-Z]|[a-z-]+\\|)`).test(COMMAND_HELP[cmd]);
     expect(Object.keys(COMMAND_FLAGS[cmd]).filter(takesValue).sort()).toEqual(
       Object.entries(COMMAND_FLAGS[cmd])
         .filter(([, o]) => o.type === 'string')

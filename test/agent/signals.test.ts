@@ -17,12 +17,12 @@ interface Run {
  * Runs the agent (fake speaker) in a child with `drainTime`; sends `first`
  * once it is ready, and `second` (if any) once the drain has started.
  */
-async function runWith(drainTime: number, first: NodeJS.Signals, second?: NodeJS.Signals): Promise<Run> {
+async function runWith(drainTime: number, first: NodeJS.Signals, second?: NodeJS.Signals, env: Record<string, string> = {}): Promise<Run> {
   const dir = await mkdtemp(join(tmpdir(), 'tsbgp-sig-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/agent/fixtures/run-agent.ts', 'worker1', join(dir, 'tsbgp.sock'), 'examples/yaobank/base'], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TSBGP_TEST_DRAIN_TIME: String(drainTime) },
+    env: { ...process.env, TSBGP_TEST_DRAIN_TIME: String(drainTime), ...env },
   });
   let out = '';
   let err = '';
@@ -65,6 +65,15 @@ describe('the agent process and signals', () => {
     expect(stop.opts.graceful).toBeUndefined();
     expect(stop.opts.message).toMatch(/^tsbgp: node leaving \(SIGTERM\); routes drained with GRACEFUL_SHUTDOWN for [12] s$/);
     expect(r.msgs).toContain('draining before shutdown (RFC 8326 graceful shutdown)');
+    expect(r.code).toBe(0);
+  });
+
+  it('--drain-close keep-stale: the Cease after the drain keeps the routes stale at the peers (graceful), with the message', async () => {
+    const r = await runWith(1, 'SIGTERM', undefined, { TSBGP_TEST_DRAIN_CLOSE: 'keep-stale' });
+    expect(r.out).toMatch(/calls \[.*"drain","stop"\]/);
+    const stop = JSON.parse(/stopped (.*)/.exec(r.out)![1]) as { opts: { message: string; graceful?: boolean } };
+    expect(stop.opts.graceful).toBe(true);
+    expect(stop.opts.message).toMatch(/^tsbgp: node leaving \(SIGTERM\); routes drained with GRACEFUL_SHUTDOWN for [12] s$/);
     expect(r.code).toBe(0);
   });
 

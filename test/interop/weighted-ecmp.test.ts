@@ -10,18 +10,16 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { eventually } from '../lab/eventually.js';
-import { cleanupStale, Lab, type KernelRoute } from '../lab/netns.js';
+import type { KernelRoute, Lab } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
-import { loadTopology } from '../lab/topology.js';
+import { bringUp } from '../lab/topology.js';
 import { sleep } from '../lab/shell.js';
 import { TOPOLOGIES } from './harness.js';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const available = requireLab(['frr', 'bird', 'tsbgp', 'bridge'], { binaries: ['node'] });
 
 const VIP = '198.51.100.10';
@@ -78,13 +76,10 @@ describe.skipIf(!available.ok)('weighted ECMP: agents → FRR weighs next hops b
   let file: string;
 
   beforeAll(async () => {
-    cleanupStale();
     dir = mkdtempSync(join(tmpdir(), 'tsbgp-wecmp-'));
     file = join(dir, 'cluster.yaml');
     writeFileSync(file, manifest({ node1: 3, node2: 1, node3: 0 }));
-    const topo = loadTopology(join(TOPOLOGIES, 'weighted-ecmp.clab.yml'));
-    for (const n of topo.nodes) if (n.kind === 'tsbgp') n.env = { ...n.env, TSBGP_REPO: repo, TSBGP_MANIFEST: file };
-    lab = await Lab.up(topo, { ephemeral: true });
+    lab = await bringUp(join(TOPOLOGIES, 'weighted-ecmp.clab.yml'), { env: { TSBGP_MANIFEST: file } });
   }, 60_000);
   afterAll(() => {
     lab?.teardown();

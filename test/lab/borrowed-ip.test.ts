@@ -11,17 +11,14 @@
  * before issue 28) node3 sends pod1's traffic to node2, whose blackhole drops it.
  */
 import { join } from 'node:path';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/agent/views.js';
 import { controlRequest } from '../../src/agent/control.js';
 import { eventually } from './eventually.js';
-import { cleanupStale, Lab, type KernelRoute } from './netns.js';
+import type { KernelRoute, Lab } from './netns.js';
 import { requireLab } from './require.js';
-import { loadTopology } from './topology.js';
+import { bringUp, REPO } from './topology.js';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const available = requireLab(['tsbgp', 'bridge', 'host'], { binaries: ['ping', 'node'] });
 const [N1, N2, N3] = ['192.0.2.11', '192.0.2.12', '192.0.2.13'];
 
@@ -56,10 +53,7 @@ describe.skipIf(!available.ok)("a pod with a borrowed IP, and a /32 block, reach
   };
 
   beforeAll(async () => {
-    cleanupStale();
-    const topo = loadTopology(join(repo, 'test', 'lab', 'topologies', 'borrowed-ip.clab.yml'));
-    for (const n of topo.nodes) if (n.kind === 'tsbgp') n.env = { ...n.env, TSBGP_REPO: repo };
-    lab = await Lab.up(topo, { ephemeral: true, runId: `b${process.pid}` });
+    lab = await bringUp(join(REPO, 'test', 'lab', 'topologies', 'borrowed-ip.clab.yml'), { runId: `b${process.pid}` });
   }, 90_000);
   afterAll(() => lab?.teardown());
 

@@ -42,10 +42,21 @@ export interface CalicoBirdNode {
   readonly pools: readonly string[];
   /** BGPConfiguration ipv4NormalRoutePriority (Felix's metric for workload routes), default 1024. */
   readonly normalRoutePriority?: number;
+  /** Global BGPPeers (`Global_<ip>`): a router outside the mesh, e.g. a ToR. */
+  readonly globalPeers?: readonly { readonly address: string; readonly asn: number }[];
+  /**
+   * Static routes confd renders from the BGPConfiguration's service ranges
+   * (serviceLoadBalancerIPs, serviceExternalIPs, serviceClusterIPs): a
+   * blackhole each in `protocol static`, exported to every peer, never
+   * programmed into the kernel.
+   */
+  readonly staticRoutes?: readonly string[];
 }
 
 /** The mesh peer's protocol name, as confd names it. */
 export const meshName = (ip: string): string => `Mesh_${ip.replaceAll('.', '_')}`;
+/** A global BGPPeer's protocol name, as confd names it. */
+export const globalName = (ip: string): string => `Global_${ip.replaceAll('.', '_')}`;
 
 export function calicoBirdConfig(n: CalicoBirdNode): string {
   const prio = n.normalRoutePriority ?? 1024;
@@ -54,11 +65,16 @@ export function calicoBirdConfig(n: CalicoBirdNode): string {
     `  if ( net ~ ${b} && krt_metric < ${prio} ) then { accept; }`,
     `  if ( net ~ ${b} ) then { reject; }`,
   ]);
-  const blackholes = n.blocks.filter((b) => !b.endsWith('/32')).map((b) => `  route ${b} blackhole;`);
-  const peers = n.peers.map((ip) => {
+  const statics = n.staticRoutes ?? [];
+  const blackholes = [...n.blocks.filter((b) => !b.endsWith('/32')), ...statics].map((b) => `  route ${b} blackhole;`);
+  const sessions = [
+    ...n.peers.map((ip) => ({ name: meshName(ip), address: ip, asn: n.asn, mesh: true })),
+    ...(n.globalPeers ?? []).map((p) => ({ name: globalName(p.address), ...p, mesh: false })),
+  ];
+  const peers = sessions.map(({ name, address: ip, asn, mesh }) => {
     const lines = [
-      `protocol bgp ${meshName(ip)} from bgp_template {`,
-      `  neighbor ${ip} as ${n.asn};`,
+      `protocol bgp ${name} from bgp_template {`,
+      `  neighbor ${ip} as ${asn};`,
       `  source address ${n.address};`,
       '  ttl security off;',
       '  multihop;',
@@ -74,13 +90,13 @@ export function calicoBirdConfig(n: CalicoBirdNode): string {
       `        if (!defined(krt_metric)) then { krt_metric = ${prio}; }`,
       `        bgp_local_pref = ${BIRD_INT_MAX} - krt_metric;`,
       '      }',
-      '      calico_export_to_bgp_peers(true);',
+      `      calico_export_to_bgp_peers(${asn === n.asn});`,
       '      reject;',
       '    };',
       '  };',
     ];
-    // confd: the node is passive toward a peer whose address is greater as a string.
-    if (ip > n.address) lines.push('  passive on;');
+    // confd: the node is passive toward a mesh peer whose address is greater as a string.
+    if (mesh && ip > n.address) lines.push('  passive on;');
     lines.push('}');
     return lines.join('\n');
   });
@@ -98,10 +114,11 @@ function calico_export_to_bgp_peers (bool internal_peer) {
     }
   }
   calico_aggr();
-${n.pools.map((p) => `  if (net ~ ${p}) then { accept; }`).join('\n')}
+${[...statics, ...n.pools].map((p) => `  if (net ~ ${p}) then { accept; }`).join('\n')}
 }
 
 filter calico_kernel_programming {
+${statics.map((r) => `  if (net ~ ${r}) then { reject; }`).join('\n')}
   if (defined(source) && (source = RTS_BGP) && !defined(krt_metric)) then {
     krt_metric = ${prio};
     if (defined(bgp_local_pref)) then { krt_metric = ${BIRD_INT_MAX} - bgp_local_pref; }

@@ -12,19 +12,17 @@
  * route no peer sends any more removed.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as cli } from '../agent/cli-helpers.js';
 import { eventually } from './eventually.js';
-import { cleanupStale, Lab, type KernelRoute } from './netns.js';
+import type { KernelRoute, Lab } from './netns.js';
 import { requireLab } from './require.js';
 import { alive } from './shell.js';
-import { loadTopology } from './topology.js';
+import { bringUp, REPO } from './topology.js';
 import type { StatusJson } from '../../src/agent/agent.js';
 import type { KernelRoutesJson } from '../../src/agent/kernel.js';
 
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const available = requireLab(['bird', 'tsbgp', 'bridge', 'host'], { binaries: ['ping', 'node'] });
 const [N1, N2, N3, TOR] = ['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.20'];
 
@@ -55,10 +53,7 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
   };
 
   beforeAll(async () => {
-    cleanupStale();
-    const topo = loadTopology(join(repo, 'test', 'lab', 'topologies', 'kernel-pods.clab.yml'));
-    for (const n of topo.nodes) if (n.kind === 'tsbgp') n.env = { ...n.env, TSBGP_REPO: repo };
-    lab = await Lab.up(topo, { ephemeral: true, runId: `k${process.pid}` });
+    lab = await bringUp(join(REPO, 'test', 'lab', 'topologies', 'kernel-pods.clab.yml'), { runId: `k${process.pid}` });
   }, 90_000);
   afterAll(() => lab?.teardown());
 

@@ -14,8 +14,13 @@
  * Errors name the file, the node or link, and the field.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { cleanupStale, Lab } from './netns.js';
+
+/** The repository's root (tsbgp nodes find the agent's sources there through TSBGP_REPO). */
+export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const NODE_KINDS = ['bird', 'frr', 'gobgp', 'exabgp', 'tsbgp', 'host', 'bridge'] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
@@ -230,4 +235,17 @@ function isCidr(s: string): boolean {
   if (m[1].includes(':')) return len <= 128 && /^[0-9a-f:.]+$/i.test(m[1]) && m[1].split('::').length <= 2;
   const parts = m[1].split('.');
   return len <= 32 && parts.length === 4 && parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255);
+}
+
+/**
+ * A test's lab: removes what killed runs left (cleanupStale), loads the
+ * topology file, gives every `tsbgp` node TSBGP_REPO and `env` (e.g.
+ * TSBGP_MANIFEST), and brings it up ephemeral (torn down on exit and
+ * signals too). The caller tears it down in `afterAll`.
+ */
+export async function bringUp(file: string, opts: { env?: Record<string, string>; runId?: string } = {}): Promise<Lab> {
+  cleanupStale();
+  const topo = loadTopology(file);
+  for (const n of topo.nodes) if (n.kind === 'tsbgp') n.env = { ...n.env, TSBGP_REPO: REPO, ...opts.env };
+  return Lab.up(topo, { ephemeral: true, ...(opts.runId !== undefined ? { runId: opts.runId } : {}) });
 }
