@@ -28,7 +28,7 @@ export type Change = 'none' | 'best' | 'multipath';
 export class LocRib {
   private readonly index = new KeyTable();
   private readonly entries = new Slots<Path | MultiEntry>();
-  private readonly slotKeys = new Slots<PrefixKey>();
+  private readonly slotKeys = new Slots<PrefixKey>(0);
   private readonly free: number[] = [];
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;

@@ -18,6 +18,14 @@ export class Slots<T> {
   private chunks: (T | undefined)[][] = [];
   length = 0;
 
+  /**
+   * `fill`: what a new chunk holds, which sets its elements kind: 0 for
+   * numeric keys (V8 then keeps doubles unboxed, 8 bytes each, as a plain
+   * array of numbers does; filled with undefined every IPv6 key was a boxed
+   * heap number), undefined for objects.
+   */
+  constructor(private readonly fill: T | undefined = undefined) {}
+
   get(i: number): T | undefined {
     return this.chunks[i >>> CHUNK_BITS][i & CHUNK_MASK];
   }
@@ -29,8 +37,7 @@ export class Slots<T> {
   /** Appends a slot holding `v`; returns its index. */
   push(v: T | undefined): number {
     const i = this.length++;
-    // every chunk holds any value from the start (one elements kind for all: monomorphic reads)
-    if ((i & CHUNK_MASK) === 0) this.chunks.push(new Array<T | undefined>(CHUNK).fill(undefined));
+    if ((i & CHUNK_MASK) === 0) this.chunks.push(new Array<T | undefined>(CHUNK).fill(this.fill));
     this.set(i, v);
     return i;
   }
