@@ -13,7 +13,7 @@ import { selectBest, type BestPathOptions } from './best-path.js';
 import { KeyTable } from './key-table.js';
 import type { Path } from './path.js';
 import { prefixFromKey, type PrefixKey } from './prefix-key.js';
-import { Slots } from './slots.js';
+import { KeySlots, Slots } from './slots.js';
 
 class MultiEntry {
   constructor(
@@ -28,7 +28,7 @@ export type Change = 'none' | 'best' | 'multipath';
 export class LocRib {
   private readonly index = new KeyTable();
   private readonly entries = new Slots<Path | MultiEntry>();
-  private readonly slotKeys = new Slots<PrefixKey>(0);
+  private readonly slotKeys = new KeySlots();
   private readonly free: number[] = [];
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;
