@@ -44,6 +44,7 @@ import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { epochMs, sleep, until } from './clock.js';
 import { emit, median, percentile } from './report.js';
 import { cpuShare, NOISE_FLOOR, rotate, verdict } from './rounds.js';
+import { compileBench, deployedNodeFlags } from './compile.js';
 import { startFarm, type Farm, type FarmStart } from './speaker-farm.js';
 
 const ASN = 63400;
@@ -165,10 +166,24 @@ interface Reflector {
   diagnose?(short: readonly string[]): string | undefined;
 }
 
-function tsbgpReflector(index: number, nodes: number, reflectors: number, script = fileURLToPath(import.meta.url), coalesceMs?: number): Reflector {
+function tsbgpReflector(
+  index: number,
+  nodes: number,
+  reflectors: number,
+  root = fileURLToPath(new URL('..', import.meta.url)),
+  coalesceMs?: number,
+): Reflector {
+  // Plain JavaScript, as the agent runs (bench/compile.ts): under the tsx loader a reflector carried ~35 MB more.
+  const [script] = compileBench([join(root, 'bench', 'rr-scale.ts')], 'rr-scale', root);
   const child = fork(script, ['--reflector', ...process.argv.filter((a) => a === '--in-netns')], {
     // RR_SCALE_CPU_PROF=<folder>: a V8 CPU profile of each tsbgp reflector (written when it stops).
-    execArgv: ['--expose-gc', '--import', 'tsx', ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : [])],
+    // The node flags of that checkout's deployment (deploy/daemonset.yaml), then TSBGP_NODE_ARGS.
+    execArgv: [
+      '--expose-gc',
+      ...deployedNodeFlags(root),
+      ...(process.env.RR_SCALE_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.RR_SCALE_CPU_PROF] : []),
+      ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting = new Map<string, ((r: RReply) => void)[]>();
@@ -462,7 +477,7 @@ async function scenario(impl: Impl, o: Options): Promise<Result> {
     impl === 'tsbgp'
       ? tsbgpReflector(i, NODES, R, undefined, o.reflectorCoalesceMs)
       : impl === 'tsbgp-before'
-        ? tsbgpReflector(i, NODES, R, join(BEFORE!, 'bench/rr-scale.ts'))
+        ? tsbgpReflector(i, NODES, R, BEFORE!)
         : daemonReflector(impl, i, R, o.dir),
   );
   const farms: Farm[] = [];

@@ -68,6 +68,7 @@ export async function measure(p: RunPlan): Promise<Runs> {
     await waitFor(`${p.receiver.spec.node} to drop its routes`, timeout, 200, async () => (await p.receiver.received()) === 0);
     if (i === 0) out.idle = { rss: p.weigh.memory().rss, heap: await p.weigh.heapUsed() };
     p.weigh.resetPeak();
+    await p.weigh.memPeak();
     const enabled = Date.now();
     for (const s of p.sessions) await p.observer.birdc('enable', s);
     let up: number | undefined;
@@ -108,11 +109,22 @@ export async function measure(p: RunPlan): Promise<Runs> {
     }
     if (n !== p.target) p.log(`  note: ${p.receiver.spec.node} counts ${n} routes, expected ${p.target}`);
     const mem = p.weigh.memory();
+    const at = await p.weigh.memPeak();
     const heap = await p.weigh.heapUsed();
     const s = (done - up!) / 1000;
     p.log(
       `  ${label}: ${s.toFixed(2)} s (sessions up ${((up! - enabled) / 1000).toFixed(1)}–${((upLast - enabled) / 1000).toFixed(1)} s after enabling), peak RSS ${(mem.hwm / 1e6).toFixed(0)} MB${heap !== undefined ? `, heap ${(heap / 1e6).toFixed(0)} MB` : ''}`,
     );
+    if (at !== undefined) {
+      const mb = (x: number) => (x / 1e6).toFixed(0);
+      const sp = Object.entries(at.spaces)
+        .filter(([, v]) => v >= 1e6)
+        .map(([k, v]) => `${k.replace(/_space$/, '')} ${mb(v)}`)
+        .join(', ');
+      p.log(
+        `    at its largest sampled RSS (${mb(at.rss)} MB): V8 heap committed ${mb(at.heapCommitted)} MB (${sp}), used ${mb(at.heapUsed)}; outside the heap ${mb(at.external)} MB`,
+      );
+    }
     if (i < p.warmup) continue;
     out.seconds.push(s);
     if (bulkAt) out.bulkSeconds.push((bulkAt - up!) / 1000);

@@ -8,7 +8,7 @@
  * Built on test/lab (namespaces, daemons, teardown) and test/interop (the
  * speaker node, the renderers of daemon-routes.ts, the MRT writer).
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,6 +21,7 @@ import { cleanupStale } from '../../test/lab/netns.js';
 import { nsPids } from '../../test/lab/shell.js';
 import type { LabNode, Topology } from '../../test/lab/topology.js';
 import type { PeerOptions } from '../../src/speaker/types.js';
+import { compileBench, deployedNodeFlags } from '../compile.js';
 import { routes, type FullTable } from './table.js';
 import { ACCEPT_ALL, type BenchNodeConfig } from './tsbgp-node.js';
 
@@ -30,39 +31,14 @@ export const LABEL: Record<Kind, string> = { tsbgp: 'tsbgp', bird: 'BIRD', frr: 
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
-const NODE_OUT = join(ROOT, 'dist', 'lab-node');
 
-let compiled: string | undefined;
 /**
  * tsbgp runs as plain JavaScript, as a deployment would: the node program and
- * what it imports compiled once by tsc (no type check; `npm run typecheck`
- * does that) into dist/lab-node. Through the tsx loader the process would
- * carry ~30 MB more.
+ * what it imports compiled once by tsc into dist/lab-node (bench/compile.ts).
+ * Through the tsx loader the process would carry ~30 MB more.
  */
 export function compiledNode(): string {
-  if (compiled) return compiled;
-  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const args = [
-    '--noCheck',
-    '--skipLibCheck',
-    '--outDir',
-    NODE_OUT,
-    '--rootDir',
-    ROOT,
-    '--module',
-    'nodenext',
-    '--moduleResolution',
-    'nodenext',
-    '--target',
-    'es2022',
-    '--types',
-    'node',
-    join(HERE, 'tsbgp-node.ts'),
-    join(ROOT, 'src', 'bfd', 'worker.ts'),
-  ];
-  const r = spawnSync(process.execPath, [tsc, ...args], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`compiling bench/lab/tsbgp-node.ts failed: ${r.stdout}${r.stderr}`);
-  return (compiled = join(NODE_OUT, 'bench', 'lab', 'tsbgp-node.js'));
+  return compileBench([join(HERE, 'tsbgp-node.ts'), join(ROOT, 'src', 'bfd', 'worker.ts')], 'lab-node')[0];
 }
 
 export type Role = 'sender' | 'dut' | 'receiver';
@@ -285,10 +261,17 @@ export class Router {
       if (spec.kind === 'frr' && spec.table) await r.loadFrrTable();
       return r;
     }
-    // --expose-gc: the heap figure is taken after a full collection; TSBGP_NODE_ARGS adds flags (--cpu-prof …)
+    // --expose-gc: the heap figure is taken after a full collection; then the deployment's flags (deploy/daemonset.yaml),
+    // the scenario's, and TSBGP_NODE_ARGS (--cpu-prof …): a later flag wins
     const ts = await SpeakerProcess.start(lab, spec.node, tsbgpConfig(spec), {
       script: compiledNode(),
-      nodeArgs: ['--expose-gc', '--max-old-space-size=4096', ...(spec.nodeArgs ?? []), ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+      nodeArgs: [
+        '--expose-gc',
+        '--max-old-space-size=4096',
+        ...deployedNodeFlags(),
+        ...(spec.nodeArgs ?? []),
+        ...(process.env.TSBGP_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+      ],
       timeoutMs: 300_000,
     });
     return new Router(spec, lab, ts);
@@ -448,6 +431,12 @@ export class Router {
         /* gone */
       }
     }
+  }
+
+  /** tsbgp only: the node at its largest RSS since the last call (bench/lab/tsbgp-node.ts memPeak). */
+  async memPeak(): Promise<{ rss: number; heapCommitted: number; heapUsed: number; external: number; spaces: Record<string, number> } | undefined> {
+    if (!this.ts) return undefined;
+    return (await this.ts.ext('memPeak')) ?? undefined;
   }
 
   /** tsbgp only: V8 heap in use after a full collection, bytes. */

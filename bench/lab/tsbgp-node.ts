@@ -10,6 +10,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import { Prefix } from '../../src/net/prefix.js';
 import type { RouteAttributes } from '../../src/speaker/types.js';
 import type { NodeConfig } from '../../test/interop/speaker-protocol.js';
@@ -43,6 +44,30 @@ const main = process.argv[1] !== undefined && import.meta.url === pathToFileURL(
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();
 
+/**
+ * What the process held at its largest RSS since the last `memPeak` (sampled
+ * every 10 ms, no collection forced): V8 heap committed and used, per space
+ * committed, and memory outside the heap (typed arrays, buffers). Says
+ * whether a peak is live data, garbage not yet collected, or pages V8 keeps.
+ */
+interface MemPeak {
+  rss: number;
+  heapCommitted: number;
+  heapUsed: number;
+  external: number;
+  spaces: Record<string, number>;
+}
+let memPeak: MemPeak | undefined;
+const sampleMemory = (): void => {
+  const rss = process.memoryUsage.rss();
+  if (memPeak !== undefined && rss <= memPeak.rss) return;
+  const h = getHeapStatistics();
+  const spaces: Record<string, number> = {};
+  for (const sp of getHeapSpaceStatistics()) spaces[sp.space_name] = sp.physical_space_size;
+  memPeak = { rss, heapCommitted: h.total_physical_size, heapUsed: h.used_heap_size, external: h.external_memory, spaces };
+};
+setInterval(sampleMemory, 10).unref();
+
 if (main)
   runSpeakerNode(process.argv[2], {
     setup(sp, cfg) {
@@ -68,6 +93,13 @@ if (main)
       },
       /** The kernel side's status (KernelFib: enabled, writer, route counts), when the speaker has the kernel option. */
       kernel: (sp) => (sp as { kernelStatus?: () => unknown }).kernelStatus?.() ?? null,
+      /** The process at its largest RSS since the last call (see MemPeak); then reset. */
+      memPeak: () => {
+        sampleMemory();
+        const r = memPeak;
+        memPeak = undefined;
+        return r ?? null;
+      },
       /** V8 heap in use after a full collection (the node runs with --expose-gc). */
       heap: () => {
         (globalThis as { gc?: () => void }).gc?.();

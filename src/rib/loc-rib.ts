@@ -13,6 +13,7 @@ import { selectBest, type BestPathOptions } from './best-path.js';
 import { KeyTable } from './key-table.js';
 import type { Path } from './path.js';
 import { prefixFromKey, type PrefixKey } from './prefix-key.js';
+import { KeySlots, Slots } from './slots.js';
 
 class MultiEntry {
   constructor(
@@ -26,13 +27,13 @@ export type Change = 'none' | 'best' | 'multipath';
 
 export class LocRib {
   private readonly index = new KeyTable();
-  private entries: (Path | MultiEntry | undefined)[] = [];
-  private slotKeys: PrefixKey[] = [];
+  private readonly entries = new Slots<Path | MultiEntry>();
+  private readonly slotKeys = new KeySlots();
   private readonly free: number[] = [];
   /** The candidate the last `upsert` replaced (same source and path id), if any; saves callers a lookup. */
   replaced: Path | undefined;
   /** With `named`: each entry's prefix as text (`Prefix.toString()`), built the first time it is asked for. */
-  private slotNames: (string | undefined)[] = [];
+  private readonly slotNames = new Slots<string>();
   /** The slot the last `upsert` or `remove` changed (-1: it freed it), for `touchedMultipath` and `touchedName`. */
   private touched = -1;
   /** The name of the prefix the last `remove` took out of the table. */
@@ -58,13 +59,13 @@ export class LocRib {
   forEachBest(fn: (best: Path, key: PrefixKey) => void): void {
     const { entries, slotKeys } = this;
     for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (e !== undefined) fn(e instanceof MultiEntry ? e.best : e, slotKeys[i]);
+      const e = entries.get(i);
+      if (e !== undefined) fn(e instanceof MultiEntry ? e.best : e, slotKeys.get(i)!);
     }
   }
 
   *keys(): IterableIterator<PrefixKey> {
-    for (let i = 0; i < this.entries.length; i++) if (this.entries[i] !== undefined) yield this.slotKeys[i];
+    for (let i = 0; i < this.entries.length; i++) if (this.entries.get(i) !== undefined) yield this.slotKeys.get(i)!;
   }
 
   has(key: PrefixKey): boolean {
@@ -73,7 +74,7 @@ export class LocRib {
 
   private entry(key: PrefixKey): Path | MultiEntry | undefined {
     const slot = this.index.get(key);
-    return slot === 0 ? undefined : this.entries[slot - 1];
+    return slot === 0 ? undefined : this.entries.get(slot - 1);
   }
 
   /** The candidate from `source` with `pathId`, if any. */
@@ -111,21 +112,27 @@ export class LocRib {
     const free = this.free.length > 0 ? this.free[this.free.length - 1] : this.entries.length;
     const had = this.index.getOrAdd(key, free + 1);
     if (had === 0) {
-      if (free < this.entries.length) this.free.pop();
-      this.entries[free] = path;
-      this.slotKeys[free] = key;
-      if (this.named) this.slotNames[free] = undefined;
+      if (free < this.entries.length) {
+        this.free.pop();
+        this.entries.set(free, path);
+        this.slotKeys.set(free, key);
+        if (this.named) this.slotNames.set(free, undefined);
+      } else {
+        this.entries.push(path);
+        this.slotKeys.push(key);
+        if (this.named) this.slotNames.push(undefined);
+      }
       this.touched = free;
       return 'best';
     }
     const at = had - 1;
     this.touched = at;
-    const e = this.entries[at]!;
+    const e = this.entries.get(at)!;
     if (!(e instanceof MultiEntry)) {
       if (samePath(e, path)) {
         this.replaced = e;
         if (e === path) return 'none';
-        this.entries[at] = path;
+        this.entries.set(at, path);
         return 'best';
       }
       return this.reselect(at, [e, path], e, [e]);
@@ -142,18 +149,18 @@ export class LocRib {
     if (slot === 0) return 'none';
     const at = slot - 1;
     this.touched = at;
-    const e = this.entries[at]!;
+    const e = this.entries.get(at)!;
     if (!(e instanceof MultiEntry)) {
       if (e.source !== source || e.pathId !== pathId) return 'none';
       this.index.delete(key);
       if (this.named) {
-        this.freedName = this.slotNames[at];
+        this.freedName = this.slotNames.get(at);
         this.freedKey = key;
-        this.slotNames[at] = undefined;
+        this.slotNames.set(at, undefined);
       }
       this.touched = -1;
-      this.entries[at] = undefined;
-      this.slotKeys[at] = 0;
+      this.entries.set(at, undefined);
+      this.slotKeys.set(at, 0);
       this.free.push(at);
       this.shrink();
       return 'best';
@@ -166,15 +173,15 @@ export class LocRib {
   /** An emptied table gives its arrays back (a withdrawn full table should not keep them). */
   private shrink(): void {
     if (this.free.length !== this.entries.length) return;
-    this.entries = [];
-    this.slotKeys = [];
-    this.slotNames = [];
+    this.entries.clear();
+    this.slotKeys.clear();
+    this.slotNames.clear();
     this.free.length = 0;
   }
 
   /** The ECMP set (best first) of the prefix the last `upsert` or `remove` changed: empty when that removed it. */
   touchedMultipath(): readonly Path[] {
-    const e = this.touched < 0 ? undefined : this.entries[this.touched];
+    const e = this.touched < 0 ? undefined : this.entries.get(this.touched);
     if (e === undefined) return [];
     return e instanceof MultiEntry ? e.multipath : [e];
   }
@@ -183,16 +190,18 @@ export class LocRib {
   touchedName(): string {
     const at = this.touched;
     if (at < 0) return (this.freedName ??= prefixFromKey(this.freedKey).toString());
-    return (this.slotNames[at] ??= prefixFromKey(this.slotKeys[at]).toString());
+    let name = this.slotNames.get(at);
+    if (name === undefined) this.slotNames.set(at, (name = prefixFromKey(this.slotKeys.get(at)!).toString()));
+    return name;
   }
 
   private reselect(at: number, paths: Path[], oldBest: Path, oldMulti: readonly Path[]): Change {
     if (paths.length === 1) {
-      this.entries[at] = paths[0];
+      this.entries.set(at, paths[0]);
       return paths[0] === oldBest ? (oldMulti.length === 1 ? 'none' : 'multipath') : 'best';
     }
     const sel = selectBest(paths, this.opts)!;
-    this.entries[at] = new MultiEntry(paths, sel.best, sel.multipath);
+    this.entries.set(at, new MultiEntry(paths, sel.best, sel.multipath));
     if (sel.best !== oldBest) return 'best';
     if (sel.multipath.length !== oldMulti.length || sel.multipath.some((p, i) => p !== oldMulti[i])) return 'multipath';
     return 'none';

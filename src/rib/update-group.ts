@@ -9,6 +9,7 @@ import type { CodecContext, PathAttributes } from '../wire/index.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
+import { KeySlots } from './slots.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { withGracefulShutdown } from './gshut.js';
@@ -131,8 +132,12 @@ export class UpdateGroup {
   readonly families: ReadonlySet<4 | 6>;
   private readonly cfg: GroupConfig;
   private readonly adjOut: AdjRibOut;
-  /** Keys whose best path changed since the last plan; duplicates are harmless (the second visit finds nothing to do). */
-  private pending: PrefixKey[] = [];
+  /**
+   * Keys whose best path changed since the last plan; duplicates are harmless (the second visit finds nothing to do).
+   * In chunks (Slots): a burst's list of 100,000s of keys grown as one array left each outgrown copy in V8's
+   * large-object space until a full collection.
+   */
+  private pending = new KeySlots();
   private fullScan = true;
   private readonly members = new Map<string, MemberState>();
   private memberList: string[] = [];
@@ -257,9 +262,9 @@ export class UpdateGroup {
   touch(key: PrefixKey, now: number): void {
     if (!this.fullScan) {
       // A burst touching a large part of the table is cheaper as one scan than as a change list.
-      if (this.pending.push(key) > this.cfg.coalesce.scanThreshold) {
+      if (this.pending.push(key) >= this.cfg.coalesce.scanThreshold) {
         this.fullScan = true;
-        this.pending = [];
+        this.pending = new KeySlots();
       }
     }
     this.touchTime(now);
@@ -269,7 +274,7 @@ export class UpdateGroup {
   rescan(now: number): void {
     this.exports = newExportCache(this.memberList);
     this.fullScan = true;
-    this.pending = [];
+    this.pending = new KeySlots();
     this.touchTime(now);
   }
 
@@ -361,7 +366,7 @@ export class UpdateGroup {
   /** Drops every Adj-RIB-Out reference (the group is going away). */
   dispose(): void {
     this.adjOut.clear();
-    this.pending = [];
+    this.pending = new KeySlots();
     this.behind.clear();
     this.exports = newExportCache(this.memberList);
   }
@@ -391,7 +396,7 @@ export class UpdateGroup {
     let lastBucket: PrefixKey[] | undefined;
     if (this.fullScan) {
       this.fullScan = false;
-      this.pending = [];
+      this.pending = new KeySlots();
       const hadRoutes = this.adjOut.size > 0;
       view.forEachBest(step);
       if (hadRoutes) {
@@ -404,8 +409,8 @@ export class UpdateGroup {
     } else {
       // Visiting a key twice is a no-op the second time.
       const pending = this.pending;
-      this.pending = [];
-      for (const key of pending) step(view.best(key), key);
+      this.pending = new KeySlots();
+      pending.forEach((key) => step(view.best(key), key));
     }
     for (const s of held) this.store.release(s);
     const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));

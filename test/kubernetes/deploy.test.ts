@@ -88,6 +88,23 @@ describe('deploy/daemonset.yaml against the CLI', () => {
     expect(c.securityContext.readOnlyRootFilesystem).toBe(true);
   });
 
+  it('its NODE_OPTIONS are accepted by node and cap the young generation (docs/performance.md, "V8 flags")', async () => {
+    const env = containerEnv();
+    expect(env.NODE_OPTIONS).toBe('--max-semi-space-size=2');
+    // Short-lived objects that survive a scavenge or two grow the young generation to its cap.
+    const churn =
+      "let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ i }); if (keep.length > 200000) keep = []; } process.stdout.write(String(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));";
+    const newSpace = async (nodeOptions: string | undefined) => {
+      const { stdout } = await promisify(execFile)(process.execPath, ['-e', churn], { env: { ...process.env, NODE_OPTIONS: nodeOptions ?? '' } });
+      return Number(stdout);
+    };
+    const [deployed, v8Default] = await Promise.all([newSpace(env.NODE_OPTIONS), newSpace(undefined)]);
+    expect(deployed).toBeGreaterThan(0);
+    expect(deployed).toBeLessThanOrEqual(4 * 2 ** 20);
+    // the control: without the flag the same churn grows it further, so the bound above can fail
+    expect(v8Default).toBeGreaterThan(4 * 2 ** 20);
+  });
+
   it('the liveness and readiness probes name endpoints the metrics server answers', async () => {
     server = await startMetricsServer(new AgentMetrics({ processMetrics: false }), { host: '127.0.0.1', port: 0 });
     for (const probe of [c.livenessProbe, c.readinessProbe]) {
