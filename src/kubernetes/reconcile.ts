@@ -127,11 +127,25 @@ export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonl
     origin: 'igp',
     communities: early.communities,
     ...(early.largeCommunities.length > 0 ? { largeCommunities: early.largeCommunities } : {}),
-    ...(late.communities.length > 0 ? { exportCommunities: late.communities } : {}),
-    ...(late.largeCommunities.length > 0 ? { exportLargeCommunities: late.largeCommunities } : {}),
+    ...addedAfterPolicy(late),
     ...(localPref !== undefined ? { localPref } : {}),
     ...(s?.med !== undefined ? { med: s.med } : {}),
     ...(lb ? { extendedCommunities: [formatExtendedCommunity(linkBandwidth(lb.asn, lb.bytesPerSecond))] } : {}),
+  };
+}
+
+/**
+ * Communities added after the peer's export policy (prefixAdvertisements ones,
+ * as Calico's BIRD adds them after its BGPFilter functions), as the attributes
+ * the speaker adds them from; none when there are none.
+ */
+export function addedAfterPolicy(c: {
+  readonly communities: readonly string[];
+  readonly largeCommunities: readonly string[];
+}): Pick<RouteAttributes, 'exportCommunities' | 'exportLargeCommunities'> {
+  return {
+    ...(c.communities.length > 0 ? { exportCommunities: c.communities } : {}),
+    ...(c.largeCommunities.length > 0 ? { exportLargeCommunities: c.largeCommunities } : {}),
   };
 }
 

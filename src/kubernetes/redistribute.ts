@@ -14,7 +14,7 @@ import { Address, type Prefix } from '../net/index.js';
 import type { OriginateOptions, ReceivedRoute, RouteAttributes } from '../speaker/index.js';
 import { builtinExport, kernelExports, learnedJson, plannedRoute, type LearnedJson, type LearnedRoute } from './export.js';
 import type { Plan } from './plan-types.js';
-import { runnablePeers } from './reconcile.js';
+import { addedAfterPolicy, runnablePeers } from './reconcile.js';
 
 /** A route re-advertised: received from a local peer, or learned from the kernel. */
 export interface Redistributed {
@@ -126,21 +126,21 @@ function workloadPeers(plan: Plan): ReadonlySet<string> {
   return new Set(plan.peers.filter((p) => p.type === 'local workload').map((p) => p.address.toString()));
 }
 
+/**
+ * The attributes a re-advertised route is originated with. A kernel route's
+ * communities are prefixAdvertisements ones, added after the export policy
+ * as Calico's BIRD adds them; a local peer's are its own, part of the route
+ * the policy sees.
+ */
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  // A kernel route's communities are prefixAdvertisements ones: added after the export policy, as Calico's BIRD does.
-  if (r.from === 'kernel') {
-    const large = r.communities.filter((c) => c.split(':').length === 3);
-    const standard = r.communities.filter((c) => c.split(':').length !== 3);
-    return {
-      origin: 'igp',
-      ...(standard.length > 0 ? { exportCommunities: standard } : {}),
-      ...(large.length > 0 ? { exportLargeCommunities: large } : {}),
-      ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
-    };
-  }
+  const isLarge = (c: string) => c.split(':').length === 3;
+  const communities =
+    r.from === 'kernel'
+      ? addedAfterPolicy({ communities: r.communities.filter((c) => !isLarge(c)), largeCommunities: r.communities.filter(isLarge) })
+      : { communities: [...r.communities] };
   return {
     origin: 'igp',
-    communities: [...r.communities],
+    ...communities,
     ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
     ...(r.asPath ? { asPath: [...r.asPath] } : {}),
   };

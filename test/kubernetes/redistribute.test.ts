@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { LearnedJson } from '../../src/kubernetes/export.js';
-import { desiredRedistribution, isLocalPeer, redistributedOptions, redistributionOps, type Redistributed } from '../../src/kubernetes/redistribute.js';
+import {
+  desiredRedistribution,
+  isLocalPeer,
+  redistributedAttributes,
+  redistributedOptions,
+  redistributionOps,
+  type Redistributed,
+} from '../../src/kubernetes/redistribute.js';
 import { Prefix } from '../../src/net/index.js';
 import { peer, plan, route, rx, withPool } from '../agent/plans.js';
 
@@ -101,5 +108,27 @@ describe('the interface of a re-advertised route (BGPFilter interface rules)', (
     const cur = new Map([['198.51.100.9/32', kernel('cali1')]]);
     expect(redistributionOps(cur, [kernel('cali2')], p).originate.map((r) => redistributedOptions(r))).toEqual([{ iface: 'cali2' }]);
     expect(redistributionOps(cur, [kernel('cali1')], p).originate).toEqual([]);
+  });
+});
+
+describe('the attributes of a re-advertised route', () => {
+  const P = Prefix.parse('198.51.100.9/32');
+  it("a local peer's communities and AS path are its own (the export policy sees them)", () => {
+    expect(redistributedAttributes({ prefix: P, from: '127.0.0.1', communities: ['65000:1', '64512:0:7'], asPath: [65100] })).toEqual({
+      origin: 'igp',
+      communities: ['65000:1', '64512:0:7'],
+      asPath: [65100],
+    });
+    expect(redistributedAttributes({ prefix: P, from: '127.0.0.1', communities: [] })).toEqual({ origin: 'igp', communities: [] });
+  });
+
+  it("a kernel route's are prefixAdvertisements communities, added after the export policy, standard and large apart", () => {
+    expect(redistributedAttributes({ prefix: P, from: 'kernel', communities: ['65000:1', '64512:0:7', '65000:2'], localPref: 2147482623 })).toEqual({
+      origin: 'igp',
+      exportCommunities: ['65000:1', '65000:2'],
+      exportLargeCommunities: ['64512:0:7'],
+      localPref: 2147482623,
+    });
+    expect(redistributedAttributes({ prefix: P, from: 'kernel', communities: [] })).toEqual({ origin: 'igp' });
   });
 });
