@@ -289,9 +289,8 @@ class AgentLoop {
     this.drainState = d;
     if (was === undefined) {
       this.speaker?.drain();
-      this.recordDrainEvent(
-        `draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled'}`,
-      );
+      const sessions = kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled';
+      this.recordDrainEvent(`draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${sessions}`);
     }
     this.log.warn(kind === 'stop' ? 'draining before shutdown (RFC 8326 graceful shutdown)' : 'draining (RFC 8326 graceful shutdown), holding', {
       reason,

@@ -166,7 +166,10 @@ export interface PlanJson {
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
   /** The BGP router ID: the node's IPv4 address, as Calico's default; null: none yet (the speaker does not start). Added in version 1. */
   readonly routerId: string | null;
-  /** Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1. */
+  /**
+   * Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's
+   * IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1.
+   */
   readonly listen: { readonly addresses: readonly string[]; readonly port: number };
   /** `builtin+filters`: exports are the peer's BGPFilters (in order), then Calico's built-in export policy. */
   readonly exportPolicy: 'builtin+filters';
@@ -218,8 +221,10 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
   switch (r.kind) {
     case 'BGPConfiguration':
       return `BGPConfiguration ${r.name} ${r.field}`;
-    case 'Service':
-      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}${r.shaping && r.shaping.by.length > 0 ? `; shaped by ${r.shaping.by.join(', ')}` : ''}`;
+    case 'Service': {
+      const shaped = r.shaping && r.shaping.by.length > 0 ? `; shaped by ${r.shaping.by.join(', ')}` : '';
+      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}${shaped}`;
+    }
     case 'BlockAffinity':
     case 'Node': {
       const pool = prefix && plan?.exportAllowList.pools.find((p) => p.cidr.contains(prefix));
@@ -601,7 +606,10 @@ export type RoutesJson = Omit<PlanJson, 'peers'> & {
   readonly peers: readonly (PlanJson['peers'][number] & {
     readonly state: PeerState | null;
     readonly advertised: readonly AdvertisedJson[];
-    /** Planned for this peer (`exports`) and not in `advertised` yet: its session is not Established, or the agent holds its first advertisements until its peers' End-of-RIB (at most 15 s after a start). */
+    /**
+     * Planned for this peer (`exports`) and not in `advertised` yet: its session is not Established, or the
+     * agent holds its first advertisements until its peers' End-of-RIB (at most 15 s after a start).
+     */
     readonly pending: readonly string[];
   })[];
 };

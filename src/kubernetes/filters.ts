@@ -278,7 +278,9 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
       kind: p.from.kind,
       name: p.from.name,
       field: 'spec.filters',
-      message: `peer ${p.address.toString()}: BGPFilter ${missing.join(', ')} not found (deleted, never created, or invalid); the peer runs without it, as Calico's does`,
+      message:
+        `peer ${p.address.toString()}: BGPFilter ${missing.join(', ')} not found (deleted, never created, or invalid); ` +
+        "the peer runs without it, as Calico's does",
       peer: { address: p.address.toString(), asn: p.asn },
     });
   }
@@ -297,7 +299,9 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
           kind: 'BGPFilter',
           name: f.name,
           field: `spec.${list}[${i}].interface`,
-          message: `${offLink}: a route whose next hop is not on that session's network carries no interface in tsbgp (Calico's BIRD resolves it through the kernel's table), so this rule does not match it`,
+          message:
+            `${offLink}: a route whose next hop is not on that session's network carries no interface in tsbgp ` +
+            "(Calico's BIRD resolves it through the kernel's table), so this rule does not match it",
         });
       });
   }
