@@ -378,41 +378,14 @@ const largeCommunities: AttributeDescriptor = {
   },
 };
 
-/** Descriptor by type code (undefined for codes the codec does not interpret). */
-export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => {
-  const table = new Array<AttributeDescriptor | undefined>(256).fill(undefined);
-  for (const d of [
-    origin,
-    asPath,
-    nextHop,
-    med,
-    localPref,
-    atomicAggregate,
-    aggregator,
-    communities,
-    originatorId,
-    clusterList,
-    mpReach,
-    mpUnreach,
-    extendedCommunities,
-    as4Path,
-    as4Aggregator,
-    largeCommunities,
-  ]) {
-    table[d.code] = d;
-  }
-  return table;
-})();
-
 /**
  * Canonical encoding order: MP_REACH_NLRI then MP_UNREACH_NLRI first (RFC
  * 7606 §5.1 asks for them to lead so a receiver can find the NLRI even when
  * a later attribute is broken), then every other attribute, known or not, in
- * ascending type code.
+ * ascending type code. The one list of the descriptors the codec knows;
+ * `DESCRIPTORS` is built from it.
  */
 export const ENCODE_ORDER: readonly AttributeDescriptor[] = [
-  mpReach,
-  mpUnreach,
   origin,
   asPath,
   nextHop,
@@ -423,11 +396,29 @@ export const ENCODE_ORDER: readonly AttributeDescriptor[] = [
   communities,
   originatorId,
   clusterList,
+  mpReach,
+  mpUnreach,
   extendedCommunities,
   as4Path,
   as4Aggregator,
   largeCommunities,
-];
+].sort((x, y) => encodeRank(x.code) - encodeRank(y.code));
+
+function encodeRank(code: number): number {
+  if (code === AttrType.MP_REACH_NLRI) return -2;
+  if (code === AttrType.MP_UNREACH_NLRI) return -1;
+  return code;
+}
+
+/** Descriptor by type code (undefined for codes the codec does not interpret): ENCODE_ORDER indexed by code. */
+export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => {
+  const table = new Array<AttributeDescriptor | undefined>(256).fill(undefined);
+  for (const d of ENCODE_ORDER) {
+    if (table[d.code] !== undefined) throw new Error(`attribute descriptors: code ${d.code} is described twice (${table[d.code]!.name}, ${d.name})`);
+    table[d.code] = d;
+  }
+  return table;
+})();
 
 export function attributeName(code: number): string {
   return DESCRIPTORS[code]?.name ?? `attribute ${code}`;
