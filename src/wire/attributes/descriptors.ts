@@ -2,7 +2,7 @@ import { Address } from '../../net/index.js';
 import { AS_TRANS, AttrType } from '../constants.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
-import type { Aggregator, AsPathSegment, AttributeIssue, PathAttributes } from '../types.js';
+import type { Aggregator, AsPathSegment, AttributeIssue, LargeCommunity, PathAttributes } from '../types.js';
 import { decodeSegments, encodeSegments, needsAs4Path, segmentsSize } from './aspath.js';
 import { decodeMpReach, decodeMpUnreach, encodeMpReachValue, encodeMpUnreachValue, mpReachSize, mpUnreachSize } from './mp.js';
 
@@ -112,47 +112,54 @@ const asPath: AttributeDescriptor = {
   encode: (w, a, ctx) => encodeSegments(w, a.asPath!, ctx.asn4 ? 4 : 2),
 };
 
-type FixedKey = 'nextHop' | 'originatorId' | 'med' | 'localPref';
+const nextHop: AttributeDescriptor = {
+  code: AttrType.NEXT_HOP,
+  name: 'NEXT_HOP',
+  flags: WELL_KNOWN,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    if (len !== 4) return fixed(len, 4);
+    s.attrs.nextHop = Address.v4(word(b, o));
+    return undefined;
+  },
+  present: (a) => a.nextHop !== undefined,
+  size: () => 4,
+  encode: (w, a) => v4Address(w, a.nextHop!, 'NEXT_HOP'),
+};
 
-/** A value of four bytes: one IPv4 address (NEXT_HOP, ORIGINATOR_ID) or one 32-bit number (MULTI_EXIT_DISC, LOCAL_PREF). */
-function fixedAttribute<K extends FixedKey>(
-  code: number,
-  name: string,
-  flags: number,
-  key: K,
-  read: (b: Uint8Array, o: number) => NonNullable<PathAttributes[K]>,
-  write: (w: Writer, v: NonNullable<PathAttributes[K]>, what: string) => void,
-): AttributeDescriptor {
-  return {
-    code,
-    name,
-    flags,
-    onMalformed: 'treat-as-withdraw',
-    decode(b, o, len, s) {
-      if (len !== 4) return fixed(len, 4);
-      (s.attrs as Record<K, NonNullable<PathAttributes[K]>>)[key] = read(b, o);
-      return undefined;
-    },
-    present: (a) => a[key] !== undefined,
-    size: () => 4,
-    encode: (w, a) => write(w, a[key]!, name),
-  };
-}
+const med: AttributeDescriptor = {
+  code: AttrType.MULTI_EXIT_DISC,
+  name: 'MULTI_EXIT_DISC',
+  flags: OPTIONAL,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    if (len !== 4) return fixed(len, 4);
+    s.attrs.med = word(b, o);
+    return undefined;
+  },
+  present: (a) => a.med !== undefined,
+  size: () => 4,
+  encode: (w, a) => u32Checked(w, a.med!, 'MULTI_EXIT_DISC'),
+};
 
-const v4At = (b: Uint8Array, o: number): Address => Address.v4(word(b, o));
-const nextHop = fixedAttribute(AttrType.NEXT_HOP, 'NEXT_HOP', WELL_KNOWN, 'nextHop', v4At, v4Address);
-const med = fixedAttribute(AttrType.MULTI_EXIT_DISC, 'MULTI_EXIT_DISC', OPTIONAL, 'med', word, u32Checked);
-const localPrefValue = fixedAttribute(AttrType.LOCAL_PREF, 'LOCAL_PREF', WELL_KNOWN, 'localPref', word, u32Checked);
 const localPref: AttributeDescriptor = {
-  ...localPrefValue,
-  decode(b, o, len, s, at) {
+  code: AttrType.LOCAL_PREF,
+  name: 'LOCAL_PREF',
+  flags: WELL_KNOWN,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
     // RFC 4271 §5.1.5 / RFC 7606 §7.5: an external peer's LOCAL_PREF is disregarded, whatever its shape.
     if (s.peer === 'external') {
       s.issues.push({ code: AttrType.LOCAL_PREF, action: 'attribute-discard', reason: 'LOCAL_PREF from an external peer is disregarded' });
       return undefined;
     }
-    return localPrefValue.decode(b, o, len, s, at);
+    if (len !== 4) return fixed(len, 4);
+    s.attrs.localPref = word(b, o);
+    return undefined;
   },
+  present: (a) => a.localPref !== undefined,
+  size: () => 4,
+  encode: (w, a) => u32Checked(w, a.localPref!, 'LOCAL_PREF'),
 };
 
 const atomicAggregate: AttributeDescriptor = {
@@ -198,50 +205,61 @@ const aggregator: AttributeDescriptor = {
   },
 };
 
-type ListKey = 'communities' | 'clusterList' | 'extendedCommunities' | 'largeCommunities';
-type Item<K extends ListKey> = NonNullable<PathAttributes[K]>[number];
+const communities: AttributeDescriptor = {
+  code: AttrType.COMMUNITIES,
+  name: 'COMMUNITIES',
+  flags: OPTIONAL_TRANSITIVE,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    const bad = multipleOf(len, 4);
+    if (bad) return bad;
+    const out = new Array<number>(len >>> 2);
+    for (let i = 0; i < out.length; i++) out[i] = word(b, o + 4 * i);
+    s.attrs.communities = out;
+    return undefined;
+  },
+  // An empty list cannot be sent (RFC 7606 calls zero length malformed), so it is left out.
+  present: (a) => a.communities !== undefined && a.communities.length > 0,
+  size: (a) => 4 * a.communities!.length,
+  encode(w, a) {
+    for (const c of a.communities!) u32Checked(w, c, 'community');
+  },
+};
 
-/**
- * A value that is a list of `unit`-byte items (COMMUNITIES, CLUSTER_LIST,
- * EXTENDED_COMMUNITIES, LARGE_COMMUNITIES): its length a non-zero multiple
- * of `unit`. An empty list cannot be sent (RFC 7606 calls zero length
- * malformed), so it is left out.
- */
-function listAttribute<K extends ListKey>(
-  code: number,
-  name: string,
-  flags: number,
-  key: K,
-  unit: number,
-  read: (b: Uint8Array, o: number) => Item<K>,
-  write: (w: Writer, v: Item<K>) => void,
-): AttributeDescriptor {
-  return {
-    code,
-    name,
-    flags,
-    onMalformed: 'treat-as-withdraw',
-    decode(b, o, len, s) {
-      const bad = multipleOf(len, unit);
-      if (bad) return bad;
-      const out = new Array<Item<K>>(len / unit);
-      for (let i = 0; i < out.length; i++) out[i] = read(b, o + unit * i);
-      (s.attrs as Record<K, readonly Item<K>[]>)[key] = out;
-      return undefined;
-    },
-    present: (a) => (a[key]?.length ?? 0) > 0,
-    size: (a) => unit * a[key]!.length,
-    encode(w, a) {
-      for (const v of a[key]! as readonly Item<K>[]) write(w, v);
-    },
-  };
-}
+const originatorId: AttributeDescriptor = {
+  code: AttrType.ORIGINATOR_ID,
+  name: 'ORIGINATOR_ID',
+  flags: OPTIONAL,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    if (len !== 4) return fixed(len, 4);
+    s.attrs.originatorId = Address.v4(word(b, o));
+    return undefined;
+  },
+  present: (a) => a.originatorId !== undefined,
+  size: () => 4,
+  encode: (w, a) => v4Address(w, a.originatorId!, 'ORIGINATOR_ID'),
+};
 
-const communities = listAttribute(AttrType.COMMUNITIES, 'COMMUNITIES', OPTIONAL_TRANSITIVE, 'communities', 4, word, (w, c) => u32Checked(w, c, 'community'));
-
-const originatorId = fixedAttribute(AttrType.ORIGINATOR_ID, 'ORIGINATOR_ID', OPTIONAL, 'originatorId', v4At, v4Address);
-
-const clusterList = listAttribute(AttrType.CLUSTER_LIST, 'CLUSTER_LIST', OPTIONAL, 'clusterList', 4, v4At, (w, c) => v4Address(w, c, 'CLUSTER_LIST entry'));
+const clusterList: AttributeDescriptor = {
+  code: AttrType.CLUSTER_LIST,
+  name: 'CLUSTER_LIST',
+  flags: OPTIONAL,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    const bad = multipleOf(len, 4);
+    if (bad) return bad;
+    const out = new Array<Address>(len >>> 2);
+    for (let i = 0; i < out.length; i++) out[i] = Address.v4(word(b, o + 4 * i));
+    s.attrs.clusterList = out;
+    return undefined;
+  },
+  present: (a) => a.clusterList !== undefined && a.clusterList.length > 0,
+  size: (a) => 4 * a.clusterList!.length,
+  encode(w, a) {
+    for (const c of a.clusterList!) v4Address(w, c, 'CLUSTER_LIST entry');
+  },
+};
 
 const mpReach: AttributeDescriptor = {
   code: AttrType.MP_REACH_NLRI,
@@ -271,19 +289,29 @@ const mpUnreach: AttributeDescriptor = {
   encode: (w, a, ctx) => encodeMpUnreachValue(w, a.mpUnreach!, ctx),
 };
 
-const extendedCommunities = listAttribute(
-  AttrType.EXTENDED_COMMUNITIES,
-  'EXTENDED_COMMUNITIES',
-  OPTIONAL_TRANSITIVE,
-  'extendedCommunities',
-  8,
-  (b, o) => (BigInt(word(b, o)) << 32n) | BigInt(word(b, o + 4)),
-  (w, c) => {
-    if (typeof c !== 'bigint' || c < 0n || c > 0xffffffffffffffffn) throw new Error(`extended community ${String(c)} is not a 64-bit unsigned value`);
-    w.u32(Number(c >> 32n));
-    w.u32(Number(c & 0xffffffffn));
+const extendedCommunities: AttributeDescriptor = {
+  code: AttrType.EXTENDED_COMMUNITIES,
+  name: 'EXTENDED_COMMUNITIES',
+  flags: OPTIONAL_TRANSITIVE,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    const bad = multipleOf(len, 8);
+    if (bad) return bad;
+    const out = new Array<bigint>(len >>> 3);
+    for (let i = 0; i < out.length; i++) out[i] = (BigInt(word(b, o + 8 * i)) << 32n) | BigInt(word(b, o + 8 * i + 4));
+    s.attrs.extendedCommunities = out;
+    return undefined;
   },
-);
+  present: (a) => a.extendedCommunities !== undefined && a.extendedCommunities.length > 0,
+  size: (a) => 8 * a.extendedCommunities!.length,
+  encode(w, a) {
+    for (const c of a.extendedCommunities!) {
+      if (typeof c !== 'bigint' || c < 0n || c > 0xffffffffffffffffn) throw new Error(`extended community ${String(c)} is not a 64-bit unsigned value`);
+      w.u32(Number(c >> 32n));
+      w.u32(Number(c & 0xffffffffn));
+    }
+  },
+};
 
 const as4Path: AttributeDescriptor = {
   code: AttrType.AS4_PATH,
@@ -323,19 +351,32 @@ const as4Aggregator: AttributeDescriptor = {
   },
 };
 
-const largeCommunities = listAttribute(
-  AttrType.LARGE_COMMUNITIES,
-  'LARGE_COMMUNITIES',
-  OPTIONAL_TRANSITIVE,
-  'largeCommunities',
-  12,
-  (b, o) => ({ global: word(b, o), local1: word(b, o + 4), local2: word(b, o + 8) }),
-  (w, c) => {
-    u32Checked(w, c.global, 'large community global administrator');
-    u32Checked(w, c.local1, 'large community local data 1');
-    u32Checked(w, c.local2, 'large community local data 2');
+const largeCommunities: AttributeDescriptor = {
+  code: AttrType.LARGE_COMMUNITIES,
+  name: 'LARGE_COMMUNITIES',
+  flags: OPTIONAL_TRANSITIVE,
+  onMalformed: 'treat-as-withdraw',
+  decode(b, o, len, s) {
+    const bad = multipleOf(len, 12);
+    if (bad) return bad;
+    const out = new Array<LargeCommunity>(len / 12);
+    for (let i = 0; i < out.length; i++) {
+      const p = o + 12 * i;
+      out[i] = { global: word(b, p), local1: word(b, p + 4), local2: word(b, p + 8) };
+    }
+    s.attrs.largeCommunities = out;
+    return undefined;
   },
-);
+  present: (a) => a.largeCommunities !== undefined && a.largeCommunities.length > 0,
+  size: (a) => 12 * a.largeCommunities!.length,
+  encode(w, a) {
+    for (const c of a.largeCommunities!) {
+      u32Checked(w, c.global, 'large community global administrator');
+      u32Checked(w, c.local1, 'large community local data 1');
+      u32Checked(w, c.local2, 'large community local data 2');
+    }
+  },
+};
 
 /**
  * Canonical encoding order: MP_REACH_NLRI then MP_UNREACH_NLRI first (RFC
