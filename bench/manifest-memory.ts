@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { clusterObjects, list, serviceList } from './cluster-fixture.js';
 import { loadLayer } from '../src/agent/sources/manifest-files.js';
 import { combineLayers } from '../src/agent/sources/index.js';
-import { reconcile } from '../src/agent/reconcile.js';
+import { reconcile } from '../src/kubernetes/reconcile.js';
 import { eventsBetween, newlyRefused, Planner } from '../src/kubernetes/index.js';
 import { emit } from './report.js';
 

@@ -5,7 +5,7 @@
  * nodeSelector all(), peerSelector route-reflector == 'true'), over real TCP
  * on 127.0.x.y. Each reflector is a tsbgp speaker in its own process,
  * configured from the planner's plan for that node (src/kubernetes plan() →
- * src/agent/reconcile.ts peerOptions: the reverse peerings to every client,
+ * src/kubernetes/reconcile.ts peerOptions: the reverse peerings to every client,
  * the other reflectors as non-clients, its cluster ID, its pod block). The
  * N − R clients are tsbgp speakers, many per process (bench/speaker-farm.ts),
  * each peered with every reflector and originating its pod block.
@@ -38,7 +38,7 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readFile
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { peerOptions } from '../src/agent/reconcile.js';
+import { peerOptions } from '../src/kubernetes/reconcile.js';
 import { plan, stateOf, validateObject, type Resource } from '../src/kubernetes/index.js';
 import { BgpSpeaker } from '../src/speaker/speaker.js';
 import { epochMs, sleep, until } from './clock.js';

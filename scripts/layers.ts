@@ -11,7 +11,10 @@
  * - leaves `src/`;
  *
  * and every cycle of runtime imports (static value imports; `import type`
- * and `import()` do not run at load time, so they cannot form one).
+ * and `import()` do not run at load time, so they cannot form one), and
+ * every line in `src/` longer than `MAX_LINE` characters (prettier keeps code
+ * to that width but cannot break a long string or comment: those are broken
+ * by hand).
  *
  * Run it: `node --import tsx scripts/layers.ts` (exit 1 on a finding). The
  * unit suite runs it too (test/scripts/layers.test.ts).
@@ -168,17 +171,38 @@ export function importsOf(file: string, text: string, root: string): Edge[] {
   return out;
 }
 
+/** The widest line allowed in src/: prettier's printWidth (.prettierrc). */
+export const MAX_LINE = 160;
+
+/** The lines of one file's text longer than `max` characters (code points), each as `file:line: N characters`. */
+export function longLines(file: string, text: string, max = MAX_LINE): string[] {
+  const out: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    const n = [...line.replace(/\r$/, '')].length;
+    if (n > max) out.push(`${file}:${i + 1}: ${n} characters (at most ${max})`);
+  });
+  return out;
+}
+
+/** Every line over `MAX_LINE` in the files under `root/src`. */
+export function srcLongLines(root: string): string[] {
+  return tsFiles(join(root, 'src')).flatMap((f) => longLines(relative(root, f).split(sep).join('/'), readFileSync(f, 'utf8')));
+}
+
 /** Every import of every file under `root/src`. */
 export function importGraph(root: string): Edge[] {
   return tsFiles(join(root, 'src')).flatMap((f) => importsOf(f, readFileSync(f, 'utf8'), root));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
-  const edges = importGraph(join(import.meta.dirname, '..'));
+  const root = join(import.meta.dirname, '..');
+  const edges = importGraph(root);
   const bad = layerViolations(edges);
   const cycles = runtimeCycles(edges);
+  const long = srcLongLines(root);
   for (const line of bad) console.log(line);
   for (const c of cycles) console.log(`runtime import cycle: ${c.join(' ↔ ')}`);
-  console.log(`${edges.length} imports, ${bad.length} layer findings, ${cycles.length} runtime cycles`);
-  process.exit(bad.length + cycles.length > 0 ? 1 : 0);
+  for (const line of long) console.log(line);
+  console.log(`${edges.length} imports, ${bad.length} layer findings, ${cycles.length} runtime cycles, ${long.length} lines over ${MAX_LINE} characters`);
+  process.exit(bad.length + cycles.length + long.length > 0 ? 1 : 0);
 }

@@ -7,7 +7,7 @@
 import { bgpPeers, bgpRoute, communitiesOf, FilterRunner, parseItems, prefixWithin, staticRoute, staticRoutes, type Item, type Route } from './bird-config.js';
 import type { Plan } from '../../src/kubernetes/plan-types.js';
 import type { PlanJson } from '../../src/agent/views.js';
-import { peerOptions } from '../../src/agent/reconcile.js';
+import { peerOptions } from '../../src/kubernetes/reconcile.js';
 
 export interface PeerView {
   readonly asn: number;

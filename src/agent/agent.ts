@@ -12,14 +12,13 @@ import type { PeerOptions, PeerState, PeerStatus, ReceivedRoute, SpeakerOptions 
 import { defaultMaxPrefixes } from './max-prefixes.js';
 import { applyOperations, type ApplyFailure } from './apply.js';
 import { ControlError, startControlServer, type ControlServer, type Method } from './control.js';
-import { filterWarnings, planFilters } from '../kubernetes/index.js';
-import { servicePolicy } from './service-policy.js';
+import { filterWarnings, planFilters, reconcile, servicePolicy, type PeerRefusal } from '../kubernetes/index.js';
+import { desiredRedistribution, localPeers, redistributedAttributes, redistributedOptions } from '../kubernetes/index.js';
 import { changeLevel, ChangeMemo, createLogger, parseLevel, type Level, type Logger } from './log.js';
 import type { AgentMetrics } from './metrics.js';
 import { PlanEvents } from './plan-events.js';
 import { kernelRoutesJson, kernelSpeakerOptions, kernelStatusJson, learnedRoutes, syncKernel, type AgentKernelOptions } from './kernel.js';
-import { reconcile, type PeerRefusal } from './reconcile.js';
-import { desiredRedistribution, localPeers, redistributedAttributes, redistributedOptions, Redistribution } from './redistribute.js';
+import { Redistribution } from './redistribution.js';
 import { manifestSource, type ConfigSource, type SourceStatus } from './sources/index.js';
 import { DEFAULT_ENDPOINT_STATUS_DIR, withEndpointStatus } from './sources/workload-status.js';
 import type { AgentSpeaker, SpeakerFactory } from './speaker-api.js';
@@ -297,9 +296,8 @@ class AgentLoop {
     this.drainState = d;
     if (was === undefined) {
       this.speaker?.drain();
-      this.recordDrainEvent(
-        `draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled'}`,
-      );
+      const sessions = kind === 'stop' ? `sessions close in ${this.drainSeconds} s` : 'sessions stay up until the drain is cancelled';
+      this.recordDrainEvent(`draining: routes re-advertised with GRACEFUL_SHUTDOWN (${reason}); ${sessions}`);
     }
     this.log.warn(kind === 'stop' ? 'draining before shutdown (RFC 8326 graceful shutdown)' : 'draining (RFC 8326 graceful shutdown), holding', {
       reason,
@@ -419,7 +417,7 @@ class AgentLoop {
     this.opts.metrics?.reconciled({ awaitUpdate });
   }
 
-  /** Service prepends and peer choices as one speaker policy (service-policy.ts), defined when it changes: no session reset. */
+  /** Service prepends and peer choices as one speaker policy (src/kubernetes/service-policy.ts), defined when it changes: no session reset. */
   private defineServicePolicy(speaker: AgentSpeaker, plan: Plan): ApplyFailure[] {
     const sp = servicePolicy(plan);
     if (sp.key === this.servicePolicyKey) return [];

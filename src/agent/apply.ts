@@ -1,6 +1,6 @@
 /** Carries reconcile operations out on a speaker, in an order that never leaves a gap. */
 import type { SpeakerApi } from '../speaker/index.js';
-import type { Operations } from './reconcile.js';
+import type { Operations } from '../kubernetes/index.js';
 
 export interface ApplyFailure {
   readonly op: string;

@@ -14,7 +14,10 @@ export interface BfdJson {
   readonly remoteMultiplier: number | null;
   readonly desired: PeerBfdStatus['desired'];
   readonly lastDiag: string | null;
-  /** The last time the session left Up (issue 32): times ISO 8601; `pathFailure` false when the BGP session was kept (the remote went AdminDown or restarted its session). */
+  /**
+   * The last time the session left Up (issue 32): times ISO 8601; `pathFailure` false when the BGP
+   * session was kept (the remote went AdminDown or restarted its session).
+   */
   readonly lastDown: {
     readonly at: string;
     readonly upSince: string;
@@ -76,7 +79,8 @@ export function renderBfd(peers: readonly { readonly address: string; readonly b
       : x.lastDiag
         ? `; last down: ${x.lastDiag}`
         : '';
-    return `  ${address}: ${x.state}${x.remoteState ? ` (remote ${x.remoteState})` : ''}, ${nego}; wanted ${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${last}`;
+    const remote = x.remoteState ? ` (remote ${x.remoteState})` : '';
+    return `  ${address}: ${x.state}${remote}, ${nego}; wanted ${x.desired.minTxMs}/${x.desired.minRxMs} ms ×${x.desired.multiplier}${last}`;
   };
   // one process-wide fact, shown once
   const ttl = rows.find((p) => p.bfd!.receivedTtl !== null)?.bfd!.receivedTtl;

@@ -436,11 +436,12 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       case 'drain': {
         const { values } = parse(cmd, rest, COMMAND_FLAGS.drain, 'none');
         const r = (await controlRequest(controlPath(values), 'drain', values.cancel === true ? { cancel: true } : {})) as { draining: DrainStatusJson | null };
-        print(values.json === true, r, () =>
-          r.draining === null
-            ? 'not draining\n'
-            : `draining (${r.draining.reason}) since ${r.draining.since}: ${r.draining.remainingSeconds > 0 ? `${r.draining.remainingSeconds} s of the drain time left` : 'drain time passed'}; then ${r.draining.then}\n`,
-        );
+        print(values.json === true, r, () => {
+          const d = r.draining;
+          if (d === null) return 'not draining\n';
+          const left = d.remainingSeconds > 0 ? `${d.remainingSeconds} s of the drain time left` : 'drain time passed';
+          return `draining (${d.reason}) since ${d.since}: ${left}; then ${d.then}\n`;
+        });
         return 0;
       }
       case 'explain': {
@@ -493,9 +494,8 @@ export async function main(argv: string[], io: CliIO = {}): Promise<number> {
       }
       default: {
         const guess = closest(cmd, Object.keys(COMMAND_HELP));
-        err(
-          `tsbgp: unknown command ${JSON.stringify(cmd)}${guess ? ` (did you mean ${guess}?)` : ''}; commands: ${Object.keys(COMMAND_HELP).join(', ')}\nrun 'tsbgp help' for usage\n`,
-        );
+        const didYouMean = guess ? ` (did you mean ${guess}?)` : '';
+        err(`tsbgp: unknown command ${JSON.stringify(cmd)}${didYouMean}; commands: ${Object.keys(COMMAND_HELP).join(', ')}\nrun 'tsbgp help' for usage\n`);
         return 2;
       }
     }

@@ -6,8 +6,7 @@
  * adopt and delete routes of protocol 12 it does not own.
  */
 import { type KernelStatus, NORMAL_ROUTE_PRIORITY } from '../kernel/index.js';
-import { kernelExport, kernelExports, NO_LEARNING, type KernelPlan, type LearnedRoute, type Plan } from '../kubernetes/index.js';
-import type { LearnedJson } from './views.js';
+import { kernelExport, kernelExports, learnedJson, NO_LEARNING, type KernelPlan, type LearnedJson, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import { Prefix } from '../net/index.js';
 import type { KernelOptions, SpeakerKernelApi, SpeakerApi } from '../speaker/index.js';
 
@@ -309,18 +308,4 @@ export function kernelPlanJson(plan: Plan, live?: KernelLive): KernelPlanJson {
 
 function kernelExportsOf(plan: Plan, learned: readonly LearnedRoute[]): string[] {
   return kernelExports(plan, learned).map((k) => k.prefix.toString());
-}
-
-/** One learned route and the verdict on it, as the JSON views show it. */
-export function learnedJson(r: LearnedRoute, v: { readonly accept: boolean; readonly reason: string }): LearnedJson {
-  return {
-    prefix: r.prefix.toString(),
-    source: r.source,
-    protocol: r.protocol,
-    type: r.type,
-    dev: r.dev ?? null,
-    metric: r.metric,
-    exported: v.accept,
-    why: v.reason,
-  };
 }

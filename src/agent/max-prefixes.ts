@@ -8,6 +8,7 @@
  * from that peer are refused and reported (log, status, metrics) while the
  * session and the node's own advertisements stay up.
  */
+import { perFamily } from '../kubernetes/index.js';
 import { parseMaxPrefixSpec, type MaxPrefixLimit, type PeerOptions } from '../speaker/index.js';
 
 /** Routes per family and peer before the agent refuses more. */
@@ -36,9 +37,4 @@ export function parseMaxPrefixes(text: string): AgentMaxPrefixes {
     throw new Error(`--max-prefixes: ${(e as Error).message}`);
   }
   return perFamily(l);
-}
-
-/** The same limit for both families; undefined for none. */
-export function perFamily(l: MaxPrefixLimit | null): AgentMaxPrefixes {
-  return l === null ? undefined : { ipv4: l, ipv6: l };
 }

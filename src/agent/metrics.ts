@@ -11,7 +11,7 @@ import type { PeerState, SpeakerApi } from '../speaker/index.js';
 import type { SourceStatus } from './sources/index.js';
 import { BfdMetrics } from './bfd-metrics.js';
 import { counterDelta } from './counter-delta.js';
-import { peerKey, plannedPeerKey } from './reconcile.js';
+import { peerKey, plannedPeerKey } from '../kubernetes/index.js';
 
 const PEER_STATES: readonly PeerState[] = ['Idle', 'Connect', 'Active', 'OpenSent', 'OpenConfirm', 'Established'];
 

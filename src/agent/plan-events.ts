@@ -6,7 +6,7 @@
  * sink (a refusal that comes back bumps the count of the same Event).
  */
 import { effectiveConfig, eventsFromPlan, newlyDesired, type DesiredEvent, type EventSink, type Plan, type ClusterState } from '../kubernetes/index.js';
-import type { PeerRefusal } from './reconcile.js';
+import type { PeerRefusal } from '../kubernetes/index.js';
 
 export class PlanEvents {
   private last: DesiredEvent[] = [];

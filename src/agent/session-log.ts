@@ -10,7 +10,7 @@
  */
 import type { PeerState, PeerStatus } from '../speaker/index.js';
 import type { Logger } from './log.js';
-import { peerKey } from './reconcile.js';
+import { peerKey } from '../kubernetes/index.js';
 
 /** While a peer stays down, one summary line per this long. */
 const DOWN_SUMMARY_EVERY_MS = 5 * 60_000;

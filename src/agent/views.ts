@@ -12,15 +12,23 @@ import {
   filterChainJson,
   filterWarnings,
   formatIssue,
+  peerKey,
+  peerOptions,
+  plannedPeerKey,
+  redistributedIface,
+  runnablePeers,
   type ExportVerdict,
   type FilterChainJson,
   type FilterVerdict,
   type FilterWarning,
+  type LearnedJson,
   type ManifestIssue,
+  type PeerRefusal,
   type Plan,
   type PlanError,
   type PlannedPeer,
   type PlannedRoute,
+  type Redistributed,
   type RouteReason,
   type RouteShaping,
   type Service,
@@ -29,7 +37,6 @@ import { formatExtendedCommunity, linkBandwidth } from '../wire/index.js';
 import { Prefix } from '../net/index.js';
 import { serviceIpsSummary } from './explain-service.js';
 import { statusPeerJson, type StatusPeerJson } from './peer-view.js';
-import { peerKey, peerOptions, plannedPeerKey, runnablePeers, type PeerRefusal } from './reconcile.js';
 import type { ApplyFailure } from './apply.js';
 import type { SourceStatus } from './sources/index.js';
 
@@ -159,7 +166,10 @@ export interface PlanJson {
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
   /** The BGP router ID: CALICO_ROUTER_ID (an IPv4 address, or `hash` of the node name), else the node's IPv4 address, as Calico; null: none yet (the speaker does not start). Added in version 1. */
   readonly routerId: string | null;
-  /** Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1. */
+  /**
+   * Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's
+   * IPv4 and IPv6 addresses (bindMode NodeIP). Added in version 1.
+   */
   readonly listen: { readonly addresses: readonly string[]; readonly port: number };
   /** `builtin+filters`: exports are the peer's BGPFilters (in order), then Calico's built-in export policy. */
   readonly exportPolicy: 'builtin+filters';
@@ -174,37 +184,6 @@ export interface PlanJson {
   readonly ignored: readonly ErrorJson[];
   /** The kernel side: programming rules, blackholes, statics, aggregation, learning (src/agent/kernel.ts KernelPlanJson). */
   readonly kernel: KernelPlanJson;
-}
-
-export interface Redistributed {
-  readonly prefix: Prefix;
-  /** The local peer's address, or `kernel` for a route learned from the kernel's table. */
-  readonly from: string;
-  readonly communities: readonly string[];
-  /** A route learned from the kernel (BIRD's `learn`): where it came from and why it is advertised. */
-  readonly kernel?: LearnedJson;
-  /** Advertised with this LOCAL_PREF (Calico v3.32: 2147483647 − the kernel route's metric). */
-  readonly localPref?: number;
-  /** From a local workload peer: its AS path, kept behind this node's AS on eBGP (as BIRD passes the route on). */
-  readonly asPath?: readonly number[];
-}
-
-/** The interface a re-advertised route goes out of (what a BGPFilter `interface` rule matches): a kernel route's device; none for a local peer's route. */
-export function redistributedIface(r: Redistributed): string | undefined {
-  return r.kernel?.dev ?? undefined;
-}
-
-/** A route learned from the kernel's table, as `tsbgp plan --json` shows it (`kernel.learned`, `redistributed[].kernel`). */
-export interface LearnedJson {
-  readonly prefix: string;
-  /** `kernel`: another program's route in the table (Felix's to a workload); `direct`: a connected network. */
-  readonly source: 'kernel' | 'direct';
-  readonly protocol: number;
-  readonly type: string;
-  readonly dev: string | null;
-  readonly metric: number;
-  readonly exported: boolean;
-  readonly why: string;
 }
 
 const n = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
@@ -242,8 +221,10 @@ export function reasonText(r: RouteReason, plan?: Plan, prefix?: Prefix): string
   switch (r.kind) {
     case 'BGPConfiguration':
       return `BGPConfiguration ${r.name} ${r.field}`;
-    case 'Service':
-      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}${r.shaping && r.shaping.by.length > 0 ? `; shaped by ${r.shaping.by.join(', ')}` : ''}`;
+    case 'Service': {
+      const shaped = r.shaping && r.shaping.by.length > 0 ? `; shaped by ${r.shaping.by.join(', ')}` : '';
+      return `Service ${r.namespace}/${r.name} ${r.source} ${r.ip}: ${r.rule}${shaped}`;
+    }
     case 'BlockAffinity':
     case 'Node': {
       const pool = prefix && plan?.exportAllowList.pools.find((p) => p.cidr.contains(prefix));
@@ -265,7 +246,7 @@ export function routeJson(r: PlannedRoute, plan?: Plan): RouteJson {
 /**
  * The communities a peer's export policy sees on a planned route: a Service's
  * own. Its prefixAdvertisements communities are added after the policy
- * (reconcile.ts routeAttributes), as Calico's BIRD adds them after the BGPFilters.
+ * (src/kubernetes/reconcile.ts routeAttributes), as Calico's BIRD adds them after the BGPFilters.
  */
 function policyCommunities(r: PlannedRoute): string[] {
   return (r.shaping?.communities ?? []).map((c) => c.text);
@@ -286,7 +267,7 @@ export function exportsTo(plan: Plan, peer: PlannedPeer, redistributed: readonly
   const out: Prefix[] = [];
   const passes = (prefix: Prefix, communities: readonly string[], builtin = builtinExport(plan, prefix).accept, iface?: string) =>
     builtin && exportFilterVerdict(plan, peer, prefix, communities, iface).verdict !== 'reject';
-  // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (service-policy.ts; explain says why).
+  // A Service's tsbgp.io/peers or tsbgp.io/peer-selector leaves the other peers out (src/kubernetes/service-policy.ts; explain says why).
   const leftOut = (r: PlannedRoute) => r.shaping?.peers !== undefined && !r.shaping.peers.includes(peer.id);
   for (const r of plan.routes) if (r.prefix.family === fam && !leftOut(r) && passes(r.prefix, policyCommunities(r))) out.push(r.prefix);
   // A route learned from the kernel was taken by the kernel export decision (it may be a /32 block or elevated within a block).
@@ -625,7 +606,10 @@ export type RoutesJson = Omit<PlanJson, 'peers'> & {
   readonly peers: readonly (PlanJson['peers'][number] & {
     readonly state: PeerState | null;
     readonly advertised: readonly AdvertisedJson[];
-    /** Planned for this peer (`exports`) and not in `advertised` yet: its session is not Established, or the agent holds its first advertisements until its peers' End-of-RIB (at most 15 s after a start). */
+    /**
+     * Planned for this peer (`exports`) and not in `advertised` yet: its session is not Established, or the
+     * agent holds its first advertisements until its peers' End-of-RIB (at most 15 s after a start).
+     */
     readonly pending: readonly string[];
   })[];
 };

@@ -334,14 +334,18 @@ export class BfdRuntime {
     const ago = heard === undefined ? 'nothing received before' : `previous packet received ${Math.round(now - heard)} ms before`;
     const remote =
       ev.type === 'rx'
-        ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
+        ? `remote says ${ev.packet.state} (diag ${ev.packet.diag} ${describeDiag(ev.packet.diag)}` +
+          `${ev.packet.poll ? ', Poll' : ''}${ev.packet.final ? ', Final' : ''})`
         : `remote last said ${before.remoteState} (diag ${before.remoteDiag} ${describeDiag(before.remoteDiag)})`;
     const cause = ev.type === 'rx' ? 'on a packet' : ev.type === 'timer' ? 'on the timer' : `on ${ev.type}`;
     const level = from === 'Up' && to !== 'AdminDown' && !a.remoteAdminDown && !a.remoteRestarted ? 'warning' : 'info';
     const note = a.remoteRestarted ? ' (the remote restarted its session: not a path failure)' : a.remoteAdminDown ? ' (the remote is AdminDown)' : '';
+    const newDiscr = e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : '';
+    const timers = `detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms`;
     log(
       level,
-      `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; detection time ${detectionTime(before) / 1000} ms, tx interval ${txInterval(e.session) / 1000} ms; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${e.session.remoteDiscr !== before.remoteDiscr && e.session.remoteDiscr !== 0 ? ` → ${e.session.remoteDiscr}` : ''}`,
+      `BFD ${e.spec.peer}: ${from} → ${to}${note} ${cause}, our diag ${diag} ${describeDiag(diag)}; ${remote}; ${ago}; ` +
+        `${timers}; discriminators ${e.session.localDiscr}/${before.remoteDiscr}${newDiscr}`,
     );
   }
 

@@ -21,7 +21,9 @@ export function bfdFor(p: BGPPeer, self: Node, remote: Address): { bfd?: Planned
   const own = remote.family === 4 ? self.ipv4Address : self.ipv6Address;
   if (own?.length === undefined) {
     return {
-      problem: `BFDIfDirectlyConnected: node ${self.name} has no IPv${remote.family} address with a prefix length (projectcalico.org/IPv${remote.family}Address), so no peer counts as directly connected`,
+      problem:
+        `BFDIfDirectlyConnected: node ${self.name} has no IPv${remote.family} address with a prefix length ` +
+        `(projectcalico.org/IPv${remote.family}Address), so no peer counts as directly connected`,
     };
   }
   const subnet = Prefix.containing(own.address, own.length);

@@ -61,7 +61,9 @@ export function eventsFromPlan(plan: Plan, nodeName: string, allowList: AllowLis
     out.push({
       involved: { kind: 'Service', name: r.name, namespace: r.namespace },
       reason: 'NotAdvertised',
-      message: `${r.source === 'externalIP' ? 'external' : 'load-balancer'} IP ${r.ip} is not advertised: outside the allow-list BGPConfiguration ${field} [${ranges.join(', ')}]`,
+      message:
+        `${r.source === 'externalIP' ? 'external' : 'load-balancer'} IP ${r.ip} is not advertised: ` +
+        `outside the allow-list BGPConfiguration ${field} [${ranges.join(', ')}]`,
       shared: true,
     });
   }

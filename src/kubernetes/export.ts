@@ -193,3 +193,30 @@ export function kernelExports(plan: Plan, learned: Iterable<LearnedRoute>): Kern
 }
 
 const rank = (r: LearnedRoute): number => (r.source === 'direct' ? 2 ** 33 : 0) + (r.metric === 0 ? 0 : r.metric);
+
+/** A route learned from the kernel's table, as `tsbgp plan --json` shows it (`kernel.learned`, `redistributed[].kernel`). */
+export interface LearnedJson {
+  readonly prefix: string;
+  /** `kernel`: another program's route in the table (Felix's to a workload); `direct`: a connected network. */
+  readonly source: 'kernel' | 'direct';
+  readonly protocol: number;
+  readonly type: string;
+  readonly dev: string | null;
+  readonly metric: number;
+  readonly exported: boolean;
+  readonly why: string;
+}
+
+/** One learned route and the verdict on it, as the JSON views show it. */
+export function learnedJson(r: LearnedRoute, v: ExportVerdict): LearnedJson {
+  return {
+    prefix: r.prefix.toString(),
+    source: r.source,
+    protocol: r.protocol,
+    type: r.type,
+    dev: r.dev ?? null,
+    metric: r.metric,
+    exported: v.accept,
+    why: v.reason,
+  };
+}

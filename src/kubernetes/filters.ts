@@ -281,7 +281,9 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
       kind: p.from.kind,
       name: p.from.name,
       field: 'spec.filters',
-      message: `peer ${p.address.toString()}: BGPFilter ${missing.join(', ')} not found (deleted, never created, or invalid); the peer runs without it, as Calico's does`,
+      message:
+        `peer ${p.address.toString()}: BGPFilter ${missing.join(', ')} not found (deleted, never created, or invalid); ` +
+        "the peer runs without it, as Calico's does",
       peer: { address: p.address.toString(), asn: p.asn },
     });
   }
@@ -300,7 +302,10 @@ export function filterWarnings(plan: Plan): FilterWarning[] {
           kind: 'BGPFilter',
           name: f.name,
           field: `spec.${list}[${i}].interface`,
-          message: `${offLink}: a route whose next hop is not on that session's network gets its interface from the kernel's routes (as Calico's BIRD resolves it) only with kernel programming on (\`tsbgp agent --kernel on\`); without it, or with no route to the next hop, this rule does not match it`,
+          message:
+            `${offLink}: a route whose next hop is not on that session's network gets its interface from the kernel's routes ` +
+            "(as Calico's BIRD resolves it) only with kernel programming on (`tsbgp agent --kernel on`); without it, " +
+            'or with no route to the next hop, this rule does not match it',
         });
       });
   }

@@ -13,9 +13,11 @@ export {
   builtinExport,
   kernelExport,
   kernelExports,
+  learnedJson,
   plannedRoute,
   type ExportVerdict,
   type KernelExport,
+  type LearnedJson,
   type LearnedRoute,
   type LearnedVerdict,
 } from './export.js';
@@ -36,3 +38,28 @@ export { NO_LEARNING, type KernelPlan } from './kernel.js';
 export { KINDS } from './schema.js';
 export { secretNamespace } from './secrets.js';
 export { parseEndpointStatus, peerAddress, workloadsOf, EndpointStatusError, type LocalWorkloadEndpoint } from './workloads.js';
+export {
+  perFamily,
+  peerKey,
+  peerOptions,
+  plannedPeerKey,
+  reconcile,
+  routeAttributes,
+  runnablePeers,
+  type Operations,
+  type PeerOp,
+  type PeerRefusal,
+  type ReconcileOptions,
+  type RouteOp,
+} from './reconcile.js';
+export {
+  desiredRedistribution,
+  isLocalPeer,
+  localPeers,
+  redistributedAttributes,
+  redistributedIface,
+  redistributedOptions,
+  redistributionOps,
+  type Redistributed,
+} from './redistribute.js';
+export { SERVICE_POLICY, servicePolicy, withServicePolicy, type ServicePolicy } from './service-policy.js';

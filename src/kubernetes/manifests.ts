@@ -21,7 +21,8 @@ export interface LoadResult {
 
 /** What a file with no documents at all says (0 bytes, blank, or only comments). */
 const EMPTY_FILE_MESSAGE =
-  'no documents (empty, or only comments): a truncated or half-written file is not a deletion, so its last valid resources stay in force; to remove them, write an empty list (apiVersion: v1, kind: List, items: []) or, in a folder, delete the file';
+  'no documents (empty, or only comments): a truncated or half-written file is not a deletion, so its last valid resources stay in force; ' +
+  'to remove them, write an empty list (apiVersion: v1, kind: List, items: []) or, in a folder, delete the file';
 
 /**
  * Validates the texts of one load (read by the shell) into a `LoadResult`.

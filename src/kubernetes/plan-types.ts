@@ -61,7 +61,10 @@ export interface RefusedIP {
   readonly message: string;
 }
 
-/** `local workload`: a pod on this node chosen by a BGPPeer's localWorkloadSelector (BIRD protocol `Local_Workload_<ip>`; calicoctl node status does not list these). */
+/**
+ * `local workload`: a pod on this node chosen by a BGPPeer's localWorkloadSelector
+ * (BIRD protocol `Local_Workload_<ip>`; calicoctl node status does not list these).
+ */
 export type PeerType = 'global' | 'node specific' | 'node-to-node mesh' | 'local workload';
 
 /**

@@ -128,7 +128,10 @@ export interface BGPConfiguration {
   readonly logSeverityScreen?: LogSeverity;
   /** Which pools' routes go into the kernel (src/kubernetes/kernel.ts); undefined: Enabled. */
   readonly programClusterRoutes?: ProgramClusterRoutes;
-  /** Felix's metric for workload routes (v3.32; must match FelixConfiguration); undefined: 1024. Sets the LOCAL_PREF of originated routes (src/kernel/metric.ts). */
+  /**
+   * Felix's metric for workload routes (v3.32; must match FelixConfiguration); undefined: 1024.
+   * Sets the LOCAL_PREF of originated routes (src/kernel/metric.ts).
+   */
   readonly ipv4NormalRoutePriority?: number;
   readonly ipv6NormalRoutePriority?: number;
   /** Interface patterns whose connected networks are not advertised (Calico: protocol direct's exclusions). */

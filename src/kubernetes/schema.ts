@@ -96,7 +96,8 @@ export const KINDS: readonly Kind[] = [
       ipv4NormalRoutePriority: int(
         1,
         2147483646,
-        "Felix's metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.",
+        "Felix's metric for IPv4 workload routes (default 1024): originated routes carry LOCAL_PREF 2147483647 minus it, " +
+          'and learned routes go into the kernel with metric 2147483647 minus their LOCAL_PREF.',
       ),
       ipv6NormalRoutePriority: int(1, 2147483646, 'The same for IPv6 (default 1024).'),
       ignoredInterfaces: list(str('Interface name or pattern (* and ?) whose connected networks tsbgp does not advertise.')),

@@ -2,9 +2,9 @@
  * Per-Service routing controls: the `tsbgp.io/…` annotations of a Service,
  * read into typed values with errors naming the annotation (pure). The
  * planner (services.ts) applies them to the Service's routes; the agent
- * turns the route's shaping into attributes (src/agent/reconcile.ts) and,
+ * turns the route's shaping into attributes (src/kubernetes/reconcile.ts) and,
  * for prepends and peer choice, into an export policy
- * (src/agent/service-policy.ts). The table of annotations is in README.md
+ * (src/kubernetes/service-policy.ts). The table of annotations is in README.md
  * (node agent section) and docs/service-annotations.md.
  */
 import { parseCommunity, parseLargeCommunity } from '../wire/index.js';

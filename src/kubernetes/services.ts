@@ -175,7 +175,8 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
           linkBandwidth: { asn, endpoints: facts.localReady, bytesPerSecond: facts.localReady * BYTES_PER_ENDPOINT },
           by: [
             ...(base?.by ?? []),
-            `weighted ECMP (${routing.weightedEcmp !== undefined ? 'tsbgp.io/weighted-ecmp' : 'BGPConfiguration default tsbgp.io/weighted-ecmp'}): ${facts.localReady} ready local endpoint${facts.localReady === 1 ? '' : 's'}`,
+            `weighted ECMP (${routing.weightedEcmp !== undefined ? 'tsbgp.io/weighted-ecmp' : 'BGPConfiguration default tsbgp.io/weighted-ecmp'}): ` +
+              `${facts.localReady} ready local endpoint${facts.localReady === 1 ? '' : 's'}`,
           ],
         }
       : undefined;
@@ -186,7 +187,9 @@ export function planService(svc: Service, slices: readonly EndpointSlice[], ctx:
       if (range) refuse(c.ip, c.source, 'range only', `tsbgp.io/advertise=range: covered by ${range}, no /${c.ip.family === 4 ? 32 : 128} of its own`);
       else {
         const field = c.source === 'externalIP' ? 'serviceExternalIPs' : 'serviceLoadBalancerIPs';
-        const message = `tsbgp.io/advertise=range but no advertised ${field} range covers ${c.ip} (a single-IP entry, or serviceLoadBalancerAggregation=Disabled): not advertised`;
+        const message =
+          `tsbgp.io/advertise=range but no advertised ${field} range covers ${c.ip} ` +
+          '(a single-IP entry, or serviceLoadBalancerAggregation=Disabled): not advertised';
         refuse(c.ip, c.source, 'bad annotation', message);
         errors.push({ kind: 'Service', namespace: svc.namespace, name: svc.name, field: 'metadata.annotations.tsbgp.io/advertise', message });
       }

@@ -84,7 +84,8 @@ export function validateBGPConfiguration(o: Obj, m: Meta, issues: Collector): BG
       if (!PER_NODE_FIELDS.has(f) && spec[f] !== undefined && spec[f] !== null)
         issues.warn(
           `spec.${f}`,
-          'ignored in a node-specific BGPConfiguration (Calico reads it from default only; a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)',
+          'ignored in a node-specific BGPConfiguration (Calico reads it from default only; ' +
+            'a node may set listenPort, logSeverityScreen, prefixAdvertisements and communities)',
         );
     }
   }

@@ -215,7 +215,10 @@ export function secretRef(v: unknown, path: string): SecretKeyRef | undefined {
   return { name: reqStr(ref, 'name', `${path}.secretKeyRef.`), key: reqStr(ref, 'key', `${path}.secretKeyRef.`) };
 }
 
-/** `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts), read by the one community parser (src/wire/communities.ts); undefined when `text` is not a literal at all. */
+/**
+ * `aa:nn` (16-bit parts) or `aa:nn:mm` (32-bit parts), read by the one community parser
+ * (src/wire/communities.ts); undefined when `text` is not a literal at all.
+ */
 export function parseCommunityLiteral(text: string): CommunityValue | undefined | Error {
   try {
     const c = parseLiteral(text);

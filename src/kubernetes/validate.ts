@@ -198,7 +198,11 @@ export function validateAll(objects: Iterable<SourcedObject>): ValidatedSet {
         namespace: ns,
         name: res.name,
         path: 'metadata.name',
-        message: `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped${first && first !== file ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)' : ''}`,
+        message:
+          `duplicate name: already defined${first ? ` in ${first}` : ''}; this definition is skipped` +
+          (first && first !== file
+            ? ' (the files of one layer must not redefine a resource; to apply files in order, give each its own --manifests layer)'
+            : ''),
       });
       continue;
     }

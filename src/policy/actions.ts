@@ -121,8 +121,10 @@ function extOps(where: string, def: CommunityActionDef): Modification {
       return l.length === 0 ? without(a, 'extendedCommunities') : { ...a, extendedCommunities: l };
     },
     attrsOnly: true,
-    describe: (b, a) =>
-      `extended communities [${(b.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}] → [${(a.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ')}]`,
+    describe: (b, a) => {
+      const text = (x: typeof b) => (x.extendedCommunities ?? []).map(formatExtendedCommunity).join(' ');
+      return `extended communities [${text(b)}] → [${text(a)}]`;
+    },
   };
 }
 

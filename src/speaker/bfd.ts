@@ -168,7 +168,9 @@ export class SpeakerBfd {
       if (c.remoteRestarted) {
         this.hooks.log(
           'info',
-          `peer ${id}: BFD: the remote restarted its BFD session (a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), so the path is alive; BGP session kept while BFD comes back up`,
+          `peer ${id}: BFD: the remote restarted its BFD session ` +
+            '(a new discriminator, or Down with diag 3 that we never signalled; FRR does this when its BGP session establishes), ' +
+            'so the path is alive; BGP session kept while BFD comes back up',
         );
         return;
       }

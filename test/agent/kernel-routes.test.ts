@@ -8,7 +8,7 @@ import { SpeakerKernel, type KernelOptions } from '../../src/speaker/kernel.js';
 import type { SpeakerApi } from '../../src/speaker/types.js';
 import type { KernelRoute } from '../../src/kernel/types.js';
 import { converge, SimKernel } from '../kernel/sim.js';
-import { peerOptions } from '../../src/agent/reconcile.js';
+import { peerOptions } from '../../src/kubernetes/reconcile.js';
 import { peer, plan } from './plans.js';
 
 const path = (nh: string, localPref?: number): Path =>

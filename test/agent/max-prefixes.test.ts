@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultMaxPrefixes, parseMaxPrefixes } from '../../src/agent/max-prefixes.js';
-import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
+import { peerOptions, reconcile } from '../../src/kubernetes/reconcile.js';
 import { renderPlan } from '../../src/agent/render.js';
 import { planJson } from '../../src/agent/views.js';
 import type { BGPPeer } from '../../src/kubernetes/resources.js';

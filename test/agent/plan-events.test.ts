@@ -1,7 +1,7 @@
 /** PlanEvents: edge-triggered Events from the applied plan, through a recording sink. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PlanEvents } from '../../src/agent/plan-events.js';
-import type { PeerRefusal } from '../../src/agent/reconcile.js';
+import type { PeerRefusal } from '../../src/kubernetes/reconcile.js';
 import type { DesiredEvent, EventSink } from '../../src/kubernetes/events.js';
 import { stateOf } from '../../src/kubernetes/state.js';
 import { bgpConfig, node, peer, planFor, slice, svc } from '../kubernetes/helpers.js';

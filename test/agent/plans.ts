@@ -1,6 +1,7 @@
 /** Small Plan builders for agent tests. */
 import type { Plan, PlannedPeer, PlannedRoute } from '../../src/kubernetes/index.js';
 import { Address, Prefix } from '../../src/net/index.js';
+import type { ReceivedRoute } from '../../src/speaker/index.js';
 
 export function route(prefix: string, communities: string[] = []): PlannedRoute {
   return {
@@ -50,3 +51,27 @@ export function plan(routes: PlannedRoute[], peers: PlannedPeer[] = []): Plan {
     errors: [],
   };
 }
+
+/** `p` with an IP pool (disabled: the allow-list for redistributed routes) and a service range. */
+export function withPool(p: Plan): Plan {
+  return {
+    ...p,
+    exportAllowList: {
+      ...p.exportAllowList,
+      pools: [{ name: 'lb', cidr: Prefix.parse('198.51.100.0/24'), disabled: true, disableBGPExport: false }],
+      serviceRanges: [{ prefix: Prefix.parse('198.18.0.0/16'), field: 'serviceClusterIPs' }],
+    },
+  };
+}
+
+/** A route received from `peerAddr`. */
+export const rx = (peerAddr: string, prefix: string, over: Partial<ReceivedRoute> = {}): ReceivedRoute => ({
+  peer: peerAddr,
+  prefix: Prefix.parse(prefix),
+  asPath: [],
+  communities: [],
+  largeCommunities: [],
+  best: false,
+  stale: false,
+  ...over,
+});

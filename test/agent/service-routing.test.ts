@@ -1,14 +1,14 @@
 /**
  * Service routing annotations in the agent: the attributes a route is
  * originated with, the export policy for prepends and peer choice
- * (src/agent/service-policy.ts), the views, and — with the real speaker
+ * (src/kubernetes/service-policy.ts), the views, and — with the real speaker
  * against a router speaker over loopback — an annotation edit
  * re-advertising without a session reset.
  */
 import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { routeAttributes, reconcile } from '../../src/agent/reconcile.js';
-import { SERVICE_POLICY, servicePolicy } from '../../src/agent/service-policy.js';
+import { routeAttributes, reconcile } from '../../src/kubernetes/reconcile.js';
+import { SERVICE_POLICY, servicePolicy } from '../../src/kubernetes/service-policy.js';
 import { explainPrefix, planJson, routeJson } from '../../src/agent/views.js';
 import { plan } from '../../src/kubernetes/plan.js';
 import { SERVICE_ANNOTATIONS as A } from '../../src/kubernetes/service-routing.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { routeAttributes, reconcile } from '../../src/agent/reconcile.js';
+import { routeAttributes, reconcile } from '../../src/kubernetes/reconcile.js';
 import { localPrefForMetric, metricForLocalPref } from '../../src/kernel/metric.js';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { peerOptions } from '../../src/agent/reconcile.js';
+import { peerOptions } from '../../src/kubernetes/reconcile.js';
 import type { BGPPeer } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
 import { bgpConfig, node, planFor, valid } from './helpers.js';

@@ -6,7 +6,7 @@
  * are our own.
  */
 import { describe, expect, it } from 'vitest';
-import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
+import { peerOptions, reconcile } from '../../src/kubernetes/reconcile.js';
 import { planJson } from '../../src/agent/views.js';
 import { effectiveConfig } from '../../src/kubernetes/config.js';
 import { eventsFromPlan } from '../../src/kubernetes/events.js';

@@ -17,7 +17,7 @@ import { writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { clusterManifests } from '../agent/cluster-manifests.js';
 import { startAgent, startRouter, stopAfterEach, within } from '../agent/loopback.js';
-import { routeAttributes } from '../../src/agent/reconcile.js';
+import { routeAttributes } from '../../src/kubernetes/reconcile.js';
 import { exportsTo } from '../../src/agent/views.js';
 import { exportFilterVerdict, type Plan } from '../../src/kubernetes/index.js';
 import { Prefix } from '../../src/net/index.js';

@@ -1,6 +1,18 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type Edge, EXCEPTIONS, LAYERS, importGraph, importsOf, layerOf, layerViolations, runtimeCycles } from '../../scripts/layers.js';
+import {
+  type Edge,
+  EXCEPTIONS,
+  LAYERS,
+  MAX_LINE,
+  importGraph,
+  importsOf,
+  layerOf,
+  layerViolations,
+  longLines,
+  runtimeCycles,
+  srcLongLines,
+} from '../../scripts/layers.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const edge = (from: string, to: string, typeOnly = false): Edge => ({ from, to, typeOnly, dynamic: false });
@@ -27,6 +39,20 @@ describe('the layers of DESIGN.md hold in src/', () => {
       return !all.some((line) => line.startsWith(`${from} imports ${to}:`));
     });
     expect(stale).toEqual([]);
+  });
+});
+
+describe('no line in src/ is wider than prettier keeps code', () => {
+  it(`no src line over ${MAX_LINE} characters (long strings and comments are broken by hand)`, () => {
+    expect(MAX_LINE).toBe(160);
+    expect(srcLongLines(ROOT)).toEqual([]);
+  });
+
+  it('names each line over the limit with its file, number and width, counting characters, not bytes', () => {
+    const ok = 'x'.repeat(MAX_LINE);
+    const arrows = '→'.repeat(MAX_LINE); // 3 bytes each in UTF-8, one character
+    const text = [ok, `${ok}y`, arrows, `${ok}\r`, `  '${'z'.repeat(MAX_LINE)}'`].join('\n');
+    expect(longLines('src/a.ts', text)).toEqual([`src/a.ts:2: 161 characters (at most 160)`, `src/a.ts:5: ${MAX_LINE + 4} characters (at most 160)`]);
   });
 });
 

@@ -20,6 +20,38 @@ interface Row {
 const row = (state: StateName, event: FsmEvent, to: StateName, actions: string[]): Row => ({ state, event, to, actions });
 const e = (type: string) => ({ type }) as FsmEvent;
 
+/** What a session holds in a state: a connection (none in Active until TCP is up) and the timers running. */
+interface Holds {
+  conn: boolean;
+  timers: string[];
+}
+const HOLDS: Record<Exclude<StateName, 'Idle'>, Holds> = {
+  Connect: { conn: true, timers: ['ConnectRetry'] },
+  Active: { conn: false, timers: ['ConnectRetry'] },
+  OpenSent: { conn: true, timers: ['Hold'] },
+  OpenConfirm: { conn: true, timers: ['Hold', 'Keepalive'] },
+  Established: { conn: true, timers: ['Hold', 'Keepalive'] },
+};
+
+/**
+ * A row falling to Idle, the tail every such row of §8.2.2 shares, in order:
+ * the NOTIFICATION `sent` (code/subcode) if any, the connection closed, the
+ * running timers stopped (not the one that `expired`), the state change, the
+ * report (`sessionDown` from Established, `attemptFailed` before) with its
+ * `reason`, and the damping timer, except after ManualStop.
+ */
+function fall(state: Exclude<StateName, 'Idle'>, event: FsmEvent, reason: string, o: { sent?: string; expired?: string; holds?: Holds } = {}): Row {
+  const h = o.holds ?? HOLDS[state];
+  return row(state, event, 'Idle', [
+    ...(o.sent !== undefined ? [`send NOTIFICATION ${o.sent}`] : []),
+    ...(h.conn ? ['disconnect'] : []),
+    ...h.timers.filter((t) => t !== o.expired).map((t) => `stop ${t}`),
+    `state ${state}→Idle`,
+    `${state === 'Established' ? 'sessionDown' : 'attemptFailed'} ${reason}`,
+    ...(reason === 'manualStop' ? [] : ['start IdleHold 5s']),
+  ]);
+}
+
 const table: Row[] = [
   // Idle
   row('Idle', e('ManualStart'), 'Connect', ['start ConnectRetry 120s', 'connect', 'state Idle→Connect']),
@@ -33,60 +65,33 @@ const table: Row[] = [
   row('Idle', ev.update(), 'Idle', []),
   // Connect
   row('Connect', e('ManualStart'), 'Connect', []),
-  row('Connect', e('ManualStop'), 'Idle', ['disconnect', 'stop ConnectRetry', 'state Connect→Idle', 'attemptFailed manualStop']),
+  fall('Connect', e('ManualStop'), 'manualStop'),
   row('Connect', e('ConnectRetryTimer_Expires'), 'Connect', ['disconnect', 'start ConnectRetry 120s', 'connect']),
   row('Connect', e('TcpConnection_Acknowledged'), 'OpenSent', ['stop ConnectRetry', 'send OPEN', 'start Hold 240s', 'state Connect→OpenSent']),
   row('Connect', e('TcpConnectionConfirmed'), 'OpenSent', ['stop ConnectRetry', 'send OPEN', 'start Hold 240s', 'state Connect→OpenSent']),
   row('Connect', e('TcpConnectionFails'), 'Active', ['start ConnectRetry 120s', 'attemptFailed tcpFailed', 'state Connect→Active']), // deviation: listen, see fsm.ts
-  row('Connect', ev.headerErr(), 'Idle', [
-    'send NOTIFICATION 1/2',
-    'disconnect',
-    'stop ConnectRetry',
-    'state Connect→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Connect', ev.openErr(), 'Idle', [
-    'send NOTIFICATION 2/4',
-    'disconnect',
-    'stop ConnectRetry',
-    'state Connect→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Connect', ev.notif(6, 2), 'Idle', ['disconnect', 'stop ConnectRetry', 'state Connect→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
-  row('Connect', ev.verErr(), 'Idle', ['disconnect', 'stop ConnectRetry', 'state Connect→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
-  row('Connect', e('KeepAliveMsg'), 'Idle', ['disconnect', 'stop ConnectRetry', 'state Connect→Idle', 'attemptFailed unexpected', 'start IdleHold 5s']),
-  row('Connect', ev.open(), 'Idle', ['disconnect', 'stop ConnectRetry', 'state Connect→Idle', 'attemptFailed unexpected', 'start IdleHold 5s']),
+  fall('Connect', ev.headerErr(), 'notificationSent', { sent: '1/2' }),
+  fall('Connect', ev.openErr(), 'notificationSent', { sent: '2/4' }),
+  fall('Connect', ev.notif(6, 2), 'notificationReceived'),
+  fall('Connect', ev.verErr(), 'notificationReceived'),
+  fall('Connect', e('KeepAliveMsg'), 'unexpected'),
+  fall('Connect', ev.open(), 'unexpected'),
   row('Connect', e('HoldTimer_Expires'), 'Connect', []), // not running: ignored
   // Active
   row('Active', e('ManualStart'), 'Active', []),
-  row('Active', e('ManualStop'), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed manualStop']),
+  fall('Active', e('ManualStop'), 'manualStop'),
   row('Active', e('ConnectRetryTimer_Expires'), 'Connect', ['start ConnectRetry 120s', 'connect', 'state Active→Connect']),
   row('Active', e('TcpConnectionConfirmed'), 'OpenSent', ['stop ConnectRetry', 'send OPEN', 'start Hold 240s', 'state Active→OpenSent']),
-  row('Active', e('TcpConnectionFails'), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed tcpFailed', 'start IdleHold 5s']),
-  row('Active', ev.headerErr(), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed notificationSent', 'start IdleHold 5s']), // no connection to send on
-  row('Active', ev.notif(6, 4), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
-  row('Active', e('KeepAliveMsg'), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed unexpected', 'start IdleHold 5s']),
-  row('Active', ev.update(), 'Idle', ['stop ConnectRetry', 'state Active→Idle', 'attemptFailed unexpected', 'start IdleHold 5s']),
+  fall('Active', e('TcpConnectionFails'), 'tcpFailed'),
+  fall('Active', ev.headerErr(), 'notificationSent'), // no connection to send on
+  fall('Active', ev.notif(6, 4), 'notificationReceived'),
+  fall('Active', e('KeepAliveMsg'), 'unexpected'),
+  fall('Active', ev.update(), 'unexpected'),
   // OpenSent
   row('OpenSent', e('ManualStart'), 'OpenSent', []),
-  row('OpenSent', e('ManualStop'), 'Idle', ['send NOTIFICATION 6/2', 'disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed manualStop']),
-  row('OpenSent', e('AutomaticStop'), 'Idle', [
-    'send NOTIFICATION 6/4',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', e('HoldTimer_Expires'), 'Idle', [
-    'send NOTIFICATION 4/0',
-    'disconnect',
-    'state OpenSent→Idle',
-    'attemptFailed holdTimerExpired',
-    'start IdleHold 5s',
-  ]),
+  fall('OpenSent', e('ManualStop'), 'manualStop', { sent: '6/2' }),
+  fall('OpenSent', e('AutomaticStop'), 'notificationSent', { sent: '6/4' }),
+  fall('OpenSent', e('HoldTimer_Expires'), 'holdTimerExpired', { sent: '4/0', expired: 'Hold' }),
   row('OpenSent', e('TcpConnectionConfirmed'), 'OpenSent', []),
   row('OpenSent', e('TcpConnectionFails'), 'Active', [
     'disconnect',
@@ -103,256 +108,49 @@ const table: Row[] = [
     'start Hold 9s',
     'state OpenSent→OpenConfirm',
   ]),
-  row('OpenSent', ev.open(peerOpen({ holdTime: 2 })), 'Idle', [
-    'send NOTIFICATION 2/6',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', ev.headerErr(), 'Idle', [
-    'send NOTIFICATION 1/2',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', ev.openErr(), 'Idle', [
-    'send NOTIFICATION 2/4',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', e('OpenCollisionDump'), 'Idle', [
-    'send NOTIFICATION 6/7',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed collision',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', ev.verErr(), 'Idle', ['disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
-  row('OpenSent', ev.notif(6, 2), 'Idle', ['disconnect', 'stop Hold', 'state OpenSent→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
-  row('OpenSent', e('KeepAliveMsg'), 'Idle', [
-    'send NOTIFICATION 5/1',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', ev.update(), 'Idle', [
-    'send NOTIFICATION 5/1',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenSent', ev.refresh(), 'Idle', [
-    'send NOTIFICATION 5/1',
-    'disconnect',
-    'stop Hold',
-    'state OpenSent→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
+  fall('OpenSent', ev.open(peerOpen({ holdTime: 2 })), 'notificationSent', { sent: '2/6' }),
+  fall('OpenSent', ev.headerErr(), 'notificationSent', { sent: '1/2' }),
+  fall('OpenSent', ev.openErr(), 'notificationSent', { sent: '2/4' }),
+  fall('OpenSent', e('OpenCollisionDump'), 'collision', { sent: '6/7' }),
+  fall('OpenSent', ev.verErr(), 'notificationReceived'),
+  fall('OpenSent', ev.notif(6, 2), 'notificationReceived'),
+  fall('OpenSent', e('KeepAliveMsg'), 'notificationSent', { sent: '5/1' }),
+  fall('OpenSent', ev.update(), 'notificationSent', { sent: '5/1' }),
+  fall('OpenSent', ev.refresh(), 'notificationSent', { sent: '5/1' }),
   row('OpenSent', e('ConnectRetryTimer_Expires'), 'OpenSent', []), // stopped on TCP up
   // OpenConfirm
   row('OpenConfirm', e('ManualStart'), 'OpenConfirm', []),
-  row('OpenConfirm', e('ManualStop'), 'Idle', [
-    'send NOTIFICATION 6/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed manualStop',
-  ]),
-  row('OpenConfirm', e('AutomaticStop'), 'Idle', [
-    'send NOTIFICATION 6/4',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', e('HoldTimer_Expires'), 'Idle', [
-    'send NOTIFICATION 4/0',
-    'disconnect',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed holdTimerExpired',
-    'start IdleHold 5s',
-  ]),
+  fall('OpenConfirm', e('ManualStop'), 'manualStop', { sent: '6/2' }),
+  fall('OpenConfirm', e('AutomaticStop'), 'notificationSent', { sent: '6/4' }),
+  fall('OpenConfirm', e('HoldTimer_Expires'), 'holdTimerExpired', { sent: '4/0', expired: 'Hold' }),
   row('OpenConfirm', e('KeepaliveTimer_Expires'), 'OpenConfirm', ['send KEEPALIVE', 'start Keepalive 30s']),
   row('OpenConfirm', e('TcpConnectionConfirmed'), 'OpenConfirm', []),
-  row('OpenConfirm', e('TcpConnectionFails'), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed tcpFailed',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', ev.notif(6, 2), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationReceived',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', ev.verErr(), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationReceived',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', ev.headerErr(), 'Idle', [
-    'send NOTIFICATION 1/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', ev.openErr(), 'Idle', [
-    'send NOTIFICATION 2/4',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', e('OpenCollisionDump'), 'Idle', [
-    'send NOTIFICATION 6/7',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed collision',
-    'start IdleHold 5s',
-  ]),
+  fall('OpenConfirm', e('TcpConnectionFails'), 'tcpFailed'),
+  fall('OpenConfirm', ev.notif(6, 2), 'notificationReceived'),
+  fall('OpenConfirm', ev.verErr(), 'notificationReceived'),
+  fall('OpenConfirm', ev.headerErr(), 'notificationSent', { sent: '1/2' }),
+  fall('OpenConfirm', ev.openErr(), 'notificationSent', { sent: '2/4' }),
+  fall('OpenConfirm', e('OpenCollisionDump'), 'collision', { sent: '6/7' }),
   row('OpenConfirm', e('KeepAliveMsg'), 'Established', ['start Hold 90s', 'state OpenConfirm→Established', 'sessionUp']),
-  row('OpenConfirm', ev.open(), 'Idle', [
-    'send NOTIFICATION 5/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('OpenConfirm', ev.update(), 'Idle', [
-    'send NOTIFICATION 5/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state OpenConfirm→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
+  fall('OpenConfirm', ev.open(), 'notificationSent', { sent: '5/2' }),
+  fall('OpenConfirm', ev.update(), 'notificationSent', { sent: '5/2' }),
   // Established
   row('Established', e('ManualStart'), 'Established', []),
-  row('Established', e('ManualStop'), 'Idle', [
-    'send NOTIFICATION 6/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown manualStop',
-  ]),
-  row('Established', e('AutomaticStop'), 'Idle', [
-    'send NOTIFICATION 6/4',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Established', e('HoldTimer_Expires'), 'Idle', [
-    'send NOTIFICATION 4/0',
-    'disconnect',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown holdTimerExpired',
-    'start IdleHold 5s',
-  ]),
+  fall('Established', e('ManualStop'), 'manualStop', { sent: '6/2' }),
+  fall('Established', e('AutomaticStop'), 'notificationSent', { sent: '6/4' }),
+  fall('Established', e('HoldTimer_Expires'), 'holdTimerExpired', { sent: '4/0', expired: 'Hold' }),
   row('Established', e('KeepaliveTimer_Expires'), 'Established', ['send KEEPALIVE', 'start Keepalive 30s']),
   row('Established', e('TcpConnectionConfirmed'), 'Established', []),
-  row('Established', e('TcpConnectionFails'), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown tcpFailed',
-    'start IdleHold 5s',
-  ]),
-  row('Established', ev.notif(6, 2), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationReceived',
-    'start IdleHold 5s',
-  ]),
-  row('Established', ev.verErr(), 'Idle', [
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationReceived',
-    'start IdleHold 5s',
-  ]),
+  fall('Established', e('TcpConnectionFails'), 'tcpFailed'),
+  fall('Established', ev.notif(6, 2), 'notificationReceived'),
+  fall('Established', ev.verErr(), 'notificationReceived'),
   row('Established', e('KeepAliveMsg'), 'Established', ['start Hold 90s']),
   row('Established', ev.update(), 'Established', ['start Hold 90s', 'update']),
   row('Established', ev.refresh(), 'Established', ['start Hold 90s', 'routeRefresh']),
-  row('Established', ev.updateErr(), 'Idle', [
-    'send NOTIFICATION 3/1',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Established', ev.headerErr(), 'Idle', [
-    'send NOTIFICATION 1/2',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Established', e('OpenCollisionDump'), 'Idle', [
-    'send NOTIFICATION 6/7',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown collision',
-    'start IdleHold 5s',
-  ]),
-  row('Established', ev.open(), 'Idle', [
-    'send NOTIFICATION 5/3',
-    'disconnect',
-    'stop Hold',
-    'stop Keepalive',
-    'state Established→Idle',
-    'sessionDown notificationSent',
-    'start IdleHold 5s',
-  ]),
+  fall('Established', ev.updateErr(), 'notificationSent', { sent: '3/1' }),
+  fall('Established', ev.headerErr(), 'notificationSent', { sent: '1/2' }),
+  fall('Established', e('OpenCollisionDump'), 'collision', { sent: '6/7' }),
+  fall('Established', ev.open(), 'notificationSent', { sent: '5/3' }),
 ];
 
 describe('RFC 4271 §8.2.2 transition table', () => {
@@ -377,6 +175,8 @@ const DELAY_PATHS: Record<string, FsmEvent[]> = {
   Connect: [{ type: 'ManualStart' }, { type: 'TcpConnection_Acknowledged' }],
   Active: [{ type: 'ManualStart_with_PassiveTcpEstablishment' }, { type: 'TcpConnectionConfirmed' }],
 };
+/** With DelayOpen running, TCP is up in Connect and Active alike, and DelayOpen is the one timer running. */
+const delaying: Holds = { conn: true, timers: ['DelayOpen'] };
 const delayTable: Row[] = [
   row('Connect', e('DelayOpenTimer_Expires'), 'OpenSent', ['send OPEN', 'start Hold 240s', 'state Connect→OpenSent']),
   row('Connect', ev.open(), 'OpenConfirm', [
@@ -388,17 +188,10 @@ const delayTable: Row[] = [
     'start Hold 90s',
     'state Connect→OpenConfirm',
   ]),
-  row('Connect', ev.verErr(), 'Idle', ['disconnect', 'stop DelayOpen', 'state Connect→Idle', 'attemptFailed notificationReceived', 'start IdleHold 5s']),
+  fall('Connect', ev.verErr(), 'notificationReceived', { holds: delaying }),
   row('Connect', e('TcpConnectionFails'), 'Active', ['start ConnectRetry 120s', 'stop DelayOpen', 'attemptFailed tcpFailed', 'state Connect→Active']),
-  row('Connect', e('ManualStop'), 'Idle', ['send NOTIFICATION 6/2', 'disconnect', 'stop DelayOpen', 'state Connect→Idle', 'attemptFailed manualStop']),
-  row('Connect', ev.open(peerOpen({ holdTime: 2 })), 'Idle', [
-    'send NOTIFICATION 2/6',
-    'disconnect',
-    'stop DelayOpen',
-    'state Connect→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
+  fall('Connect', e('ManualStop'), 'manualStop', { sent: '6/2', holds: delaying }),
+  fall('Connect', ev.open(peerOpen({ holdTime: 2 })), 'notificationSent', { sent: '2/6', holds: delaying }),
   row('Active', e('DelayOpenTimer_Expires'), 'OpenSent', ['send OPEN', 'start Hold 240s', 'state Active→OpenSent']),
   row('Active', ev.open(), 'OpenConfirm', [
     'stop DelayOpen',
@@ -409,24 +202,10 @@ const delayTable: Row[] = [
     'start Hold 90s',
     'state Active→OpenConfirm',
   ]),
-  row('Active', ev.open(peerOpen({ bgpId: '0.0.0.0' })), 'Idle', [
-    'send NOTIFICATION 2/3',
-    'disconnect',
-    'stop DelayOpen',
-    'state Active→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Active', ev.headerErr(), 'Idle', [
-    'send NOTIFICATION 1/2',
-    'disconnect',
-    'stop DelayOpen',
-    'state Active→Idle',
-    'attemptFailed notificationSent',
-    'start IdleHold 5s',
-  ]),
-  row('Active', e('TcpConnectionFails'), 'Idle', ['disconnect', 'stop DelayOpen', 'state Active→Idle', 'attemptFailed tcpFailed', 'start IdleHold 5s']),
-  row('Active', e('ManualStop'), 'Idle', ['send NOTIFICATION 6/2', 'disconnect', 'stop DelayOpen', 'state Active→Idle', 'attemptFailed manualStop']),
+  fall('Active', ev.open(peerOpen({ bgpId: '0.0.0.0' })), 'notificationSent', { sent: '2/3', holds: delaying }),
+  fall('Active', ev.headerErr(), 'notificationSent', { sent: '1/2', holds: delaying }),
+  fall('Active', e('TcpConnectionFails'), 'tcpFailed', { holds: delaying }),
+  fall('Active', e('ManualStop'), 'manualStop', { sent: '6/2', holds: delaying }),
   row('Active', e('ConnectRetryTimer_Expires'), 'Active', []), // stopped when TCP came up
 ];
 
@@ -442,6 +221,9 @@ describe('RFC 4271 §8.2.2 with DelayOpen', () => {
 });
 
 describe('FSM details', () => {
+  /** Damping from 2 s, up to 16 s, reset after a minute up. */
+  const damping = { initial: 2, max: 16, stableAfter: 60 };
+
   it('reports session up with the negotiation and down with the reason', () => {
     const f = drive(c, PATHS.OpenConfirm);
     const up = transition(f, { type: 'KeepAliveMsg' }, 0);
@@ -508,7 +290,7 @@ describe('FSM details', () => {
   });
 
   it('IdleHold doubles for a flapping peer up to the bound and resets after a stable session', () => {
-    const k = cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 } });
+    const k = cfg({ idleHold: damping });
     let f = createFsm(k);
     let now = 0;
     const delays: number[] = [];
@@ -529,7 +311,7 @@ describe('FSM details', () => {
   });
 
   it('a Cease from the peer does not feed the damping backoff; an error notification does', () => {
-    const k = cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 } });
+    const k = cfg({ idleHold: damping });
     const delaysAfter = (m: { code: number; subcode: number }): number[] => {
       let f = createFsm(k);
       let now = 0;
@@ -552,7 +334,7 @@ describe('FSM details', () => {
   });
 
   it('a graceful-restart peer lost without a NOTIFICATION is restarting, not flapping: out of Idle at once, no damping', () => {
-    const k = cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 }, gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [] } });
+    const k = cfg({ idleHold: damping, gracefulRestart: { restartTime: 120, stalePathTime: 360, forwardingPreserved: [] } });
     const grOpen = peerOpen({
       caps: [
         { kind: 'multiprotocol', afi: 1, safi: 1 },
@@ -595,7 +377,7 @@ describe('FSM details', () => {
     f = transition(f, ev.notif(3, 1), 5000).fsm;
     expect((f.timers.IdleHold! - 5000) / 1000).toBe(2);
     // Without graceful restart negotiated, a TCP loss is damped as before.
-    const plain = transition(drive(cfg({ idleHold: { initial: 2, max: 16, stableAfter: 60 } }), PATHS.Established), { type: 'TcpConnectionFails' }, 0).fsm;
+    const plain = transition(drive(cfg({ idleHold: damping }), PATHS.Established), { type: 'TcpConnectionFails' }, 0).fsm;
     expect(plain.timers.IdleHold).toBe(2000);
   });
 

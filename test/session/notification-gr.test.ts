@@ -124,48 +124,78 @@ function stopWith(sim: Sim, node: string, peer: string, ev: Parameters<Sim['step
   }
 }
 
+/** One stop between two established sessions: who stops and how, what goes on the wire, and what each side does with the routes. */
+interface StopCase {
+  name: string;
+  /** The N bit of a and b (undefined: the GR default). */
+  n?: [boolean, boolean];
+  /** The side that stops; the other is its peer. */
+  by: 'a' | 'b';
+  stop: Parameters<Sim['step']>[2];
+  /** The NOTIFICATION it sends, and for a Hard Reset the one inside. */
+  sent: { code: number; subcode: number };
+  inner?: { code: number; subcode: number };
+  /** The peer keeps the routes as stale (RFC 8538), else flushes them. */
+  peerKeeps: boolean;
+  /** The stopping side flushes its own routes from the peer as well (a prefix limit). */
+  stopperFlushes?: boolean;
+}
+
+const stopCases: StopCase[] = [
+  {
+    name: 'an Administrative Reset keeps the routes as stale at the peer',
+    by: 'b',
+    stop: { type: 'stop', notification: Notify.cease('ADMINISTRATIVE_RESET') },
+    sent: { code: 6, subcode: 4 },
+    peerKeeps: true,
+  },
+  {
+    name: 'an Administrative Shutdown goes as Hard Reset, and the peer flushes',
+    by: 'b',
+    stop: { type: 'stop', notification: shutdownNotification(2, 'bye') },
+    sent: { code: 6, subcode: 9 },
+    inner: { code: 6, subcode: 2 },
+    peerKeeps: false,
+  },
+  {
+    name: 'a prefix limit (automatic stop, Cease 6/1) goes as Hard Reset',
+    by: 'b',
+    stop: { type: 'automaticStop', subcode: 'MAXIMUM_PREFIXES' },
+    sent: { code: 6, subcode: 9 },
+    peerKeeps: false,
+    stopperFlushes: true,
+  },
+  {
+    name: 'without the N bit on one side: the Cease goes as it is, and the routes are flushed (RFC 4724)',
+    n: [true, false],
+    by: 'b',
+    stop: { type: 'stop', notification: Notify.cease('ADMINISTRATIVE_RESET') },
+    sent: { code: 6, subcode: 4 },
+    peerKeeps: false,
+  },
+  {
+    name: 'without the N bit on one side, a prefix limit goes as Cease 6/1, not Hard Reset',
+    n: [true, false],
+    by: 'a',
+    stop: { type: 'automaticStop', subcode: 'MAXIMUM_PREFIXES' },
+    sent: { code: 6, subcode: 1 },
+    peerKeeps: false,
+    stopperFlushes: true,
+  },
+];
+
 describe('RFC 8538 between two sessions (virtual time)', () => {
-  it('an Administrative Reset keeps the routes as stale at the peer', () => {
-    const sim = established();
-    stopWith(sim, 'b', 'a', { type: 'stop', notification: Notify.cease('ADMINISTRATIVE_RESET') });
+  it.each(stopCases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
+    const peer = c.by === 'a' ? 'b' : 'a';
+    const sim = established(...(c.n ?? []));
+    stopWith(sim, c.by, peer, c.stop);
     sim.clock.advance(100);
-    expect(notificationsFrom(sim, 'b')).toMatchObject([{ code: 6, subcode: 4 }]);
-    expect(sim.actions('a', 'b', 'sessionDown').map((a) => a.reason)).toEqual([{ kind: 'notificationReceived', code: 6, subcode: 4 }]);
-    expect(sim.actions('a', 'b', 'markStale')).toEqual([{ type: 'markStale', families: [v4] }]);
-    expect(sim.actions('a', 'b', 'flushRoutes')).toEqual([]);
-  });
-
-  it('an Administrative Shutdown goes as Hard Reset, and the peer flushes', () => {
-    const sim = established();
-    stopWith(sim, 'b', 'a', { type: 'stop', notification: shutdownNotification(2, 'bye') });
-    sim.clock.advance(100);
-    const sent = notificationsFrom(sim, 'b');
-    expect(sent).toMatchObject([{ code: 6, subcode: 9 }]);
-    expect(hardResetInner(sent[0] as never)).toMatchObject({ code: 6, subcode: 2 });
-    expect(sim.actions('a', 'b', 'flushRoutes')).toHaveLength(1);
-    expect(sim.actions('a', 'b', 'markStale')).toEqual([]);
-  });
-
-  it('a prefix limit (automatic stop, Cease 6/1) goes as Hard Reset', () => {
-    const sim = established();
-    stopWith(sim, 'b', 'a', { type: 'automaticStop', subcode: 'MAXIMUM_PREFIXES' });
-    sim.clock.advance(100);
-    expect(notificationsFrom(sim, 'b')).toMatchObject([{ code: 6, subcode: 9 }]);
-    expect(sim.actions('a', 'b', 'flushRoutes')).toHaveLength(1);
-    expect(sim.actions('b', 'a', 'flushRoutes')).toHaveLength(1);
-    expect(sim.actions('a', 'b', 'markStale')).toEqual([]);
-  });
-
-  it('without the N bit on one side: the Cease goes as it is, and the routes are flushed (RFC 4724)', () => {
-    const sim = established(true, false);
-    stopWith(sim, 'b', 'a', { type: 'stop', notification: Notify.cease('ADMINISTRATIVE_RESET') });
-    sim.clock.advance(100);
-    expect(notificationsFrom(sim, 'b')).toMatchObject([{ code: 6, subcode: 4 }]);
-    expect(sim.actions('a', 'b', 'flushRoutes')).toHaveLength(1);
-    expect(sim.actions('a', 'b', 'markStale')).toEqual([]);
-    const again = established(true, false);
-    stopWith(again, 'a', 'b', { type: 'automaticStop', subcode: 'MAXIMUM_PREFIXES' });
-    again.clock.advance(100);
-    expect(notificationsFrom(again, 'a')).toMatchObject([{ code: 6, subcode: 1 }]);
+    const sent = notificationsFrom(sim, c.by);
+    expect(sent).toMatchObject([c.sent]);
+    if (c.inner) expect(hardResetInner(sent[0] as never)).toMatchObject(c.inner);
+    expect(sim.actions(peer, c.by, 'sessionDown').map((a) => a.reason)).toEqual([{ kind: 'notificationReceived', ...c.sent }]);
+    expect(sim.actions(peer, c.by, 'markStale')).toEqual(c.peerKeeps ? [{ type: 'markStale', families: [v4] }] : []);
+    expect(sim.actions(peer, c.by, 'flushRoutes')).toHaveLength(c.peerKeeps ? 0 : 1);
+    if (c.stopperFlushes) expect(sim.actions(c.by, peer, 'flushRoutes')).toHaveLength(1);
   });
 });

@@ -36,6 +36,14 @@ describe('attribute descriptors', () => {
     for (const [name, code] of Object.entries(AttrType)) expect(DESCRIPTORS[code]?.name).toBe(name);
   });
 
+  it('encodes MP_REACH_NLRI and MP_UNREACH_NLRI first, then ascending type code (RFC 7606 §5.1); the table by code is that list', () => {
+    const codes = ENCODE_ORDER.map((d) => d.code);
+    expect(codes.slice(0, 2)).toEqual([AttrType.MP_REACH_NLRI, AttrType.MP_UNREACH_NLRI]);
+    expect(codes.slice(2)).toEqual([...codes.slice(2)].sort((a, b) => a - b));
+    expect(DESCRIPTORS.filter((d) => d !== undefined)).toHaveLength(ENCODE_ORDER.length);
+    for (const d of ENCODE_ORDER) expect(DESCRIPTORS[d.code]).toBe(d);
+  });
+
   it('encodes each attribute to the RFC byte layout', () => {
     expect(attrBytes({ origin: 2 })).toBe('40010102');
     expect(attrBytes({ asPath: [{ type: 2, asns: [65000, 4200000000] }] })).toBe('40020a02020000fde8fa56ea00');

@@ -61,9 +61,15 @@ function fixed(len: number, want: number): string | undefined {
   return len === want ? undefined : `length ${len}, expected ${want}`;
 }
 
-function multipleOf(len: number, unit: number): string | undefined {
-  return len > 0 && len % unit === 0 ? undefined : `length ${len} is not a non-zero multiple of ${unit}`;
+/** A value that is a list of `unit`-byte items (the communities, CLUSTER_LIST): the items, or why the length is wrong. */
+function readList<T>(b: Uint8Array, o: number, len: number, unit: number, read: (b: Uint8Array, at: number) => T): T[] | string {
+  if (len === 0 || len % unit !== 0) return `length ${len} is not a non-zero multiple of ${unit}`;
+  const out = new Array<T>(len / unit);
+  for (let i = 0; i < out.length; i++) out[i] = read(b, o + unit * i);
+  return out;
 }
+
+const v4At = (b: Uint8Array, o: number): Address => Address.v4(word(b, o));
 
 function u32Checked(w: Writer, v: number, what: string): void {
   if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new Error(`${what} ${v} is not a 32-bit unsigned integer`);
@@ -119,7 +125,7 @@ const nextHop: AttributeDescriptor = {
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
     if (len !== 4) return fixed(len, 4);
-    s.attrs.nextHop = Address.v4(word(b, o));
+    s.attrs.nextHop = v4At(b, o);
     return undefined;
   },
   present: (a) => a.nextHop !== undefined,
@@ -211,11 +217,9 @@ const communities: AttributeDescriptor = {
   flags: OPTIONAL_TRANSITIVE,
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
-    const bad = multipleOf(len, 4);
-    if (bad) return bad;
-    const out = new Array<number>(len >>> 2);
-    for (let i = 0; i < out.length; i++) out[i] = word(b, o + 4 * i);
-    s.attrs.communities = out;
+    const l = readList(b, o, len, 4, word);
+    if (typeof l === 'string') return l;
+    s.attrs.communities = l;
     return undefined;
   },
   // An empty list cannot be sent (RFC 7606 calls zero length malformed), so it is left out.
@@ -233,7 +237,7 @@ const originatorId: AttributeDescriptor = {
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
     if (len !== 4) return fixed(len, 4);
-    s.attrs.originatorId = Address.v4(word(b, o));
+    s.attrs.originatorId = v4At(b, o);
     return undefined;
   },
   present: (a) => a.originatorId !== undefined,
@@ -247,11 +251,9 @@ const clusterList: AttributeDescriptor = {
   flags: OPTIONAL,
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
-    const bad = multipleOf(len, 4);
-    if (bad) return bad;
-    const out = new Array<Address>(len >>> 2);
-    for (let i = 0; i < out.length; i++) out[i] = Address.v4(word(b, o + 4 * i));
-    s.attrs.clusterList = out;
+    const l = readList(b, o, len, 4, v4At);
+    if (typeof l === 'string') return l;
+    s.attrs.clusterList = l;
     return undefined;
   },
   present: (a) => a.clusterList !== undefined && a.clusterList.length > 0,
@@ -295,11 +297,9 @@ const extendedCommunities: AttributeDescriptor = {
   flags: OPTIONAL_TRANSITIVE,
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
-    const bad = multipleOf(len, 8);
-    if (bad) return bad;
-    const out = new Array<bigint>(len >>> 3);
-    for (let i = 0; i < out.length; i++) out[i] = (BigInt(word(b, o + 8 * i)) << 32n) | BigInt(word(b, o + 8 * i + 4));
-    s.attrs.extendedCommunities = out;
+    const l = readList(b, o, len, 8, (b, p) => (BigInt(word(b, p)) << 32n) | BigInt(word(b, p + 4)));
+    if (typeof l === 'string') return l;
+    s.attrs.extendedCommunities = l;
     return undefined;
   },
   present: (a) => a.extendedCommunities !== undefined && a.extendedCommunities.length > 0,
@@ -357,14 +357,9 @@ const largeCommunities: AttributeDescriptor = {
   flags: OPTIONAL_TRANSITIVE,
   onMalformed: 'treat-as-withdraw',
   decode(b, o, len, s) {
-    const bad = multipleOf(len, 12);
-    if (bad) return bad;
-    const out = new Array<LargeCommunity>(len / 12);
-    for (let i = 0; i < out.length; i++) {
-      const p = o + 12 * i;
-      out[i] = { global: word(b, p), local1: word(b, p + 4), local2: word(b, p + 8) };
-    }
-    s.attrs.largeCommunities = out;
+    const l = readList(b, o, len, 12, (b, p): LargeCommunity => ({ global: word(b, p), local1: word(b, p + 4), local2: word(b, p + 8) }));
+    if (typeof l === 'string') return l;
+    s.attrs.largeCommunities = l;
     return undefined;
   },
   present: (a) => a.largeCommunities !== undefined && a.largeCommunities.length > 0,
@@ -378,41 +373,14 @@ const largeCommunities: AttributeDescriptor = {
   },
 };
 
-/** Descriptor by type code (undefined for codes the codec does not interpret). */
-export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => {
-  const table = new Array<AttributeDescriptor | undefined>(256).fill(undefined);
-  for (const d of [
-    origin,
-    asPath,
-    nextHop,
-    med,
-    localPref,
-    atomicAggregate,
-    aggregator,
-    communities,
-    originatorId,
-    clusterList,
-    mpReach,
-    mpUnreach,
-    extendedCommunities,
-    as4Path,
-    as4Aggregator,
-    largeCommunities,
-  ]) {
-    table[d.code] = d;
-  }
-  return table;
-})();
-
 /**
  * Canonical encoding order: MP_REACH_NLRI then MP_UNREACH_NLRI first (RFC
  * 7606 §5.1 asks for them to lead so a receiver can find the NLRI even when
  * a later attribute is broken), then every other attribute, known or not, in
- * ascending type code.
+ * ascending type code. The one list of the descriptors the codec knows;
+ * `DESCRIPTORS` is built from it.
  */
 export const ENCODE_ORDER: readonly AttributeDescriptor[] = [
-  mpReach,
-  mpUnreach,
   origin,
   asPath,
   nextHop,
@@ -423,11 +391,29 @@ export const ENCODE_ORDER: readonly AttributeDescriptor[] = [
   communities,
   originatorId,
   clusterList,
+  mpReach,
+  mpUnreach,
   extendedCommunities,
   as4Path,
   as4Aggregator,
   largeCommunities,
-];
+].sort((x, y) => encodeRank(x.code) - encodeRank(y.code));
+
+function encodeRank(code: number): number {
+  if (code === AttrType.MP_REACH_NLRI) return -2;
+  if (code === AttrType.MP_UNREACH_NLRI) return -1;
+  return code;
+}
+
+/** Descriptor by type code (undefined for codes the codec does not interpret): ENCODE_ORDER indexed by code. */
+export const DESCRIPTORS: readonly (AttributeDescriptor | undefined)[] = (() => {
+  const table = new Array<AttributeDescriptor | undefined>(256).fill(undefined);
+  for (const d of ENCODE_ORDER) {
+    if (table[d.code] !== undefined) throw new Error(`attribute descriptors: code ${d.code} is described twice (${table[d.code]!.name}, ${d.name})`);
+    table[d.code] = d;
+  }
+  return table;
+})();
 
 export function attributeName(code: number): string {
   return DESCRIPTORS[code]?.name ?? `attribute ${code}`;

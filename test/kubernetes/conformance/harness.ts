@@ -12,7 +12,7 @@ import { loadTexts } from '../../../src/kubernetes/manifests.js';
 import { stateOf } from '../../../src/kubernetes/state.js';
 import { plan as planFor } from '../../../src/kubernetes/plan.js';
 import { planJson, type PlanJson } from '../../../src/agent/views.js';
-import { peerOptions } from '../../../src/agent/reconcile.js';
+import { peerOptions } from '../../../src/kubernetes/reconcile.js';
 import type { Plan } from '../../../src/kubernetes/plan-types.js';
 import { Address, Prefix } from '../../../src/net/index.js';
 

@@ -3,13 +3,14 @@
  * speaker operations that turn one into the other. Pure: plain data in,
  * plain data out; the agent shell carries the operations out.
  */
-import { perFamily } from './max-prefixes.js';
-import { diffPlans, type BGPFilter, type Plan, type PlannedPeer, type PlannedRoute } from '../kubernetes/index.js';
 import type { Prefix } from '../net/index.js';
-import type { PeerOptions, RouteAttributes } from '../speaker/index.js';
+import type { MaxPrefixLimit, PeerOptions, RouteAttributes } from '../speaker/index.js';
 import { formatCommunity, formatExtendedCommunity, formatLargeCommunity, linkBandwidth } from '../wire/index.js';
 import { localPrefForMetric } from '../kernel/index.js';
-import { peerChain, planFilters } from '../kubernetes/index.js';
+import { peerChain, planFilters } from './filters.js';
+import type { Plan, PlannedPeer, PlannedRoute } from './plan-types.js';
+import { diffPlans } from './planner.js';
+import type { BGPFilter } from './resources.js';
 import { servicePolicy, withServicePolicy } from './service-policy.js';
 
 export interface PeerOp {
@@ -48,8 +49,13 @@ export interface Operations {
 }
 
 export interface ReconcileOptions {
-  /** Max-prefix limits for every peer (src/agent/max-prefixes.ts); undefined: none. */
+  /** Max-prefix limits for every peer (the agent's --max-prefixes, src/agent/max-prefixes.ts); undefined: none. */
   readonly maxPrefixes?: PeerOptions['maxPrefixes'];
+}
+
+/** The same max-prefix limit for both families; undefined for none. */
+export function perFamily(l: MaxPrefixLimit | null): PeerOptions['maxPrefixes'] {
+  return l === null ? undefined : { ipv4: l, ipv6: l };
 }
 
 /** The speaker's view of a planned peer. */
@@ -122,11 +128,25 @@ export function routeAttributes(r: PlannedRoute, normalRoutePriority?: { readonl
     origin: 'igp',
     communities: early.communities,
     ...(early.largeCommunities.length > 0 ? { largeCommunities: early.largeCommunities } : {}),
-    ...(late.communities.length > 0 ? { exportCommunities: late.communities } : {}),
-    ...(late.largeCommunities.length > 0 ? { exportLargeCommunities: late.largeCommunities } : {}),
+    ...addedAfterPolicy(late),
     ...(localPref !== undefined ? { localPref } : {}),
     ...(s?.med !== undefined ? { med: s.med } : {}),
     ...(lb ? { extendedCommunities: [formatExtendedCommunity(linkBandwidth(lb.asn, lb.bytesPerSecond))] } : {}),
+  };
+}
+
+/**
+ * Communities added after the peer's export policy (prefixAdvertisements ones,
+ * as Calico's BIRD adds them after its BGPFilter functions), as the attributes
+ * the speaker adds them from; none when there are none.
+ */
+export function addedAfterPolicy(c: {
+  readonly communities: readonly string[];
+  readonly largeCommunities: readonly string[];
+}): Pick<RouteAttributes, 'exportCommunities' | 'exportLargeCommunities'> {
+  return {
+    ...(c.communities.length > 0 ? { exportCommunities: c.communities } : {}),
+    ...(c.largeCommunities.length > 0 ? { exportLargeCommunities: c.largeCommunities } : {}),
   };
 }
 

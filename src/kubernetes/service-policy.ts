@@ -11,7 +11,7 @@
  * Changing it is a policy redefinition and an export-chain change: both
  * apply in place (soft reconfiguration), no session resets.
  */
-import type { Plan } from '../kubernetes/index.js';
+import type { Plan } from './plan-types.js';
 import type { PolicyConfigDef, StatementDef } from '../policy/index.js';
 
 export const SERVICE_POLICY = 'tsbgp-service-routing';

@@ -7,16 +7,36 @@
  * inside a disableBGPExport pool nor a more-specific of a local block) and
  * the plan does not originate the prefix itself.
  *
- * `Redistribution` keeps what is re-advertised and paces the passes; it
- * does no I/O itself: the agent gives it a queue, a timer and a clock, and
- * carries each pass's operations out on the speaker.
+ * `Redistribution` (src/agent/redistribution.ts) keeps what is re-advertised
+ * and paces the passes; each pass's operations come from here.
  */
-import { builtinExport, kernelExports, plannedRoute, type LearnedRoute, type Plan } from '../kubernetes/index.js';
 import { Address, type Prefix } from '../net/index.js';
 import type { OriginateOptions, ReceivedRoute, RouteAttributes } from '../speaker/index.js';
-import { runnablePeers } from './reconcile.js';
-import { redistributedIface, type Redistributed } from './views.js';
-import { learnedJson } from './kernel.js';
+import { builtinExport, kernelExports, learnedJson, plannedRoute, type LearnedJson, type LearnedRoute } from './export.js';
+import type { Plan } from './plan-types.js';
+import { addedAfterPolicy, runnablePeers } from './reconcile.js';
+
+/** A route re-advertised: received from a local peer, or learned from the kernel. */
+export interface Redistributed {
+  readonly prefix: Prefix;
+  /** The local peer's address, or `kernel` for a route learned from the kernel's table. */
+  readonly from: string;
+  readonly communities: readonly string[];
+  /** A route learned from the kernel (BIRD's `learn`): where it came from and why it is advertised. */
+  readonly kernel?: LearnedJson;
+  /** Advertised with this LOCAL_PREF (Calico v3.32: 2147483647 − the kernel route's metric). */
+  readonly localPref?: number;
+  /** From a local workload peer: its AS path, kept behind this node's AS on eBGP (as BIRD passes the route on). */
+  readonly asPath?: readonly number[];
+}
+
+/**
+ * The interface a re-advertised route goes out of (what a BGPFilter `interface` rule matches):
+ * a kernel route's device; none for a local peer's route.
+ */
+export function redistributedIface(r: Redistributed): string | undefined {
+  return r.kernel?.dev ?? undefined;
+}
 
 /** Loopback, or one of the node's own addresses. */
 export function isLocalPeer(plan: Plan, address: string): boolean {
@@ -106,21 +126,21 @@ function workloadPeers(plan: Plan): ReadonlySet<string> {
   return new Set(plan.peers.filter((p) => p.type === 'local workload').map((p) => p.address.toString()));
 }
 
+/**
+ * The attributes a re-advertised route is originated with. A kernel route's
+ * communities are prefixAdvertisements ones, added after the export policy
+ * as Calico's BIRD adds them; a local peer's are its own, part of the route
+ * the policy sees.
+ */
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
-  // A kernel route's communities are prefixAdvertisements ones: added after the export policy, as Calico's BIRD does.
-  if (r.from === 'kernel') {
-    const large = r.communities.filter((c) => c.split(':').length === 3);
-    const standard = r.communities.filter((c) => c.split(':').length !== 3);
-    return {
-      origin: 'igp',
-      ...(standard.length > 0 ? { exportCommunities: standard } : {}),
-      ...(large.length > 0 ? { exportLargeCommunities: large } : {}),
-      ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
-    };
-  }
+  const isLarge = (c: string) => c.split(':').length === 3;
+  const communities =
+    r.from === 'kernel'
+      ? addedAfterPolicy({ communities: r.communities.filter((c) => !isLarge(c)), largeCommunities: r.communities.filter(isLarge) })
+      : { communities: [...r.communities] };
   return {
     origin: 'igp',
-    communities: [...r.communities],
+    ...communities,
     ...(r.localPref !== undefined ? { localPref: r.localPref } : {}),
     ...(r.asPath ? { asPath: [...r.asPath] } : {}),
   };
@@ -162,86 +182,4 @@ export function redistributionOps(
     else withdraw.push(r.prefix);
   }
   return { originate, withdraw, forget };
-}
-
-/** What `Redistribution` needs from its shell to pace passes. */
-export interface PassPacing {
-  /** Runs a step after the agent's other work (reconciles, other passes). */
-  readonly enqueue: (step: () => Promise<void>) => void;
-  /** Calls `fn` after `ms` milliseconds (without keeping the process alive). */
-  readonly setTimer: (fn: () => void, ms: number) => void;
-  /** Milliseconds, monotonic. */
-  readonly now: () => number;
-}
-
-/** The longest wait before a requested pass. */
-export const MAX_PASS_DELAY_MS = 1000;
-
-/**
- * The routes re-advertised from local peers, and when to look again.
- * A received route asks for a pass (`request`); one queued pass serves every
- * request made before it starts, and while local peers stream a large table
- * the passes are spaced by four times the last one's duration (at most 1 s),
- * so a million routes are not a million passes.
- */
-export class Redistribution {
-  private readonly routes = new Map<string, Redistributed>();
-  private queued = false;
-  private lastPassMs = 0;
-  /** Resolves when the requested pass has run (undefined when none is waiting). */
-  private pending: Promise<void> | undefined;
-
-  constructor(
-    private readonly pacing: PassPacing,
-    private readonly pass: () => Promise<void>,
-  ) {}
-
-  /** Asks for a pass; `peer` (the sender of a route) is ignored unless it is one of `plan`'s local peers. */
-  request(plan?: Plan, peer?: string): void {
-    if (peer !== undefined && plan && !localPeers(plan).has(peer)) return;
-    if (this.queued) return;
-    this.queued = true;
-    let ran!: () => void;
-    const pending = (this.pending = new Promise<void>((r) => (ran = r)));
-    const run = () =>
-      this.pacing.enqueue(async () => {
-        this.queued = false;
-        const t0 = this.pacing.now();
-        try {
-          await this.pass();
-        } finally {
-          this.lastPassMs = this.pacing.now() - t0;
-          if (this.pending === pending) this.pending = undefined;
-          ran();
-        }
-      });
-    const delay = Math.min(MAX_PASS_DELAY_MS, 4 * this.lastPassMs);
-    if (delay < 1) run();
-    else this.pacing.setTimer(run, delay);
-  }
-
-  /** Resolves once no requested pass is waiting (a paced pass waits on a timer, outside the agent's queue). */
-  async settled(): Promise<void> {
-    while (this.pending) await this.pending;
-  }
-
-  /** One pass: the operations that bring what is re-advertised to what `received` calls for under `plan`; recorded as done. */
-  next(plan: Plan, received: readonly ReceivedRoute[], learned: readonly LearnedRoute[] = []): { originate: Redistributed[]; withdraw: Prefix[] } {
-    const desired = desiredRedistribution(plan, received, learned);
-    const ops = redistributionOps(this.routes, desired, plan);
-    // What each route is now (a kernel route's interface or protocol may change without a new advertisement).
-    this.routes.clear();
-    for (const r of desired) this.routes.set(r.prefix.toString(), r);
-    return { originate: ops.originate, withdraw: ops.withdraw };
-  }
-
-  /** The plan now originates `prefix` itself: it is no longer a re-advertised route. */
-  forget(prefix: Prefix): void {
-    this.routes.delete(prefix.toString());
-  }
-
-  /** What is re-advertised, in prefix order. */
-  list(): Redistributed[] {
-    return [...this.routes.values()].sort((a, b) => a.prefix.compare(b.prefix));
-  }
 }
