@@ -456,7 +456,8 @@ class AgentLoop {
     if (!routerId) {
       if (plan.peers.length > 0 || plan.routes.length > 0)
         this.log.warn(
-          `no router ID for this node yet: the speaker takes the node's IPv4 address, or ${ROUTER_ID_ENV} (an IPv4 address, or "hash" to derive one from the node name)`,
+          `no router ID for this node yet: the speaker takes the node's IPv4 address, or ${ROUTER_ID_ENV} ` +
+            '(an IPv4 address, or "hash" to derive one from the node name)',
           { node: opts.node },
         );
       return undefined;

@@ -164,7 +164,10 @@ export interface RefusedJson {
 export interface PlanJson {
   readonly version: typeof JSON_VERSION;
   readonly node: { readonly name: string; readonly asn: number; readonly ipv4: string | null; readonly ipv6: string | null; readonly listenPort: number };
-  /** The BGP router ID: CALICO_ROUTER_ID (an IPv4 address, or `hash` of the node name), else the node's IPv4 address, as Calico; null: none yet (the speaker does not start). Added in version 1. */
+  /**
+   * The BGP router ID: CALICO_ROUTER_ID (an IPv4 address, or `hash` of the node name), else the node's IPv4
+   * address, as Calico; null: none yet (the speaker does not start). Added in version 1.
+   */
   readonly routerId: string | null;
   /**
    * Where the speaker listens: `addresses` empty is every address (bindMode None), else the node's

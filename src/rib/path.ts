@@ -19,7 +19,10 @@ export interface PeerSource {
   readonly rrClient: boolean;
   /** The interface the session runs over and its connected network, when the speaker found them (set at Established). */
   link?: SessionLink;
-  /** The interface the kernel's table sends a next hop off the session's network out of (BIRD's `gateway recursive`), when the speaker knows it (set at Established). */
+  /**
+   * The interface the kernel's table sends a next hop off the session's network out of (BIRD's
+   * `gateway recursive`), when the speaker knows it (set at Established).
+   */
   resolveIface?: (nextHop: Address) => string | undefined;
 }
 

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { affinity, bgpConfiguration, bgpPeer, ipPool, node, peerDefaults, planOf, secret, whole } from './harness.js';
-import { peerOptions } from '../../../src/agent/reconcile.js';
+import { peerOptions } from '../../../src/kubernetes/reconcile.js';
 import { BLOCKS, N1, N1_BLOCKS, NODES, POOL } from './cluster.js';
 
 const MESH_OFF = bgpConfiguration({ nodeToNodeMeshEnabled: false, asNumber: 64512 });
