@@ -131,8 +131,8 @@ export interface PeerJson {
   readonly ttlSecurity: number | null;
   /** `Auto` (BGP's default), `Self` (next hop self) or `Keep` (next hop keep). */
   readonly nextHopMode: 'Auto' | 'Self' | 'Keep';
-  /** RFC 4724 graceful restart with this restart time in seconds; null: off. */
-  readonly gracefulRestart: { readonly restartTime: number } | null;
+  /** RFC 4724 graceful restart with this restart time in seconds; null: off. `longLivedStaleTime`: RFC 9494 long-lived graceful restart (tsbgp.io/long-lived-stale-time), seconds; null: off. */
+  readonly gracefulRestart: { readonly restartTime: number; readonly longLivedStaleTime: number | null } | null;
   /** Seconds; null: a third of the negotiated hold time. */
   readonly keepaliveTime: number | null;
   /** Seconds offered in OPEN. */
@@ -309,7 +309,9 @@ function sessionJson(
     password: p.password ? { secret: p.password.name, key: p.password.key, resolved: p.passwordValue !== undefined } : null,
     ttlSecurity: n(o.ttlSecurity),
     nextHopMode: o.keepNextHop ? 'Keep' : o.nextHopSelf ? 'Self' : 'Auto',
-    gracefulRestart: cfg.gracefulRestart ? { restartTime: cfg.gracefulRestart.restartTime } : null,
+    gracefulRestart: cfg.gracefulRestart
+      ? { restartTime: cfg.gracefulRestart.restartTime, longLivedStaleTime: cfg.longLivedGracefulRestart?.staleTime ?? null }
+      : null,
     keepaliveTime: n(cfg.keepaliveTime),
     holdTime: cfg.holdTime,
     addPaths: o.addPath ?? 'off',

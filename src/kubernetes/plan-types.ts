@@ -114,6 +114,8 @@ export interface PlannedPeer {
   readonly gracefulRestart: boolean;
   /** Seconds. */
   readonly maxRestartTime: number;
+  /** Seconds, from the BGPPeer's tsbgp.io/long-lived-stale-time annotation: RFC 9494 long-lived graceful restart; absent: off. */
+  readonly longLivedStaleTime?: number;
   /** Seconds. */
   readonly keepaliveTime?: number;
   /** BGPFilter names, in the order they apply (export: then the built-in policy). */

@@ -75,7 +75,9 @@ export function peerOptions(
     description: `${p.id} (${p.type})`,
     families: [p.address.family === 4 ? 'ipv4' : 'ipv6'],
     passive: p.passive,
-    gracefulRestart: p.gracefulRestart ? { restartTime: p.maxRestartTime } : false,
+    gracefulRestart: p.gracefulRestart
+      ? { restartTime: p.maxRestartTime, ...(p.longLivedStaleTime !== undefined ? { longLivedStaleTime: p.longLivedStaleTime } : {}) }
+      : false,
     routeReflectorClient: p.routeReflectorClient,
     // The planner folds the deprecated keepOriginalNextHop into nextHopMode (eBGP only, as Calico).
     keepNextHop: p.nextHopMode === 'Keep',

@@ -21,6 +21,8 @@ export const CALICO_ANNOTATIONS = {
   bfdPassiveMode: 'tsbgp.io/bfd-passive-mode',
   /** tsbgp's max-prefix limit for a BGPPeer's sessions: `LIMIT[,ACTION[,WARN%]]` as `--max-prefixes` (docs/limits.md). */
   maxPrefixes: 'tsbgp.io/max-prefixes',
+  /** RFC 9494 long-lived graceful restart on a BGPPeer's sessions: the long-lived stale time, a duration as maxRestartTime ("1h", "3600s") (docs/graceful-restart.md). */
+  longLivedStaleTime: 'tsbgp.io/long-lived-stale-time',
   rrClusterId: 'projectcalico.org/RouteReflectorClusterID',
 } as const;
 
@@ -185,6 +187,8 @@ export interface BGPPeer {
    * (null: none, `0`); absent: the agent's `--max-prefixes` (default 20000,block,80%).
    */
   readonly maxPrefixes?: MaxPrefixLimit | null;
+  /** The tsbgp.io/long-lived-stale-time annotation, seconds (1..16777215): RFC 9494 long-lived graceful restart; absent: off. */
+  readonly longLivedStaleTime?: number;
 }
 
 /** MetalLB BFDProfile's fields, as tsbgp reads them from a BGPPeer's annotations. */

@@ -285,6 +285,20 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
             throw new FieldError(`metadata.annotations.${CALICO_ANNOTATIONS.maxPrefixes}`, (e as Error).message);
           }
         }, undefined);
+  // Long-lived graceful restart (RFC 9494): Calico OSS's BGPPeer has only maxRestartTime, so an annotation, a duration like it.
+  const llKey = CALICO_ANNOTATIONS.longLivedStaleTime;
+  const longLivedStaleTime =
+    m.annotations[llKey] === undefined
+      ? undefined
+      : issues.soft(() => {
+          const secs = durationValue(m.annotations, llKey, 'metadata.annotations.');
+          if (secs === undefined || !Number.isInteger(secs) || secs < 1 || secs > 0xffffff)
+            throw new FieldError(
+              `metadata.annotations.${llKey}`,
+              `must be whole seconds from 1s to 16777215s (24 bits, RFC 9494), got ${JSON.stringify(m.annotations[llKey])}`,
+            );
+          return secs;
+        }, undefined);
   const peerIP = peerIPText ? issues.soft(() => peerIPValue(peerIPText, 'spec.peerIP'), undefined) : undefined;
   const reachableBy = reachable ? issues.soft(() => addressValue(reachable, 'spec.reachableBy'), undefined) : undefined;
   // As Calico: reachableBy needs a peerIP (its CRD rule), of the same family (confd skips the peer otherwise).
@@ -296,6 +310,7 @@ export function validateBGPPeer(o: Obj, m: Meta, issues: Collector): BGPPeer {
     name: m.name,
     labels: m.labels,
     ...(maxPrefixes !== undefined ? { maxPrefixes } : {}),
+    ...(longLivedStaleTime !== undefined ? { longLivedStaleTime } : {}),
     node: node ?? undefined,
     nodeSelector: nodeSelector ?? undefined,
     peerIP,

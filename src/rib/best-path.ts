@@ -3,6 +3,7 @@
  * of set eliminations, so the result is independent of arrival order even
  * though the MED rule alone is not a total order.
  */
+import { carriesLlgrStale } from './llgr.js';
 import { asPathLength, neighborAs, type Path } from './path.js';
 
 export interface MultipathOptions {
@@ -65,6 +66,8 @@ function tieBreak(a: Path, b: Path): number {
 
 /** The elimination steps of §9.1.2.2 (and common practice) before the tie-breakers; each keeps the best of a set. */
 const STEPS: readonly { readonly step: string; readonly keep: (c: Path[], opts: BestPathOptions) => Path[] }[] = [
+  // RFC 9494 §4.3: a long-lived stale route is the least preferred, before any other step.
+  { step: 'not long-lived stale (LLGR_STALE)', keep: (c) => (c.some(isFresh) ? c.filter(isFresh) : c) },
   { step: 'higher LOCAL_PREF', keep: (c, o) => keepBest(c, (p) => -(p.attrs.attrs.localPref ?? o.defaultLocalPref ?? 100)) },
   { step: 'locally originated', keep: (c) => (c.some((p) => p.source.kind === 'local') ? c.filter((p) => p.source.kind === 'local') : c) },
   { step: 'shorter AS_PATH', keep: (c) => keepBest(c, (p) => asPathLength(p.attrs.attrs)) },
@@ -73,6 +76,7 @@ const STEPS: readonly { readonly step: string; readonly keep: (c: Path[], opts: 
   { step: 'eBGP over iBGP', keep: (c) => (c.some(isExternal) ? c.filter(isExternal) : c) },
 ];
 
+const isFresh = (p: Path) => !carriesLlgrStale(p.attrs.attrs);
 const isExternal = (p: Path) => p.source.kind === 'local' || p.source.type === 'ebgp';
 
 export function selectBest(candidates: readonly Path[], opts: BestPathOptions = {}): Selection | undefined {

@@ -30,6 +30,8 @@ export interface ExportSettings {
   readonly localAddressV4?: Address;
   readonly localAddressV6?: Address;
   readonly linkLocalV6?: Address;
+  /** The receiving peers advertised long-lived graceful restart: routes carrying LLGR_STALE may go to them (RFC 9494 §4.5). */
+  readonly longLived?: boolean;
   /** Addresses of the receiving peers (split horizon). */
   readonly members: readonly string[];
 }
@@ -50,6 +52,8 @@ export function exportRefusal(path: Path, s: ExportSettings): string | undefined
     if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT)) return 'carries NO_EXPORT (eBGP peer)';
     if (s.type === 'ebgp' && comms.includes(WellKnownCommunity.NO_EXPORT_SUBCONFED)) return 'carries NO_EXPORT_SUBCONFED (eBGP peer)';
   }
+  if (comms !== undefined && !s.longLived && comms.includes(WellKnownCommunity.LLGR_STALE))
+    return 'carries LLGR_STALE (long-lived stale) and the peer did not advertise long-lived graceful restart';
   if (src.kind === 'local') return undefined;
   if (s.type === 'ebgp') {
     // Split horizon, and sender-side loop detection: the peer would drop a path carrying its own AS.

@@ -16,6 +16,7 @@ import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 import { carriesGracefulShutdown } from './gshut.js';
+import { carriesNoLlgr, withLlgrStale } from './llgr.js';
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -82,6 +83,8 @@ export interface SessionInfo {
   readonly endOfRib?: readonly (4 | 6)[];
   /** The peer's BGP identifier from its OPEN. */
   readonly routerId: string;
+  /** The peer advertised long-lived graceful restart (RFC 9494): it may be sent routes carrying LLGR_STALE. */
+  readonly longLived?: boolean;
   /** The interface the session runs over and the network connected there: routes whose next hop is on it carry that interface (`PolicyRoute.iface`). */
   readonly link?: SessionLink;
   /** For a next hop off that network: the interface the kernel's table sends it out of, when known (`PeerSource.resolveIface`). */
@@ -274,6 +277,7 @@ export class Rib {
       localAddressV4: c.localAddressV4,
       localAddressV6: c.localAddressV6,
       linkLocalV6: c.linkLocalV6,
+      longLived: peer.session?.longLived ?? false,
     };
   }
 
@@ -299,6 +303,41 @@ export class Rib {
   /** Graceful restart: mark every route of `family` from the peer stale. */
   markStale(peerId: string, family: 4 | 6): void {
     this.peer(peerId).adjIn.markStale(family);
+  }
+
+  /**
+   * RFC 9494: the peer's stale routes of `family` become long-lived stale.
+   * Each gets LLGR_STALE, as if received with it (import policy runs again on
+   * it, and best-path selection then prefers any route without it); a route
+   * carrying NO_LLGR (as received or after import policy) is withdrawn.
+   * Returns how many were kept and dropped.
+   */
+  longLivedStale(peerId: string, family: 4 | 6, now: number): { kept: number; dropped: number } {
+    const peer = this.peer(peerId);
+    let kept = 0;
+    let dropped = 0;
+    const tagged = new Map<AttrSet, AttrSet>();
+    for (const k of peer.adjIn.keysOf(family, (v) => v.stale)) {
+      const { key, pathId } = splitInKey(k);
+      const old = peer.adjIn.get(k)!;
+      if (carriesNoLlgr(old.pre.attrs) || (old.post !== null && carriesNoLlgr(old.post.attrs))) {
+        this.withdrawIn(peer, key, pathId, now);
+        dropped++;
+        continue;
+      }
+      let pre = tagged.get(old.pre);
+      if (pre === undefined) tagged.set(old.pre, (pre = this.store.lookupOrCreate(withLlgrStale(old.pre.attrs))));
+      kept++;
+      if (pre === old.pre) continue;
+      this.store.retain(pre);
+      const post = this.evaluateImport(peer, prefixFromKey(key), pre);
+      const r = peer.adjIn.set(k, old.pathId, old.addPath, pre, post, true);
+      this.releaseIn(old);
+      this.applyToLoc(key, post !== null ? r : null, peer.source, old.pathId, now);
+    }
+    for (const set of tagged.values()) this.store.dropIfUnused(set);
+    this.clearBaseCache();
+    return { kept, dropped };
   }
 
   /** Graceful restart finished (End-of-RIB or timer): withdraw routes still stale. */
@@ -720,6 +759,7 @@ export class Rib {
       this.policyId(c.exportPolicy),
       this.clusterIdAddr?.toString(),
       c.gracefulShutdown ?? false,
+      s.longLived ?? false,
     ]);
   }
 }

@@ -11,6 +11,12 @@ export interface GracefulRestartPeer {
   readonly families: readonly { readonly afi: number; readonly safi: number; readonly forwardingPreserved: boolean }[];
 }
 
+/** RFC 9494: the peer's long-lived graceful restart capability, on families both sides negotiated. */
+export interface LongLivedPeer {
+  /** Per family: the F bit and the long-lived stale time in seconds (0: not kept long-lived). */
+  readonly families: readonly { readonly afi: number; readonly safi: number; readonly forwardingPreserved: boolean; readonly staleTime: number }[];
+}
+
 /** What both OPENs together settle for one session. */
 export interface Negotiated {
   readonly peerAs: number;
@@ -25,6 +31,12 @@ export interface Negotiated {
   readonly addPathSend: readonly AfiSafi[];
   /** Present when both sides advertised graceful restart: the peer's view. */
   readonly gracefulRestart?: GracefulRestartPeer;
+  /**
+   * RFC 9494: both sides advertised long-lived graceful restart (each with
+   * graceful restart too): the peer's families and stale times. Routes are
+   * sent to it with LLGR_STALE; without it they are not sent at all.
+   */
+  readonly longLived?: LongLivedPeer;
   /** RFC 8538: both sides set the N bit (graceful restart across a NOTIFICATION other than Hard Reset). */
   readonly gracefulNotification: boolean;
   /** Seconds; 0 means no hold timer and no keepalives. */
@@ -87,6 +99,17 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
     };
   }
 
+  // RFC 9494 §3: the capability counts only next to graceful restart, on both sides.
+  let longLived: LongLivedPeer | undefined;
+  const peerLl = peer.find((c) => c.kind === 'longLivedGracefulRestart');
+  if (gracefulRestart && peerLl && peerLl.kind === 'longLivedGracefulRestart' && has(our, 'longLivedGracefulRestart')) {
+    longLived = {
+      families: peerLl.families
+        .filter((f) => includes(families, f))
+        .map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: f.forwardingPreserved, staleTime: f.staleTime })),
+    };
+  }
+
   const asn4 = both('fourOctetAs');
   const extendedMessage = both('extendedMessage');
   const v4 = (list: readonly AfiSafi[]) => includes(list, IPV4_UNICAST);
@@ -102,6 +125,7 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
     addPathReceive,
     addPathSend,
     gracefulRestart,
+    ...(longLived ? { longLived } : {}),
     gracefulNotification: gracefulRestart !== undefined && gracefulRestart.notification && ourGr?.kind === 'gracefulRestart' && ourGr.notification,
     ...negotiateTimers(ours.holdTime, theirs.holdTime, keepalive),
     decode: { asn4, extendedMessage, addPathV4: v4(addPathReceive), addPathV6: v6(addPathReceive) },

@@ -36,6 +36,8 @@ export function capabilityCode(cap: Capability): number {
       return CapabilityCode.FOUR_OCTET_AS;
     case 'gracefulRestart':
       return CapabilityCode.GRACEFUL_RESTART;
+    case 'longLivedGracefulRestart':
+      return CapabilityCode.LONG_LIVED_GRACEFUL_RESTART;
     case 'addPath':
       return CapabilityCode.ADD_PATH;
     case 'extendedNextHop':
@@ -94,6 +96,15 @@ function ourCapabilities(cfg: SessionConfig, restarting: boolean): Capability[] 
       restartTime: gr.restartTime,
       // Forwarding flags only mean something while we are the restarting side.
       families: cfg.families.map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: restarting && preserved(f.afi, f.safi) })),
+    });
+  }
+  const ll = cfg.longLivedGracefulRestart;
+  if (cfg.gracefulRestart && ll) {
+    // RFC 9494 §3: only next to the graceful restart capability.
+    const preserved = (afi: number, safi: number) => ll.forwardingPreserved?.some((p) => p.afi === afi && p.safi === safi) ?? false;
+    caps.push({
+      kind: 'longLivedGracefulRestart',
+      families: cfg.families.map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: restarting && preserved(f.afi, f.safi), staleTime: ll.staleTime })),
     });
   }
   if (cfg.addPath.length > 0) caps.push({ kind: 'addPath', families: cfg.addPath });

@@ -19,6 +19,9 @@ import { connectSecured, needsSocketOptions } from './sockopt.js';
 import { assertTransportSupported, type TransportOptions } from './transport.js';
 import type { DownReason, FsmEvent, SessionConfig, StateName, TimerName } from './types.js';
 
+/** Node's setTimeout bound. */
+const MAX_TIMER_MS = 0x7fffffff;
+
 export interface DialOptions {
   readonly host: string;
   readonly port: number;
@@ -406,7 +409,8 @@ export class Peer {
         this.timers.delete(key);
         this.dispatch(t.ev);
       },
-      Math.max(0, fireAt - this.scheduler.now()),
+      // setTimeout takes at most 2^31-1 ms (a longer delay fires at once); a long-lived stale time of up to 2^24 s re-arms for the rest.
+      Math.min(MAX_TIMER_MS, Math.max(0, fireAt - this.scheduler.now())),
     );
     this.timers.set(key, t);
   }
@@ -506,6 +510,7 @@ export class Peer {
         this.hooks.onEndOfRib?.(a.family);
         return;
       case 'markStale':
+      case 'longLivedStale':
       case 'purgeStale':
       case 'flushRoutes':
         this.hooks.onRib?.(a);

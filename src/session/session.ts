@@ -97,7 +97,7 @@ class PeerStepper {
     switch (a.type) {
       case 'sessionDown': {
         this.actions.push({ ...a, conn: id });
-        this.gr(grSessionDown(this.s.gr, before.negotiated, a.reason));
+        this.gr(grSessionDown(this.s.gr, before.negotiated, a.reason, this.now));
         return;
       }
       case 'sessionUp': {
@@ -225,7 +225,7 @@ export function peerTransition(s: PeerSession, ev: PeerEvent, now: number): Peer
       p.incoming();
       break;
     case 'peerTimer':
-      p.gr(grTimerExpired(s.gr, ev.timer));
+      p.gr(grTimerExpired(s.gr, ev.timer, now));
       break;
     case 'sendEndOfRib': {
       const up = establishedConn(s);

@@ -20,7 +20,7 @@ export type StateName = 'Idle' | 'Connect' | 'Active' | 'OpenSent' | 'OpenConfir
 export type TimerName = 'ConnectRetry' | 'Hold' | 'Keepalive' | 'DelayOpen' | 'IdleHold';
 
 /** Peer-level timers of graceful restart (RFC 4724). */
-export type PeerTimerName = 'Restart' | 'StalePath';
+export type PeerTimerName = 'Restart' | 'StalePath' | 'LongLivedStale';
 
 /** RFC 4271 §8.1 events, messages already decoded by the shell. */
 export type FsmEvent =
@@ -110,6 +110,14 @@ export interface GracefulRestartConfig {
   readonly notification?: boolean;
 }
 
+/** RFC 9494 long-lived graceful restart; advertised only together with `gracefulRestart`. */
+export interface LongLivedGracefulRestartConfig {
+  /** Seconds a peer may keep our routes as LLGR-stale after its graceful-restart time (1..16777215). */
+  readonly staleTime: number;
+  /** Families whose forwarding state we keep across our own restart (F bit); default none. */
+  readonly forwardingPreserved?: readonly AfiSafi[];
+}
+
 /** Static configuration of one peer as the session layer sees it. */
 export interface SessionConfig {
   readonly localAs: number;
@@ -134,6 +142,8 @@ export interface SessionConfig {
   readonly addPath: readonly { readonly afi: number; readonly safi: number; readonly mode: AddPathMode }[];
   /** Present to advertise graceful restart. */
   readonly gracefulRestart?: GracefulRestartConfig;
+  /** Present (with `gracefulRestart`) to advertise long-lived graceful restart. */
+  readonly longLivedGracefulRestart?: LongLivedGracefulRestartConfig;
   /** Extra capabilities to advertise verbatim. */
   readonly extraCapabilities?: readonly Capability[];
   /** Capabilities the peer must advertise; checked by kind (and family for multiprotocol). */
@@ -188,5 +198,9 @@ export function validateSessionConfig(c: SessionConfig): SessionConfig {
   if (gr && (!Number.isInteger(gr.restartTime) || gr.restartTime < 0 || gr.restartTime > 4095))
     bad('gracefulRestart.restartTime', `must be 0..4095 seconds, got ${gr.restartTime}`);
   if (gr && !(gr.stalePathTime > 0)) bad('gracefulRestart.stalePathTime', `must be positive, got ${gr.stalePathTime}`);
+  const ll = c.longLivedGracefulRestart;
+  if (ll && (!Number.isInteger(ll.staleTime) || ll.staleTime < 1 || ll.staleTime > 0xffffff))
+    bad('longLivedGracefulRestart.staleTime', `must be 1..16777215 seconds, got ${ll.staleTime}`);
+  if (ll && !gr) bad('longLivedGracefulRestart', 'needs gracefulRestart too (RFC 9494 §3 sends the two capabilities together)');
   return c;
 }

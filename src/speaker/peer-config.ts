@@ -75,6 +75,9 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   optionalAddress(o.nextHopV4, `${where}: nextHopV4`, 4);
   optionalAddress(o.localAddress, `${where}: localAddress`);
   bfdTimers(o.bfd, where);
+  const llst = o.gracefulRestart ? o.gracefulRestart.longLivedStaleTime : undefined;
+  if (llst !== undefined && (!Number.isInteger(llst) || llst < 1 || llst > 0xffffff))
+    throw new PeerConfigError(`${where}: gracefulRestart.longLivedStaleTime must be a whole number of seconds 1..16777215, got ${llst}`);
   try {
     validateMaxPrefixes(o.maxPrefixes, where);
   } catch (e) {
@@ -116,6 +119,9 @@ export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: st
     extendedMessage: o.extendedMessage ?? false,
     addPath: o.addPath ? families.map((f) => ({ ...f, mode: o.addPath! })) : [],
     gracefulRestart: gr,
+    ...(gr && o.gracefulRestart && o.gracefulRestart.longLivedStaleTime !== undefined
+      ? { longLivedGracefulRestart: { staleTime: o.gracefulRestart.longLivedStaleTime, forwardingPreserved: families } }
+      : {}),
   });
 }
 

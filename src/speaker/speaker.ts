@@ -805,7 +805,22 @@ export class BgpSpeaker
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
         endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
-        ...(n.gracefulRestart ? { gracefulRestart: { restartTime: n.gracefulRestart.restartTime, notification: n.gracefulNotification } } : {}),
+        ...(n.gracefulRestart
+          ? {
+              gracefulRestart: {
+                restartTime: n.gracefulRestart.restartTime,
+                notification: n.gracefulNotification,
+                ...(n.longLived
+                  ? {
+                      longLived: n.longLived.families.flatMap((f) => {
+                        const fam = unicastFamily(f);
+                        return fam === undefined ? [] : [{ family: familyName(fam), staleTime: f.staleTime }];
+                      }),
+                    }
+                  : {}),
+              },
+            }
+          : {}),
       };
     }
     return s;
@@ -870,6 +885,7 @@ export class BgpSpeaker
         families,
         endOfRib,
         routerId: n.peerId,
+        longLived: n.longLived !== undefined,
         ...(link !== undefined ? { link } : {}),
         ...(resolveIface !== undefined ? { resolveIface } : {}),
       },
@@ -898,15 +914,28 @@ export class BgpSpeaker
    * Graceful restart (RFC 4724) as the session layer decided it. After a
    * session loss: `purgeStale` for routes left over from an earlier restart,
    * then `flushRoutes` (drop all) or `markStale` (keep those families as
-   * stale, drop the rest). Later: `purgeStale` on End-of-RIB or a timer.
+   * stale, drop the rest). Later: `purgeStale` on End-of-RIB or a timer, and
+   * (RFC 9494) `longLivedStale` when the Restart timer runs out for families
+   * with a long-lived stale time (or at once when the peer had none).
    */
-  private onGracefulRestart(e: PeerEntry, a: { type: 'markStale' | 'purgeStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' }): void {
+  private onGracefulRestart(
+    e: PeerEntry,
+    a: { type: 'markStale' | 'purgeStale' | 'longLivedStale'; families: readonly { afi: number }[] } | { type: 'flushRoutes' },
+  ): void {
     if (e.ribAsn === undefined || this.peers.get(e.id) !== e) return;
     const now = this.scheduler.now();
     const fams = (list: readonly { afi: number }[]) => list.map((f) => familyOfAfi(f.afi)).filter((f) => f !== undefined);
     if (a.type === 'flushRoutes') this.rib.peerDown(e.id, now);
     else if (a.type === 'markStale') this.rib.peerDown(e.id, now, { gracefulFamilies: fams(a.families) });
-    else {
+    else if (a.type === 'longLivedStale') {
+      for (const f of fams(a.families)) {
+        const { kept, dropped } = this.rib.longLivedStale(e.id, f, now);
+        this.log(
+          'info',
+          `peer ${e.id}: ${kept} IPv${f} route(s) kept as long-lived stale (LLGR_STALE)${dropped > 0 ? `, ${dropped} carrying NO_LLGR removed` : ''}`,
+        );
+      }
+    } else {
       for (const f of fams(a.families)) {
         const n = this.rib.purgeStale(e.id, f, now);
         if (n > 0) this.log('info', `peer ${e.id}: ${n} stale IPv${f} route(s) removed`);

@@ -141,8 +141,13 @@ export interface PeerOptions {
    * Graceful restart (RFC 4724); default on with 120 s. `false` disables.
    * `notification` (default true): the RFC 8538 N bit, so a NOTIFICATION
    * other than Hard Reset keeps routes as stale on both sides.
+   * `longLivedStaleTime` (seconds, 1..16777215; default off): RFC 9494
+   * long-lived graceful restart, advertised with this stale time for every
+   * family; with a peer that advertises it too, its routes are kept after the
+   * restart time as long-lived stale (LLGR_STALE, least preferred, sent only
+   * to LLGR peers) for the stale time it asked for ([docs/graceful-restart.md](../../docs/graceful-restart.md)).
    */
-  readonly gracefulRestart?: { readonly restartTime?: number; readonly notification?: boolean } | false;
+  readonly gracefulRestart?: { readonly restartTime?: number; readonly notification?: boolean; readonly longLivedStaleTime?: number } | false;
   /**
    * RFC 8326 §4: routes from this peer carrying GRACEFUL_SHUTDOWN (65535:0)
    * get LOCAL_PREF 0 before import policy, so any other path wins. Default true.
@@ -315,7 +320,12 @@ export interface PeerStatus {
     readonly extendedMessage: boolean;
     readonly addPath: readonly { readonly family: FamilyName; readonly send: boolean; readonly receive: boolean }[];
     /** `notification`: both sides set the RFC 8538 N bit. */
-    readonly gracefulRestart?: { readonly restartTime: number; readonly notification?: boolean };
+    readonly gracefulRestart?: {
+      readonly restartTime: number;
+      readonly notification?: boolean;
+      /** RFC 9494, both sides advertised it: the peer's long-lived stale time (seconds) per family. */
+      readonly longLived?: readonly { readonly family: FamilyName; readonly staleTime: number }[];
+    };
     readonly peerAsn: number;
     readonly peerRouterId: string;
     /** Families whose End-of-RIB (RFC 4724) the peer has sent on this session: its initial table is complete. */

@@ -11,7 +11,7 @@ import type { AddPathMode, Capability } from './types.js';
  * subcode 0 (Unspecific). It falls back only where ignoring it cannot make the
  * two ends disagree about how later bytes are framed:
  * - multiprotocol, route refresh, enhanced route refresh, extended message,
- *   extended next hop, graceful restart, FQDN: falling back only loses the
+ *   extended next hop, graceful restart, long-lived graceful restart, FQDN: falling back only loses the
  *   feature (the session negotiates without it), so they fall back.
  * - 4-octet AS (RFC 6793) and ADD-PATH (RFC 7911) change how AS_PATH and
  *   NLRI are read; a peer that believes it advertised them would send bytes
@@ -59,6 +59,8 @@ export function decodeCapability(code: number, value: Uint8Array): Capability {
       return { kind: 'fourOctetAs', asn: u32(value, 0) };
     case CapabilityCode.GRACEFUL_RESTART:
       return decodeGracefulRestart(value) ?? unknown();
+    case CapabilityCode.LONG_LIVED_GRACEFUL_RESTART:
+      return decodeLongLivedGracefulRestart(value) ?? unknown();
     case CapabilityCode.ADD_PATH:
       if (n % 4 !== 0) throw BgpError.open('UNSPECIFIC', `ADD-PATH capability length ${n} is not a multiple of 4`);
       return decodeAddPath(value) ?? unknown();
@@ -78,6 +80,16 @@ function decodeGracefulRestart(v: Uint8Array): Capability | undefined {
   const families = [];
   for (let o = 2; o < v.length; o += 4) families.push({ afi: u16(v, o), safi: v[o + 2], forwardingPreserved: (v[o + 3] & 0x80) !== 0 });
   return { kind: 'gracefulRestart', restarting: (head & 0x8000) !== 0, notification: (head & 0x4000) !== 0, restartTime: head & 0x0fff, families };
+}
+
+function decodeLongLivedGracefulRestart(v: Uint8Array): Capability | undefined {
+  // RFC 9494 §3: per family AFI (2), SAFI (1), flags (1: F bit), long-lived stale time (3).
+  if (v.length % 7 !== 0) return undefined;
+  const families = [];
+  for (let o = 0; o < v.length; o += 7) {
+    families.push({ afi: u16(v, o), safi: v[o + 2], forwardingPreserved: (v[o + 3] & 0x80) !== 0, staleTime: (v[o + 4] << 16) | (v[o + 5] << 8) | v[o + 6] });
+  }
+  return { kind: 'longLivedGracefulRestart', families };
 }
 
 function decodeAddPath(v: Uint8Array): Capability | undefined {
@@ -149,6 +161,20 @@ export function encodeCapability(cap: Capability, w: Writer): void {
       }
       return;
     }
+    case 'longLivedGracefulRestart':
+      checkLength(cap.families.length * 7, 'long-lived graceful restart capability');
+      w.u8(CapabilityCode.LONG_LIVED_GRACEFUL_RESTART).u8(cap.families.length * 7);
+      for (const f of cap.families) {
+        checkUint(f.afi, 0xffff, 'long-lived graceful restart AFI');
+        checkUint(f.safi, 0xff, 'long-lived graceful restart SAFI');
+        checkUint(f.staleTime, 0xffffff, 'long-lived stale time');
+        w.u16(f.afi)
+          .u8(f.safi)
+          .u8(f.forwardingPreserved ? 0x80 : 0)
+          .u8(f.staleTime >>> 16)
+          .u16(f.staleTime & 0xffff);
+      }
+      return;
     case 'addPath':
       checkLength(cap.families.length * 4, 'ADD-PATH capability');
       w.u8(CapabilityCode.ADD_PATH).u8(cap.families.length * 4);

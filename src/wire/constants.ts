@@ -54,6 +54,7 @@ export const CapabilityCode = {
   FOUR_OCTET_AS: 65,
   ADD_PATH: 69,
   ENHANCED_ROUTE_REFRESH: 70,
+  LONG_LIVED_GRACEFUL_RESTART: 71,
   FQDN: 73,
 } as const;
 

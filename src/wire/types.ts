@@ -51,6 +51,11 @@ export type Capability =
       readonly restartTime: number;
       readonly families: readonly { readonly afi: number; readonly safi: number; readonly forwardingPreserved: boolean }[];
     }
+  | {
+      /** RFC 9494: per family, the F bit and the long-lived stale time (seconds, 24 bits). */
+      readonly kind: 'longLivedGracefulRestart';
+      readonly families: readonly { readonly afi: number; readonly safi: number; readonly forwardingPreserved: boolean; readonly staleTime: number }[];
+    }
   | { readonly kind: 'addPath'; readonly families: readonly { readonly afi: number; readonly safi: number; readonly mode: AddPathMode }[] }
   | { readonly kind: 'extendedNextHop'; readonly entries: readonly { readonly afi: number; readonly safi: number; readonly nextHopAfi: number }[] }
   | { readonly kind: 'fqdn'; readonly hostname: string; readonly domain: string }

@@ -91,7 +91,13 @@ function assertShape(v: PlanJson): void {
       'type',
     ]);
     // Every peer of the lab: from the node's address, Calico's defaults (BIRD: ttl security off, graceful restart 120 s, add paths on).
-    expect([p.sourceAddress, p.ttlSecurity, p.gracefulRestart, p.addPaths, p.holdTime]).toEqual([v.node.ipv4, null, { restartTime: 120 }, 'both', 90]);
+    expect([p.sourceAddress, p.ttlSecurity, p.gracefulRestart, p.addPaths, p.holdTime]).toEqual([
+      v.node.ipv4,
+      null,
+      { restartTime: 120, longLivedStaleTime: null },
+      'both',
+      90,
+    ]);
     expect(p.maxPrefixes).toEqual({
       limit: expect.stringMatching(/^(none|\d+,(block|warn|restart),\d+%)$/),
       from: expect.stringMatching(/^(annotation|agent)$/),

@@ -13,7 +13,7 @@ function rec<T>(model: { [K in keyof T]: fc.Arbitrary<T[K]> }): fc.Arbitrary<T> 
   return fc.record(model, { noNullPrototype: true }) as unknown as fc.Arbitrary<T>;
 }
 
-const KNOWN_CODES = new Set([1, 2, 5, 6, 64, 65, 69, 70, 73]);
+const KNOWN_CODES = new Set([1, 2, 5, 6, 64, 65, 69, 70, 71, 73]);
 const utf8 = new TextEncoder();
 
 export const afi = fc.integer({ min: 0, max: 0xffff });
@@ -34,6 +34,10 @@ export const capabilityArb: fc.Arbitrary<Capability> = fc.oneof(
     notification: fc.boolean(),
     restartTime: fc.integer({ min: 0, max: 4095 }),
     families: fc.array(rec({ afi, safi, forwardingPreserved: fc.boolean() }), { maxLength: 8 }),
+  }),
+  rec({
+    kind: fc.constant('longLivedGracefulRestart' as const),
+    families: fc.array(rec({ afi, safi, forwardingPreserved: fc.boolean(), staleTime: fc.integer({ min: 0, max: 0xffffff }) }), { maxLength: 8 }),
   }),
   rec({
     kind: fc.constant('addPath' as const),
@@ -65,6 +69,8 @@ export function capabilityValueLength(c: Capability): number {
       return 2 + 4 * c.families.length;
     case 'addPath':
       return 4 * c.families.length;
+    case 'longLivedGracefulRestart':
+      return 7 * c.families.length;
     case 'extendedNextHop':
       return 6 * c.entries.length;
     case 'fqdn':
