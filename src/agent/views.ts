@@ -131,7 +131,10 @@ export interface PeerJson {
   readonly ttlSecurity: number | null;
   /** `Auto` (BGP's default), `Self` (next hop self) or `Keep` (next hop keep). */
   readonly nextHopMode: 'Auto' | 'Self' | 'Keep';
-  /** RFC 4724 graceful restart with this restart time in seconds; null: off. `longLivedStaleTime`: RFC 9494 long-lived graceful restart (tsbgp.io/long-lived-stale-time), seconds; null: off. */
+  /**
+   * RFC 4724 graceful restart with this restart time in seconds; null: off. `longLivedStaleTime`: RFC 9494
+   * long-lived graceful restart (tsbgp.io/long-lived-stale-time), seconds; null: off.
+   */
   readonly gracefulRestart: { readonly restartTime: number; readonly longLivedStaleTime: number | null } | null;
   /** Seconds; null: a third of the negotiated hold time. */
   readonly keepaliveTime: number | null;

@@ -21,7 +21,10 @@ export const CALICO_ANNOTATIONS = {
   bfdPassiveMode: 'tsbgp.io/bfd-passive-mode',
   /** tsbgp's max-prefix limit for a BGPPeer's sessions: `LIMIT[,ACTION[,WARN%]]` as `--max-prefixes` (docs/limits.md). */
   maxPrefixes: 'tsbgp.io/max-prefixes',
-  /** RFC 9494 long-lived graceful restart on a BGPPeer's sessions: the long-lived stale time, a duration as maxRestartTime ("1h", "3600s") (docs/graceful-restart.md). */
+  /**
+   * RFC 9494 long-lived graceful restart on a BGPPeer's sessions: the long-lived stale time, a duration
+   * as maxRestartTime ("1h", "3600s") (docs/graceful-restart.md).
+   */
   longLivedStaleTime: 'tsbgp.io/long-lived-stale-time',
   rrClusterId: 'projectcalico.org/RouteReflectorClusterID',
 } as const;

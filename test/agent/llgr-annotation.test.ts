@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { defaultMaxPrefixes } from '../../src/agent/max-prefixes.js';
-import { peerOptions, reconcile } from '../../src/agent/reconcile.js';
+import { peerOptions, reconcile } from '../../src/kubernetes/reconcile.js';
 import { planJson } from '../../src/agent/views.js';
 import type { BGPPeer } from '../../src/kubernetes/resources.js';
 import { validateObject } from '../../src/kubernetes/validate.js';
