@@ -36,7 +36,14 @@ export function renderPlan(v: PlanJson): string {
     out.push(
       ...section(
         'RE-ADVERTISED FROM LOCAL PEERS',
-        v.redistributed.map((r) => `${r.prefix} from ${r.from}: ${r.export.reason}`),
+        v.redistributed.map((r) => {
+          const attrs = [
+            ...r.communities,
+            ...r.extendedCommunities.map((c) => `ext ${c}`),
+            ...r.withheldExtendedCommunities.map((c) => `ext ${c} (non-transitive, not passed on)`),
+          ];
+          return `${r.prefix} from ${r.from}${attrs.length ? ` [${attrs.join(' ')}]` : ''}: ${r.export.reason}`;
+        }),
         'none',
       ),
     );
@@ -101,7 +108,7 @@ export function renderExplain(v: ExplainJson): string {
     const planner = p.planned
       ? p.planned.reasons.map((r) => r.text).join('; ')
       : p.redistributedFrom
-        ? `received from local peer ${p.redistributedFrom}`
+        ? `received from local peer ${p.redistributedFrom}${p.redistributedCommunities?.length ? ` [${p.redistributedCommunities.join(' ')}]` : ''}`
         : 'not planned';
     out.push(`  planner: ${planner}`);
     if (p.coveredBy.length) out.push(`  covered by: ${p.coveredBy.map((r) => r.prefix).join(', ')}`);

@@ -96,7 +96,12 @@ function shapingJson(s: RouteShaping): ShapingJson {
 export interface RedistributedJson {
   readonly prefix: string;
   readonly from: string;
+  /** Standard and large communities. */
   readonly communities: readonly string[];
+  /** A local peer's transitive extended communities, passed on (added compatibly to version 1). */
+  readonly extendedCommunities: readonly string[];
+  /** A local peer's non-transitive extended communities, not passed on (RFC 4360 §2; added compatibly to version 1). */
+  readonly withheldExtendedCommunities: readonly string[];
   readonly export: ExportVerdict;
   /** Learned from the kernel's table (`from: "kernel"`); null for a local peer's route. */
   readonly kernel: LearnedJson | null;
@@ -362,6 +367,8 @@ export function planJson(
       prefix: r.prefix.toString(),
       from: r.from,
       communities: [...r.communities],
+      extendedCommunities: [...(r.extendedCommunities ?? [])],
+      withheldExtendedCommunities: [...(r.withheldExtendedCommunities ?? [])],
       export: r.kernel !== undefined ? { accept: r.kernel.exported, reason: r.kernel.why } : builtinExport(plan, r.prefix),
       kernel: r.kernel ?? null,
     })),
@@ -414,6 +421,8 @@ export interface ExplainPrefixJson {
   /** The planner's decision: the route with its reasons, or why not. */
   readonly planned: RouteJson | null;
   readonly redistributedFrom: string | null;
+  /** A re-advertised route's communities: standard, large and the extended ones passed on (added compatibly to version 1). */
+  readonly redistributedCommunities: readonly string[];
   /** Planned routes that contain the prefix (e.g. the range covering a service IP). */
   readonly coveredBy: readonly RouteJson[];
   readonly refused: readonly RefusedJson[];
@@ -515,6 +524,7 @@ export function explainPrefix(plan: Plan, prefix: Prefix, redistributed: readonl
     prefix: prefix.toString(),
     planned: own ? routeJson(own, plan) : null,
     redistributedFrom: redis?.from ?? null,
+    redistributedCommunities: redis ? [...redis.communities, ...(redis.extendedCommunities ?? [])] : [],
     coveredBy,
     refused,
     export: verdict,

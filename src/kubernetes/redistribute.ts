@@ -11,6 +11,7 @@
  * and paces the passes; each pass's operations come from here.
  */
 import { Address, type Prefix } from '../net/index.js';
+import { isNonTransitive, parseExtendedCommunity } from '../wire/index.js';
 import type { OriginateOptions, ReceivedRoute, RouteAttributes } from '../speaker/index.js';
 import { builtinExport, kernelExports, learnedJson, plannedRoute, type LearnedJson, type LearnedRoute } from './export.js';
 import type { Plan } from './plan-types.js';
@@ -21,7 +22,18 @@ export interface Redistributed {
   readonly prefix: Prefix;
   /** The local peer's address, or `kernel` for a route learned from the kernel's table. */
   readonly from: string;
+  /** Standard and large communities (`aa:nn`, `aa:nn:mm`), as the export policy sees them. */
   readonly communities: readonly string[];
+  /**
+   * A local peer's transitive extended communities, passed on as BIRD passes them. Absent when none.
+   */
+  readonly extendedCommunities?: readonly string[];
+  /**
+   * A local peer's non-transitive extended communities (link bandwidth, …), not passed on: the
+   * re-advertised route goes to every peer alike, and RFC 4360 §2 keeps them from eBGP peers
+   * (BIRD strips them towards eBGP, keeps them towards iBGP). Shown in `routes`; absent when none.
+   */
+  readonly withheldExtendedCommunities?: readonly string[];
   /** A route learned from the kernel (BIRD's `learn`): where it came from and why it is advertised. */
   readonly kernel?: LearnedJson;
   /** Advertised with this LOCAL_PREF (Calico v3.32: 2147483647 − the kernel route's metric). */
@@ -99,7 +111,9 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
   const out: Redistributed[] = [...byPrefix.values()].map((r) => ({
     prefix: r.prefix,
     from: r.peer,
-    communities: [...r.communities],
+    // The route's attributes pass through, as BIRD's do: standard and large communities alike.
+    communities: [...r.communities, ...r.largeCommunities],
+    ...extendedOf(r.extendedCommunities ?? []),
     ...(workloads.has(r.peer) && r.asPath.length > 0 ? { asPath: [...r.asPath] } : {}),
   }));
   if (learned.length > 0) {
@@ -115,6 +129,14 @@ export function desiredRedistribution(plan: Plan, received: readonly ReceivedRou
     }
   }
   return out.sort((a, b) => a.prefix.compare(b.prefix));
+}
+
+/** Extended communities split into those passed on (transitive) and those withheld (non-transitive). */
+function extendedOf(texts: readonly string[]): Pick<Redistributed, 'extendedCommunities' | 'withheldExtendedCommunities'> {
+  const pass: string[] = [];
+  const withheld: string[] = [];
+  for (const t of texts) (isNonTransitive(parseExtendedCommunity(t)) ? withheld : pass).push(t);
+  return { ...(pass.length > 0 ? { extendedCommunities: pass } : {}), ...(withheld.length > 0 ? { withheldExtendedCommunities: withheld } : {}) };
 }
 
 /**
@@ -134,10 +156,15 @@ function workloadPeers(plan: Plan): ReadonlySet<string> {
  */
 export function redistributedAttributes(r: Redistributed): RouteAttributes {
   const isLarge = (c: string) => c.split(':').length === 3;
+  const split = { communities: r.communities.filter((c) => !isLarge(c)), largeCommunities: r.communities.filter(isLarge) };
   const communities =
     r.from === 'kernel'
-      ? addedAfterPolicy({ communities: r.communities.filter((c) => !isLarge(c)), largeCommunities: r.communities.filter(isLarge) })
-      : { communities: [...r.communities] };
+      ? addedAfterPolicy(split)
+      : {
+          communities: split.communities,
+          ...(split.largeCommunities.length > 0 ? { largeCommunities: split.largeCommunities } : {}),
+          ...(r.extendedCommunities ? { extendedCommunities: [...r.extendedCommunities] } : {}),
+        };
   return {
     origin: 'igp',
     ...communities,
@@ -171,6 +198,7 @@ export function redistributionOps(
     const changed =
       !have ||
       JSON.stringify(have.communities) !== JSON.stringify(r.communities) ||
+      JSON.stringify(have.extendedCommunities) !== JSON.stringify(r.extendedCommunities) ||
       have.localPref !== r.localPref ||
       redistributedIface(have) !== redistributedIface(r) ||
       JSON.stringify(have.asPath) !== JSON.stringify(r.asPath);

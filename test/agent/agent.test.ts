@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runAgent, SHUTDOWN_MESSAGE, type Agent, type RoutesJson, type StatusJson } from '../../src/agent/agent.js';
 import { createLogger } from '../../src/agent/log.js';
+import { renderExplain } from '../../src/agent/render.js';
 import type { ExplainJson } from '../../src/agent/views.js';
 import { sessionKey } from '../../src/speaker/peer-config.js';
 import type { PeerOptions, SpeakerOptions } from '../../src/speaker/types.js';
@@ -183,25 +184,35 @@ describe('runAgent with a fake speaker', () => {
     await within(10_000, () => h.speaker().peers.has('127.0.0.1'));
     await h.agent.settled();
     const s = h.speaker();
-    s.receive('127.0.0.1', '198.19.200.5/32', ['65000:7']); // inside the pool: accepted
+    s.receive('127.0.0.1', '198.19.200.5/32', ['65000:7', '64512:0:7'], [], ['rt:65000:100']); // inside the pool: accepted
     s.receive('127.0.0.1', '10.9.9.9/32'); // outside every pool and range: not
     s.receive('127.0.0.1', '198.19.0.70/32'); // inside the local block: the block is exported instead
     s.receive('192.0.2.20', '198.19.201.0/24'); // not a local peer
     await h.agent.settled();
     expect(routesOf(s)).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
-    expect(s.routes.get('198.19.200.5/32')!.attrs).toEqual({ origin: 'igp', communities: ['65000:7'] });
+    // Large and extended communities pass through with the standard ones.
+    expect(s.routes.get('198.19.200.5/32')!.attrs).toEqual({
+      origin: 'igp',
+      communities: ['65000:7'],
+      largeCommunities: ['64512:0:7'],
+      extendedCommunities: ['rt:65000:100'],
+    });
     const r = h.agent.routes('192.0.2.20');
     expect(r.redistributed).toEqual([
       {
         prefix: '198.19.200.5/32',
         from: '127.0.0.1',
-        communities: ['65000:7'],
+        communities: ['65000:7', '64512:0:7'],
+        extendedCommunities: ['rt:65000:100'],
+        withheldExtendedCommunities: [],
         export: { accept: true, reason: 'inside IPPool default-ipv4-ippool (198.19.0.0/16)' },
         kernel: null,
       },
     ]);
     expect(r.peers[0].exports).toEqual(['198.19.0.64/26', '198.19.200.5/32']);
     expect(h.agent.explain('198.19.200.5/32').summary).toContain('re-advertised from local peer 127.0.0.1');
+    expect(h.agent.explain('198.19.200.5/32').prefixes[0]!.redistributedCommunities).toEqual(['65000:7', '64512:0:7', 'rt:65000:100']);
+    expect(renderExplain(h.agent.explain('198.19.200.5/32'))).toContain('planner: received from local peer 127.0.0.1 [65000:7 64512:0:7 rt:65000:100]');
     s.lose('127.0.0.1', '198.19.200.5/32');
     await h.agent.settled();
     expect(routesOf(s)).toEqual(['198.19.0.64/26']);

@@ -186,8 +186,19 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     else if (prev.state === 'Established') this.emit('peerDown', status, 'test');
   }
 
-  receive(peer: string, prefix: string, communities: string[] = [], asPath: number[] = []): void {
-    const route: ReceivedRoute = { peer, prefix: Prefix.parse(prefix), asPath, communities, largeCommunities: [], best: true, stale: false };
+  /** A route from `peer`: `communities` standard (`aa:nn`) and large (`aa:nn:mm`) alike. */
+  receive(peer: string, prefix: string, communities: string[] = [], asPath: number[] = [], extendedCommunities: string[] = []): void {
+    const isLarge = (c: string) => c.split(':').length === 3;
+    const route: ReceivedRoute = {
+      peer,
+      prefix: Prefix.parse(prefix),
+      asPath,
+      communities: communities.filter((c) => !isLarge(c)),
+      largeCommunities: communities.filter(isLarge),
+      ...(extendedCommunities.length > 0 ? { extendedCommunities } : {}),
+      best: true,
+      stale: false,
+    };
     const i = this.receivedRoutes.findIndex((r) => r.peer === peer && r.prefix.equals(route.prefix));
     if (i >= 0) this.receivedRoutes.splice(i, 1);
     this.receivedRoutes.push(route);

@@ -40,6 +40,35 @@ describe('redistribution', () => {
     ]);
   });
 
+  it("a local peer's large and transitive extended communities pass through, as BIRD passes the route's attributes on", () => {
+    const [r] = desiredRedistribution(p, [
+      rx('127.0.0.1', '198.51.100.7/32', {
+        communities: ['65000:1'],
+        largeCommunities: ['64512:1:2', '64512:3:4'],
+        extendedCommunities: ['rt:65000:100', 'lb:65000:125000'],
+      }),
+    ]);
+    expect(r).toEqual({
+      prefix: Prefix.parse('198.51.100.7/32'),
+      from: '127.0.0.1',
+      communities: ['65000:1', '64512:1:2', '64512:3:4'],
+      extendedCommunities: ['rt:65000:100'],
+      withheldExtendedCommunities: ['lb:65000:125000'],
+    });
+    expect(redistributedAttributes(r!)).toEqual({
+      origin: 'igp',
+      communities: ['65000:1'],
+      largeCommunities: ['64512:1:2', '64512:3:4'],
+      extendedCommunities: ['rt:65000:100'],
+    });
+    // A change of the large or extended communities alone is re-originated.
+    const cur = new Map([['198.51.100.7/32', { ...r!, communities: ['65000:1'] }]]);
+    expect(redistributionOps(cur, [r!], p).originate).toEqual([r]);
+    const cur2 = new Map([['198.51.100.7/32', { ...r!, extendedCommunities: [] }]]);
+    expect(redistributionOps(cur2, [r!], p).originate).toEqual([r]);
+    expect(redistributionOps(new Map([['198.51.100.7/32', r!]]), [r!], p).originate).toEqual([]);
+  });
+
   it('a peering with another cluster node is never local, even on loopback (several agents on one host)', () => {
     const q = withPool(
       plan(
@@ -114,9 +143,13 @@ describe('the interface of a re-advertised route (BGPFilter interface rules)', (
 describe('the attributes of a re-advertised route', () => {
   const P = Prefix.parse('198.51.100.9/32');
   it("a local peer's communities and AS path are its own (the export policy sees them)", () => {
-    expect(redistributedAttributes({ prefix: P, from: '127.0.0.1', communities: ['65000:1', '64512:0:7'], asPath: [65100] })).toEqual({
+    expect(
+      redistributedAttributes({ prefix: P, from: '127.0.0.1', communities: ['65000:1', '64512:0:7'], extendedCommunities: ['rt:65000:100'], asPath: [65100] }),
+    ).toEqual({
       origin: 'igp',
-      communities: ['65000:1', '64512:0:7'],
+      communities: ['65000:1'],
+      largeCommunities: ['64512:0:7'],
+      extendedCommunities: ['rt:65000:100'],
       asPath: [65100],
     });
     expect(redistributedAttributes({ prefix: P, from: '127.0.0.1', communities: [] })).toEqual({ origin: 'igp', communities: [] });
