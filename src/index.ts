@@ -53,6 +53,7 @@ export type {
   ImportedRoute,
   SpeakerEvents,
   SpeakerApi,
+  SpeakerBfdApi,
   SpeakerPolicyApi,
   SpeakerReflectorApi,
   CandidateExplanation,

@@ -388,6 +388,10 @@ class AgentLoop {
     const ks = syncKernel(speaker, plan, this.kernelKey);
     this.kernelKey = ks.key;
     if (ks.error !== undefined) filterFailures.push({ op: 'setKernelRules', target: 'kernel', message: ks.error });
+    // BFD runs before the first peer that uses it is added (a worker start takes ~0.5 s, by when a
+    // BGP session may be Established): its BFD session starts with the BGP connection, as BIRD and
+    // FRR request it from the neighbour's configuration. Resolves at once once BFD runs.
+    if ([...ops.addPeers, ...ops.updatePeers].some((p) => p.options.bfd !== undefined && p.options.bfd !== false)) await speaker.startBfd();
     this.failures = [...filterFailures, ...(await applyOperations(speaker, { ...ops, withdraw }))];
     for (const f of this.failures) this.log.error(`speaker refused ${f.op} ${f.target}: ${f.message}`);
     for (const address of ops.removePeers) this.sessionLog.forget(address);

@@ -6,9 +6,15 @@
  * it can do.
  */
 import type { EventEmitter } from 'eventemitter3';
-import type { SpeakerApi, SpeakerDrainApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/index.js';
+import type { SpeakerApi, SpeakerBfdApi, SpeakerDrainApi, SpeakerEvents, SpeakerOptions, SpeakerPolicyApi, SpeakerReflectorApi } from '../speaker/index.js';
 
 export interface AgentSpeaker
-  extends SpeakerApi, SpeakerDrainApi, Pick<SpeakerPolicyApi, 'definePolicies'>, SpeakerReflectorApi, Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
+  extends
+    SpeakerApi,
+    SpeakerBfdApi,
+    SpeakerDrainApi,
+    Pick<SpeakerPolicyApi, 'definePolicies'>,
+    SpeakerReflectorApi,
+    Pick<EventEmitter<SpeakerEvents>, 'on' | 'off'> {}
 
 export type SpeakerFactory = (opts: SpeakerOptions) => AgentSpeaker;

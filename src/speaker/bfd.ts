@@ -4,6 +4,13 @@
  * session that was Up goes Down, the BGP session is taken down at once
  * (AutomaticStop, Cease 10 "BFD Down", RFC 9384) and its routes with it.
  *
+ * The session starts when the peer is configured, not when BGP is
+ * Established (as BIRD and FRR request it from the neighbour's
+ * configuration): the agent has the worker running (`ready`) before it adds
+ * the first peer with BFD, so the BFD session and the BGP connection start
+ * together; BFD may still come Up after BGP (a second or two of 1 s packets
+ * before Up, RFC 5880 §6.8.3), and is watched from the start.
+ *
  * As FRR does by default, BFD never holds BGP back: a BGP session whose BFD
  * session never comes up runs on its hold timer; only an Up → Down transition
  * acts. A remote AdminDown (RFC 5882 §3.2) is not a failure and does nothing;
@@ -15,6 +22,8 @@ import { PeerConfigError } from './peer-config-error.js';
 import type { PeerBfdStatus, PeerOptions, SpeakerOptions } from './types.js';
 
 const BFD_DEFAULTS = Object.freeze({ minRx: 300, minTx: 300, multiplier: 3 });
+/** How long `ready()` waits at most for the BFD worker (it starts in ~0.5 s on a loaded 2-core machine). */
+const READY_WAIT_MS = 10_000;
 
 /** PeerOptions.bfd → the FSM's timers (µs); undefined when off. Throws naming the field. */
 export function bfdTimers(o: PeerOptions['bfd'], where: string): BfdTimers | undefined {
@@ -58,6 +67,10 @@ export class SpeakerBfd {
   private service: BfdService | undefined;
   private failure: string | undefined;
   private readonly specs = new Map<string, BfdSessionSpec>();
+  private stopping = false;
+  private readyWait: Promise<void> | undefined;
+  /** Ends the wait of `ready()` when BFD stops. */
+  private onStop: (() => void) | undefined;
 
   constructor(
     private readonly options: SpeakerOptions['bfd'],
@@ -80,6 +93,33 @@ export class SpeakerBfd {
     const svc = this.ensure();
     if (old) svc.update(spec);
     else svc.add(spec);
+  }
+
+  /**
+   * Starts the BFD service (worker thread, sockets) if it is not running yet; resolves once it
+   * runs, or has failed (logged; sessions show Unavailable and BGP runs on its hold timer). Never rejects.
+   */
+  ready(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.readyWait === undefined) {
+      // A stop while the worker starts ends the wait (the service's start would never settle).
+      const stopped = new Promise<void>((resolve) => (this.onStop = resolve));
+      // Peers wait for BFD, never indefinitely: a worker that neither starts nor fails within this
+      // bound lets them go on (their BFD sessions start whenever it does).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          this.hooks.log('warning', `BFD has not started within ${READY_WAIT_MS / 1000} s; peers start without waiting for it`);
+          resolve();
+        }, READY_WAIT_MS);
+        timer.unref?.();
+      });
+      // ensure() logs a failure and status() shows it: the wait ends either way.
+      this.readyWait = Promise.race([this.ensure().start(), stopped, bound])
+        .catch(() => undefined)
+        .finally(() => clearTimeout(timer));
+    }
+    return this.readyWait;
   }
 
   remove(peerId: string): void {
@@ -134,6 +174,8 @@ export class SpeakerBfd {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    this.onStop?.();
     this.specs.clear();
     await this.service?.stop();
   }

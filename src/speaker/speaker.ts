@@ -38,7 +38,7 @@ import { AttributeCache, describeRoute, splitLate } from './attributes.js';
 import { parsePeerKey, peerId, sessionKey, toSessionConfig, validatePeerOptions } from './peer-config.js';
 import { PolicyRegistry } from './policies.js';
 import { SelectionDeferral } from './deferral.js';
-import { SpeakerBfd } from './bfd.js';
+import { SpeakerBfd, bfdTimers } from './bfd.js';
 import { transportHint } from './transport-hint.js';
 import { sessionLink } from './session-link.js';
 import { DrainSet } from './drain.js';
@@ -60,6 +60,7 @@ import type {
   RouteAttributes,
   RouteExplanation,
   SpeakerApi,
+  SpeakerBfdApi,
   SpeakerDrainApi,
   SpeakerEvents,
   SpeakerExplainApi,
@@ -122,7 +123,7 @@ function communicationOf(m: NotificationMessage): string | undefined {
 
 export class BgpSpeaker
   extends EventEmitter<SpeakerEvents>
-  implements SpeakerApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi
+  implements SpeakerApi, SpeakerBfdApi, SpeakerDrainApi, SpeakerPolicyApi, SpeakerExplainApi, SpeakerReflectorApi, SpeakerKernelApi
 {
   private readonly rib: Rib;
   private readonly policies = new PolicyRegistry();
@@ -190,6 +191,8 @@ export class BgpSpeaker
       for (const e of this.peers.values()) if (this.addressOwner(e.address) === e) this.listener.addPeer(e.address, e.peer, e.opts);
       await this.listener.listen();
     }
+    // Peers configured before start: their BFD sessions run before their BGP sessions start.
+    if ([...this.peers.values()].some((e) => bfdTimers(e.opts.bfd, `peer ${e.id}`) !== undefined)) await this.bfd.ready();
     this.started = true;
     if (this.deferral !== undefined) {
       const seconds = this.options.selectionDeferralTime ?? 120;
@@ -197,6 +200,17 @@ export class BgpSpeaker
       this.checkDeferral();
     }
     for (const e of this.peers.values()) e.peer.start(e.opts.passive ?? false);
+  }
+
+  /**
+   * Starts BFD (its worker thread and sockets) ahead of the peers that will use it, so that a
+   * peer's BFD session runs from the moment the peer is added, not a worker start later (by when
+   * BGP may be Established). Resolves once BFD runs or has failed (logged; the peers' BFD status
+   * says Unavailable); never rejects. Idempotent.
+   */
+  startBfd(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return this.bfd.ready();
   }
 
   /** The port the listener is bound to (useful with `listen.port: 0`). */

@@ -429,6 +429,12 @@ export interface SpeakerApi {
   received(peer?: string): readonly ReceivedRoute[];
 }
 
+/** BFD started ahead of the peers that use it (`BgpSpeaker.startBfd`). */
+export interface SpeakerBfdApi {
+  /** Starts BFD's worker and sockets; resolves once they run or have failed (never rejects). */
+  startBfd(): Promise<void>;
+}
+
 /**
  * RFC 8326 graceful shutdown without resetting sessions: the routes we send
  * are re-sent with GRACEFUL_SHUTDOWN (65535:0), and toward iBGP peers with

@@ -218,6 +218,26 @@ describe('runAgent with a fake speaker', () => {
     expect(routesOf(s)).toEqual(['198.19.0.64/26']);
   });
 
+  it("BFD is started before the first peer with BFD is added: the peer's BFD session starts with its BGP connection", async () => {
+    const h = await start();
+    const s = h.speaker();
+    expect(s.calls.some((c) => c.op === 'startBfd')).toBe(false); // no peer with BFD yet: no worker, no UDP 3784
+    const node =
+      'apiVersion: v1\nkind: Node\nmetadata: {name: worker1, labels: {kubernetes.io/hostname: worker1}, ' +
+      "annotations: {projectcalico.org/IPv4Address: '192.0.2.10/24'}}\n" +
+      'spec: {podCIDRs: [10.244.1.0/24]}\nstatus: {addresses: [{type: InternalIP, address: 192.0.2.10}]}\n';
+    const peer =
+      '---\napiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: tor-bfd}\n' +
+      'spec: {node: worker1, peerIP: 192.0.2.30, asNumber: 65030, failureDetectionMode: BFDIfDirectlyConnected}\n';
+    const mark = s.calls.length;
+    await writeFile(join(h.overlay, 'bfd.yaml'), node + peer);
+    await within(10_000, () => s.peers.has('192.0.2.30'));
+    const ops = s.calls.slice(mark).map((c) => (c.op === 'addPeer' || c.op === 'updatePeer' ? `${c.op} ${c.opts.address}` : c.op));
+    expect(s.peers.get('192.0.2.30')?.bfd).toMatchObject({ minRx: 300, minTx: 300, multiplier: 3 });
+    expect(ops.indexOf('startBfd')).toBeGreaterThanOrEqual(0);
+    expect(ops.indexOf('startBfd')).toBeLessThan(ops.indexOf('addPeer 192.0.2.30'));
+  });
+
   it('a prefix leaving the plan while a local peer still sends it is handed over without a withdrawal', async () => {
     const h = await start();
     const metallb = 'apiVersion: projectcalico.org/v3\nkind: BGPPeer\nmetadata: {name: metallb}\nspec: {node: worker1, peerIP: 127.0.0.1, asNumber: 64512}\n';

@@ -22,6 +22,7 @@ import type { AgentSpeaker } from '../../src/agent/speaker-api.js';
 
 export type Call =
   | { op: 'start' }
+  | { op: 'startBfd' }
   | { op: 'stop'; opts?: { message?: string; graceful?: boolean } }
   | { op: 'addPeer' | 'updatePeer'; opts: PeerOptions }
   | { op: 'removePeer'; address: string }
@@ -51,6 +52,10 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
   async start(): Promise<void> {
     this.calls.push({ op: 'start' });
     this.started = true;
+  }
+
+  async startBfd(): Promise<void> {
+    this.calls.push({ op: 'startBfd' });
   }
 
   async stop(opts?: { message?: string; graceful?: boolean }): Promise<void> {

@@ -2,8 +2,8 @@ import { createSocket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodePacket } from '../../src/bfd/packet.js';
 import { BfdService } from '../../src/bfd/service.js';
-import type { PeerBfdStatus } from '../../src/index.js';
-import { eventually, established, link, peerStatus, routeOf, speaker, stopAll } from './helpers.js';
+import { BgpSpeaker, type PeerBfdStatus } from '../../src/index.js';
+import { eventually, established, link, peerStatus, routeOf, running, speaker, stopAll } from './helpers.js';
 
 const fakes: BfdService[] = [];
 afterEach(async () => {
@@ -173,6 +173,50 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     a.updatePeer({ address: '127.0.0.2', port: b.port, asn: 65002, localAddress: '127.0.0.1', connectRetryTime: 1, idleHoldTime: 1, holdTime: 9, bfd: false });
     expect(peerStatus(a, '127.0.0.2').bfd).toBeUndefined();
     expect(peerStatus(a, '127.0.0.2').since).toBe(before);
+  });
+
+  it('BFD starts when the peer is configured, not on Established: it comes Up while BGP cannot yet connect', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const portB = await freeUdpPort('127.0.0.2');
+    const logs: string[] = [];
+    const a = await speaker('127.0.0.1', { asn: 65001, bfd: { port: portA, peerPort: portB, listen: ['127.0.0.1'] }, log: (_l, m) => void logs.push(m) });
+    await a.startBfd(); // as the agent does before it adds the first peer with BFD
+    expect(logs.filter((m) => m.startsWith('BFD running in its worker thread'))).toHaveLength(1);
+    const b = await speaker('127.0.0.2', { asn: 65002 }); // does not know A yet: A's connections are refused
+    await fakeBfdAtB(portA, portB);
+    a.addPeer({
+      address: '127.0.0.2',
+      port: b.port,
+      asn: 65002,
+      localAddress: '127.0.0.1',
+      connectRetryTime: 1,
+      bfd: { minRx: 100, minTx: 100, multiplier: 3 },
+    });
+    await eventually('BFD up at A', () => peerStatus(a, '127.0.0.2').bfd?.state === 'Up');
+    expect(peerStatus(a, '127.0.0.2').state).not.toBe('Established');
+    b.addPeer({ address: '127.0.0.1', port: a.port, asn: 65001, localAddress: '127.0.0.2', connectRetryTime: 1 });
+    await established(a, '127.0.0.2');
+    expect(peerStatus(a, '127.0.0.2').bfd?.state).toBe('Up');
+    await a.startBfd(); // idempotent: one worker
+    expect(logs.filter((m) => m.startsWith('BFD running'))).toHaveLength(1);
+  });
+
+  it('start() with peers already configured has their BFD running before their BGP sessions start', async () => {
+    const portA = await freeUdpPort('127.0.0.1');
+    const logs: string[] = [];
+    const a = new BgpSpeaker({
+      asn: 65001,
+      routerId: '127.0.0.1',
+      listen: false,
+      bfd: { port: portA, peerPort: 9, listen: ['127.0.0.1'] },
+      log: (_l, m) => void logs.push(m),
+    });
+    running.push(a);
+    a.addPeer({ address: '127.0.0.2', port: 9, asn: 65002, localAddress: '127.0.0.1', bfd: true });
+    expect(logs.some((m) => m.startsWith('BFD running'))).toBe(false);
+    await a.start();
+    expect(logs.some((m) => m.startsWith('BFD running in its worker thread'))).toBe(true);
+    expect(peerStatus(a, '127.0.0.2').bfd).toMatchObject({ state: 'Down', txIntervalMs: 1000 });
   });
 
   it('refuses bad BFD settings naming the field', async () => {
