@@ -105,8 +105,12 @@ export class Peer {
   private running = false;
   private disposed = false;
   private readonly sockets = new Set<Socket>();
-  /** Send hold watch per blocked connection: since when no write progressed, and the progress count seen then. */
-  private readonly sendHold = new Map<number, { handle: unknown; since: number; progress: number }>();
+  /**
+   * Send hold watch per blocked connection: since when no write progressed,
+   * and the progress count seen then. Made on the first block: an idle
+   * session (a reflector's hundreds of clients) never needs one.
+   */
+  private sendHold?: Map<number, { handle: unknown; since: number; progress: number }>;
   private readonly hooks: PeerHooks;
   /** Messages in and out over every connection this peer has had. */
   readonly stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
@@ -177,7 +181,7 @@ export class Peer {
     this.disposed = true;
     this.queue.length = 0;
     for (const k of [...this.timers.keys()]) this.clearTimer(k);
-    for (const id of [...this.sendHold.keys()]) this.stopSendHold(id);
+    for (const id of [...(this.sendHold?.keys() ?? [])]) this.stopSendHold(id);
     for (const c of this.conns.values()) c.destroy();
     this.conns.clear();
     for (const sock of this.sockets) sock.destroy();
@@ -349,13 +353,14 @@ export class Peer {
    */
   private watchSendHold(id: number, c: BgpConnection): void {
     const limit = this.sendHoldSeconds(id) * 1000;
-    if (limit <= 0 || this.sendHold.has(id)) return;
+    const watches = (this.sendHold ??= new Map());
+    if (limit <= 0 || watches.has(id)) return;
     const w = { handle: undefined as unknown, since: this.scheduler.now(), progress: c.progress };
     const check = (): void => {
-      if (this.sendHold.get(id) !== w) return;
+      if (watches.get(id) !== w) return;
       const now = this.scheduler.now();
       if (this.conns.get(id) !== c || !c.isOpen || c.queuedBytes === 0) {
-        this.sendHold.delete(id);
+        watches.delete(id);
         return;
       }
       if (c.progress !== w.progress) {
@@ -364,22 +369,22 @@ export class Peer {
       }
       const idle = now - w.since;
       if (idle >= limit) {
-        this.sendHold.delete(id);
+        watches.delete(id);
         this.log(`connection ${id}: nothing written for ${Math.round(idle / 1000)} s with ${c.queuedBytes} bytes queued: send hold timer expired`);
         this.connEvent(id, c, { type: 'SendHoldTimer_Expires' });
         return;
       }
       w.handle = this.scheduler.setTimeout(check, Math.max(1, Math.min(limit / 4, limit - idle)));
     };
-    this.sendHold.set(id, w);
+    watches.set(id, w);
     w.handle = this.scheduler.setTimeout(check, Math.max(1, limit / 4));
   }
 
   private stopSendHold(id: number): void {
-    const w = this.sendHold.get(id);
+    const w = this.sendHold?.get(id);
     if (w === undefined) return;
     this.scheduler.clearTimeout(w.handle);
-    this.sendHold.delete(id);
+    this.sendHold!.delete(id);
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
