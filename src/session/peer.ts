@@ -102,6 +102,14 @@ export class Peer {
    */
   private readonly timers = new Map<string, { handle: unknown; fireAt: number; deadline: number; ev: PeerEvent }>();
   private readonly queue: PeerEvent[] = [];
+  /**
+   * Per connection and timer: its key in `timers` and the event it fires.
+   * The hold timer restarts at every message received, so a table is a
+   * million restarts; building the key string and the event each time
+   * showed in the receive profile. A list, not a Map: a peer has one or
+   * two connections, and an idle session should cost little.
+   */
+  private timerRefs: { readonly conn: number; readonly refs: Partial<Record<TimerName, { readonly key: string; readonly ev: PeerEvent }>> }[] = [];
   private running = false;
   private disposed = false;
   private readonly sockets = new Set<Socket>();
@@ -267,8 +275,25 @@ export class Peer {
 
   private dispatch(ev: PeerEvent): void {
     if (this.disposed) return;
+    if (!this.running && this.queue.length === 0) {
+      // Nothing queued (every message received, in practice): step at once.
+      this.running = true;
+      try {
+        this.step(ev);
+      } finally {
+        this.running = false;
+      }
+      if (this.queue.length > 0) this.drain();
+      return;
+    }
     this.queue.push(ev);
     this.drain();
+  }
+
+  private step(ev: PeerEvent): void {
+    const r = peerTransition(this.session, ev, this.scheduler.now());
+    this.session = r.session;
+    for (const a of r.actions) this.apply(a);
   }
 
   private drain(): void {
@@ -276,10 +301,7 @@ export class Peer {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const ev = this.queue.shift()!;
-        const r = peerTransition(this.session, ev, this.scheduler.now());
-        this.session = r.session;
-        for (const a of r.actions) this.apply(a);
+        this.step(this.queue.shift()!);
       }
     } finally {
       this.running = false;
@@ -387,6 +409,12 @@ export class Peer {
     this.sendHold!.delete(id);
   }
 
+  private timerRef(conn: number, timer: TimerName): { readonly key: string; readonly ev: PeerEvent } {
+    let refs = this.timerRefs.find((r) => r.conn === conn)?.refs;
+    if (refs === undefined) this.timerRefs.push({ conn, refs: (refs = {}) });
+    return (refs[timer] ??= { key: `${conn}:${timer}`, ev: { type: 'conn', conn, event: { type: TIMER_EVENT[timer] } as FsmEvent } });
+  }
+
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
     const deadline = this.scheduler.now() + seconds * 1000;
     const t = this.timers.get(key);
@@ -455,6 +483,7 @@ export class Peer {
       }
       case 'release': {
         for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
+        this.timerRefs = this.timerRefs.filter((r) => r.conn !== a.conn);
         this.stopSendHold(a.conn);
         const c = this.conns.get(a.conn);
         this.conns.delete(a.conn);
@@ -473,11 +502,13 @@ export class Peer {
         }
         return;
       }
-      case 'startTimer':
-        this.setTimer(`${a.conn}:${a.timer}`, a.seconds, { type: 'conn', conn: a.conn, event: { type: TIMER_EVENT[a.timer] } as FsmEvent });
+      case 'startTimer': {
+        const t = this.timerRef(a.conn, a.timer);
+        this.setTimer(t.key, a.seconds, t.ev);
         return;
+      }
       case 'stopTimer':
-        this.clearTimer(`${a.conn}:${a.timer}`);
+        this.clearTimer(this.timerRef(a.conn, a.timer).key);
         return;
       case 'startPeerTimer':
         this.setTimer(`peer:${a.timer}`, a.seconds, { type: 'peerTimer', timer: a.timer });
