@@ -24,7 +24,8 @@ export class KeyTable {
   /** Slots − 1 (a power of two minus one). 0 marks an empty slot's value, so stored values must be ≥ 1. */
   private mask: number;
   private used = 0;
-  private readonly other = new Map<PrefixKey, number>();
+  /** Keys neither table takes (long IPv6 strings); made on the first such key (most tables never see one). */
+  private other: Map<PrefixKey, number> | undefined;
   private wide: WideTable | undefined;
   /**
    * Per-table hash seed. Copying one table into another in slot order is
@@ -41,14 +42,14 @@ export class KeyTable {
   }
 
   get size(): number {
-    return this.used + this.other.size + (this.wide?.size ?? 0);
+    return this.used + (this.other?.size ?? 0) + (this.wide?.size ?? 0);
   }
 
   /** The value for `key`, or 0 when absent. */
   get(key: PrefixKey): number {
     if (!isInt32(key)) {
       if (isWide(key)) return this.wide?.get(key) ?? 0;
-      return this.other.get(key) ?? 0;
+      return this.other?.get(key) ?? 0;
     }
     const { cells, mask } = this;
     for (let i = slot(key, mask, this.seed); ; i = (i + 1) & mask) {
@@ -63,8 +64,9 @@ export class KeyTable {
     if (!(value >= 1 && value <= 0x7fffffff && Number.isInteger(value))) throw new RangeError(`KeyTable value must be an integer 1..2^31-1, got ${value}`);
     if (!isInt32(key)) {
       if (isWide(key)) return (this.wide ??= new WideTable(this.seed)).set(key, value);
-      const old = this.other.get(key) ?? 0;
-      this.other.set(key, value);
+      const other = (this.other ??= new Map());
+      const old = other.get(key) ?? 0;
+      other.set(key, value);
       return old;
     }
     // Overwriting never moves entries (so it is safe while visiting); only an insertion may grow the table.
@@ -113,7 +115,7 @@ export class KeyTable {
   }
 
   delete(key: PrefixKey): boolean {
-    if (!isInt32(key)) return isWide(key) ? (this.wide?.delete(key) ?? false) : this.other.delete(key);
+    if (!isInt32(key)) return isWide(key) ? (this.wide?.delete(key) ?? false) : (this.other?.delete(key) ?? false);
     const { cells, mask } = this;
     let i = slot(key, mask, this.seed);
     for (; ; i = (i + 1) & mask) {
@@ -142,7 +144,7 @@ export class KeyTable {
     const { cells } = this;
     for (let i = 1; i < cells.length; i += 2) if (cells[i] !== 0) fn(cells[i], cells[i - 1]);
     this.wide?.forEach(fn);
-    this.other.forEach(fn);
+    this.other?.forEach(fn);
   }
 
   clear(): void {
@@ -150,7 +152,7 @@ export class KeyTable {
     this.mask = MIN_CAPACITY - 1;
     this.used = 0;
     this.wide = undefined;
-    this.other.clear();
+    this.other = undefined;
   }
 
   private grow(): void {

@@ -17,8 +17,8 @@ export interface Fsm {
   readonly timers: Readonly<Partial<Record<TimerName, number>>>;
   /** A TCP connection exists (or an outgoing attempt is in flight). */
   readonly connected: boolean;
+  /** Our OPEN, kept until the peer's arrives and is negotiated against it; neither OPEN is kept after (an idle session's memory). */
   readonly sentOpen?: OpenMessage;
-  readonly peerOpen?: OpenMessage;
   readonly negotiated?: Negotiated;
   readonly establishedAt?: number;
   /** Next IdleHold delay, seconds (doubles on each failure, see §8.1.1 damping). */
@@ -132,7 +132,6 @@ function toIdle(st: Step, o: IdleOpts): Transition {
   st.set({
     connected: false,
     sentOpen: undefined,
-    peerOpen: undefined,
     negotiated: undefined,
     establishedAt: undefined,
     connectRetryCounter: o.manual ? 0 : o.failure ? f.connectRetryCounter + 1 : f.connectRetryCounter,
@@ -231,7 +230,7 @@ function acceptOpen(st: Step, open: OpenMessage, sendOurOpen: boolean): Transiti
     st.set({ sentOpen: ours }).send(ours);
   }
   const n = negotiate(st.fsm.sentOpen!, open, st.fsm.config.keepaliveTime);
-  st.set({ peerOpen: open, negotiated: n });
+  st.set({ sentOpen: undefined, negotiated: n });
   st.emit({ type: 'negotiated', negotiated: n });
   st.send({ type: 'keepalive' });
   if (n.holdTime > 0) {

@@ -102,11 +102,23 @@ export class Peer {
    */
   private readonly timers = new Map<string, { handle: unknown; fireAt: number; deadline: number; ev: PeerEvent }>();
   private readonly queue: PeerEvent[] = [];
+  /**
+   * Per connection and timer: its key in `timers` and the event it fires.
+   * The hold timer restarts at every message received, so a table is a
+   * million restarts; building the key string and the event each time
+   * showed in the receive profile. A list, not a Map: a peer has one or
+   * two connections, and an idle session should cost little.
+   */
+  private timerRefs: { readonly conn: number; readonly refs: Partial<Record<TimerName, { readonly key: string; readonly ev: PeerEvent }>> }[] = [];
   private running = false;
   private disposed = false;
   private readonly sockets = new Set<Socket>();
-  /** Send hold watch per blocked connection: since when no write progressed, and the progress count seen then. */
-  private readonly sendHold = new Map<number, { handle: unknown; since: number; progress: number }>();
+  /**
+   * Send hold watch per blocked connection: since when no write progressed,
+   * and the progress count seen then. Made on the first block: an idle
+   * session (a reflector's hundreds of clients) never needs one.
+   */
+  private sendHold?: Map<number, { handle: unknown; since: number; progress: number }>;
   private readonly hooks: PeerHooks;
   /** Messages in and out over every connection this peer has had. */
   readonly stats: MessageStats = { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 };
@@ -177,7 +189,7 @@ export class Peer {
     this.disposed = true;
     this.queue.length = 0;
     for (const k of [...this.timers.keys()]) this.clearTimer(k);
-    for (const id of [...this.sendHold.keys()]) this.stopSendHold(id);
+    for (const id of [...(this.sendHold?.keys() ?? [])]) this.stopSendHold(id);
     for (const c of this.conns.values()) c.destroy();
     this.conns.clear();
     for (const sock of this.sockets) sock.destroy();
@@ -263,8 +275,25 @@ export class Peer {
 
   private dispatch(ev: PeerEvent): void {
     if (this.disposed) return;
+    if (!this.running && this.queue.length === 0) {
+      // Nothing queued (every message received, in practice): step at once.
+      this.running = true;
+      try {
+        this.step(ev);
+      } finally {
+        this.running = false;
+      }
+      if (this.queue.length > 0) this.drain();
+      return;
+    }
     this.queue.push(ev);
     this.drain();
+  }
+
+  private step(ev: PeerEvent): void {
+    const r = peerTransition(this.session, ev, this.scheduler.now());
+    this.session = r.session;
+    for (const a of r.actions) this.apply(a);
   }
 
   private drain(): void {
@@ -272,10 +301,7 @@ export class Peer {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const ev = this.queue.shift()!;
-        const r = peerTransition(this.session, ev, this.scheduler.now());
-        this.session = r.session;
-        for (const a of r.actions) this.apply(a);
+        this.step(this.queue.shift()!);
       }
     } finally {
       this.running = false;
@@ -349,13 +375,14 @@ export class Peer {
    */
   private watchSendHold(id: number, c: BgpConnection): void {
     const limit = this.sendHoldSeconds(id) * 1000;
-    if (limit <= 0 || this.sendHold.has(id)) return;
+    const watches = (this.sendHold ??= new Map());
+    if (limit <= 0 || watches.has(id)) return;
     const w = { handle: undefined as unknown, since: this.scheduler.now(), progress: c.progress };
     const check = (): void => {
-      if (this.sendHold.get(id) !== w) return;
+      if (watches.get(id) !== w) return;
       const now = this.scheduler.now();
       if (this.conns.get(id) !== c || !c.isOpen || c.queuedBytes === 0) {
-        this.sendHold.delete(id);
+        watches.delete(id);
         return;
       }
       if (c.progress !== w.progress) {
@@ -364,22 +391,28 @@ export class Peer {
       }
       const idle = now - w.since;
       if (idle >= limit) {
-        this.sendHold.delete(id);
+        watches.delete(id);
         this.log(`connection ${id}: nothing written for ${Math.round(idle / 1000)} s with ${c.queuedBytes} bytes queued: send hold timer expired`);
         this.connEvent(id, c, { type: 'SendHoldTimer_Expires' });
         return;
       }
       w.handle = this.scheduler.setTimeout(check, Math.max(1, Math.min(limit / 4, limit - idle)));
     };
-    this.sendHold.set(id, w);
+    watches.set(id, w);
     w.handle = this.scheduler.setTimeout(check, Math.max(1, limit / 4));
   }
 
   private stopSendHold(id: number): void {
-    const w = this.sendHold.get(id);
+    const w = this.sendHold?.get(id);
     if (w === undefined) return;
     this.scheduler.clearTimeout(w.handle);
-    this.sendHold.delete(id);
+    this.sendHold!.delete(id);
+  }
+
+  private timerRef(conn: number, timer: TimerName): { readonly key: string; readonly ev: PeerEvent } {
+    let refs = this.timerRefs.find((r) => r.conn === conn)?.refs;
+    if (refs === undefined) this.timerRefs.push({ conn, refs: (refs = {}) });
+    return (refs[timer] ??= { key: `${conn}:${timer}`, ev: { type: 'conn', conn, event: { type: TIMER_EVENT[timer] } as FsmEvent } });
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
@@ -450,6 +483,7 @@ export class Peer {
       }
       case 'release': {
         for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
+        this.timerRefs = this.timerRefs.filter((r) => r.conn !== a.conn);
         this.stopSendHold(a.conn);
         const c = this.conns.get(a.conn);
         this.conns.delete(a.conn);
@@ -468,11 +502,13 @@ export class Peer {
         }
         return;
       }
-      case 'startTimer':
-        this.setTimer(`${a.conn}:${a.timer}`, a.seconds, { type: 'conn', conn: a.conn, event: { type: TIMER_EVENT[a.timer] } as FsmEvent });
+      case 'startTimer': {
+        const t = this.timerRef(a.conn, a.timer);
+        this.setTimer(t.key, a.seconds, t.ev);
         return;
+      }
       case 'stopTimer':
-        this.clearTimer(`${a.conn}:${a.timer}`);
+        this.clearTimer(this.timerRef(a.conn, a.timer).key);
         return;
       case 'startPeerTimer':
         this.setTimer(`peer:${a.timer}`, a.seconds, { type: 'peerTimer', timer: a.timer });
