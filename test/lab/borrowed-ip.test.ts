@@ -15,28 +15,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJson } from '../../src/agent/views.js';
 import { controlRequest } from '../../src/agent/control.js';
 import { eventually } from './eventually.js';
-import type { KernelRoute, Lab } from './netns.js';
+import { routeDst, type KernelRoute, type Lab } from './netns.js';
 import { requireLab } from './require.js';
 import { bringUp, REPO } from './topology.js';
 
 const available = requireLab(['tsbgp', 'bridge', 'host'], { binaries: ['ping', 'node'] });
 const [N1, N2, N3] = ['192.0.2.11', '192.0.2.12', '192.0.2.13'];
 
-const dst = (r: KernelRoute): string => (r.dst.includes('/') ? r.dst : `${r.dst}/32`);
-const view = (r: KernelRoute): string[] | string =>
-  r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort();
-
 describe.skipIf(!available.ok)("a pod with a borrowed IP, and a /32 block, reached through tsbgp's routes", () => {
   let lab: Lab;
-  /** A node's routes of tsbgp's protocol (12, "bird"). */
-  const ours = (node: string): Record<string, string[] | string> =>
-    Object.fromEntries(
-      lab
-        .kernelRoutes(node, 4)
-        .filter((r) => r.protocol === 'bird')
-        .map((r) => [dst(r), view(r)]),
-    );
-  const ping = (from: string, to: string) => lab.exec(from, ['ping', '-n', '-c', '1', '-W', '3', to]).status === 0;
+  const ours = (node: string) => lab.kernelBirdRoutes(node);
+  const ping = (from: string, to: string) => lab.pings(from, to);
   const plan = async (node: string) => (await controlRequest(join(lab.node(node).work, 'tsbgp.sock'), 'plan')) as PlanJson;
 
   const NODE3 = {
@@ -86,7 +75,7 @@ describe.skipIf(!available.ok)("a pod with a borrowed IP, and a /32 block, reach
     ])
       expect(ping(from, to), `${from} → ${to}`).toBe(true);
     const covering = JSON.parse(lab.mustExec('node3', ['ip', '-j', 'route', 'show', 'match', '198.19.0.70'])) as KernelRoute[];
-    expect(covering.map((r) => `${dst(r)} ${r.protocol}`).sort()).toEqual(['198.19.0.64/26 bird', '198.19.0.70/32 bird']);
+    expect(covering.map((r) => `${routeDst(r)} ${r.protocol}`).sort()).toEqual(['198.19.0.64/26 bird', '198.19.0.70/32 bird']);
   });
 
   it('`plan` from the agent says what it learned and why it advertises it, and its kernel plan', async () => {

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run as cli } from '../agent/cli-helpers.js';
 import { eventually } from './eventually.js';
-import type { KernelRoute, Lab } from './netns.js';
+import { routeDst, type KernelRoute, type Lab } from './netns.js';
 import { requireLab } from './require.js';
 import { alive } from './shell.js';
 import { bringUp, REPO } from './topology.js';
@@ -26,21 +26,10 @@ import type { KernelRoutesJson } from '../../src/agent/kernel.js';
 const available = requireLab(['bird', 'tsbgp', 'bridge', 'host'], { binaries: ['ping', 'node'] });
 const [N1, N2, N3, TOR] = ['192.0.2.11', '192.0.2.12', '192.0.2.13', '192.0.2.20'];
 
-const dst = (r: KernelRoute): string => (r.dst.includes('/') ? r.dst : `${r.dst}/32`);
-const view = (r: KernelRoute): string[] | string =>
-  r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort();
-
 describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic between nodes', () => {
   let lab: Lab;
-  /** A node's routes of tsbgp's protocol (12, "bird"). */
-  const ours = (node: string): Record<string, string[] | string> =>
-    Object.fromEntries(
-      lab
-        .kernelRoutes(node, 4)
-        .filter((r) => r.protocol === 'bird')
-        .map((r) => [dst(r), view(r)]),
-    );
-  const ping = (from: string, to: string) => lab.exec(from, ['ping', '-n', '-c', '1', '-W', '3', to]).status === 0;
+  const ours = (node: string) => lab.kernelBirdRoutes(node);
+  const ping = (from: string, to: string) => lab.pings(from, to);
   const status = async (node: string) =>
     JSON.parse((await cli(['status', '--json', '--control', join(lab.node(node).work, 'tsbgp.sock')])).stdout) as StatusJson;
 
@@ -99,7 +88,7 @@ describe.skipIf(!available.ok)('kernel routes from tsbgp carry pod traffic betwe
     // node1 has no default route: what covers a remote pod is tsbgp's route and nothing else
     for (const pod of ['198.19.0.66', '198.19.0.130']) {
       const covering = JSON.parse(lab.mustExec('node1', ['ip', '-j', 'route', 'show', 'match', pod])) as KernelRoute[];
-      expect(covering.map((r) => [dst(r), r.protocol])).toEqual([[pod === '198.19.0.66' ? '198.19.0.64/26' : '198.19.0.128/26', 'bird']]);
+      expect(covering.map((r) => [routeDst(r), r.protocol])).toEqual([[pod === '198.19.0.66' ? '198.19.0.64/26' : '198.19.0.128/26', 'bird']]);
     }
     console.log(`node1: ip route show proto bird\n${lab.mustExec('node1', 'ip route show proto bird')}`);
   });

@@ -383,7 +383,26 @@ export class Lab {
   kernelRoutes(name: string, family: 4 | 6 = 4): KernelRoute[] {
     return JSON.parse(this.mustExec(name, ['ip', ...(family === 6 ? ['-6'] : []), '-j', 'route']) || '[]') as KernelRoute[];
   }
+
+  /** The node's IPv4 routes of tsbgp's (and BIRD's) kernel protocol (12, "bird"): prefix → "blackhole" or its sorted gateways. */
+  kernelBirdRoutes(name: string): Record<string, string[] | string> {
+    const view = (r: KernelRoute): string[] | string =>
+      r.type === 'blackhole' ? 'blackhole' : (r.nexthops ? r.nexthops.map((h) => h.gateway ?? '?') : [r.gateway ?? '?']).sort();
+    return Object.fromEntries(
+      this.kernelRoutes(name, 4)
+        .filter((r) => r.protocol === 'bird')
+        .map((r) => [routeDst(r), view(r)]),
+    );
+  }
+
+  /** One ping from the node to `to` (3 s to answer): whether it came back. */
+  pings(name: string, to: string): boolean {
+    return this.exec(name, ['ping', '-n', '-c', '1', '-W', '3', to]).status === 0;
+  }
 }
+
+/** A kernel route's destination as a prefix (`ip -j route` gives a host route without its /32). */
+export const routeDst = (r: KernelRoute): string => (r.dst.includes('/') ? r.dst : `${r.dst}/32`);
 
 export interface KernelRoute {
   dst: string;
