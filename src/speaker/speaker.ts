@@ -500,7 +500,14 @@ export class BgpSpeaker
     const post = new Map(this.received(e.id).map((r) => [`${r.prefix.toString()} ${r.pathId ?? 0}`, r]));
     return this.rib.adjRibIn(e.id, 'pre').map((r) => {
       const accepted = post.get(`${r.prefix.toString()} ${r.pathId ?? 0}`);
-      return { route: { ...describeRoute(r.prefix, r.attrs), peer: e.id, best: accepted?.best ?? false, stale: r.stale }, ...(accepted ? { accepted } : {}) };
+      const route = {
+        ...describeRoute(r.prefix, r.attrs),
+        peer: e.id,
+        best: accepted?.best ?? false,
+        stale: r.stale,
+        ...(r.pathId !== undefined ? { pathId: r.pathId } : {}),
+      };
+      return { route, ...(accepted ? { accepted } : {}) };
     });
   }
 

@@ -418,6 +418,8 @@ export interface FrrPath {
   bestpath?: boolean;
   multipath?: boolean;
   path?: string;
+  /** The neighbor the path came from. */
+  peerId?: string;
   nexthops?: { ip?: string; afi?: string }[];
   [k: string]: unknown;
 }
