@@ -2,29 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { bfdStep, createSession, detectionTime, jittered, nextDeadline, txInterval, type BfdSession } from '../../src/bfd/fsm.js';
 import { Diag, type BfdPacket, type BfdStateName } from '../../src/bfd/packet.js';
-import { Link, ms, timers } from './sim.js';
+import { bfdPacket, Link, ms, timers } from './sim.js';
 
 const fixed = (v: number) => () => v;
 const T = timers(300, 300, 3);
 
 function pkt(over: Partial<BfdPacket>): BfdPacket {
-  return {
-    diag: 0,
-    state: 'Down',
-    poll: false,
-    final: false,
-    cpi: false,
-    auth: false,
-    demand: false,
-    multipoint: false,
-    detectMult: 3,
-    myDiscr: 99,
-    yourDiscr: 0,
-    desiredMinTx: ms(300),
-    requiredMinRx: ms(300),
-    requiredMinEchoRx: 0,
-    ...over,
-  };
+  return bfdPacket({ myDiscr: 99, desiredMinTx: ms(300), requiredMinRx: ms(300), ...over });
 }
 
 function rx(s: BfdSession, p: Partial<BfdPacket>, now = 0) {

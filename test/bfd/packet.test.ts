@@ -1,23 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodePacket, describeDiag, encodePacket, STATE_NAMES, type BfdPacket } from '../../src/bfd/packet.js';
+import { bfdPacket } from './sim.js';
 
-const base: BfdPacket = {
-  diag: 0,
-  state: 'Down',
-  poll: false,
-  final: false,
-  cpi: false,
-  auth: false,
-  demand: false,
-  multipoint: false,
-  detectMult: 3,
-  myDiscr: 7,
-  yourDiscr: 0,
-  desiredMinTx: 1_000_000,
-  requiredMinRx: 300_000,
-  requiredMinEchoRx: 0,
-};
+const base: BfdPacket = bfdPacket({ myDiscr: 7, requiredMinRx: 300_000 });
 
 const arbPacket = fc.record({
   diag: fc.integer({ min: 0, max: 31 }),

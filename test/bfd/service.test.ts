@@ -5,7 +5,7 @@ import type { BfdChange } from '../../src/bfd/runtime.js';
 import { setLibcLoader } from '../../src/native/libc.js';
 import { BfdService } from '../../src/bfd/service.js';
 import { eventually } from '../speaker/helpers.js';
-import { ms, timers } from './sim.js';
+import { bfdPacket, ms, timers } from './sim.js';
 
 const services: BfdService[] = [];
 afterEach(async () => {
@@ -102,22 +102,7 @@ async function sender(addr: string, ttl: number): Promise<Socket> {
 }
 
 /** A BFD Down packet from a new remote (Your Discriminator 0): a Down session that takes it goes Init. */
-const hello = encodePacket({
-  diag: 0,
-  state: 'Down',
-  poll: false,
-  final: false,
-  cpi: false,
-  auth: false,
-  demand: false,
-  multipoint: false,
-  detectMult: 3,
-  myDiscr: 0x1234,
-  yourDiscr: 0,
-  desiredMinTx: 1_000_000,
-  requiredMinRx: 100_000,
-  requiredMinEchoRx: 0,
-});
+const hello = encodePacket(bfdPacket({ myDiscr: 0x1234, requiredMinRx: 100_000 }));
 const send = (s: Socket, port: number, addr: string): Promise<void> => new Promise((r) => s.send(hello, port, addr, () => r()));
 
 describe.each([

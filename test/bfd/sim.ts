@@ -4,7 +4,7 @@
  * link is cut or a seeded coin drops them. Packets go through the real codec.
  */
 import { bfdStep, createSession, nextDeadline, type BfdAction, type BfdSession, type BfdTimers } from '../../src/bfd/fsm.js';
-import { decodePacket, encodePacket } from '../../src/bfd/packet.js';
+import { decodePacket, encodePacket, type BfdPacket } from '../../src/bfd/packet.js';
 import { mulberry32 } from '../prng.js';
 
 export interface Side {
@@ -104,3 +104,24 @@ export const timers = (tx: number, rx: number, mult: number, passive = false): B
   detectMult: mult,
   passive,
 });
+
+/** A BFD control packet as tests build them: Down, no flags, detect multiplier 3, 1 s intervals, Your Discriminator 0; `over` on top. */
+export function bfdPacket(over: Partial<BfdPacket> = {}): BfdPacket {
+  return {
+    diag: 0,
+    state: 'Down',
+    poll: false,
+    final: false,
+    cpi: false,
+    auth: false,
+    demand: false,
+    multipoint: false,
+    detectMult: 3,
+    myDiscr: 1,
+    yourDiscr: 0,
+    desiredMinTx: 1_000_000,
+    requiredMinRx: 1_000_000,
+    requiredMinEchoRx: 0,
+    ...over,
+  };
+}

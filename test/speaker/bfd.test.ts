@@ -1,6 +1,7 @@
 import { createSocket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodePacket } from '../../src/bfd/packet.js';
+import { bfdPacket } from '../bfd/sim.js';
 import { BfdService } from '../../src/bfd/service.js';
 import { BgpSpeaker, type PeerBfdStatus } from '../../src/index.js';
 import { eventually, established, link, peerStatus, routeOf, running, speaker, stopAll } from './helpers.js';
@@ -111,22 +112,7 @@ describe('BGP as a BFD client (RFC 5882)', () => {
     const s = createSocket('udp4');
     await new Promise<void>((r) => s.bind(0, '127.0.0.2', () => r()));
     s.setTTL(255);
-    const pkt = encodePacket({
-      diag: 0,
-      state: 'Down',
-      poll: false,
-      final: false,
-      cpi: false,
-      auth: false,
-      demand: false,
-      multipoint: false,
-      detectMult: 3,
-      myDiscr: up.remoteDiscriminator! ^ 0x5a5a || 1,
-      yourDiscr: 0,
-      desiredMinTx: 1_000_000,
-      requiredMinRx: 1_000_000,
-      requiredMinEchoRx: 0,
-    });
+    const pkt = encodePacket(bfdPacket({ myDiscr: up.remoteDiscriminator! ^ 0x5a5a || 1 }));
     await new Promise<void>((r) => s.send(pkt, portA, '127.0.0.1', () => r()));
     s.close();
     const down = await eventually('BFD down', () => {
