@@ -18,7 +18,7 @@ import { cleanupStale } from '../lab/netns.js';
 import { requireLab } from '../lab/require.js';
 import { DAEMON_V4, frrNetworks } from './daemon-routes.js';
 import { D_ASN, HOLD_TIME, session, topologyWith, TS_PREFIXES, tsConfig, until } from './harness.js';
-import { InteropRun } from './scenarios.js';
+import { InteropRun, tsLongLivedStale } from './scenarios.js';
 import { requireSpeaker } from './speaker-client.js';
 
 const available = requireLab(['frr', 'tsbgp']);
@@ -113,21 +113,9 @@ describe.skipIf(!available.ok)('LLGR and RFC 8538 with FRR', () => {
         );
         expect(stale.communities).not.toContain('llgr-stale');
         const tStale = Date.now();
-        const ll = await until(
-          async () => {
-            const rs = await run.ts.received(e4.d);
-            expect(rs).toHaveLength(DAEMON_V4.count);
-            for (const r of rs) expect(r.communities).toContain('llgr-stale');
-            return rs.find((x) => x.prefix.toString() === D_FIRST)!;
-          },
-          (RESTART + 10) * 1000,
-          500,
-        );
-        const tLl = Date.now();
         // Least preferred: the e2 path (which loses to e4's otherwise) is now best.
-        expect(ll).toMatchObject({ stale: true, best: false });
-        const viaE2 = (await run.ts.received(e2.d)).find((x) => x.prefix.toString() === D_FIRST);
-        expect(viaE2).toMatchObject({ best: true, stale: false });
+        await tsLongLivedStale(run, e4, e2, D_FIRST, DAEMON_V4.count, (RESTART + 10) * 1000);
+        const tLl = Date.now();
         // FRR, receiving: our routes on e4 carry LLGR_STALE after our restart time, and are not its best path.
         const frrLl = await until(
           () => {

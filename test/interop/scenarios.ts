@@ -30,7 +30,7 @@ import {
   type Session,
   type TsRouteView,
 } from './harness.js';
-import type { NodeConfig } from './speaker-protocol.js';
+import type { NodeConfig, WireRoute } from './speaker-protocol.js';
 import { SpeakerProcess } from './speaker-client.js';
 
 /** A test file's lab and its tsbgp speaker on node ts1, which tests restart. */
@@ -392,4 +392,26 @@ export async function scale(run: InteropRun, d: Daemon, reads: { count(): number
   expect(n).toBe(SCALE_RANGE.count);
   const last = '198.19.134.159/32';
   expect(reads.routes(last).map((r) => ({ p: r.prefix, med: r.med, c: r.communities }))).toEqual([{ p: last, med: 1, c: ['65001:100'] }]);
+}
+
+/**
+ * RFC 9494 at tsbgp, receiving: waits (up to `ms`) until every one of the
+ * `count` routes from `cut` carries LLGR_STALE, then checks `prefix`'s path
+ * from `cut` is stale and least preferred, the same prefix from `other`
+ * (which lost to it before) now the best path. Returns `cut`'s route.
+ */
+export async function tsLongLivedStale(run: InteropRun, cut: Session, other: Session, prefix: string, count: number, ms: number): Promise<WireRoute> {
+  const ll = await until(
+    async () => {
+      const rs = await run.ts.received(cut.d);
+      expect(rs).toHaveLength(count);
+      for (const r of rs) expect(r.communities).toContain('llgr-stale');
+      return rs.find((r) => r.prefix.toString() === prefix)!;
+    },
+    ms,
+    500,
+  );
+  expect(ll).toMatchObject({ stale: true, best: false });
+  expect((await run.ts.received(other.d)).find((r) => r.prefix.toString() === prefix)).toMatchObject({ best: true, stale: false });
+  return ll;
 }
