@@ -111,6 +111,8 @@ export class Peer {
    */
   private timerRefs: { readonly conn: number; readonly refs: Partial<Record<TimerName, { readonly key: string; readonly ev: PeerEvent }>> }[] = [];
   private running = false;
+  /** The time of the step whose actions are being applied: the timers it starts count from it (one clock read per message received). */
+  private stepAt = 0;
   private disposed = false;
   private readonly sockets = new Set<Socket>();
   /**
@@ -248,7 +250,7 @@ export class Peer {
       socket.destroy();
       return false;
     }
-    const r = peerTransition(this.session, { type: 'incoming' }, this.scheduler.now());
+    const r = peerTransition(this.session, { type: 'incoming' }, (this.stepAt = this.scheduler.now()));
     const accept = r.actions.find((a) => a.type === 'accept');
     if (!accept || accept.type !== 'accept') {
       this.session = r.session;
@@ -291,7 +293,7 @@ export class Peer {
   }
 
   private step(ev: PeerEvent): void {
-    const r = peerTransition(this.session, ev, this.scheduler.now());
+    const r = peerTransition(this.session, ev, (this.stepAt = this.scheduler.now()));
     this.session = r.session;
     for (const a of r.actions) this.apply(a);
   }
@@ -416,7 +418,7 @@ export class Peer {
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
-    const deadline = this.scheduler.now() + seconds * 1000;
+    const deadline = this.stepAt + seconds * 1000;
     const t = this.timers.get(key);
     if (t !== undefined && t.fireAt <= deadline) {
       t.deadline = deadline;
