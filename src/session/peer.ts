@@ -83,6 +83,25 @@ const TIMER_EVENT: Record<TimerName, FsmEvent['type']> = {
   IdleHold: 'IdleHoldTimer_Expires',
 };
 
+/** A connection timer's key in `Peer.timers` and the event it fires. */
+interface TimerRef {
+  readonly key: string;
+  readonly ev: PeerEvent;
+}
+
+function timerRefOf(conn: number, timer: TimerName): TimerRef {
+  return Object.freeze({ key: `${conn}:${timer}`, ev: Object.freeze({ type: 'conn', conn, event: Object.freeze({ type: TIMER_EVENT[timer] } as FsmEvent) }) });
+}
+
+/**
+ * Timer refs of connection ids up to this are made once for every peer (each
+ * peer numbers its connections from 1, so a reflector's hundreds of idle
+ * sessions would otherwise hold hundreds of copies); a peer that has
+ * reconnected past it keeps its own (`Peer.timerRefs`).
+ */
+const SHARED_TIMER_REF_IDS = 64;
+const SHARED_TIMER_REFS: Partial<Record<TimerName, TimerRef>>[] = [];
+
 /**
  * The imperative shell around one peer's PeerSession: real sockets, timers
  * from the injected scheduler, hooks out. Events are queued so that an action
@@ -107,9 +126,10 @@ export class Peer {
    * The hold timer restarts at every message received, so a table is a
    * million restarts; building the key string and the event each time
    * showed in the receive profile. A list, not a Map: a peer has one or
-   * two connections, and an idle session should cost little.
+   * two connections, and an idle session should cost little. Only for
+   * connection ids past SHARED_TIMER_REF_IDS; below, they are shared.
    */
-  private timerRefs: { readonly conn: number; readonly refs: Partial<Record<TimerName, { readonly key: string; readonly ev: PeerEvent }>> }[] = [];
+  private timerRefs?: { readonly conn: number; readonly refs: Partial<Record<TimerName, TimerRef>> }[];
   private running = false;
   /** The time of the step whose actions are being applied: the timers it starts count from it (one clock read per message received). */
   private stepAt = 0;
@@ -411,10 +431,12 @@ export class Peer {
     this.sendHold!.delete(id);
   }
 
-  private timerRef(conn: number, timer: TimerName): { readonly key: string; readonly ev: PeerEvent } {
-    let refs = this.timerRefs.find((r) => r.conn === conn)?.refs;
-    if (refs === undefined) this.timerRefs.push({ conn, refs: (refs = {}) });
-    return (refs[timer] ??= { key: `${conn}:${timer}`, ev: { type: 'conn', conn, event: { type: TIMER_EVENT[timer] } as FsmEvent } });
+  private timerRef(conn: number, timer: TimerName): TimerRef {
+    if (conn <= SHARED_TIMER_REF_IDS) return ((SHARED_TIMER_REFS[conn] ??= {})[timer] ??= timerRefOf(conn, timer));
+    const list = (this.timerRefs ??= []);
+    let refs = list.find((r) => r.conn === conn)?.refs;
+    if (refs === undefined) list.push({ conn, refs: (refs = {}) });
+    return (refs[timer] ??= timerRefOf(conn, timer));
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
@@ -485,7 +507,7 @@ export class Peer {
       }
       case 'release': {
         for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
-        this.timerRefs = this.timerRefs.filter((r) => r.conn !== a.conn);
+        this.timerRefs = this.timerRefs?.filter((r) => r.conn !== a.conn);
         this.stopSendHold(a.conn);
         const c = this.conns.get(a.conn);
         this.conns.delete(a.conn);

@@ -125,6 +125,13 @@ function communicationOf(m: NotificationMessage): string | undefined {
   }
 }
 
+const FAMILY_NUMBERS: readonly (readonly (4 | 6)[])[] = [[], [4], [6], [4, 6], [6, 4]].map((l) => Object.freeze(l as (4 | 6)[]));
+
+/** A list of unicast families as one shared frozen list (each session's RIB view holds two; a reflector has hundreds). */
+function familyNumbers(list: readonly (4 | 6)[]): readonly (4 | 6)[] {
+  return FAMILY_NUMBERS.find((l) => l.length === list.length && l.every((f, i) => f === list[i])) ?? list;
+}
+
 /** The speaker's side of every session shell's hooks (`BgpSpeaker.sessionSide`): `shell` is the shell whose hook ran. */
 interface SessionSide {
   drain(e: PeerEntry, shell: Peer | undefined): void;
@@ -994,8 +1001,8 @@ export class BgpSpeaker
       e.id,
       {
         ctx: n.encode,
-        families,
-        endOfRib,
+        families: familyNumbers(families),
+        endOfRib: familyNumbers(endOfRib),
         routerId: n.peerId,
         longLived: n.longLived !== undefined,
         ...(link !== undefined ? { link } : {}),
