@@ -104,6 +104,9 @@ export function joinUpdates(messages: readonly Uint8Array[], shared: boolean): U
   return runs;
 }
 
+/** A socket's 'error' listener: 'close' follows and reports it (one function for every connection). */
+function ignoreError(): void {}
+
 /** Send priority as BIRD orders it: NOTIFICATION > KEEPALIVE > OPEN > UPDATE (route refresh with UPDATE). */
 const LANE: Record<MessageKind, number> = { notification: 0, keepalive: 1, open: 2, update: 3, routeRefresh: 3 };
 
@@ -157,9 +160,7 @@ export class BgpConnection {
     if (ka > 0) socket.setKeepAlive(true, ka);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.flush());
-    socket.on('error', () => {
-      /* 'close' follows and reports it */
-    });
+    socket.on('error', ignoreError);
     socket.on('close', () => {
       this.closed = true;
       if (this.lingerTimer) clearTimeout(this.lingerTimer);

@@ -10,7 +10,7 @@ import {
   Notify,
 } from '../wire/index.js';
 import { realScheduler, type Scheduler } from './clock.js';
-import { BgpConnection, type Codec, type MessageStats, type UpdateRun } from './connection.js';
+import { BgpConnection, type Codec, type ConnectionHandlers, type MessageStats, type UpdateRun } from './connection.js';
 import { errorEvent, messageEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
@@ -134,7 +134,8 @@ export class Peer {
   /** The time of the step whose actions are being applied: the timers it starts count from it (one clock read per message received). */
   private stepAt = 0;
   private disposed = false;
-  private readonly sockets = new Set<Socket>();
+  /** Sockets opened or accepted and not yet closed (one or two: a list, where a Set costs an idle session ~150 bytes). */
+  private sockets: Socket[] = [];
   /**
    * Send hold watch per blocked connection: since when no write progressed,
    * and the progress count seen then. Made on the first block: an idle
@@ -226,7 +227,7 @@ export class Peer {
         pending.map(
           (x) =>
             new Promise<void>((resolve) => {
-              if (!this.sockets.has(x)) resolve();
+              if (!this.sockets.includes(x)) resolve();
               else x.once('close', () => resolve());
             }),
         ),
@@ -336,37 +337,54 @@ export class Peer {
     this.dispatch({ type: 'conn', conn: id, event });
   }
 
+  /**
+   * One connection's handlers: the peer, the connection's id and the
+   * connection, the work in methods on the prototype, where five closures
+   * (and a once-listener for the socket's close) cost an idle session ~0.5 KB.
+   * A class expression in the class body, so that it reaches the shell's
+   * private members.
+   */
+  private static readonly ConnHandlers = class implements ConnectionHandlers {
+    c: BgpConnection | undefined;
+    constructor(
+      private readonly peer: Peer,
+      private readonly id: number,
+      private readonly socket: Socket,
+    ) {}
+    /** This connection is still the one bound to its id (not one already replaced). */
+    private get current(): boolean {
+      return this.c !== undefined && this.peer.conns.get(this.id) === this.c;
+    }
+    onMessage(m: Message): void {
+      if (m.type === 'notification' && this.current) this.peer.hooks.onNotification?.('received', m);
+      this.peer.connEvent(this.id, this.c!, messageEvent(m));
+    }
+    onError(err: BgpError): void {
+      if (this.current) this.peer.hooks.onNotification?.('sent', Notify.of(err));
+      this.peer.connEvent(this.id, this.c!, errorEvent(err));
+    }
+    onClose(): void {
+      this.peer.sockets = this.peer.sockets.filter((x) => x !== this.socket);
+      if (!this.current) return;
+      this.peer.conns.delete(this.id);
+      this.peer.dispatch({ type: 'conn', conn: this.id, event: { type: 'TcpConnectionFails' } });
+    }
+    onDrain(): void {
+      this.peer.stopSendHold(this.id);
+      if (establishedConn(this.peer.session)?.id === this.id) this.peer.hooks.onDrain?.();
+    }
+    onBlocked(): void {
+      if (this.current) this.peer.watchSendHold(this.id, this.c!);
+    }
+  };
+
   private bind(id: number, socket: Socket, outgoing = false): BgpConnection {
     this.conns.get(id)?.destroy();
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    this.sockets = [...this.sockets, socket]; // exact size: a push would reserve 16 slots
     let acknowledged = !outgoing;
-    const c: BgpConnection = new BgpConnection(
-      socket,
-      {
-        onMessage: (m) => {
-          if (m.type === 'notification' && this.conns.get(id) === c) this.hooks.onNotification?.('received', m);
-          this.connEvent(id, c, messageEvent(m));
-        },
-        onError: (err: BgpError) => {
-          if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
-          this.connEvent(id, c, errorEvent(err));
-        },
-        onClose: () => {
-          if (this.conns.get(id) !== c) return;
-          this.conns.delete(id);
-          this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
-        },
-        onDrain: () => {
-          this.stopSendHold(id);
-          if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.();
-        },
-        onBlocked: () => {
-          if (this.conns.get(id) === c) this.watchSendHold(id, c);
-        },
-      },
-      { codec: this.options.codec, stats: this.stats },
-    );
+    const handlers = new Peer.ConnHandlers(this, id, socket);
+    const c: BgpConnection = new BgpConnection(socket, handlers, { codec: this.options.codec, stats: this.stats });
+    handlers.c = c;
     if (outgoing) {
       socket.once('connect', () => {
         acknowledged = true;

@@ -116,7 +116,12 @@ export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: st
   const gr =
     o.gracefulRestart === false
       ? undefined
-      : shared(`gr ${names.join(',')} ${restartTime} ${notification}`, () => ({ restartTime, stalePathTime: 360, forwardingPreserved: families, notification }));
+      : shared(`gr ${names.join(',')} ${restartTime} ${notification}`, () => ({
+          restartTime,
+          stalePathTime: 360,
+          forwardingPreserved: families,
+          notification,
+        }));
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,

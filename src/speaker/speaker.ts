@@ -94,11 +94,11 @@ interface PeerEntry {
   negotiated?: Negotiated;
   lastError?: LastError;
   /** Counters of earlier session shells of this peer (a reset builds a new one). */
-  base: { messagesIn: number; messagesOut: number; updatesIn: number; updatesOut: number };
+  base: MessageCounts;
   /** A session has been up since we started: our restart (R bit) is over. */
   everUp: boolean;
   /** Unicast families whose End-of-RIB the peer sent on the current session. */
-  eorIn: Set<FamilyName>;
+  eorIn: readonly FamilyName[];
   /** Max-prefix bookkeeping (src/speaker/max-prefix.ts). */
   limits: PrefixLimits;
   /** Since when up or down, and why down (src/speaker/peer-status.ts). */
@@ -124,6 +124,16 @@ function communicationOf(m: NotificationMessage): string | undefined {
     return undefined;
   }
 }
+
+interface MessageCounts {
+  readonly messagesIn: number;
+  readonly messagesOut: number;
+  readonly updatesIn: number;
+  readonly updatesOut: number;
+}
+/** What a peer entry starts with, shared until a reset or an End-of-RIB gives it its own (a reflector has hundreds of idle peers). */
+const NO_MESSAGES: MessageCounts = Object.freeze({ messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 });
+const NO_FAMILIES: readonly FamilyName[] = Object.freeze([]);
 
 const FAMILY_NUMBERS: readonly (readonly (4 | 6)[])[] = [[], [4], [6], [4, 6], [6, 4]].map((l) => Object.freeze(l as (4 | 6)[]));
 
@@ -340,9 +350,9 @@ export class BgpSpeaker
       peer: undefined as unknown as Peer,
       state: 'Idle',
       since: new Date(),
-      base: { messagesIn: 0, messagesOut: 0, updatesIn: 0, updatesOut: 0 },
+      base: NO_MESSAGES,
       everUp: false,
-      eorIn: new Set(),
+      eorIn: NO_FAMILIES,
       limits: new PrefixLimits(opts.maxPrefixes, id),
       health: new PeerHealth(new Date()),
     };
@@ -818,7 +828,7 @@ export class BgpSpeaker
       if (e.peer !== shell) return;
       try {
         const fam = unicastFamily(f);
-        if (fam) e.eorIn.add(familyName(fam));
+        if (fam && !e.eorIn.includes(familyName(fam))) e.eorIn = [...e.eorIn, familyName(fam)];
         this.deferral?.endOfRib(e.id, f);
         this.kernel?.endOfRib(e.id, f);
         this.checkDeferral();
@@ -923,7 +933,7 @@ export class BgpSpeaker
           .filter((x) => x.send || x.receive),
         peerAsn: n.peerAs,
         peerRouterId: n.peerId,
-        endOfRibReceived: families.filter((f) => e.eorIn.has(f)),
+        endOfRibReceived: families.filter((f) => e.eorIn.includes(f)),
         ...(n.gracefulRestart
           ? {
               gracefulRestart: {
@@ -946,10 +956,12 @@ export class BgpSpeaker
   }
 
   private addBase(e: PeerEntry, old: Peer): void {
-    e.base.messagesIn += old.stats.messagesIn;
-    e.base.messagesOut += old.stats.messagesOut;
-    e.base.updatesIn += old.stats.updatesIn;
-    e.base.updatesOut += old.stats.updatesOut;
+    e.base = {
+      messagesIn: e.base.messagesIn + old.stats.messagesIn,
+      messagesOut: e.base.messagesOut + old.stats.messagesOut,
+      updatesIn: e.base.updatesIn + old.stats.updatesIn,
+      updatesOut: e.base.updatesOut + old.stats.updatesOut,
+    };
   }
 
   private onStateChange(e: PeerEntry, _from: string): void {
@@ -966,7 +978,7 @@ export class BgpSpeaker
     const now = this.scheduler.now();
     e.negotiated = n;
     e.everUp = true;
-    e.eorIn = new Set();
+    e.eorIn = NO_FAMILIES;
     e.limits.reset();
     // asn 'any': the RIB learns the peer's AS from this OPEN (again, if it changed).
     if (e.ribAsn !== n.peerAs) {
