@@ -380,7 +380,8 @@ export class Peer {
 
   private bind(id: number, socket: Socket, outgoing = false): BgpConnection {
     this.conns.get(id)?.destroy();
-    this.sockets = [...this.sockets, socket]; // exact size: a push would reserve 16 slots
+    // Exact size (a push, or a spread, reserves 17 slots): one or two sockets, for the session's life.
+    this.sockets = this.sockets.length === 0 ? [socket] : this.sockets.concat(socket);
     let acknowledged = !outgoing;
     const handlers = new Peer.ConnHandlers(this, id, socket);
     const c: BgpConnection = new BgpConnection(socket, handlers, { codec: this.options.codec, stats: this.stats });

@@ -828,7 +828,8 @@ export class BgpSpeaker
       if (e.peer !== shell) return;
       try {
         const fam = unicastFamily(f);
-        if (fam && !e.eorIn.includes(familyName(fam))) e.eorIn = [...e.eorIn, familyName(fam)];
+        // Exact size (a spread reserves 17 slots): a family or two, for the session's life.
+        if (fam && !e.eorIn.includes(familyName(fam))) e.eorIn = e.eorIn.length === 0 ? [familyName(fam)] : e.eorIn.concat(familyName(fam));
         this.deferral?.endOfRib(e.id, f);
         this.kernel?.endOfRib(e.id, f);
         this.checkDeferral();
