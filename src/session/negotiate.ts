@@ -79,7 +79,7 @@ export function negotiateTimers(ourHold: number, peerHold: number, keepalive?: n
 const CONTEXTS: CodecContext[] = [];
 
 /** The one frozen `CodecContext` with these settings. */
-export function codecContext(asn4: boolean, extendedMessage: boolean, addPathV4: boolean, addPathV6: boolean): CodecContext {
+function codecContext(asn4: boolean, extendedMessage: boolean, addPathV4: boolean, addPathV6: boolean): CodecContext {
   const i = (asn4 ? 8 : 0) | (extendedMessage ? 4 : 0) | (addPathV4 ? 2 : 0) | (addPathV6 ? 1 : 0);
   return (CONTEXTS[i] ??= Object.freeze({ asn4, extendedMessage, addPathV4, addPathV6 }));
 }
