@@ -104,6 +104,9 @@ export function joinUpdates(messages: readonly Uint8Array[], shared: boolean): U
   return runs;
 }
 
+/** A socket's 'error' listener: 'close' follows and reports it (one function for every connection). */
+function ignoreError(): void {}
+
 /** Send priority as BIRD orders it: NOTIFICATION > KEEPALIVE > OPEN > UPDATE (route refresh with UPDATE). */
 const LANE: Record<MessageKind, number> = { notification: 0, keepalive: 1, open: 2, update: 3, routeRefresh: 3 };
 
@@ -117,7 +120,8 @@ export class BgpConnection {
   private readonly codec: Codec;
   private decodeCtx: CodecContext = LEGACY_CONTEXT;
   private encodeCtx: CodecContext = LEGACY_CONTEXT;
-  private readonly lanes: Uint8Array[][] = [[], [], [], []];
+  /** Made when the socket first pushes back: an idle session never needs them. */
+  private lanes?: Uint8Array[][];
   private blocked = false;
   private closing = false;
   private closed = false;
@@ -138,7 +142,8 @@ export class BgpConnection {
   /** Slices that ran out of time and left work for a later turn. */
   private yields = 0;
   private readonly frame = (type: number, body: Uint8Array): boolean => this.onFrame(type, body);
-  private readonly resume = (): void => this.pump();
+  /** Made at the first slice that runs out of time. */
+  private resume?: () => void;
   /** A slice's budget is per turn of the event loop, shared by every 'data' event of that turn. */
   private turnStarted = false;
   private readonly endTurn = (): void => {
@@ -157,9 +162,7 @@ export class BgpConnection {
     if (ka > 0) socket.setKeepAlive(true, ka);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.flush());
-    socket.on('error', () => {
-      /* 'close' follows and reports it */
-    });
+    socket.on('error', ignoreError);
     socket.on('close', () => {
       this.closed = true;
       if (this.lingerTimer) clearTimeout(this.lingerTimer);
@@ -200,7 +203,7 @@ export class BgpConnection {
 
   /** Messages waiting for the socket, per lane (notification, keepalive, open, update). */
   get queued(): readonly number[] {
-    return this.lanes.map((l) => l.length);
+    return this.lanes?.map((l) => l.length) ?? [0, 0, 0, 0];
   }
 
   /** Queues one message; false when the connection is closing or closed (the message is dropped). */
@@ -235,14 +238,14 @@ export class BgpConnection {
       if (this.blocked) this.handlers.onBlocked?.();
       return true;
     }
-    this.lanes[lane].push(bytes);
+    (this.lanes ??= [[], [], [], []])[lane].push(bytes);
     this.laneBytes += bytes.length;
     return true;
   }
 
   private flush(): void {
     this.blocked = false;
-    for (const lane of this.lanes) {
+    for (const lane of this.lanes ?? []) {
       while (lane.length > 0) {
         const bytes = lane.shift()!;
         this.laneBytes -= bytes.length;
@@ -266,8 +269,9 @@ export class BgpConnection {
   close(): void {
     if (this.closed || this.closing) return;
     this.closing = true;
-    for (const b of this.lanes[3]) this.laneBytes -= b.length;
-    this.lanes[3].length = 0;
+    const updates = this.lanes?.[3] ?? [];
+    for (const b of updates) this.laneBytes -= b.length;
+    updates.length = 0;
     this.lingerTimer = setTimeout(() => this.socket.destroy(), this.opts.lingerMs ?? 3000);
     this.lingerTimer.unref?.();
     if (!this.blocked) this.socket.end();
@@ -305,7 +309,7 @@ export class BgpConnection {
         if (performance.now() >= this.deadline) {
           this.yields++;
           this.socket.pause();
-          setImmediate(this.resume);
+          setImmediate((this.resume ??= () => this.pump()));
           return;
         }
         const chunk = this.inbox[0];

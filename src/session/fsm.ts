@@ -13,7 +13,14 @@ export interface Fsm {
   readonly config: SessionConfig;
   readonly state: StateName;
   readonly connectRetryCounter: number;
-  /** Running timers and when they fire (ms, same clock as `now`). */
+  /**
+   * Running timers and when they fire (ms, same clock as `now`), as last set
+   * by a state's entry or a timer's own expiry. Once Established, the hold
+   * timer also restarts at every message received (a `startTimer` action of
+   * that step): that moves only its deadline, which the shell keeps, so the
+   * FSM value is not rebuilt per message and `timers.Hold` there is the
+   * deadline set on entry, not the current one (see `restart`).
+   */
   readonly timers: Readonly<Partial<Record<TimerName, number>>>;
   /** A TCP connection exists (or an outgoing attempt is in flight). */
   readonly connected: boolean;
@@ -63,6 +70,17 @@ class Step {
   start(timer: TimerName, seconds: number): this {
     if (seconds <= 0) return this.stop(timer);
     this.fsm = { ...this.fsm, timers: { ...this.fsm.timers, [timer]: this.now + seconds * 1000 } };
+    this.actions.push({ type: 'startTimer', timer, seconds });
+    return this;
+  }
+  /**
+   * Restarts a timer that is running (the hold timer, at each message
+   * received once Established) without rebuilding the FSM value: the action
+   * tells the shell, which keeps the moving deadline. What is running does
+   * not change, so neither does any transition's outcome; only the deadline
+   * recorded in `timers` stays the one set when the timer was started.
+   */
+  restart(timer: TimerName, seconds: number): this {
     this.actions.push({ type: 'startTimer', timer, seconds });
     return this;
   }
@@ -459,8 +477,9 @@ function openConfirm(st: Step, ev: FsmEvent): Transition {
 
 function established(st: Step, ev: FsmEvent): Transition {
   const n = st.fsm.negotiated!;
+  // Hold time > 0: entering Established started Hold, and only its expiry (which leaves) stops it.
   const heard = () => {
-    if (n.holdTime > 0) st.start('Hold', n.holdTime);
+    if (n.holdTime > 0) st.restart('Hold', n.holdTime);
   };
   switch (ev.type) {
     case 'KeepaliveTimer_Expires':

@@ -70,6 +70,37 @@ export function negotiateTimers(ourHold: number, peerHold: number, keepalive?: n
   return { holdTime, keepaliveTime };
 }
 
+/*
+ * What is the same across a reflector's hundreds of sessions is shared, not
+ * copied per session: the codec contexts (16 possible), the family lists and
+ * the graceful-restart family lists (subsets of our own families, so few).
+ * Shared values are frozen; every reader treats them as readonly already.
+ */
+const CONTEXTS: CodecContext[] = [];
+
+/** The one frozen `CodecContext` with these settings. */
+function codecContext(asn4: boolean, extendedMessage: boolean, addPathV4: boolean, addPathV6: boolean): CodecContext {
+  const i = (asn4 ? 8 : 0) | (extendedMessage ? 4 : 0) | (addPathV4 ? 2 : 0) | (addPathV6 ? 1 : 0);
+  return (CONTEXTS[i] ??= Object.freeze({ asn4, extendedMessage, addPathV4, addPathV6 }));
+}
+
+const LISTS = new Map<string, readonly unknown[]>();
+
+/** One frozen list per content (`key`), made by `make` the first time. */
+function shared<T>(key: string, make: () => readonly T[]): readonly T[] {
+  let list = LISTS.get(key) as readonly T[] | undefined;
+  if (list === undefined) LISTS.set(key, (list = Object.freeze(make().map((x) => Object.freeze(x)))));
+  return list;
+}
+
+const familyList = (list: readonly AfiSafi[]): readonly AfiSafi[] =>
+  shared(`f${list.map((f) => `${f.afi}/${f.safi}`).join(',')}`, () => list.map((f) => ({ afi: f.afi, safi: f.safi })));
+
+const grFamilyList = (list: GracefulRestartPeer['families']): GracefulRestartPeer['families'] =>
+  shared(`g${list.map((f) => `${f.afi}/${f.safi}/${f.forwardingPreserved ? 1 : 0}`).join(',')}`, () =>
+    list.map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: f.forwardingPreserved })),
+  );
+
 export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: number): Negotiated {
   const our = openCapabilities(ours);
   const peer = openCapabilities(theirs);
@@ -77,15 +108,15 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
   const both = (kind: Capability['kind']) => has(our, kind) && has(peer, kind);
 
   const peerFamilies = offeredFamilies(peer);
-  const families = offeredFamilies(our).filter((f) => includes(peerFamilies, f));
+  const families = familyList(offeredFamilies(our).filter((f) => includes(peerFamilies, f)));
 
   const ourModes = addPathModes(our);
   const peerModes = addPathModes(peer);
   const modeOf = (list: typeof ourModes, f: AfiSafi) => list.find((x) => sameFamily(x, f))?.mode;
   const canRecv = (m?: string) => m === 'receive' || m === 'both';
   const canSend = (m?: string) => m === 'send' || m === 'both';
-  const addPathReceive = families.filter((f) => canRecv(modeOf(ourModes, f)) && canSend(modeOf(peerModes, f)));
-  const addPathSend = families.filter((f) => canSend(modeOf(ourModes, f)) && canRecv(modeOf(peerModes, f)));
+  const addPathReceive = familyList(families.filter((f) => canRecv(modeOf(ourModes, f)) && canSend(modeOf(peerModes, f))));
+  const addPathSend = familyList(families.filter((f) => canSend(modeOf(ourModes, f)) && canRecv(modeOf(peerModes, f))));
 
   let gracefulRestart: GracefulRestartPeer | undefined;
   const peerGr = peer.find((c) => c.kind === 'gracefulRestart');
@@ -95,7 +126,7 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
       restartTime: peerGr.restartTime,
       restarting: peerGr.restarting,
       notification: peerGr.notification,
-      families: peerGr.families.filter((f) => includes(families, f)).map((f) => ({ afi: f.afi, safi: f.safi, forwardingPreserved: f.forwardingPreserved })),
+      families: grFamilyList(peerGr.families.filter((f) => includes(families, f))),
     };
   }
 
@@ -128,7 +159,7 @@ export function negotiate(ours: OpenMessage, theirs: OpenMessage, keepalive?: nu
     ...(longLived ? { longLived } : {}),
     gracefulNotification: gracefulRestart !== undefined && gracefulRestart.notification && ourGr?.kind === 'gracefulRestart' && ourGr.notification,
     ...negotiateTimers(ours.holdTime, theirs.holdTime, keepalive),
-    decode: { asn4, extendedMessage, addPathV4: v4(addPathReceive), addPathV6: v6(addPathReceive) },
-    encode: { asn4, extendedMessage, addPathV4: v4(addPathSend), addPathV6: v6(addPathSend) },
+    decode: codecContext(asn4, extendedMessage, v4(addPathReceive), v6(addPathReceive)),
+    encode: codecContext(asn4, extendedMessage, v4(addPathSend), v6(addPathSend)),
   };
 }

@@ -10,7 +10,7 @@ import {
   Notify,
 } from '../wire/index.js';
 import { realScheduler, type Scheduler } from './clock.js';
-import { BgpConnection, type Codec, type MessageStats, type UpdateRun } from './connection.js';
+import { BgpConnection, type Codec, type ConnectionHandlers, type MessageStats, type UpdateRun } from './connection.js';
 import { errorEvent, messageEvent } from './fsm.js';
 import type { GrAction } from './graceful.js';
 import type { Negotiated } from './negotiate.js';
@@ -83,6 +83,25 @@ const TIMER_EVENT: Record<TimerName, FsmEvent['type']> = {
   IdleHold: 'IdleHoldTimer_Expires',
 };
 
+/** A connection timer's key in `Peer.timers` and the event it fires. */
+interface TimerRef {
+  readonly key: string;
+  readonly ev: PeerEvent;
+}
+
+function timerRefOf(conn: number, timer: TimerName): TimerRef {
+  return Object.freeze({ key: `${conn}:${timer}`, ev: Object.freeze({ type: 'conn', conn, event: Object.freeze({ type: TIMER_EVENT[timer] } as FsmEvent) }) });
+}
+
+/**
+ * Timer refs of connection ids up to this are made once for every peer (each
+ * peer numbers its connections from 1, so a reflector's hundreds of idle
+ * sessions would otherwise hold hundreds of copies); a peer that has
+ * reconnected past it keeps its own (`Peer.timerRefs`).
+ */
+const SHARED_TIMER_REF_IDS = 64;
+const SHARED_TIMER_REFS: Partial<Record<TimerName, TimerRef>>[] = [];
+
 /**
  * The imperative shell around one peer's PeerSession: real sockets, timers
  * from the injected scheduler, hooks out. Events are queued so that an action
@@ -107,12 +126,16 @@ export class Peer {
    * The hold timer restarts at every message received, so a table is a
    * million restarts; building the key string and the event each time
    * showed in the receive profile. A list, not a Map: a peer has one or
-   * two connections, and an idle session should cost little.
+   * two connections, and an idle session should cost little. Only for
+   * connection ids past SHARED_TIMER_REF_IDS; below, they are shared.
    */
-  private timerRefs: { readonly conn: number; readonly refs: Partial<Record<TimerName, { readonly key: string; readonly ev: PeerEvent }>> }[] = [];
+  private timerRefs?: { readonly conn: number; readonly refs: Partial<Record<TimerName, TimerRef>> }[];
   private running = false;
+  /** The time of the step whose actions are being applied: the timers it starts count from it (one clock read per message received). */
+  private stepAt = 0;
   private disposed = false;
-  private readonly sockets = new Set<Socket>();
+  /** Sockets opened or accepted and not yet closed (one or two: a list, where a Set costs an idle session ~150 bytes). */
+  private sockets: Socket[] = [];
   /**
    * Send hold watch per blocked connection: since when no write progressed,
    * and the progress count seen then. Made on the first block: an idle
@@ -204,7 +227,7 @@ export class Peer {
         pending.map(
           (x) =>
             new Promise<void>((resolve) => {
-              if (!this.sockets.has(x)) resolve();
+              if (!this.sockets.includes(x)) resolve();
               else x.once('close', () => resolve());
             }),
         ),
@@ -248,7 +271,7 @@ export class Peer {
       socket.destroy();
       return false;
     }
-    const r = peerTransition(this.session, { type: 'incoming' }, this.scheduler.now());
+    const r = peerTransition(this.session, { type: 'incoming' }, (this.stepAt = this.scheduler.now()));
     const accept = r.actions.find((a) => a.type === 'accept');
     if (!accept || accept.type !== 'accept') {
       this.session = r.session;
@@ -291,7 +314,7 @@ export class Peer {
   }
 
   private step(ev: PeerEvent): void {
-    const r = peerTransition(this.session, ev, this.scheduler.now());
+    const r = peerTransition(this.session, ev, (this.stepAt = this.scheduler.now()));
     this.session = r.session;
     for (const a of r.actions) this.apply(a);
   }
@@ -314,37 +337,55 @@ export class Peer {
     this.dispatch({ type: 'conn', conn: id, event });
   }
 
+  /**
+   * One connection's handlers: the peer, the connection's id and the
+   * connection, the work in methods on the prototype, where five closures
+   * (and a once-listener for the socket's close) cost an idle session ~0.5 KB.
+   * A class expression in the class body, so that it reaches the shell's
+   * private members.
+   */
+  private static readonly ConnHandlers = class implements ConnectionHandlers {
+    c: BgpConnection | undefined;
+    constructor(
+      private readonly peer: Peer,
+      private readonly id: number,
+      private readonly socket: Socket,
+    ) {}
+    /** This connection is still the one bound to its id (not one already replaced). */
+    private get current(): boolean {
+      return this.c !== undefined && this.peer.conns.get(this.id) === this.c;
+    }
+    onMessage(m: Message): void {
+      if (m.type === 'notification' && this.current) this.peer.hooks.onNotification?.('received', m);
+      this.peer.connEvent(this.id, this.c!, messageEvent(m));
+    }
+    onError(err: BgpError): void {
+      if (this.current) this.peer.hooks.onNotification?.('sent', Notify.of(err));
+      this.peer.connEvent(this.id, this.c!, errorEvent(err));
+    }
+    onClose(): void {
+      this.peer.sockets = this.peer.sockets.filter((x) => x !== this.socket);
+      if (!this.current) return;
+      this.peer.conns.delete(this.id);
+      this.peer.dispatch({ type: 'conn', conn: this.id, event: { type: 'TcpConnectionFails' } });
+    }
+    onDrain(): void {
+      this.peer.stopSendHold(this.id);
+      if (establishedConn(this.peer.session)?.id === this.id) this.peer.hooks.onDrain?.();
+    }
+    onBlocked(): void {
+      if (this.current) this.peer.watchSendHold(this.id, this.c!);
+    }
+  };
+
   private bind(id: number, socket: Socket, outgoing = false): BgpConnection {
     this.conns.get(id)?.destroy();
-    this.sockets.add(socket);
-    socket.once('close', () => this.sockets.delete(socket));
+    // Exact size (a push, or a spread, reserves 17 slots): one or two sockets, for the session's life.
+    this.sockets = this.sockets.length === 0 ? [socket] : this.sockets.concat(socket);
     let acknowledged = !outgoing;
-    const c: BgpConnection = new BgpConnection(
-      socket,
-      {
-        onMessage: (m) => {
-          if (m.type === 'notification' && this.conns.get(id) === c) this.hooks.onNotification?.('received', m);
-          this.connEvent(id, c, messageEvent(m));
-        },
-        onError: (err: BgpError) => {
-          if (this.conns.get(id) === c) this.hooks.onNotification?.('sent', Notify.of(err));
-          this.connEvent(id, c, errorEvent(err));
-        },
-        onClose: () => {
-          if (this.conns.get(id) !== c) return;
-          this.conns.delete(id);
-          this.dispatch({ type: 'conn', conn: id, event: { type: 'TcpConnectionFails' } });
-        },
-        onDrain: () => {
-          this.stopSendHold(id);
-          if (establishedConn(this.session)?.id === id) this.hooks.onDrain?.();
-        },
-        onBlocked: () => {
-          if (this.conns.get(id) === c) this.watchSendHold(id, c);
-        },
-      },
-      { codec: this.options.codec, stats: this.stats },
-    );
+    const handlers = new Peer.ConnHandlers(this, id, socket);
+    const c: BgpConnection = new BgpConnection(socket, handlers, { codec: this.options.codec, stats: this.stats });
+    handlers.c = c;
     if (outgoing) {
       socket.once('connect', () => {
         acknowledged = true;
@@ -409,14 +450,16 @@ export class Peer {
     this.sendHold!.delete(id);
   }
 
-  private timerRef(conn: number, timer: TimerName): { readonly key: string; readonly ev: PeerEvent } {
-    let refs = this.timerRefs.find((r) => r.conn === conn)?.refs;
-    if (refs === undefined) this.timerRefs.push({ conn, refs: (refs = {}) });
-    return (refs[timer] ??= { key: `${conn}:${timer}`, ev: { type: 'conn', conn, event: { type: TIMER_EVENT[timer] } as FsmEvent } });
+  private timerRef(conn: number, timer: TimerName): TimerRef {
+    if (conn <= SHARED_TIMER_REF_IDS) return ((SHARED_TIMER_REFS[conn] ??= {})[timer] ??= timerRefOf(conn, timer));
+    const list = (this.timerRefs ??= []);
+    let refs = list.find((r) => r.conn === conn)?.refs;
+    if (refs === undefined) list.push({ conn, refs: (refs = {}) });
+    return (refs[timer] ??= timerRefOf(conn, timer));
   }
 
   private setTimer(key: string, seconds: number, ev: PeerEvent): void {
-    const deadline = this.scheduler.now() + seconds * 1000;
+    const deadline = this.stepAt + seconds * 1000;
     const t = this.timers.get(key);
     if (t !== undefined && t.fireAt <= deadline) {
       t.deadline = deadline;
@@ -483,7 +526,7 @@ export class Peer {
       }
       case 'release': {
         for (const k of [...this.timers.keys()]) if (k.startsWith(`${a.conn}:`)) this.clearTimer(k);
-        this.timerRefs = this.timerRefs.filter((r) => r.conn !== a.conn);
+        this.timerRefs = this.timerRefs?.filter((r) => r.conn !== a.conn);
         this.stopSendHold(a.conn);
         const c = this.conns.get(a.conn);
         this.conns.delete(a.conn);

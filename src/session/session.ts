@@ -88,7 +88,8 @@ class PeerStepper {
     const t = transition(before, ev, this.now);
     let initiator = slot.initiator;
     for (const a of t.actions) if (a.type === 'connect') initiator = 'local';
-    this.replace({ ...slot, initiator, fsm: t.fsm });
+    // A message received once Established leaves the FSM value as it was (the hold restart is an action only).
+    if (t.fsm !== before || initiator !== slot.initiator) this.replace({ ...slot, initiator, fsm: t.fsm });
     for (const a of t.actions) this.interpret(id, before, a);
     this.reap(id);
   }

@@ -111,17 +111,23 @@ function warningAt(l: MaxPrefixLimit): number {
   return Math.ceil((l.limit * (l.warningThreshold ?? DEFAULT_WARNING_THRESHOLD)) / 100);
 }
 
+const FRESH_SAID: Readonly<Record<FamilyName, LimitState>> = Object.freeze({ ipv4: 'ok', ipv6: 'ok' });
+const FRESH_ASKED: Readonly<Record<FamilyName, number>> = Object.freeze({ ipv4: 0, ipv6: 0 });
+const FRESH_STUCK: Readonly<Record<FamilyName, boolean>> = Object.freeze({ ipv4: false, ipv6: false });
+
 /**
  * One peer's limit bookkeeping: what was already said, so each crossing is
  * logged once (and again only after the count fell back under the warning
  * threshold), not at every UPDATE.
  */
 export class PrefixLimits {
-  private said: Record<FamilyName, LimitState> = { ipv4: 'ok', ipv6: 'ok' };
+  // Each record starts as a shared frozen one and is copied on its first change (rare: a limit crossed), so an
+  // idle peer holds none of its own.
+  private said: Readonly<Record<FamilyName, LimitState>> = FRESH_SAID;
   /** The RIB's refused count when we last asked the peer again (route refresh): what came after is outstanding. */
-  private asked: Record<FamilyName, number> = { ipv4: 0, ipv6: 0 };
+  private asked: Readonly<Record<FamilyName, number>> = FRESH_ASKED;
   /** Said (once per session) that refused routes stay refused: the peer has no route refresh. */
-  private saidStuck: Record<FamilyName, boolean> = { ipv4: false, ipv6: false };
+  private saidStuck: Readonly<Record<FamilyName, boolean>> = FRESH_STUCK;
 
   constructor(
     private limits: PeerOptions['maxPrefixes'],
@@ -138,9 +144,9 @@ export class PrefixLimits {
 
   /** A new session: forget what was said about the last one (the RIB's refused counts start again at 0). */
   reset(): void {
-    this.said = { ipv4: 'ok', ipv6: 'ok' };
-    this.asked = { ipv4: 0, ipv6: 0 };
-    this.saidStuck = { ipv4: false, ipv6: false };
+    this.said = FRESH_SAID;
+    this.asked = FRESH_ASKED;
+    this.saidStuck = FRESH_STUCK;
   }
 
   /** Routes refused by `block` and not asked for again since (`refused`: the RIB's count for this session). */
@@ -171,7 +177,7 @@ export class PrefixLimits {
     if ((l.action ?? 'restart') !== 'block' || waiting === 0 || received >= warningAt(l)) return [];
     const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     if (canRefresh) {
-      this.asked[family] = refused;
+      this.asked = { ...this.asked, [family]: refused };
       return [
         {
           type: 'refresh',
@@ -183,7 +189,7 @@ export class PrefixLimits {
       ];
     }
     if (this.saidStuck[family]) return [];
-    this.saidStuck[family] = true;
+    this.saidStuck = { ...this.saidStuck, [family]: true };
     return [
       {
         type: 'log',
@@ -200,7 +206,7 @@ export class PrefixLimits {
     const state = limitState(l, received, refused);
     const was = this.said[family];
     if (state === was) return [];
-    this.said[family] = state;
+    this.said = { ...this.said, [family]: state };
     const fam = family === 'ipv4' ? 'IPv4' : 'IPv6';
     const action = l.action ?? 'restart';
     if (state === 'ok')

@@ -94,18 +94,34 @@ export function validatePeerOptions(o: PeerOptions, speakerAsn: number, routerId
   }
 }
 
+/*
+ * Parts of a SessionConfig that a reflector's hundreds of peers configure
+ * alike are made once and shared (frozen): the family list, the graceful
+ * restart settings, the damping settings. Keys are the few settings they
+ * depend on, so the caches stay as small as the distinct configurations.
+ */
+const SHARED = new Map<string, object>();
+function shared<T extends object>(key: string, make: () => T): T {
+  let v = SHARED.get(key) as T | undefined;
+  if (v === undefined) SHARED.set(key, (v = Object.freeze(make())));
+  return v;
+}
+
 export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: string): SessionConfig {
-  const families = (o.families ?? ['ipv4', 'ipv6']).map((f) => FAMILY[f]);
+  const names = o.families ?? ['ipv4', 'ipv6'];
+  const families = shared(`families ${names.join(',')}`, () => names.map((f) => FAMILY[f]));
   const idle = o.idleHoldTime ?? DEFAULT_IDLE_HOLD.initial;
+  const restartTime = o.gracefulRestart === false ? 0 : (o.gracefulRestart?.restartTime ?? 120);
+  const notification = o.gracefulRestart === false ? false : (o.gracefulRestart?.notification ?? true);
   const gr =
     o.gracefulRestart === false
       ? undefined
-      : {
-          restartTime: o.gracefulRestart?.restartTime ?? 120,
+      : shared(`gr ${names.join(',')} ${restartTime} ${notification}`, () => ({
+          restartTime,
           stalePathTime: 360,
           forwardingPreserved: families,
-          notification: o.gracefulRestart?.notification ?? true,
-        };
+          notification,
+        }));
   return sessionConfig({
     localAs: o.localAsn ?? speakerAsn,
     localId: routerId,
@@ -114,7 +130,7 @@ export function toSessionConfig(o: PeerOptions, speakerAsn: number, routerId: st
     keepaliveTime: o.keepaliveTime,
     connectRetryTime: o.connectRetryTime ?? 5,
     passive: o.passive ?? false,
-    idleHold: { ...DEFAULT_IDLE_HOLD, initial: idle, max: Math.max(DEFAULT_IDLE_HOLD.max, idle) },
+    idleHold: idle === DEFAULT_IDLE_HOLD.initial ? DEFAULT_IDLE_HOLD : { ...DEFAULT_IDLE_HOLD, initial: idle, max: Math.max(DEFAULT_IDLE_HOLD.max, idle) },
     families,
     extendedMessage: o.extendedMessage ?? false,
     addPath: o.addPath ? families.map((f) => ({ ...f, mode: o.addPath! })) : [],

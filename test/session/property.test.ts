@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createFsm, transition } from '../../src/session/fsm.js';
-import { createPeerSession, peerTransition, type PeerEvent } from '../../src/session/session.js';
+import { createPeerSession, peerTransition, type PeerAction, type PeerEvent } from '../../src/session/session.js';
 import type { FsmEvent } from '../../src/session/types.js';
 import { cfg, ev, peerOpen } from './fixtures.js';
 
@@ -119,6 +119,87 @@ describe('PeerSession invariants', () => {
               // Sends only go to connections that exist (or were just released by this step).
               expect(a.conn).toBeLessThan(s.nextId);
             }
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+/**
+ * The hold timer as the shell runs it: timers kept by deadline from the
+ * step's `startTimer` / `stopTimer` actions, fired in deadline order, with
+ * messages arriving at random gaps. Whatever the FSM records, the session
+ * must end with Hold Timer Expired (NOTIFICATION 4/0) exactly when a gap
+ * since the last message reaches the negotiated hold time (the smaller of
+ * the two proposals; never with 0), and a message received once Established
+ * must leave the FSM value as it was (the restart is an action, not a new
+ * value).
+ */
+describe('hold timer over random message gaps (RFC 4271 §4.2, §8)', () => {
+  const holdArb = fc.constantFrom(0, 3, 9, 90);
+  const msgArb = fc.constantFrom<FsmEvent>({ type: 'KeepAliveMsg' }, ev.update(), ev.refresh());
+  it('expires exactly at the last message plus the negotiated hold time, and a message does not rebuild the FSM', () => {
+    fc.assert(
+      fc.property(holdArb, holdArb, fc.array(fc.tuple(msgArb, fc.integer({ min: 0, max: 100_000 })), { minLength: 1, maxLength: 40 }), (ours, theirs, msgs) => {
+        const hold = ours === 0 || theirs === 0 ? 0 : Math.min(ours, theirs);
+        let s = createPeerSession(cfg({ holdTime: ours }));
+        let now = 0;
+        const timers = new Map<string, number>();
+        const out: PeerAction[] = [];
+        let downAt: number | undefined;
+        const step = (e: PeerEvent): PeerAction[] => {
+          const r = peerTransition(s, e, now);
+          s = r.session;
+          for (const a of r.actions) {
+            if (a.type === 'startTimer') timers.set(a.timer, now + a.seconds * 1000);
+            if (a.type === 'stopTimer') timers.delete(a.timer);
+            if (a.type === 'sessionDown') downAt ??= now;
+          }
+          out.push(...r.actions);
+          return [...r.actions];
+        };
+        const conn = (event: FsmEvent): PeerAction[] => step({ type: 'conn', conn: 1, event });
+        /** Fires every timer due by `until`, earliest first (what the shell's scheduler does). */
+        const runTimers = (until: number): void => {
+          for (;;) {
+            const due = [...timers].filter(([, at]) => at <= until).sort((a, b) => a[1] - b[1])[0];
+            if (due === undefined) return;
+            timers.delete(due[0]);
+            now = due[1];
+            conn({ type: `${due[0]}Timer_Expires` } as FsmEvent);
+          }
+        };
+        step({ type: 'start' });
+        conn({ type: 'TcpConnection_Acknowledged' });
+        conn(ev.open(peerOpen({ holdTime: theirs })));
+        conn({ type: 'KeepAliveMsg' });
+        expect(s.conns[0].fsm.state).toBe('Established');
+        expect(s.conns[0].fsm.negotiated?.holdTime).toBe(hold);
+        let heard = now;
+        let expected: number | undefined;
+        for (const [m, gap] of msgs) {
+          if (hold > 0 && gap >= hold * 1000) {
+            expected = heard + hold * 1000;
+            runTimers(now + gap);
+            break;
+          }
+          runTimers(now + gap);
+          now = heard + gap;
+          const before = s.conns[0].fsm;
+          const actions = conn(m);
+          expect(s.conns[0].fsm).toBe(before);
+          expect(actions.filter((a) => a.type === 'startTimer')).toEqual(hold > 0 ? [{ type: 'startTimer', timer: 'Hold', seconds: hold, conn: 1 }] : []);
+          heard = now;
+        }
+        const down = out.find((a) => a.type === 'sessionDown');
+        if (expected === undefined) {
+          expect(down).toBeUndefined();
+          expect(s.conns[0].fsm.state).toBe('Established');
+        } else {
+          expect(down).toEqual({ type: 'sessionDown', reason: { kind: 'holdTimerExpired' }, conn: 1 });
+          expect(downAt).toBe(expected);
+          expect(out).toContainEqual({ type: 'send', conn: 1, message: { type: 'notification', code: 4, subcode: 0, data: new Uint8Array(0) } });
         }
       }),
       { numRuns: 400 },
