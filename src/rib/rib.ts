@@ -435,7 +435,7 @@ export class Rib {
     }
     if (old === undefined) {
       const cap = peer.cfg.maxRoutes?.[family];
-      if (cap !== undefined && peer.adjIn.countsOf(family).received >= cap) {
+      if (cap !== undefined && peer.adjIn.receivedOf(family) >= cap) {
         peer.refused[family === 4 ? 0 : 1]++;
         return;
       }
