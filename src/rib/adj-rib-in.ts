@@ -98,6 +98,11 @@ export class AdjRibIn {
     return this.variants.length - 1 - this.free.length;
   }
 
+  /** Loads the table's slots for keys[from, to) ahead of lookups (KeyTable.warm); for routes without ADD-PATH ids, whose InKey is the prefix key. */
+  warm(keys: readonly PrefixKey[], from: number, to: number): void {
+    this.table.warm(keys, from, to);
+  }
+
   get(k: InKey): InVariant | undefined {
     const i = this.table.get(k);
     return i === 0 ? undefined : this.variants[i];
