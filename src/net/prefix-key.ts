@@ -17,6 +17,8 @@ const TWO16 = 65536;
 const TWO24 = 16777216;
 /** IPv6 numeric keys start here: above every IPv4 key, and base + 2^49 is still an exact double. */
 const V6_BASE = 2 ** 50;
+/** POW2[n] = 2^n for the IPv6 marker bit (a table read, not a power, per key). */
+const POW2: Float64Array = Float64Array.from({ length: 49 }, (_, n) => 2 ** n);
 
 /** The key of the IPv4 prefix `w0/length` (host bits of `w0` already zero, length 0..32). */
 export function v4Key(w0: number, length: number): number {
@@ -31,7 +33,7 @@ export function v4Key(w0: number, length: number): number {
 export function v6Key(w0: number, w1: number, length: number): number {
   // Top 48 bits, doubled, plus the marker 2^(48 - length).
   const top = w0 * TWO16 + (w1 >>> 16);
-  return V6_BASE + top * 2 + 2 ** (48 - length);
+  return V6_BASE + top * 2 + POW2[48 - length];
 }
 
 export function keyOf(p: Prefix): PrefixKey {
