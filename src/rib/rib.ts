@@ -485,18 +485,9 @@ export class Rib {
 
   private dropRoutes(peer: PeerState, family: 4 | 6, which: (v: InVariant) => boolean, now: number): number {
     const gone = peer.adjIn.keysOf(family, which);
-    for (let from = 0; from < gone.length; from += WARM_RUN) {
-      const to = Math.min(gone.length, from + WARM_RUN);
-      // A numeric InKey is the prefix key itself (no ADD-PATH id): the Loc-RIB's slots for a run loaded ahead (warm skips strings).
-      if (to - from >= 8) this.loc.warm(gone, from, to);
-      for (let i = from; i < to; i++) {
-        const k = gone[i];
-        if (typeof k === 'number') this.withdrawIn(peer, k, undefined, now);
-        else {
-          const { key, pathId } = splitInKey(k);
-          this.withdrawIn(peer, key, pathId, now);
-        }
-      }
+    for (const k of gone) {
+      const { key, pathId } = splitInKey(k);
+      this.withdrawIn(peer, key, pathId, now);
     }
     return gone.length;
   }
