@@ -173,8 +173,8 @@ function runChild(asn: number, bgpId: string, addresses: readonly string[]): voi
             send({ type: 'up', s, t });
           } else if (type === MessageType.UPDATE) {
             const m = decodeUpdate(body, DEFAULT_CONTEXT);
-            const a = m.nlri.length + (m.attributes.mpReach?.nlri.length ?? 0);
-            const w = m.withdrawn.length + (m.attributes.mpUnreach?.withdrawn.length ?? 0);
+            const a = (m.nlriKeys ?? m.nlri).length + (m.attributes.mpReach?.keys ?? m.attributes.mpReach?.nlri ?? []).length;
+            const w = (m.withdrawnKeys ?? m.withdrawn).length + (m.attributes.mpUnreach?.keys ?? m.attributes.mpUnreach?.withdrawn ?? []).length;
             const u: { -readonly [K in keyof Arrival]: Arrival[K] } = { s, t, announced: a, withdrawn: w, bytes: body.length + 19, eor: a === 0 && w === 0 };
             if (a > 0 && a <= PROBE_LIMIT) u.a = [...m.nlri, ...(m.attributes.mpReach?.nlri ?? [])].map(String);
             if (w > 0 && w <= PROBE_LIMIT) u.w = [...m.withdrawn, ...(m.attributes.mpUnreach?.withdrawn ?? [])].map(String);

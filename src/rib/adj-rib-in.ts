@@ -88,9 +88,19 @@ export class AdjRibIn {
     return { received: this.receivedBy[i], accepted: this.acceptedBy[i] };
   }
 
+  /** Routes received (pre-policy) in one family, without building a counts object (checked per new route under a cap). */
+  receivedOf(family: 4 | 6): number {
+    return this.receivedBy[family === 4 ? 0 : 1];
+  }
+
   /** Distinct variants in use (for tests and figures). */
   get variantCount(): number {
     return this.variants.length - 1 - this.free.length;
+  }
+
+  /** Loads the table's slots for keys[from, to) ahead of lookups (KeyTable.warm); for routes without ADD-PATH ids, whose InKey is the prefix key. */
+  warm(keys: readonly PrefixKey[], from: number, to: number): void {
+    this.table.warm(keys, from, to);
   }
 
   get(k: InKey): InVariant | undefined {

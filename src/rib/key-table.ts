@@ -33,6 +33,8 @@ export class KeyTable {
    * into one probe run of the target (quadratic). Seeds decorrelate them.
    */
   private readonly seed = Math.imul(++instances, 0x9e3779b1) | 1;
+  /** What `warm` read, kept so its loads are not optimised away. */
+  private warmed = 0;
 
   constructor(capacity = MIN_CAPACITY) {
     let cap = MIN_CAPACITY;
@@ -57,6 +59,26 @@ export class KeyTable {
       if (v === 0) return 0;
       if (cells[2 * i] === key) return v;
     }
+  }
+
+  /**
+   * Reads the home slot of each of keys[from, to) and changes nothing. In a
+   * table far larger than the cache every lookup of a burst waits on memory
+   * (a received table arrives in hash order, so no two neighbours share a
+   * line); these loads do not depend on each other, so the CPU keeps several
+   * in flight, and the lookups that follow find their lines in cache. For a
+   * run of keys about to be looked up (an UPDATE's prefixes).
+   */
+  warm(keys: readonly PrefixKey[], from: number, to: number): void {
+    const { cells, mask, seed } = this;
+    const wide = this.wide;
+    let x = 0;
+    for (let i = from; i < to; i++) {
+      const k = keys[i];
+      if (isInt32(k)) x ^= cells[2 * slot(k, mask, seed) + 1];
+      else if (wide !== undefined && isWide(k)) x ^= wide.peek(k);
+    }
+    this.warmed = x;
   }
 
   /** Stores `value` for `key` and returns the value it replaces (0 when new): one probe, not a get and a set. */
@@ -209,6 +231,11 @@ class WideTable {
   size = 0;
 
   constructor(private readonly seed: number) {}
+
+  /** The value in `key`'s home slot, whatever key is there (for KeyTable.warm). */
+  peek(key: number): number {
+    return this.vals[wideSlot(key, this.mask, this.seed)];
+  }
 
   get(key: number): number {
     const { keys, vals, mask } = this;

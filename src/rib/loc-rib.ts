@@ -68,6 +68,11 @@ export class LocRib {
     for (let i = 0; i < this.entries.length; i++) if (this.entries.get(i) !== undefined) yield this.slotKeys.get(i)!;
   }
 
+  /** Loads the index's slots for keys[from, to) ahead of upserts (KeyTable.warm). */
+  warm(keys: readonly PrefixKey[], from: number, to: number): void {
+    this.index.warm(keys, from, to);
+  }
+
   has(key: PrefixKey): boolean {
     return this.index.get(key) !== 0;
   }

@@ -1,60 +1,13 @@
 /**
- * RIB table keys. IPv4 prefixes up to /31 become a small integer (the
- * address with a marker bit set just below the prefix), which V8 keeps
- * unboxed and hashes fast; /32 becomes 2^32 + address. IPv6 prefixes up
- * to /48 (nearly the whole IPv6 table) become 2^50 + a 49-bit integer (the
- * top 48 address bits with the same marker-bit trick): a 12-byte heap
- * number instead of a ~50-byte string. Longer IPv6 prefixes use the
- * Prefix's string key. Tables keep keys rather than Prefix objects per route.
+ * RIB table keys: the prefix-key form (`PrefixKey`, `keyOf`,
+ * `prefixFromKey`, `familyOfKey`) is defined in src/net/prefix-key.ts, where
+ * the codec decodes NLRI into it too; re-exported here for the routing layer.
+ * Tables keep keys rather than Prefix objects per route.
  */
-import { Prefix } from '../net/index.js';
-
-export type PrefixKey = number | string;
+export { familyOfKey, keyOf, prefixFromKey, type PrefixKey } from '../net/index.js';
+import type { PrefixKey } from '../net/index.js';
 
 const TWO32 = 4294967296;
-const TWO16 = 65536;
-const TWO24 = 16777216;
-/** IPv6 numeric keys start here: above every IPv4 key, and base + 2^49 is still an exact double. */
-const V6_BASE = 2 ** 50;
-
-export function keyOf(p: Prefix): PrefixKey {
-  if (p.family === 6) {
-    if (p.length > 48) return p.key;
-    // Top 48 bits (bits past the length are zero in a Prefix), doubled, plus the marker 2^(48 - length).
-    const top = p.w0 * TWO16 + (p.w1 >>> 16);
-    return V6_BASE + top * 2 + 2 ** (48 - p.length);
-  }
-  if (p.length === 32) return TWO32 + p.w0;
-  return p.w0 | (1 << (31 - p.length)) | 0;
-}
-
-export function prefixFromKey(key: PrefixKey): Prefix {
-  if (typeof key === 'number') {
-    if (key >= V6_BASE) return v6FromNumber(key - V6_BASE);
-    if (key >= TWO32) return Prefix.v4(key - TWO32, 32);
-    const u = key >>> 0;
-    const marker = (u & -u) >>> 0;
-    const length = Math.clz32(marker);
-    return Prefix.v4((u ^ marker) >>> 0, length);
-  }
-  const slash = key.lastIndexOf('/');
-  const w = key.slice(0, slash).split('.');
-  if (slash < 0 || w.length !== 4) throw new Error(`not a prefix key: ${JSON.stringify(key)}`);
-  return Prefix.v6(parseInt(w[0], 36), parseInt(w[1], 36), parseInt(w[2], 36), parseInt(w[3], 36), Number(key.slice(slash + 1)));
-}
-
-export function familyOfKey(key: PrefixKey): 4 | 6 {
-  return typeof key === 'number' && key < V6_BASE ? 4 : 6;
-}
-
-function v6FromNumber(v: number): Prefix {
-  // The marker is v's lowest set bit; v < 2^49, so look in 24-bit halves.
-  const lo = v % TWO24;
-  const tz = lo !== 0 ? 31 - Math.clz32(lo & -lo) : 24 + 31 - Math.clz32(((v - lo) / TWO24) & -((v - lo) / TWO24));
-  const top = (v - 2 ** tz) / 2;
-  const w0 = Math.floor(top / TWO16);
-  return Prefix.v6(w0, ((top - w0 * TWO16) << 16) >>> 0, 0, 0, 48 - tz);
-}
 
 /**
  * Keys in a canonical order (IPv4 by address for one length, /32 after the

@@ -12,11 +12,14 @@ import { exportRefusal, sentAttrs, withLate, type ExportSettings } from './expor
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
 import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
-import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
+import type { ExportPolicy, ImportPolicy, Packer, PeerRef, PolicyRoute, RouteSource } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 import { carriesGracefulShutdown } from './gshut.js';
 import { carriesNoLlgr, withLlgrStale } from './llgr.js';
+
+/** Routes per warm-up pass (Rib.warm): two tables' lines for this many keys stay well inside a core's cache. */
+const WARM_RUN = 256;
 
 export interface RibOptions {
   readonly localAsn: number;
@@ -330,7 +333,7 @@ export class Rib {
       kept++;
       if (pre === old.pre) continue;
       this.store.retain(pre);
-      const post = this.evaluateImport(peer, prefixFromKey(key), pre);
+      const post = this.evaluateImport(peer, key, pre);
       const r = peer.adjIn.set(k, old.pathId, old.addPath, pre, post, true);
       this.releaseIn(old);
       this.applyToLoc(key, post !== null ? r : null, peer.source, old.pathId, now);
@@ -362,7 +365,7 @@ export class Rib {
     const peer = this.peer(peerId);
     peer.adjIn.forEach((r, k) => {
       const key = splitInKey(k).key;
-      const post = this.evaluateImport(peer, prefixFromKey(key), r.pre);
+      const post = this.evaluateImport(peer, key, r.pre);
       if (post === r.post) {
         if (post !== null) this.store.release(post);
         return;
@@ -385,35 +388,67 @@ export class Rib {
 
   // ------------------------------------------------------------ routes in
 
-  /** Applies one decoded UPDATE from `peerId`. */
+  /**
+   * Applies one decoded UPDATE from `peerId`. Reads the decoder's prefix keys
+   * (`nlriKeys` and friends): a received route builds no Prefix unless an
+   * import policy reads its prefix. A message built by hand has none; its
+   * Prefix lists are keyed here.
+   */
   ingest(peerId: string, update: UpdateMessage, now: number): void {
     const peer = this.peer(peerId);
-    update.withdrawn.forEach((p, i) => this.withdrawIn(peer, keyOf(p), update.withdrawnPathIds?.[i], now));
+    this.withdrawAll(peer, update.withdrawnKeys ?? update.withdrawn.map(keyOf), update.withdrawnPathIds, now);
     const a = update.attributes;
     const un = a.mpUnreach;
-    if (un !== undefined) un.withdrawn.forEach((p, i) => this.withdrawIn(peer, keyOf(p), un.pathIds?.[i], now));
-    if (update.nlri.length > 0) {
+    if (un !== undefined) this.withdrawAll(peer, un.keys ?? un.withdrawn.map(keyOf), un.pathIds, now);
+    const nlri = update.nlriKeys ?? update.nlri.map(keyOf);
+    if (nlri.length > 0) {
       // Interning ignores MP_UNREACH and MP_REACH's NLRI; a plain IPv4 UPDATE has neither, and needs no copy.
       const pre = this.store.lookupOrCreate(a.mpReach === undefined && a.mpUnreach === undefined ? a : { ...a, mpReach: undefined, mpUnreach: undefined });
-      update.nlri.forEach((p, i) => this.importRoute(peer, p, update.nlriPathIds?.[i], pre, now));
+      this.importAll(peer, 4, nlri, update.nlriPathIds, pre, now);
       this.store.dropIfUnused(pre);
     }
     const mp = a.mpReach;
-    if (mp !== undefined && mp.nlri.length > 0) {
+    const mpKeys = mp === undefined ? undefined : (mp.keys ?? mp.nlri.map(keyOf));
+    if (mp !== undefined && mpKeys !== undefined && mpKeys.length > 0) {
       // IPv4 in MP_REACH: keep its next hop in NEXT_HOP, where IPv4 routes carry it.
+      const family = familyOfAfi(mp.afi) === 4 ? 4 : 6;
       const attrs: PathAttributes =
-        familyOfAfi(mp.afi) === 4
-          ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined }
-          : { ...a, nextHop: undefined, mpUnreach: undefined };
+        family === 4 ? { ...a, nextHop: mp.nextHops[0], mpReach: undefined, mpUnreach: undefined } : { ...a, nextHop: undefined, mpUnreach: undefined };
       const pre = this.store.lookupOrCreate(attrs);
-      mp.nlri.forEach((p, i) => this.importRoute(peer, p, mp.pathIds?.[i], pre, now));
+      this.importAll(peer, family, mpKeys, mp.pathIds, pre, now);
       this.store.dropIfUnused(pre);
     }
     this.clearBaseCache();
   }
 
-  private importRoute(peer: PeerState, prefix: Prefix, pathId: number | undefined, pre: AttrSet, now: number): void {
-    const key = keyOf(prefix);
+  private withdrawAll(peer: PeerState, keys: readonly PrefixKey[], ids: readonly number[] | undefined, now: number): void {
+    for (let from = 0; from < keys.length; from += WARM_RUN) {
+      const to = Math.min(keys.length, from + WARM_RUN);
+      this.warm(peer, keys, ids, from, to);
+      for (let i = from; i < to; i++) this.withdrawIn(peer, keys[i], ids?.[i], now);
+    }
+  }
+
+  private importAll(peer: PeerState, family: 4 | 6, keys: readonly PrefixKey[], ids: readonly number[] | undefined, pre: AttrSet, now: number): void {
+    for (let from = 0; from < keys.length; from += WARM_RUN) {
+      const to = Math.min(keys.length, from + WARM_RUN);
+      this.warm(peer, keys, ids, from, to);
+      for (let i = from; i < to; i++) this.importRoute(peer, keys[i], family, ids?.[i], pre, now);
+    }
+  }
+
+  /**
+   * Before a run of routes: the Adj-RIB-In's and Loc-RIB's slots for their
+   * keys loaded together (KeyTable.warm), so each route's lookups find them
+   * in cache instead of waiting on memory one after another.
+   */
+  private warm(peer: PeerState, keys: readonly PrefixKey[], ids: readonly number[] | undefined, from: number, to: number): void {
+    if (to - from < 8) return;
+    if (ids === undefined) peer.adjIn.warm(keys, from, to);
+    this.loc.warm(keys, from, to);
+  }
+
+  private importRoute(peer: PeerState, key: PrefixKey, family: 4 | 6, pathId: number | undefined, pre: AttrSet, now: number): void {
     const k = inKey(key, pathId);
     const old = peer.adjIn.get(k);
     if (old !== undefined && old.pre === pre) {
@@ -421,14 +456,14 @@ export class Rib {
       return;
     }
     if (old === undefined) {
-      const cap = peer.cfg.maxRoutes?.[prefix.family];
-      if (cap !== undefined && peer.adjIn.countsOf(prefix.family).received >= cap) {
-        peer.refused[prefix.family === 4 ? 0 : 1]++;
+      const cap = peer.cfg.maxRoutes?.[family];
+      if (cap !== undefined && peer.adjIn.receivedOf(family) >= cap) {
+        peer.refused[family === 4 ? 0 : 1]++;
         return;
       }
     }
     this.store.retain(pre);
-    const post = this.evaluateImport(peer, prefix, pre);
+    const post = this.evaluateImport(peer, key, pre);
     const r = peer.adjIn.set(k, pathId ?? 0, pathId !== undefined, pre, post, false);
     if (old !== undefined) this.releaseIn(old);
     this.applyToLoc(key, post !== null ? r : null, peer.source, pathId ?? 0, now);
@@ -474,17 +509,12 @@ export class Rib {
   }
 
   /** Eligibility, then import policy. The result carries one reference for the caller. */
-  private evaluateImport(peer: PeerState, prefix: Prefix, pre: AttrSet): AttrSet | null {
+  private evaluateImport(peer: PeerState, key: PrefixKey, pre: AttrSet): AttrSet | null {
     const base = this.importBase(peer, pre);
     if (base === null) return null;
     const policy = peer.cfg.importPolicy;
     if (policy === undefined) return this.store.retain(base);
-    const iface = linkIface(peer.source, base.attrs);
-    const route =
-      iface !== undefined
-        ? { prefix, attrs: base.attrs, source: policySource(peer.source), iface }
-        : { prefix, attrs: base.attrs, source: policySource(peer.source) };
-    const res = policy(route, { peer: peer.ref, direction: 'import' });
+    const res = policy(new KeyedRoute(key, base.attrs, policySource(peer.source), linkIface(peer.source, base.attrs)), { peer: peer.ref, direction: 'import' });
     if (res.verdict === 'reject') return null;
     return res.attrs === base.attrs ? this.store.retain(base) : this.store.acquire(res.attrs);
   }
@@ -761,6 +791,26 @@ export class Rib {
       c.gracefulShutdown ?? false,
       s.longLived ?? false,
     ]);
+  }
+}
+
+/**
+ * The route an import policy sees: its Prefix built from the key only when
+ * the policy reads it (a prefix-set or family condition, a trace), so an
+ * import policy matching on attributes alone costs no Prefix per route.
+ */
+class KeyedRoute implements PolicyRoute {
+  #prefix: Prefix | undefined = undefined;
+
+  constructor(
+    private readonly key: PrefixKey,
+    readonly attrs: PathAttributes,
+    readonly source: RouteSource,
+    readonly iface: string | undefined,
+  ) {}
+
+  get prefix(): Prefix {
+    return (this.#prefix ??= prefixFromKey(this.key));
   }
 }
 

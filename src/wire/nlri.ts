@@ -1,4 +1,4 @@
-import { Prefix } from '../net/index.js';
+import { Prefix, v4Key, v6Key, type PrefixKey } from '../net/index.js';
 import { copyBytes } from './attributes/bytes.js';
 import { BgpError } from './errors.js';
 import type { UpdateSubcode } from './constants.js';
@@ -6,7 +6,8 @@ import type { UpdateSubcode } from './constants.js';
 /**
  * Prefix (NLRI) encoding: a length byte then the fewest bytes that hold it,
  * optionally preceded by a 4-byte RFC 7911 path identifier. Decoding reads
- * straight from the byte array into Prefix values; bits beyond the prefix
+ * straight from the byte array into prefix keys (src/net/prefix-key.ts), the
+ * form the RIB stores, so receiving a route builds no Prefix; bits beyond the prefix
  * length are masked off (RFC 4271 says they are irrelevant), so a sender's
  * stray host bits never make two distinct keys for one route.
  */
@@ -53,11 +54,12 @@ function mask(v: number, len: number): number {
 const MASK4: readonly number[] = Array.from({ length: 33 }, (_, len) => (len === 0 ? 0 : len === 32 ? 0xffffffff : (0xffffffff << (32 - len)) >>> 0));
 
 /**
- * Decodes IPv4 prefixes in b[start, end) into `out` (and their path ids into
- * `ids` when `addPath`). Throws BgpError with `site.subcode` on a length above
- * 32 or a prefix running past `end` (RFC 7606 §5.3: session reset).
+ * Decodes IPv4 prefixes in b[start, end) into `out` as prefix keys (src/net
+ * prefix-key.ts: no Prefix object per route), and their path ids into `ids`
+ * when `addPath`. Throws BgpError with `site.subcode` on a length above 32 or
+ * a prefix running past `end` (RFC 7606 §5.3: session reset).
  */
-export function decodeV4Prefixes(b: Uint8Array, start: number, end: number, addPath: boolean, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+export function decodeV4Keys(b: Uint8Array, start: number, end: number, addPath: boolean, out: PrefixKey[], ids: number[] | null, site: NlriSite): void {
   if (addPath) return decodeV4WithIds(b, start, end, out, ids, site);
   // Pass 1 checks every length and counts, so pass 2 can fill a presized array without checks.
   let o = start;
@@ -76,12 +78,12 @@ export function decodeV4Prefixes(b: Uint8Array, start: number, end: number, addP
   while (o < end) {
     const len = b[o++];
     const n = (len + 7) >>> 3;
-    out[k++] = Prefix.v4((partialWord(b, o, n) & MASK4[len]) >>> 0, len);
+    out[k++] = v4Key((partialWord(b, o, n) & MASK4[len]) >>> 0, len);
     o += n;
   }
 }
 
-function decodeV4WithIds(b: Uint8Array, start: number, end: number, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+function decodeV4WithIds(b: Uint8Array, start: number, end: number, out: PrefixKey[], ids: number[] | null, site: NlriSite): void {
   let o = start;
   while (o < end) {
     if (end - o < 5) fail(site, `path identifier and length truncated at byte ${o - start}`);
@@ -93,13 +95,13 @@ function decodeV4WithIds(b: Uint8Array, start: number, end: number, out: Prefix[
     if (o + n > end) fail(site, `prefix /${len} needs ${n} bytes but only ${end - o} remain`);
     const v = (partialWord(b, o, n) & MASK4[len]) >>> 0;
     o += n;
-    out.push(Prefix.v4(v, len));
+    out.push(v4Key(v, len));
     if (ids !== null) ids.push(id);
   }
 }
 
-/** As decodeV4Prefixes, for IPv6 (length up to 128). */
-export function decodeV6Prefixes(b: Uint8Array, start: number, end: number, addPath: boolean, out: Prefix[], ids: number[] | null, site: NlriSite): void {
+/** As decodeV4Keys, for IPv6 (length up to 128; keys of prefixes longer than /48 are strings). */
+export function decodeV6Keys(b: Uint8Array, start: number, end: number, addPath: boolean, out: PrefixKey[], ids: number[] | null, site: NlriSite): void {
   const head = addPath ? 5 : 1;
   let o = start;
   let count = 0;
@@ -124,10 +126,13 @@ export function decodeV6Prefixes(b: Uint8Array, start: number, end: number, addP
     const n = (len + 7) >>> 3;
     const w0 = mask(partialWord(b, o, n > 4 ? 4 : n), len);
     const w1 = n > 4 ? mask(partialWord(b, o + 4, n > 8 ? 4 : n - 4), len - 32) : 0;
-    const w2 = n > 8 ? mask(partialWord(b, o + 8, n > 12 ? 4 : n - 8), len - 64) : 0;
-    const w3 = n > 12 ? mask(partialWord(b, o + 12, n - 12), len - 96) : 0;
+    if (len <= 48) out[k++] = v6Key(w0, w1, len);
+    else {
+      const w2 = n > 8 ? mask(partialWord(b, o + 8, n > 12 ? 4 : n - 8), len - 64) : 0;
+      const w3 = n > 12 ? mask(partialWord(b, o + 12, n - 12), len - 96) : 0;
+      out[k++] = Prefix.v6(w0, w1, w2, w3, len).key;
+    }
     o += n;
-    out[k++] = Prefix.v6(w0, w1, w2, w3, len);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Address, Prefix } from '../net/index.js';
+import type { Address, Prefix, PrefixKey } from '../net/index.js';
 
 /**
  * Typed BGP messages. These are the contract between the codec and every
@@ -99,6 +99,8 @@ export interface MpReach {
   readonly pathIds?: readonly number[];
   /** For AFI/SAFI the codec does not interpret: next hop and NLRI bytes as received. */
   readonly raw?: Uint8Array;
+  /** Set by the decoder only: `nlri` as prefix keys (see `UpdateMessage.nlriKeys`). */
+  readonly keys?: readonly PrefixKey[];
 }
 
 export interface MpUnreach {
@@ -107,6 +109,8 @@ export interface MpUnreach {
   readonly withdrawn: readonly Prefix[];
   readonly pathIds?: readonly number[];
   readonly raw?: Uint8Array;
+  /** Set by the decoder only: `withdrawn` as prefix keys (see `UpdateMessage.nlriKeys`). */
+  readonly keys?: readonly PrefixKey[];
 }
 
 /** Path attributes of one UPDATE. Absent fields were not present on the wire. */
@@ -154,6 +158,15 @@ export interface UpdateMessage {
    * MP_REACH) into the withdrawn lists and cleared `attributes`.
    */
   readonly issues?: readonly AttributeIssue[];
+  /**
+   * Set by the decoder only: `withdrawn` and `nlri` as prefix keys
+   * (src/net/prefix-key.ts), parallel to them. A decoded UPDATE holds its
+   * prefixes in this form and builds the Prefix lists on first read
+   * (src/wire/received.ts); the RIB reads the keys, so receiving a route
+   * builds no Prefix. Absent on a message built by hand: use the lists.
+   */
+  readonly withdrawnKeys?: readonly PrefixKey[];
+  readonly nlriKeys?: readonly PrefixKey[];
 }
 
 // ---------------------------------------------------------------- others

@@ -1,12 +1,13 @@
-import type { Prefix } from '../net/index.js';
+import type { PrefixKey } from '../net/index.js';
 import { Writer } from './buffer.js';
 import { AttrType, HEADER_LENGTH } from './constants.js';
 import { maxMessageSize, type CodecContext } from './context.js';
 import { BgpError } from './errors.js';
 import { attributesSize, decodeAttributeBlock, encodeAttributes, type DecodedBlock } from './attributes/block.js';
 import { attributeName, type Mutable } from './attributes/descriptors.js';
-import { decodeV4Prefixes, prefixesSize, writePrefixes, type NlriSite } from './nlri.js';
-import type { AttributeIssue, MpUnreach, PathAttributes, UpdateMessage } from './types.js';
+import { decodeV4Keys, prefixesSize, writePrefixes, type NlriSite } from './nlri.js';
+import { ReceivedMpUnreach, ReceivedUpdate } from './received.js';
+import type { AttributeIssue, MpReach, MpUnreach, PathAttributes, UpdateMessage } from './types.js';
 
 /**
  * UPDATE bodies (RFC 4271 §4.3) with RFC 7606 error handling. Decoding is
@@ -55,27 +56,25 @@ export function decodeUpdate(body: Uint8Array, ctx: CodecContext, opts: UpdateDe
   if (aEnd > size) throw BgpError.update('MALFORMED_ATTRIBUTE_LIST', `total path attribute length ${aLen} runs past the ${size}-byte body`);
 
   const addPath = ctx.addPathV4;
-  const withdrawn: Prefix[] = [];
+  // Prefixes are decoded as keys (no Prefix per route); the message builds Prefix lists only if they are read (received.ts).
+  const withdrawn: PrefixKey[] = [];
   const withdrawnIds: number[] | null = addPath ? [] : null;
-  decodeV4Prefixes(body, 2, 2 + wLen, addPath, withdrawn, withdrawnIds, WITHDRAWN_SITE);
+  decodeV4Keys(body, 2, 2 + wLen, addPath, withdrawn, withdrawnIds, WITHDRAWN_SITE);
   const block = cachedBlock(body, aStart, aEnd, ctx, opts.peer);
-  const nlri: Prefix[] = [];
+  const nlri: PrefixKey[] = [];
   const nlriIds: number[] | null = addPath ? [] : null;
-  decodeV4Prefixes(body, aEnd, size, addPath, nlri, nlriIds, NLRI_SITE);
+  decodeV4Keys(body, aEnd, size, addPath, nlri, nlriIds, NLRI_SITE);
 
   const attrs = block.attrs;
   const issues = block.issues;
   let withdraw = block.withdraw;
-  if (nlri.length > 0 || (attrs.mpReach !== undefined && (attrs.mpReach.nlri.length > 0 || attrs.mpReach.raw !== undefined))) {
+  const mpReach = attrs.mpReach;
+  if (nlri.length > 0 || (mpReach !== undefined && (keysOf(mpReach).length > 0 || mpReach.raw !== undefined))) {
     if (checkMandatory(attrs, nlri.length > 0, opts.peer, issues)) withdraw = true;
   }
 
-  const msg: Mutable<UpdateMessage> = { type: 'update', withdrawn, attributes: attrs, nlri };
-  if (withdrawnIds !== null) msg.withdrawnPathIds = withdrawnIds;
-  if (nlriIds !== null) msg.nlriPathIds = nlriIds;
-  if (withdraw) treatAsWithdraw(msg, attrs, ctx, issues);
-  if (issues.length > 0) msg.issues = issues;
-  return msg;
+  if (withdraw) return treatAsWithdraw(withdrawn, withdrawnIds, nlri, nlriIds, attrs, ctx, issues);
+  return new ReceivedUpdate(withdrawn, withdrawnIds ?? undefined, attrs, nlri, nlriIds ?? undefined, issues.length > 0 ? issues : undefined);
 }
 
 /**
@@ -169,16 +168,24 @@ function checkMandatory(a: PathAttributes, classic: boolean, peer: UpdateDecodeO
   return any;
 }
 
-/** Moves every announced prefix into the withdrawn lists and clears the attributes. */
-function treatAsWithdraw(msg: Mutable<UpdateMessage>, a: PathAttributes, ctx: CodecContext, issues: AttributeIssue[]): void {
-  const w4 = [...msg.withdrawn, ...msg.nlri];
-  const ids4 = msg.withdrawnPathIds !== undefined ? [...msg.withdrawnPathIds, ...(msg.nlriPathIds ?? [])] : undefined;
+/** The UPDATE with every announced prefix moved into the withdrawn lists and the attributes cleared. */
+function treatAsWithdraw(
+  withdrawn: readonly PrefixKey[],
+  withdrawnIds: readonly number[] | null,
+  nlri: readonly PrefixKey[],
+  nlriIds: readonly number[] | null,
+  a: PathAttributes,
+  ctx: CodecContext,
+  issues: AttributeIssue[],
+): ReceivedUpdate {
+  const w4 = [...withdrawn, ...nlri];
+  const ids4 = withdrawnIds !== null ? [...withdrawnIds, ...(nlriIds ?? [])] : undefined;
   let unreach: MpUnreach | undefined;
-  const v6: Prefix[] = [];
+  const v6: PrefixKey[] = [];
   const ids6: number[] = [];
-  const take = (afi: number, safi: number, list: readonly Prefix[], ids: readonly number[] | undefined, raw: Uint8Array | undefined, what: string) => {
+  const take = (afi: number, safi: number, list: readonly PrefixKey[], ids: readonly number[] | undefined, raw: Uint8Array | undefined, what: string) => {
     if (raw !== undefined) {
-      if (unreach === undefined) unreach = { afi, safi, withdrawn: [], raw };
+      if (unreach === undefined) unreach = new ReceivedMpUnreach(afi, safi, [], undefined, raw);
       else
         issues.push({
           code: AttrType.MP_UNREACH_NLRI,
@@ -195,19 +202,21 @@ function treatAsWithdraw(msg: Mutable<UpdateMessage>, a: PathAttributes, ctx: Co
       for (let i = 0; i < list.length; i++) ids6.push(ids?.[i] ?? 0);
     }
   };
-  if (a.mpUnreach !== undefined) take(a.mpUnreach.afi, a.mpUnreach.safi, a.mpUnreach.withdrawn, a.mpUnreach.pathIds, a.mpUnreach.raw, 'MP_UNREACH_NLRI');
-  if (a.mpReach !== undefined) take(a.mpReach.afi, a.mpReach.safi, a.mpReach.nlri, a.mpReach.pathIds, reachRawNlri(a.mpReach.raw), 'MP_REACH_NLRI');
+  if (a.mpUnreach !== undefined) take(a.mpUnreach.afi, a.mpUnreach.safi, keysOf(a.mpUnreach), a.mpUnreach.pathIds, a.mpUnreach.raw, 'MP_UNREACH_NLRI');
+  if (a.mpReach !== undefined) take(a.mpReach.afi, a.mpReach.safi, keysOf(a.mpReach), a.mpReach.pathIds, reachRawNlri(a.mpReach.raw), 'MP_REACH_NLRI');
   const attributes: Mutable<PathAttributes> = {};
   if (v6.length > 0 || (a.mpUnreach?.afi === 2 && a.mpUnreach.raw === undefined)) {
-    if (unreach === undefined) unreach = ctx.addPathV6 ? { afi: 2, safi: 1, withdrawn: v6, pathIds: ids6 } : { afi: 2, safi: 1, withdrawn: v6 };
+    if (unreach === undefined) unreach = new ReceivedMpUnreach(2, 1, v6, ctx.addPathV6 ? ids6 : undefined, undefined);
     else issues.push({ code: AttrType.MP_UNREACH_NLRI, action: 'treat-as-withdraw', reason: 'IPv6 withdrawals could not be carried beside another family' });
   }
   if (unreach !== undefined) attributes.mpUnreach = unreach;
-  msg.withdrawn = w4;
-  if (ids4 !== undefined) msg.withdrawnPathIds = ids4;
-  msg.nlri = [];
-  if (msg.nlriPathIds !== undefined) msg.nlriPathIds = [];
-  msg.attributes = attributes;
+  return new ReceivedUpdate(w4, ids4, attributes, [], nlriIds !== null ? [] : undefined, issues.length > 0 ? issues : undefined);
+}
+
+/** The decoder's key list of an MP attribute (always set by mp.ts, which made it). */
+function keysOf(mp: MpReach | MpUnreach): readonly PrefixKey[] {
+  if (mp.keys === undefined) throw new Error('MP attribute without prefix keys: not from the decoder');
+  return mp.keys;
 }
 
 /** The NLRI bytes of a raw MP_REACH value (next-hop length, next hop, reserved byte, NLRI). */
@@ -250,12 +259,14 @@ export function endOfRib(afi: number, safi = 1): UpdateMessage {
 
 /** The family an End-of-RIB marker stands for, or null when `msg` is not one. */
 export function isEndOfRib(msg: UpdateMessage): { afi: number; safi: number } | null {
-  if (msg.withdrawn.length > 0 || msg.nlri.length > 0 || (msg.issues !== undefined && msg.issues.length > 0)) return null;
+  // Counted from the key lists when the decoder made them: reading `withdrawn` or `nlri` would build Prefix objects.
+  if ((msg.withdrawnKeys ?? msg.withdrawn).length > 0 || (msg.nlriKeys ?? msg.nlri).length > 0 || (msg.issues !== undefined && msg.issues.length > 0))
+    return null;
   const a = msg.attributes;
   let keys = 0;
   for (const k in a) if ((a as Record<string, unknown>)[k] !== undefined) keys++;
   if (keys === 0) return { afi: 1, safi: 1 };
   const u = a.mpUnreach;
-  if (keys !== 1 || u === undefined || u.withdrawn.length > 0 || (u.raw !== undefined && u.raw.length > 0)) return null;
+  if (keys !== 1 || u === undefined || (u.keys ?? u.withdrawn).length > 0 || (u.raw !== undefined && u.raw.length > 0)) return null;
   return { afi: u.afi, safi: u.safi };
 }

@@ -17,12 +17,18 @@ describe('KeyTable', () => {
       fc.tuple(fc.constant('set' as const), key, fc.integer({ min: 1, max: 1000 })),
       fc.tuple(fc.constant('del' as const), key, fc.constant(0)),
       fc.tuple(fc.constant('add' as const), key, fc.integer({ min: 1, max: 1000 })),
+      // warm: reads slots ahead of lookups, must change nothing (any key kind, any range of the list).
+      fc.tuple(fc.constant('warm' as const), fc.array(key, { maxLength: 12 }), fc.nat(12)),
     );
     fc.assert(
       fc.property(fc.array(op, { maxLength: 300, size: 'large' }), (ops) => {
         const t = new KeyTable();
         const m = new Map<number | string, number>();
         for (const [kind, k, v] of ops) {
+          if (kind === 'warm') {
+            t.warm(k, Math.min(v, k.length), k.length);
+            continue;
+          }
           if (kind === 'set') {
             expect(t.set(k, v)).toBe(m.get(k) ?? 0); // the value it replaced
             m.set(k, v);

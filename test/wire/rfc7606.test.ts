@@ -3,6 +3,7 @@ import { DEFAULT_CONTEXT, LEGACY_CONTEXT, type CodecContext } from '../../src/wi
 import { BgpError } from '../../src/wire/errors.js';
 import { decodeUpdate, encodeUpdateBody, type UpdateDecodeOptions } from '../../src/wire/update.js';
 import type { UpdateMessage } from '../../src/wire/types.js';
+import { plainUpdate } from '../../src/wire/received.js';
 
 /**
  * One row per error case of RFC 4271 §6.3 (UPDATE) and RFC 7606 §3–§5 and
@@ -388,6 +389,6 @@ describe('RFC 4271 §6.3 and RFC 7606 error table', () => {
 
   it('keeps a raw MP_REACH_NLRI of another family', () => {
     const m = decodeUpdate(body([], [...attr(0x80, 14, 0, 25, 70, 1, 2, 3), ...ORIGIN, ...AS_PATH4], []), DEFAULT_CONTEXT);
-    expect(m.attributes.mpReach).toEqual({ afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(1, 2, 3) });
+    expect(plainUpdate(m).attributes.mpReach).toEqual({ afi: 25, safi: 70, nextHops: [], nlri: [], raw: Uint8Array.of(1, 2, 3) });
   });
 });

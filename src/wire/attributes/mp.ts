@@ -1,9 +1,10 @@
-import { Address, type Prefix } from '../../net/index.js';
+import { Address, type PrefixKey } from '../../net/index.js';
 import type { Writer } from '../buffer.js';
 import type { CodecContext } from '../context.js';
 import { BgpError } from '../errors.js';
 import { copyBytes } from './bytes.js';
-import { decodeV4Prefixes, decodeV6Prefixes, prefixesSize, writePrefixes, type NlriSite } from '../nlri.js';
+import { decodeV4Keys, decodeV6Keys, prefixesSize, writePrefixes, type NlriSite } from '../nlri.js';
+import { rawMpReach, rawMpUnreach, ReceivedMpReach, ReceivedMpUnreach } from '../received.js';
 import type { MpReach, MpUnreach } from '../types.js';
 
 /**
@@ -32,7 +33,7 @@ export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecC
   if (len < 3) malformed('MP_REACH_NLRI', `length ${len} cannot hold AFI and SAFI`, b, at, end);
   const afi = (b[o] << 8) | b[o + 1];
   const safi = b[o + 2];
-  if (!isUnicast(afi, safi)) return { afi, safi, nextHops: [], nlri: [], raw: copyBytes(b, o + 3, end) };
+  if (!isUnicast(afi, safi)) return rawMpReach(afi, safi, copyBytes(b, o + 3, end));
   if (len < 5) malformed('MP_REACH_NLRI', `length ${len} is below the 5-byte minimum for unicast`, b, at, end);
   const nhLen = b[o + 3];
   const nhStart = o + 4;
@@ -44,12 +45,12 @@ export function decodeMpReach(b: Uint8Array, o: number, len: number, ctx: CodecC
   else malformed('MP_REACH_NLRI', `next hop length ${nhLen} is not valid for AFI ${afi} (4, 16 or 32 expected)`, b, at, end);
   const nlriStart = nhStart + nhLen + 1; // one reserved byte after the next hop
   const addPath = addPathFor(ctx, afi);
-  const nlri: Prefix[] = [];
+  const keys: PrefixKey[] = [];
   const ids: number[] | null = addPath ? [] : null;
   const site: NlriSite = { what: 'MP_REACH_NLRI', subcode: 'OPTIONAL_ATTRIBUTE_ERROR', buf: b, from: at, to: end };
-  if (afi === 1) decodeV4Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
-  else decodeV6Prefixes(b, nlriStart, end, addPath, nlri, ids, site);
-  return ids !== null ? { afi, safi, nextHops, nlri, pathIds: ids } : { afi, safi, nextHops, nlri };
+  if (afi === 1) decodeV4Keys(b, nlriStart, end, addPath, keys, ids, site);
+  else decodeV6Keys(b, nlriStart, end, addPath, keys, ids, site);
+  return new ReceivedMpReach(afi, safi, nextHops, keys, ids ?? undefined, undefined);
 }
 
 export function decodeMpUnreach(b: Uint8Array, o: number, len: number, ctx: CodecContext, at: number): MpUnreach {
@@ -57,14 +58,14 @@ export function decodeMpUnreach(b: Uint8Array, o: number, len: number, ctx: Code
   if (len < 3) malformed('MP_UNREACH_NLRI', `length ${len} is below the 3-byte minimum`, b, at, end);
   const afi = (b[o] << 8) | b[o + 1];
   const safi = b[o + 2];
-  if (!isUnicast(afi, safi)) return { afi, safi, withdrawn: [], raw: copyBytes(b, o + 3, end) };
+  if (!isUnicast(afi, safi)) return rawMpUnreach(afi, safi, copyBytes(b, o + 3, end));
   const addPath = addPathFor(ctx, afi);
-  const withdrawn: Prefix[] = [];
+  const keys: PrefixKey[] = [];
   const ids: number[] | null = addPath ? [] : null;
   const site: NlriSite = { what: 'MP_UNREACH_NLRI', subcode: 'OPTIONAL_ATTRIBUTE_ERROR', buf: b, from: at, to: end };
-  if (afi === 1) decodeV4Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
-  else decodeV6Prefixes(b, o + 3, end, addPath, withdrawn, ids, site);
-  return ids !== null ? { afi, safi, withdrawn, pathIds: ids } : { afi, safi, withdrawn };
+  if (afi === 1) decodeV4Keys(b, o + 3, end, addPath, keys, ids, site);
+  else decodeV6Keys(b, o + 3, end, addPath, keys, ids, site);
+  return new ReceivedMpUnreach(afi, safi, keys, ids ?? undefined, undefined);
 }
 
 function familyOf(afi: number): 4 | 6 {
