@@ -512,10 +512,10 @@ class AgentLoop {
     s.on('stateChange', (st: PeerStatus, from: PeerState) => this.sessionChanged(st, from));
     // Established → Idle comes as peerDown (the speaker's state is Idle before the FSM's stateChange).
     s.on('peerDown', (st: PeerStatus) => this.sessionLog.observe(st, 'Established', this.now().getTime()));
-    // One event per prefix (a router's full table is a million): only a local peer's
-    // routes ask for a redistribution pass, and one pass serves all that arrived meanwhile.
-    s.on('routeReceived', (r: ReceivedRoute) => this.redistribution.request(this.applied, r.peer));
-    s.on('routeWithdrawn', (peer: string) => this.redistribution.request(this.applied, peer));
+    // One event per UPDATE, not per prefix (routeReceived builds a route for each of a router's
+    // million): only a local peer's routes ask for a redistribution pass, and one pass serves all
+    // that arrived meanwhile.
+    s.on('updateReceived', (peer: string) => this.redistribution.request(this.applied, peer));
     return s;
   }
 

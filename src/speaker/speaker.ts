@@ -1090,6 +1090,7 @@ export class BgpSpeaker
     this.rib.ingest(e.id, m, this.scheduler.now());
     this.checkLimits(e);
     this.scheduleFlush();
+    this.emit('updateReceived', e.id);
     if (this.listenerCount('routeWithdrawn') > 0) {
       for (const p of m.withdrawn) this.emit('routeWithdrawn', e.id, p);
       for (const p of m.attributes.mpUnreach?.withdrawn ?? []) this.emit('routeWithdrawn', e.id, p);

@@ -408,6 +408,13 @@ export interface SpeakerEvents {
   /** A received route was accepted into (or removed from) the Loc-RIB candidates. */
   routeReceived: (route: ReceivedRoute) => void;
   routeWithdrawn: (peer: string, prefix: Prefix) => void;
+  /**
+   * An UPDATE from `peer` went into the RIB: one event per message, however many
+   * routes it carries or withdraws. For a listener that only needs to know that a
+   * peer's routes changed: `routeReceived` builds a route per prefix (a full table
+   * is a million), this builds nothing.
+   */
+  updateReceived: (peer: string) => void;
   /** A peer's BFD session changed state. */
   bfdStateChange: (peer: string, bfd: PeerBfdStatus, from: PeerBfdStatus['state']) => void;
 }

@@ -208,6 +208,7 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     if (i >= 0) this.receivedRoutes.splice(i, 1);
     this.receivedRoutes.push(route);
     this.emit('routeReceived', route);
+    this.emit('updateReceived', peer);
   }
 
   lose(peer: string, prefix: string): void {
@@ -215,6 +216,7 @@ export class FakeSpeaker extends EventEmitter<SpeakerEvents> implements AgentSpe
     const i = this.receivedRoutes.findIndex((r) => r.peer === peer && r.prefix.equals(p));
     if (i >= 0) this.receivedRoutes.splice(i, 1);
     this.emit('routeWithdrawn', peer, p);
+    this.emit('updateReceived', peer);
   }
 
   /** Applies reconcile operations the way the agent does (for pure-layer tests). */
