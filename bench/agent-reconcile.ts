@@ -195,6 +195,8 @@ async function measure(n: number, loads: number, sourceKind: SourceKind): Promis
         signals: false,
         listenPort: 0,
         debounceMs: DEBOUNCE_MS,
+        // The router's 100,000 routes are over the agent's default limit (20,000 per peer and family, docs/limits.md).
+        maxPrefixes: null,
         logger,
         speakerFactory: (o: SpeakerOptions) => (speaker = new BgpSpeaker(o)),
       });
