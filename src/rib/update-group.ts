@@ -5,7 +5,7 @@
  * (one attribute-set reference per prefix) and the pending-change set.
  * Pure: time comes in as `now` (milliseconds), output comes back as data.
  */
-import type { CodecContext, PathAttributes } from '../wire/index.js';
+import { PackArena, type CodecContext, type PathAttributes } from '../wire/index.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
@@ -550,17 +550,24 @@ export class UpdateGroup {
   }
 }
 
+/**
+ * A batch's messages, in order, written back to back into shared buffers
+ * (one arena per batch): a flush of thousands of small buckets makes a few
+ * allocations, and the session sends runs of adjacent messages as one write.
+ */
 function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
   const out: Uint8Array[] = [];
   const addPath = ctx.addPathV4 || ctx.addPathV6;
+  const arena = new PackArena();
+  const plain = { arena };
   if (batch.withdraw.length > 0) {
     const prefixes = batch.withdraw.map(prefixFromKey);
-    out.push(...packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1) } : undefined));
+    for (const m of packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1), arena } : plain)) out.push(m);
   }
   for (const { attrs, keys } of batch.announce) {
     const prefixes = keys.map(prefixFromKey);
     const nextHopV6 = attrs.attrs.mpReach?.nextHops;
-    const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1) } : nextHopV6 ? { nextHopV6 } : undefined;
+    const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1), arena } : nextHopV6 ? { nextHopV6, arena } : plain;
     for (const m of packer.packUpdates(attrs.attrs, prefixes, ctx, opts)) out.push(m);
   }
   return out;

@@ -62,4 +62,23 @@ describe('prefix keys', () => {
       }),
     );
   });
+
+  it('sorts a few keys (by insertion) and many (typed array) into the same canonical order (property)', () => {
+    const v4 = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 })).map(([v, l]) => Prefix.containing(Address.v4(v), l));
+    const v6 = fc
+      .tuple(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 4, maxLength: 4 }), fc.integer({ min: 0, max: 128 }))
+      .map(([w, l]) => Prefix.containing(Address.v6(w[0], w[1], w[2], w[3]), l));
+    // The reference: numbers by unsigned value (negative IPv4 keys are addresses from 128.0.0.0), strings after them.
+    const unsigned = (k: number) => (k < 0 ? k + 2 ** 32 : k);
+    const ref = (a: number | string, b: number | string) =>
+      typeof a === 'number' ? (typeof b === 'number' ? unsigned(a) - unsigned(b) : -1) : typeof b === 'number' ? 1 : a < b ? -1 : a > b ? 1 : 0;
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.oneof(v4, v4, v6), { selector: (p) => p.toString(), maxLength: 40 }), (ps) => {
+        const keys = ps.map(keyOf);
+        const before = keys.slice();
+        expect(sortKeys(keys)).toEqual(keys.slice().sort(ref));
+        expect(keys).toEqual(before); // the input is left as it was
+      }),
+    );
+  });
 });
