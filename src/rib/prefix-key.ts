@@ -59,11 +59,16 @@ function v6FromNumber(v: number): Prefix {
 /**
  * Keys in a canonical order (IPv4 by address for one length, /32 after the
  * rest, then IPv6 by key), so output does not depend on hash-table layout.
+ * A sorted copy; `sortKeysInPlace` sorts an array the caller owns.
  */
-export function sortKeys(keys: PrefixKey[]): PrefixKey[] {
-  // A propagating node plans thousands of buckets of a few keys each per flush: sorting those in place
-  // costs less than the typed array and the second array the general path makes.
-  if (keys.length <= SMALL_SORT) return insertionSort(keys.slice());
+export function sortKeys(keys: readonly PrefixKey[]): PrefixKey[] {
+  return sortKeysInPlace(keys.slice());
+}
+
+/** `sortKeys` without the copy: `keys` itself, sorted. */
+export function sortKeysInPlace(keys: PrefixKey[]): PrefixKey[] {
+  // A propagating node plans thousands of buckets of a few keys each per flush: by insertion, without a typed array.
+  if (keys.length <= SMALL_SORT) return insertionSort(keys);
   let strings: string[] | undefined;
   const nums = new Float64Array(keys.length);
   let n = 0;
@@ -73,16 +78,15 @@ export function sortKeys(keys: PrefixKey[]): PrefixKey[] {
     else (strings ??= []).push(k);
   }
   const sorted = nums.subarray(0, n).sort();
-  const out: PrefixKey[] = new Array(keys.length);
   for (let i = 0; i < n; i++) {
     const v = sorted[i];
-    out[i] = v >= 2147483648 && v < TWO32 ? v - TWO32 : v;
+    keys[i] = v >= 2147483648 && v < TWO32 ? v - TWO32 : v;
   }
   if (strings !== undefined) {
     strings.sort();
-    for (let i = 0; i < strings.length; i++) out[n + i] = strings[i];
+    for (let i = 0; i < strings.length; i++) keys[n + i] = strings[i];
   }
-  return out;
+  return keys;
 }
 
 /** Up to this many keys, `sortKeys` sorts by insertion. */

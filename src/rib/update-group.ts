@@ -14,8 +14,8 @@ import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { withGracefulShutdown } from './gshut.js';
 import { policyRoute, type Path, type PathSource } from './path.js';
-import type { ExportPolicy, Packer, PeerRef } from './ports.js';
-import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
+import type { ExportPolicy, Packer, PeerRef, PolicyContext } from './ports.js';
+import { familyOfKey, prefixFromKey, sortKeysInPlace, type PrefixKey } from './prefix-key.js';
 
 export interface CoalesceOptions {
   /** Quiet time after the last change before sending (default 5 ms). */
@@ -168,6 +168,8 @@ export class UpdateGroup {
    * source's router ID does (reflection), see `exportCache`.
    */
   private exports: ExportCache = newExportCache(this.memberList);
+  /** What the export policy is told of the peer and direction: fixed per group. */
+  private readonly policyCtx: PolicyContext;
   /** Graceful shutdown: the marked set per exported set (the mark depends only on the set and the peer type). */
   private readonly shutdownMarks = new WeakMap<AttrSet, AttrSet>();
 
@@ -177,6 +179,7 @@ export class UpdateGroup {
     now: number,
   ) {
     this.cfg = cfg;
+    this.policyCtx = Object.freeze({ peer: cfg.peerRef, direction: 'export' });
     this.adjOut = new AdjRibOut(store);
     this.key = cfg.key;
     this.ctx = cfg.ctx;
@@ -413,8 +416,8 @@ export class UpdateGroup {
       pending.forEach((key) => step(view.best(key), key));
     }
     for (const s of held) this.store.release(s);
-    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
-    return { withdraw: sortKeys(withdraw), announce };
+    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) }));
+    return { withdraw: sortKeysInPlace(withdraw), announce };
   }
 
   private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
@@ -459,7 +462,7 @@ export class UpdateGroup {
    * goes through the rules (sentAttrs). Unchanged, that is `out` again.
    */
   private applyPolicy(path: Path, key: number | string, fam: 4 | 6, out: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
+    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), this.policyCtx);
     if (res.verdict === 'reject') return null;
     // A statement's accept ends the filter (BIRD's `accept`): the late communities are not added.
     const late = path.late !== undefined && res.decided !== true;
@@ -516,14 +519,14 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    return { withdraw: sortKeysInPlace(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })) };
   }
 
   /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */
   private diffBatch(has: ReadonlyMap<PrefixKey, AttrSet>, resend: readonly (4 | 6)[]): Batch {
     const withdraw: PrefixKey[] = [];
     for (const key of has.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
-    return { withdraw: sortKeys(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
+    return { withdraw: sortKeysInPlace(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
   }
 
   /** For a member that held the Adj-RIB-Out before this plan's `delta`: the delta, with the `resend` families in full. */
@@ -546,7 +549,7 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
+    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) }));
   }
 }
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
-import { familyOfKey, keyOf, prefixFromKey, sortKeys } from '../../src/rib/prefix-key.js';
+import { familyOfKey, keyOf, prefixFromKey, sortKeys, sortKeysInPlace } from '../../src/rib/prefix-key.js';
 
 describe('prefix keys', () => {
   it('round-trips every IPv4 and IPv6 prefix, and distinct prefixes get distinct keys (property)', () => {
@@ -63,7 +63,7 @@ describe('prefix keys', () => {
     );
   });
 
-  it('sorts a few keys (by insertion) and many (typed array) into the same canonical order (property)', () => {
+  it('sorts a few keys (by insertion) and many (typed array) into the same canonical order, as a copy or in place (property)', () => {
     const v4 = fc.tuple(fc.integer({ min: 0, max: 0xffffffff }), fc.integer({ min: 0, max: 32 })).map(([v, l]) => Prefix.containing(Address.v4(v), l));
     const v6 = fc
       .tuple(fc.array(fc.integer({ min: 0, max: 0xffffffff }), { minLength: 4, maxLength: 4 }), fc.integer({ min: 0, max: 128 }))
@@ -76,8 +76,11 @@ describe('prefix keys', () => {
       fc.property(fc.uniqueArray(fc.oneof(v4, v4, v6), { selector: (p) => p.toString(), maxLength: 40 }), (ps) => {
         const keys = ps.map(keyOf);
         const before = keys.slice();
-        expect(sortKeys(keys)).toEqual(keys.slice().sort(ref));
+        const want = keys.slice().sort(ref);
+        expect(sortKeys(keys)).toEqual(want);
         expect(keys).toEqual(before); // the input is left as it was
+        expect(sortKeysInPlace(keys)).toBe(keys);
+        expect(keys).toEqual(want);
       }),
     );
   });
