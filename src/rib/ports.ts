@@ -5,7 +5,7 @@
  * count messages.
  */
 import type { Address, Prefix } from '../net/index.js';
-import type { CodecContext, PackArena, PathAttributes, V4Prefixes } from '../wire/index.js';
+import type { CodecContext, PackArena, PathAttributes } from '../wire/index.js';
 
 export type PeerType = 'ebgp' | 'ibgp';
 
@@ -79,7 +79,4 @@ export interface PackOptions {
 export interface Packer {
   packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], ctx: CodecContext, opts?: PackOptions): Uint8Array[];
   packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts?: { pathIds?: readonly number[]; arena?: PackArena }): Uint8Array[];
-  /** The same for IPv4 prefixes as arrays, without ADD-PATH (the update group packs its keys so, when the packer has these). */
-  packUpdatesV4?(attrs: PathAttributes, v4: V4Prefixes, ctx: CodecContext, opts?: { arena?: PackArena }): Uint8Array[];
-  packWithdrawalsV4?(v4: V4Prefixes, ctx: CodecContext, opts?: { arena?: PackArena }): Uint8Array[];
 }

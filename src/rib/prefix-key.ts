@@ -47,39 +47,6 @@ export function familyOfKey(key: PrefixKey): 4 | 6 {
   return typeof key === 'number' && key < V6_BASE ? 4 : 6;
 }
 
-/** Growable IPv4 arrays for the packer (src/wire/packer.ts `V4Prefixes`), reused from bucket to bucket of a batch. */
-export class V4Scratch {
-  addrs = new Uint32Array(64);
-  lens = new Uint8Array(64);
-  count = 0;
-
-  /** Fills the arrays from `keys` when every key is IPv4; false (and count 0) otherwise. */
-  fill(keys: readonly PrefixKey[]): boolean {
-    this.count = 0;
-    if (keys.length > this.addrs.length) {
-      const n = Math.max(keys.length, this.addrs.length * 2);
-      this.addrs = new Uint32Array(n);
-      this.lens = new Uint8Array(n);
-    }
-    const { addrs, lens } = this;
-    for (let i = 0; i < keys.length; i++) {
-      const k = keys[i];
-      if (typeof k !== 'number' || k >= V6_BASE) return false;
-      if (k >= TWO32) {
-        addrs[i] = k - TWO32;
-        lens[i] = 32;
-        continue;
-      }
-      const u = k >>> 0;
-      const marker = (u & -u) >>> 0;
-      addrs[i] = u ^ marker;
-      lens[i] = Math.clz32(marker);
-    }
-    this.count = keys.length;
-    return true;
-  }
-}
-
 function v6FromNumber(v: number): Prefix {
   // The marker is v's lowest set bit; v < 2^49, so look in 24-bit halves.
   const lo = v % TWO24;
@@ -131,8 +98,8 @@ const TWO31 = 2147483648;
 
 /** Unsigned 32-bit values in ascending order: least significant byte first, four counting passes (a pass whose byte is the same everywhere is skipped). */
 function radixSort(a: Uint32Array): Uint32Array {
-  let src: Uint32Array = a;
-  let dst: Uint32Array = new Uint32Array(a.length);
+  let src = a;
+  let dst = new Uint32Array(a.length);
   const count = new Int32Array(256);
   for (let shift = 0; shift < 32; shift += 8) {
     count.fill(0);

@@ -4,16 +4,7 @@
  * synchronous; the caller passes `now` (ms) and sends what `flushDue` returns.
  */
 import { Address, type Prefix } from '../net/index.js';
-import {
-  type CodecContext,
-  type PathAttributes,
-  type UpdateMessage,
-  familyOfAfi,
-  packUpdates,
-  packUpdatesV4,
-  packWithdrawals,
-  packWithdrawalsV4,
-} from '../wire/index.js';
+import { type CodecContext, type PathAttributes, type UpdateMessage, familyOfAfi, packUpdates, packWithdrawals } from '../wire/index.js';
 import { AdjRibIn, inKey, splitInKey, type InKey, type InVariant } from './adj-rib-in.js';
 import { AttrSet, AttrStore } from './attr-store.js';
 import { explainSelection, type BestPathOptions, type CandidateOutcome, type MultipathOptions } from './best-path.js';
@@ -155,7 +146,7 @@ export class Rib {
     this.bestOpts = { multipath: opts.multipath, alwaysCompareMed: opts.alwaysCompareMed, defaultLocalPref: opts.defaultLocalPref };
     this.loc = new LocRib(this.bestOpts, opts.onLocChange !== undefined);
     this.coalesce = { ...DEFAULT_COALESCE, ...opts.coalesce };
-    this.packer = opts.packer ?? { packUpdates, packWithdrawals, packUpdatesV4, packWithdrawalsV4 };
+    this.packer = opts.packer ?? { packUpdates, packWithdrawals };
     this.routerIdAddr = parseQuad(opts.routerId, 'routerId');
     this.clusterIdAddr = opts.clusterId !== undefined ? parseQuad(opts.clusterId, 'clusterId') : undefined;
     const loc = this.loc;

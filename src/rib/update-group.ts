@@ -15,7 +15,7 @@ import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.
 import { withGracefulShutdown } from './gshut.js';
 import { policyRoute, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef, PolicyContext } from './ports.js';
-import { familyOfKey, prefixFromKey, sortKeysInPlace, V4Scratch, type PrefixKey } from './prefix-key.js';
+import { familyOfKey, prefixFromKey, sortKeysInPlace, type PrefixKey } from './prefix-key.js';
 
 export interface CoalesceOptions {
   /** Quiet time after the last change before sending (default 5 ms). */
@@ -519,10 +519,7 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return {
-      withdraw: sortKeysInPlace(withdraw),
-      announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })),
-    };
+    return { withdraw: sortKeysInPlace(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })) };
   }
 
   /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */
@@ -560,29 +557,17 @@ export class UpdateGroup {
  * A batch's messages, in order, written back to back into shared buffers
  * (one arena per batch): a flush of thousands of small buckets makes a few
  * allocations, and the session sends runs of adjacent messages as one write.
- * IPv4 without ADD-PATH goes to the packer as arrays, without a Prefix object
- * a key (a full table's withdrawal made a million of them, all alive until packed).
  */
 function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
   const out: Uint8Array[] = [];
   const addPath = ctx.addPathV4 || ctx.addPathV6;
   const arena = new PackArena();
   const plain = { arena };
-  const arrays = !ctx.addPathV4 && packer.packUpdatesV4 !== undefined && packer.packWithdrawalsV4 !== undefined;
-  // Per batch, grown to its largest bucket, so a full table's withdrawal does not leave megabytes behind.
-  const v4 = new V4Scratch();
   if (batch.withdraw.length > 0) {
-    if (arrays && v4.fill(batch.withdraw)) for (const m of packer.packWithdrawalsV4!(v4, ctx, plain)) out.push(m);
-    else {
-      const prefixes = batch.withdraw.map(prefixFromKey);
-      for (const m of packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1), arena } : plain)) out.push(m);
-    }
+    const prefixes = batch.withdraw.map(prefixFromKey);
+    for (const m of packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1), arena } : plain)) out.push(m);
   }
   for (const { attrs, keys } of batch.announce) {
-    if (arrays && attrs.attrs.nextHop !== undefined && v4.fill(keys)) {
-      for (const m of packer.packUpdatesV4!(attrs.attrs, v4, ctx, plain)) out.push(m);
-      continue;
-    }
     const prefixes = keys.map(prefixFromKey);
     const nextHopV6 = attrs.attrs.mpReach?.nextHops;
     const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1), arena } : nextHopV6 ? { nextHopV6, arena } : plain;

@@ -370,80 +370,10 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   return out;
 }
 
-/**
- * IPv4 prefixes as parallel arrays, the first `count` entries: network
- * address (host bits zero) and length. For callers that keep prefixes packed
- * (the RIB's keys): no Prefix object a prefix.
- */
-export interface V4Prefixes {
-  readonly addrs: Uint32Array;
-  readonly lens: Uint8Array;
-  readonly count: number;
-}
-
-/** `packUpdates` for IPv4 prefixes given as arrays (without ADD-PATH): the same messages as for the same prefixes as Prefix objects. */
-export function packUpdatesV4(attrs: PathAttributes, v4: V4Prefixes, ctx: CodecContext, opts: { readonly arena?: PackArena } = {}): Uint8Array[] {
-  if (ctx.addPathV4) throw new Error('packUpdatesV4: with ADD-PATH, use packUpdates (path ids)');
-  if (v4.count === 0) return [];
-  if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
-  const block = encodedBlock(attrs, attrs, ctx, 4);
-  const blockLen = block !== undefined ? block.length : attributesSize(attrs, ctx, true);
-  return packV4(v4, { family: 4, addPath: false, field: 'nlri', attrs, blockLen, block, ctx }, maxMessageSize(ctx), opts.arena);
-}
-
-/** `packWithdrawals` for IPv4 prefixes given as arrays (without ADD-PATH). */
-export function packWithdrawalsV4(v4: V4Prefixes, ctx: CodecContext, opts: { readonly arena?: PackArena } = {}): Uint8Array[] {
-  if (ctx.addPathV4) throw new Error('packWithdrawalsV4: with ADD-PATH, use packWithdrawals (path ids)');
-  if (v4.count === 0) return [];
-  return packV4(v4, { family: 4, addPath: false, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, maxMessageSize(ctx), opts.arena);
-}
-
-/** `pack` for IPv4 arrays in a classic field, without path ids: the same greedy filling, the same bound. */
-function packV4(v4: V4Prefixes, lay: Layout, limit: number, arena: PackArena | undefined): Uint8Array[] {
-  const { addrs, lens, count } = v4;
-  let bytes = 0;
-  let largest = 0;
-  for (let i = 0; i < count; i++) {
-    const s = 1 + ((lens[i] + 7) >>> 3);
-    bytes += s;
-    if (s > largest) largest = s;
-  }
-  const fixed = HEADER_LENGTH + 4 + lay.blockLen;
-  const room = limit - fixed;
-  if (room < largest) throw new Error(`the attributes (${lay.blockLen} bytes) leave no room for a prefix within ${limit} bytes`);
-  const maxMessages = Math.ceil(bytes / Math.max(1, room - largest - 1)) + 1;
-  const need = maxMessages * fixed + bytes;
-  const { buf, at } = arena !== undefined ? arena.take(need) : { buf: new Uint8Array(need), at: 0 };
-  const out: Uint8Array[] = [];
-  let start = at;
-  let o = openMessage(buf, start, lay, EMPTY, -1);
-  const blockAt = at + HEADER_LENGTH + 4;
-  let used = 0;
-  for (let i = 0; i < count; i++) {
-    const len = lens[i];
-    const size = 1 + ((len + 7) >>> 3);
-    if (used + size > room && used > 0) {
-      start = closeMessage(buf, start, o, lay, out, blockAt);
-      o = openMessage(buf, start, lay, EMPTY, blockAt);
-      used = 0;
-    }
-    o = writeV4(buf, o, len, addrs[i]);
-    used += size;
-  }
-  const end = closeMessage(buf, start, o, lay, out, blockAt);
-  if (end > at + need) throw new Error(`packer overran its ${need}-byte room`);
-  arena?.used(end);
-  return out;
-}
-
 const UNREACH_V6_LEAD = Uint8Array.of(0, 2, 1);
 
 /** The fewest whole UPDATE messages withdrawing `prefixes` (IPv4 classic, IPv6 in MP_UNREACH_NLRI). */
-export function packWithdrawals(
-  prefixes: readonly Prefix[],
-  ctx: CodecContext,
-  opts: { readonly pathIds?: readonly number[]; readonly arena?: PackArena } = {},
-): Uint8Array[] {
+export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts: { readonly pathIds?: readonly number[]; readonly arena?: PackArena } = {}): Uint8Array[] {
   const limit = maxMessageSize(ctx);
   return [
     ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit, opts.arena),

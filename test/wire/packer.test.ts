@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import { maxMessageSize, DEFAULT_CONTEXT, type CodecContext } from '../../src/wire/context.js';
-import { ARENA_CHUNK, PackArena, packUpdates, packUpdatesV4, packWithdrawals, packWithdrawalsV4 } from '../../src/wire/packer.js';
+import { ARENA_CHUNK, PackArena, packUpdates, packWithdrawals } from '../../src/wire/packer.js';
 import type { PathAttributes, UpdateMessage } from '../../src/wire/types.js';
 import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
 import { ALL_CONTEXTS, addressV6, pathAttributesArb, prefixV4, prefixV6 } from './arbitraries-update.js';
@@ -188,30 +188,6 @@ describe('packUpdates', () => {
         },
       ),
     );
-  });
-
-  it('packs IPv4 prefixes given as arrays to the same bytes as the same Prefixes (property)', () => {
-    const noAddPath = ALL_CONTEXTS.filter((c) => !c.addPathV4);
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...noAddPath).chain((ctx) => fc.tuple(fc.constant(ctx), plainAttrs(ctx))),
-        fc.array(prefixV4, { maxLength: 1500 }),
-        fc.boolean(),
-        ([ctx, attrs], prefixes, frozen) => {
-          const a = frozen ? Object.freeze({ ...attrs }) : attrs;
-          const v4 = { addrs: Uint32Array.from(prefixes, (p) => p.w0), lens: Uint8Array.from(prefixes, (p) => p.length), count: prefixes.length };
-          const hex = (ms: Uint8Array[]) => ms.map((m) => Buffer.from(m).toString('hex'));
-          expect(hex(packUpdatesV4(a, v4, ctx))).toEqual(hex(packUpdates(attrs, prefixes, ctx)));
-          expect(hex(packWithdrawalsV4(v4, ctx, { arena: new PackArena(1024) }))).toEqual(hex(packWithdrawals(prefixes, ctx)));
-          // Only the first `count` entries count.
-          expect(hex(packWithdrawalsV4({ ...v4, count: Math.floor(prefixes.length / 2) }, ctx))).toEqual(
-            hex(packWithdrawals(prefixes.slice(0, Math.floor(prefixes.length / 2)), ctx)),
-          );
-        },
-      ),
-    );
-    const addPath = ALL_CONTEXTS.find((c) => c.addPathV4)!;
-    expect(() => packWithdrawalsV4({ addrs: new Uint32Array(1), lens: new Uint8Array(1), count: 1 }, addPath)).toThrow(/ADD-PATH/);
   });
 
   it('fills an arena chunk before taking another: 2,000 small calls share a few 64 KiB buffers', () => {
