@@ -98,8 +98,8 @@ const TWO31 = 2147483648;
 
 /** Unsigned 32-bit values in ascending order: least significant byte first, four counting passes (a pass whose byte is the same everywhere is skipped). */
 function radixSort(a: Uint32Array): Uint32Array {
-  let src = a;
-  let dst = new Uint32Array(a.length);
+  let src: Uint32Array = a;
+  let dst: Uint32Array = new Uint32Array(a.length);
   const count = new Int32Array(256);
   for (let shift = 0; shift < 32; shift += 8) {
     count.fill(0);
