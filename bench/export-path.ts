@@ -58,7 +58,7 @@ function streams(): { announce: Uint8Array[]; withdraw: Uint8Array[] } {
   const updates: { set: number; prefixes: Prefix[] }[] = [];
   const at = new Array<number>(bySet.length).fill(0);
   let k = 0;
-  for (let left = N; left > 0; ) {
+  for (let left = N; left > 0;) {
     for (let s = 0; s < bySet.length; s++) {
       if (at[s] >= bySet[s].length) continue;
       const take = Math.min(k++ % 3 === 2 ? 1 : 2, bySet[s].length - at[s]);
@@ -142,7 +142,9 @@ const s = streams();
 round(s); // warm-up
 const rounds = Array.from({ length: ROUNDS }, () => round(s));
 const med = (f: (r: Round) => number) => median(rounds.map(f));
-console.log(`each round, flushDue CPU (ms): ${rounds.map((r) => r.flushMs.toFixed(0)).join(', ')}; withdrawn: ${rounds.map((r) => r.withdrawFlushMs.toFixed(0)).join(', ')}; ingest: ${rounds.map((r) => r.ingestMs.toFixed(0)).join(', ')}`);
+console.log(
+  `each round, flushDue CPU (ms): ${rounds.map((r) => r.flushMs.toFixed(0)).join(', ')}; withdrawn: ${rounds.map((r) => r.withdrawFlushMs.toFixed(0)).join(', ')}; ingest: ${rounds.map((r) => r.ingestMs.toFixed(0)).join(', ')}`,
+);
 emit({
   suite: 'export-path',
   title: `Export path: ${N.toLocaleString('en')} IPv4 routes in UPDATEs of 1–2 prefixes, flushed every ${EVERY.toLocaleString('en')} routes, then withdrawn`,

@@ -519,7 +519,10 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: sortKeysInPlace(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })) };
+    return {
+      withdraw: sortKeysInPlace(withdraw),
+      announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })),
+    };
   }
 
   /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */

@@ -373,7 +373,11 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
 const UNREACH_V6_LEAD = Uint8Array.of(0, 2, 1);
 
 /** The fewest whole UPDATE messages withdrawing `prefixes` (IPv4 classic, IPv6 in MP_UNREACH_NLRI). */
-export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts: { readonly pathIds?: readonly number[]; readonly arena?: PackArena } = {}): Uint8Array[] {
+export function packWithdrawals(
+  prefixes: readonly Prefix[],
+  ctx: CodecContext,
+  opts: { readonly pathIds?: readonly number[]; readonly arena?: PackArena } = {},
+): Uint8Array[] {
   const limit = maxMessageSize(ctx);
   return [
     ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit, opts.arena),
