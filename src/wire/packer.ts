@@ -73,8 +73,6 @@ interface Layout {
   /** Attributes after the MP attribute (or after the lengths, for classic NLRI), null for none; `blockLen` their encoded size. */
   readonly attrs: PathAttributes | null;
   readonly blockLen: number;
-  /** The attribute block already encoded (a frozen set's, `encodedBlock`), copied in instead of encoded. */
-  readonly block?: Uint8Array;
   readonly ctx: CodecContext;
   /** MP only: the attribute code and the value bytes before the prefixes (AFI, SAFI, next hop…). */
   readonly mpCode?: number;
@@ -97,10 +95,6 @@ function writeBlock(buf: Uint8Array, o: number, lay: Layout, blockAt: number): n
     buf.copyWithin(o, blockAt, blockAt + n);
     return o + n;
   }
-  if (lay.block !== undefined) {
-    buf.set(lay.block, o);
-    return o + n;
-  }
   const w = blockWriter;
   w.buf = buf;
   w.pos = o;
@@ -111,37 +105,6 @@ function writeBlock(buf: Uint8Array, o: number, lay: Layout, blockAt: number): n
   w.pos = 0;
   if (grown || end !== o + n) throw new Error(`packer: attributes took ${end - o} bytes, ${n} expected`);
   return end;
-}
-
-interface Encoded {
-  readonly ctx: CodecContext;
-  readonly family: 4 | 6;
-  readonly bytes: Uint8Array;
-}
-
-/**
- * Attribute blocks already encoded, per frozen attribute set, encoding
- * context (by identity) and family. A frozen set cannot change (the same
- * contract as the RIB's interning, src/rib/attr-store.ts): an update group
- * packs one set in many small batches (a propagating node: ~9,000 buckets
- * per 100,000 routes over 2,000 sets), and each encoded it again. Held as
- * long as the set is (WeakMap).
- */
-const encodedBlocks = new WeakMap<PathAttributes, Encoded[]>();
-
-/** The encoded block of `enc` (= `attrs`, or `attrs` without its IPv4 next hop for `family` 6), cached when `attrs` is frozen. */
-function encodedBlock(attrs: PathAttributes, enc: PathAttributes, ctx: CodecContext, family: 4 | 6): Uint8Array | undefined {
-  if (!Object.isFrozen(attrs)) return undefined;
-  let list = encodedBlocks.get(attrs);
-  if (list !== undefined) for (const e of list) if (e.ctx === ctx && e.family === family) return e.bytes;
-  const n = attributesSize(enc, ctx, true);
-  const w = new Writer(Math.max(1, n));
-  encodeAttributes(w, enc, ctx, true);
-  if (w.pos !== n) throw new Error(`packer: attributes took ${w.pos} bytes, ${n} expected`);
-  const bytes = w.buf.subarray(0, n);
-  if (list === undefined) encodedBlocks.set(attrs, (list = []));
-  list.push({ ctx, family, bytes });
-  return bytes;
 }
 
 /** Total prefix bytes of one family and its largest prefix. */
@@ -329,9 +292,15 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   const out: Uint8Array[] = [];
   if (has4) {
     if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
-    const block = encodedBlock(attrs, attrs, ctx, 4);
-    const blockLen = block !== undefined ? block.length : attributesSize(attrs, ctx, true);
-    out.push(...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen, block, ctx }, limit, opts.arena));
+    out.push(
+      ...pack(
+        prefixes,
+        opts.pathIds,
+        { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx },
+        limit,
+        opts.arena,
+      ),
+    );
   }
   if (has6) {
     const nextHops = opts.nextHopV6 ?? [];
@@ -346,7 +315,6 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
     for (const a of nextHops) o = a.writeTo(lead, o);
     // the last byte stays 0: reserved
     const attrs6: PathAttributes = { ...attrs, nextHop: undefined };
-    const block = encodedBlock(attrs, attrs6, ctx, 6);
     out.push(
       ...pack(
         prefixes,
@@ -356,8 +324,7 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
           addPath: ctx.addPathV6,
           field: 'mp',
           attrs: attrs6,
-          blockLen: block !== undefined ? block.length : attributesSize(attrs6, ctx, true),
-          block,
+          blockLen: attributesSize(attrs6, ctx, true),
           ctx,
           mpCode: AttrType.MP_REACH_NLRI,
           mpLead: lead,

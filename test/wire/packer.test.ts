@@ -168,28 +168,6 @@ describe('packUpdates', () => {
     );
   });
 
-  it('packs a frozen attribute set (its block encoded once, then copied) to the same bytes as an unfrozen one (property)', () => {
-    fc.assert(
-      fc.property(
-        fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), plainAttrs(ctx))),
-        prefixMix,
-        prefixMix,
-        addressV6,
-        ([ctx, attrs], a, b, nh) => {
-          const frozen = Object.freeze({ ...attrs });
-          for (const prefixes of [a, b, a]) {
-            const want = packUpdates(attrs, prefixes, ctx, { nextHopV6: [nh] }).map((m) => Buffer.from(m).toString('hex'));
-            expect(packUpdates(frozen, prefixes, ctx, { nextHopV6: [nh] }).map((m) => Buffer.from(m).toString('hex'))).toEqual(want);
-            // The same set in another context is encoded for that context.
-            const other = { ...ctx, asn4: !ctx.asn4 };
-            const want2 = packUpdates(attrs, prefixes, other, { nextHopV6: [nh] }).map((m) => Buffer.from(m).toString('hex'));
-            expect(packUpdates(frozen, prefixes, other, { nextHopV6: [nh] }).map((m) => Buffer.from(m).toString('hex'))).toEqual(want2);
-          }
-        },
-      ),
-    );
-  });
-
   it('fills an arena chunk before taking another: 2,000 small calls share a few 64 KiB buffers', () => {
     const arena = new PackArena();
     const attrs: PathAttributes = { origin: 0, asPath: [{ type: 2, asns: [65000] }], nextHop: Address.v4(0x0a000001) };
