@@ -98,10 +98,20 @@ export function policyRoute(prefix: Prefix, path: Path, attrs: PathAttributes = 
 /** The RouteSource shape the policy engine expects. */
 export function policySource(s: PathSource): RouteSource {
   if (s.kind === 'local') return s;
-  return s.routerId !== undefined
-    ? { kind: 'peer', address: s.address, asn: s.asn, type: s.type, routerId: s.routerId }
-    : { kind: 'peer', address: s.address, asn: s.asn, type: s.type };
+  // One per peer source and router ID: a policy sees it for every route it evaluates (export: every route sent).
+  const kept = policySources.get(s);
+  if (kept !== undefined && kept.routerId === s.routerId) return kept;
+  const r: RouteSource = Object.freeze(
+    s.routerId !== undefined
+      ? { kind: 'peer', address: s.address, asn: s.asn, type: s.type, routerId: s.routerId }
+      : { kind: 'peer', address: s.address, asn: s.asn, type: s.type },
+  );
+  policySources.set(s, r);
+  return r;
 }
+
+/** See `policySource`: the policy's view of a peer source, remade when the router ID changes (the rest of a PeerSource is fixed). */
+const policySources = new WeakMap<PeerSource, RouteSource & { readonly kind: 'peer' }>();
 
 /** AS_PATH length for best path: an AS_SET counts 1, confederation segments 0. */
 export function asPathLength(a: PathAttributes): number {

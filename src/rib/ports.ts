@@ -5,7 +5,7 @@
  * count messages.
  */
 import type { Address, Prefix } from '../net/index.js';
-import type { CodecContext, PathAttributes } from '../wire/index.js';
+import type { CodecContext, PackArena, PathAttributes } from '../wire/index.js';
 
 export type PeerType = 'ebgp' | 'ibgp';
 
@@ -71,10 +71,12 @@ export const acceptAll: PolicyEvaluator = (route) => ({ verdict: 'accept', attrs
 export interface PackOptions {
   readonly nextHopV6?: readonly Address[];
   readonly pathIds?: readonly number[];
+  /** One per batch: its messages written back to back in shared buffers (src/wire/packer.ts). */
+  readonly arena?: PackArena;
 }
 
 /** The UPDATE packer (src/wire/packer.ts): whole messages, header included. */
 export interface Packer {
   packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], ctx: CodecContext, opts?: PackOptions): Uint8Array[];
-  packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts?: { pathIds?: readonly number[] }): Uint8Array[];
+  packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts?: { pathIds?: readonly number[]; arena?: PackArena }): Uint8Array[];
 }

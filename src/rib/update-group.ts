@@ -5,7 +5,7 @@
  * (one attribute-set reference per prefix) and the pending-change set.
  * Pure: time comes in as `now` (milliseconds), output comes back as data.
  */
-import type { CodecContext, PathAttributes } from '../wire/index.js';
+import { PackArena, type CodecContext, type PathAttributes } from '../wire/index.js';
 import type { AttrSet, AttrStore } from './attr-store.js';
 import { AdjRibOut } from './adj-rib-out.js';
 import { KeyTable } from './key-table.js';
@@ -14,8 +14,8 @@ import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { withGracefulShutdown } from './gshut.js';
 import { policyRoute, type Path, type PathSource } from './path.js';
-import type { ExportPolicy, Packer, PeerRef } from './ports.js';
-import { familyOfKey, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
+import type { ExportPolicy, Packer, PeerRef, PolicyContext } from './ports.js';
+import { familyOfKey, prefixFromKey, sortKeysInPlace, type PrefixKey } from './prefix-key.js';
 
 export interface CoalesceOptions {
   /** Quiet time after the last change before sending (default 5 ms). */
@@ -168,6 +168,8 @@ export class UpdateGroup {
    * source's router ID does (reflection), see `exportCache`.
    */
   private exports: ExportCache = newExportCache(this.memberList);
+  /** What the export policy is told of the peer and direction: fixed per group. */
+  private readonly policyCtx: PolicyContext;
   /** Graceful shutdown: the marked set per exported set (the mark depends only on the set and the peer type). */
   private readonly shutdownMarks = new WeakMap<AttrSet, AttrSet>();
 
@@ -177,6 +179,7 @@ export class UpdateGroup {
     now: number,
   ) {
     this.cfg = cfg;
+    this.policyCtx = Object.freeze({ peer: cfg.peerRef, direction: 'export' });
     this.adjOut = new AdjRibOut(store);
     this.key = cfg.key;
     this.ctx = cfg.ctx;
@@ -413,8 +416,8 @@ export class UpdateGroup {
       pending.forEach((key) => step(view.best(key), key));
     }
     for (const s of held) this.store.release(s);
-    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
-    return { withdraw: sortKeys(withdraw), announce };
+    const announce = [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) }));
+    return { withdraw: sortKeysInPlace(withdraw), announce };
   }
 
   private exportFor(path: Path, key: PrefixKey, fam: 4 | 6, memo: Memo, held: AttrSet[]): AttrSet | null {
@@ -459,7 +462,7 @@ export class UpdateGroup {
    * goes through the rules (sentAttrs). Unchanged, that is `out` again.
    */
   private applyPolicy(path: Path, key: number | string, fam: 4 | 6, out: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), { peer: this.cfg.peerRef, direction: 'export' });
+    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), this.policyCtx);
     if (res.verdict === 'reject') return null;
     // A statement's accept ends the filter (BIRD's `accept`): the late communities are not added.
     const late = path.late !== undefined && res.decided !== true;
@@ -516,14 +519,17 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return { withdraw: sortKeys(withdraw), announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) })) };
+    return {
+      withdraw: sortKeysInPlace(withdraw),
+      announce: [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) })),
+    };
   }
 
   /** What a member holding `has` needs to hold the Adj-RIB-Out, with the `resend` families in full. */
   private diffBatch(has: ReadonlyMap<PrefixKey, AttrSet>, resend: readonly (4 | 6)[]): Batch {
     const withdraw: PrefixKey[] = [];
     for (const key of has.keys()) if (!this.adjOut.has(key)) withdraw.push(key);
-    return { withdraw: sortKeys(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
+    return { withdraw: sortKeysInPlace(withdraw), announce: this.buckets((set, key) => has.get(key) !== set || resend.includes(familyOfKey(key))) };
   }
 
   /** For a member that held the Adj-RIB-Out before this plan's `delta`: the delta, with the `resend` families in full. */
@@ -546,21 +552,28 @@ export class UpdateGroup {
       if (b === undefined) buckets.set(set, (b = []));
       b.push(key);
     });
-    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeys(keys) }));
+    return [...buckets].sort((a, b) => a[0].id - b[0].id).map(([attrs, keys]) => ({ attrs, keys: sortKeysInPlace(keys) }));
   }
 }
 
+/**
+ * A batch's messages, in order, written back to back into shared buffers
+ * (one arena per batch): a flush of thousands of small buckets makes a few
+ * allocations, and the session sends runs of adjacent messages as one write.
+ */
 function packBatch(batch: Batch, ctx: CodecContext, packer: Packer): Uint8Array[] {
   const out: Uint8Array[] = [];
   const addPath = ctx.addPathV4 || ctx.addPathV6;
+  const arena = new PackArena();
+  const plain = { arena };
   if (batch.withdraw.length > 0) {
     const prefixes = batch.withdraw.map(prefixFromKey);
-    out.push(...packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1) } : undefined));
+    for (const m of packer.packWithdrawals(prefixes, ctx, addPath ? { pathIds: prefixes.map(() => 1), arena } : plain)) out.push(m);
   }
   for (const { attrs, keys } of batch.announce) {
     const prefixes = keys.map(prefixFromKey);
     const nextHopV6 = attrs.attrs.mpReach?.nextHops;
-    const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1) } : nextHopV6 ? { nextHopV6 } : undefined;
+    const opts = addPath ? { nextHopV6, pathIds: prefixes.map(() => 1), arena } : nextHopV6 ? { nextHopV6, arena } : plain;
     for (const m of packer.packUpdates(attrs.attrs, prefixes, ctx, opts)) out.push(m);
   }
   return out;

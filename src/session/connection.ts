@@ -72,24 +72,39 @@ export const RUN_BYTES = 65_536;
  * Joins consecutive UPDATEs into runs of at most `RUN_BYTES`, so that a
  * flush costs one socket write per peer rather than one per message (a
  * reflector sending 50 small UPDATEs to 997 clients: 997 writes, not 49,850).
- * `shared` (the same messages go to several peers): always joined, once for
- * all of them. Not shared and longer than one run (a session's initial dump):
- * left as they are, so that no peer gets a private copy of a large table.
+ * Messages already adjacent in one buffer (the packer writes a batch back to
+ * back, `PackArena`) become one run by a view, without copying. Others are
+ * copied into a run when `shared` (the same messages go to several peers:
+ * joined once for all of them) or when the whole batch fits in one run; a
+ * batch larger than that for one peer (a session's initial dump) is not
+ * copied, so that no peer gets a private copy of a large table.
  */
 export function joinUpdates(messages: readonly Uint8Array[], shared: boolean): UpdateRun[] {
   if (messages.length === 1) return [{ bytes: messages[0], count: 1 }];
+  let copy = shared;
   if (!shared) {
     let total = 0;
     for (const m of messages) total += m.length;
-    if (total > RUN_BYTES) return messages.map((m) => ({ bytes: m, count: 1 }));
+    copy = total <= RUN_BYTES;
   }
   const runs: UpdateRun[] = [];
   let i = 0;
   while (i < messages.length) {
-    let j = i;
-    let size = 0;
-    while (j < messages.length && (j === i || size + messages[j].length <= RUN_BYTES)) size += messages[j++].length;
+    let j = i + 1;
+    let size = messages[i].length;
+    let adjacent = true;
+    while (j < messages.length && size + messages[j].length <= RUN_BYTES) {
+      const prev = messages[j - 1];
+      const m = messages[j];
+      if (m.buffer !== prev.buffer || m.byteOffset !== prev.byteOffset + prev.length) {
+        if (!copy) break;
+        adjacent = false;
+      }
+      size += m.length;
+      j++;
+    }
     if (j === i + 1) runs.push({ bytes: messages[i], count: 1 });
+    else if (adjacent) runs.push({ bytes: new Uint8Array(messages[i].buffer, messages[i].byteOffset, size), count: j - i });
     else {
       const bytes = new Uint8Array(size);
       let at = 0;

@@ -15,7 +15,7 @@ export { decodeCapabilities, decodeCapability, encodeCapability, encodeCapabilit
 export { decodeNotification, encodeNotificationBody, describeNotification, shutdownNotification, shutdownCommunication } from './notification.js';
 export { decodeRouteRefresh, encodeRouteRefreshBody } from './route-refresh.js';
 export { decodeUpdate, encodeUpdateBody } from './update.js';
-export { packUpdates, packWithdrawals } from './packer.js';
+export { packUpdates, packWithdrawals, PackArena, ARENA_CHUNK } from './packer.js';
 export {
   communityPair,
   decimal,

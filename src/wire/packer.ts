@@ -24,9 +24,45 @@ export interface PackOptions {
   readonly nextHopV6?: readonly Address[];
   /** ADD-PATH identifiers parallel to `prefixes` (0 where absent); used only when negotiated for the family. */
   readonly pathIds?: readonly number[];
+  /** Write the messages here, after those of earlier calls given the same arena (see `PackArena`). */
+  readonly arena?: PackArena;
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Bytes of a `PackArena` chunk: 64 KiB, below V8's large-object size and one socket write's worth. */
+export const ARENA_CHUNK = 65_536;
+
+/**
+ * Where successive packer calls write their messages back to back, in
+ * shared chunks of `ARENA_CHUNK` bytes, instead of one new buffer per call:
+ * a batch of many small attribute-set buckets (a propagating node plans
+ * thousands of them per flush) costs a few allocations, and its messages
+ * are adjacent views of one buffer that a writer can send as one run
+ * without copying. A call needing more than a chunk gets a buffer of its
+ * own. Whoever holds one message holds its chunk, so an arena serves one
+ * batch, not a session's life.
+ */
+export class PackArena {
+  private buf: Uint8Array = EMPTY;
+  private pos = 0;
+
+  constructor(private readonly chunk = ARENA_CHUNK) {}
+
+  /** A buffer with at least `n` free bytes from `at` (the same buffer as the last call when it still has room). */
+  take(n: number): { readonly buf: Uint8Array; readonly at: number } {
+    if (this.buf.length - this.pos < n) {
+      this.buf = new Uint8Array(Math.max(n, this.chunk));
+      this.pos = 0;
+    }
+    return { buf: this.buf, at: this.pos };
+  }
+
+  /** The bytes up to `end` of the buffer `take` returned are used. */
+  used(end: number): void {
+    this.pos = end;
+  }
+}
 
 /** How one family's messages are laid out. */
 interface Layout {
@@ -141,7 +177,7 @@ function closeMessage(buf: Uint8Array, start: number, o: number, lay: Layout, ou
     buf[start + HEADER_LENGTH + 2] = len >>> 8;
     buf[start + HEADER_LENGTH + 3] = len;
   }
-  // Typed arrays drop writes past their end; make sure the size bound held.
+  // Typed arrays drop writes past their end; make sure the size bound held (`pack` checks its own room).
   if (o > buf.length) throw new Error(`packer overran its ${buf.length}-byte buffer`);
   writeHeader(buf, start, o - start, MessageType.UPDATE);
   out.push(buf.subarray(start, o));
@@ -191,7 +227,7 @@ function writePrefixTail(buf: Uint8Array, o: number, p: Prefix, n: number): numb
  * buffer. The loop keeps its offsets in locals (no closures over them) and
  * tests one precomputed capacity per prefix.
  */
-function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, lay: Layout, limit: number): Uint8Array[] {
+function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, lay: Layout, limit: number, arena: PackArena | undefined): Uint8Array[] {
   const { bytes, count, largest } = measure(prefixes, lay.family, lay.addPath);
   if (count === 0) return [];
   const mp = lay.field === 'mp';
@@ -201,7 +237,8 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
   if (room < largest) throw new Error(`the attributes (${lay.blockLen} bytes) leave no room for a prefix within ${limit} bytes`);
   // Every message but the last is filled to within one prefix (and one header byte) of its room, so this bounds the count.
   const maxMessages = Math.ceil(bytes / Math.max(1, room - largest - 1)) + 1;
-  const buf = new Uint8Array(maxMessages * fixed + bytes);
+  const need = maxMessages * fixed + bytes;
+  const { buf, at } = arena !== undefined ? arena.take(need) : { buf: new Uint8Array(need), at: 0 };
   const out: Uint8Array[] = [];
   const family = lay.family;
   const addPath = lay.addPath;
@@ -209,11 +246,11 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
   // Prefix bytes a message takes: `cap`, or `cap + 1` when its MP value stays within 255 bytes (3-byte header).
   const cap = limit - fixed;
   const shortMax = mp ? 255 - lead.length : -1;
-  let start = 0;
+  let start = at;
   // Where the first message's attribute block sits, once written: later messages copy it.
   let blockAt = -1;
   let o = openMessage(buf, start, lay, lead, blockAt);
-  if (!mp) blockAt = HEADER_LENGTH + 4;
+  if (!mp) blockAt = at + HEADER_LENGTH + 4;
   let used = 0; // prefix bytes in the open message
   const fastV4 = family === 4 && !addPath;
   const fastV6 = family === 6 && !addPath;
@@ -231,7 +268,10 @@ function pack(prefixes: readonly Prefix[], ids: readonly number[] | undefined, l
     o = fastV4 ? writeV4(buf, o, p.length, p.w0) : fastV6 ? writeV6(buf, o, p) : writePrefix(buf, o, p, addPath, ids !== undefined ? (ids[i] ?? 0) : 0);
     used += size;
   }
-  closeMessage(buf, start, o, lay, out, blockAt);
+  const end = closeMessage(buf, start, o, lay, out, blockAt);
+  // The bound above held (typed arrays drop writes past their end, and an arena's buffer goes on past `need`).
+  if (end > at + need) throw new Error(`packer overran its ${need}-byte room`);
+  arena?.used(end);
   return out;
 }
 
@@ -253,7 +293,13 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
   if (has4) {
     if (attrs.nextHop === undefined) throw new Error('packUpdates: IPv4 prefixes need attrs.nextHop');
     out.push(
-      ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx }, limit),
+      ...pack(
+        prefixes,
+        opts.pathIds,
+        { family: 4, addPath: ctx.addPathV4, field: 'nlri', attrs, blockLen: attributesSize(attrs, ctx, true), ctx },
+        limit,
+        opts.arena,
+      ),
     );
   }
   if (has6) {
@@ -284,6 +330,7 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
           mpLead: lead,
         },
         limit,
+        opts.arena,
       ),
     );
   }
@@ -293,10 +340,14 @@ export function packUpdates(attrs: PathAttributes, prefixes: readonly Prefix[], 
 const UNREACH_V6_LEAD = Uint8Array.of(0, 2, 1);
 
 /** The fewest whole UPDATE messages withdrawing `prefixes` (IPv4 classic, IPv6 in MP_UNREACH_NLRI). */
-export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, opts: { readonly pathIds?: readonly number[] } = {}): Uint8Array[] {
+export function packWithdrawals(
+  prefixes: readonly Prefix[],
+  ctx: CodecContext,
+  opts: { readonly pathIds?: readonly number[]; readonly arena?: PackArena } = {},
+): Uint8Array[] {
   const limit = maxMessageSize(ctx);
   return [
-    ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit),
+    ...pack(prefixes, opts.pathIds, { family: 4, addPath: ctx.addPathV4, field: 'withdrawn', attrs: null, blockLen: 0, ctx }, limit, opts.arena),
     ...pack(
       prefixes,
       opts.pathIds,
@@ -311,6 +362,7 @@ export function packWithdrawals(prefixes: readonly Prefix[], ctx: CodecContext, 
         mpLead: UNREACH_V6_LEAD,
       },
       limit,
+      opts.arena,
     ),
   ];
 }

@@ -60,6 +60,22 @@ describe('joinUpdates', () => {
     runs.forEach((r, i) => expect(r.bytes).toBe(large[i]));
   });
 
+  it('joins messages adjacent in one buffer by a view, uncopied, also in a large unshared batch', () => {
+    const whole = new Uint8Array(20 * 4096).map((_, i) => i >> 12);
+    const views = Array.from({ length: 20 }, (_, i) => whole.subarray(i * 4096, (i + 1) * 4096));
+    for (const shared of [false, true]) {
+      const runs = joinUpdates(views, shared);
+      expect(runs.map((r) => r.count)).toEqual([16, 4]);
+      for (const r of runs) expect(r.bytes.buffer).toBe(whole.buffer);
+      expect(Buffer.concat(runs.map((r) => Buffer.from(r.bytes))).equals(Buffer.from(whole))).toBe(true);
+    }
+    // A gap or another buffer ends a view run; unshared and large, what is not adjacent stays apart.
+    const other = msg(4096, 7);
+    const runs = joinUpdates([...views.slice(0, 3), other, ...views.slice(4, 20)], false);
+    expect(runs.map((r) => r.count)).toEqual([3, 1, 16]);
+    expect(runs[1].bytes).toBe(other);
+  });
+
   it('sends a message longer than a run alone, uncopied', () => {
     const big = msg(RUN_BYTES + 1, 9);
     const runs = joinUpdates([msg(10, 1), big, msg(10, 2)], true);

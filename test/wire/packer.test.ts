@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Address } from '../../src/net/address.js';
 import { Prefix } from '../../src/net/prefix.js';
 import { maxMessageSize, DEFAULT_CONTEXT, type CodecContext } from '../../src/wire/context.js';
-import { packUpdates, packWithdrawals } from '../../src/wire/packer.js';
+import { ARENA_CHUNK, PackArena, packUpdates, packWithdrawals } from '../../src/wire/packer.js';
 import type { PathAttributes, UpdateMessage } from '../../src/wire/types.js';
 import { decodeUpdate, encodeUpdateBody } from '../../src/wire/update.js';
 import { ALL_CONTEXTS, addressV6, pathAttributesArb, prefixV4, prefixV6 } from './arbitraries-update.js';
@@ -135,6 +135,46 @@ describe('packUpdates', () => {
       const w = unpack(packWithdrawals(prefixes, ctx), ctx);
       expect(w.flatMap((d) => [...d.withdrawn, ...(d.attributes.mpUnreach?.withdrawn ?? [])])).toEqual(prefixes);
     }
+  });
+
+  it('writes the same bytes into an arena, each call after the last, back to back (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...ALL_CONTEXTS).chain((ctx) => fc.tuple(fc.constant(ctx), fc.array(plainAttrs(ctx), { minLength: 1, maxLength: 6 }))),
+        fc.array(prefixMix, { minLength: 6, maxLength: 6 }),
+        addressV6,
+        ([ctx, sets], mixes, nh) => {
+          const arena = new PackArena(2048);
+          const alone: Uint8Array[] = [];
+          const shared: Uint8Array[] = [];
+          const w = mixes[5];
+          if (w.length > 0) {
+            alone.push(...packWithdrawals(w, ctx));
+            shared.push(...packWithdrawals(w, ctx, { arena }));
+          }
+          sets.forEach((attrs, i) => {
+            if (mixes[i].length === 0) return;
+            alone.push(...packUpdates(attrs, mixes[i], ctx, { nextHopV6: [nh] }));
+            shared.push(...packUpdates(attrs, mixes[i], ctx, { nextHopV6: [nh], arena }));
+          });
+          expect(shared.map((m) => Buffer.from(m).toString('hex'))).toEqual(alone.map((m) => Buffer.from(m).toString('hex')));
+          // Within a buffer, each message starts where the one before ended; a new buffer starts at 0.
+          for (let i = 1; i < shared.length; i++) {
+            const [a, b] = [shared[i - 1], shared[i]];
+            expect(b.byteOffset).toBe(b.buffer === a.buffer ? a.byteOffset + a.length : 0);
+          }
+        },
+      ),
+    );
+  });
+
+  it('fills an arena chunk before taking another: 2,000 small calls share a few 64 KiB buffers', () => {
+    const arena = new PackArena();
+    const attrs: PathAttributes = { origin: 0, asPath: [{ type: 2, asns: [65000] }], nextHop: Address.v4(0x0a000001) };
+    const msgs = Array.from({ length: 2000 }, (_, i) => packUpdates(attrs, [prefixV4Of(i)], DEFAULT_CONTEXT, { arena })).flat();
+    const buffers = new Set(msgs.map((m) => m.buffer));
+    const bytes = msgs.reduce((n, m) => n + m.length, 0);
+    expect(buffers.size).toBeLessThanOrEqual(Math.ceil(bytes / ARENA_CHUNK) + 1);
   });
 
   it('says what is missing', () => {
