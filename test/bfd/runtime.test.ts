@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { Scheduler } from '../../src/session/clock.js';
 import { encodePacket, type BfdPacket } from '../../src/bfd/packet.js';
 import { BfdRuntime, type BfdChange, type BfdRuntimeOptions } from '../../src/bfd/runtime.js';
-import { ms, timers } from './sim.js';
+import { bfdPacket, ms, timers } from './sim.js';
 
 class StallClock implements Scheduler {
   t = 0;
@@ -73,23 +73,7 @@ function setup(opts: { defer?: boolean } = {}) {
   );
   rt.add({ peer: PEER, timers: timers(300, 300, 3) });
   const remote = (p: Partial<BfdPacket>): Uint8Array =>
-    encodePacket({
-      diag: 0,
-      state: 'Up',
-      poll: false,
-      final: false,
-      cpi: false,
-      auth: false,
-      demand: false,
-      multipoint: false,
-      detectMult: 3,
-      myDiscr: 77,
-      yourDiscr: rt.status()[0].localDiscr,
-      desiredMinTx: ms(300),
-      requiredMinRx: ms(300),
-      requiredMinEchoRx: 0,
-      ...p,
-    });
+    encodePacket(bfdPacket({ state: 'Up', myDiscr: 77, yourDiscr: rt.status()[0].localDiscr, desiredMinTx: ms(300), requiredMinRx: ms(300), ...p }));
   const up = (): void => {
     rt.receive(remote({ state: 'Down', yourDiscr: 0 }), PEER);
     rt.receive(remote({ state: 'Up', final: true }), PEER);

@@ -17,9 +17,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { controlRequest } from '../../src/agent/control.js';
 import type { ReceivedJson } from '../../src/agent/received-view.js';
+import { clusterManifest } from './cluster-manifest.js';
 import { eventually } from './eventually.js';
 import type { Lab } from './netns.js';
 import { requireLab } from './require.js';
@@ -32,50 +32,24 @@ const NODES = { node1: '192.0.2.1', node2: '192.0.2.2', node3: '192.0.2.3' } as 
 const RR = '192.0.2.11';
 const SHARED = '198.19.1.0/26';
 
-/** The cluster every agent reads: three nodes, mesh off, the reflector as a global BGPPeer, the Service and its ready endpoints per node. */
+/** The cluster every agent reads: three nodes, mesh off, the reflector as a global BGPPeer, a pool with a block affine to node1 and node2, the Service and its ready endpoints per node. */
 function manifest(endpoints: Partial<Record<keyof typeof NODES, number>>): string {
-  const calico = 'projectcalico.org/v3';
-  let n = 0;
-  const docs: object[] = [
-    ...Object.entries(NODES).map(([name, ip]) => ({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name },
-      status: { addresses: [{ type: 'InternalIP', address: ip }] },
-    })),
-    {
-      apiVersion: calico,
-      kind: 'BGPConfiguration',
-      metadata: { name: 'default' },
-      spec: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: '198.51.100.0/24' }] },
-    },
-    { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'rr' }, spec: { peerIP: RR, asNumber: 64512 } },
-    { apiVersion: calico, kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '198.19.0.0/18', blockSize: 26 } },
-    // One block affine to node1 and node2: both advertise it, node3 installs it with both next hops.
-    ...(['node1', 'node2'] as const).map((node) => ({
-      apiVersion: 'crd.projectcalico.org/v1',
-      kind: 'BlockAffinity',
-      metadata: { name: `${node}-shared` },
-      spec: { node, cidr: SHARED, state: 'confirmed' },
-    })),
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'web', namespace: 'default' },
-      spec: { type: 'LoadBalancer', clusterIP: '10.96.0.10', externalTrafficPolicy: 'Local' },
-      status: { loadBalancer: { ingress: [{ ip: VIP }] } },
-    },
-    {
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      metadata: { name: 'web-1', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
-      addressType: 'IPv4',
-      endpoints: Object.entries(endpoints).flatMap(([node, count]) =>
-        Array.from({ length: count }, () => ({ addresses: [`10.244.0.${++n}`], nodeName: node, conditions: { ready: true } })),
-      ),
-    },
-  ];
-  return docs.map((d) => stringify(d)).join('---\n');
+  return clusterManifest({
+    nodes: NODES,
+    bgp: { asNumber: 64512, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: '198.51.100.0/24' }] },
+    peers: { rr: { peerIP: RR, asNumber: 64512 } },
+    services: [{ name: 'web', vip: VIP, policy: 'Local', endpoints }],
+    extra: [
+      { apiVersion: 'projectcalico.org/v3', kind: 'IPPool', metadata: { name: 'pods' }, spec: { cidr: '198.19.0.0/18', blockSize: 26 } },
+      // One block affine to node1 and node2: both advertise it, node3 installs it with both next hops.
+      ...(['node1', 'node2'] as const).map((node) => ({
+        apiVersion: 'crd.projectcalico.org/v1',
+        kind: 'BlockAffinity',
+        metadata: { name: `${node}-shared` },
+        spec: { node, cidr: SHARED, state: 'confirmed' },
+      })),
+    ],
+  });
 }
 
 interface FrrNeighborCaps {

@@ -33,6 +33,7 @@ import { stringify } from 'yaml';
 import { run as cli } from '../agent/cli-helpers.js';
 import type { StatusJson } from '../../src/agent/agent.js';
 import { calicoBirdConfig, globalName } from './calico-bird.js';
+import { clusterManifest } from './cluster-manifest.js';
 import type { TrafficStats } from './drain-traffic-udp.js';
 import { parseBirdProtocols, type KernelRoute, type Lab } from './netns.js';
 import { run, sleep } from './shell.js';
@@ -128,30 +129,12 @@ function frrConfig(): string {
 
 /** The cluster every agent reads: three nodes, r1 as a global BGPPeer, a LoadBalancer Service in the advertised range. */
 function manifests(): string {
-  const calico = 'projectcalico.org/v3';
-  const docs: object[] = [
-    ...Object.entries(NODES).map(([name, ip]) => ({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name },
-      status: { addresses: [{ type: 'InternalIP', address: ip }] },
-    })),
-    {
-      apiVersion: calico,
-      kind: 'BGPConfiguration',
-      metadata: { name: 'default' },
-      spec: { asNumber: NODE_AS, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: SERVICE_RANGE }] },
-    },
-    { apiVersion: calico, kind: 'BGPPeer', metadata: { name: 'r1' }, spec: { peerIP: ROUTER, asNumber: ROUTER_AS } },
-    {
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'echo', namespace: 'default' },
-      spec: { type: 'LoadBalancer', clusterIP: '10.96.0.10', externalTrafficPolicy: 'Cluster' },
-      status: { loadBalancer: { ingress: [{ ip: VIP }] } },
-    },
-  ];
-  return docs.map((d) => stringify(d)).join('---\n');
+  return clusterManifest({
+    nodes: NODES,
+    bgp: { asNumber: NODE_AS, nodeToNodeMeshEnabled: false, serviceLoadBalancerIPs: [{ cidr: SERVICE_RANGE }] },
+    peers: { r1: { peerIP: ROUTER, asNumber: ROUTER_AS } },
+    services: [{ name: 'echo', vip: VIP, policy: 'Cluster' }],
+  });
 }
 
 function topology(dir: string): string {
