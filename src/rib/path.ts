@@ -3,6 +3,7 @@ import type { Address, Prefix } from '../net/index.js';
 import type { PathAttributes } from '../wire/index.js';
 import type { AttrSet } from './attr-store.js';
 import type { PeerType, PolicyRoute, RouteSource } from './ports.js';
+import { prefixFromKey, type PrefixKey } from './prefix-key.js';
 
 /** The peer a path came from. One object per configured peer, shared by all its paths. */
 export interface PeerSource {
@@ -93,6 +94,32 @@ export function linkIface(s: PeerSource, a: PathAttributes): string | undefined 
 export function policyRoute(prefix: Prefix, path: Path, attrs: PathAttributes = path.attrs.attrs): PolicyRoute {
   const iface = pathIface(path);
   return iface !== undefined ? { prefix, attrs, source: policySource(path.source), iface } : { prefix, attrs, source: policySource(path.source) };
+}
+
+/**
+ * The route a policy sees at a table key: its Prefix built from the key only
+ * when the policy reads it (a prefix-set or family condition, a trace), so a
+ * policy matching on attributes alone costs no Prefix per route. Import
+ * (Rib) and export (UpdateGroup) both evaluate routes this way.
+ */
+export class KeyedRoute implements PolicyRoute {
+  #prefix: Prefix | undefined = undefined;
+
+  constructor(
+    private readonly key: PrefixKey,
+    readonly attrs: PathAttributes,
+    readonly source: RouteSource,
+    readonly iface: string | undefined,
+  ) {}
+
+  get prefix(): Prefix {
+    return (this.#prefix ??= prefixFromKey(this.key));
+  }
+}
+
+/** `policyRoute` for a path at a table key, its Prefix made only if read (KeyedRoute). */
+export function keyedPolicyRoute(key: PrefixKey, path: Path): PolicyRoute {
+  return new KeyedRoute(key, path.attrs.attrs, policySource(path.source), pathIface(path));
 }
 
 /** The RouteSource shape the policy engine expects. */

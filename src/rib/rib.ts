@@ -11,8 +11,8 @@ import { explainSelection, type BestPathOptions, type CandidateOutcome, type Mul
 import { exportRefusal, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { refusalReason, type EligibilityContext } from './eligibility.js';
 import { LocRib, type Change } from './loc-rib.js';
-import { linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
-import type { ExportPolicy, ImportPolicy, Packer, PeerRef, PolicyRoute, RouteSource } from './ports.js';
+import { KeyedRoute, linkIface, LOCAL_SOURCE, policySource, type Path, type PeerSource, type SessionLink } from './path.js';
+import type { ExportPolicy, ImportPolicy, Packer, PeerRef } from './ports.js';
 import { keyOf, prefixFromKey, sortKeys, type PrefixKey } from './prefix-key.js';
 import { DEFAULT_COALESCE, newSession, UpdateGroup, type CoalesceOptions, type GroupPlan, type Resync, type RouteView, type Send } from './update-group.js';
 import { carriesGracefulShutdown } from './gshut.js';
@@ -791,26 +791,6 @@ export class Rib {
       c.gracefulShutdown ?? false,
       s.longLived ?? false,
     ]);
-  }
-}
-
-/**
- * The route an import policy sees: its Prefix built from the key only when
- * the policy reads it (a prefix-set or family condition, a trace), so an
- * import policy matching on attributes alone costs no Prefix per route.
- */
-class KeyedRoute implements PolicyRoute {
-  #prefix: Prefix | undefined = undefined;
-
-  constructor(
-    private readonly key: PrefixKey,
-    readonly attrs: PathAttributes,
-    readonly source: RouteSource,
-    readonly iface: string | undefined,
-  ) {}
-
-  get prefix(): Prefix {
-    return (this.#prefix ??= prefixFromKey(this.key));
   }
 }
 

@@ -13,7 +13,7 @@ import { KeySlots } from './slots.js';
 import { endOfRib } from './eor.js';
 import { exportAttrs, sentAttrs, withLate, type ExportSettings } from './export.js';
 import { withGracefulShutdown } from './gshut.js';
-import { policyRoute, type Path, type PathSource } from './path.js';
+import { keyedPolicyRoute, type Path, type PathSource } from './path.js';
 import type { ExportPolicy, Packer, PeerRef, PolicyContext } from './ports.js';
 import { familyOfKey, prefixFromKey, sortKeysInPlace, type PrefixKey } from './prefix-key.js';
 
@@ -462,7 +462,7 @@ export class UpdateGroup {
    * goes through the rules (sentAttrs). Unchanged, that is `out` again.
    */
   private applyPolicy(path: Path, key: number | string, fam: 4 | 6, out: AttrSet, held: AttrSet[]): AttrSet | null {
-    const res = this.cfg.policy!(policyRoute(prefixFromKey(key), path), this.policyCtx);
+    const res = this.cfg.policy!(keyedPolicyRoute(key, path), this.policyCtx);
     if (res.verdict === 'reject') return null;
     // A statement's accept ends the filter (BIRD's `accept`): the late communities are not added.
     const late = path.late !== undefined && res.decided !== true;
